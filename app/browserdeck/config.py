@@ -1,0 +1,547 @@
+"""Settings: declared once, validated precisely, saved atomically.
+
+The schema below (``SETTINGS`` and ``PROFILE_FIELDS``) is the single source of
+truth: the settings dialog, ``browserdeck config`` and docs/configuration.md are
+generated from it, and ``validate`` reads it.  On disk the config is JSON with
+camelCase keys (``<config dir>/config.json``)::
+
+    {"enabled": true, "controlPort": 18791, "defaultProfile": "agent",
+     "profiles": {"agent": {"driver": "managed", "cdpPort": 18800, "color": "#FF4500"}}}
+
+A file that fails to parse is never replaced silently: it is moved aside to
+``config.json.bad-<time>`` and the error says where it went.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from browserdeck import paths
+from browserdeck.errors import ConfigError, Conflict, InvalidInput
+
+Driver = Literal["managed", "extension", "remote"]
+DRIVERS: tuple[Driver, ...] = ("managed", "extension", "remote")
+
+PROFILE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
+MANAGED_PORT_RANGE = range(18800, 18900)
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+# A palette for new profiles, so each one is visibly different without asking.
+PROFILE_PALETTE = (
+    "#FF4500", "#0066CC", "#00AA00", "#9C27B0", "#E91E63",
+    "#009688", "#FF9800", "#795548", "#3F51B5", "#607D8B",
+)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One declared setting: key on disk, type, default and a description for people."""
+
+    key: str
+    type: str  # "bool" | "port" | "int" | "choice" | "path" | "profile-ref"
+    default: Any
+    description: str
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    advanced: bool = False
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("enabled", "bool", True,
+            "Browser control on/off. When off nothing is launched and every browser "
+            "route answers 'browser control is disabled in settings'."),
+    Setting("controlPort", "port", 18791,
+            "Port of the local control API (HTTP, MCP at /mcp), always on 127.0.0.1."),
+    Setting("relayPort", "port", 18792,
+            "Port of the extension relay for extension profiles without their own port."),
+    Setting("defaultProfile", "profile-ref", "agent",
+            "Profile used when a request names none (?profile=)."),
+    Setting("headless", "bool", False,
+            "Run managed browsers headless. On Linux with no display they always are."),
+    Setting("noSandbox", "bool", False,
+            "Launch managed browsers with --no-sandbox (needed when running as root).",
+            advanced=True),
+    Setting("attachOnly", "bool", False,
+            "Never launch a browser; only attach to one already listening on the "
+            "profile's CDP port or URL.", advanced=True),
+    Setting("executablePath", "path", None,
+            "Chrome/Chromium binary to launch instead of the auto-detected one.",
+            advanced=True),
+    Setting("relayClientMode", "choice", "single-active",
+            "Extension relay arbitration: one CDP client at a time (second gets 409) "
+            "or many at once.", choices=("single-active", "multi-client"), advanced=True),
+    Setting("startDefaultProfile", "bool", False,
+            "Start the default profile's browser when browserdeck starts."),
+    Setting("startAtLogin", "bool", False, "Start browserdeck when you log in."),
+    Setting("mcpIdleMinutes", "int", 30,
+            "Close a managed browser that the in-process MCP server started after this "
+            "many idle minutes (0 = never).", minimum=0, maximum=24 * 60, advanced=True),
+    Setting("mcpRunCode", "bool", False,
+            "Expose browser_run_code/browser_reset over MCP (runs Python Playwright code "
+            "you send; off by default).", advanced=True),
+    Setting("screenshotMaxDimension", "int", 1568,
+            "Largest width/height of screenshots handed to LLMs over MCP (downscaled).",
+            minimum=256, maximum=8192, advanced=True),
+)
+
+PROFILE_FIELDS: tuple[Setting, ...] = (
+    Setting("driver", "choice", "managed",
+            "managed: an isolated browser browserdeck launches; extension: your own "
+            "Chrome through the browserdeck extension; remote: any CDP URL.",
+            choices=DRIVERS),
+    Setting("color", "color", "#FF4500", "Tint of the browser window and the tray icon."),
+    Setting("cdpPort", "port", None,
+            "managed: the CDP port (allocated from 18800-18899 once); extension: the "
+            "relay port (defaults to relayPort)."),
+    Setting("cdpUrl", "url", None, "remote: the CDP endpoint, e.g. http://10.0.0.42:9222."),
+    Setting("headless", "bool", None, "Override the global headless setting for this profile."),
+    Setting("attachOnly", "bool", None, "Never launch; only attach (forced for remote)."),
+    Setting("userDataDir", "path", None,
+            "managed: use this user-data dir instead of <data dir>/browser/<name>/user-data.",
+            advanced=True),
+)
+
+SETTING_KEYS = {s.key: s for s in SETTINGS}
+PROFILE_KEYS = {s.key: s for s in PROFILE_FIELDS}
+
+
+@dataclass
+class ProfileConfig:
+    name: str
+    driver: Driver = "managed"
+    color: str = "#FF4500"
+    cdp_port: int | None = None
+    cdp_url: str | None = None
+    headless: bool | None = None
+    attach_only: bool | None = None
+    user_data_dir: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"driver": self.driver, "color": self.color}
+        for key, value in (
+            ("cdpPort", self.cdp_port),
+            ("cdpUrl", self.cdp_url),
+            ("headless", self.headless),
+            ("attachOnly", self.attach_only),
+            ("userDataDir", self.user_data_dir),
+        ):
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass
+class Config:
+    enabled: bool = True
+    control_port: int = 18791
+    relay_port: int = 18792
+    default_profile: str = "agent"
+    headless: bool = False
+    no_sandbox: bool = False
+    attach_only: bool = False
+    executable_path: str | None = None
+    relay_client_mode: str = "single-active"
+    start_default_profile: bool = False
+    start_at_login: bool = False
+    mcp_idle_minutes: int = 30
+    mcp_run_code: bool = False
+    screenshot_max_dimension: int = 1568
+    profiles: dict[str, ProfileConfig] = field(default_factory=dict)
+
+    # --- derived views -------------------------------------------------
+    def profile(self, name: str | None) -> ProfileConfig:
+        key = name or self.default_profile
+        try:
+            return self.profiles[key]
+        except KeyError:
+            known = ", ".join(sorted(self.profiles)) or "none"
+            raise InvalidInput(
+                f"profile {key!r} does not exist (profiles: {known})",
+                hint="list profiles with GET /profiles or `browserdeck profiles`; "
+                "create one with POST /profiles/create",
+                code="unknown_profile",
+                status=404,
+            ) from None
+
+    def relay_port_of(self, profile: ProfileConfig) -> int:
+        return profile.cdp_port if profile.cdp_port is not None else self.relay_port
+
+    def cdp_url_of(self, profile: ProfileConfig) -> str:
+        """The CDP endpoint every driver ends in (what connect_over_cdp gets)."""
+        if profile.driver == "remote":
+            assert profile.cdp_url is not None
+            return profile.cdp_url.rstrip("/")
+        if profile.driver == "extension":
+            return f"http://127.0.0.1:{self.relay_port_of(profile)}"
+        return f"http://127.0.0.1:{profile.cdp_port}"
+
+    def is_headless(self, profile: ProfileConfig) -> bool:
+        return self.headless if profile.headless is None else profile.headless
+
+    def may_launch(self, profile: ProfileConfig) -> bool:
+        """A remote endpoint, or anything attach-only, is never launched locally."""
+        if profile.driver != "managed":
+            return False
+        attach_only = self.attach_only if profile.attach_only is None else profile.attach_only
+        return not attach_only
+
+    def user_data_dir_of(self, profile: ProfileConfig) -> Path:
+        if profile.user_data_dir:
+            return Path(profile.user_data_dir).expanduser()
+        return paths.profile_user_data_dir(profile.name)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for setting in SETTINGS:
+            out[setting.key] = getattr(self, _attr(setting.key))
+        out["profiles"] = {name: p.to_json() for name, p in sorted(self.profiles.items())}
+        return out
+
+
+def _attr(key: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
+
+
+def default_config() -> Config:
+    return Config(
+        profiles={
+            "agent": ProfileConfig("agent", "managed", "#FF4500", cdp_port=18800),
+            "chrome": ProfileConfig("chrome", "extension", "#00AA00"),
+        }
+    )
+
+
+# --- validation ---------------------------------------------------------------
+
+
+def validate_profile_name(name: object) -> str:
+    if not isinstance(name, str) or not name:
+        raise InvalidInput(
+            "profile name is missing",
+            hint="use lowercase letters, digits and '-', e.g. 'work' or 'my-project-1'",
+            code="invalid_profile_name",
+        )
+    if not PROFILE_NAME_RE.match(name):
+        if len(name) > 64:
+            why = f"it is {len(name)} characters long (at most 64)"
+        elif name[0] == "-":
+            why = "it starts with '-' (start with a letter or digit)"
+        elif name != name.lower():
+            why = "it has uppercase letters (use lowercase)"
+        else:
+            bad = sorted({c for c in name if not (c.islower() or c.isdigit() or c == "-")})
+            why = f"it contains {''.join(bad)!r} (only a-z, 0-9 and '-' are allowed)"
+        raise InvalidInput(
+            f"invalid profile name {name!r}: {why}",
+            hint="use lowercase letters, digits and '-', starting with a letter or digit, "
+            "at most 64 characters, e.g. 'work'",
+            code="invalid_profile_name",
+        )
+    return name
+
+
+def validate_color(value: object, where: str = "color") -> str:
+    if not isinstance(value, str) or not COLOR_RE.match(value):
+        raise InvalidInput(
+            f"invalid {where} {value!r}: expected #RRGGBB",
+            hint="write a hex colour like '#FF4500'",
+            code="invalid_color",
+        )
+    return value.upper()
+
+
+def validate_port(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1024 <= value <= 65535:
+        raise InvalidInput(
+            f"invalid {where} {value!r}: ports must be integers from 1024 to 65535",
+            hint="pick a free port above 1024",
+            code="invalid_port",
+        )
+    return value
+
+
+def validate_cdp_url(value: object, where: str = "cdpUrl") -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"invalid {where} {value!r}: expected a URL",
+                           hint="e.g. http://127.0.0.1:9222 or ws://host:9222/devtools/browser/…",
+                           code="invalid_url")
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https", "ws", "wss") or not parsed.hostname:
+        raise InvalidInput(
+            f"invalid {where} {value!r}: expected http(s):// or ws(s):// with a host",
+            hint="e.g. http://127.0.0.1:9222",
+            code="invalid_url",
+        )
+    return value
+
+
+def is_loopback_url(url: str) -> bool:
+    host = urlparse(url).hostname or ""
+    return host in LOOPBACK_HOSTS or host.startswith("127.")
+
+
+def _check_type(setting: Setting, value: Any, where: str) -> Any:
+    if value is None and setting.default is None:
+        return None
+    kind = setting.type
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise InvalidInput(f"invalid {where} {value!r}: expected true or false",
+                               code="invalid_setting")
+        return value
+    if kind == "port":
+        return validate_port(value, where)
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidInput(f"invalid {where} {value!r}: expected an integer",
+                               code="invalid_setting")
+        lo = setting.minimum if setting.minimum is not None else value
+        hi = setting.maximum if setting.maximum is not None else value
+        if not lo <= value <= hi:
+            raise InvalidInput(f"invalid {where} {value}: expected {lo} to {hi}",
+                               code="invalid_setting")
+        return value
+    if kind == "choice":
+        if value not in setting.choices:
+            raise InvalidInput(
+                f"invalid {where} {value!r}: expected one of {', '.join(setting.choices)}",
+                code="invalid_setting",
+            )
+        return value
+    if kind == "color":
+        return validate_color(value, where)
+    if kind == "url":
+        return validate_cdp_url(value, where)
+    if kind in ("path", "profile-ref"):
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidInput(f"invalid {where} {value!r}: expected a non-empty string",
+                               code="invalid_setting")
+        return value
+    raise AssertionError(f"unknown setting type {kind}")
+
+
+def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
+    validate_profile_name(name)
+    if not isinstance(raw, dict):
+        raise InvalidInput(f"{where} must be an object", code="invalid_setting")
+    unknown = set(raw) - set(PROFILE_KEYS) - {"name"}
+    if unknown:
+        raise InvalidInput(
+            f"{where} has unknown field(s) {', '.join(sorted(unknown))}",
+            hint=f"known fields: {', '.join(PROFILE_KEYS)}",
+            code="invalid_setting",
+        )
+    values: dict[str, Any] = {}
+    for setting in PROFILE_FIELDS:
+        if setting.key in raw:
+            values[setting.key] = _check_type(setting, raw[setting.key], f"{where}.{setting.key}")
+    profile = ProfileConfig(
+        name=name,
+        driver=values.get("driver", "managed"),
+        color=values.get("color", "#FF4500"),
+        cdp_port=values.get("cdpPort"),
+        cdp_url=values.get("cdpUrl"),
+        headless=values.get("headless"),
+        attach_only=values.get("attachOnly"),
+        user_data_dir=values.get("userDataDir"),
+    )
+    if profile.driver == "managed" and profile.cdp_port is None:
+        raise InvalidInput(f"{where}: a managed profile needs a cdpPort",
+                           hint="create profiles with POST /profiles/create so a port is "
+                           "allocated, or set cdpPort", code="invalid_setting")
+    if profile.driver == "remote" and not profile.cdp_url:
+        raise InvalidInput(f"{where}: a remote profile needs a cdpUrl",
+                           hint="set cdpUrl, e.g. http://10.0.0.42:9222", code="invalid_setting")
+    if profile.driver != "remote" and profile.cdp_url:
+        raise InvalidInput(f"{where}: cdpUrl is only for remote profiles",
+                           hint="set driver to 'remote' or remove cdpUrl", code="invalid_setting")
+    return profile
+
+
+def from_json(raw: Any) -> Config:
+    """Validate a whole config document; raises InvalidInput naming the bad field."""
+    if not isinstance(raw, dict):
+        raise InvalidInput("the config must be a JSON object", code="invalid_setting")
+    known = set(SETTING_KEYS) | {"profiles"}
+    unknown = set(raw) - known
+    if unknown:
+        raise InvalidInput(
+            f"unknown setting(s) {', '.join(sorted(unknown))}",
+            hint=f"known settings: {', '.join(sorted(known))}",
+            code="invalid_setting",
+        )
+    config = Config(profiles={})
+    for setting in SETTINGS:
+        if setting.key in raw:
+            setattr(config, _attr(setting.key), _check_type(setting, raw[setting.key], setting.key))
+    profiles_raw = raw.get("profiles", None)
+    if profiles_raw is None:
+        config.profiles = default_config().profiles
+    elif not isinstance(profiles_raw, dict):
+        raise InvalidInput("profiles must be an object keyed by profile name",
+                           code="invalid_setting")
+    else:
+        for name, value in profiles_raw.items():
+            config.profiles[name] = parse_profile(name, value, f"profiles.{name}")
+    check_consistency(config)
+    return config
+
+
+def check_consistency(config: Config) -> None:
+    """Cross-field rules: default profile exists, no two listeners share a port."""
+    if config.profiles and config.default_profile not in config.profiles:
+        raise InvalidInput(
+            f"defaultProfile {config.default_profile!r} is not one of the profiles "
+            f"({', '.join(sorted(config.profiles))})",
+            hint="set defaultProfile to an existing profile",
+            code="invalid_setting",
+        )
+    owners: dict[int, str] = {config.control_port: "controlPort"}
+    for name, profile in sorted(config.profiles.items()):
+        if profile.driver == "remote":
+            continue
+        port = config.relay_port_of(profile) if profile.driver == "extension" else profile.cdp_port
+        assert port is not None
+        label = f"profile {name!r} ({'relay' if profile.driver == 'extension' else 'CDP'} port)"
+        if port in owners:
+            raise InvalidInput(
+                f"port {port} is used twice: by {owners[port]} and by {label}",
+                hint="give each profile its own port",
+                code="port_collision",
+            )
+        owners[port] = label
+
+
+def allocate_cdp_port(config: Config, reserved: Iterable[int] = ()) -> int:
+    """The lowest free port of 18800-18899, taking every configured listener into account."""
+    used = set(reserved) | {config.control_port, config.relay_port}
+    for profile in config.profiles.values():
+        if profile.cdp_port is not None:
+            used.add(profile.cdp_port)
+    for port in MANAGED_PORT_RANGE:
+        if port not in used:
+            return port
+    raise Conflict(
+        "no free CDP port left in 18800-18899: all 100 are allocated to profiles",
+        hint="delete a profile you no longer need (DELETE /profiles/{name})",
+        code="ports_exhausted",
+    )
+
+
+def next_color(config: Config) -> str:
+    used = {p.color.upper() for p in config.profiles.values()}
+    for color in PROFILE_PALETTE:
+        if color not in used:
+            return color
+    return PROFILE_PALETTE[len(config.profiles) % len(PROFILE_PALETTE)]
+
+
+# --- load and save ------------------------------------------------------------
+
+
+@dataclass
+class LoadResult:
+    config: Config
+    path: Path
+    # Set when the file on disk could not be used; says what happened and where it went.
+    problem: str | None = None
+
+
+def load(path: Path | None = None) -> LoadResult:
+    """Read the config; create it with defaults when missing.
+
+    A file that is not valid JSON, or has an invalid value, is moved aside to
+    ``config.json.bad-<time>`` (never overwritten in place) and defaults are used
+    for this run; ``problem`` says so, and the service reports it on ``GET /``.
+    """
+    path = path or paths.config_file()
+    if not path.exists():
+        config = default_config()
+        save(config, path)
+        return LoadResult(config, path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        raw = json.loads(text)
+        config = from_json(raw)
+        return LoadResult(config, path)
+    except (json.JSONDecodeError, UnicodeDecodeError, InvalidInput) as exc:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = path.with_name(f"{path.name}.bad-{stamp}")
+        n = 1
+        while aside.exists():
+            aside = path.with_name(f"{path.name}.bad-{stamp}-{n}")
+            n += 1
+        os.replace(path, aside)
+        reason = exc.message if isinstance(exc, InvalidInput) else f"not valid JSON ({exc})"
+        problem = (
+            f"config file {path} could not be used: {reason}. It was kept as {aside}; "
+            "browserdeck is running with default settings. Fix that file and move it back, "
+            "or re-apply your settings."
+        )
+        config = default_config()
+        save(config, path)
+        return LoadResult(config, path, problem)
+
+
+def save(config: Config, path: Path | None = None) -> None:
+    """Write atomically: a temp file in the same directory, fsync, then os.replace."""
+    path = path or paths.config_file()
+    check_consistency(config)
+    data = json.dumps(config.to_json(), indent=2, sort_keys=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def updated(config: Config, change: Callable[[Config], None]) -> Config:
+    """Apply ``change`` to a copy, validate the result, and return it (the original is untouched)."""
+    candidate = copy.deepcopy(config)
+    change(candidate)
+    check_consistency(candidate)
+    return candidate
+
+
+__all__ = [
+    "COLOR_RE",
+    "DRIVERS",
+    "PROFILE_FIELDS",
+    "SETTINGS",
+    "Config",
+    "ConfigError",
+    "Driver",
+    "LoadResult",
+    "ProfileConfig",
+    "Setting",
+    "allocate_cdp_port",
+    "default_config",
+    "from_json",
+    "is_loopback_url",
+    "load",
+    "next_color",
+    "parse_profile",
+    "save",
+    "updated",
+    "validate_color",
+    "validate_port",
+    "validate_profile_name",
+]
