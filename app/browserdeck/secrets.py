@@ -1,0 +1,109 @@
+"""API and relay tokens: the OS keyring, else a 0600 file; never logged.
+
+``BROWSERDECK_TOKEN`` overrides the API token (handy for CI and for clients
+that read it from their environment). A token is 32 random bytes, base64url.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets as _secrets
+import tempfile
+from pathlib import Path
+
+from browserdeck import paths
+
+log = logging.getLogger(__name__)
+
+SERVICE = "browserdeck"
+TOKEN_ENV = {"api": "BROWSERDECK_TOKEN", "relay": "BROWSERDECK_RELAY_TOKEN"}
+
+
+def new_token() -> str:
+    return _secrets.token_urlsafe(32)
+
+
+def _keyring_get(kind: str) -> str | None:
+    try:
+        import keyring
+        from keyring.errors import KeyringError, NoKeyringError
+    except ImportError:  # pragma: no cover - keyring is a dependency
+        return None
+    try:
+        value = keyring.get_password(SERVICE, f"{kind}-token")
+    except (NoKeyringError, KeyringError, RuntimeError):
+        return None
+    return str(value) if value else None
+
+
+def _keyring_set(kind: str, value: str) -> bool:
+    try:
+        import keyring
+        from keyring.errors import KeyringError, NoKeyringError
+    except ImportError:  # pragma: no cover
+        return False
+    try:
+        keyring.set_password(SERVICE, f"{kind}-token", value)
+    except (NoKeyringError, KeyringError, RuntimeError):
+        return False
+    return True
+
+
+def _file_get(path: Path) -> str | None:
+    try:
+        value = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    return value or None
+
+
+def _file_set(path: Path, value: str) -> None:
+    """Write with mode 0600 from the first byte (mkstemp), then atomically replace."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(value + "\n")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def get_token(kind: str = "api", *, create: bool = True) -> str | None:
+    """The token of ``kind`` ("api" or "relay"): env override, keyring, 0600 file, or a new one."""
+    env = os.environ.get(TOKEN_ENV.get(kind, ""))
+    if env:
+        return env
+    value = _keyring_get(kind) or _file_get(paths.token_file(kind))
+    if value or not create:
+        return value
+    value = new_token()
+    store_token(kind, value)
+    return value
+
+
+def store_token(kind: str, value: str) -> str:
+    """Store in the keyring when it works, else in the 0600 file. Returns where it went."""
+    if _keyring_set(kind, value):
+        # A stale fallback file would shadow nothing (keyring is read first) but would
+        # leave a copy of an old secret on disk.
+        paths.token_file(kind).unlink(missing_ok=True)
+        return "keyring"
+    _file_set(paths.token_file(kind), value)
+    log.info("stored the %s token in %s (no OS keyring backend)", kind, paths.token_file(kind))
+    return str(paths.token_file(kind))
+
+
+def rotate_token(kind: str = "api") -> str:
+    value = new_token()
+    store_token(kind, value)
+    return value
+
+
+def tokens_equal(a: str | None, b: str | None) -> bool:
+    return bool(a) and bool(b) and _secrets.compare_digest(str(a), str(b))
