@@ -1,0 +1,48 @@
+# browserdeck — two commands from a fresh clone:
+#   make run    install what is missing, then start the app
+#   make test   install what is missing, then lint, type-check and run the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run serve test lint typecheck pytest bench browser system-deps clean package
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "browserdeck needs Python 3.11 or newer (found $$($(PYTHON) --version))"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+# Chromium (apt, when no Chrome/Chromium is found and we are root; else a clear message).
+browser:
+	@sh packaging/ensure-system.sh browser
+
+# What the GUI and its tests need from the OS (Qt's xcb libs, Xvfb, a tray host).
+system-deps:
+	@sh packaging/ensure-system.sh test
+
+run: $(STAMP) browser
+	$(VENV)/bin/browserdeck
+
+serve: $(STAMP) browser
+	$(VENV)/bin/browserdeck serve
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check app tests bench
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+pytest: $(STAMP) browser system-deps
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+test: lint typecheck pytest
+
+bench: $(STAMP) browser
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) build dist .mypy_cache .ruff_cache

@@ -1,0 +1,83 @@
+"""The FastAPI app: routes translate HTTP <-> service calls, nothing more.
+
+Errors: every ``BrowserdeckError`` becomes ``{"error": {"code", "message", "hint"}}``
+with its status; request validation errors become 400 with the field named; any
+other exception becomes a 500 with the exception text (never a traceback) and is
+logged with its traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from browserdeck import __version__, paths
+from browserdeck.api.security import LoopbackGuard
+from browserdeck.errors import BrowserdeckError
+
+if TYPE_CHECKING:
+    from browserdeck.service import Service
+
+log = logging.getLogger(__name__)
+
+
+def error_response(status: int, code: str, message: str, hint: str | None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message, "hint": hint}}, status)
+
+
+def create_app(service: Service) -> Any:
+    """The ASGI app: the FastAPI routes wrapped in the loopback/token guard."""
+    app = FastAPI(
+        title="browserdeck control API",
+        version=__version__,
+        description="Drive real browser profiles: tabs, snapshots with element refs, actions, "
+        "screenshots. Every route but /health needs 'Authorization: Bearer <token>'; "
+        "every route takes ?profile=NAME.",
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.service = service
+
+    @app.exception_handler(BrowserdeckError)
+    async def _browserdeck_error(_: Request, exc: BrowserdeckError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message, exc.hint)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+            problems.append(f"{where}: {err.get('msg')}")
+        return error_response(400, "invalid_input", "invalid request: " + "; ".join(problems),
+                              "see GET /openapi.json for the fields this route takes")
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error")
+        return error_response(500, "internal", f"{type(exc).__name__}: {exc}",
+                              f"this is a browserdeck bug; details are in {paths.log_dir()}")
+
+    from browserdeck.api import routes_core
+
+    app.include_router(routes_core.router)
+    try:
+        from browserdeck.api import routes_engine
+    except ImportError:  # the engine routes land separately; the core API works without them
+        log.warning("engine routes are not available")
+    else:
+        app.include_router(routes_engine.router)
+
+    return LoopbackGuard(
+        app,
+        token=lambda: service.api_token,
+        on_request=lambda entry: service.events.api_call.send(entry=entry),
+    )
+
+
+def openapi_of(asgi: Any) -> dict[str, Any]:
+    app: FastAPI = asgi.app
+    return app.openapi()

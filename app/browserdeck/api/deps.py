@@ -1,0 +1,44 @@
+"""What routes need from the service: the profile, its running browser, the resolved tab."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fastapi import Request
+
+if TYPE_CHECKING:
+    from browserdeck.engine import Engine
+    from browserdeck.service import ProfileContext, Service
+
+
+def service_of(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+def engine_of(request: Request) -> Engine:
+    engine = service_of(request).engine
+    assert engine is not None, "the engine starts before the API"
+    return engine
+
+
+def profile_of(request: Request, profile: str | None) -> ProfileContext:
+    return service_of(request).profile(profile)
+
+
+@dataclass
+class BrowserTarget:
+    """The profile's browser is up (started on demand for managed profiles) and the tab resolved."""
+
+    ctx: ProfileContext
+    cdp_url: str
+    target_id: str
+    headers: dict[str, str]
+
+
+async def browser_target(request: Request, profile: str | None, target_id: str | None) -> BrowserTarget:
+    ctx = profile_of(request, profile)
+    cdp_url = await ctx.ensure_browser()
+    resolved = await ctx.resolve_target(target_id)
+    return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)

@@ -1,0 +1,105 @@
+"""Status, lifecycle, profiles and tabs (DESIGN.md "Control API")."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query, Request
+from pydantic import BaseModel, Field
+
+from browserdeck import __version__
+from browserdeck.api.deps import profile_of, service_of
+
+router = APIRouter()
+
+ProfileQ = Annotated[str | None, Query(description="profile name; default: defaultProfile")]
+
+
+@router.get("/health", summary="Liveness; no token needed")
+async def health() -> dict[str, Any]:
+    return {"ok": True, "version": __version__}
+
+
+@router.get("/", summary="Status of a profile")
+async def status(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
+    service = service_of(request)
+    out = await profile_of(request, profile).status()
+    out["defaultProfile"] = service.config.default_profile
+    out["configProblem"] = service.config_problem
+    return out
+
+
+@router.post("/start", summary="Launch (managed), start the relay (extension) or attach (remote)")
+async def start(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
+    return await profile_of(request, profile).start()
+
+
+@router.post("/stop", summary="Stop the profile's browser (managed: Browser.close, then kill)")
+async def stop(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
+    return await profile_of(request, profile).stop()
+
+
+@router.post("/reset-profile", summary="Kill an orphaned browser holding the profile's CDP port")
+async def reset_profile(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
+    return await profile_of(request, profile).reset()
+
+
+@router.get("/profiles", summary="All profiles with their status")
+async def profiles(request: Request) -> dict[str, Any]:
+    service = service_of(request)
+    return {"profiles": await service.list_profiles(), "defaultProfile": service.config.default_profile}
+
+
+class CreateProfile(BaseModel):
+    name: str = Field(description="lowercase letters, digits and '-', at most 64")
+    color: str | None = Field(None, description="#RRGGBB; default: the next palette colour")
+    cdpUrl: str | None = Field(None, description="makes a remote profile")
+    driver: str | None = Field(None, description="managed (default), extension or remote")
+    headless: bool | None = None
+
+
+@router.post("/profiles/create", summary="Create a profile (managed profiles get a CDP port)")
+async def create_profile(request: Request, body: CreateProfile) -> dict[str, Any]:
+    return await service_of(request).create_profile(
+        body.name, color=body.color, cdp_url=body.cdpUrl, driver=body.driver,
+        headless=body.headless,
+    )
+
+
+@router.delete("/profiles/{name}", summary="Delete a profile (stops it; removes managed user data)")
+async def delete_profile(request: Request, name: str) -> dict[str, Any]:
+    return await service_of(request).delete_profile(name)
+
+
+@router.get("/tabs", summary="Page tabs of the profile's browser")
+async def tabs(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
+    ctx = profile_of(request, profile)
+    return {"profile": ctx.name, "tabs": [t.to_json() for t in await ctx.list_tabs()]}
+
+
+class OpenTab(BaseModel):
+    url: str = "about:blank"
+
+
+@router.post("/tabs/open", summary="Open a tab")
+async def open_tab(
+    request: Request, body: Annotated[OpenTab | None, Body()] = None, profile: ProfileQ = None
+) -> dict[str, Any]:
+    tab = await profile_of(request, profile).open_tab((body or OpenTab()).url)
+    return tab.to_json()
+
+
+class FocusTab(BaseModel):
+    targetId: str = Field(description="a targetId or a unique prefix of one")
+
+
+@router.post("/tabs/focus", summary="Bring a tab to the front")
+async def focus_tab(request: Request, body: FocusTab, profile: ProfileQ = None) -> dict[str, Any]:
+    tab = await profile_of(request, profile).focus_tab(body.targetId)
+    return {"focused": tab.target_id, **tab.to_json()}
+
+
+@router.delete("/tabs/{target_id}", summary="Close a tab by targetId or unique prefix")
+async def close_tab(request: Request, target_id: str, profile: ProfileQ = None) -> dict[str, Any]:
+    closed = await profile_of(request, profile).close_tab(target_id)
+    return {"closed": closed}

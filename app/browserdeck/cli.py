@@ -1,0 +1,293 @@
+"""The ``browserdeck`` command: the service, the tray, and a thin client of the control API.
+
+Every subcommand but ``serve``/``tray``/``mcp``/``token`` talks to the running
+service over HTTP; when none runs it says so and how to start one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from browserdeck import __version__, paths, secrets
+from browserdeck.client import ApiClient, ClientError, fail
+from browserdeck.errors import BrowserdeckError
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[argparse.Namespace, ApiClient], int]
+
+
+# --- the service ----------------------------------------------------------------
+
+
+async def run_service(*, headless: bool, port: int | None) -> int:
+    from browserdeck.service import Service
+
+    service = Service(force_headless=headless, control_port=port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):  # Windows
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await service.start()
+    except BrowserdeckError as exc:
+        print(f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""),
+              file=sys.stderr)
+        return 1
+    print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
+    if service.config_problem:
+        print(f"warning: {service.config_problem}", file=sys.stderr)
+    try:
+        await stop.wait()
+    finally:
+        await service.stop()
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from browserdeck import logsetup
+
+    logsetup.setup()
+    return asyncio.run(run_service(headless=args.headless, port=args.port))
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    kind = "relay" if args.relay else "api"
+    if args.rotate:
+        secrets.rotate_token(kind)
+        print(f"a new {kind} token was stored; restart browserdeck to use it", file=sys.stderr)
+    print(secrets.get_token(kind))
+    return 0
+
+
+def cmd_paths(args: argparse.Namespace) -> int:
+    data = {
+        "config": str(paths.config_file()),
+        "data": str(paths.data_dir()),
+        "profiles": str(paths.browser_dir()),
+        "state": str(paths.state_dir()),
+        "logs": str(paths.log_dir()),
+    }
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        for key, value in data.items():
+            print(f"{key:9} {value}")
+    return 0
+
+
+# --- client commands ------------------------------------------------------------
+
+
+def _profile(args: argparse.Namespace) -> dict[str, Any]:
+    return {"profile": getattr(args, "profile", None)}
+
+
+def _status_text(s: dict[str, Any]) -> str:
+    bits = [f"{s['profile']} ({s['driver']}, {s['color']}): {s['state']}"]
+    if s.get("running"):
+        bits.append(f"{s.get('tabs', 0)} tab(s)")
+    if s.get("pid"):
+        bits.append(f"pid {s['pid']}")
+    bits.append(s.get("cdpUrl", ""))
+    if s.get("headless"):
+        bits.append("headless" + (f" ({s['headlessReason']})" if s.get("headlessReason") else ""))
+    if s.get("driver") == "extension":
+        bits.append("extension connected" if s.get("extensionConnected") else "no extension")
+    if not s.get("enabled", True):
+        bits.append("DISABLED in settings")
+    if s.get("detail"):
+        bits.append(str(s["detail"]))
+    return " · ".join(b for b in bits if b)
+
+
+def cmd_status(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.get("/", params=_profile(args))
+    client.print_result(data, args, _status_text(data))
+    if data.get("configProblem") and not args.json:
+        print(f"warning: {data['configProblem']}", file=sys.stderr)
+    return 0
+
+
+def cmd_start(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.post("/start", params=_profile(args))
+    client.print_result(data, args, _status_text(data))
+    return 0
+
+
+def cmd_stop(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.post("/stop", params=_profile(args))
+    client.print_result(data, args, _status_text(data))
+    return 0
+
+
+def cmd_reset(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.post("/reset-profile", params=_profile(args))
+    killed = data.get("killedPids") or []
+    client.print_result(data, args, f"port {data['port']}: " + (
+        f"killed {', '.join(map(str, killed))}" if killed else "nothing was holding it"))
+    return 0
+
+
+def cmd_profiles(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.get("/profiles")
+    lines = [("* " if p.get("default") else "  ") + _status_text(p) for p in data["profiles"]]
+    client.print_result(data, args, "\n".join(lines))
+    return 0
+
+
+def cmd_create_profile(args: argparse.Namespace, client: ApiClient) -> int:
+    body = {"name": args.name, "color": args.color, "cdpUrl": args.cdp_url, "driver": args.driver}
+    data = client.post("/profiles/create", json={k: v for k, v in body.items() if v is not None})
+    client.print_result(data, args, "created " + _status_text(data))
+    return 0
+
+
+def cmd_delete_profile(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.delete(f"/profiles/{args.name}")
+    removed = data.get("removedData")
+    client.print_result(data, args, f"deleted {args.name}" + (f" (removed {removed})" if removed else ""))
+    return 0
+
+
+def _tab_line(t: dict[str, Any]) -> str:
+    return f"{t['targetId']}  {t.get('title') or '(untitled)'}  {t.get('url', '')}"
+
+
+def cmd_tabs(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.get("/tabs", params=_profile(args))
+    client.print_result(data, args, "\n".join(_tab_line(t) for t in data["tabs"]) or "(no tabs)")
+    return 0
+
+
+def cmd_open(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.post("/tabs/open", json={"url": args.url}, params=_profile(args))
+    client.print_result(data, args, _tab_line(data))
+    return 0
+
+
+def cmd_focus(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.post("/tabs/focus", json={"targetId": args.target_id}, params=_profile(args))
+    client.print_result(data, args, "focused " + _tab_line(data))
+    return 0
+
+
+def cmd_close(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.delete(f"/tabs/{args.target_id}", params=_profile(args))
+    client.print_result(data, args, f"closed {data['closed']}")
+    return 0
+
+
+# --- parser ---------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--profile", "-p", help="profile name (default: the default profile)")
+    common.add_argument("--json", action="store_true", help="print JSON")
+    common.add_argument("--url", help="control API URL (default: BROWSERDECK_URL or the running one)")
+
+    parser = argparse.ArgumentParser(
+        prog="browserdeck",
+        description="A real browser for AI agents. Without a command, starts the tray app.",
+    )
+    parser.add_argument("--version", action="version", version=f"browserdeck {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("serve", help="run the service without a GUI (API, relays, browsers)")
+    p.add_argument("--headless", action="store_true", help="force managed browsers headless")
+    p.add_argument("--port", type=int, help="control API port (default: controlPort setting)")
+    p.set_defaults(local=cmd_serve)
+
+    p = sub.add_parser("token", help="print the API token (or the relay token)")
+    p.add_argument("--relay", action="store_true", help="the extension relay token instead")
+    p.add_argument("--rotate", action="store_true", help="make and store a new token first")
+    p.set_defaults(local=cmd_token)
+
+    p = sub.add_parser("paths", parents=[common], help="where config, profiles and logs live")
+    p.set_defaults(local=cmd_paths)
+
+    def client_cmd(name: str, func: Handler, help_: str) -> argparse.ArgumentParser:
+        cp = sub.add_parser(name, parents=[common], help=help_)
+        cp.set_defaults(func=func)
+        return cp
+
+    client_cmd("status", cmd_status, "status of a profile")
+    client_cmd("start", cmd_start, "start a profile's browser (or relay)")
+    client_cmd("stop", cmd_stop, "stop a profile's browser (or relay)")
+    client_cmd("reset-profile", cmd_reset, "kill an orphaned browser on the profile's port")
+    client_cmd("profiles", cmd_profiles, "list profiles")
+    p = client_cmd("create-profile", cmd_create_profile, "create a profile")
+    p.add_argument("--name", required=True)
+    p.add_argument("--color", help="#RRGGBB")
+    p.add_argument("--cdp-url", help="remote CDP endpoint (makes a remote profile)")
+    p.add_argument("--driver", choices=("managed", "extension", "remote"))
+    p = client_cmd("delete-profile", cmd_delete_profile, "delete a profile and its browser data")
+    p.add_argument("--name", required=True)
+    client_cmd("tabs", cmd_tabs, "list tabs")
+    p = client_cmd("open", cmd_open, "open a tab")
+    p.add_argument("url")
+    p = client_cmd("focus", cmd_focus, "focus a tab (targetId or unique prefix)")
+    p.add_argument("target_id")
+    p = client_cmd("close", cmd_close, "close a tab (targetId or unique prefix)")
+    p.add_argument("target_id")
+
+    for module in _extension_modules():
+        module.register(sub, common)
+    return parser
+
+
+def _extension_modules() -> list[Any]:
+    """CLI commands contributed by other packages (engine, relay, MCP, GUI), when present."""
+    import importlib
+
+    found = []
+    for name in ("browserdeck.cli_engine", "browserdeck.cli_extra"):
+        try:
+            found.append(importlib.import_module(name))
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["tray"] if _has_tray(parser) else ["serve"])
+    local = getattr(args, "local", None)
+    if local is not None:
+        return int(local(args))
+    func: Handler | None = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    client = ApiClient(url=args.url)
+    try:
+        return int(func(args, client))
+    except ClientError as err:
+        return fail(err, getattr(args, "json", False))
+    finally:
+        client.close()
+
+
+def _has_tray(parser: argparse.ArgumentParser) -> bool:
+    for action in parser._subparsers._group_actions if parser._subparsers else []:
+        choices = getattr(action, "choices", None) or {}
+        if "tray" in choices:
+            return True
+    return False
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

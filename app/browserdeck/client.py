@@ -1,0 +1,131 @@
+"""A small synchronous client of the control API, used by the CLI (and handy in scripts).
+
+Finds the service the way a user expects: ``--url``, then ``BROWSERDECK_URL``, then
+the running instance's file, then the configured control port. The token comes from
+``BROWSERDECK_TOKEN`` or the same store the service uses.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from argparse import Namespace
+from typing import Any
+
+import httpx
+
+from browserdeck import config, paths, secrets
+
+CLIENT_NAME = "browserdeck-cli"
+
+
+class ClientError(Exception):
+    """An error to print for a person and exit with ``exit_code``."""
+
+    def __init__(self, message: str, hint: str | None = None, *, exit_code: int = 1,
+                 code: str | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message, self.hint, self.exit_code = message, hint, exit_code
+        self.code, self.status = code, status
+
+    def render(self) -> str:
+        return f"error: {self.message}" + (f"\n  hint: {self.hint}" if self.hint else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message, "hint": self.hint}}
+
+
+def discover_url() -> str:
+    import os
+
+    env = os.environ.get("BROWSERDECK_URL")
+    if env:
+        return env.rstrip("/")
+    try:
+        data = json.loads(paths.instance_file().read_text(encoding="utf-8"))
+        return str(data["url"]).rstrip("/")
+    except (OSError, ValueError, KeyError):
+        pass
+    port = 18791
+    path = paths.config_file()
+    if path.exists():
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            port = int(raw.get("controlPort", port))
+        except (OSError, ValueError, TypeError):
+            pass
+    else:
+        port = config.default_config().control_port
+    return f"http://127.0.0.1:{port}"
+
+
+class ApiClient:
+    def __init__(self, url: str | None = None, token: str | None = None,
+                 timeout: float = 90.0) -> None:
+        self.url = (url or discover_url()).rstrip("/")
+        self.token = token or secrets.get_token("api", create=False) or ""
+        self._http = httpx.Client(
+            base_url=self.url, timeout=timeout, trust_env=False,
+            headers={"Authorization": f"Bearer {self.token}", "X-Browserdeck-Client": CLIENT_NAME},
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                json_body: Any = None) -> Any:
+        clean = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            resp = self._http.request(method, path, params=clean, json=json_body)
+        except httpx.ConnectError:
+            raise ClientError(
+                f"browserdeck is not running at {self.url}",
+                "start it with `browserdeck serve` (headless service) or `browserdeck` (tray app)",
+                exit_code=3, code="not_running",
+            ) from None
+        except httpx.TimeoutException:
+            raise ClientError(f"browserdeck at {self.url} did not answer in time",
+                              "check `browserdeck status`; the browser may be busy", exit_code=1,
+                              code="timeout") from None
+        if resp.status_code >= 400:
+            try:
+                err = resp.json()["error"]
+                raise ClientError(err.get("message", resp.text), err.get("hint"),
+                                  code=err.get("code"), status=resp.status_code)
+            except (ValueError, KeyError, TypeError):
+                raise ClientError(f"HTTP {resp.status_code}: {resp.text[:300]}",
+                                  status=resp.status_code) from None
+        ctype = resp.headers.get("content-type", "")
+        if ctype.startswith("application/json"):
+            return resp.json()
+        return resp.content
+
+    def get(self, path: str, *, params: dict[str, Any] | None = None) -> Any:
+        return self.request("GET", path, params=params)
+
+    def post(self, path: str, *, json: Any = None, params: dict[str, Any] | None = None) -> Any:
+        return self.request("POST", path, params=params, json_body=json)
+
+    def delete(self, path: str, *, params: dict[str, Any] | None = None) -> Any:
+        return self.request("DELETE", path, params=params)
+
+    @staticmethod
+    def print_result(data: Any, args: Namespace, text: str | None = None) -> None:
+        """``--json`` prints the JSON; otherwise ``text`` (or a compact key: value form)."""
+        if getattr(args, "json", False):
+            print(json.dumps(data, indent=2))
+        elif text is not None:
+            print(text)
+        elif isinstance(data, dict):
+            for key, value in data.items():
+                print(f"{key}: {value if not isinstance(value, dict | list) else json.dumps(value)}")
+        else:
+            print(data)
+
+
+def fail(err: ClientError, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(err.to_json(), indent=2))
+    else:
+        print(err.render(), file=sys.stderr)
+    return err.exit_code

@@ -1,0 +1,47 @@
+"""Logging to ``<state dir>/log/browserdeck.log`` (rotated) and to stderr.
+
+Tokens are never logged: nothing in browserdeck passes one to a logger, and this
+filter blanks any ``Bearer …`` that a library might print anyway.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import re
+
+from browserdeck import paths
+
+_BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9_\-\.=]+", re.IGNORECASE)
+
+
+class RedactTokens(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "earer" in message:
+            record.msg, record.args = _BEARER.sub(r"\1<redacted>", message), None
+        return True
+
+
+def setup(level: int = logging.INFO, *, stderr: bool = True) -> None:
+    root = logging.getLogger()
+    if getattr(root, "_browserdeck", False):
+        return
+    root.setLevel(level)
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    file_handler = logging.handlers.RotatingFileHandler(
+        paths.log_dir() / "browserdeck.log", maxBytes=5 * 2**20, backupCount=3, encoding="utf-8"
+    )
+    file_handler.setFormatter(fmt)
+    file_handler.addFilter(RedactTokens())
+    root.addHandler(file_handler)
+    if stderr:
+        console = logging.StreamHandler()
+        console.setFormatter(logging.Formatter("browserdeck: %(levelname)s %(message)s"))
+        console.addFilter(RedactTokens())
+        console.setLevel(logging.WARNING)
+        root.addHandler(console)
+    # Chatty libraries: their INFO lines are noise for our users.
+    for name in ("httpx", "httpcore", "websockets", "uvicorn.error", "asyncio"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    root._browserdeck = True  # type: ignore[attr-defined]

@@ -1,0 +1,725 @@
+"""The orchestrator and one ProfileContext per profile.
+
+``Service`` owns every long-lived part (engine, relays, managed browsers, the
+control API) and starts them in order and stops them in reverse order, on one
+shutdown path, whichever front-end runs it (``browserdeck serve``, the tray,
+the in-process MCP fallback, tests).
+
+``ProfileContext`` is everything one profile can do, independent of its driver:
+every driver ends in a CDP URL, so tabs are listed with ``/json/list`` and opened,
+focused and closed with ``Target.*`` over one browser-level CDP connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from browserdeck import __version__, aio, config, paths, secrets
+from browserdeck.chrome import launcher
+from browserdeck.chrome.cdp import CDPClient
+from browserdeck.config import Config, ProfileConfig
+from browserdeck.errors import (
+    BrowserdeckError,
+    Conflict,
+    Disabled,
+    InvalidInput,
+    NotFound,
+    Unavailable,
+)
+from browserdeck.events import ServiceEvents
+
+if TYPE_CHECKING:
+    from browserdeck.api.server import ApiServer
+    from browserdeck.engine import Engine
+    from browserdeck.relay.server import RelayServer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Tab:
+    target_id: str
+    title: str
+    url: str
+    type: str = "page"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"targetId": self.target_id, "title": self.title, "url": self.url, "type": self.type}
+
+
+class ProfileContext:
+    """One profile: its browser (launched, relayed or remote) and its tabs."""
+
+    def __init__(self, service: Service, profile: ProfileConfig) -> None:
+        self.service = service
+        self.profile = profile
+        self.chrome: launcher.ChromeProcess | None = None
+        self.relay: RelayServer | None = None
+        self.state = "stopped"  # stopped | starting | running | crashed | error
+        self.detail: str | None = None
+        self._lock = asyncio.Lock()
+        self._cdp: CDPClient | None = None
+        self._cdp_lock = asyncio.Lock()
+        self._watch: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    # --- identity --------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.profile.name
+
+    @property
+    def driver(self) -> str:
+        return self.profile.driver
+
+    @property
+    def config(self) -> Config:
+        return self.service.config
+
+    @property
+    def cdp_url(self) -> str:
+        if self.relay is not None:
+            return self.relay.cdp_url
+        return self.config.cdp_url_of(self.profile)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What a CDP client must send to this profile's endpoint (the relay needs its token)."""
+        return self.relay.auth_headers() if self.relay is not None else {}
+
+    def headless(self) -> tuple[bool, str | None]:
+        """Whether a managed browser runs headless, and why when it is forced."""
+        if self.service.force_headless:
+            return True, "forced by --headless"
+        if not launcher.has_display():
+            return True, "no display (DISPLAY/WAYLAND_DISPLAY unset)"
+        return self.config.is_headless(self.profile), None
+
+    # --- status ------------------------------------------------------------
+    def _ensure_enabled(self) -> None:
+        if not self.config.enabled:
+            raise Disabled(
+                "browser control is disabled in settings",
+                hint=f'enable it in the tray\'s Settings, or set "enabled": true in '
+                f"{paths.config_file()}",
+            )
+
+    async def status(self) -> dict[str, Any]:
+        p = self.profile
+        out: dict[str, Any] = {
+            "profile": p.name,
+            "enabled": self.config.enabled,
+            "driver": p.driver,
+            "color": p.color,
+            "state": self.state,
+            "running": False,
+            "pid": None,
+            "cdpUrl": self.cdp_url,
+            "cdpPort": None if p.driver == "remote" else (
+                self.relay.port if self.relay else self.config.relay_port_of(p)
+                if p.driver == "extension" else p.cdp_port
+            ),
+            "tabs": 0,
+            "detail": self.detail,
+        }
+        if p.driver == "managed":
+            headless, why = self.headless()
+            out["headless"] = self.chrome.headless if self.chrome else headless
+            out["headlessReason"] = why
+            out["userDataDir"] = str(self.config.user_data_dir_of(p))
+            out["attachOnly"] = not self.config.may_launch(p)
+            if self.chrome is not None and self.chrome.alive():
+                out["pid"] = self.chrome.pid
+                out["executable"] = self.chrome.executable.path
+        if p.driver == "extension":
+            relay_status = self.relay.status() if self.relay else {}
+            out["relay"] = relay_status
+            out["extensionConnected"] = bool(relay_status.get("extensionConnected"))
+        # The browser counts as running if its endpoint answers (covers attach-only and remote).
+        if self.config.enabled:
+            tabs = await self._try_list_tabs()
+            if tabs is not None:
+                out["running"] = True
+                out["tabs"] = len(tabs)
+                if self.state in ("stopped", "crashed", "error") and p.driver != "managed":
+                    self.state = "running"
+                    out["state"] = "running"
+            elif self.state == "running":
+                out["state"] = "unreachable"
+        return out
+
+    async def _try_list_tabs(self) -> list[Tab] | None:
+        if self.driver == "extension" and (self.relay is None or not self.relay.extension_connected):
+            return None
+        try:
+            return await self._list_tabs_raw(timeout=1.5)
+        except BrowserdeckError:
+            return None
+
+    # --- lifecycle -------------------------------------------------------
+    async def start(self) -> dict[str, Any]:
+        self._ensure_enabled()
+        async with self._lock:
+            if self.driver == "managed":
+                await self._start_managed()
+            elif self.driver == "extension":
+                await self._start_relay()
+            else:
+                await self._attach_remote()
+        return await self.status()
+
+    async def _start_managed(self) -> None:
+        p = self.profile
+        if self.chrome is not None and self.chrome.alive():
+            return
+        assert p.cdp_port is not None
+        if not self.config.may_launch(p):
+            if await launcher.is_cdp_ready(self.cdp_url):
+                self._set_state("running", "attached to an existing browser (attach-only)")
+                return
+            raise Unavailable(
+                f"profile {p.name!r} is attach-only and nothing answers at {self.cdp_url}",
+                hint="start that browser with --remote-debugging-port="
+                f"{p.cdp_port}, or turn attachOnly off so browserdeck launches it",
+                code="attach_failed",
+            )
+        headless, _why = self.headless()
+        self._set_state("starting", None)
+        try:
+            self.chrome = await launcher.launch(
+                launcher.LaunchOptions(
+                    profile=p.name,
+                    port=p.cdp_port,
+                    user_data_dir=self.config.user_data_dir_of(p),
+                    color=p.color,
+                    headless=headless,
+                    no_sandbox=self.config.no_sandbox,
+                    executable=self.config.executable_path or os.environ.get("BROWSERDECK_CHROME"),
+                )
+            )
+        except BrowserdeckError as exc:
+            self._set_state("error", exc.message)
+            self.service.events.notice.send(
+                level="error", title=f"{p.name}: browser did not start", message=exc.message
+            )
+            raise
+        self._stopping = False
+        self._watch = aio.create_task(self._watch_exit(self.chrome), name=f"watch-chrome-{p.name}")
+        self._set_state("running", None)
+
+    async def _watch_exit(self, chrome: launcher.ChromeProcess) -> None:
+        code = await chrome.wait_exit()
+        if self._stopping or chrome is not self.chrome:
+            return
+        # Not asked to stop: the browser crashed or was killed from outside.
+        self.chrome = None
+        await self._drop_connections()
+        self._set_state("crashed", f"the browser exited unexpectedly (exit code {code})")
+        self.service.events.notice.send(
+            level="error",
+            title=f"{self.name}: browser crashed",
+            message=f"exit code {code}; start it again from the tray or with POST /start",
+        )
+
+    async def _start_relay(self) -> None:
+        if self.relay is not None:
+            return
+        from browserdeck.relay.server import RelayServer
+
+        relay = RelayServer(
+            port=self.config.relay_port_of(self.profile),
+            token=self.service.relay_token,
+            profile=self.name,
+            client_mode=self.config.relay_client_mode,
+            events=self.service.events,
+        )
+        await relay.start()
+        self.relay = relay
+        self._set_state("running", "relay listening; waiting for the extension")
+
+    async def _attach_remote(self) -> None:
+        if not await launcher.is_cdp_ready(self.cdp_url, timeout=3.0):
+            self._set_state("error", f"nothing answers at {self.cdp_url}")
+            raise Unavailable(
+                f"remote profile {self.name!r}: no CDP endpoint answers at {self.cdp_url}",
+                hint="check that the remote browser runs with --remote-debugging-port and "
+                "that the tunnel is up; browserdeck never launches a browser for a remote profile",
+                code="attach_failed",
+            )
+        self._set_state("running", None)
+
+    async def stop(self) -> dict[str, Any]:
+        async with self._lock:
+            await self._stop_locked()
+        return await self.status()
+
+    async def _stop_locked(self) -> None:
+        self._stopping = True
+        await self._drop_connections()
+        if self.chrome is not None:
+            chrome, self.chrome = self.chrome, None
+            await chrome.stop()
+        await aio.cancel_and_wait(self._watch)
+        self._watch = None
+        if self.relay is not None:
+            relay, self.relay = self.relay, None
+            await relay.stop()
+        self._set_state("stopped", None)
+
+    async def ensure_browser(self) -> str:
+        """The CDP URL of a usable browser; starts a managed one on demand."""
+        self._ensure_enabled()
+        if self.driver == "managed":
+            if self.chrome is None or not self.chrome.alive():
+                if self.config.may_launch(self.profile):
+                    await self.start()
+                elif not await launcher.is_cdp_ready(self.cdp_url):
+                    await self.start()  # raises the precise attach-only error
+        elif self.driver == "extension":
+            if self.relay is None:
+                await self.start()
+            assert self.relay is not None
+            if not self.relay.extension_connected:
+                raise Unavailable(
+                    f"profile {self.name!r}: no Chrome is connected to the relay on port "
+                    f"{self.relay.port}",
+                    hint="connect the browserdeck extension (click its icon in Chrome); "
+                    "pair it first with `browserdeck pair` if you have not",
+                    code="extension_not_connected",
+                )
+        elif self.state != "running":
+            await self.start()
+        return self.cdp_url
+
+    async def reset(self) -> dict[str, Any]:
+        """Kill whatever holds this profile's CDP port (an orphaned browser), then report."""
+        if self.driver != "managed":
+            raise InvalidInput(
+                f"reset-profile is for managed profiles; {self.name!r} is {self.driver}",
+                hint="for an extension profile restart the relay with stop/start",
+            )
+        async with self._lock:
+            await self._stop_locked()
+            assert self.profile.cdp_port is not None
+            killed = await asyncio.to_thread(launcher.kill_port_owner, self.profile.cdp_port)
+        return {"profile": self.name, "port": self.profile.cdp_port, "killedPids": killed}
+
+    async def _drop_connections(self) -> None:
+        if self._cdp is not None:
+            client, self._cdp = self._cdp, None
+            await client.close()
+        engine = self.service.engine
+        if engine is not None:
+            with contextlib.suppress(Exception):
+                await engine.drop(self.cdp_url)
+
+    def _set_state(self, state: str, detail: str | None) -> None:
+        changed = (state, detail) != (self.state, self.detail)
+        self.state, self.detail = state, detail
+        if changed:
+            self.service.events.profile_state.send(profile=self.name, state=state, detail=detail)
+
+    # --- tabs --------------------------------------------------------------
+    async def _list_tabs_raw(self, timeout: float = 5.0) -> list[Tab]:
+        try:
+            resp = await self.service.http.get(
+                f"{self.cdp_url}/json/list", headers=self.headers, timeout=timeout
+            )
+        except httpx.HTTPError as exc:
+            raise Unavailable(
+                f"profile {self.name!r}: the browser at {self.cdp_url} does not answer ({exc!s})",
+                hint=self._not_running_hint(),
+                code="browser_unreachable",
+            ) from None
+        if resp.status_code != 200:
+            raise Unavailable(
+                f"profile {self.name!r}: {self.cdp_url}/json/list answered HTTP "
+                f"{resp.status_code}",
+                hint=self._not_running_hint(),
+                code="browser_unreachable",
+            )
+        return [
+            Tab(t["id"], t.get("title", ""), t.get("url", ""), t.get("type", "page"))
+            for t in resp.json()
+            if t.get("type") == "page"
+        ]
+
+    def _not_running_hint(self) -> str:
+        if self.driver == "managed":
+            return f"start it with POST /start?profile={self.name} or `browserdeck start --profile {self.name}`"
+        if self.driver == "extension":
+            return "connect the browserdeck extension (click its icon in Chrome)"
+        return "check that the remote browser is up and reachable"
+
+    async def list_tabs(self) -> list[Tab]:
+        await self.ensure_browser()
+        return await self._list_tabs_raw()
+
+    async def resolve_target(self, target: str | None) -> str:
+        """A full targetId from an id, a unique prefix, or None (the first page tab)."""
+        tabs = await self.list_tabs()
+        if not tabs:
+            raise NotFound(
+                f"profile {self.name!r} has no open tabs",
+                hint="open one with POST /tabs/open or `browserdeck open URL`",
+                code="no_tabs",
+            )
+        if not target:
+            return tabs[0].target_id
+        exact = [t for t in tabs if t.target_id == target]
+        if exact:
+            return exact[0].target_id
+        matches = [t for t in tabs if t.target_id.lower().startswith(target.lower())]
+        if len(matches) == 1:
+            return matches[0].target_id
+        if not matches:
+            raise NotFound(
+                f"no tab {target!r} in profile {self.name!r} (it may have been closed)",
+                hint="list tabs with GET /tabs and use a targetId from there",
+                code="tab_not_found",
+            )
+        raise Conflict(
+            f"tab prefix {target!r} is ambiguous: it matches {len(matches)} tabs "
+            f"({', '.join(t.target_id[:12] for t in matches)})",
+            hint="use more characters of the targetId",
+            code="ambiguous_tab",
+        )
+
+    async def _browser_cdp(self) -> CDPClient:
+        async with self._cdp_lock:
+            if self._cdp is None or self._cdp.closed:
+                ws_url = await self._browser_ws_url()
+                self._cdp = await CDPClient.connect(ws_url, headers=self.headers)
+            return self._cdp
+
+    async def _browser_ws_url(self) -> str:
+        try:
+            resp = await self.service.http.get(
+                f"{self.cdp_url}/json/version", headers=self.headers, timeout=5.0
+            )
+            url = str(resp.json()["webSocketDebuggerUrl"])
+        except (httpx.HTTPError, KeyError, ValueError) as exc:
+            raise Unavailable(
+                f"profile {self.name!r}: cannot read {self.cdp_url}/json/version ({exc!s})",
+                hint=self._not_running_hint(),
+                code="browser_unreachable",
+            ) from None
+        return url
+
+    async def _cdp_call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        client = await self._browser_cdp()
+        try:
+            return await client.send(method, params)
+        except Unavailable:
+            # The browser-level socket dropped (browser restarted): reconnect once.
+            self._cdp = None
+            client = await self._browser_cdp()
+            return await client.send(method, params)
+
+    async def open_tab(self, url: str = "about:blank") -> Tab:
+        await self.ensure_browser()
+        url = normalize_url(url)
+        try:
+            created = await self._cdp_call("Target.createTarget", {"url": url})
+            target_id = str(created["targetId"])
+        except BrowserdeckError as exc:
+            log.info("Target.createTarget failed (%s); falling back to PUT /json/new", exc)
+            resp = await self.service.http.put(
+                f"{self.cdp_url}/json/new", params={"url": url}, headers=self.headers
+            )
+            if resp.status_code != 200:
+                raise Unavailable(
+                    f"could not open a tab in profile {self.name!r}: {exc.message}",
+                    hint=self._not_running_hint(),
+                ) from None
+            target_id = str(resp.json()["id"])
+        # Target.createTarget replies before /json/list shows the target; wait for it so a
+        # client that lists right after opening sees its tab.
+        deadline = time.monotonic() + 5.0
+        while True:
+            for tab in await self._list_tabs_raw():
+                if tab.target_id == target_id:
+                    self.service.events.tabs_changed.send(profile=self.name)
+                    return tab
+            if time.monotonic() > deadline:
+                return Tab(target_id, "", url)
+            await asyncio.sleep(0.02)
+
+    async def focus_tab(self, target: str) -> Tab:
+        target_id = await self.resolve_target(target)
+        await self._cdp_call("Target.activateTarget", {"targetId": target_id})
+        tabs = {t.target_id: t for t in await self._list_tabs_raw()}
+        return tabs.get(target_id, Tab(target_id, "", ""))
+
+    async def close_tab(self, target: str) -> str:
+        target_id = await self.resolve_target(target)
+        await self._cdp_call("Target.closeTarget", {"targetId": target_id})
+        self.service.events.tabs_changed.send(profile=self.name)
+        return target_id
+
+
+def normalize_url(url: str) -> str:
+    url = url.strip()
+    if not url:
+        return "about:blank"
+    if "://" not in url and not url.startswith(("about:", "data:", "chrome:", "file:")):
+        return "https://" + url
+    return url
+
+
+class Service:
+    """Owns config, engine, relays, managed browsers and the control API; one shutdown path."""
+
+    def __init__(
+        self,
+        *,
+        force_headless: bool = False,
+        control_port: int | None = None,
+        serve_api: bool = True,
+        config_path: Path | None = None,
+    ) -> None:
+        self.events = ServiceEvents()
+        self.force_headless = force_headless
+        self._control_port_override = control_port
+        self._serve_api = serve_api
+        self._config_path = config_path
+        self.config: Config = config.default_config()
+        self.config_problem: str | None = None
+        self.contexts: dict[str, ProfileContext] = {}
+        self.engine: Engine | None = None
+        self.api: ApiServer | None = None
+        self.http = httpx.AsyncClient(trust_env=False)
+        self.api_token = ""
+        self.relay_token = ""
+        self.started = False
+        self.stopped = asyncio.Event()
+
+    @property
+    def config_path(self) -> Path:
+        return self._config_path or paths.config_file()
+
+    @property
+    def control_port(self) -> int:
+        if self.api is not None:
+            return self.api.port
+        return self._control_port_override or self.config.control_port
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.control_port}"
+
+    # --- lifecycle -------------------------------------------------------------
+    async def start(self) -> None:
+        """Start everything; on any failure, stop what did start and re-raise."""
+        loaded = config.load(self.config_path)
+        self.config, self.config_problem = loaded.config, loaded.problem
+        if self.config_problem:
+            log.error("%s", self.config_problem)
+            self.events.notice.send(level="error", title="Config file problem",
+                                    message=self.config_problem)
+        self.api_token = secrets.get_token("api") or ""
+        self.relay_token = secrets.get_token("relay") or ""
+        self.contexts = {name: ProfileContext(self, p) for name, p in self.config.profiles.items()}
+        try:
+            from browserdeck.engine import Engine
+
+            self.engine = Engine(events=self.events)
+            await self.engine.start()
+            if self._serve_api:
+                from browserdeck.api.server import ApiServer
+
+                self.api = ApiServer(self, port=self.control_port)
+                await self.api.start()
+                self._write_instance_file()
+            if self.config.enabled:
+                await self._start_relays()
+                if self.config.start_default_profile:
+                    default = self.contexts.get(self.config.default_profile)
+                    if default is not None and default.driver == "managed":
+                        aio.create_task(self._start_quietly(default), name="start-default-profile")
+            self.started = True
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start_relays(self) -> None:
+        for ctx in self.contexts.values():
+            if ctx.driver == "extension" and ctx.relay is None:
+                try:
+                    await ctx.start()
+                except BrowserdeckError as exc:
+                    # A busy relay port must not keep the API from coming up: report it.
+                    ctx._set_state("error", exc.message)
+                    log.error("relay for profile %s: %s", ctx.name, exc)
+                    self.events.notice.send(level="error", title=f"{ctx.name}: relay not started",
+                                            message=str(exc))
+
+    async def _start_quietly(self, ctx: ProfileContext) -> None:
+        try:
+            await ctx.start()
+        except BrowserdeckError as exc:
+            log.error("starting %s: %s", ctx.name, exc)
+
+    async def stop(self) -> None:
+        """Stop in reverse order of start; every step runs even if an earlier one fails."""
+        try:
+            if self.api is not None:
+                api, self.api = self.api, None
+                try:
+                    await api.stop()
+                finally:
+                    self._remove_instance_file()
+            for ctx in list(self.contexts.values()):
+                try:
+                    await ctx.stop()
+                except Exception:
+                    log.exception("stopping profile %s", ctx.name)
+            if self.engine is not None:
+                engine, self.engine = self.engine, None
+                try:
+                    await engine.stop()
+                except Exception:
+                    log.exception("stopping the engine")
+            await self.http.aclose()
+        finally:
+            self.started = False
+            self.stopped.set()
+
+    # --- instance discovery (CLI, second launch) -------------------------------
+    def _write_instance_file(self) -> None:
+        data = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        path = paths.instance_file()
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, path)
+
+    def _remove_instance_file(self) -> None:
+        path = paths.instance_file()
+        with contextlib.suppress(FileNotFoundError, ValueError, OSError):
+            if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
+                path.unlink()
+
+    # --- profiles --------------------------------------------------------------
+    def profile(self, name: str | None) -> ProfileContext:
+        p = self.config.profile(name)  # raises the precise unknown-profile error
+        ctx = self.contexts.get(p.name)
+        if ctx is None:
+            ctx = self.contexts[p.name] = ProfileContext(self, p)
+        return ctx
+
+    async def list_profiles(self) -> list[dict[str, Any]]:
+        statuses = await asyncio.gather(*(c.status() for c in self.contexts.values()))
+        for status in statuses:
+            status["default"] = status["profile"] == self.config.default_profile
+        return sorted(statuses, key=lambda s: str(s["profile"]))
+
+    async def create_profile(
+        self,
+        name: object,
+        *,
+        color: str | None = None,
+        cdp_url: str | None = None,
+        driver: str | None = None,
+        headless: bool | None = None,
+    ) -> dict[str, Any]:
+        name = config.validate_profile_name(name)
+        if name in self.config.profiles:
+            raise Conflict(f"profile {name!r} already exists",
+                           hint="pick another name, or delete it first", code="profile_exists")
+        kind = driver or ("remote" if cdp_url else "managed")
+        if kind not in config.DRIVERS:
+            raise InvalidInput(f"invalid driver {kind!r}: expected managed, extension or remote")
+        raw: dict[str, Any] = {"driver": kind,
+                               "color": config.validate_color(color) if color else
+                               config.next_color(self.config)}
+        if headless is not None:
+            raw["headless"] = headless
+        if kind == "remote":
+            if not cdp_url:
+                raise InvalidInput("a remote profile needs cdpUrl",
+                                   hint="e.g. http://10.0.0.42:9222")
+            raw["cdpUrl"] = config.validate_cdp_url(cdp_url)
+        elif cdp_url:
+            raise InvalidInput(f"cdpUrl is only for remote profiles, not {kind}",
+                               hint="omit cdpUrl, or use driver 'remote'")
+        else:
+            raw["cdpPort"] = config.allocate_cdp_port(self.config)
+        profile = config.parse_profile(name, raw, f"profile {name!r}")
+
+        def add(c: Config) -> None:
+            c.profiles[name] = profile
+
+        await self.apply_config(config.updated(self.config, add))
+        return await self.contexts[name].status()
+
+    async def delete_profile(self, name: str) -> dict[str, Any]:
+        ctx = self.profile(name)
+        if name == self.config.default_profile:
+            raise Conflict(f"profile {name!r} is the default profile",
+                           hint="make another profile the default first (defaultProfile)",
+                           code="default_profile")
+        await ctx.stop()
+        removed: str | None = None
+        if ctx.driver == "managed" and not ctx.profile.user_data_dir:
+            # Only our own directory is ever removed, never a user-supplied userDataDir.
+            target = paths.profile_dir(name)
+            if target.exists():
+                await asyncio.to_thread(shutil.rmtree, target)
+                removed = str(target)
+
+        def drop(c: Config) -> None:
+            del c.profiles[name]
+
+        await self.apply_config(config.updated(self.config, drop))
+        return {"deleted": name, "removedData": removed}
+
+    async def apply_config(self, new: Config) -> None:
+        """Save ``new`` atomically, then restart only the profiles whose settings changed."""
+        config.check_consistency(new)
+        config.save(new, self.config_path)
+        old, self.config = self.config, new
+        for name in list(self.contexts):
+            if name not in new.profiles:
+                ctx = self.contexts.pop(name)
+                await ctx.stop()
+        for name, profile in new.profiles.items():
+            ctx = self.contexts.get(name)
+            if ctx is None:
+                self.contexts[name] = ProfileContext(self, profile)
+                continue
+            before = old.profiles.get(name)
+            ctx.profile = profile
+            if before is not None and before.to_json() != profile.to_json():
+                was_running = ctx.state == "running"
+                await ctx.stop()
+                if was_running and new.enabled:
+                    await self._start_quietly(ctx)
+        if not new.enabled:
+            for ctx in self.contexts.values():
+                await ctx.stop()
+        elif (old.relay_port, old.relay_client_mode) != (new.relay_port, new.relay_client_mode):
+            for ctx in self.contexts.values():
+                if ctx.driver == "extension":
+                    await ctx.stop()
+        if new.enabled:
+            await self._start_relays()
+        if self.api is not None and new.control_port != old.control_port:
+            self.events.notice.send(level="info", title="Control port changed",
+                                    message=f"the API moves to port {new.control_port} at the "
+                                    "next start of browserdeck")
+        self.events.config_changed.send()
+
+    async def update_settings(self, change: Callable[[Config], None]) -> None:
+        await self.apply_config(config.updated(self.config, change))
