@@ -33,6 +33,7 @@ Driver = Literal["managed", "extension", "remote"]
 DRIVERS: tuple[Driver, ...] = ("managed", "extension", "remote")
 
 PROFILE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
 MANAGED_PORT_RANGE = range(18800, 18900)
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -238,10 +239,10 @@ def validate_profile_name(name: object) -> str:
             why = f"it is {len(name)} characters long (at most 64)"
         elif name[0] == "-":
             why = "it starts with '-' (start with a letter or digit)"
-        elif name != name.lower():
+        elif any("A" <= c <= "Z" for c in name):
             why = "it has uppercase letters (use lowercase)"
         else:
-            bad = sorted({c for c in name if not (c.islower() or c.isdigit() or c == "-")})
+            bad = sorted({c for c in name if c not in _NAME_CHARS})
             why = f"it contains {''.join(bad)!r} (only a-z, 0-9 and '-' are allowed)"
         raise InvalidInput(
             f"invalid profile name {name!r}: {why}",

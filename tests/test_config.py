@@ -1,0 +1,174 @@
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from browserdeck import config, paths, secrets
+from browserdeck.errors import Conflict, InvalidInput
+
+
+def test_defaults_are_written_on_first_load(bd_home: Path) -> None:
+    result = config.load()
+    assert result.problem is None
+    assert result.path == bd_home / "config" / "config.json"
+    on_disk = json.loads(result.path.read_text())
+    assert on_disk["controlPort"] == 18791
+    assert on_disk["profiles"]["agent"] == {"driver": "managed", "color": "#FF4500", "cdpPort": 18800}
+    assert on_disk["profiles"]["chrome"]["driver"] == "extension"
+    assert result.config.cdp_url_of(result.config.profiles["chrome"]) == "http://127.0.0.1:18792"
+
+
+def test_browserdeck_home_relocates_every_path(bd_home: Path) -> None:
+    for p in (paths.config_file(), paths.data_dir(), paths.state_dir(), paths.log_dir(),
+              paths.cache_dir(), paths.profile_user_data_dir("agent"), paths.token_file()):
+        assert bd_home in p.parents
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("Work", "uppercase"),
+        ("-work", "starts with '-'"),
+        ("a" * 65, "65 characters"),
+        ("my_profile", "'_'"),
+        ("wörk", "'ö'"),
+        ("", "missing"),
+    ],
+)
+def test_invalid_profile_names_say_why(name: str, fragment: str) -> None:
+    with pytest.raises(InvalidInput) as info:
+        config.validate_profile_name(name)
+    assert fragment in info.value.message
+    assert info.value.hint
+
+
+@pytest.mark.parametrize("name", ["agent", "work", "my-project-1", "1st", "a" * 64])
+def test_valid_profile_names(name: str) -> None:
+    assert config.validate_profile_name(name) == name
+
+
+@pytest.mark.parametrize("color", ["red", "#FFF", "#GG0000", "FF4500", 7])
+def test_invalid_colors(color: object) -> None:
+    with pytest.raises(InvalidInput, match="#RRGGBB"):
+        config.validate_color(color)
+
+
+@pytest.mark.parametrize("port", [80, 0, 70000, "18800", True])
+def test_invalid_ports(port: object) -> None:
+    with pytest.raises(InvalidInput, match="1024 to 65535"):
+        config.validate_port(port, "cdpPort")
+
+
+def test_port_collision_is_named() -> None:
+    raw = config.default_config().to_json()
+    raw["profiles"]["work"] = {"driver": "managed", "cdpPort": 18800, "color": "#0066CC"}
+    with pytest.raises(InvalidInput) as info:
+        config.from_json(raw)
+    assert "port 18800 is used twice" in info.value.message
+    assert "'agent'" in info.value.message and "'work'" in info.value.message
+
+
+def test_control_port_collides_with_relay() -> None:
+    raw = config.default_config().to_json()
+    raw["relayPort"] = 18791
+    with pytest.raises(InvalidInput, match="port 18791 is used twice"):
+        config.from_json(raw)
+
+
+def test_unknown_default_profile_and_unknown_keys() -> None:
+    raw = config.default_config().to_json()
+    raw["defaultProfile"] = "nope"
+    with pytest.raises(InvalidInput, match="defaultProfile 'nope'"):
+        config.from_json(raw)
+    raw = config.default_config().to_json()
+    raw["colour"] = "#FF0000"
+    with pytest.raises(InvalidInput, match="unknown setting"):
+        config.from_json(raw)
+
+
+def test_remote_and_managed_shape_rules() -> None:
+    with pytest.raises(InvalidInput, match="needs a cdpUrl"):
+        config.parse_profile("r", {"driver": "remote"}, "profiles.r")
+    with pytest.raises(InvalidInput, match="needs a cdpPort"):
+        config.parse_profile("m", {"driver": "managed"}, "profiles.m")
+    with pytest.raises(InvalidInput, match="only for remote"):
+        config.parse_profile("m", {"driver": "managed", "cdpPort": 18801,
+                                   "cdpUrl": "http://x:1"}, "profiles.m")
+    remote = config.parse_profile("r", {"driver": "remote", "cdpUrl": "http://10.0.0.42:9222"}, "r")
+    cfg = config.default_config()
+    assert not cfg.may_launch(remote)
+    assert not config.is_loopback_url("http://10.0.0.42:9222")
+    assert config.is_loopback_url("http://localhost:9222")
+
+
+def test_port_allocation_is_lowest_free_and_exhaustion_is_clear() -> None:
+    cfg = config.default_config()
+    assert config.allocate_cdp_port(cfg) == 18801
+    for port in config.MANAGED_PORT_RANGE:
+        name = f"p{port}"
+        cfg.profiles[name] = config.ProfileConfig(name, "managed", "#000000", cdp_port=port)
+    with pytest.raises(Conflict, match="no free CDP port left in 18800-18899"):
+        config.allocate_cdp_port(cfg)
+
+
+def test_atomic_save_leaves_no_temp_files(bd_home: Path) -> None:
+    cfg = config.load().config
+    cfg.headless = True
+    config.save(cfg)
+    files = sorted(p.name for p in paths.config_dir().iterdir())
+    assert files == ["config.json"]
+    assert config.load().config.headless is True
+
+
+def test_invalid_save_keeps_the_file(bd_home: Path) -> None:
+    result = config.load()
+    before = result.path.read_text()
+    cfg = result.config
+    cfg.relay_port = cfg.control_port
+    with pytest.raises(InvalidInput):
+        config.save(cfg)
+    assert result.path.read_text() == before
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [("{not json", "not valid JSON"), ('{"controlPort": "x"}', "invalid controlPort")],
+)
+def test_corrupt_config_is_kept_aside_and_reported(bd_home: Path, content: str, reason: str) -> None:
+    path = paths.config_file()
+    path.write_text(content)
+    result = config.load()
+    assert result.problem is not None and reason in result.problem
+    aside = [p for p in path.parent.iterdir() if p.name.startswith("config.json.bad-")]
+    assert len(aside) == 1
+    assert aside[0].read_text() == content  # nothing lost
+    assert str(aside[0]) in result.problem
+    # The service runs on defaults and the file is valid again.
+    assert json.loads(path.read_text())["controlPort"] == 18791
+
+
+def test_token_fallback_file_is_0600_and_stable(bd_home: Path) -> None:
+    token = secrets.get_token("api")
+    assert token and len(token) >= 43
+    assert secrets.get_token("api") == token
+    mode = stat.S_IMODE(os.stat(paths.token_file("api")).st_mode)
+    assert mode == 0o600
+    assert secrets.get_token("relay") != token
+
+
+def test_token_env_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BROWSERDECK_TOKEN", "from-env")
+    assert secrets.get_token("api") == "from-env"
+    assert not paths.token_file("api").exists()
+
+
+def test_settings_schema_covers_every_config_field() -> None:
+    cfg = config.default_config().to_json()
+    declared = {s.key for s in config.SETTINGS} | {"profiles"}
+    assert declared == set(cfg)
+    for setting in config.SETTINGS:
+        assert setting.description and setting.type
