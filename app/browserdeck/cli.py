@@ -251,7 +251,10 @@ def _extension_modules() -> list[Any]:
     import importlib
 
     found = []
-    for name in ("browserdeck.cli_engine", "browserdeck.cli_extra"):
+    # Each owner keeps its commands in its own module: engine actions, relay pairing,
+    # the MCP server, the tray.
+    for name in ("browserdeck.cli_engine", "browserdeck.cli_relay", "browserdeck.cli_mcp",
+                 "browserdeck.cli_gui"):
         try:
             found.append(importlib.import_module(name))
         except ModuleNotFoundError as exc:

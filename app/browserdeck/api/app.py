@@ -70,6 +70,12 @@ def create_app(service: Service) -> Any:
         log.warning("engine routes are not available")
     else:
         app.include_router(routes_engine.router)
+    try:
+        from browserdeck.mcpserver import http as mcp_http
+    except ImportError:  # MCP over HTTP lands separately
+        pass
+    else:
+        mcp_http.mount(app, service)
 
     return LoopbackGuard(
         app,
