@@ -172,3 +172,10 @@ def test_settings_schema_covers_every_config_field() -> None:
     assert declared == set(cfg)
     for setting in config.SETTINGS:
         assert setting.description and setting.type
+
+
+def test_configuration_doc_is_generated_from_the_schema() -> None:
+    doc = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+    assert doc.read_text() == config.settings_markdown(), (
+        "docs/configuration.md is stale: run `python -m browserdeck.config > docs/configuration.md`"
+    )

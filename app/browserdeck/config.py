@@ -522,6 +522,55 @@ def updated(config: Config, change: Callable[[Config], None]) -> Config:
     return candidate
 
 
+def settings_markdown() -> str:
+    """docs/configuration.md, generated from the schema (a test keeps the file in step)."""
+
+    def fmt(value: Any) -> str:
+        return "—" if value is None else f"`{json.dumps(value)}`"
+
+    out = [
+        "# Settings",
+        "",
+        "Generated from `app/browserdeck/config.py` (`SETTINGS`, `PROFILE_FIELDS`) by",
+        "`python -m browserdeck.config > docs/configuration.md`; do not edit by hand.",
+        "",
+        f"File: `{'<config dir>'}/config.json` (`browserdeck paths` shows where). Written",
+        "atomically; a file that fails to parse is kept as `config.json.bad-<time>` and reported.",
+        "",
+        "| setting | type | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for s in SETTINGS:
+        kind = s.type + (f" ({' / '.join(s.choices)})" if s.choices else "")
+        out.append(f"| `{s.key}` | {kind} | {fmt(s.default)} | {s.description} |")
+    out += [
+        "",
+        "## Profiles",
+        "",
+        "`profiles` is an object keyed by profile name (lowercase letters, digits and `-`,",
+        "starting with a letter or digit, at most 64 characters). Each profile:",
+        "",
+        "| field | type | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for s in PROFILE_FIELDS:
+        kind = s.type + (f" ({' / '.join(s.choices)})" if s.choices else "")
+        out.append(f"| `{s.key}` | {kind} | {fmt(s.default)} | {s.description} |")
+    defaults = json.dumps(default_config().to_json()["profiles"], indent=2)
+    out += [
+        "",
+        "Managed profiles get a CDP port from 18800–18899 once, at creation, and keep it.",
+        "Ports must be 1024–65535 and no two listeners (control API, relays, managed",
+        "profiles) may share one. Default profiles:",
+        "",
+        "```json",
+        defaults,
+        "```",
+        "",
+    ]
+    return "\n".join(out)
+
+
 __all__ = [
     "COLOR_RE",
     "DRIVERS",
@@ -546,3 +595,7 @@ __all__ = [
     "validate_port",
     "validate_profile_name",
 ]
+
+
+if __name__ == "__main__":
+    print(settings_markdown(), end="")

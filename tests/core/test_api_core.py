@@ -1,0 +1,292 @@
+"""The control API end to end: real service, real sockets, real headless Chromium."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+from pathlib import Path
+
+import httpx
+import pytest
+
+from browserdeck import config, paths
+from browserdeck.service import Service
+from tests.support.net import free_port
+from tests.support.service import running_service, test_config
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still "exists"; treat it as dead.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def test_health_needs_no_token_and_everything_else_does() -> None:
+    async with running_service() as (service, client):
+        async with httpx.AsyncClient(base_url=service.url, trust_env=False) as anon:
+            health = await anon.get("/health")
+            assert health.status_code == 200
+            assert health.json()["ok"] is True
+            assert service.api_token not in health.text
+            for method, path in [("GET", "/"), ("GET", "/tabs"), ("POST", "/start"),
+                                 ("GET", "/profiles"), ("GET", "/openapi.json")]:
+                resp = await anon.request(method, path)
+                assert resp.status_code == 401, path
+                assert resp.json()["error"]["code"] == "unauthorized"
+            wrong = await anon.get("/", headers={"Authorization": "Bearer nope"})
+            assert wrong.status_code == 401
+
+
+async def test_foreign_host_and_browser_origin_are_refused() -> None:
+    async with running_service() as (_service, client):
+        resp = await client.get("/", headers={"Host": "evil.example:18791"})
+        assert resp.status_code == 403
+        assert resp.json()["error"]["code"] == "forbidden_host"
+        resp = await client.get("/", headers={"Origin": "https://evil.example"})
+        assert resp.status_code == 403
+        assert resp.json()["error"]["code"] == "forbidden_origin"
+        for host in ("localhost", "127.0.0.1", "[::1]"):
+            ok = await client.get("/", headers={"Host": f"{host}:1"})
+            assert ok.status_code == 200, host
+
+
+async def test_binds_only_loopback() -> None:
+    async with running_service() as (service, _client):
+        assert service.api is not None
+        port = service.api.port
+        # Find a non-loopback address of this machine, if any, and check nothing listens there.
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            try:
+                probe.connect(("10.255.255.255", 1))
+                own = probe.getsockname()[0]
+            except OSError:
+                own = None
+        if own and not own.startswith("127."):
+            with socket.socket() as s, pytest.raises(OSError):
+                s.settimeout(1)
+                s.connect((own, port))
+        listening = Path("/proc/net/tcp").read_text().splitlines()[1:]
+        hexport = f"{port:04X}"
+        mine = [ln.split()[1] for ln in listening if ln.split()[1].endswith(":" + hexport)
+                and ln.split()[3] == "0A"]
+        assert mine == ["0100007F:" + hexport]
+
+
+async def test_openapi_is_the_served_spec() -> None:
+    async with running_service() as (_service, client):
+        spec = (await client.get("/openapi.json")).json()
+        for route in ("/health", "/", "/start", "/stop", "/profiles", "/profiles/create",
+                      "/profiles/{name}", "/reset-profile", "/tabs", "/tabs/open", "/tabs/focus",
+                      "/tabs/{target_id}"):
+            assert route in spec["paths"], route
+
+
+async def test_start_stop_restart_and_tabs() -> None:
+    async with running_service() as (_service, client):
+        status = (await client.get("/")).json()
+        assert status["state"] == "stopped" and status["running"] is False
+        started = (await client.post("/start")).json()
+        assert started["running"] is True and started["pid"]
+        assert started["headless"] is True and started["headlessReason"]
+        pid = started["pid"]
+
+        opened = (await client.post("/tabs/open", json={"url": "data:text/html,<title>one</title>"})).json()
+        tabs = (await client.get("/tabs")).json()["tabs"]
+        assert opened["targetId"] in [t["targetId"] for t in tabs]
+
+        prefix = opened["targetId"][:10]
+        focused = await client.post("/tabs/focus", json={"targetId": prefix})
+        assert focused.status_code == 200 and focused.json()["focused"] == opened["targetId"]
+
+        closed = await client.delete(f"/tabs/{prefix}")
+        assert closed.json()["closed"] == opened["targetId"]
+        tabs = (await client.get("/tabs")).json()["tabs"]
+        assert opened["targetId"] not in [t["targetId"] for t in tabs]
+
+        missing = await client.delete("/tabs/ffffffffdeadbeef")
+        assert missing.status_code == 404
+        assert "no tab 'ffffffffdeadbeef'" in missing.json()["error"]["message"]
+
+        stopped = (await client.post("/stop")).json()
+        assert stopped["running"] is False and stopped["state"] == "stopped"
+        assert not pid_alive(pid)
+
+        again = (await client.post("/start")).json()
+        assert again["running"] is True and again["pid"] != pid
+
+
+async def test_ambiguous_prefix_is_a_conflict() -> None:
+    async with running_service() as (_service, client):
+        await client.post("/start")
+        seen: dict[str, str] = {}
+        # 17 tabs guarantee two ids share a first hex digit (pigeonhole).
+        for _ in range(17):
+            for tab in (await client.get("/tabs")).json()["tabs"]:
+                first = tab["targetId"][0]
+                if first in seen and seen[first] != tab["targetId"]:
+                    resp = await client.post("/tabs/focus", json={"targetId": first})
+                    assert resp.status_code == 409
+                    assert "ambiguous" in resp.json()["error"]["message"]
+                    return
+                seen[first] = tab["targetId"]
+            await client.post("/tabs/open", json={"url": "about:blank"})
+        pytest.fail("never found two tabs sharing a prefix")
+
+
+async def test_two_managed_profiles_at_once() -> None:
+    cfg = test_config()
+    cfg.profiles["work"] = config.ProfileConfig("work", "managed", "#0066CC", cdp_port=free_port())
+    async with running_service(cfg) as (_service, client):
+        a = (await client.post("/start", params={"profile": "agent"})).json()
+        b = (await client.post("/start", params={"profile": "work"})).json()
+        assert a["running"] and b["running"] and a["pid"] != b["pid"]
+        assert a["cdpPort"] != b["cdpPort"]
+        await client.post("/tabs/open", params={"profile": "work"}, json={"url": "data:text/html,w"})
+        work_tabs = (await client.get("/tabs", params={"profile": "work"})).json()["tabs"]
+        agent_tabs = (await client.get("/tabs", params={"profile": "agent"})).json()["tabs"]
+        assert {t["targetId"] for t in work_tabs}.isdisjoint({t["targetId"] for t in agent_tabs})
+        profiles = (await client.get("/profiles")).json()["profiles"]
+        by_name = {p["profile"]: p for p in profiles}
+        assert by_name["agent"]["default"] is True
+        assert by_name["work"]["running"] and by_name["agent"]["running"]
+
+
+async def test_profile_create_delete_and_invalid_input() -> None:
+    async with running_service() as (service, client):
+        bad = await client.post("/profiles/create", json={"name": "Bad_Name"})
+        assert bad.status_code == 400
+        assert "invalid profile name 'Bad_Name'" in bad.json()["error"]["message"]
+        bad = await client.post("/profiles/create", json={"name": "ok", "color": "orange"})
+        assert bad.status_code == 400 and "#RRGGBB" in bad.json()["error"]["message"]
+        dup = await client.post("/profiles/create", json={"name": "agent"})
+        assert dup.status_code == 409
+        missing = await client.post("/profiles/create", json={})
+        assert missing.status_code == 400 and "name" in missing.json()["error"]["message"]
+
+        created = (await client.post("/profiles/create", json={"name": "work"})).json()
+        assert created["driver"] == "managed" and created["cdpPort"] in config.MANAGED_PORT_RANGE
+        on_disk = json.loads(paths.config_file().read_text())
+        assert on_disk["profiles"]["work"]["cdpPort"] == created["cdpPort"]
+
+        # Give it a port nobody else on this machine uses, then run it to create user data.
+        await service.update_settings(
+            lambda c: setattr(c.profiles["work"], "cdp_port", free_port()))
+        await client.post("/start", params={"profile": "work"})
+        user_data = paths.profile_user_data_dir("work")
+        assert user_data.exists()
+
+        remote = (await client.post("/profiles/create",
+                                    json={"name": "far", "cdpUrl": "http://10.0.0.42:9222"})).json()
+        assert remote["driver"] == "remote"
+
+        gone = (await client.delete("/profiles/work")).json()
+        assert gone["removedData"] == str(paths.profile_dir("work"))
+        assert not user_data.exists()
+        assert "work" not in json.loads(paths.config_file().read_text())["profiles"]
+        unknown = await client.get("/", params={"profile": "work"})
+        assert unknown.status_code == 404
+        assert "profile 'work' does not exist" in unknown.json()["error"]["message"]
+        default = await client.delete("/profiles/agent")
+        assert default.status_code == 409
+
+
+async def test_port_in_use_at_start_is_a_clear_error() -> None:
+    cfg = test_config()
+    assert cfg.profiles["agent"].cdp_port is not None
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", cfg.profiles["agent"].cdp_port))
+        squatter.listen(1)
+        async with running_service(cfg) as (_service, client):
+            resp = await client.post("/start")
+            assert resp.status_code == 409
+            err = resp.json()["error"]
+            assert err["code"] == "port_in_use"
+            assert str(cfg.profiles["agent"].cdp_port) in err["message"]
+            assert err["hint"]
+
+
+async def test_control_port_in_use_is_a_clear_error() -> None:
+    cfg = test_config()
+    config.save(cfg)
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", cfg.control_port))
+        squatter.listen(1)
+        service = Service(force_headless=True)
+        from browserdeck.errors import Conflict
+
+        with pytest.raises(Conflict, match=f"port {cfg.control_port} on 127.0.0.1 is already in use"):
+            await service.start()
+        assert service.stopped.is_set()
+
+
+async def test_sigkilled_browser_is_detected_and_start_recovers() -> None:
+    async with running_service() as (service, client):
+        started = (await client.post("/start")).json()
+        ctx = service.contexts["agent"]
+        os.killpg(started["pid"], signal.SIGKILL)
+        for _ in range(200):
+            if ctx.state == "crashed":
+                break
+            await asyncio.sleep(0.05)
+        status = (await client.get("/")).json()
+        assert status["running"] is False and status["state"] == "crashed"
+        assert "exited unexpectedly" in status["detail"]
+        tabs = await client.get("/tabs")  # an engine-free route starts the browser on demand
+        assert tabs.status_code == 200
+        status = (await client.get("/")).json()
+        assert status["running"] is True and status["pid"] != started["pid"]
+
+
+async def test_disabled_browser_control() -> None:
+    async with running_service(test_config(enabled=False)) as (_service, client):
+        for method, path in [("POST", "/start"), ("GET", "/tabs"), ("POST", "/tabs/open")]:
+            resp = await client.request(method, path)
+            assert resp.status_code == 503, path
+            assert resp.json()["error"]["message"] == "browser control is disabled in settings"
+        status = (await client.get("/")).json()
+        assert status["enabled"] is False
+
+
+async def test_corrupt_config_is_reported_on_status() -> None:
+    paths.config_file().write_text("{ definitely not json")
+    cfg_port = free_port()
+    service = Service(force_headless=True, control_port=cfg_port)
+    await service.start()
+    try:
+        async with httpx.AsyncClient(base_url=service.url, trust_env=False,
+                                     headers={"Authorization": f"Bearer {service.api_token}"}) as c:
+            status = (await c.get("/")).json()
+        assert "could not be used" in status["configProblem"]
+        kept = list(paths.config_dir().glob("config.json.bad-*"))
+        assert kept and kept[0].read_text() == "{ definitely not json"
+    finally:
+        await service.stop()
+
+
+async def test_reset_profile_kills_an_orphan(chromium_path: str, tmp_path: Path) -> None:
+    from tests.support.browsers import launch_raw_chromium
+
+    orphan = await launch_raw_chromium(chromium_path, tmp_path / "orphan")
+    cfg = test_config()
+    cfg.profiles["agent"].cdp_port = orphan.port
+    try:
+        async with running_service(cfg) as (_service, client):
+            blocked = await client.post("/start")
+            assert blocked.status_code == 409
+            reset = (await client.post("/reset-profile")).json()
+            assert orphan.proc.pid in reset["killedPids"]
+            await asyncio.to_thread(orphan.proc.wait, 10)
+            started = await client.post("/start")
+            assert started.status_code == 200 and started.json()["running"]
+    finally:
+        await orphan.close()

@@ -1,0 +1,106 @@
+"""The CLI against a real `browserdeck serve` process, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from browserdeck import config
+from tests.support.net import free_port
+from tests.support.service import test_config
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "browserdeck", *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def served(bd_home: Path) -> Iterator[tuple[dict[str, str], subprocess.Popen[str]]]:
+    cfg = test_config()
+    config.save(cfg)
+    env = dict(os.environ, BROWSERDECK_HOME=str(bd_home))
+    proc = subprocess.Popen([sys.executable, "-m", "browserdeck", "serve", "--headless"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{cfg.control_port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(url + "/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            out, err = proc.communicate()
+            pytest.fail(f"serve did not come up: {out}\n{err}")
+        time.sleep(0.1)
+    try:
+        yield env, proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+
+
+def test_cli_round_trip(served: tuple[dict[str, str], subprocess.Popen[str]]) -> None:
+    env, proc = served
+    status = cli(env, "status")
+    assert status.returncode == 0, status.stderr
+    assert "agent (managed, #FF4500): stopped" in status.stdout
+
+    started = cli(env, "start", "--json")
+    assert started.returncode == 0, started.stderr
+    pid = json.loads(started.stdout)["pid"]
+
+    opened = cli(env, "open", "data:text/html,<title>Hello CLI</title>", "--json")
+    target = json.loads(opened.stdout)["targetId"]
+    tabs = cli(env, "tabs")
+    assert target in tabs.stdout
+
+    assert cli(env, "focus", target[:8]).returncode == 0
+    closed = cli(env, "close", target[:8])
+    assert closed.returncode == 0 and target in closed.stdout
+
+    bad = cli(env, "create-profile", "--name", "Nope!")
+    assert bad.returncode == 1
+    assert "invalid profile name 'Nope!'" in bad.stderr and "hint:" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+    missing = cli(env, "tabs", "--profile", "ghost")
+    assert missing.returncode == 1 and "profile 'ghost' does not exist" in missing.stderr
+
+    profiles = cli(env, "profiles")
+    assert "* agent" in profiles.stdout and "chrome (extension" in profiles.stdout
+
+    # One shutdown path: SIGTERM stops the browser too.
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_cli_says_when_the_service_is_not_running(bd_home: Path) -> None:
+    env = dict(os.environ, BROWSERDECK_HOME=str(bd_home),
+               BROWSERDECK_URL=f"http://127.0.0.1:{free_port()}")
+    result = cli(env, "status")
+    assert result.returncode == 3
+    assert "browserdeck is not running" in result.stderr
+    assert "browserdeck serve" in result.stderr
+
+
+def test_token_command_prints_the_stored_token(bd_home: Path) -> None:
+    env = dict(os.environ, BROWSERDECK_HOME=str(bd_home))
+    first = cli(env, "token").stdout.strip()
+    assert len(first) >= 43
+    assert cli(env, "token").stdout.strip() == first
+    assert cli(env, "token", "--relay").stdout.strip() not in ("", first)

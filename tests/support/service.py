@@ -1,0 +1,46 @@
+"""Run a real browserdeck Service for tests: real API socket, real Chromium, free ports."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import httpx
+
+from browserdeck import config
+from browserdeck.config import Config
+from browserdeck.service import Service
+from tests.support.net import free_port
+
+
+def test_config(**overrides: object) -> Config:
+    """Defaults, but every port free, so parallel runs on one machine never collide."""
+    cfg = config.default_config()
+    cfg.control_port = free_port()
+    cfg.relay_port = free_port()
+    cfg.profiles["agent"].cdp_port = free_port()
+    for key, value in overrides.items():
+        setattr(cfg, key, value)
+    return cfg
+
+
+@asynccontextmanager
+async def running_service(
+    cfg: Config | None = None, *, tweak: Callable[[Config], None] | None = None
+) -> AsyncIterator[tuple[Service, httpx.AsyncClient]]:
+    cfg = cfg or test_config()
+    if tweak:
+        tweak(cfg)
+    config.save(cfg)
+    service = Service(force_headless=True)
+    await service.start()
+    try:
+        async with httpx.AsyncClient(
+            base_url=service.url,
+            headers={"Authorization": f"Bearer {service.api_token}"},
+            timeout=60,
+            trust_env=False,
+        ) as client:
+            yield service, client
+    finally:
+        await service.stop()
