@@ -164,7 +164,7 @@ class ProfileContext:
         if self.driver == "extension" and (self.relay is None or not self.relay.extension_connected):
             return None
         try:
-            return await self._list_tabs_raw(timeout=1.5)
+            return await self._list_tabs_raw(wait=1.5)
         except BrowserdeckError:
             return None
 
@@ -332,10 +332,10 @@ class ProfileContext:
             self.service.events.profile_state.send(profile=self.name, state=state, detail=detail)
 
     # --- tabs --------------------------------------------------------------
-    async def _list_tabs_raw(self, timeout: float = 5.0) -> list[Tab]:
+    async def _list_tabs_raw(self, wait: float = 5.0) -> list[Tab]:
         try:
             resp = await self.service.http.get(
-                f"{self.cdp_url}/json/list", headers=self.headers, timeout=timeout
+                f"{self.cdp_url}/json/list", headers=self.headers, timeout=wait
             )
         except httpx.HTTPError as exc:
             raise Unavailable(
@@ -614,10 +614,9 @@ class Service:
     # --- profiles --------------------------------------------------------------
     def profile(self, name: str | None) -> ProfileContext:
         p = self.config.profile(name)  # raises the precise unknown-profile error
-        ctx = self.contexts.get(p.name)
-        if ctx is None:
-            ctx = self.contexts[p.name] = ProfileContext(self, p)
-        return ctx
+        if p.name not in self.contexts:
+            self.contexts[p.name] = ProfileContext(self, p)
+        return self.contexts[p.name]
 
     async def list_profiles(self) -> list[dict[str, Any]]:
         statuses = await asyncio.gather(*(c.status() for c in self.contexts.values()))

@@ -32,19 +32,20 @@ def pid_alive(pid: int) -> bool:
 
 
 async def test_health_needs_no_token_and_everything_else_does() -> None:
-    async with running_service() as (service, client):
-        async with httpx.AsyncClient(base_url=service.url, trust_env=False) as anon:
-            health = await anon.get("/health")
-            assert health.status_code == 200
-            assert health.json()["ok"] is True
-            assert service.api_token not in health.text
-            for method, path in [("GET", "/"), ("GET", "/tabs"), ("POST", "/start"),
-                                 ("GET", "/profiles"), ("GET", "/openapi.json")]:
-                resp = await anon.request(method, path)
-                assert resp.status_code == 401, path
-                assert resp.json()["error"]["code"] == "unauthorized"
-            wrong = await anon.get("/", headers={"Authorization": "Bearer nope"})
-            assert wrong.status_code == 401
+    async with running_service() as (service, _client), httpx.AsyncClient(
+        base_url=service.url, trust_env=False
+    ) as anon:
+        health = await anon.get("/health")
+        assert health.status_code == 200
+        assert health.json()["ok"] is True
+        assert service.api_token not in health.text
+        for method, path in [("GET", "/"), ("GET", "/tabs"), ("POST", "/start"),
+                             ("GET", "/profiles"), ("GET", "/openapi.json")]:
+            resp = await anon.request(method, path)
+            assert resp.status_code == 401, path
+            assert resp.json()["error"]["code"] == "unauthorized"
+        wrong = await anon.get("/", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
 
 
 async def test_foreign_host_and_browser_origin_are_refused() -> None:
