@@ -15,7 +15,7 @@ import pytest
 from browserdeck import config, paths
 from browserdeck.service import Service
 from tests.support.net import free_port
-from tests.support.service import running_service, test_config
+from tests.support.service import running_service, service_config
 
 
 def pid_alive(pid: int) -> bool:
@@ -145,7 +145,7 @@ async def test_ambiguous_prefix_is_a_conflict() -> None:
 
 
 async def test_two_managed_profiles_at_once() -> None:
-    cfg = test_config()
+    cfg = service_config()
     cfg.profiles["work"] = config.ProfileConfig("work", "managed", "#0066CC", cdp_port=free_port())
     async with running_service(cfg) as (_service, client):
         a = (await client.post("/start", params={"profile": "agent"})).json()
@@ -202,7 +202,7 @@ async def test_profile_create_delete_and_invalid_input() -> None:
 
 
 async def test_port_in_use_at_start_is_a_clear_error() -> None:
-    cfg = test_config()
+    cfg = service_config()
     assert cfg.profiles["agent"].cdp_port is not None
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", cfg.profiles["agent"].cdp_port))
@@ -217,7 +217,7 @@ async def test_port_in_use_at_start_is_a_clear_error() -> None:
 
 
 async def test_control_port_in_use_is_a_clear_error() -> None:
-    cfg = test_config()
+    cfg = service_config()
     config.save(cfg)
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", cfg.control_port))
@@ -249,7 +249,7 @@ async def test_sigkilled_browser_is_detected_and_start_recovers() -> None:
 
 
 async def test_disabled_browser_control() -> None:
-    async with running_service(test_config(enabled=False)) as (_service, client):
+    async with running_service(service_config(enabled=False)) as (_service, client):
         for method, path in [("POST", "/start"), ("GET", "/tabs"), ("POST", "/tabs/open")]:
             resp = await client.request(method, path)
             assert resp.status_code == 503, path
@@ -278,7 +278,7 @@ async def test_reset_profile_kills_an_orphan(chromium_path: str, tmp_path: Path)
     from tests.support.browsers import launch_raw_chromium
 
     orphan = await launch_raw_chromium(chromium_path, tmp_path / "orphan")
-    cfg = test_config()
+    cfg = service_config()
     cfg.profiles["agent"].cdp_port = orphan.port
     try:
         async with running_service(cfg) as (_service, client):

@@ -16,7 +16,7 @@ import pytest
 
 from browserdeck import config
 from tests.support.net import free_port
-from tests.support.service import test_config
+from tests.support.service import service_config
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -26,7 +26,7 @@ def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def served(bd_home: Path) -> Iterator[tuple[dict[str, str], subprocess.Popen[str]]]:
-    cfg = test_config()
+    cfg = service_config()
     config.save(cfg)
     env = dict(os.environ, BROWSERDECK_HOME=str(bd_home))
     proc = subprocess.Popen([sys.executable, "-m", "browserdeck", "serve", "--headless"], env=env,

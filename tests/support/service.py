@@ -13,7 +13,7 @@ from browserdeck.service import Service
 from tests.support.net import free_port
 
 
-def test_config(**overrides: object) -> Config:
+def service_config(**overrides: object) -> Config:
     """Defaults, but every port free, so parallel runs on one machine never collide."""
     cfg = config.default_config()
     cfg.control_port = free_port()
@@ -28,7 +28,7 @@ def test_config(**overrides: object) -> Config:
 async def running_service(
     cfg: Config | None = None, *, tweak: Callable[[Config], None] | None = None
 ) -> AsyncIterator[tuple[Service, httpx.AsyncClient]]:
-    cfg = cfg or test_config()
+    cfg = cfg or service_config()
     if tweak:
         tweak(cfg)
     config.save(cfg)
