@@ -1,0 +1,650 @@
+"""Launch a managed Chrome/Chromium, wait until it is ready, watch it, stop it.
+
+``launch(opts)`` checks the port and the profile lock, bootstraps and decorates
+the profile, spawns the browser in its own process group and returns once
+``/json/version`` answers *and* a WebSocket handshake to the browser endpoint
+succeeds.  ``ChromeProcess.stop()`` closes it through CDP ``Browser.close`` (a
+signal would leave ``/tmp/org.chromium.Chromium.*`` behind and mark the exit as a
+crash), then signals the process group as a fallback.
+
+Threads, not asyncio subprocess pipes: the core runs on plain asyncio *and* on
+qasync's Qt loop, and asyncio child watchers are not something to rely on there.
+Each browser gets two small daemon threads: one drains its output into a bounded
+ring buffer (so a chatty browser never blocks on a full pipe) and notices the
+"DevTools listening on ..." line; one waits for the exit and reaps the process.
+Both wake asyncio waiters through ``call_soon_threadsafe``.
+"""
+
+# ruff: noqa: ASYNC109 -- `timeout=` parameters are this module's documented interface.
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+from browserdeck.chrome.cdp import CDPClient, CDPError
+from browserdeck.chrome.decorate import decorate_profile
+from browserdeck.chrome.endpoint import fetch_version, list_targets, normalize_ws_url
+from browserdeck.chrome.executables import BrowserExecutable, find_browser
+from browserdeck.chrome.procs import (
+    kill_port_owner,
+    listening_pids,
+    pid_alive,
+    port_in_use,
+    process_cmdline,
+    process_group_alive,
+    signal_process_group,
+)
+from browserdeck.errors import ActionTimeout, Conflict, Unavailable
+
+__all__ = [
+    "ChromeProcess",
+    "LaunchOptions",
+    "child_env",
+    "child_home",
+    "chrome_args",
+    "fetch_version",
+    "has_display",
+    "is_cdp_ready",
+    "kill_port_owner",
+    "launch",
+    "list_targets",
+    "port_in_use",
+    "profile_lock_owner",
+    "running_as_root",
+]
+
+log = logging.getLogger(__name__)
+
+_OUTPUT_LINES = 400  # ring buffer of the browser's stdout+stderr
+_READY_POLL = 0.05
+# Without a "DevTools listening" line (a wrapper that swallows stderr), fall back to
+# polling /json/version after this long.
+_NO_BANNER_GRACE = 1.0
+
+
+@dataclass
+class LaunchOptions:
+    profile: str
+    port: int
+    user_data_dir: Path
+    color: str
+    headless: bool
+    no_sandbox: bool
+    executable: str | None = None
+    extra_args: list[str] = field(default_factory=list)
+    window_size: tuple[int, int] = (1280, 800)
+    ready_timeout: float = 15.0
+    # Linux: the browser's HOME/XDG dirs (see child_env). None = child_home(opts).
+    home_dir: Path | None = None
+    isolate_home: bool = True
+
+
+# -- flags and environment -----------------------------------------------------------
+
+
+def running_as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def has_display() -> bool:
+    """Can a headed browser open a window here? (Linux: DISPLAY or WAYLAND_DISPLAY set.)"""
+    if sys.platform.startswith("linux"):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
+
+
+def chrome_args(
+    opts: LaunchOptions, *, system: str | None = None, as_root: bool | None = None
+) -> list[str]:
+    """The browser's command line (without the executable)."""
+    system = system or platform.system()
+    as_root = running_as_root() if as_root is None else as_root
+    width, height = opts.window_size
+    args = [
+        f"--remote-debugging-port={opts.port}",
+        "--remote-debugging-address=127.0.0.1",
+        f"--user-data-dir={opts.user_data_dir}",
+        "--no-first-run",
+        "--no-default-browser-check",
+        # Without these Chromium keeps trying the network (sync, component updates,
+        # variations) — slow and noisy on a closed network, and not the agent's business.
+        "--disable-sync",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-session-crashed-bubble",
+        "--hide-crash-restore-bubble",
+        "--password-store=basic",
+        # Removes the "unsupported command-line flag" infobar (an invisible 56 px bar
+        # that shrinks the viewport in headless mode).
+        "--test-type",
+        f"--window-size={width},{height}",
+    ]
+    # Chrome honours only the last --disable-features, so merge the caller's into ours.
+    disabled = ["Translate", "MediaRouter"]
+    extra: list[str] = []
+    for arg in opts.extra_args:
+        if arg.startswith("--disable-features="):
+            for feature in arg.split("=", 1)[1].split(","):
+                if feature and feature not in disabled:
+                    disabled.append(feature)
+        else:
+            extra.append(arg)
+    args.append("--disable-features=" + ",".join(disabled))
+    if system == "Linux":
+        # /dev/shm is 64 MB in many containers; Chromium crashes tabs when it fills.
+        args.append("--disable-dev-shm-usage")
+    if opts.headless:
+        args.append("--headless=new")
+    # Chromium refuses to run as root with its sandbox ("Running as root without
+    # --no-sandbox is not supported", crbug.com/638180), so root implies no sandbox.
+    if opts.no_sandbox or (as_root and system == "Linux"):
+        args += ["--no-sandbox", "--disable-setuid-sandbox"]
+    args += extra
+    args.append("about:blank")
+    return args
+
+
+def child_home(opts: LaunchOptions) -> Path:
+    """HOME for the browser on Linux: ``<profile dir>/home`` beside ``user-data``."""
+    if opts.home_dir is not None:
+        return Path(opts.home_dir)
+    udd = Path(opts.user_data_dir)
+    # The standard layout is <data>/browser/<name>/user-data; for a custom userDataDir
+    # keep the home inside it rather than littering its parent.
+    return udd.parent / "home" if udd.name == "user-data" else udd / ".home"
+
+
+def child_env(opts: LaunchOptions, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The browser's environment.
+
+    On Linux Chromium writes ``~/.config/chromium/Crash Reports``, ``~/.cache`` (dconf,
+    fontconfig) and ``~/.pki`` even with ``--user-data-dir``; pointing HOME and the XDG
+    dirs under the profile keeps the user's own Chromium/Chrome dirs untouched.  The
+    X11 cookie is looked up through HOME, so XAUTHORITY is pinned to the real one.
+    XDG_RUNTIME_DIR is left alone (the Wayland and D-Bus sockets live there).
+    """
+    env = dict(os.environ if base is None else base)
+    if not (sys.platform.startswith("linux") and opts.isolate_home):
+        return env
+    home = child_home(opts)
+    real_home = env.get("HOME") or str(Path.home())
+    if "XAUTHORITY" not in env:
+        cookie = Path(real_home) / ".Xauthority"
+        if cookie.exists():
+            env["XAUTHORITY"] = str(cookie)
+    dirs = {
+        "XDG_CONFIG_HOME": home / ".config",
+        "XDG_CACHE_HOME": home / ".cache",
+        "XDG_DATA_HOME": home / ".local" / "share",
+        "XDG_STATE_HOME": home / ".local" / "state",
+    }
+    for path in dirs.values():
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    env["HOME"] = str(home)
+    env.update({key: str(path) for key, path in dirs.items()})
+    return env
+
+
+# -- profile lock --------------------------------------------------------------------
+
+
+def profile_lock_owner(user_data_dir: Path) -> int | None:
+    """Pid of a live browser holding ``user_data_dir`` (its ``SingletonLock``), else None.
+
+    A stale lock (dead pid, a pid now running something else, or a lock written on
+    another host, e.g. a container whose hostname changed) is removed: Chrome would
+    otherwise refuse the profile ("in use on another computer") or hand our launch
+    over to a process that is not there.
+    """
+    udd = Path(user_data_dir)
+    lock = udd / "SingletonLock"
+    try:
+        target = os.readlink(lock)
+    except OSError:
+        return None  # no lock (or not a symlink: Windows keeps a "lockfile" instead)
+    host, _, pid_text = target.rpartition("-")
+    pid = int(pid_text) if pid_text.isdigit() else 0
+    if host == socket.gethostname() and pid_alive(pid):
+        argv = process_cmdline(pid)
+        if argv is None or _uses_user_data_dir(argv, udd):
+            return pid
+    log.info("removing stale browser lock %s -> %s", lock, target)
+    for name in ("SingletonLock", "SingletonSocket", "SingletonCookie"):
+        with contextlib.suppress(OSError):
+            os.unlink(udd / name)
+    return None
+
+
+def _uses_user_data_dir(argv: list[str], udd: Path) -> bool:
+    wanted = os.path.realpath(udd)
+    for arg in argv:
+        if arg.startswith("--user-data-dir="):
+            return os.path.realpath(arg.split("=", 1)[1]) == wanted
+    return False
+
+
+# -- the running browser -------------------------------------------------------------
+
+
+class ChromeProcess:
+    """A browser that ``launch()`` started: its pid, CDP endpoints, output and lifecycle."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        executable: BrowserExecutable,
+        opts: LaunchOptions,
+        args: list[str],
+    ) -> None:
+        self._proc = proc
+        self.pid = proc.pid
+        self.port = opts.port
+        self.profile = opts.profile
+        self.cdp_url = f"http://127.0.0.1:{opts.port}"
+        self.ws_url = ""
+        self.executable = executable
+        self.headless = opts.headless
+        self.user_data_dir = Path(opts.user_data_dir)
+        self.args = args
+        self.version: dict[str, Any] = {}
+        self.started_at = time.time()
+        self._output: collections.deque[str] = collections.deque(maxlen=_OUTPUT_LINES)
+        self._banner_ws: str | None = None  # from "DevTools listening on ws://..."
+        self._devtools_failed: str | None = None
+        self._returncode: int | None = None
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._stop_lock: asyncio.Lock | None = None
+        if proc.stdout is not None:
+            threading.Thread(
+                target=self._pump_output,
+                args=(proc.stdout,),
+                name=f"chrome-output-{self.pid}",
+                daemon=True,
+            ).start()
+        threading.Thread(
+            target=self._wait_thread, name=f"chrome-wait-{self.pid}", daemon=True
+        ).start()
+
+    def __repr__(self) -> str:
+        state = "alive" if self.alive() else f"exited {self._returncode}"
+        return f"<ChromeProcess {self.profile!r} pid={self.pid} port={self.port} {state}>"
+
+    # -- state --
+
+    def alive(self) -> bool:
+        return self._returncode is None
+
+    def returncode(self) -> int | None:
+        return self._returncode
+
+    def stderr_tail(self, lines: int = 20) -> str:
+        """The last ``lines`` lines the browser printed (stdout and stderr interleaved)."""
+        with self._lock:
+            output = list(self._output)
+        return "\n".join(output[-lines:]) if lines > 0 else ""
+
+    async def wait_exit(self) -> int:
+        """Resolves with the exit code once the browser's main process has exited."""
+        while self._returncode is None:
+            future = self._next_change()
+            if self._returncode is not None:
+                future.cancel()
+                break
+            await future
+        return self._returncode
+
+    # -- stop --
+
+    async def stop(self, timeout: float = 5.0) -> None:
+        """``Browser.close``; after ``timeout`` SIGTERM, then SIGKILL, the process group.
+
+        Idempotent.  Also kills anything left in the browser's process group (e.g. a
+        crash handler) once the main process is gone, and reaps the main process.
+        """
+        if self._stop_lock is None:
+            self._stop_lock = asyncio.Lock()
+        async with self._stop_lock:
+            if self.alive():
+                await self._close_via_cdp(min(timeout, 3.0))
+                if not await self._wait_exit_for(timeout):
+                    log.warning("%r ignored Browser.close; sending SIGTERM", self)
+                    self._signal(signal.SIGTERM)
+                    if not await self._wait_exit_for(3.0):
+                        log.warning("%r ignored SIGTERM; sending SIGKILL", self)
+                        self._signal(signal.SIGKILL)
+                        await self._wait_exit_for(10.0)
+            await self._sweep_group()
+
+    async def _close_via_cdp(self, timeout: float) -> None:
+        if not self.ws_url:
+            return
+        try:
+            async with await CDPClient.connect(self.ws_url, timeout=timeout) as client:
+                await client.send("Browser.close", timeout=timeout)
+        except Unavailable:
+            pass  # already gone, or it dropped the socket while closing: both fine
+        except (ActionTimeout, CDPError) as exc:
+            log.warning("Browser.close on %r failed: %s", self, exc)
+
+    async def _wait_exit_for(self, timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(self.wait_exit(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def _signal(self, sig: int) -> None:
+        if sys.platform == "win32":
+            with contextlib.suppress(OSError):
+                self._proc.kill()
+            return
+        # start_new_session made the browser the leader of group == its pid.
+        if not signal_process_group(self.pid, sig):
+            with contextlib.suppress(OSError):
+                self._proc.send_signal(sig)
+
+    async def _sweep_group(self) -> None:
+        """Kill what is left of the group after the main process exited."""
+        if sys.platform != "win32" and process_group_alive(self.pid):
+            await asyncio.to_thread(_sweep_group_blocking, self.pid)
+
+    def kill_now(self) -> None:
+        """SIGKILL the whole group at once (no grace); the waiter thread reaps it."""
+        if sys.platform == "win32":
+            with contextlib.suppress(OSError):
+                self._proc.kill()
+            return
+        if not signal_process_group(self.pid, signal.SIGKILL):
+            with contextlib.suppress(OSError):
+                self._proc.kill()
+
+    # -- readiness --
+
+    async def _wait_ready(self, timeout: float) -> None:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        deadline = started + timeout
+        last_error = "nothing answered yet"
+        while True:
+            if self._returncode is not None:
+                raise self._launch_failed(
+                    f"{_describe_exit(self._returncode)} before its DevTools endpoint answered"
+                )
+            if self._devtools_failed is not None:
+                raise Conflict(
+                    f"Chrome for profile '{self.profile}' could not open its DevTools port "
+                    f"{self.port}: {self._devtools_failed}",
+                    hint="another program took the port just now; retry, or give the profile "
+                    "another cdpPort",
+                    code="port_in_use",
+                )
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise self._launch_failed(
+                    f"did not get ready on {self.cdp_url} within {timeout:g} s ({last_error})"
+                )
+            if self._banner_ws is not None or loop.time() - started >= _NO_BANNER_GRACE:
+                try:
+                    await self._probe(min(2.0, remaining))
+                    return
+                except Unavailable as exc:
+                    last_error = exc.message
+            future = self._next_change()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(future, min(_READY_POLL, max(remaining, 0.001)))
+
+    async def _probe(self, timeout: float) -> None:
+        version = await fetch_version(self.cdp_url, timeout=timeout)
+        ws_url = version.get("webSocketDebuggerUrl")
+        if not isinstance(ws_url, str) or not ws_url:
+            raise Unavailable("no webSocketDebuggerUrl in /json/version yet")
+        ws_url = normalize_ws_url(ws_url, self.cdp_url)
+        if self._banner_ws is not None and urlsplit(ws_url).path != urlsplit(self._banner_ws).path:
+            raise Conflict(
+                f"another browser answers on port {self.port}, not the one just started for "
+                f"profile '{self.profile}' ({ws_url} vs {self._banner_ws})",
+                hint="two browsers are fighting over the port; run `browserdeck reset-profile` "
+                "and start again",
+                code="port_in_use",
+            )
+        client = await CDPClient.connect(ws_url, timeout=timeout)
+        await client.close()
+        self.ws_url = ws_url
+        self.version = version
+
+    def _launch_failed(self, reason: str) -> Unavailable:
+        tail = self.stderr_tail(20)
+        output = (
+            f"\n--- last browser output ---\n{tail}" if tail.strip() else " (it printed nothing)"
+        )
+        return Unavailable(
+            f"Chrome ({self.executable.path}) for profile '{self.profile}' {reason}.{output}",
+            hint=_failure_hint(tail),
+            code="launch_failed",
+        )
+
+    # -- threads --
+
+    def _next_change(self) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            self._waiters.append((loop, future))
+        return future
+
+    def _notify(self) -> None:
+        """Wake every asyncio waiter (called from the helper threads)."""
+        with self._lock:
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
+                loop.call_soon_threadsafe(_resolve, future)
+
+    def _pump_output(self, stream: IO[bytes]) -> None:
+        try:
+            # readline(limit): a pathological endless line is split, never buffered whole.
+            for raw in iter(lambda: stream.readline(16384), b""):
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                notify = False
+                with self._lock:
+                    self._output.append(line)
+                if self._banner_ws is None and line.startswith("DevTools listening on "):
+                    self._banner_ws = line.split(" on ", 1)[1].strip()
+                    notify = True
+                elif "Cannot start http server for devtools" in line:
+                    self._devtools_failed = line.strip()
+                    notify = True
+                if notify:
+                    self._notify()
+        except (OSError, ValueError):
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+    def _wait_thread(self) -> None:
+        code = self._proc.wait()
+        self._returncode = code
+        log.info("%r exited: %s", self, _describe_exit(code))
+        self._notify()
+
+
+def _sweep_group_blocking(pgid: int) -> None:
+    # The group's other members are not our children, so there is no exit event to
+    # await: poll briefly, letting helpers notice the browser is gone, then SIGKILL.
+    deadline = time.monotonic() + 0.5
+    while process_group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if signal_process_group(pgid, signal.SIGKILL):
+        deadline = time.monotonic() + 5.0
+        while process_group_alive(pgid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name} (exit code {code})"
+    return f"exited with code {code}"
+
+
+def _failure_hint(tail: str) -> str:
+    if "No usable sandbox" in tail or "without --no-sandbox" in tail:
+        return (
+            "the browser's sandbox cannot start here (typical in containers): turn on "
+            "noSandbox in settings"
+        )
+    if "Missing X server" in tail or "cannot open display" in tail.lower():
+        return "there is no display: run the profile headless (settings, or `browserdeck serve --headless`)"
+    if "existing browser session" in tail:
+        return (
+            "another browser already uses this profile's user data dir and took over the "
+            "launch; stop it (`browserdeck stop`) and start again"
+        )
+    return (
+        "check the output above; make sure the browser runs on its own "
+        "(`<executable> --version`) or set executablePath to another Chrome/Chromium"
+    )
+
+
+# -- launch --------------------------------------------------------------------------
+
+
+async def _port_conflict(port: int, profile: str) -> Conflict:
+    try:
+        version = await fetch_version(f"http://127.0.0.1:{port}", timeout=1.0)
+    except Unavailable:
+        version = None
+    if version is not None:
+        browser = version.get("Browser") or "unknown browser"
+        return Conflict(
+            f"cannot start profile '{profile}': a Chrome DevTools endpoint ({browser}) is "
+            f"already listening on 127.0.0.1:{port}, probably a browser left over from an "
+            "earlier run",
+            hint=f"`browserdeck reset-profile --profile {profile}` (POST /reset-profile) kills "
+            "it; or turn on attachOnly to use that browser as it is",
+            code="port_in_use",
+        )
+    pids = await asyncio.to_thread(listening_pids, port)
+    owners = ", ".join(f"pid {pid} ({_process_name(pid)})" for pid in pids)
+    return Conflict(
+        f"cannot start profile '{profile}': another program{f' ({owners})' if owners else ''} "
+        f"is already listening on 127.0.0.1:{port}, the profile's CDP port, and it is not "
+        "a Chrome DevTools endpoint",
+        hint="stop that program, or give the profile another cdpPort",
+        code="port_in_use",
+    )
+
+
+def _process_name(pid: int) -> str:
+    argv = process_cmdline(pid)
+    return os.path.basename(argv[0]) if argv else "?"
+
+
+def _prepare(opts: LaunchOptions) -> tuple[BrowserExecutable, list[str], dict[str, str]]:
+    """The blocking part of a launch (file system only), run in a worker thread."""
+    executable = find_browser(opts.executable)
+    udd = Path(opts.user_data_dir)
+    udd.mkdir(parents=True, exist_ok=True, mode=0o700)
+    owner = profile_lock_owner(udd)
+    if owner is not None:
+        raise Conflict(
+            f"cannot start profile '{opts.profile}': another browser (pid {owner}) is already "
+            f"using its user data dir {udd}",
+            hint=f"stop that browser first (`browserdeck stop --profile {opts.profile}`, or "
+            f"`kill {owner}` if browserdeck did not start it); two browsers cannot share a "
+            "profile directory",
+            code="profile_locked",
+        )
+    decorate_profile(udd, opts.profile, opts.color)
+    return executable, chrome_args(opts), child_env(opts)
+
+
+async def launch(opts: LaunchOptions) -> ChromeProcess:
+    """Start a managed browser and return once its CDP endpoint is ready.
+
+    Raises ``Conflict`` (``port_in_use``, ``profile_locked``), ``Unavailable``
+    (``no_browser``, ``launch_failed`` with the exit code and the browser's last
+    output) or ``InvalidInput`` (a bad colour).
+    """
+    if await asyncio.to_thread(port_in_use, opts.port):
+        raise await _port_conflict(opts.port, opts.profile)
+    executable, args, env = await asyncio.to_thread(_prepare, opts)
+    popen_kwargs: dict[str, Any] = {}
+    if sys.platform == "win32":
+        popen_kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
+    else:
+        # Its own session and process group: stop() can signal every helper process,
+        # and a Ctrl-C in our terminal does not hit the browser.
+        popen_kwargs["start_new_session"] = True
+    try:
+        # Spawning in the loop is deliberate (~2 ms): in a worker thread, a cancelled
+        # launch could not kill the browser the thread was still starting.
+        proc = subprocess.Popen(
+            [executable.path, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            close_fds=True,
+            **popen_kwargs,
+        )
+    except OSError as exc:
+        raise Unavailable(
+            f"cannot start the browser {executable.path} for profile '{opts.profile}': {exc}",
+            hint=_failure_hint(""),
+            code="launch_failed",
+        ) from None
+    chrome = ChromeProcess(proc, executable, opts, args)
+    try:
+        await chrome._wait_ready(opts.ready_timeout)
+    except BaseException:
+        chrome.kill_now()
+        raise
+    log.info(
+        "started %s (%s) for profile %r: pid %d, %s",
+        executable.path,
+        chrome.version.get("Browser", "?"),
+        opts.profile,
+        chrome.pid,
+        chrome.cdp_url,
+    )
+    return chrome
+
+
+async def is_cdp_ready(cdp_url: str, timeout: float = 2.0) -> bool:
+    """``/json/version`` answers and its browser WebSocket accepts a handshake."""
+    try:
+        async with asyncio.timeout(timeout):
+            version = await fetch_version(cdp_url, timeout=timeout)
+            ws_url = version.get("webSocketDebuggerUrl")
+            if not isinstance(ws_url, str) or not ws_url:
+                return False
+            client = await CDPClient.connect(normalize_ws_url(ws_url, cdp_url), timeout=timeout)
+            await client.close()
+            return True
+    except (TimeoutError, Unavailable):
+        return False
