@@ -74,6 +74,8 @@ _READY_POLL = 0.05
 # Without a "DevTools listening" line (a wrapper that swallows stderr), fall back to
 # polling /json/version after this long.
 _NO_BANNER_GRACE = 1.0
+# Windows has no SIGKILL; _signal() uses Popen.kill() (TerminateProcess) there anyway.
+_SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)
 
 
 @dataclass
@@ -326,7 +328,7 @@ class ChromeProcess:
                     self._signal(signal.SIGTERM)
                     if not await self._wait_exit_for(3.0):
                         log.warning("%r ignored SIGTERM; sending SIGKILL", self)
-                        self._signal(signal.SIGKILL)
+                        self._signal(_SIGKILL)
                         await self._wait_exit_for(10.0)
             await self._sweep_group()
 

@@ -271,11 +271,11 @@ def kill_port_owner(port: int, timeout: float = 5.0) -> list[int]:
     log.warning("killing %s listening on 127.0.0.1:%d", pids, port)
     _signal_all(groups, signal.SIGTERM)
     if not _wait_gone(pids, timeout / 2):
-        _signal_all(groups, signal.SIGKILL if sys.platform != "win32" else signal.SIGTERM)
+        _signal_all(groups, getattr(signal, "SIGKILL", signal.SIGTERM))
         _wait_gone(pids, timeout / 2)
     # The group's other members (renderers, crashpad) get no SIGTERM grace of their own.
     for pgid in {g for g in groups.values() if g is not None}:
-        signal_process_group(pgid, signal.SIGKILL)
+        signal_process_group(pgid, getattr(signal, "SIGKILL", signal.SIGTERM))
     return pids
 
 
