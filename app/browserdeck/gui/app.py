@@ -1,0 +1,512 @@
+"""The tray app: QApplication on a qasync loop, running the same Service as ``browserdeck serve``.
+
+Lifecycle (one path, whatever ends it)::
+
+    run(args)                       second launch? -> ask the running tray to show its panel
+      └─ TrayApp.run()              tray icon, instance server, Service.start()
+           await quit_requested     set by Quit, SIGTERM/SIGINT, aboutToQuit, or closing the
+                                    window when there is no tray
+           TrayApp.shutdown()       dialogs closed, tray hidden, Service.stop() (browsers
+                                    closed, servers stopped), instance server closed
+
+No coroutine ever calls ``exec()`` on a dialog: dialogs are opened with
+``show()``/``open()`` and report back through signals (qasync re-entrancy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Qt, QTimer, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
+
+from browserdeck import __version__, aio, autostart, config, paths
+from browserdeck.config import Config
+from browserdeck.errors import BrowserdeckError
+from browserdeck.gui import icons, instance, trace
+from browserdeck.gui.bridge import ServiceBridge
+from browserdeck.gui.model import DeckModel
+from browserdeck.gui.panel import StatusPanel
+from browserdeck.gui.settings import SettingsDialog
+from browserdeck.gui.tray import TrayController
+
+if TYPE_CHECKING:
+    from browserdeck.service import Service
+
+log = logging.getLogger(__name__)
+
+APP_ID = autostart.APP_ID
+STYLE = """
+QLabel#hint { color: palette(mid); }
+QLabel#sectionTitle { padding: 2px 0 4px 0; }
+QLabel#profileDetail { color: palette(dark); padding: 4px 2px; }
+QLabel#hoverLabel, QLabel#shotInfo { color: palette(dark); }
+QTreeWidget, QListWidget { border: 1px solid palette(mid); border-radius: 4px; }
+ScreenshotView, QWidget#screenshotView { border: 1px solid palette(mid); border-radius: 4px; }
+"""
+
+
+def mcp_config_snippet() -> str:
+    """The MCP client config that runs browserdeck's MCP server (from mcpserver when it has one)."""
+    try:
+        import browserdeck.mcpserver as mcpserver
+    except ImportError:
+        mcpserver = None  # type: ignore[assignment]
+    for name in ("client_config", "config_snippet", "mcp_config"):
+        func = getattr(mcpserver, name, None) if mcpserver is not None else None
+        if callable(func):
+            value = func()
+            return value if isinstance(value, str) else json.dumps(value, indent=2)
+    return json.dumps({"mcpServers": {"browserdeck": {"command": "browserdeck",
+                                                      "args": ["mcp"]}}}, indent=2)
+
+
+class TrayApp(QObject):
+    """Owns the service, the tray, the panel and dialogs; one shutdown path."""
+
+    def __init__(
+        self,
+        qapp: QApplication,
+        *,
+        service_factory: Callable[[], Service],
+        tray: bool | None = None,
+        show_panel: bool = False,
+    ) -> None:
+        super().__init__()
+        self.qapp = qapp
+        self.service_factory = service_factory
+        self.tray_available = (QSystemTrayIcon.isSystemTrayAvailable() if tray is None else tray)
+        self.show_panel_at_start = show_panel or not self.tray_available
+        self.bridge = ServiceBridge(self)
+        self.model = DeckModel(self.bridge, self)
+        self.service: Service | None = None
+        self.tray: TrayController | None = None
+        self.panel: StatusPanel | None = None
+        self.settings_dialog: SettingsDialog | None = None
+        self.dialogs: list[QWidget] = []
+        self.instance_server = instance.InstanceServer(self.handle_command, self)
+        self.quit_requested: asyncio.Event | None = None
+        self.exit_code = 0
+        self._shutdown_task: asyncio.Task[None] | None = None
+        self._signal_cleanup: list[Callable[[], None]] = []
+        self.bridge.notice.connect(self.notify)
+        self.bridge.extension.connect(self._on_extension)
+        self.bridge.configChanged.connect(self._on_config_changed)
+        self.model.actionFailed.connect(lambda title, msg: self.notify("error", title, msg))
+
+    # --- lifecycle ---------------------------------------------------------------------
+    async def run(self) -> int:
+        """Start, wait for a quit request, shut down. Returns the exit code."""
+        self.quit_requested = asyncio.Event()
+        self._install_signal_handlers()
+        self.qapp.aboutToQuit.connect(self.request_quit)
+        self.instance_server.listen()
+        if self.tray_available:
+            self.tray = TrayController(self.model, self)
+            self._connect_tray(self.tray)
+            self.tray.show()
+            self._watch_tray_visible()
+        else:
+            trace.emit("tray-unavailable")
+        if self.show_panel_at_start:
+            self.show_panel()
+        await self.start_service()
+        try:
+            await self.quit_requested.wait()
+        finally:
+            await self.shutdown()
+        return self.exit_code
+
+    async def start_service(self) -> bool:
+        """Start a fresh Service (also used by Retry after a failed start)."""
+        if self.service is not None and self.service.started:
+            return True
+        service = self.service_factory()
+        self.model.set_service(None)
+        self.model.service_error = None
+        self.bridge.attach(service.events)  # hear notices sent during start
+        try:
+            await service.start()
+        except BrowserdeckError as exc:
+            self.service = None
+            self.model.set_service(None, str(exc))
+            self.notify("error", "browserdeck could not start", str(exc))
+            trace.emit("service-failed", error=str(exc))
+            self._sync_autostart_from_disk()
+            return False
+        except Exception as exc:
+            log.exception("starting the service")
+            self.service = None
+            self.model.set_service(None, f"{type(exc).__name__}: {exc}")
+            self.notify("error", "browserdeck could not start", f"{type(exc).__name__}: {exc}")
+            trace.emit("service-failed", error=str(exc))
+            return False
+        self.service = service
+        self.model.set_service(service)
+        self._sync_autostart(service.config)
+        if self.panel is not None:
+            self.panel.update_banner()
+        trace.emit("service-started", url=service.url, pid=os.getpid())
+        return True
+
+    def request_quit(self, code: int = 0) -> None:
+        """Quit from anywhere (menu, signal, aboutToQuit, closing the no-tray window)."""
+        if self.quit_requested is not None and not self.quit_requested.is_set():
+            trace.emit("quit-requested")
+            self.exit_code = code
+            self.quit_requested.set()
+
+    async def shutdown(self) -> None:
+        """The one shutdown path; safe to call twice (the second call waits for the first)."""
+        if self._shutdown_task is None:
+            self._shutdown_task = asyncio.ensure_future(self._shutdown())
+        await asyncio.shield(self._shutdown_task)
+
+    async def _shutdown(self) -> None:
+        trace.emit("shutdown-begin")
+        for cleanup in self._signal_cleanup:
+            with contextlib.suppress(Exception):
+                cleanup()
+        self._signal_cleanup.clear()
+        for dialog in list(self.dialogs):
+            with contextlib.suppress(RuntimeError):  # already deleted by Qt
+                dialog.close()
+        if self.settings_dialog is not None:
+            with contextlib.suppress(RuntimeError):
+                self.settings_dialog.close()
+        if self.panel is not None:
+            self.panel.timer.stop()
+            self.panel.hide()
+        if self.tray is not None:
+            self.tray.dispose()
+        self.model.close()
+        self.instance_server.close()
+        service, self.service = self.service, None
+        if service is not None:
+            try:
+                await service.stop()
+            except Exception:
+                log.exception("stopping the service")
+        trace.emit("shutdown-done")
+
+    def _install_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                # qasync's Unix loop is a SelectorEventLoop: the signal wakes its self-pipe,
+                # which Qt watches with a socket notifier, so the handler runs promptly
+                # even while Qt sits in C++.
+                loop.add_signal_handler(sig, self.request_quit)
+                self._signal_cleanup.append(_remover(loop, sig))
+            except (NotImplementedError, RuntimeError, ValueError):
+                # Windows: a plain handler plus a timer that hands control back to Python
+                # every 200 ms so the handler gets to run.
+                previous = signal.signal(sig, lambda *_: loop.call_soon_threadsafe(
+                    self.request_quit))
+                timer = QTimer(self)
+                timer.start(200)
+                timer.timeout.connect(lambda: None)
+                self._signal_cleanup.append(_restorer(sig, previous))
+                self._signal_cleanup.append(timer.stop)
+
+    # --- second launch -----------------------------------------------------------------
+    def handle_command(self, command: str) -> str:
+        if command == "show-panel":
+            QTimer.singleShot(0, self.show_panel)
+            return "ok"
+        if command == "show-settings":
+            QTimer.singleShot(0, self.show_settings)
+            return "ok"
+        if command == "quit":
+            QTimer.singleShot(0, self.request_quit)
+            return "ok"
+        return json.dumps(self.status())
+
+    def status(self) -> dict[str, Any]:
+        tray = self.tray
+        return {
+            "pid": os.getpid(),
+            "version": __version__,
+            "url": self.service.url if self.service is not None else None,
+            "serviceStarted": bool(self.service and self.service.started),
+            "serviceError": self.model.service_error,
+            "trayAvailable": self.tray_available,
+            "trayVisible": bool(tray and tray.icon.isVisible()),
+            "trayGeometry": _rect(tray.icon.geometry()) if tray else None,
+            "panelVisible": bool(self.panel and self.panel.isVisible()),
+            "trayState": self.model.tray_state(),
+        }
+
+    # --- tray ---------------------------------------------------------------------------
+    def _connect_tray(self, tray: TrayController) -> None:
+        tray.openPanelRequested.connect(self.show_panel)
+        tray.settingsRequested.connect(self.show_settings)
+        tray.pairRequested.connect(self.show_pairing)
+        tray.copyTokenRequested.connect(self.copy_token)
+        tray.copyMcpRequested.connect(self.copy_mcp_config)
+        tray.openLogsRequested.connect(self.open_logs)
+        tray.retryRequested.connect(self.retry)
+        tray.quitRequested.connect(self.request_quit)
+
+    def _watch_tray_visible(self) -> None:
+        """Report (trace) when the icon really sits in a tray: it then has a geometry."""
+        tray = self.tray
+        assert tray is not None
+        timer = QTimer(self)
+        timer.setInterval(20)
+        ticks = [0]
+
+        def check() -> None:
+            ticks[0] += 1
+            geometry = tray.icon.geometry()
+            if geometry.isValid() and not geometry.isEmpty():
+                timer.stop()
+                trace.emit("tray-visible", geometry=_rect(geometry))
+            elif ticks[0] > 500:  # 10 s: report it, the icon may still show later
+                timer.stop()
+                trace.emit("tray-not-embedded")
+
+        timer.timeout.connect(check)
+        timer.start()
+
+    # --- panel and dialogs --------------------------------------------------------------
+    def show_panel(self) -> StatusPanel:
+        if self.panel is None:
+            panel = StatusPanel(self.model, tray_available=self.tray_available)
+            panel.settingsRequested.connect(self.show_settings)
+            panel.retryRequested.connect(self.retry)
+            panel.quitRequested.connect(self.request_quit)
+            panel.firstPaint.connect(lambda: trace.emit("panel-painted"))
+            self.panel = panel
+        self.panel.present()
+        trace.emit("panel-shown")
+        return self.panel
+
+    def show_settings(self) -> SettingsDialog:
+        if self.settings_dialog is not None:
+            with contextlib.suppress(RuntimeError):
+                self.settings_dialog.show()
+                self.settings_dialog.raise_()
+                self.settings_dialog.activateWindow()
+                return self.settings_dialog
+        current = self.service.config if self.service is not None else config.load().config
+        dialog = SettingsDialog(current, self.apply_settings, running=self.service is not None)
+        dialog.destroyed.connect(lambda *_: setattr(self, "settings_dialog", None))
+        dialog.saved.connect(lambda *_: self.notify("info", "Settings saved",
+                                                    "Changes are applied."))
+        self.settings_dialog = dialog
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        return dialog
+
+    async def apply_settings(self, candidate: Config, deleted: list[str]) -> None:
+        """Save and apply live; deleted managed profiles also lose their browser data."""
+        service = self.service
+        if service is None or not service.started:
+            config.check_consistency(candidate)
+            config.save(candidate)
+            self._sync_autostart(candidate)
+            return
+        interim = None
+        if deleted:
+            # Apply everything but the deletions first (e.g. a new default profile), then
+            # delete through the service so it stops the browser and removes its data.
+            interim = config.updated(candidate, lambda c: c.profiles.update(
+                {n: service.config.profiles[n] for n in deleted if n in service.config.profiles}))
+        if interim is not None:
+            try:
+                config.check_consistency(interim)
+            except BrowserdeckError:
+                interim = None
+        if interim is not None:
+            await service.apply_config(interim)
+            for name in deleted:
+                await service.delete_profile(name)
+        else:
+            await service.apply_config(candidate)
+
+    def show_pairing(self) -> QWidget | None:
+        from browserdeck.gui.pairing import PairDialog
+
+        service = self.service
+        if service is None:
+            return None
+        ext = [p for p in service.config.profiles.values() if p.driver == "extension"]
+        port = service.config.relay_port_of(ext[0]) if ext else service.config.relay_port
+        color = ext[0].color if ext else service.config.profiles[
+            service.config.default_profile].color
+        dialog = PairDialog(relay_port=port, token=service.relay_token, color=color)
+        self._keep(dialog)
+        dialog.show()
+        dialog.raise_()
+        return dialog
+
+    def _keep(self, widget: QWidget) -> None:
+        self.dialogs.append(widget)
+        widget.destroyed.connect(lambda *_: self.dialogs.remove(widget)
+                                 if widget in self.dialogs else None)
+
+    def copy_token(self) -> None:
+        if self.service is None:
+            return
+        QGuiApplication.clipboard().setText(self.service.api_token)
+        self.notify("info", "API token copied",
+                    "Send it as 'Authorization: Bearer <token>' to " + self.service.url)
+
+    def copy_mcp_config(self) -> None:
+        QGuiApplication.clipboard().setText(mcp_config_snippet())
+        self.notify("info", "MCP config copied",
+                    "Paste it into your MCP client's config (Claude Desktop, Cursor, …).")
+
+    def open_logs(self) -> None:
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+
+    def retry(self) -> None:
+        aio.create_task(self.start_service(), name="gui-retry-start")
+
+    # --- notifications ------------------------------------------------------------------
+    def notify(self, level: str, title: str, message: str) -> None:
+        log.log(logging.ERROR if level == "error" else logging.INFO, "%s: %s", title, message)
+        if self.tray is not None and self.tray.icon.isVisible():
+            self.tray.notify(title, message, level)
+        elif self.panel is not None:
+            self.panel.show_notice(title, message, level)
+        trace.emit("notice", level=level, title=title, message=message)
+
+    def _on_extension(self, profile: str, connected: bool, detail: object) -> None:
+        if connected:
+            self.notify("info", f"{profile}: Chrome connected",
+                        "Agents can now use the tabs you share with the extension.")
+        else:
+            self.notify("warning", f"{profile}: Chrome disconnected",
+                        str(detail) if detail else "The extension is no longer connected.")
+
+    # --- autostart ----------------------------------------------------------------------
+    def _on_config_changed(self) -> None:
+        if self.service is not None:
+            self._sync_autostart(self.service.config)
+        if self.tray is not None:
+            self.tray.rebuild()
+
+    def _sync_autostart(self, cfg: Config) -> None:
+        try:
+            autostart.sync(cfg.start_at_login)
+        except OSError as exc:
+            self.notify("warning", "Start at login not changed",
+                        f"{exc}; the entry is {autostart.entry().location}")
+
+    def _sync_autostart_from_disk(self) -> None:
+        with contextlib.suppress(Exception):
+            self._sync_autostart(config.load().config)
+
+
+def _remover(loop: asyncio.AbstractEventLoop, sig: int) -> Callable[[], None]:
+    def remove() -> None:
+        loop.remove_signal_handler(sig)
+
+    return remove
+
+
+def _restorer(sig: int, previous: Any) -> Callable[[], None]:
+    def restore() -> None:
+        signal.signal(sig, previous)
+
+    return restore
+
+
+def _rect(r: Any) -> list[int]:
+    return [r.x(), r.y(), r.width(), r.height()]
+
+
+# --- entry point (`browserdeck` / `browserdeck tray`) ------------------------------------
+
+
+def make_qapp(argv: list[str] | None = None) -> QApplication:
+    existing = QApplication.instance()
+    if isinstance(existing, QApplication):
+        qapp = existing
+    else:
+        QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
+            Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+        qapp = QApplication(argv or sys.argv[:1])
+    qapp.setApplicationName("browserdeck")
+    qapp.setApplicationDisplayName("browserdeck")
+    qapp.setApplicationVersion(__version__)
+    qapp.setOrganizationDomain("browserdeck.github.io")
+    qapp.setDesktopFileName(APP_ID)
+    # A tray app keeps running with no window open; Quit is explicit.
+    qapp.setQuitOnLastWindowClosed(False)
+    qapp.setWindowIcon(icons.app_icon())
+    if qapp.style().name().lower() not in ("breeze", "adwaita", "macos", "windowsvista",
+                                           "windows11"):
+        qapp.setStyle("Fusion")
+    qapp.setStyleSheet(STYLE)
+    return qapp
+
+
+def second_launch(show: str = "show-panel") -> int | None:
+    """If a browserdeck already runs for this home, hand over and return an exit code."""
+    answer = instance.send_command(show)
+    if answer is not None:
+        trace.emit("second-launch", answer=answer)
+        print("browserdeck is already running; showing its "
+              f"{'panel' if show == 'show-panel' else 'settings'}.", file=sys.stderr)
+        return 0
+    running = instance.running_service()
+    if running is not None:
+        print(f"error: browserdeck is already running at {running.get('url')} "
+              f"(pid {running.get('pid')}) without a tray, e.g. `browserdeck serve`.\n"
+              "  hint: use the CLI against it, or stop it and start the tray app.",
+              file=sys.stderr)
+        return 1
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    import qasync
+
+    from browserdeck import logsetup
+    from browserdeck.service import Service
+
+    logsetup.setup()
+    qapp = make_qapp()
+    handed_over = second_launch("show-settings" if getattr(args, "settings", False)
+                                else "show-panel")
+    if handed_over is not None:
+        return handed_over
+    headless = bool(getattr(args, "headless", False))
+    port = getattr(args, "port", None)
+    app = TrayApp(
+        qapp,
+        service_factory=lambda: Service(force_headless=headless, control_port=port),
+        tray=False if getattr(args, "no_tray", False) else None,
+        show_panel=bool(getattr(args, "panel", False)),
+    )
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    main = loop.create_task(app.run(), name="gui-main")
+    try:
+        with loop:
+            while True:
+                try:
+                    return int(loop.run_until_complete(main))
+                except RuntimeError as exc:
+                    # Something called QApplication.quit() (session logout, aboutToQuit):
+                    # the Qt loop returned early. request_quit() has been called from
+                    # aboutToQuit; run the loop again until the shutdown path finishes.
+                    if main.done() or "before Future completed" not in str(exc):
+                        raise
+                    app.request_quit()
+    finally:
+        asyncio.set_event_loop(None)

@@ -1,0 +1,73 @@
+"""Service events (plain-Python signals) re-emitted as Qt signals.
+
+The core never imports Qt, so the GUI subscribes to ``service.events`` here and
+forwards each event as a Qt signal. Under qasync the asyncio loop runs on the Qt
+thread, so events arrive on the GUI thread; if one is ever sent from another
+thread, Qt queues the emission to the receivers' thread, so this stays safe.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from browserdeck.events import ServiceEvents
+
+
+class ServiceBridge(QObject):
+    """One Qt signal per ``ServiceEvents`` signal, same meaning, same arguments."""
+
+    profileState = Signal(str, str, object)  # profile, state, detail (str | None)
+    tabsChanged = Signal(str)  # profile
+    extension = Signal(str, bool, object)  # profile, connected, detail (str | None)
+    apiCall = Signal(object)  # entry dict: time, client, method, path, query, status, ms
+    notice = Signal(str, str, str)  # level, title, message
+    configChanged = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._events: ServiceEvents | None = None
+
+    def attach(self, events: ServiceEvents) -> None:
+        """Listen to ``events`` (a new Service after a restart replaces the old one)."""
+        self.detach()
+        self._events = events
+        events.profile_state.connect(self._on_profile_state)
+        events.tabs_changed.connect(self._on_tabs_changed)
+        events.extension.connect(self._on_extension)
+        events.api_call.connect(self._on_api_call)
+        events.notice.connect(self._on_notice)
+        events.config_changed.connect(self._on_config_changed)
+
+    def detach(self) -> None:
+        events, self._events = self._events, None
+        if events is None:
+            return
+        events.profile_state.disconnect(self._on_profile_state)
+        events.tabs_changed.disconnect(self._on_tabs_changed)
+        events.extension.disconnect(self._on_extension)
+        events.api_call.disconnect(self._on_api_call)
+        events.notice.disconnect(self._on_notice)
+        events.config_changed.disconnect(self._on_config_changed)
+
+    # Receivers take **kwargs loosely: a field added to an event later must not break us.
+    def _on_profile_state(self, *, profile: str, state: str, detail: str | None = None,
+                          **_: Any) -> None:
+        self.profileState.emit(profile, state, detail)
+
+    def _on_tabs_changed(self, *, profile: str, **_: Any) -> None:
+        self.tabsChanged.emit(profile)
+
+    def _on_extension(self, *, profile: str, connected: bool, detail: str | None = None,
+                      **_: Any) -> None:
+        self.extension.emit(profile, connected, detail)
+
+    def _on_api_call(self, *, entry: dict[str, Any], **_: Any) -> None:
+        self.apiCall.emit(dict(entry))
+
+    def _on_notice(self, *, level: str, title: str, message: str, **_: Any) -> None:
+        self.notice.emit(level, title, message)
+
+    def _on_config_changed(self, **_: Any) -> None:
+        self.configChanged.emit()

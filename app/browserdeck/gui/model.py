@@ -1,0 +1,328 @@
+"""What the tray and the panel show, kept current from the service.
+
+``DeckModel`` is the GUI's one view of the service: profile statuses, each
+profile's tabs and the recent API calls. It refreshes itself from service
+events (through ``ServiceBridge``) and from a slow poll (a browser closed by hand
+or a tab navigated by an agent sends no event), and runs every user action as a
+named background task on the shared asyncio loop, so no Qt slot ever blocks and
+no coroutine ever waits on a modal dialog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, unquote
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from browserdeck import aio
+from browserdeck.errors import BrowserdeckError
+from browserdeck.gui.bridge import ServiceBridge
+
+if TYPE_CHECKING:
+    from browserdeck.service import Service, Tab
+
+log = logging.getLogger(__name__)
+
+GUI_CLIENT = "browserdeck-gui"  # X-Browserdeck-Client of the panel's own API calls
+ACTIVITY_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class Activity:
+    """One API call, as a person reads it in the panel."""
+
+    time: float
+    client: str
+    action: str
+    target: str
+    result: str
+    ok: bool
+    ms: float
+    profile: str
+
+
+# Routes → the verb a person understands. Unknown routes show as "METHOD /path".
+_ACTIONS: dict[tuple[str, str], str] = {
+    ("GET", "/"): "status",
+    ("POST", "/start"): "start browser",
+    ("POST", "/stop"): "stop browser",
+    ("POST", "/reset-profile"): "reset profile",
+    ("GET", "/profiles"): "list profiles",
+    ("POST", "/profiles/create"): "create profile",
+    ("GET", "/tabs"): "list tabs",
+    ("POST", "/tabs/open"): "open tab",
+    ("POST", "/tabs/focus"): "focus tab",
+    ("POST", "/navigate"): "navigate",
+    ("POST", "/back"): "go back",
+    ("POST", "/forward"): "go forward",
+    ("GET", "/snapshot"): "snapshot",
+    ("POST", "/act"): "act",
+    ("POST", "/screenshot"): "screenshot",
+    ("GET", "/console"): "read console",
+    ("POST", "/pdf"): "save PDF",
+    ("POST", "/hooks/file-chooser"): "arm file chooser",
+    ("POST", "/hooks/dialog"): "arm dialog",
+    ("GET", "/openapi.json"): "read API spec",
+}
+
+_REASONS = {200: "OK", 201: "created", 204: "OK", 400: "invalid input", 401: "no token",
+            403: "forbidden", 404: "not found", 409: "conflict", 500: "internal error",
+            503: "unavailable", 504: "timed out"}
+
+
+def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
+    """Turn an ``api_call`` event entry into a row of the activity list."""
+    method = str(entry.get("method", ""))
+    path = str(entry.get("path", ""))
+    query = parse_qs(str(entry.get("query", "")))
+    profile = (query.get("profile") or [str(entry.get("profile") or default_profile)])[0]
+    target = str(entry.get("target") or (query.get("targetId") or [""])[0])
+    action = _ACTIONS.get((method, path))
+    if action is None:
+        if method == "DELETE" and path.startswith("/tabs/"):
+            action, target = "close tab", unquote(path[len("/tabs/"):])
+        elif method == "DELETE" and path.startswith("/profiles/"):
+            action, target = "delete profile", unquote(path[len("/profiles/"):])
+        elif path.startswith("/mcp"):
+            action = "MCP request"
+        else:
+            action = f"{method} {path}"
+    status = int(entry.get("status") or 0)
+    ok = 0 < status < 400
+    result = f"{status} {_REASONS.get(status, '')}".strip() if status else "no answer"
+    if target and len(target) > 12 and action.endswith("tab"):
+        target = target[:8] + "…"
+    where = profile + (f" · {target}" if target else "")
+    return Activity(
+        time=float(entry.get("time") or time.time()),
+        client=str(entry.get("client") or "?"),
+        action=action,
+        target=where,
+        result=result,
+        ok=ok,
+        ms=float(entry.get("ms") or 0.0),
+        profile=profile,
+    )
+
+
+def overall_state(statuses: dict[str, dict[str, Any]], default_profile: str,
+                  service_failed: bool = False) -> str:
+    """The tray mark: error > extension connected > running > starting > stopped."""
+    if service_failed:
+        return "error"
+    states = {name: str(s.get("state", "stopped")) for name, s in statuses.items()}
+    if any(st in ("error", "crashed") for st in states.values()):
+        return "error"
+    if any(s.get("extensionConnected") for s in statuses.values()):
+        return "extension"
+    default = statuses.get(default_profile, {})
+    if default.get("running") or states.get(default_profile) == "running":
+        return "running" if default.get("driver") != "extension" else "stopped"
+    if any(st == "starting" for st in states.values()):
+        return "starting"
+    if any(s.get("running") for s in statuses.values()):
+        return "running"
+    return "stopped"
+
+
+def state_text(status: dict[str, Any]) -> str:
+    """A short, human state line for a profile: 'running · 3 tabs', 'waiting for Chrome'."""
+    state = str(status.get("state", "stopped"))
+    driver = status.get("driver")
+    if not status.get("enabled", True):
+        return "disabled in settings"
+    if driver == "extension":
+        if status.get("extensionConnected"):
+            return f"Chrome connected · {status.get('tabs', 0)} tab(s)"
+        if state == "running":
+            return "waiting for the extension"
+        return "relay stopped" if state == "stopped" else state
+    if state == "running" or status.get("running"):
+        n = int(status.get("tabs", 0))
+        return f"running · {n} tab{'s' if n != 1 else ''}"
+    return {"starting": "starting…", "crashed": "crashed", "error": "error",
+            "unreachable": "not answering"}.get(state, "stopped")
+
+
+class DeckModel(QObject):
+    profilesChanged = Signal()  # statuses refreshed (names, states, colours)
+    tabsChanged = Signal(str)  # the tabs of one profile were refreshed
+    activityAdded = Signal(object)  # an Activity
+    actionFailed = Signal(str, str)  # title, message (with the hint) of a failed user action
+
+    POLL_MS = 5000
+
+    def __init__(self, bridge: ServiceBridge, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.service: Service | None = None
+        self.service_error: str | None = None  # set when the service could not start
+        self.statuses: dict[str, dict[str, Any]] = {}
+        self.tabs: dict[str, list[Tab]] = {}
+        self.activity: deque[Activity] = deque(maxlen=ACTIVITY_LIMIT)
+        self.show_own_calls = False
+        self._refresh_task: asyncio.Task[None] | None = None
+        self._dirty = False
+        self._closed = False
+        bridge.profileState.connect(lambda *_: self.refresh())
+        bridge.tabsChanged.connect(lambda *_: self.refresh())
+        bridge.extension.connect(lambda *_: self.refresh())
+        bridge.configChanged.connect(self.refresh)
+        bridge.apiCall.connect(self._on_api_call)
+        self._poll = QTimer(self)
+        self._poll.setInterval(self.POLL_MS)
+        self._poll.timeout.connect(self.refresh)
+
+    # --- service --------------------------------------------------------------
+    def set_service(self, service: Service | None, error: str | None = None) -> None:
+        self.service, self.service_error = service, error
+        if service is not None:
+            self.bridge.attach(service.events)
+            self._poll.start()
+        else:
+            self.bridge.detach()
+            self._poll.stop()
+        self.refresh()
+
+    @property
+    def default_profile(self) -> str:
+        return self.service.config.default_profile if self.service else "agent"
+
+    def profile_names(self) -> list[str]:
+        if self.service is None:
+            return []
+        return sorted(self.service.config.profiles)
+
+    def color_of(self, name: str) -> str:
+        if self.service is not None and name in self.service.config.profiles:
+            return self.service.config.profiles[name].color
+        return str(self.statuses.get(name, {}).get("color", "#8A8F98"))
+
+    def tray_state(self) -> str:
+        return overall_state(self.statuses, self.default_profile, self.service_error is not None)
+
+    def set_fast_poll(self, fast: bool) -> None:
+        """Poll more often while someone looks (the panel is visible)."""
+        self._poll.setInterval(2000 if fast else self.POLL_MS)
+
+    def close(self) -> None:
+        self._closed = True
+        self._poll.stop()
+        self.bridge.detach()
+
+    # --- refresh --------------------------------------------------------------
+    def refresh(self) -> None:
+        """Refresh statuses and tabs soon; calls during a refresh coalesce into one more."""
+        if self._closed:
+            return
+        if self._refresh_task is not None and not self._refresh_task.done():
+            self._dirty = True
+            return
+        try:
+            self._refresh_task = aio.create_task(self._refresh_loop(), name="gui-refresh")
+        except RuntimeError:  # no running loop (e.g. during teardown)
+            return
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            self._dirty = False
+            await self.refresh_now()
+            if not self._dirty or self._closed:
+                return
+
+    async def refresh_now(self) -> None:
+        service = self.service
+        if service is None or not service.started:
+            if self.statuses or self.tabs:
+                self.statuses, self.tabs = {}, {}
+                self.profilesChanged.emit()
+            else:
+                self.profilesChanged.emit()
+            return
+        try:
+            statuses = await service.list_profiles()
+        except Exception:  # the refresh must never die; the next one will retry
+            log.exception("refreshing profile status")
+            return
+        if self._closed:
+            return
+        self.statuses = {str(s["profile"]): s for s in statuses}
+        self.profilesChanged.emit()
+        for name, status in self.statuses.items():
+            tabs: list[Tab] = []
+            if status.get("running") and service.started and name in service.contexts:
+                try:
+                    tabs = await service.contexts[name].list_tabs()
+                except BrowserdeckError:
+                    tabs = []
+                except Exception:
+                    log.exception("listing tabs of %s", name)
+            if self._closed:
+                return
+            old = [(t.target_id, t.title, t.url) for t in self.tabs.get(name, [])]
+            self.tabs[name] = tabs
+            if old != [(t.target_id, t.title, t.url) for t in tabs]:
+                self.tabsChanged.emit(name)
+        for gone in set(self.tabs) - set(self.statuses):
+            del self.tabs[gone]
+
+    # --- activity ---------------------------------------------------------------
+    def _on_api_call(self, entry: dict[str, Any]) -> None:
+        activity = describe_call(entry, self.default_profile)
+        if activity.client == GUI_CLIENT and not self.show_own_calls:
+            return
+        self.activity.append(activity)
+        self.activityAdded.emit(activity)
+
+    # --- actions (each a named task; failures become actionFailed) ---------------
+    def run(self, coro: Coroutine[Any, Any, Any], title: str,
+            done: Callable[[Any], None] | None = None) -> asyncio.Task[None]:
+        async def runner() -> None:
+            try:
+                result = await coro
+            except BrowserdeckError as exc:
+                self.actionFailed.emit(title, str(exc))
+            except Exception as exc:
+                log.exception("%s", title)
+                self.actionFailed.emit(title, f"{type(exc).__name__}: {exc}")
+            else:
+                if done is not None:
+                    done(result)
+            finally:
+                self.refresh()
+
+        return aio.create_task(runner(), name=f"gui-{title}")
+
+    def _ctx_call(self, name: str, title: str,
+                  call: Callable[[Any], Awaitable[Any]]) -> asyncio.Task[None] | None:
+        service = self.service
+        if service is None:
+            self.actionFailed.emit(title, self.service_error or "browserdeck is not running")
+            return None
+
+        async def go() -> Any:
+            return await call(service.profile(name))
+
+        return self.run(go(), title)
+
+    def start_profile(self, name: str) -> asyncio.Task[None] | None:
+        return self._ctx_call(name, f"Could not start {name}", lambda c: c.start())
+
+    def stop_profile(self, name: str) -> asyncio.Task[None] | None:
+        return self._ctx_call(name, f"Could not stop {name}", lambda c: c.stop())
+
+    def open_tab(self, name: str, url: str) -> asyncio.Task[None] | None:
+        return self._ctx_call(name, f"Could not open a tab in {name}", lambda c: c.open_tab(url))
+
+    def focus_tab(self, name: str, target_id: str) -> asyncio.Task[None] | None:
+        return self._ctx_call(name, "Could not focus the tab", lambda c: c.focus_tab(target_id))
+
+    def close_tab(self, name: str, target_id: str) -> asyncio.Task[None] | None:
+        return self._ctx_call(name, "Could not close the tab", lambda c: c.close_tab(target_id))

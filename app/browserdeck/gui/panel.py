@@ -1,0 +1,701 @@
+"""The status panel: profiles, the selected profile's tabs, a live screenshot, recent API calls.
+
+Everything shown comes from ``DeckModel`` (in-process service calls) except the
+screenshot, which goes through the control API's ``POST /screenshot`` so the
+panel shows exactly what an agent gets (those calls are tagged as the GUI's own
+and hidden from the activity list).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QBrush, QCloseEvent, QColor, QFont, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QPushButton,
+    QSplitter,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from browserdeck import __version__, aio
+from browserdeck.gui import icons
+from browserdeck.gui.model import Activity, DeckModel, state_text
+from browserdeck.gui.screenshot import CaptureError, LabelBox, ScreenshotView, capture
+
+log = logging.getLogger(__name__)
+
+NAME_ROLE = Qt.ItemDataRole.UserRole
+STATUS_ROLE = Qt.ItemDataRole.UserRole + 1
+AUTO_REFRESH_MS = 4000
+
+
+class ProfileDelegate(QStyledItemDelegate):
+    """Two lines per profile: colour chip + name (+ default), then driver · state."""
+
+    def sizeHint(self, option: QStyleOptionViewItem,
+                 index: QModelIndex | QPersistentModelIndex) -> QSize:
+        fm = option.fontMetrics
+        return QSize(200, fm.height() * 2 + 18)
+
+    def paint(self, p: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        status: dict[str, Any] = index.data(STATUS_ROLE) or {}
+        name = str(index.data(NAME_ROLE))
+        p.save()
+        try:
+            style = option.widget.style() if option.widget else None
+            if style is not None:
+                style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, p,
+                                    option.widget)
+            selected = bool(option.state & QStyle.StateFlag.State_Selected)
+            pal = option.palette
+            text_color = pal.color(QPalette.ColorRole.HighlightedText if selected
+                                   else QPalette.ColorRole.Text)
+            rect = QRect(option.rect).adjusted(10, 6, -8, -6)
+            chip = QRect(rect.x(), rect.y() + 2, 14, 14)
+            p.setRenderHint(QPainter.RenderHint.Antialiasing)
+            color = QColor(str(status.get("color", "#8A8F98")))
+            p.setPen(color.darker(130))
+            p.setBrush(color)
+            p.drawRoundedRect(chip, 3, 3)
+            bold = QFont(option.font)
+            bold.setBold(True)
+            p.setFont(bold)
+            p.setPen(text_color)
+            fm = p.fontMetrics()
+            x = chip.right() + 8
+            p.drawText(x, rect.y() + fm.ascent(), name)
+            if status.get("default"):
+                small = QFont(option.font)
+                small.setPointSizeF(option.font.pointSizeF() * 0.8)
+                p.setFont(small)
+                sfm = p.fontMetrics()
+                px = x + fm.horizontalAdvance(name) + 6
+                pill = QRect(px, rect.y() + 1, sfm.horizontalAdvance("default") + 10, sfm.height())
+                p.setPen(Qt.PenStyle.NoPen)
+                p.setBrush(QColor(127, 127, 127, 60))
+                p.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
+                p.setPen(text_color)
+                p.drawText(pill, Qt.AlignmentFlag.AlignCenter, "default")
+            p.setFont(option.font)
+            fm = p.fontMetrics()
+            mark = icons.mark_for(str(status.get("state", "stopped")))
+            if status.get("extensionConnected"):
+                mark = "extension"
+            dot = QRect(chip.x() + 3, rect.y() + fm.height() + 10, 8, 8)
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(icons.state_color(mark))
+            p.drawEllipse(dot)
+            sub = f"{status.get('driver', '')} · {state_text(status)}" if status else "…"
+            muted = QColor(text_color)
+            if not selected:
+                muted.setAlpha(160)
+            p.setPen(muted)
+            p.drawText(QRect(x, rect.y() + fm.height() + 4, rect.width() - x, fm.height() + 4),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                       fm.elidedText(sub, Qt.TextElideMode.ElideRight, rect.right() - x))
+        finally:
+            p.restore()
+
+
+class Banner(QFrame):
+    """A one-line message strip at the top of the panel (no tray, config problem, errors)."""
+
+    actionTriggered = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("banner")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(12, 8, 8, 8)
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.button = QPushButton()
+        self.button.clicked.connect(self.actionTriggered)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.button)
+        self.hide()
+
+    def show_message(self, text: str, level: str = "info", action: str | None = None) -> None:
+        colors = {"info": ("#E8F1FD", "#1B4F8C", "#B9D3F5"),
+                  "warning": ("#FFF6E0", "#6B4E00", "#F1D58A"),
+                  "error": ("#FDECEC", "#8C1B1B", "#F2B8B8")}
+        bg, fg, border = colors.get(level, colors["info"])
+        self.setStyleSheet(f"#banner {{ background: {bg}; border: 1px solid {border}; "
+                           f"border-radius: 6px; }} #banner QLabel {{ color: {fg}; }}")
+        self.text.setText(text)
+        self.button.setVisible(action is not None)
+        self.button.setText(action or "")
+        self.show()
+
+
+def _section(title: str) -> QLabel:
+    label = QLabel(title)
+    font = label.font()
+    font.setBold(True)
+    font.setPointSizeF(font.pointSizeF() * 1.05)
+    label.setFont(font)
+    label.setObjectName("sectionTitle")
+    return label
+
+
+class StatusPanel(QMainWindow):
+    """The panel window. With no system tray it is the app's main window."""
+
+    settingsRequested = Signal()
+    retryRequested = Signal()
+    quitRequested = Signal()
+    firstPaint = Signal()
+
+    def __init__(self, model: DeckModel, *, tray_available: bool = True,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.tray_available = tray_available
+        self.setObjectName("statusPanel")
+        self.setWindowTitle("browserdeck")
+        self.setWindowIcon(icons.app_icon(model.color_of(model.default_profile)))
+        self._painted = False
+        self._capturing: asyncio.Task[None] | None = None
+        self.selected_profile: str | None = None
+
+        central = QWidget()
+        outer = QVBoxLayout(central)
+        outer.setContentsMargins(10, 10, 10, 6)
+        outer.setSpacing(8)
+        self.banner = Banner()
+        self.banner.actionTriggered.connect(self._banner_action)
+        self._banner_kind = ""
+        outer.addWidget(self.banner)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(self._profiles_column())
+        splitter.addWidget(self._main_column())
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([230, 900])
+        outer.addWidget(splitter, 1)
+        self.setCentralWidget(central)
+
+        self.api_label = QLabel()
+        self.api_label.setObjectName("apiLabel")
+        self.statusBar().addWidget(self.api_label, 1)
+        self.statusBar().addPermanentWidget(QLabel(f"browserdeck {__version__}"))
+
+        self.timer = QTimer(self)
+        self.timer.setInterval(AUTO_REFRESH_MS)
+        self.timer.timeout.connect(self._auto_refresh)
+
+        model.profilesChanged.connect(self._on_profiles_changed)
+        model.tabsChanged.connect(self._on_tabs_changed)
+        model.activityAdded.connect(self._add_activity)
+        for activity in model.activity:
+            self._add_activity(activity)
+        self.resize(1180, 800)
+        self._on_profiles_changed()
+
+    # --- layout -----------------------------------------------------------------------
+    def _profiles_column(self) -> QWidget:
+        box = QWidget()
+        col = QVBoxLayout(box)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addWidget(_section("Profiles"))
+        self.profile_list = QListWidget()
+        self.profile_list.setObjectName("profiles")
+        self.profile_list.setItemDelegate(ProfileDelegate(self.profile_list))
+        self.profile_list.setMinimumWidth(200)
+        self.profile_list.currentItemChanged.connect(self._on_profile_selected)
+        col.addWidget(self.profile_list, 1)
+        self.detail_label = QLabel()
+        self.detail_label.setObjectName("profileDetail")
+        self.detail_label.setWordWrap(True)
+        self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        col.addWidget(self.detail_label)
+        row = QHBoxLayout()
+        self.toggle_button = QPushButton("Start")
+        self.toggle_button.setObjectName("toggleProfile")
+        self.toggle_button.clicked.connect(self._toggle_profile)
+        settings = QPushButton("Settings…")
+        settings.clicked.connect(self.settingsRequested)
+        row.addWidget(self.toggle_button, 1)
+        row.addWidget(settings)
+        col.addLayout(row)
+        return box
+
+    def _main_column(self) -> QWidget:
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setChildrenCollapsible(False)
+
+        # Tabs
+        tabs_box = QWidget()
+        col = QVBoxLayout(tabs_box)
+        col.setContentsMargins(0, 0, 0, 0)
+        head = QHBoxLayout()
+        self.tabs_title = _section("Tabs")
+        head.addWidget(self.tabs_title)
+        head.addStretch(1)
+        self.url_edit = QLineEdit()
+        self.url_edit.setObjectName("newTabUrl")
+        self.url_edit.setPlaceholderText("Open a new tab at… (URL)")
+        self.url_edit.setClearButtonEnabled(True)
+        self.url_edit.setMinimumWidth(280)
+        self.url_edit.returnPressed.connect(self._open_tab)
+        self.open_button = QPushButton("Open tab")
+        self.open_button.setObjectName("openTab")
+        self.open_button.clicked.connect(self._open_tab)
+        head.addWidget(self.url_edit)
+        head.addWidget(self.open_button)
+        col.addLayout(head)
+        self.tab_tree = QTreeWidget()
+        self.tab_tree.setObjectName("tabs")
+        self.tab_tree.setHeaderLabels(["Title", "URL", ""])
+        self.tab_tree.setRootIsDecorated(False)
+        self.tab_tree.setUniformRowHeights(True)
+        self.tab_tree.setAlternatingRowColors(True)
+        self.tab_tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        header = self.tab_tree.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(False)
+        self.tab_tree.currentItemChanged.connect(lambda *_: self._on_tab_selected())
+        self.tab_tree.itemDoubleClicked.connect(lambda *_: self._focus_selected())
+        col.addWidget(self.tab_tree, 1)
+        splitter.addWidget(tabs_box)
+
+        # Screenshot
+        shot_box = QWidget()
+        col = QVBoxLayout(shot_box)
+        col.setContentsMargins(0, 6, 0, 0)
+        head = QHBoxLayout()
+        head.addWidget(_section("Screenshot"))
+        self.shot_info = QLabel()
+        self.shot_info.setObjectName("shotInfo")
+        self.shot_info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        head.addWidget(self.shot_info, 1)
+        self.labels_box = QCheckBox("Labels")
+        self.labels_box.setObjectName("labels")
+        self.labels_box.setChecked(True)
+        self.labels_box.setToolTip("Draw the element refs (e12…) an agent would act on")
+        self.labels_box.toggled.connect(lambda *_: self.refresh_screenshot())
+        self.auto_box = QCheckBox("Auto-refresh")
+        self.auto_box.setObjectName("autoRefresh")
+        self.auto_box.setChecked(True)
+        self.auto_box.setToolTip(f"Take a new screenshot every {AUTO_REFRESH_MS // 1000} s "
+                                 "while this window is visible")
+        self.auto_box.toggled.connect(self._update_timer)
+        self.refresh_button = QToolButton()
+        self.refresh_button.setObjectName("refreshShot")
+        self.refresh_button.setText("Refresh")
+        self.refresh_button.clicked.connect(lambda *_: self.refresh_screenshot())
+        head.addWidget(self.labels_box)
+        head.addWidget(self.auto_box)
+        head.addWidget(self.refresh_button)
+        col.addLayout(head)
+        self.shot = ScreenshotView()
+        self.shot.hovered.connect(self._on_label_hovered)
+        col.addWidget(self.shot, 1)
+        self.hover_label = QLabel(" ")
+        self.hover_label.setObjectName("hoverLabel")
+        self.hover_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        col.addWidget(self.hover_label)
+        splitter.addWidget(shot_box)
+
+        # Activity
+        act_box = QWidget()
+        col = QVBoxLayout(act_box)
+        col.setContentsMargins(0, 6, 0, 0)
+        head = QHBoxLayout()
+        head.addWidget(_section("Activity"))
+        self.activity_hint = QLabel("API calls from agents, the CLI and MCP, newest first")
+        self.activity_hint.setObjectName("hint")
+        head.addWidget(self.activity_hint, 1)
+        clear = QToolButton()
+        clear.setText("Clear")
+        clear.clicked.connect(self._clear_activity)
+        head.addWidget(clear)
+        col.addLayout(head)
+        self.activity = QTreeWidget()
+        self.activity.setObjectName("activity")
+        self.activity.setHeaderLabels(["Time", "Client", "Action", "Target", "Result", "ms"])
+        self.activity.setRootIsDecorated(False)
+        self.activity.setUniformRowHeights(True)
+        self.activity.setAlternatingRowColors(True)
+        header = self.activity.header()
+        for i, width in enumerate((70, 130, 140, 200, 110, 50)):
+            self.activity.setColumnWidth(i, width)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(False)
+        self.activity_empty = QLabel("No API calls yet. When an agent drives a browser, "
+                                     "each call shows up here.")
+        self.activity_empty.setObjectName("hint")
+        col.addWidget(self.activity, 1)
+        col.addWidget(self.activity_empty)
+        splitter.addWidget(act_box)
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 5)
+        splitter.setStretchFactor(2, 2)
+        splitter.setSizes([170, 420, 170])
+        return splitter
+
+    # --- profiles --------------------------------------------------------------------
+    def _on_profiles_changed(self) -> None:
+        model = self.model
+        names = model.profile_names()
+        self.setWindowIcon(icons.app_icon(model.color_of(model.default_profile)))
+        current = self.selected_profile or model.default_profile
+        self.profile_list.blockSignals(True)
+        try:
+            existing = {self.profile_list.item(i).data(NAME_ROLE): self.profile_list.item(i)
+                        for i in range(self.profile_list.count())}
+            if list(existing) != names:
+                self.profile_list.clear()
+                existing = {}
+                for name in names:
+                    item = QListWidgetItem()
+                    item.setData(NAME_ROLE, name)
+                    self.profile_list.addItem(item)
+                    existing[name] = item
+            for name, item in existing.items():
+                status = dict(model.statuses.get(name, {}))
+                status.setdefault("color", model.color_of(name))
+                status["default"] = name == model.default_profile
+                item.setData(STATUS_ROLE, status)
+                item.setToolTip(str(status.get("detail") or state_text(status)))
+            if current in existing:
+                self.profile_list.setCurrentItem(existing[current])
+        finally:
+            self.profile_list.blockSignals(False)
+        self.profile_list.viewport().update()
+        if self.selected_profile != current or current not in names:
+            self.selected_profile = current if current in names else (names[0] if names else None)
+            self._on_tabs_changed(self.selected_profile or "")
+        self._update_profile_controls()
+        self._update_api_label()
+
+    def _on_profile_selected(self, item: QListWidgetItem | None, _prev: Any = None) -> None:
+        self.selected_profile = item.data(NAME_ROLE) if item else None
+        self._update_profile_controls()
+        self._on_tabs_changed(self.selected_profile or "")
+        self.shot.set_capture(None, "")
+        self.refresh_screenshot()
+
+    def _status(self) -> dict[str, Any]:
+        return self.model.statuses.get(self.selected_profile or "", {})
+
+    def _running(self) -> bool:
+        status = self._status()
+        return bool(status.get("running")) or status.get("state") in ("running", "starting")
+
+    def _update_profile_controls(self) -> None:
+        name = self.selected_profile
+        status = self._status()
+        running = self._running()
+        driver = status.get("driver", "managed")
+        self.toggle_button.setEnabled(name is not None and self.model.service is not None)
+        if driver == "extension":
+            self.toggle_button.setText("Stop relay" if running else "Start relay")
+        elif driver == "remote":
+            self.toggle_button.setText("Disconnect" if running else "Connect")
+        else:
+            self.toggle_button.setText("Stop browser" if running else "Start browser")
+        lines = []
+        if status:
+            where = status.get("cdpUrl", "")
+            lines.append(f"<b>{name}</b> · {driver} · <code>{where}</code>")
+            if status.get("pid"):
+                lines.append(f"pid {status['pid']}" + (" · headless" if status.get("headless")
+                                                       else ""))
+            if status.get("detail"):
+                lines.append(str(status["detail"]))
+        self.detail_label.setText("<br>".join(lines))
+        can_open = running and (driver != "extension" or bool(status.get("extensionConnected")))
+        can_open = can_open or (driver == "managed" and self.model.service is not None)
+        self.url_edit.setEnabled(can_open)
+        self.open_button.setEnabled(can_open)
+        self.tabs_title.setText(f"Tabs of {name}" if name else "Tabs")
+        self.shot.accent = QColor(str(status.get("color", "#FF4500")))
+
+    def _toggle_profile(self) -> None:
+        name = self.selected_profile
+        if name is None:
+            return
+        self.toggle_button.setEnabled(False)
+        if self._running():
+            self.model.stop_profile(name)
+        else:
+            self.model.start_profile(name)
+
+    # --- tabs ----------------------------------------------------------------------------
+    def _on_tabs_changed(self, profile: str) -> None:
+        if profile != (self.selected_profile or ""):
+            return
+        tabs = self.model.tabs.get(profile, [])
+        selected = self.selected_tab()
+        self.tab_tree.blockSignals(True)
+        try:
+            self.tab_tree.clear()
+            for tab in tabs:
+                item = QTreeWidgetItem([tab.title or "(untitled)", tab.url, ""])
+                item.setData(0, NAME_ROLE, tab.target_id)
+                item.setToolTip(0, f"{tab.title}\n{tab.target_id}")
+                item.setToolTip(1, tab.url)
+                self.tab_tree.addTopLevelItem(item)
+                self.tab_tree.setItemWidget(item, 2, self._tab_buttons(tab.target_id))
+                if tab.target_id == selected:
+                    self.tab_tree.setCurrentItem(item)
+            first = self.tab_tree.topLevelItem(0)
+            if self.tab_tree.currentItem() is None and first is not None:
+                self.tab_tree.setCurrentItem(first)
+        finally:
+            self.tab_tree.blockSignals(False)
+        if self.selected_tab() != selected:
+            self._on_tab_selected()
+        self._update_profile_controls()
+        if not tabs:
+            self.shot.set_capture(None, self._no_tab_message())
+
+    def _tab_buttons(self, target_id: str) -> QWidget:
+        box = QWidget()
+        row = QHBoxLayout(box)
+        row.setContentsMargins(2, 0, 2, 0)
+        row.setSpacing(2)
+        for text, tip, slot in (("Focus", "Bring this tab to the front", self._focus),
+                                ("Close", "Close this tab", self._close)):
+            button = QToolButton()
+            button.setText(text)
+            button.setObjectName(f"{text.lower()}-{target_id}")
+            button.setToolTip(tip)
+            button.setAutoRaise(True)
+            button.clicked.connect(lambda *_, t=target_id, s=slot: s(t))
+            row.addWidget(button)
+        return box
+
+    def selected_tab(self) -> str | None:
+        item = self.tab_tree.currentItem()
+        return item.data(0, NAME_ROLE) if item is not None else None
+
+    def _on_tab_selected(self) -> None:
+        self.shot.set_capture(None, "")
+        self.refresh_screenshot()
+
+    def _focus(self, target_id: str) -> None:
+        if self.selected_profile:
+            self.model.focus_tab(self.selected_profile, target_id)
+
+    def _close(self, target_id: str) -> None:
+        if self.selected_profile:
+            self.model.close_tab(self.selected_profile, target_id)
+
+    def _focus_selected(self) -> None:
+        tab = self.selected_tab()
+        if tab:
+            self._focus(tab)
+
+    def _open_tab(self) -> None:
+        url = self.url_edit.text().strip() or "about:blank"
+        if self.selected_profile:
+            self.model.open_tab(self.selected_profile, url)
+            self.url_edit.clear()
+
+    def _no_tab_message(self) -> str:
+        status = self._status()
+        if not status:
+            return "No profile selected."
+        if status.get("driver") == "extension" and not status.get("extensionConnected"):
+            return ("Chrome is not connected. Click the browserdeck extension's icon in Chrome "
+                    "(pair it first from the tray: Pair extension…).")
+        if not self._running():
+            return f"{self.selected_profile} is stopped. Start it to see its pages."
+        return "No open tabs. Open one above."
+
+    # --- screenshot --------------------------------------------------------------------
+    def refresh_screenshot(self) -> asyncio.Task[None] | None:
+        """Take a new screenshot of the selected tab (skipped if one is in flight)."""
+        service = self.model.service
+        name, target = self.selected_profile, self.selected_tab()
+        if service is None or not service.started or name is None or target is None:
+            if self.capture_busy():
+                return None
+            self.shot.set_capture(None, self._no_tab_message())
+            self.shot_info.setText("")
+            return None
+        if self.capture_busy():
+            return self._capturing
+        labels = self.labels_box.isChecked()
+        self.refresh_button.setEnabled(False)
+
+        async def go() -> None:
+            try:
+                shot = await capture(service, name, target, labels=labels)
+            except CaptureError as exc:
+                if (name, target) == (self.selected_profile, self.selected_tab()):
+                    self.shot.set_capture(None, str(exc))
+                    self.shot_info.setText("")
+            else:
+                if (name, target) == (self.selected_profile, self.selected_tab()):
+                    self.shot.set_capture(shot)
+                    stamp = time.strftime("%H:%M:%S", time.localtime(shot.taken))
+                    n = len(shot.labels)
+                    self.shot_info.setText(
+                        f"  {stamp} · {shot.image.width()}×{shot.image.height()}"
+                        + (f" · {n} label{'s' if n != 1 else ''}" if labels else ""))
+            finally:
+                self.refresh_button.setEnabled(True)
+
+        self._capturing = aio.create_task(go(), name="gui-screenshot")
+        return self._capturing
+
+    def capture_busy(self) -> bool:
+        return self._capturing is not None and not self._capturing.done()
+
+    def _auto_refresh(self) -> None:
+        if self.isVisible() and not self.isMinimized() and self.auto_box.isChecked():
+            self.refresh_screenshot()
+
+    def _update_timer(self) -> None:
+        active = self.isVisible() and self.auto_box.isChecked()
+        if active and not self.timer.isActive():
+            self.timer.start()
+        elif not active:
+            self.timer.stop()
+        self.model.set_fast_poll(self.isVisible())
+
+    def _on_label_hovered(self, label: LabelBox | None) -> None:
+        self.hover_label.setText(label.describe() if label is not None else " ")
+
+    # --- activity ---------------------------------------------------------------------
+    def _add_activity(self, activity: Activity) -> None:
+        stamp = time.strftime("%H:%M:%S", time.localtime(activity.time))
+        item = QTreeWidgetItem([stamp, activity.client, activity.action, activity.target,
+                                activity.result, f"{activity.ms:.0f}"])
+        item.setToolTip(3, activity.target)
+        if not activity.ok:
+            brush = QBrush(QColor("#C62828"))
+            item.setForeground(4, brush)
+        item.setTextAlignment(5, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.activity.insertTopLevelItem(0, item)
+        while self.activity.topLevelItemCount() > 300:
+            self.activity.takeTopLevelItem(self.activity.topLevelItemCount() - 1)
+        self.activity_empty.hide()
+
+    def _clear_activity(self) -> None:
+        self.activity.clear()
+        self.model.activity.clear()
+        self.activity_empty.show()
+
+    # --- banner, status bar -----------------------------------------------------------
+    def _update_api_label(self) -> None:
+        service = self.model.service
+        if service is not None and service.started:
+            self.api_label.setText(f"Control API: {service.url}  ·  token: "
+                                   "`browserdeck token` or the tray's Copy API token")
+        elif self.model.service_error:
+            self.api_label.setText("Not running")
+        else:
+            self.api_label.setText("Starting…")
+        self.update_banner()
+
+    def update_banner(self) -> None:
+        service = self.model.service
+        if self.model.service_error:
+            self._banner_kind = "retry"
+            self.banner.show_message("browserdeck could not start: " + self.model.service_error,
+                                     "error", "Retry")
+        elif service is not None and service.config_problem:
+            self._banner_kind = "settings"
+            self.banner.show_message(service.config_problem, "warning", "Settings…")
+        elif not self.tray_available:
+            self._banner_kind = ""
+            self.banner.show_message(
+                "Your desktop has no system tray, so browserdeck runs in this window. "
+                "Closing it quits browserdeck (and stops its browsers).", "info")
+        else:
+            self._banner_kind = ""
+            self.banner.hide()
+
+    def _banner_action(self) -> None:
+        if self._banner_kind == "retry":
+            self.retryRequested.emit()
+        elif self._banner_kind == "settings":
+            self.settingsRequested.emit()
+
+    def show_notice(self, title: str, message: str, level: str = "info") -> None:
+        """Without a tray there are no balloon messages: use the status bar."""
+        self.statusBar().showMessage(f"{title}: {message}", 10000)
+
+    # --- window events -----------------------------------------------------------------
+    def present(self) -> None:
+        self.show()
+        self.setWindowState(self.windowState() & ~Qt.WindowState.WindowMinimized)
+        self.raise_()
+        self.activateWindow()
+        self.model.refresh()
+        self.refresh_screenshot()
+
+    def event(self, event: QEvent) -> bool:
+        result = super().event(event)
+        if event.type() == QEvent.Type.Paint and not self._painted:
+            self._painted = True
+            self.firstPaint.emit()
+        elif event.type() in (QEvent.Type.Show, QEvent.Type.Hide,
+                              QEvent.Type.WindowStateChange):
+            self._update_timer()
+        return result
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.tray_available:
+            event.accept()  # hidden, not destroyed: the tray keeps running
+            self.hide()
+        else:
+            # No tray: this window is the app, so closing it is Quit (one shutdown path).
+            event.ignore()
+            self.quitRequested.emit()
+
+
+def install_first_paint_probe(widget: QWidget, callback: Any) -> QObject:
+    """Call ``callback`` once, on the first paint of ``widget`` (for the launch benchmark)."""
+
+    class Probe(QObject):
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                widget.removeEventFilter(self)
+                callback()
+            return False
+
+    probe = Probe(widget)
+    widget.installEventFilter(probe)
+    return probe

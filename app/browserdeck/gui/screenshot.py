@@ -1,0 +1,292 @@
+"""The screenshot view of the panel: the page as the agent sees it, with its ref labels.
+
+Captures come from the control API's ``POST /screenshot`` (the same route agents
+use, so the panel shows exactly what they get); with ``labels`` the API draws
+its ref boxes into the image and returns each box, which this view uses to name
+the element under the mouse (ref, role, name) and to outline it.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from browserdeck.gui.model import GUI_CLIENT
+
+if TYPE_CHECKING:
+    from browserdeck.service import Service
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LabelBox:
+    """One labelled element: its ref and its box in image pixels."""
+
+    ref: str
+    x: float
+    y: float
+    width: float
+    height: float
+    role: str = ""
+    name: str = ""
+
+    def rect(self) -> QRectF:
+        return QRectF(self.x, self.y, self.width, self.height)
+
+    def describe(self) -> str:
+        bits = [self.ref]
+        if self.role:
+            bits.append(self.role)
+        if self.name:
+            bits.append(f"“{self.name}”")
+        return " · ".join(bits)
+
+
+@dataclass
+class Capture:
+    image: QImage
+    labels: list[LabelBox] = field(default_factory=list)
+    target_id: str = ""
+    url: str = ""
+    title: str = ""
+    taken: float = field(default_factory=time.time)
+
+
+class CaptureError(Exception):
+    """A screenshot could not be taken; ``str()`` is the message to show in the view."""
+
+
+def parse_labels(raw: Any, scale: float = 1.0) -> list[LabelBox]:
+    """Label boxes from the API answer, tolerant of the few shapes a box can take."""
+    out: list[LabelBox] = []
+    if not isinstance(raw, list):
+        return out
+    for item in raw:
+        if not isinstance(item, dict):
+            continue
+        box = item.get("box", item)
+        try:
+            if isinstance(box, dict):
+                x = float(box.get("x") or 0)
+                y = float(box.get("y") or 0)
+                w = float(box.get("width") or box.get("w") or 0)
+                h = float(box.get("height") or box.get("h") or 0)
+            else:
+                x, y, w, h = (float(v) for v in box)
+        except (TypeError, ValueError):
+            continue
+        out.append(LabelBox(
+            ref=str(item.get("ref", "?")), x=x * scale, y=y * scale, width=w * scale,
+            height=h * scale, role=str(item.get("role") or ""), name=str(item.get("name") or ""),
+        ))
+    return out
+
+
+async def capture(service: Service, profile: str, target_id: str | None, *,
+                  labels: bool) -> Capture:
+    """Take a screenshot through the control API (labelled or plain)."""
+    body: dict[str, Any] = {"labels": labels, "type": "png"}
+    if target_id:
+        body["targetId"] = target_id
+    headers = {"Authorization": f"Bearer {service.api_token}", "X-Browserdeck-Client": GUI_CLIENT}
+    try:
+        resp = await service.http.post(f"{service.url}/screenshot", params={"profile": profile},
+                                       json=body, headers=headers, timeout=30.0)
+    except httpx.HTTPError as exc:
+        raise CaptureError(f"the control API did not answer ({exc!s})") from None
+    if resp.status_code == 404 and "error" not in resp.text[:200]:
+        raise CaptureError("screenshots need the agent engine, which this build does not have "
+                           "(POST /screenshot is missing)")
+    if resp.status_code >= 400:
+        try:
+            err = resp.json()["error"]
+            message = err.get("message") or resp.text
+            hint = err.get("hint")
+        except (ValueError, KeyError, TypeError):
+            message, hint = f"HTTP {resp.status_code}", None
+        raise CaptureError(message + (f"\n{hint}" if hint else ""))
+    data: dict[str, Any]
+    image = QImage()
+    ctype = resp.headers.get("content-type", "")
+    if ctype.startswith("image/"):
+        data = {}
+        image.loadFromData(resp.content)
+    else:
+        data = resp.json()
+        raw = data.get("base64") or data.get("data") or data.get("image")
+        if isinstance(raw, str) and raw:
+            if raw.startswith("data:"):
+                raw = raw.split(",", 1)[1]
+            image.loadFromData(base64.b64decode(raw))
+        else:
+            path = data.get("path") or data.get("file")
+            if path:
+                image.load(str(Path(path)))
+    if image.isNull():
+        raise CaptureError("the screenshot answer held no readable image")
+    # Boxes are in CSS pixels of the page; the image may be larger (device scale) or
+    # downscaled: scale the boxes to the image.
+    scale = 1.0
+    css_width = data.get("width") or (data.get("viewport") or {}).get("width")
+    if css_width:
+        try:
+            scale = image.width() / float(css_width)
+        except (TypeError, ValueError, ZeroDivisionError):
+            scale = 1.0
+    return Capture(
+        image=image,
+        labels=parse_labels(data.get("labels"), scale),
+        target_id=str(data.get("targetId") or target_id or ""),
+        url=str(data.get("url") or ""),
+        title=str(data.get("title") or ""),
+    )
+
+
+class ScreenshotView(QWidget):
+    """Paints a capture scaled to fit; outlines and names the label under the mouse."""
+
+    hovered = Signal(object)  # LabelBox | None
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("screenshotView")
+        self.setMouseTracking(True)
+        self.setMinimumSize(320, 200)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.capture: Capture | None = None
+        self.message = "No screenshot yet."
+        self.hover: LabelBox | None = None
+        self.accent = QColor("#FF4500")
+
+    def sizeHint(self) -> QSize:
+        return QSize(640, 400)
+
+    def set_capture(self, capture: Capture | None, message: str = "") -> None:
+        self.capture = capture
+        self.message = message
+        self.hover = None
+        self.update()
+
+    def set_message(self, message: str) -> None:
+        """Show ``message`` instead of (no capture) or over (a stale capture) the image."""
+        self.message = message
+        self.update()
+
+    # --- geometry -------------------------------------------------------------------
+    def _target_rect(self) -> QRectF:
+        assert self.capture is not None
+        img = self.capture.image
+        area = QRectF(self.rect()).adjusted(8, 8, -8, -8)
+        if img.width() == 0 or img.height() == 0:
+            return area
+        scale = min(area.width() / img.width(), area.height() / img.height(), 1.0)
+        w, h = img.width() * scale, img.height() * scale
+        return QRectF(area.x() + (area.width() - w) / 2, area.y() + (area.height() - h) / 2, w, h)
+
+    def _scale(self) -> float:
+        assert self.capture is not None
+        return self._target_rect().width() / max(1, self.capture.image.width())
+
+    def label_at(self, pos: QPointF) -> LabelBox | None:
+        if self.capture is None or not self.capture.labels:
+            return None
+        target = self._target_rect()
+        s = self._scale()
+        x = (pos.x() - target.x()) / s
+        y = (pos.y() - target.y()) / s
+        hits = [lb for lb in self.capture.labels if lb.rect().contains(QPointF(x, y))]
+        # The smallest box under the mouse is the most specific element.
+        return min(hits, key=lambda lb: lb.width * lb.height) if hits else None
+
+    def view_rect_of(self, label: LabelBox) -> QRectF:
+        target = self._target_rect()
+        s = self._scale()
+        return QRectF(target.x() + label.x * s, target.y() + label.y * s,
+                      label.width * s, label.height * s)
+
+    # --- events ---------------------------------------------------------------------
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        label = self.label_at(event.position())
+        if label != self.hover:
+            self.hover = label
+            self.hovered.emit(label)
+            self.update()
+        if label is not None:
+            QToolTip.showText(event.globalPosition().toPoint(), label.describe(), self)
+        else:
+            QToolTip.hideText()
+        super().mouseMoveEvent(event)
+
+    def leaveEvent(self, event: Any) -> None:
+        if self.hover is not None:
+            self.hover = None
+            self.hovered.emit(None)
+            self.update()
+        super().leaveEvent(event)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        try:
+            p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+            p.setRenderHint(QPainter.RenderHint.Antialiasing)
+            p.fillRect(self.rect(), self.palette().color(self.backgroundRole()).darker(104))
+            if self.capture is None:
+                self._paint_message(p, self.message or "No screenshot yet.")
+                return
+            target = self._target_rect()
+            # A soft shadow and a border make the page read as a page.
+            p.fillRect(target.translated(2, 3), QColor(0, 0, 0, 40))
+            p.drawImage(target, self.capture.image)
+            p.setPen(QPen(QColor(0, 0, 0, 60), 1))
+            p.drawRect(target.adjusted(-0.5, -0.5, 0.5, 0.5))
+            if self.hover is not None:
+                rect = self.view_rect_of(self.hover)
+                p.setPen(QPen(self.accent, 2))
+                p.setBrush(QColor(self.accent.red(), self.accent.green(), self.accent.blue(), 40))
+                p.drawRect(rect)
+                self._paint_tag(p, rect, self.hover.describe())
+            if self.message:
+                self._paint_banner(p, self.message)
+        finally:
+            p.end()
+
+    def _paint_message(self, p: QPainter, text: str) -> None:
+        p.setPen(self.palette().color(self.foregroundRole()).lighter(160))
+        font = QFont(self.font())
+        font.setPointSizeF(font.pointSizeF() * 1.05)
+        p.setFont(font)
+        p.drawText(QRectF(self.rect()).adjusted(24, 24, -24, -24),
+                   Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+
+    def _paint_tag(self, p: QPainter, rect: QRectF, text: str) -> None:
+        fm = p.fontMetrics()
+        w = fm.horizontalAdvance(text) + 12
+        h = fm.height() + 6
+        x = min(max(rect.x(), 0.0), self.width() - w)
+        y = rect.y() - h - 2 if rect.y() - h - 2 > 0 else rect.bottom() + 2
+        tag = QRectF(x, y, w, h)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(QColor(20, 20, 20, 220))
+        p.drawRoundedRect(tag, 4, 4)
+        p.setPen(QColor("#FFFFFF"))
+        p.drawText(tag, Qt.AlignmentFlag.AlignCenter, text)
+
+    def _paint_banner(self, p: QPainter, text: str) -> None:
+        fm = p.fontMetrics()
+        rect = QRectF(8, self.height() - fm.height() - 18, self.width() - 16, fm.height() + 10)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(QColor(30, 30, 30, 200))
+        p.drawRoundedRect(rect, 4, 4)
+        p.setPen(QColor("#FFFFFF"))
+        p.drawText(rect.adjusted(8, 0, -8, 0), Qt.AlignmentFlag.AlignVCenter, fm.elidedText(
+            text, Qt.TextElideMode.ElideRight, int(rect.width() - 16)))
