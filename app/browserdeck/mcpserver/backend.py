@@ -1,0 +1,310 @@
+"""How MCP tools reach browserdeck: always through the control API, never its internals.
+
+The same HTTP routes serve every transport, only the way to them differs:
+
+- ``ApiBackend`` over a real socket, to the running service (found the way the CLI
+  finds it: ``--url``, ``BROWSERDECK_URL``, the instance file, the configured port);
+- ``ApiBackend`` over ``httpx.ASGITransport`` into an app in this process (the HTTP
+  transport inside the service: no second network hop);
+- ``InProcessBackend``: no service runs, so start one here (headless, no API socket)
+  and call its app in-process. Its managed browsers start on the first tool call (the
+  API starts managed profiles on demand) and are closed after ``mcpIdleMinutes``
+  without a call, to start again on the next one.
+
+``AutoBackend`` (stdio) picks between the first and the last at the first call,
+and looks again if the service it was using goes away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import TYPE_CHECKING, Any, Protocol
+
+import httpx
+
+from browserdeck import aio, config, paths, secrets
+from browserdeck.client import discover_url
+from browserdeck.errors import BrowserdeckError, Unavailable
+
+if TYPE_CHECKING:
+    from browserdeck.service import Service
+
+log = logging.getLogger(__name__)
+
+CLIENT_NAME = "browserdeck-mcp"
+# Tools may wait up to a minute (navigation, wait_for); the API adds its own margin.
+TIMEOUT = httpx.Timeout(150.0, connect=3.0)
+
+
+class Backend(Protocol):
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+    ) -> Any: ...
+
+    def describe(self) -> str: ...
+
+    async def close(self) -> None: ...
+
+
+def error_from_response(resp: httpx.Response) -> BrowserdeckError:
+    try:
+        err = resp.json()["error"]
+        return BrowserdeckError(
+            str(err.get("message") or resp.text),
+            hint=err.get("hint"),
+            code=str(err.get("code") or "error"),
+            status=resp.status_code,
+        )
+    except (ValueError, KeyError, TypeError):
+        return BrowserdeckError(
+            f"HTTP {resp.status_code}: {resp.text[:300]}", status=resp.status_code
+        )
+
+
+class ApiBackend:
+    """The control API through one httpx client (a socket, or an in-process ASGI app)."""
+
+    def __init__(self, client: httpx.AsyncClient, label: str) -> None:
+        self.client = client
+        self.label = label
+
+    @classmethod
+    def for_url(cls, url: str, token: str) -> ApiBackend:
+        client = httpx.AsyncClient(
+            base_url=url,
+            timeout=TIMEOUT,
+            trust_env=False,
+            headers={"Authorization": f"Bearer {token}", "X-Browserdeck-Client": CLIENT_NAME},
+        )
+        return cls(client, f"the browserdeck service at {url}")
+
+    @classmethod
+    def for_app(cls, app: Any, token: str, label: str) -> ApiBackend:
+        client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://127.0.0.1",
+            timeout=TIMEOUT,
+            headers={"Authorization": f"Bearer {token}", "X-Browserdeck-Client": CLIENT_NAME},
+        )
+        return cls(client, label)
+
+    def describe(self) -> str:
+        return self.label
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+    ) -> Any:
+        clean = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            resp = await self.client.request(method, path, params=clean, json=json)
+        except httpx.ConnectError:
+            raise Unavailable(
+                f"{self.label} does not answer",
+                hint="start browserdeck again (`browserdeck serve` or the tray app); "
+                "`browserdeck mcp` without --url then falls back to an in-process browser",
+                code="service_gone",
+            ) from None
+        except httpx.TimeoutException:
+            raise Unavailable(
+                f"{self.label} did not answer {method} {path} in time",
+                hint="the page may be busy; try again, or take a snapshot to see where it is",
+                code="timeout",
+            ) from None
+        if resp.status_code >= 400:
+            raise error_from_response(resp)
+        if resp.headers.get("content-type", "").startswith("application/json"):
+            return resp.json()
+        return resp.content
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+class InProcessBackend:
+    """A headless service started in this process for as long as the MCP server runs."""
+
+    def __init__(self, *, idle_seconds: float | None = None) -> None:
+        self._idle_override = idle_seconds
+        self.service: Service | None = None
+        self._api: ApiBackend | None = None
+        self._start_lock = asyncio.Lock()
+        self._busy = 0
+        self._last_call = time.monotonic()
+        self._idle_task: asyncio.Task[None] | None = None
+        self._idle_wake = asyncio.Event()
+        self.idle_closures = 0
+
+    def describe(self) -> str:
+        return "an in-process browserdeck service (no service was running)"
+
+    @property
+    def idle_seconds(self) -> float:
+        if self._idle_override is not None:
+            return self._idle_override
+        minutes = self.service.config.mcp_idle_minutes if self.service else 30
+        return float(minutes) * 60.0
+
+    async def _ensure(self) -> ApiBackend:
+        if self._api is not None:
+            return self._api
+        async with self._start_lock:
+            if self._api is None:
+                from browserdeck.api.app import create_app
+                from browserdeck.service import Service
+
+                service = Service(force_headless=True, serve_api=False)
+                await service.start()
+                self.service = service
+                self._api = ApiBackend.for_app(
+                    create_app(service), service.api_token, self.describe()
+                )
+                self._idle_task = aio.create_task(self._close_when_idle(), name="mcp-idle-close")
+                log.info(
+                    "MCP: started an in-process service (idle close after %ss)", self.idle_seconds
+                )
+        return self._api
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+    ) -> Any:
+        api = await self._ensure()
+        self._busy += 1
+        try:
+            return await api.request(method, path, params=params, json=json)
+        finally:
+            self._busy -= 1
+            self._last_call = time.monotonic()
+            self._idle_wake.set()
+
+    async def _close_when_idle(self) -> None:
+        while True:
+            idle = self.idle_seconds
+            if idle <= 0:  # 0 = never
+                await self._idle_wake.wait()
+                self._idle_wake.clear()
+                continue
+            remaining = self._last_call + idle - time.monotonic()
+            if remaining > 0 or self._busy:
+                self._idle_wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._idle_wake.wait(), max(remaining, 0.05))
+                continue
+            await self._stop_managed_browsers()
+            # Sleep until the next call: nothing runs to be idle about.
+            self._idle_wake.clear()
+            await self._idle_wake.wait()
+
+    async def _stop_managed_browsers(self) -> None:
+        service = self.service
+        if service is None:
+            return
+        for ctx in list(service.contexts.values()):
+            if ctx.driver != "managed" or ctx.chrome is None:
+                continue
+            assert self._api is not None
+            try:
+                await self._api.request("POST", "/stop", params={"profile": ctx.name})
+                self.idle_closures += 1
+                log.info("MCP: closed the idle browser of profile %s", ctx.name)
+            except BrowserdeckError as exc:
+                log.warning("MCP: could not close idle profile %s: %s", ctx.name, exc)
+
+    async def close(self) -> None:
+        await aio.cancel_and_wait(self._idle_task)
+        self._idle_task = None
+        if self._api is not None:
+            await self._api.close()
+            self._api = None
+        if self.service is not None:
+            service, self.service = self.service, None
+            await service.stop()
+
+
+async def service_answers(url: str, wait: float = 1.0) -> bool:
+    """Whether a browserdeck service answers ``GET /health`` at ``url``."""
+    try:
+        async with httpx.AsyncClient(timeout=wait, trust_env=False) as client:
+            resp = await client.get(f"{url}/health")
+        return resp.status_code == 200 and bool(resp.json().get("ok"))
+    except (httpx.HTTPError, ValueError):
+        return False
+
+
+class AutoBackend:
+    """The running service when there is one, else an in-process one (``browserdeck mcp``)."""
+
+    def __init__(self, url: str | None = None, *, idle_seconds: float | None = None) -> None:
+        self._explicit_url = url
+        self._idle_seconds = idle_seconds
+        self.current: ApiBackend | InProcessBackend | None = None
+        self._lock = asyncio.Lock()
+
+    def describe(self) -> str:
+        return self.current.describe() if self.current else "not connected yet"
+
+    async def _pick(self) -> ApiBackend | InProcessBackend:
+        async with self._lock:
+            if self.current is not None:
+                return self.current
+            url = (self._explicit_url or discover_url()).rstrip("/")
+            if self._explicit_url or await service_answers(url):
+                token = secrets.get_token("api", create=False) or ""
+                self.current = ApiBackend.for_url(url, token)
+            else:
+                self.current = InProcessBackend(idle_seconds=self._idle_seconds)
+            return self.current
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+    ) -> Any:
+        backend = await self._pick()
+        try:
+            return await backend.request(method, path, params=params, json=json)
+        except Unavailable as exc:
+            if exc.code == "service_gone" and not self._explicit_url:
+                # The service went away: look again on the next call (in-process, or
+                # a service started anew).
+                async with self._lock:
+                    if self.current is backend:
+                        self.current = None
+                await backend.close()
+            raise
+
+    async def close(self) -> None:
+        if self.current is not None:
+            current, self.current = self.current, None
+            await current.close()
+
+
+def load_config() -> config.Config:
+    """The settings as saved; read only (a broken file is the service's to report)."""
+    import json
+
+    path = paths.config_file()
+    try:
+        return config.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, BrowserdeckError):
+        return config.default_config()

@@ -1,0 +1,230 @@
+"""Per-session state and what a tool call can do: reach the API for this session's tab.
+
+Implicit sessions (as in Phoenix's browser tool): an agent never passes a session
+or a tab id. Its first call that needs a page takes a free blank tab or opens a new
+one, claims it, and every later call acts there until the agent selects another tab.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from browserdeck.errors import BrowserdeckError, Conflict, NotFound
+from browserdeck.mcpserver.claims import Owner
+
+if TYPE_CHECKING:
+    from browserdeck.mcpserver.server import McpApp
+    from browserdeck.mcpserver.tools import ToolSpec
+
+BLANK_URLS = frozenset({"about:blank", ""})
+
+
+@dataclass
+class AgentSession:
+    """One MCP client session: its profile, its current tab, what it saw last."""
+
+    owner: Owner
+    profile: str | None = None
+    tab: str | None = None
+    # targetId -> the last compact snapshot this session took there (for diff: true)
+    snapshots: dict[str, str] = field(default_factory=dict)
+    # targetId -> console entries already cleared ("clear": true hides what came before)
+    console_cleared: dict[str, float] = field(default_factory=dict)
+    last_used: float = field(default_factory=time.monotonic)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Playwright objects of browser_run_code, kept between calls until browser_reset.
+    code_state: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def new(
+        cls,
+        kind: str,
+        key: str,
+        *,
+        ttl: float | None,
+        profile: str | None,
+        client: str | None = None,
+    ) -> AgentSession:
+        label = f"{client or 'MCP client'} ({kind}, pid {os.getpid()})"
+        owner = Owner(
+            id=f"{kind}-{os.getpid()}-{key}-{uuid.uuid4().hex[:6]}",
+            label=label,
+            pid=os.getpid(),
+            ttl=ttl,
+        )
+        return cls(owner=owner, profile=profile)
+
+
+@dataclass
+class Reply:
+    """What a tool returns: text (capped by the server) and images."""
+
+    text: str = ""
+    images: list[tuple[bytes, str]] = field(default_factory=list)
+    narrow: str | None = None  # how to ask for less, shown when the text is cut
+
+    def add_image(self, data: bytes, mime: str) -> None:
+        self.images.append((data, mime))
+
+    @staticmethod
+    def b64(data: str) -> bytes:
+        return base64.b64decode(data)
+
+
+class Call:
+    """One tool call: its validated arguments and the session it belongs to."""
+
+    def __init__(
+        self, app: McpApp, session: AgentSession, spec: ToolSpec, args: dict[str, Any]
+    ) -> None:
+        self.app = app
+        self.session = session
+        self.spec = spec
+        self.args = args
+
+    @property
+    def profile(self) -> str | None:
+        return self.session.profile
+
+    async def api(
+        self, method: str, path: str, *, params: dict[str, Any] | None = None, json: Any = None
+    ) -> Any:
+        query = {"profile": self.session.profile, **(params or {})}
+        return await self.app.backend.request(method, path, params=query, json=json)
+
+    async def profile_name(self) -> str:
+        """The session's profile, resolved to a name (the default profile when unset)."""
+        if self.session.profile:
+            return self.session.profile
+        status = await self.app.backend.request("GET", "/")
+        name = str(status.get("profile") or status.get("defaultProfile") or "default")
+        return name
+
+    # --- this session's tab --------------------------------------------------
+    async def tabs(self) -> list[dict[str, Any]]:
+        data = await self.api("GET", "/tabs")
+        tabs: list[dict[str, Any]] = list(data.get("tabs", []))
+        return tabs
+
+    async def tab(self) -> str:
+        """The session's current tab: kept, or a free blank tab claimed, or a new one."""
+        if self.session.tab is not None:
+            return self.session.tab
+        profile = await self.profile_name()
+        tabs = await self.tabs()
+        claims = self.app.claims
+        claims.prune(profile, {t["targetId"] for t in tabs})
+        owners = claims.owners(profile)
+        for t in tabs:
+            target = str(t["targetId"])
+            if (
+                t.get("url", "") in BLANK_URLS
+                and target not in owners
+                and claims.claim(profile, target, self.session.owner) is None
+            ):
+                self.session.tab = target
+                return target
+        opened = await self.api("POST", "/tabs/open", json={"url": "about:blank"})
+        target = str(opened["targetId"])
+        claims.claim(profile, target, self.session.owner)
+        self.session.tab = target
+        return target
+
+    async def select_tab(self, target: str, *, force: bool = False) -> dict[str, Any]:
+        """Make ``target`` (a targetId or unique prefix) this session's tab, claiming it."""
+        profile = await self.profile_name()
+        tabs = await self.tabs()
+        match = resolve_tab(tabs, target)
+        holder = self.app.claims.claim(profile, match["targetId"], self.session.owner, force=force)
+        if holder is not None:
+            raise Conflict(
+                f"tab {match['targetId'][:8]} belongs to another agent ({holder.label})",
+                hint="use a tab of your own (browser_tabs action=new), or pass force: true "
+                "to take it over anyway",
+                code="tab_owned",
+            )
+        self.session.tab = match["targetId"]
+        return match
+
+    def forget_tab(self, target: str) -> None:
+        if self.session.tab == target:
+            self.session.tab = None
+        self.session.snapshots.pop(target, None)
+        self.session.console_cleared.pop(target, None)
+
+    async def on_tab(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: dict[str, Any] | None = None,
+        retry_fresh: bool = False,
+    ) -> Any:
+        """Call a route for the session's tab; a tab that disappeared is said plainly.
+
+        ``retry_fresh`` (navigation): when the tab is gone, take a new one and retry once,
+        since nothing on the old page mattered.
+        """
+        target = await self.tab()
+        try:
+            return await self._send(method, path, target, params, json)
+        except BrowserdeckError as exc:
+            if exc.code not in ("tab_not_found", "no_tabs", "target_closed"):
+                raise
+            self.app.claims.release(self.session.owner, target_id=target)
+            self.forget_tab(target)
+            if not retry_fresh:
+                raise NotFound(
+                    f"this session's tab {target[:8]} is gone (closed, or the browser was "
+                    "closed after being idle)",
+                    hint="navigate again (browser_navigate opens a new tab), or pick one with "
+                    "browser_tabs",
+                    code="tab_gone",
+                ) from None
+            target = await self.tab()
+            return await self._send(method, path, target, params, json)
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        target: str,
+        params: dict[str, Any] | None,
+        json: dict[str, Any] | None,
+    ) -> Any:
+        if method == "GET":
+            return await self.api(method, path, params={**(params or {}), "targetId": target})
+        return await self.api(
+            method, path, params=params, json={**(json or {}), "targetId": target}
+        )
+
+    async def act(self, kind: str, **fields: Any) -> Any:
+        body = {"kind": kind, **{k: v for k, v in fields.items() if v is not None}}
+        return await self.on_tab("POST", "/act", json=body)
+
+
+def resolve_tab(tabs: list[dict[str, Any]], target: str) -> dict[str, Any]:
+    exact = [t for t in tabs if t["targetId"] == target]
+    if exact:
+        return exact[0]
+    matches = [t for t in tabs if str(t["targetId"]).lower().startswith(target.lower())]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise NotFound(
+            f"no tab {target!r} (it may have been closed)",
+            hint="list tabs with browser_tabs action=list",
+            code="tab_not_found",
+        )
+    raise Conflict(
+        f"tab prefix {target!r} matches {len(matches)} tabs",
+        hint="use more characters of the targetId",
+        code="ambiguous_tab",
+    )

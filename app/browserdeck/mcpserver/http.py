@@ -1,0 +1,115 @@
+"""MCP over streamable HTTP at ``/mcp`` on the control port.
+
+``api.app.create_app`` calls ``mount``. The route sits behind the API's own
+loopback guard, so ``/mcp`` needs the bearer token, refuses non-loopback ``Host``
+headers and browser ``Origin``s like every other route; the SDK's DNS-rebinding
+protection is on as well. Query parameters pick per client what the stdio flags
+pick: ``/mcp?tools=all&profile=work``.
+
+Tools reach the API in-process (``httpx.ASGITransport`` into the same app, through
+the same guard): no second network hop, the same code path as every other client.
+
+The control API runs uvicorn without lifespan events, so the SDK's session
+manager is started here on the first ``/mcp`` request, in a named task that ends
+when the service stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from starlette.routing import Route
+
+from browserdeck import aio
+from browserdeck.api.security import LoopbackGuard, Receive, Scope, Send
+from browserdeck.mcpserver.backend import ApiBackend
+from browserdeck.mcpserver.server import SESSION_TTL, McpApp
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from browserdeck.service import Service
+
+log = logging.getLogger(__name__)
+
+PATH = "/mcp"
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+
+
+def transport_security() -> Any:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*LOOPBACK_HOSTS, *(f"{h}:*" for h in LOOPBACK_HOSTS)],
+        allowed_origins=[f"http://{h}:*" for h in LOOPBACK_HOSTS],
+    )
+
+
+class McpHttpEndpoint:
+    """The ASGI app behind ``/mcp``: starts the SDK's session manager on first use."""
+
+    def __init__(self, app: FastAPI, service: Service) -> None:
+        self.app = app
+        self.service = service
+        self.mcp: McpApp | None = None
+        self.manager: StreamableHTTPSessionManager | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+
+    async def _ensure(self) -> StreamableHTTPSessionManager:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self.manager is None:
+                from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+                service = self.service
+                guarded = LoopbackGuard(
+                    self.app,
+                    token=lambda: service.api_token,
+                    on_request=lambda entry: service.events.api_call.send(entry=entry),
+                )
+                backend = ApiBackend.for_app(guarded, service.api_token, "the browserdeck service")
+                self.mcp = McpApp(
+                    backend, tools_spec="core", transport="http", settings=lambda: service.config
+                )
+                self.manager = StreamableHTTPSessionManager(
+                    app=self.mcp.server,
+                    security_settings=transport_security(),
+                    session_idle_timeout=SESSION_TTL,
+                )
+                self._ready = asyncio.Event()
+                self._task = aio.create_task(self._run(self.manager), name="mcp-http-sessions")
+            assert self._ready is not None
+        await self._ready.wait()
+        return self.manager
+
+    async def _run(self, manager: StreamableHTTPSessionManager) -> None:
+        assert self._ready is not None
+        try:
+            async with manager.run():
+                self._ready.set()
+                await self.service.stopped.wait()
+        finally:
+            if self.mcp is not None:
+                await self.mcp.close()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        manager = await self._ensure()
+        await manager.handle_request(scope, receive, send)
+        if scope.get("method") == "DELETE" and self.mcp is not None:
+            for key, value in scope.get("headers", []):
+                if key == b"mcp-session-id":
+                    self.mcp.end_session(value.decode("latin-1"))
+
+
+def mount(app: FastAPI, service: Service) -> None:
+    """Serve MCP at ``/mcp`` (called by ``api.app.create_app``)."""
+    endpoint = McpHttpEndpoint(app, service)
+    app.state.mcp = endpoint
+    app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))

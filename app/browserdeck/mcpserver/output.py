@@ -1,0 +1,71 @@
+"""Bounded tool output: a result over the cap goes to a file, and the result says where.
+
+Agents pay for every character a tool returns (playwright-mcp #1216/#1131,
+chrome-devtools-mcp #726: one post-click snapshot cost 211k tokens). So every text
+result is capped; beyond the cap the full text is written under
+``<state dir>/mcp-output/`` and the result keeps the head, says how much was left
+out, where the rest is, and how to ask for less next time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+from browserdeck import paths
+
+DEFAULT_MAX_CHARS = 20_000
+MIN_MAX_CHARS = 500
+# Offloaded files older than this are removed when a new one is written.
+KEEP_SECONDS = 24 * 3600
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def output_dir() -> Path:
+    return paths.artifacts_dir("mcp-output")
+
+
+def offload(text: str, tool: str, suffix: str = ".txt") -> Path:
+    """Write ``text`` to a fresh file under the output dir (and prune old ones)."""
+    folder = output_dir()
+    _prune(folder)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = _UNSAFE.sub("-", tool)[:40]
+    path = folder / f"{base}-{stamp}-{os.getpid()}-{time.monotonic_ns() % 10**6}{suffix}"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _prune(folder: Path) -> None:
+    cutoff = time.time() - KEEP_SECONDS
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_file() and entry.stat().st_mtime < cutoff:
+                entry.unlink()
+        except OSError:
+            continue
+
+
+def cap(text: str, *, tool: str, max_chars: int, narrow: str | None = None) -> str:
+    """``text`` itself when it fits; else its head, a marker, and the path of the whole."""
+    if len(text) <= max_chars:
+        return text
+    path = offload(text, tool)
+    room = max(MIN_MAX_CHARS // 2, max_chars - 400)
+    head = text[:room]
+    cut = head.rfind("\n")
+    if cut > room // 2:  # end on a line boundary when that keeps most of the room
+        head = head[:cut]
+    left = len(text) - len(head)
+    marker = (
+        f"\n[output cut: {left:,} of {len(text):,} characters not shown; the full text is in {path}"
+    )
+    marker += f". {narrow}]" if narrow else "]"
+    return head + marker

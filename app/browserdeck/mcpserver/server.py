@@ -1,0 +1,281 @@
+"""The MCP server: tool selection, sessions, and the SDK wiring.
+
+Built on the official SDK's low-level ``Server`` (``mcp.server.lowlevel``) rather
+than ``MCPServer``'s decorators, because the schemas are written by hand (see
+schema.py) and argument checking is ours; transports, sessions and the protocol
+are the SDK's.
+
+Sessions: stdio serves one client per process; over HTTP each ``Mcp-Session-Id``
+is one session (a client on the stateless 2026 protocol can send
+``X-Browserdeck-Session`` to get the same; without either, calls share one
+session). Per session: its profile, its current tab, its last snapshots. Calls of
+one session run one at a time, as Playwright MCP's do.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+
+from browserdeck import __version__
+from browserdeck.config import Config
+from browserdeck.errors import BrowserdeckError, InvalidInput
+from browserdeck.mcpserver import output, tools
+from browserdeck.mcpserver.backend import Backend, load_config
+from browserdeck.mcpserver.claims import TabClaims
+from browserdeck.mcpserver.context import AgentSession, Call, Reply
+from browserdeck.mcpserver.schema import validate_object
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "browserdeck: a real browser. Each session works in its own tab (opened on first use); "
+    "browser_snapshot gives element refs (e12) that the action tools take. Actions answer "
+    "briefly; pass snapshot: true to see what changed. Long output is cut and saved to a file."
+)
+SESSION_TTL = 30 * 60.0  # the SDK ends idle HTTP sessions after 30 minutes too
+PROFILES = ("core", "all")
+
+
+def select_tools(spec: str, *, run_code: bool) -> dict[str, tools.ToolSpec]:
+    """``core``, ``all`` or a comma list of tool and group names → the tools offered."""
+    registry = tools.REGISTRY
+    chosen: dict[str, tools.ToolSpec] = {}
+    for item in (part.strip() for part in spec.split(",")):
+        if not item:
+            continue
+        if item == "core":
+            chosen.update({k: t for k, t in registry.items() if t.group == "core"})
+        elif item == "all":
+            chosen.update(
+                {
+                    k: t
+                    for k, t in registry.items()
+                    if t.group in ("core", "all") or (t.group == "code" and run_code)
+                }
+            )
+        elif item in registry:
+            if registry[item].group == "code" and not run_code:
+                raise InvalidInput(
+                    f"{item} is off: it runs arbitrary Python in the browserdeck process",
+                    hint='turn on the "mcpRunCode" setting (Settings > Advanced) to offer it',
+                    code="run_code_disabled",
+                )
+            chosen[item] = registry[item]
+        else:
+            raise InvalidInput(
+                f"unknown tool {item!r} in --tools",
+                hint="use core, all, or tool names: " + ", ".join(registry),
+            )
+    if not chosen:
+        raise InvalidInput("--tools selects no tools", hint="use core, all or a list of names")
+    return chosen
+
+
+class McpApp:
+    """Everything one MCP endpoint serves; one per stdio process, one per service for HTTP."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        tools_spec: str = "core",
+        profile: str | None = None,
+        max_chars: int = output.DEFAULT_MAX_CHARS,
+        transport: str = "stdio",
+        settings: Callable[[], Config] = load_config,
+        claims: TabClaims | None = None,
+    ) -> None:
+        self.backend = backend
+        self.tools_spec = tools_spec
+        self.default_profile = profile
+        self.max_chars = max(output.MIN_MAX_CHARS, max_chars)
+        self.transport = transport
+        self.settings = settings
+        self.claims = claims or TabClaims()
+        self.sessions: dict[str, AgentSession] = {}
+        self._selections: dict[str, dict[str, tools.ToolSpec]] = {}
+        select_tools(tools_spec, run_code=self.run_code_enabled())  # fail early on a bad spec
+        self.server: Server[Any] = Server(
+            "browserdeck",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    # --- settings ----------------------------------------------------------------
+    def run_code_enabled(self) -> bool:
+        return bool(self.settings().mcp_run_code)
+
+    def max_image_dimension(self) -> int:
+        return int(self.settings().screenshot_max_dimension)
+
+    # --- per request --------------------------------------------------------------
+    def _request_headers(
+        self, ctx: ServerRequestContext[Any, Any]
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        request = ctx.request
+        if request is None or not hasattr(request, "headers"):
+            return {}, {}
+        return dict(request.headers), dict(request.query_params)
+
+    def selection(self, spec: str) -> dict[str, tools.ToolSpec]:
+        key = f"{spec}|{self.run_code_enabled()}"
+        chosen = self._selections.get(key)
+        if chosen is None:
+            chosen = self._selections[key] = select_tools(spec, run_code=self.run_code_enabled())
+        return chosen
+
+    def _selection_for(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, tools.ToolSpec]:
+        _, query = self._request_headers(ctx)
+        return self.selection(query.get("tools") or self.tools_spec)
+
+    def session_for(self, ctx: ServerRequestContext[Any, Any]) -> AgentSession:
+        headers, query = self._request_headers(ctx)
+        if self.transport == "stdio":
+            key, ttl = "stdio", None
+        else:
+            key = headers.get("mcp-session-id") or headers.get("x-browserdeck-session") or "shared"
+            ttl = SESSION_TTL
+        session = self.sessions.get(key)
+        if session is None:
+            client = None
+            params = ctx.session.client_params
+            if params is not None:
+                client = params.client_info.name
+            session = AgentSession.new(
+                self.transport,
+                key[:12],
+                ttl=ttl,
+                profile=query.get("profile") or self.default_profile,
+                client=client,
+            )
+            self.sessions[key] = session
+            self._expire_sessions()
+        session.last_used = time.monotonic()
+        return session
+
+    def _expire_sessions(self) -> None:
+        if self.transport == "stdio":
+            return
+        now = time.monotonic()
+        for key, session in list(self.sessions.items()):
+            if now - session.last_used > SESSION_TTL and not session.lock.locked():
+                self.end_session(key)
+
+    def end_session(self, key: str) -> None:
+        """Forget a session and give up its tabs (its HTTP session ended)."""
+        session = self.sessions.pop(key, None)
+        if session is not None:
+            self.claims.release(session.owner)
+
+    # --- MCP handlers -------------------------------------------------------------
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.tool_list(self._selection_for(ctx)))
+
+    @staticmethod
+    def tool_list(selection: dict[str, tools.ToolSpec]) -> list[types.Tool]:
+        return [
+            types.Tool(name=t.name, description=t.description, input_schema=t.schema)
+            for t in selection.values()
+        ]
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        name = params.name
+        try:
+            selection = self._selection_for(ctx)
+        except BrowserdeckError as exc:
+            return _error(exc)
+        spec = selection.get(name)
+        if spec is None:
+            known = tools.REGISTRY.get(name)
+            hint = (
+                "start the server with --tools all (or name it in --tools)"
+                if known
+                else "call tools/list for the tools this server offers"
+            )
+            return _error(
+                InvalidInput(
+                    f"tool {name!r} is not offered by this server", hint=hint, code="unknown_tool"
+                )
+            )
+        session = self.session_for(ctx)
+        async with session.lock:
+            try:
+                args = validate_object(dict(params.arguments or {}), spec.schema, name)
+                reply = await spec.handler(Call(self, session, spec, args))
+            except BrowserdeckError as exc:
+                return _error(exc)
+            except Exception as exc:
+                log.exception("MCP tool %s failed", name)
+                return _error(
+                    BrowserdeckError(
+                        f"{name} failed: {type(exc).__name__}: {exc}",
+                        hint="this is a browserdeck bug; see its log",
+                        code="internal",
+                    )
+                )
+            finally:
+                session.last_used = time.monotonic()
+                if session.owner.ttl is not None:
+                    self.claims.touch(session.owner)
+        return self.render(reply, spec)
+
+    def render(self, reply: Reply, spec: tools.ToolSpec) -> types.CallToolResult:
+        content: list[types.ContentBlock] = []
+        if reply.text:
+            text = output.cap(
+                reply.text,
+                tool=spec.name,
+                max_chars=self.max_chars,
+                narrow=reply.narrow or spec.narrow,
+            )
+            content.append(types.TextContent(type="text", text=text))
+        for data, mime in reply.images:
+            import base64
+
+            content.append(
+                types.ImageContent(
+                    type="image", data=base64.b64encode(data).decode(), mime_type=mime
+                )
+            )
+        if not content:
+            content.append(types.TextContent(type="text", text="done"))
+        return types.CallToolResult(content=content, is_error=False)
+
+    # --- lifecycle ------------------------------------------------------------------
+    async def close(self) -> None:
+        from browserdeck.mcpserver import runcode
+
+        for key in list(self.sessions):
+            session = self.sessions[key]
+            await runcode.reset(session)
+            self.end_session(key)
+        await self.backend.close()
+
+    async def run_stdio(self) -> None:
+        from mcp.server.stdio import stdio_server
+
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await self.server.run(
+                    read_stream, write_stream, self.server.create_initialization_options()
+                )
+        finally:
+            await self.close()
+
+
+def _error(exc: BrowserdeckError) -> types.CallToolResult:
+    text = f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)

@@ -1,0 +1,328 @@
+"""The MCP rendering of a page snapshot: compact by default, a line diff on request, search.
+
+The engine hands out Playwright's ai snapshot (``- button "Save" [ref=e5]``), where
+every node that can receive pointer events carries a ref. For an LLM most of those
+refs are noise: nobody clicks a ``rowgroup``. The compact form keeps a ref on every
+element an agent can act on (interactive roles, and anything with
+``[cursor=pointer]``), drops it elsewhere, folds a link's ``/url`` child into the
+link's line, and removes unnamed wrapper nodes (``generic``, ``rowgroup``) by
+promoting their children. A dropped ref still works: ``full`` shows them all.
+
+Lines the parser does not understand are kept verbatim, so the compaction can lose
+decoration but never an element.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+
+# Roles an agent acts on; their refs are always kept (OpenClaw's and Playwright's set).
+INTERACTIVE_ROLES = frozenset(
+    {
+        "button",
+        "link",
+        "textbox",
+        "searchbox",
+        "checkbox",
+        "radio",
+        "combobox",
+        "listbox",
+        "option",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "slider",
+        "spinbutton",
+        "switch",
+        "tab",
+        "treeitem",
+        "textarea",
+        "menu",
+        "menubar",
+        "scrollbar",
+    }
+)
+# Unnamed nodes of these roles only group their children: drop the line, keep the children.
+WRAPPER_ROLES = frozenset({"generic", "rowgroup", "none", "presentation"})
+
+_LINE = re.compile(r"^( *)- (.*)$")
+_ROLE = re.compile(r"[A-Za-z/][\w/-]*")
+_REF = re.compile(r"\[ref=([^\]\s]+)\]")
+
+
+@dataclass
+class Node:
+    indent: int
+    raw: str
+    role: str | None = None
+    name: str | None = None  # raw, quotes included
+    attrs: list[str] = field(default_factory=list)
+    colon: bool = False
+    value: str | None = None
+    children: list[Node] = field(default_factory=list)
+
+    @property
+    def ref(self) -> str | None:
+        for attr in self.attrs:
+            if attr.startswith("ref="):
+                return attr[4:]
+        return None
+
+
+def _scan_string(s: str, i: int, quote: str) -> int:
+    """Index just past the closing quote of the string starting at ``s[i] == quote``."""
+    j = i + 1
+    while j < len(s):
+        if quote == '"' and s[j] == "\\":
+            j += 2
+            continue
+        if s[j] == quote:
+            if quote == "'" and j + 1 < len(s) and s[j + 1] == "'":  # YAML '' escape
+                j += 2
+                continue
+            return j + 1
+        j += 1
+    raise ValueError("unterminated string")
+
+
+def _parse_key(key: str, node: Node) -> bool:
+    m = _ROLE.match(key)
+    if not m:
+        return False
+    node.role = m.group(0)
+    i = m.end()
+    while i < len(key):
+        if key[i] != " ":
+            return False
+        i += 1
+        if i >= len(key):
+            return False
+        ch = key[i]
+        if ch == '"':
+            end = _scan_string(key, i, '"')
+            if node.name is not None or node.attrs:
+                return False
+            node.name = key[i:end]
+            i = end
+        elif ch == "/" and node.name is None and not node.attrs:  # a regex name
+            end = key.find("/", i + 1)
+            if end < 0:
+                return False
+            node.name = key[i : end + 1]
+            i = end + 1
+        elif ch == "[":
+            end = key.find("]", i)
+            if end < 0:
+                return False
+            node.attrs.append(key[i + 1 : end])
+            i = end + 1
+        else:
+            return False
+    return True
+
+
+def parse_line(line: str) -> Node | None:
+    """One snapshot line as a Node, or None when it is not a ``- key[: value]`` entry."""
+    m = _LINE.match(line)
+    if not m:
+        return None
+    indent, body = len(m.group(1)), m.group(2)
+    node = Node(indent=indent, raw=line)
+    try:
+        if body.startswith("'"):
+            end = _scan_string(body, 0, "'")
+            key = body[1 : end - 1].replace("''", "'")
+            rest = body[end:]
+        else:
+            # The key ends at the first ':' outside quotes and brackets.
+            i, depth = 0, 0
+            while i < len(body):
+                ch = body[i]
+                if ch == '"' and depth == 0:
+                    i = _scan_string(body, i, '"')
+                    continue
+                if ch == "[":
+                    depth += 1
+                elif ch == "]":
+                    depth = max(0, depth - 1)
+                elif ch == ":" and depth == 0 and (i + 1 == len(body) or body[i + 1] == " "):
+                    break
+                i += 1
+            key, rest = body[:i], body[i:]
+    except ValueError:
+        return None
+    if rest.startswith(":"):
+        node.colon = True
+        value = rest[1:].strip()
+        node.value = value or None
+    elif rest:
+        return None
+    if not _parse_key(key, node):
+        return None
+    return node
+
+
+def parse(text: str) -> list[Node]:
+    """The snapshot as a forest; unparseable lines become leaf nodes kept verbatim."""
+    roots: list[Node] = []
+    stack: list[Node] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        node = parse_line(line) or Node(indent=len(line) - len(line.lstrip(" ")), raw=line)
+        while stack and stack[-1].indent >= node.indent:
+            stack.pop()
+        (stack[-1].children if stack else roots).append(node)
+        stack.append(node)
+    return roots
+
+
+def _is_actionable(node: Node) -> bool:
+    return node.role in INTERACTIVE_ROLES or "cursor=pointer" in node.attrs
+
+
+def _render_key(node: Node, attrs: list[str]) -> str:
+    assert node.role is not None
+    key = node.role
+    if node.name is not None:
+        key += " " + node.name
+    for attr in attrs:
+        key += f" [{attr}]"
+    # Keep the YAML valid when the key itself holds ': ' (the engine quoted it the same way).
+    if ": " in key or key.endswith(":"):
+        key = "'" + key.replace("'", "''") + "'"
+    return key
+
+
+def _compact(nodes: list[Node], depth: int, out: list[str]) -> None:
+    pad = "  " * depth
+    for node in nodes:
+        if node.role is None:  # not understood: keep as it was, re-indented
+            out.append(pad + node.raw.lstrip(" "))
+            _compact(node.children, depth + 1, out)
+            continue
+        if node.role.startswith("/"):  # /url, /placeholder ... of a node we keep
+            out.append(pad + node.raw.lstrip(" "))
+            continue
+        actionable = _is_actionable(node)
+        attrs = [
+            a
+            for a in node.attrs
+            if a != "cursor=pointer" and (actionable or not a.startswith("ref="))
+        ]
+        children = node.children
+        if (
+            node.role in WRAPPER_ROLES
+            and node.name is None
+            and not attrs
+            and node.value is None
+            and children
+        ):
+            _compact(children, depth, out)
+            continue
+        # A link whose only child is its /url: one line instead of two.
+        if (
+            len(children) == 1
+            and children[0].role == "/url"
+            and children[0].value is not None
+            and node.value is None
+        ):
+            attrs.append("url=" + children[0].value.strip('"'))
+            children = []
+        line = pad + "- " + _render_key(node, attrs)
+        if node.value is not None:
+            line += ": " + node.value
+        elif children:
+            line += ":"
+        out.append(line)
+        _compact(children, depth + 1, out)
+
+
+def compact(text: str) -> str:
+    """The compact form: refs only on actionable elements, no wrapper noise (see module doc)."""
+    out: list[str] = []
+    _compact(parse(text), 0, out)
+    return "\n".join(out)
+
+
+def refs_in(text: str) -> set[str]:
+    return set(_REF.findall(text))
+
+
+def actionable_refs(text: str) -> set[str]:
+    """Refs of the elements an agent can act on (what the compact form must keep)."""
+    found: set[str] = set()
+
+    def walk(nodes: list[Node]) -> None:
+        for node in nodes:
+            if node.role is not None and _is_actionable(node) and node.ref:
+                found.add(node.ref)
+            walk(node.children)
+
+    walk(parse(text))
+    return found
+
+
+def diff(previous: str, current: str) -> str | None:
+    """A line diff of two snapshots (None when identical).
+
+    Refs stay the same across snapshots while an element keeps its role and name,
+    so the diff shows what really changed on the page.
+    """
+    if previous == current:
+        return None
+    lines = list(
+        difflib.unified_diff(previous.splitlines(), current.splitlines(), n=1, lineterm="")
+    )
+    return "\n".join(line for line in lines[2:])  # without the ---/+++ header
+
+
+def find(text: str, query: str, *, regex: bool = False, limit: int = 30) -> tuple[list[str], int]:
+    """Lines matching ``query`` (substring, case-insensitive; or a regex), each with its parent.
+
+    Returns the rendered matches and the total number of matching lines.
+    """
+    pattern = _user_regex(query) if regex else None
+    needle = query.lower()
+
+    def match(line: str) -> bool:
+        return bool(pattern.search(line)) if pattern is not None else needle in line.lower()
+
+    lines = text.splitlines()
+    results: list[str] = []
+    total = 0
+    for i, line in enumerate(lines):
+        if not match(line):
+            continue
+        total += 1
+        if len(results) >= limit:
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        parent = next(
+            (
+                lines[j].strip()
+                for j in range(i - 1, -1, -1)
+                if len(lines[j]) - len(lines[j].lstrip(" ")) < indent
+            ),
+            None,
+        )
+        results.append(line.strip() + (f"   (in: {parent})" if parent else ""))
+    return results, total
+
+
+def _user_regex(query: str) -> re.Pattern[str]:
+    """``/pattern/flags`` or a bare pattern (case-sensitive), as Playwright MCP's find takes it."""
+    flags = 0
+    m = re.fullmatch(r"/(.*)/([imsx]*)", query, flags=re.S)
+    if m:
+        query = m.group(1)
+        for f in m.group(2):
+            flags |= {"i": re.I, "m": re.M, "s": re.S, "x": re.X}[f]
+    return re.compile(query, flags)
+
+
+def quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
