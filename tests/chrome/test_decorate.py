@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,8 +19,9 @@ from browserdeck.chrome.decorate import (
 from browserdeck.errors import InvalidInput
 
 
-def load(path: Path) -> dict:  # type: ignore[type-arg]
-    return json.loads(path.read_text())
+def load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
 
 
 def test_colour_is_stored_as_a_signed_argb_int() -> None:
