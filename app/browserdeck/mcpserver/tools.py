@@ -81,18 +81,14 @@ def _notes(data: Any) -> list[str]:
         return []
     notes: list[str] = []
     for dialog in data.get("dialogs") or ([data["dialog"]] if data.get("dialog") else []):
-        if isinstance(dialog, dict):
-            notes.append(
-                f"a {dialog.get('type', '')} dialog {dialog.get('message', '')!r} was "
-                f"{dialog.get('handled') or 'dismissed'}"
-                + (
-                    ""
-                    if dialog.get("handled")
-                    else " (answer the next one with browser_handle_dialog before the action)"
-                )
-            )
-        else:
+        if not isinstance(dialog, dict):
             notes.append(f"dialog: {dialog}")
+            continue
+        line = (f"a {dialog.get('type', '')} dialog {dialog.get('message', '')!r} was "
+                f"{dialog.get('action') or 'dismissed'}")
+        if not dialog.get("armed") and dialog.get("type") != "beforeunload":
+            line += " (to answer one, call browser_handle_dialog before the action)"
+        notes.append(line)
     download = data.get("download")
     if download:
         notes.append(f"download: {_dump(download)}")
@@ -166,17 +162,7 @@ async def navigate(call: Call) -> Reply:
 
 
 async def _history(call: Call, direction: str) -> Reply:
-    try:
-        data = await call.on_tab("POST", "/navigate", json={"direction": direction})
-    except BrowserdeckError as exc:
-        if exc.status not in (400, 404, 422):
-            raise
-        # No history route: step in the page and wait for the new document.
-        body = dom.HISTORY_BACK if direction == "back" else dom.HISTORY_FORWARD
-        await call.act("evaluate", fn=body)
-        await call.act("wait", loadState="load")
-        data = await call.act("evaluate", fn="() => ({url: location.href, title: document.title})")
-        data = data.get("result", data) if isinstance(data, dict) else {}
+    data = await call.on_tab("POST", "/navigate", json={"action": direction})
     return await _finish(call, _page_line(data) or f"went {direction}", data)
 
 
@@ -347,7 +333,7 @@ async def select_option(call: Call) -> Reply:
                 obj(
                     {
                         "ref": REF,
-                        "type": s(enum=["textbox", "checkbox", "radio", "combobox", "slider"]),
+                        "type": s("textbox (default), checkbox, radio or combobox"),
                         "value": s(
                             "text; true/false for checkbox/radio; option label for combobox"
                         ),
@@ -361,9 +347,27 @@ async def select_option(call: Call) -> Reply:
     ),
 )
 async def fill_form(call: Call) -> Reply:
-    fields = [{**f, "type": f.get("type", "textbox")} for f in call.args["fields"]]
+    fields = [_fill_field(f) for f in call.args["fields"]]
     data = await call.act("fill", fields=fields)
     return await _finish(call, f"filled {len(fields)} field(s)", data)
+
+
+# Playwright MCP's field types -> the engine's.
+_FIELD_TYPES = {"textbox": "text", "text": "text", "slider": "text", "checkbox": "checkbox",
+                "radio": "radio", "combobox": "select", "select": "select"}
+
+
+def _fill_field(field: dict[str, Any]) -> dict[str, Any]:
+    kind = field.get("type")
+    out: dict[str, Any] = {"ref": field["ref"], "value": field["value"]}
+    if kind is not None:
+        if kind not in _FIELD_TYPES:
+            raise InvalidInput(f"unknown field type {kind!r}",
+                               hint="use textbox, checkbox, radio or combobox")
+        out["type"] = _FIELD_TYPES[kind]
+        if out["type"] in ("checkbox", "radio") and isinstance(out["value"], str):
+            out["value"] = out["value"].strip().lower() in ("true", "on", "yes", "1", "checked")
+    return out
 
 
 @tool(
@@ -597,10 +601,7 @@ def _console_line(e: dict[str, Any]) -> str:
         where, where
     )
     level = e.get("type") or e.get("level") or "log"
-    loc = e.get("location")
-    at = ""
-    if isinstance(loc, dict) and loc.get("url"):
-        at = f" ({loc['url']}:{loc.get('lineNumber', loc.get('line', ''))})"
+    at = f" ({e['url']}:{e.get('line', '')})" if e.get("url") else ""
     return f"[{where}] {level}: {e.get('text', e.get('message', ''))}{at}"
 
 
