@@ -1,0 +1,95 @@
+"""The compact snapshot keeps every actionable ref, on real Playwright ai snapshots."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from playwright.async_api import Page, async_playwright
+
+from browserdeck.mcpserver import snapshot
+from tests.support.browsers import RawChromium
+
+
+@pytest.fixture
+async def page(chromium: RawChromium) -> AsyncIterator[Page]:
+    async with async_playwright() as pw:
+        browser = await pw.chromium.connect_over_cdp(chromium.cdp_url)
+        ctx = browser.contexts[0]
+        yield ctx.pages[0] if ctx.pages else await ctx.new_page()
+        await browser.close()
+
+
+@pytest.mark.parametrize("path", ["/shop.html", "/form.html", "/frames.html"])
+async def test_compact_keeps_every_actionable_ref_and_is_smaller(
+    page: Page, site: str, path: str
+) -> None:
+    await page.goto(site + path)
+    if path == "/frames.html":
+        await page.frame_locator("iframe").locator("button").wait_for()
+    raw = await page.aria_snapshot(mode="ai")
+    compact = snapshot.compact(raw)
+    wanted = snapshot.actionable_refs(raw)
+    assert wanted, "the page has actionable elements"
+    assert wanted <= snapshot.refs_in(compact)
+    assert len(compact) < 0.85 * len(raw)
+    # A kept ref still names the element Playwright gave it to.
+    for ref in sorted(wanted)[:3]:
+        assert await page.locator(f"aria-ref={ref}").count() == 1
+
+
+async def test_compact_covers_iframe_and_shadow_refs(page: Page, site: str) -> None:
+    await page.goto(site + "/frames.html")
+    await page.frame_locator("iframe").locator("button").wait_for()
+    compact = snapshot.compact(await page.aria_snapshot(mode="ai"))
+    for name in ("Top button", "Inner button", "Shadow button", "Shadow link"):
+        line = next(line for line in compact.splitlines() if f'"{name}"' in line)
+        assert "[ref=" in line, line
+    assert compact.count('button "Same"') == 2
+
+
+def test_compact_folds_urls_and_drops_wrappers() -> None:
+    raw = "\n".join(
+        [
+            "- generic [ref=e1]:",
+            "  - generic [ref=e2]:",
+            '    - link "Home" [ref=e3] [cursor=pointer]:',
+            "      - /url: /home",
+            '    - heading "Title" [level=1] [ref=e4]',
+            "    - paragraph [ref=e5]: some text",
+            "  - generic [ref=e6] [cursor=pointer]: Clickable",
+            '  - textbox "Name" [ref=e7]:',
+            "    - /placeholder: Your name",
+            "  - this line is : not parseable [",
+        ]
+    )
+    assert snapshot.compact(raw).splitlines() == [
+        '- link "Home" [ref=e3] [url=/home]',
+        '- heading "Title" [level=1]',
+        "- paragraph: some text",
+        "- generic [ref=e6]: Clickable",
+        '- textbox "Name" [ref=e7]:',
+        "  - /placeholder: Your name",
+        "- this line is : not parseable [",
+    ]
+
+
+def test_compact_keeps_yaml_quoting_of_keys_with_colons() -> None:
+    raw = "- 'button \"a: b\" [ref=e2]'\n- 'heading \"Q: why\" [level=2] [ref=e3]'"
+    assert snapshot.compact(raw).splitlines() == [
+        "- 'button \"a: b\" [ref=e2]'",
+        "- 'heading \"Q: why\" [level=2]'",
+    ]
+
+
+def test_diff_and_find() -> None:
+    before = '- button "Save" [ref=e1]\n- text: draft'
+    after = '- button "Save" [ref=e1]\n- text: saved'
+    assert snapshot.diff(before, before) is None
+    changes = snapshot.diff(before, after)
+    assert changes is not None
+    assert "-- text: draft" in changes and "+- text: saved" in changes
+    lines, total = snapshot.find('- main:\n  - button "Save" [ref=e1]\n  - link "save as"', "save")
+    assert total == 2 and lines[0].endswith("(in: - main:)")
+    lines, total = snapshot.find('- button "Save"\n- link "save"', "/^- b.*Save/", regex=True)
+    assert total == 1

@@ -1,0 +1,112 @@
+"""Output caps, argument checking, tab claims and tool selection (no browser needed)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from browserdeck.errors import InvalidInput
+from browserdeck.mcpserver import client_config_snippet, output
+from browserdeck.mcpserver.claims import Owner, TabClaims, pid_alive
+from browserdeck.mcpserver.schema import validate_object
+from browserdeck.mcpserver.server import select_tools
+from browserdeck.mcpserver.tools import REGISTRY
+
+
+def test_cap_offloads_the_full_text_and_says_where(bd_home: Path) -> None:
+    text = "\n".join(f"line {i} " + "x" * 50 for i in range(2000))
+    out = output.cap(text, tool="browser_snapshot", max_chars=2000, narrow="Narrow it: find")
+    assert len(out) <= 2000
+    assert "[output cut:" in out and "Narrow it: find" in out
+    path = Path(out.split("full text is in ")[1].split(". Narrow")[0])
+    assert path.read_text(encoding="utf-8") == text
+    assert bd_home in path.parents
+    assert output.cap("short", tool="x", max_chars=2000) == "short"
+
+
+def test_schema_validation_words_errors_for_an_llm() -> None:
+    schema = REGISTRY["browser_click"].schema
+    assert validate_object({"target": "e5", "element": "Save button"}, schema, "browser_click") == {
+        "ref": "e5"
+    }
+    with pytest.raises(InvalidInput, match="missing required argument"):
+        validate_object({}, schema, "browser_click")
+    with pytest.raises(InvalidInput, match="must be one of left, right, middle"):
+        validate_object({"ref": "e1", "button": "top"}, schema, "browser_click")
+    with pytest.raises(InvalidInput, match="unknown argument 'colour'"):
+        validate_object({"ref": "e1", "colour": 1}, schema, "browser_click")
+    with pytest.raises(InvalidInput, match=r"fields\[0\].ref"):
+        validate_object(
+            {"fields": [{"ref": 3, "value": "x"}]},
+            REGISTRY["browser_fill_form"].schema,
+            "browser_fill_form",
+        )
+    assert validate_object(
+        {"width": 800.0, "height": 600}, REGISTRY["browser_resize"].schema, "r"
+    ) == {"width": 800, "height": 600}
+
+
+def test_claims_refuse_other_live_owners_until_released(tmp_path: Path) -> None:
+    claims = TabClaims(tmp_path / "claims.json")
+    a = Owner("a", "agent A", os.getpid())
+    b = Owner("b", "agent B", os.getpid())
+    assert claims.claim("agent", "T1", a) is None
+    holder = claims.claim("agent", "T1", b)
+    assert holder is not None and holder.label == "agent A"
+    assert claims.claim("agent", "T1", b, force=True) is None
+    assert claims.owner_of("agent", "T1").owner == "b"  # type: ignore[union-attr]
+    claims.release(b)
+    assert claims.owner_of("agent", "T1") is None
+    claims.claim("agent", "T2", a)
+    claims.prune("agent", {"T3"})
+    assert claims.owners("agent") == {}
+
+
+def test_claims_of_dead_processes_and_lapsed_sessions_are_ignored(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = int(proc.stdout)
+    assert not pid_alive(dead)
+    claims = TabClaims(tmp_path / "claims.json")
+    claims.claim("agent", "T1", Owner("gone", "old agent", dead))
+    claims.claim("agent", "T2", Owner("http", "http agent", os.getpid(), ttl=-1.0))
+    fresh = Owner("new", "new agent", os.getpid())
+    assert claims.claim("agent", "T1", fresh) is None
+    assert claims.claim("agent", "T2", fresh) is None
+
+
+def test_tool_selection() -> None:
+    core = select_tools("core", run_code=False)
+    everything = select_tools("all", run_code=False)
+    assert "browser_click" in core and "browser_query_dom" not in core
+    assert set(core) < set(everything) and "browser_run_code" not in everything
+    assert "browser_run_code" in select_tools("all", run_code=True)
+    assert list(select_tools("browser_click, browser_snapshot", run_code=False)) == [
+        "browser_click",
+        "browser_snapshot",
+    ]
+    with pytest.raises(InvalidInput, match="unknown tool 'browser_fly'"):
+        select_tools("browser_fly", run_code=False)
+    with pytest.raises(InvalidInput, match="mcpRunCode"):
+        select_tools("browser_run_code", run_code=False)
+
+
+def test_client_config_snippets() -> None:
+    stdio = client_config_snippet(tools="all", profile="work")["mcpServers"]["browserdeck"]
+    assert stdio["args"][-5:] == ["mcp", "--tools", "all", "--profile", "work"]
+    http = client_config_snippet(transport="http", url="http://127.0.0.1:5555", token="tok")[
+        "mcpServers"
+    ]["browserdeck"]
+    assert http == {
+        "type": "http",
+        "url": "http://127.0.0.1:5555/mcp",
+        "headers": {"Authorization": "Bearer tok"},
+    }
