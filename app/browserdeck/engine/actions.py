@@ -1,0 +1,608 @@
+"""Acting on a tab: /act kinds, navigation, console, PDF and arming."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import math
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
+from browserdeck import aio, paths
+from browserdeck.engine import options as o
+from browserdeck.engine.errors import NEW_SNAPSHOT, playwright_errors
+from browserdeck.engine.refs import resolve
+from browserdeck.engine.state import DialogArm, PageState
+from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, InvalidInput, Unavailable
+
+if TYPE_CHECKING:
+    from playwright.async_api import Download, Response
+
+EVALUATE_MAX_CHARS = 100_000
+SLOW_TYPE_DELAY_MS = 75
+CHECK_ROLES = frozenset({"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"})
+SELECT_ROLES = frozenset({"combobox", "listbox"})
+ARTIFACTS_KEEP = 200
+
+
+# --- /act ------------------------------------------------------------------------
+
+
+async def act(
+    state: PageState,
+    action: o.ClickAct
+    | o.TypeAct
+    | o.PressAct
+    | o.HoverAct
+    | o.DragAct
+    | o.SelectAct
+    | o.FillAct
+    | o.ResizeAct
+    | o.WaitAct
+    | o.EvaluateAct
+    | o.CloseAct
+    | o.ScrollIntoViewAct,
+) -> dict[str, Any]:
+    page = state.page
+    timeout = o.action_timeout(action.timeout_ms)
+    before = (state.main_epoch, page.url)
+    out: dict[str, Any] = {"ok": True, "kind": action.kind, "targetId": state.target_id}
+
+    if isinstance(action, o.ClickAct):
+        r = await resolve(state, action.ref, "click")
+        verb = "double-click" if action.double_click else "click"
+        with playwright_errors(r.what(verb), timeout):
+            if action.double_click:
+                await r.locator.dblclick(
+                    button=action.button, modifiers=action.modifiers or None, timeout=timeout
+                )
+            else:
+                await r.locator.click(
+                    button=action.button, modifiers=action.modifiers or None, timeout=timeout
+                )
+        out["ref"] = r.ref
+    elif isinstance(action, o.TypeAct):
+        r = await resolve(state, action.ref, "type into")
+        with playwright_errors(r.what("type into"), timeout):
+            if action.slowly:
+                await r.locator.click(timeout=timeout)
+                await r.locator.press_sequentially(
+                    action.text,
+                    delay=SLOW_TYPE_DELAY_MS,
+                    timeout=timeout + SLOW_TYPE_DELAY_MS * len(action.text),
+                )
+            else:
+                await r.locator.fill(action.text, timeout=timeout)
+            if action.submit:
+                await r.locator.press("Enter", timeout=timeout)
+        out["ref"] = r.ref
+    elif isinstance(action, o.PressAct):
+        await _press(state, action, timeout)
+    elif isinstance(action, o.HoverAct):
+        r = await resolve(state, action.ref, "hover")
+        with playwright_errors(r.what("hover"), timeout):
+            await r.locator.hover(timeout=timeout)
+        out["ref"] = r.ref
+    elif isinstance(action, o.DragAct):
+        start = await resolve(state, action.start_ref, "drag")
+        end = await resolve(state, action.end_ref, "drop on")
+        with playwright_errors(f"drag {start.ref} to {end.ref}", timeout):
+            await start.locator.drag_to(end.locator, timeout=timeout)
+    elif isinstance(action, o.SelectAct):
+        r = await resolve(state, action.ref, "select in")
+        with playwright_errors(r.what("select in"), timeout):
+            out["selected"] = await r.locator.select_option(action.values, timeout=timeout)
+        out["ref"] = r.ref
+    elif isinstance(action, o.FillAct):
+        out["filled"] = [await _fill_field(state, f, timeout) for f in action.fields]
+    elif isinstance(action, o.ResizeAct):
+        with playwright_errors("resize"):
+            await page.set_viewport_size({"width": action.width, "height": action.height})
+        out["viewport"] = {"width": action.width, "height": action.height}
+    elif isinstance(action, o.WaitAct):
+        out["waited"] = await _wait(state, action, timeout)
+    elif isinstance(action, o.EvaluateAct):
+        out.update(await _evaluate(state, action, timeout))
+    elif isinstance(action, o.CloseAct):
+        state.cancel_arms()
+        with playwright_errors("close the tab"):
+            await page.close()
+        out["closed"] = True
+        return out
+    elif isinstance(action, o.ScrollIntoViewAct):
+        r = await resolve(state, action.ref, "scroll to")
+        with playwright_errors(r.what("scroll to"), timeout):
+            await r.locator.scroll_into_view_if_needed(timeout=timeout)
+        out["ref"] = r.ref
+    else:  # pragma: no cover - the model's discriminator rules this out
+        raise InvalidInput(f"unknown act kind {action!r}")
+
+    if not page.is_closed():
+        out["url"] = page.url
+        if (state.main_epoch, page.url) != before:
+            out["navigated"] = True
+            if state.main_epoch != before[0]:
+                out["note"] = (
+                    "the page loaded a new document: refs from earlier snapshots "
+                    "are stale; take a new snapshot"
+                )
+    return out
+
+
+async def _press(state: PageState, action: o.PressAct, timeout: int) -> None:
+    try:
+        if action.ref:
+            r = await resolve(state, action.ref, "press a key in")
+            with playwright_errors(r.what(f"press {action.key} in"), timeout):
+                await r.locator.press(action.key, timeout=timeout)
+        else:
+            with playwright_errors(f"press {action.key}", timeout):
+                await state.page.keyboard.press(action.key)
+    except BrowserdeckError as exc:
+        if "unknown key" in exc.message.lower():
+            raise InvalidInput(
+                f"unknown key {action.key!r}",
+                hint="use names like Enter, Tab, Escape, ArrowDown, Backspace, a, "
+                "Control+A, Shift+Tab",
+            ) from None
+        raise
+
+
+def _truthy(value: str | bool | int | float, ref: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return bool(value)
+    low = value.strip().lower()
+    if low in ("true", "on", "yes", "1", "checked", "x"):
+        return True
+    if low in ("false", "off", "no", "0", "", "unchecked"):
+        return False
+    raise InvalidInput(
+        f"field {ref}: {value!r} is not a checkbox/radio value", hint="use true or false"
+    )
+
+
+async def _fill_field(state: PageState, field: o.FillField, timeout: int) -> dict[str, Any]:
+    r = await resolve(state, field.ref, "fill")
+    kind = field.type or (
+        "checkbox"
+        if r.info.role in CHECK_ROLES
+        else "select"
+        if r.info.role in SELECT_ROLES
+        else "text"
+    )
+    with playwright_errors(r.what("fill"), timeout):
+        if kind in ("checkbox", "radio"):
+            checked = _truthy(field.value, r.ref)
+            await r.locator.set_checked(checked, timeout=timeout)
+            return {"ref": r.ref, "checked": checked}
+        if kind == "select":
+            try:
+                chosen = await r.locator.select_option(str(field.value), timeout=timeout)
+                return {"ref": r.ref, "selected": chosen}
+            except PlaywrightError as exc:
+                if field.type == "select" or "not a <select>" not in str(exc):
+                    raise
+                # An ARIA combobox that is really a text input (autocomplete): type instead.
+        await r.locator.fill(str(field.value), timeout=timeout)
+        return {"ref": r.ref, "value": str(field.value)}
+
+
+async def _wait(state: PageState, action: o.WaitAct, timeout: int) -> list[str]:
+    page = state.page
+    done: list[str] = []
+    if action.time_ms is not None:
+        await asyncio.sleep(action.time_ms / 1000)
+        done.append(f"timeMs={action.time_ms}")
+    if action.text is not None:
+        with playwright_errors(f"wait for text {action.text!r}", timeout):
+            await page.get_by_text(action.text).first.wait_for(state="visible", timeout=timeout)
+        done.append("text")
+    if action.text_gone is not None:
+        with playwright_errors(f"wait for text {action.text_gone!r} to go", timeout):
+            await (
+                page.get_by_text(action.text_gone)
+                .filter(visible=True)
+                .first.wait_for(state="hidden", timeout=timeout)
+            )
+        done.append("textGone")
+    if action.selector is not None:
+        with playwright_errors(f"wait for {action.selector!r}", timeout):
+            await page.locator(action.selector).first.wait_for(state="visible", timeout=timeout)
+        done.append("selector")
+    if action.url is not None:
+        with playwright_errors(f"wait for URL {action.url!r}", timeout):
+            await page.wait_for_url(action.url, timeout=timeout)
+        done.append("url")
+    if action.load_state is not None:
+        with playwright_errors(f"wait for {action.load_state}", timeout):
+            await page.wait_for_load_state(action.load_state, timeout=timeout)
+        done.append("loadState")
+    if action.fn is not None:
+        with playwright_errors("wait for the function", timeout):
+            await page.wait_for_function(action.fn, timeout=timeout)
+        done.append("fn")
+    if not done:
+        raise InvalidInput(
+            "wait needs one of timeMs, text, textGone, selector, url, loadState, fn",
+            hint='e.g. {"kind": "wait", "text": "Saved"}',
+        )
+    return done
+
+
+def _jsonable(value: Any) -> tuple[Any, bool]:
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    if len(text) <= EVALUATE_MAX_CHARS:
+        return json.loads(text), False
+    return text[:EVALUATE_MAX_CHARS], True
+
+
+async def _evaluate(state: PageState, action: o.EvaluateAct, timeout: int) -> dict[str, Any]:
+    what = "evaluate" + (f" on {action.ref}" if action.ref else "")
+    try:
+        if action.ref:
+            r = await resolve(state, action.ref, "evaluate on")
+            value = await asyncio.wait_for(
+                r.locator.evaluate(action.fn, timeout=timeout), timeout / 1000
+            )
+        else:
+            value = await asyncio.wait_for(state.page.evaluate(action.fn), timeout / 1000)
+    except TimeoutError:
+        raise ActionTimeout(
+            f"{what} did not finish within {timeout} ms",
+            hint="return sooner (no endless awaits), or raise timeoutMs",
+        ) from None
+    except PlaywrightTimeoutError as exc:
+        with playwright_errors(what, timeout):
+            raise exc from None
+    except PlaywrightError as exc:
+        message = str(exc.message if hasattr(exc, "message") else exc)
+        low = message.lower()
+        if "closed" in low or "execution context was destroyed" in low:
+            with playwright_errors(what, timeout):
+                raise exc from None
+        first = re.sub(r"^[A-Za-z]+\.evaluate: ", "", message.strip().splitlines()[0])
+        raise InvalidInput(
+            f"{what}: the script threw {first}",
+            hint="fix the script; it runs in the page, e.g. "
+            "'() => document.title', or '(el) => el.textContent' with a ref",
+            code="script_error",
+        ) from None
+    result, cut = _jsonable(value)
+    out: dict[str, Any] = {"result": result}
+    if cut:
+        out["truncated"] = True
+    return out
+
+
+# --- navigation ------------------------------------------------------------------
+
+_ALLOWED_SCHEMES = ("http", "https", "about", "data", "file", "chrome", "view-source")
+
+
+def normalize_url(url: str | None) -> str:
+    if not url or not url.strip():
+        raise InvalidInput("navigate needs a url", hint='e.g. {"url": "https://example.com"}')
+    url = url.strip()
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme in _ALLOWED_SCHEMES:
+        return url
+    if re.match(r"^(localhost|\d{1,3}(\.\d{1,3}){3})(:\d+)?(/|$)", url):
+        return "http://" + url
+    if re.match(r"^[\w.-]+\.[a-z]{2,}(:\d+)?(/|$)", url, re.IGNORECASE) and "://" not in url:
+        return "https://" + url
+    raise InvalidInput(
+        f"cannot navigate to {url!r}", hint="use an http(s) URL, e.g. https://example.com"
+    )
+
+
+async def navigate(state: PageState, opts: o.NavigateOptions) -> dict[str, Any]:
+    page = state.page
+    timeout = o.navigate_timeout(opts.timeout_ms)
+    response: Response | None = None
+    if opts.action == "goto":
+        url = normalize_url(opts.url)
+        downloads_before = len(state.downloads)
+        state.download_seen.clear()
+        try:
+            with playwright_errors(f"navigate to {url}", timeout):
+                response = await page.goto(url, timeout=timeout, wait_until=opts.wait_until)
+        except BrowserdeckError as exc:
+            low = exc.message.lower()
+            if "download" in low or "err_aborted" in low:
+                download = await _new_download(state, downloads_before)
+                if download is not None:
+                    return {
+                        "ok": True,
+                        "targetId": state.target_id,
+                        "url": page.url,
+                        "title": await _title(state),
+                        "status": None,
+                        "download": await save_download(download),
+                    }
+            raise
+    else:
+        before = page.url
+        with playwright_errors(f"go {opts.action}", timeout):
+            if opts.action == "back":
+                response = await page.go_back(timeout=timeout, wait_until=opts.wait_until)
+            elif opts.action == "forward":
+                response = await page.go_forward(timeout=timeout, wait_until=opts.wait_until)
+            else:
+                response = await page.reload(timeout=timeout, wait_until=opts.wait_until)
+        if response is None and page.url == before and opts.action != "reload":
+            raise Conflict(
+                f"cannot go {opts.action}: there is no page {opts.action} in this tab's history",
+                hint="navigate to a URL instead",
+                code="no_history",
+            )
+    return {
+        "ok": True,
+        "targetId": state.target_id,
+        "url": page.url,
+        "title": await _title(state),
+        "status": response.status if response else None,
+    }
+
+
+async def _new_download(state: PageState, before: int) -> Download | None:
+    if len(state.downloads) <= before:
+        try:
+            await asyncio.wait_for(state.download_seen.wait(), 2.0)
+        except TimeoutError:
+            return None
+    return state.downloads[-1] if len(state.downloads) > before else None
+
+
+async def save_download(download: Download) -> dict[str, Any]:
+    name = _safe_name(download.suggested_filename or "download")
+    target = _unique(paths.artifacts_dir("downloads") / name)
+    info: dict[str, Any] = {"url": download.url, "suggestedFilename": download.suggested_filename}
+    try:
+        await asyncio.wait_for(download.save_as(target), 60)
+        info["path"] = str(target)
+    except (PlaywrightError, TimeoutError) as exc:
+        info["error"] = str(exc).splitlines()[0] if str(exc) else "the download did not finish"
+    return info
+
+
+def _safe_name(name: str) -> str:
+    name = re.sub(r"[^\w.\- ]", "_", Path(name).name).strip() or "file"
+    return name[:120]
+
+
+def _unique(path: Path) -> Path:
+    if not path.exists():
+        return path
+    for i in range(1, 10_000):
+        candidate = path.with_name(f"{path.stem}-{i}{path.suffix}")
+        if not candidate.exists():
+            return candidate
+    return path.with_name(f"{path.stem}-{time.time_ns()}{path.suffix}")
+
+
+async def _title(state: PageState) -> str:
+    try:
+        return await state.page.title()
+    except PlaywrightError:
+        return ""
+
+
+# --- console ---------------------------------------------------------------------
+
+_LEVELS = {"debug": 0, "info": 1, "warning": 2, "error": 3}
+_TYPE_LEVEL = {
+    "error": 3,
+    "assert": 3,
+    "warning": 2,
+    "log": 1,
+    "info": 1,
+    "table": 1,
+    "dir": 1,
+    "dirxml": 1,
+    "count": 1,
+    "timeEnd": 1,
+}
+
+
+def console(state: PageState, opts: o.ConsoleOptions) -> dict[str, Any]:
+    floor = _LEVELS[opts.level] if opts.level else 0
+    messages = [m for m in state.console if _TYPE_LEVEL.get(m["type"], 0) >= floor]
+    requests = [r for r in state.requests if floor < 3 or r["failure"] or (r["status"] or 0) >= 400]
+    out = {
+        "targetId": state.target_id,
+        "url": state.page.url,
+        "messages": messages[-opts.limit :],
+        "errors": list(state.errors)[-opts.limit :],
+        "requests": requests[-opts.limit :],
+        "counts": {
+            "messages": len(messages),
+            "errors": len(state.errors),
+            "requests": len(requests),
+        },
+    }
+    if opts.clear:
+        state.console.clear()
+        state.errors.clear()
+        state.requests.clear()
+    return out
+
+
+# --- files: PDF and artifacts ------------------------------------------------------
+
+
+def write_artifact(kind: str, target_id: str, ext: str, data: bytes) -> Path:
+    folder = paths.artifacts_dir(kind)
+    stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 1_000_000:06d}"
+    path = folder / f"{stamp}-{target_id[:8].lower()}.{ext}"
+    path.write_bytes(data)
+    _prune(folder)
+    return path
+
+
+def _prune(folder: Path) -> None:
+    files = sorted((p for p in folder.iterdir() if p.is_file()), key=lambda p: p.stat().st_mtime)
+    for old in files[:-ARTIFACTS_KEEP]:
+        old.unlink(missing_ok=True)
+
+
+async def pdf(state: PageState, opts: o.PdfOptions) -> dict[str, Any]:
+    timeout = o.navigate_timeout(opts.timeout_ms)
+    try:
+        data = await asyncio.wait_for(
+            state.page.pdf(print_background=opts.print_background, landscape=opts.landscape),
+            timeout / 1000,
+        )
+    except TimeoutError:
+        raise ActionTimeout(
+            f"PDF did not finish within {timeout} ms", hint="raise timeoutMs for long pages"
+        ) from None
+    except PlaywrightError as exc:
+        text = str(exc).lower()
+        if (
+            "printtopdf" in text
+            or "printing" in text
+            or "not implemented" in text
+            or "headless" in text
+        ):
+            raise Unavailable(
+                "PDF export works only in headless Chromium, and this browser runs headed",
+                hint="use a headless profile for PDFs, or take a full-page screenshot "
+                '(POST /screenshot {"fullPage": true})',
+                code="pdf_unavailable",
+            ) from None
+        with playwright_errors("PDF"):
+            raise exc from None
+    out: dict[str, Any] = {
+        "ok": True,
+        "targetId": state.target_id,
+        "url": state.page.url,
+        "bytes": len(data),
+    }
+    if opts.inline:
+        out["base64"] = base64.b64encode(data).decode("ascii")
+    else:
+        out["path"] = str(write_artifact("pdf", state.target_id, "pdf", data))
+    return out
+
+
+# --- arming ------------------------------------------------------------------------
+
+
+def _check_files(raw_paths: list[str]) -> list[str]:
+    out = []
+    for raw in raw_paths:
+        path = Path(raw).expanduser()
+        if not path.is_absolute():
+            raise InvalidInput(
+                f"upload path {raw!r} is not absolute",
+                hint="give absolute paths of files on this machine",
+            )
+        if not path.is_file():
+            raise InvalidInput(
+                f"upload path {raw!r} is not a file that exists", hint="check the path"
+            )
+        out.append(str(path))
+    return out
+
+
+async def arm_file_chooser(state: PageState, opts: o.FileChooserOptions) -> dict[str, Any]:
+    files = _check_files(opts.paths)
+    page = state.page
+    arm_ms = o.arm_timeout(opts.timeout_ms)
+    act_ms = o.action_timeout(None)
+    names = [Path(f).name for f in files]
+    if opts.input_ref or opts.element:
+        if opts.input_ref:
+            r = await resolve(state, opts.input_ref, "upload into")
+            locator, what = r.locator, r.what("upload into")
+        else:
+            locator, what = page.locator(opts.element or ""), f"upload into {opts.element!r}"
+        with playwright_errors(what, act_ms):
+            await locator.set_input_files(files, timeout=act_ms)
+        return {"ok": True, "targetId": state.target_id, "files": names, "via": "input"}
+    if opts.ref:
+        r = await resolve(state, opts.ref, "click")
+        with playwright_errors(r.what("click to upload with"), act_ms):
+            async with page.expect_file_chooser(timeout=act_ms) as chooser_info:
+                await r.locator.click(timeout=act_ms)
+            chooser = await chooser_info.value
+            await chooser.set_files(files)
+        return {
+            "ok": True,
+            "targetId": state.target_id,
+            "files": names,
+            "via": "chooser",
+            "ref": r.ref,
+        }
+    if state.chooser_arm is not None:
+        state.chooser_arm.cancel()
+    state.chooser_arm = aio.create_task(
+        _await_chooser(state, files, arm_ms), name=f"file-chooser-{state.target_id[:8]}"
+    )
+    return {
+        "ok": True,
+        "targetId": state.target_id,
+        "armed": True,
+        "files": names,
+        "expiresInMs": arm_ms,
+        "hint": "now click the element that opens the file chooser",
+    }
+
+
+async def _await_chooser(state: PageState, files: list[str], arm_ms: int) -> None:
+    me = asyncio.current_task()
+    try:
+        chooser = await state.page.wait_for_event("filechooser", timeout=arm_ms)
+        await chooser.set_files(files)
+        state.unreported_dialogs.append(
+            {
+                "type": "filechooser",
+                "action": "files set",
+                "files": [Path(f).name for f in files],
+                "armed": True,
+                "time": time.time(),
+            }
+        )
+    except PlaywrightError:
+        pass  # expired, or the tab closed: nothing to set
+    finally:
+        if state.chooser_arm is me:
+            state.chooser_arm = None
+
+
+def arm_dialog(state: PageState, opts: o.DialogOptions) -> dict[str, Any]:
+    arm_ms = o.arm_timeout(opts.timeout_ms)
+    state.dialog_arm = DialogArm(opts.accept, opts.prompt_text, time.monotonic() + arm_ms / 1000)
+    return {
+        "ok": True,
+        "targetId": state.target_id,
+        "armed": True,
+        "accept": opts.accept,
+        "expiresInMs": arm_ms,
+        "hint": "now do the action that opens the dialog; the next response reports it",
+    }
+
+
+def ceil_ms(seconds: float) -> int:
+    return math.ceil(seconds * 1000)
+
+
+__all__ = [
+    "NEW_SNAPSHOT",
+    "act",
+    "arm_dialog",
+    "arm_file_chooser",
+    "console",
+    "navigate",
+    "pdf",
+    "save_download",
+    "write_artifact",
+]

@@ -1,0 +1,212 @@
+"""One persistent Playwright connection per CDP URL, and pages by CDP targetId.
+
+``connect_over_cdp`` costs a few hundred milliseconds, so a connection is made
+once per browser and reused by every request. It is retried (3 tries, growing
+timeouts), dropped when the browser disconnects and rebuilt by the next request.
+
+Playwright does not expose a page's CDP targetId. We ask each page once, with
+``Target.getTargetInfo`` over a CDP session that we keep for the page's life
+(the labelled screenshot reuses it), and cache targetId -> PageState.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from playwright.async_api import Error as PlaywrightError
+
+from browserdeck.engine.state import PageState, TargetMemories
+from browserdeck.errors import NotFound, Unavailable
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright
+
+    from browserdeck.events import ServiceEvents
+
+log = logging.getLogger(__name__)
+
+CONNECT_TRIES = 3
+PAGE_APPEAR_WAIT = 3.0  # a tab the service just opened may reach Playwright a moment later
+
+
+@dataclass
+class Connection:
+    cdp_url: str
+    browser: Browser
+    pages: dict[str, PageState] = field(default_factory=dict)  # targetId -> state
+    by_page: dict[Page, PageState] = field(default_factory=dict)
+    lost: bool = False
+    map_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    page_event: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class BrowserPool:
+    def __init__(
+        self, playwright: Playwright, memories: TargetMemories, events: ServiceEvents | None = None
+    ) -> None:
+        self._pw = playwright
+        self._memories = memories
+        self._events = events
+        self._conns: dict[str, Connection] = {}
+        self._connecting: dict[str, asyncio.Future[Connection]] = {}
+
+    # --- connections -----------------------------------------------------
+    async def connection(self, cdp_url: str, headers: dict[str, str] | None) -> Connection:
+        conn = self._conns.get(cdp_url)
+        if conn is not None and not conn.lost:
+            return conn
+        pending = self._connecting.get(cdp_url)
+        if pending is not None:  # someone is already connecting: share the outcome
+            return await asyncio.shield(pending)
+        future: asyncio.Future[Connection] = asyncio.get_running_loop().create_future()
+        self._connecting[cdp_url] = future
+        try:
+            conn = await self._connect(cdp_url, headers)
+        except BaseException as exc:
+            if not future.done():
+                future.set_exception(exc)
+                future.exception()  # mark retrieved: waiters get it, nobody else must
+            raise
+        else:
+            self._conns[cdp_url] = conn
+            future.set_result(conn)
+            return conn
+        finally:
+            self._connecting.pop(cdp_url, None)
+
+    async def _connect(self, cdp_url: str, headers: dict[str, str] | None) -> Connection:
+        last: Exception | None = None
+        for attempt in range(CONNECT_TRIES):
+            timeout_ms = 5_000 + attempt * 2_500
+            try:
+                browser = await self._pw.chromium.connect_over_cdp(
+                    cdp_url, timeout=timeout_ms, headers=headers or None
+                )
+            except PlaywrightError as exc:
+                last = exc
+                log.info(
+                    "connect %s try %d failed: %s", cdp_url, attempt + 1, str(exc).splitlines()[0]
+                )
+                if attempt + 1 < CONNECT_TRIES:
+                    await asyncio.sleep(0.2 * (attempt + 1))
+                continue
+            conn = Connection(cdp_url, browser)
+
+            def on_disconnected(_browser: Browser, conn: Connection = conn) -> None:
+                self._on_disconnected(conn)
+
+            def on_context(context: BrowserContext, conn: Connection = conn) -> None:
+                self._watch_context(conn, context)
+
+            browser.on("disconnected", on_disconnected)
+            browser.on("context", on_context)
+            for context in browser.contexts:
+                self._watch_context(conn, context)
+            log.info("connected to %s", cdp_url)
+            return conn
+        first = str(last).strip().splitlines()[0] if last else "unknown error"
+        raise Unavailable(
+            f"cannot connect to the browser at {cdp_url} after {CONNECT_TRIES} tries: {first}",
+            hint="check that the profile's browser is running (GET /) and start it with "
+            "POST /start; an extension profile needs the extension connected",
+            code="browser_unreachable",
+        )
+
+    def _watch_context(self, conn: Connection, context: BrowserContext) -> None:
+        def on_page(page: Page) -> None:
+            conn.page_event.set()
+
+        context.on("page", on_page)
+
+    def _on_disconnected(self, conn: Connection) -> None:
+        conn.lost = True
+        for state in conn.pages.values():
+            state.cancel_arms()
+        if self._conns.get(conn.cdp_url) is conn:
+            del self._conns[conn.cdp_url]
+        log.info("disconnected from %s", conn.cdp_url)
+
+    async def drop(self, cdp_url: str) -> None:
+        """Forget the connection (the profile stopped); never closes the browser itself."""
+        conn = self._conns.pop(cdp_url, None)
+        if conn is None:
+            return
+        conn.lost = True
+        for state in conn.pages.values():
+            state.cancel_arms()
+        # For a connect_over_cdp browser, close() disconnects; the browser keeps running.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(conn.browser.close(), 10)
+
+    async def close_all(self) -> None:
+        for cdp_url in list(self._conns):
+            await self.drop(cdp_url)
+
+    # --- pages -----------------------------------------------------------
+    async def page(self, cdp_url: str, target_id: str, headers: dict[str, str] | None) -> PageState:
+        conn = await self.connection(cdp_url, headers)
+        state = conn.pages.get(target_id)
+        if state is not None and not state.page.is_closed():
+            return state
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + PAGE_APPEAR_WAIT
+        while True:
+            conn.page_event.clear()
+            state = await self._map_pages(conn, target_id)
+            if state is not None:
+                return state
+            remaining = deadline - loop.time()
+            if remaining <= 0 or conn.lost:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(conn.page_event.wait(), remaining)
+        if conn.lost:
+            raise Unavailable(
+                f"the browser at {cdp_url} disconnected",
+                hint="start the profile again (POST /start)",
+                code="browser_gone",
+            )
+        raise NotFound(
+            f"tab {target_id} is not open in the browser at {cdp_url}",
+            hint="list tabs (GET /tabs) and use a targetId from there",
+            code="tab_not_found",
+        )
+
+    async def _map_pages(self, conn: Connection, target_id: str) -> PageState | None:
+        async with conn.map_lock:
+            state = conn.pages.get(target_id)
+            if state is not None and not state.page.is_closed():
+                return state
+            for context in conn.browser.contexts:
+                for page in context.pages:
+                    if page in conn.by_page or page.is_closed():
+                        continue
+                    await self._register(conn, context, page)
+            state = conn.pages.get(target_id)
+            return state if state is not None and not state.page.is_closed() else None
+
+    async def _register(self, conn: Connection, context: BrowserContext, page: Page) -> None:
+        try:
+            cdp = await context.new_cdp_session(page)
+            info = await cdp.send("Target.getTargetInfo")
+        except PlaywrightError as exc:
+            log.debug("cannot identify a page: %s", exc)
+            return
+        target_id = str(info["targetInfo"]["targetId"])
+        memory = self._memories.get(conn.cdp_url, target_id)
+        state = PageState(page, conn.cdp_url, target_id, cdp, memory)
+        state.attach()
+        conn.pages[target_id] = state
+        conn.by_page[page] = state
+
+        def on_close(_p: Page) -> None:
+            state.cancel_arms()
+            if conn.pages.get(target_id) is state:
+                del conn.pages[target_id]
+            conn.by_page.pop(page, None)
+
+        page.on("close", on_close)

@@ -1,0 +1,256 @@
+"""What each engine call accepts: typed, validated, and documented once.
+
+The HTTP routes use these models as request bodies (so the OpenAPI spec shows
+them), the CLI and MCP build them from their own arguments. JSON field names
+are camelCase (``timeoutMs``); Python code uses snake_case.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+ACTION_TIMEOUT_MS = 8_000
+NAVIGATE_TIMEOUT_MS = 20_000
+ARM_TIMEOUT_MS = 120_000
+
+
+def clamp(value: int | None, default: int, low: int, high: int) -> int:
+    return default if value is None else max(low, min(high, int(value)))
+
+
+def action_timeout(value: int | None) -> int:
+    """Action timeouts: default 8 s, clamped to 0.5–60 s."""
+    return clamp(value, ACTION_TIMEOUT_MS, 500, 60_000)
+
+
+def navigate_timeout(value: int | None) -> int:
+    return clamp(value, NAVIGATE_TIMEOUT_MS, 500, 120_000)
+
+
+def arm_timeout(value: int | None) -> int:
+    """Arming (dialog, file chooser): default and maximum 2 minutes."""
+    return clamp(value, ARM_TIMEOUT_MS, 500, ARM_TIMEOUT_MS)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class _TabBody(_Model):
+    target_id: str | None = Field(
+        default=None, description="tab: CDP targetId or a unique prefix; default: the first tab"
+    )
+
+
+# --- snapshot ---------------------------------------------------------------------
+
+SnapshotFormat = Literal["ai", "role", "aria"]
+RefMode = Literal["aria", "role"]
+
+
+class SnapshotOptions(_Model):
+    format: SnapshotFormat = Field(
+        default="ai",
+        description="ai: Playwright's AI snapshot (refs e12, iframe refs f1e3); role: only "
+        "interactive elements carry refs, [nth=N] marks duplicate role+name; aria: the raw "
+        "accessibility tree (ax1 refs, read-only)",
+    )
+    refs: RefMode | None = Field(
+        default=None,
+        description="how refs resolve: aria (the element itself; default for format=ai) or "
+        "role (role+name, survives a reconnect; default for format=role)",
+    )
+    interactive: bool = Field(default=False, description="only elements an agent can act on, flat")
+    compact: bool = Field(default=False, description="drop unnamed structural wrappers")
+    depth: int | None = Field(default=None, ge=1, le=200, description="maximum tree depth")
+    selector: str | None = Field(
+        default=None, description="CSS selector: snapshot only this element"
+    )
+    frame: str | None = Field(
+        default=None, description="CSS selector of an <iframe>: snapshot inside it"
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=20_000,
+        description="maximum lines (aria format: nodes, default 2000)",
+    )
+    max_chars: int | None = Field(
+        default=None, ge=500, le=2_000_000, description="cut the text here (default 200000)"
+    )
+
+
+DEFAULT_MAX_CHARS = 200_000
+DEFAULT_AX_LIMIT = 2_000
+
+
+# --- act ------------------------------------------------------------------------
+
+
+class _Act(_TabBody):
+    timeout_ms: int | None = Field(default=None, description="default 8000, clamped to 500–60000")
+
+
+Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
+
+
+class ClickAct(_Act):
+    kind: Literal["click"]
+    ref: str = Field(description="e12, @e12 or ref=e12 from the latest snapshot")
+    double_click: bool = False
+    button: Literal["left", "right", "middle"] = "left"
+    modifiers: list[Modifier] = Field(default_factory=list)
+
+
+class TypeAct(_Act):
+    kind: Literal["type"]
+    ref: str
+    text: str
+    submit: bool = Field(default=False, description="press Enter afterwards")
+    slowly: bool = Field(
+        default=False, description="type key by key (for pages that listen to keys)"
+    )
+
+
+class PressAct(_Act):
+    kind: Literal["press"]
+    key: str = Field(min_length=1, description="e.g. Enter, Escape, ArrowDown, Control+A")
+    ref: str | None = Field(default=None, description="focus this element first; default: the page")
+
+
+class HoverAct(_Act):
+    kind: Literal["hover"]
+    ref: str
+
+
+class DragAct(_Act):
+    kind: Literal["drag"]
+    start_ref: str
+    end_ref: str
+
+
+class SelectAct(_Act):
+    kind: Literal["select"]
+    ref: str
+    values: list[str] = Field(min_length=1, description="option values or labels")
+
+
+class FillField(_Model):
+    ref: str
+    value: str | bool | int | float
+    type: Literal["text", "checkbox", "radio", "select"] | None = Field(
+        default=None, description="default: from the element's role"
+    )
+
+
+class FillAct(_Act):
+    kind: Literal["fill"]
+    fields: list[FillField] = Field(min_length=1)
+
+
+class ResizeAct(_Act):
+    kind: Literal["resize"]
+    width: int = Field(ge=100, le=10_000)
+    height: int = Field(ge=100, le=10_000)
+
+
+class WaitAct(_Act):
+    kind: Literal["wait"]
+    time_ms: int | None = Field(default=None, ge=0, le=60_000, description="just wait this long")
+    text: str | None = Field(default=None, description="until this text is visible")
+    text_gone: str | None = Field(default=None, description="until this text is gone")
+    selector: str | None = Field(default=None, description="until this CSS selector is visible")
+    url: str | None = Field(default=None, description="until the URL matches (glob, e.g. **/done)")
+    load_state: Literal["load", "domcontentloaded", "networkidle"] | None = None
+    fn: str | None = Field(default=None, description="until this JS function returns truthy")
+
+
+class EvaluateAct(_Act):
+    kind: Literal["evaluate"]
+    fn: str = Field(min_length=1, description="'() => document.title', or '(el) => …' with ref")
+    ref: str | None = None
+
+
+class CloseAct(_Act):
+    kind: Literal["close"]
+
+
+class ScrollIntoViewAct(_Act):
+    kind: Literal["scrollIntoView"]
+    ref: str
+
+
+Act = Annotated[
+    ClickAct
+    | TypeAct
+    | PressAct
+    | HoverAct
+    | DragAct
+    | SelectAct
+    | FillAct
+    | ResizeAct
+    | WaitAct
+    | EvaluateAct
+    | CloseAct
+    | ScrollIntoViewAct,
+    Field(discriminator="kind"),
+]
+
+
+# --- navigate, screenshot, console, pdf, hooks -------------------------------------
+
+
+class NavigateOptions(_TabBody):
+    url: str | None = Field(default=None, description="where to go (required for action=goto)")
+    action: Literal["goto", "back", "forward", "reload"] = "goto"
+    wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"] = "load"
+    timeout_ms: int | None = Field(default=None, description="default 20000, clamped to 500–120000")
+
+
+class ScreenshotOptions(_TabBody):
+    full_page: bool = False
+    ref: str | None = Field(default=None, description="only this element")
+    element: str | None = Field(default=None, description="only this element (CSS selector)")
+    type: Literal["png", "jpeg"] = "png"
+    quality: int | None = Field(default=None, ge=1, le=100, description="jpeg only")
+    labels: bool = Field(default=False, description="draw ref labels (max 150, those in view)")
+    max_width: int | None = Field(default=None, ge=16, le=20_000, description="downscale to fit")
+    max_height: int | None = Field(default=None, ge=16, le=20_000, description="downscale to fit")
+    inline: bool = Field(default=False, description="return base64 data instead of a file path")
+    timeout_ms: int | None = None
+
+
+class ConsoleOptions(_Model):
+    level: Literal["debug", "info", "warning", "error"] | None = Field(
+        default=None, description="minimum level; default: all"
+    )
+    limit: int = Field(default=200, ge=1, le=500, description="newest entries per list")
+    clear: bool = Field(default=False, description="forget what was returned")
+
+
+class PdfOptions(_TabBody):
+    inline: bool = False
+    landscape: bool = False
+    print_background: bool = True
+    timeout_ms: int | None = None
+
+
+class FileChooserOptions(_TabBody):
+    paths: list[str] = Field(min_length=1, description="absolute paths of files to upload")
+    ref: str | None = Field(
+        default=None, description="arm, then click this ref (opens the chooser)"
+    )
+    input_ref: str | None = Field(
+        default=None, description="set the files on this <input type=file>"
+    )
+    element: str | None = Field(default=None, description="CSS selector of an <input type=file>")
+    timeout_ms: int | None = Field(default=None, description="default and maximum 120000")
+
+
+class DialogOptions(_TabBody):
+    accept: bool = True
+    prompt_text: str | None = None
+    timeout_ms: int | None = Field(default=None, description="default and maximum 120000")

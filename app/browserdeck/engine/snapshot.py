@@ -1,0 +1,326 @@
+"""Snapshots: Playwright's AI snapshot (format ai/role) and the raw AX tree (format aria).
+
+Every ai/role snapshot replaces the tab's ref table: only refs of the latest
+snapshot are accepted (Playwright itself resolves ``aria-ref=`` against the
+latest AI snapshot of each frame, so anything else would be guesswork).
+Ref numbers are offset after a new document so they never repeat in a tab.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from browserdeck.engine import snapshot_text as st
+from browserdeck.engine.errors import playwright_errors
+from browserdeck.engine.options import DEFAULT_AX_LIMIT, DEFAULT_MAX_CHARS, SnapshotOptions
+from browserdeck.engine.state import PageState, RefInfo, RefMode, RefTable
+from browserdeck.errors import InvalidInput, NotFound, Unavailable
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator
+
+SNAPSHOT_TIMEOUT_MS = 20_000
+
+
+def _scope(state: PageState, opts: SnapshotOptions) -> Locator | None:
+    page = state.page
+    if opts.frame:
+        inner = page.locator(opts.frame).content_frame
+        return inner.locator(opts.selector or "body,frameset")
+    if opts.selector:
+        return page.locator(opts.selector)
+    return None
+
+
+async def ai_text(state: PageState, opts: SnapshotOptions) -> str:
+    scope = _scope(state, opts)
+    what = "snapshot" + (
+        f" of {opts.frame or ''} {opts.selector or ''}".rstrip() if scope is not None else ""
+    )
+    try:
+        with playwright_errors(what, SNAPSHOT_TIMEOUT_MS):
+            if scope is None:
+                return await state.page.aria_snapshot(
+                    mode="ai", depth=opts.depth, timeout=SNAPSHOT_TIMEOUT_MS
+                )
+            return await scope.aria_snapshot(
+                mode="ai", depth=opts.depth, timeout=SNAPSHOT_TIMEOUT_MS
+            )
+    except Exception as exc:
+        message = getattr(exc, "message", str(exc))
+        if "does not match any element" in message or (
+            scope is not None and "timed out" in message
+        ):
+            raise NotFound(
+                f"{'frame ' + repr(opts.frame) if opts.frame else ''} "
+                f"{'selector ' + repr(opts.selector) if opts.selector else ''}".strip()
+                + " matches no element on the page",
+                hint="check the CSS selector, or take a full snapshot first",
+                code="selector_not_found",
+            ) from None
+        raise
+
+
+def build_table(
+    state: PageState, nodes: list[st.Node], opts: SnapshotOptions, mode: RefMode
+) -> tuple[RefTable, dict[str, str]]:
+    """The ref table of a snapshot and the map Playwright ref -> the ref the agent sees."""
+    memory = state.memory
+    nth_of, totals = st.role_counts(nodes)
+    refs: dict[str, RefInfo] = {}
+    shown: dict[str, str] = {}
+    main_root = opts.frame is None
+    for i, node in enumerate(nodes):
+        pw_ref = node.ref
+        if pw_ref is None or node.is_prop:
+            continue
+        if opts.format == "role" and node.role not in st.INTERACTIVE_ROLES:
+            continue
+        try:
+            prefix, number = st.split_ref(pw_ref)
+        except ValueError:
+            continue
+        key = state.epoch_key(main_root and not node.frame_chain)
+        base_entry = memory.bases.get(prefix)
+        if base_entry is None:
+            base_entry = (0, key)  # a prefix never seen in this tab cannot clash
+        elif base_entry[1] != key:
+            # A new document (or a new Page object) restarted Playwright's numbering:
+            # start above every number this tab ever handed out.
+            base_entry = (memory.issued_max, key)
+        memory.bases[prefix] = base_entry
+        ours = f"{prefix}e{number + base_entry[0]}"
+        memory.issued_max = max(memory.issued_max, number + base_entry[0])
+        count = None if opts.depth else totals.get((node.frame_chain, node.role, node.name or ""))
+        refs[ours] = RefInfo(
+            ref=ours,
+            pw_ref=pw_ref,
+            role=node.role,
+            name=node.name or "",
+            frame_chain=node.frame_chain,
+            nth=nth_of.get(i, 0),
+            count=count,
+            interactive=node.interactive,
+        )
+        shown[pw_ref] = ours
+    table = RefTable(
+        mode=mode,
+        refs=refs,
+        page_token=state.token,
+        main_epoch=state.main_epoch,
+        child_epoch=state.child_epoch,
+        selector=opts.selector,
+        frame=opts.frame,
+        depth_limited=opts.depth is not None,
+        url=state.page.url,
+    )
+    return table, shown
+
+
+def render(
+    text: str, nodes: list[st.Node], opts: SnapshotOptions, table: RefTable, shown: dict[str, str]
+) -> str:
+    renamed = any(pw != ours for pw, ours in shown.items())
+    if opts.format == "ai" and not opts.compact and not opts.interactive:
+        if not renamed:
+            return text  # the common case: Playwright's text as is
+        return st.REF_IN_TEXT.sub(
+            lambda m: f"[ref={shown.get(m.group(0)[5:-1], m.group(0)[5:-1])}]", text
+        )
+
+    nth_of, _ = st.role_counts(nodes)
+    keep: list[bool] = []
+    for i, node in enumerate(nodes):
+        pw_ref = node.ref
+        if node.role and not node.is_prop:
+            attrs: list[tuple[str, str | None]] = []
+            for key, value in node.attrs:
+                if key == "ref":
+                    if value in shown:
+                        attrs.append(("ref", shown[value]))
+                        info = table.refs[shown[value]]
+                        if opts.format == "role" and (info.count or 0) > 1:
+                            attrs.append(("nth", str(nth_of.get(i, 0))))
+                    continue
+                attrs.append((key, value))
+            node.attrs = attrs
+        if opts.interactive:
+            keep.append(bool(pw_ref in shown and node.interactive and not node.is_prop))
+        else:
+            keep.append(True)
+
+    if opts.interactive:
+        lines = [
+            n.render(0) if n.role else n.raw.strip() for n, k in zip(nodes, keep, strict=True) if k
+        ]
+    elif opts.compact:
+        lines = [
+            n.render(indent) if n.role else " " * indent + n.raw.lstrip()
+            for n, indent in st.compact_lines(nodes, keep)
+        ]
+    else:
+        lines = [n.render() if n.role else n.raw for n in nodes]
+    return "\n".join(lines)
+
+
+async def snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]:
+    if opts.format == "aria":
+        return await ax_snapshot(state, opts)
+    mode: RefMode = opts.refs or ("role" if opts.format == "role" else "aria")
+    async with state.lock:
+        text = await ai_text(state, opts)
+        nodes = st.parse(text)
+        table, shown = build_table(state, nodes, opts, mode)
+        state.table = table
+    out_text = render(text, nodes, opts, table, shown)
+    max_chars = opts.max_chars or DEFAULT_MAX_CHARS
+    out_text, truncated = st.truncate(out_text, max_chars=max_chars, max_lines=opts.limit)
+    result: dict[str, Any] = {
+        "format": opts.format,
+        "refsMode": mode,
+        "targetId": state.target_id,
+        "url": state.page.url,
+        "title": await _title(state),
+        "snapshot": out_text,
+        "stats": {
+            "lines": out_text.count("\n") + 1 if out_text else 0,
+            "chars": len(out_text),
+            "refs": len(table.refs),
+            "interactive": sum(1 for r in table.refs.values() if r.interactive),
+        },
+    }
+    if truncated:
+        result["truncated"] = truncated
+    if opts.format == "role":
+        result["refs"] = {
+            r.ref: {
+                "role": r.role,
+                "name": r.name,
+                **({"nth": r.nth} if (r.count or 0) > 1 else {}),
+            }
+            for r in table.refs.values()
+        }
+    return result
+
+
+async def _title(state: PageState) -> str:
+    try:
+        return await state.page.title()
+    except Exception:  # navigating right now: the title is not essential
+        return ""
+
+
+# --- format=aria: the raw accessibility tree over CDP ---------------------------------
+
+_AX_PROPS = (
+    "focused",
+    "checked",
+    "disabled",
+    "expanded",
+    "selected",
+    "pressed",
+    "level",
+    "required",
+    "invalid",
+)
+_AX_SKIP_COMPACT = frozenset({"generic", "none", "InlineTextBox", "LineBreak", "ignored"})
+
+
+async def ax_snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]:
+    if opts.selector or opts.frame:
+        raise InvalidInput(
+            "format=aria is the whole page's accessibility tree; selector and frame apply to "
+            "format=ai and format=role",
+            hint="drop selector/frame, or use format=ai",
+        )
+    if state.cdp is None:
+        raise Unavailable(
+            "the raw accessibility tree needs a CDP session to this tab", hint="use format=ai"
+        )
+    with playwright_errors("accessibility snapshot"):
+        tree = await state.cdp.send("Accessibility.getFullAXTree")
+    raw_nodes: list[dict[str, Any]] = tree.get("nodes", [])
+    by_id = {n["nodeId"]: n for n in raw_nodes}
+    roots = [n for n in raw_nodes if not n.get("parentId") or n["parentId"] not in by_id]
+    limit = opts.limit or DEFAULT_AX_LIMIT
+    lines: list[str] = []
+    counter = 0
+    omitted = 0
+
+    def value(node: dict[str, Any], key: str) -> str:
+        v = (node.get(key) or {}).get("value")
+        return "" if v is None else str(v)
+
+    def walk(node: dict[str, Any], depth: int, parent_name: str) -> None:
+        nonlocal counter, omitted
+        role = value(node, "role")
+        name = value(node, "name")
+        ignored = bool(node.get("ignored"))
+        shown = not ignored
+        if opts.compact and (
+            (role in _AX_SKIP_COMPACT and not name)
+            or (role == "StaticText" and name == parent_name)
+        ):
+            shown = False
+        if opts.interactive and role.lower() not in st.INTERACTIVE_ROLES:
+            shown = False
+        if opts.depth is not None and depth >= opts.depth:
+            return
+        child_depth = depth
+        if shown:
+            if counter >= limit:
+                omitted += 1
+            else:
+                counter += 1
+                props = []
+                for prop in node.get("properties") or []:
+                    pname = prop.get("name")
+                    pval = (prop.get("value") or {}).get("value")
+                    if pname in _AX_PROPS and pval not in (None, False, "false", ""):
+                        props.append(
+                            f" [{pname}]"
+                            if pval is True or pval == "true"
+                            else f" [{pname}={pval}]"
+                        )
+                indent = "" if opts.interactive else "  " * depth
+                label = f" {json.dumps(name, ensure_ascii=False)}" if name else ""
+                lines.append(f"{indent}- {role}{label} [ref=ax{counter}]{''.join(props)}")
+            child_depth = depth + 1
+        for child_id in node.get("childIds") or []:
+            child = by_id.get(child_id)
+            if child is not None:
+                walk(child, child_depth, name or parent_name)
+
+    for root in roots:
+        walk(root, 0, "")
+    text = "\n".join(lines)
+    if omitted:
+        text += (
+            f"\n[... truncated: {omitted} more nodes beyond limit={limit}. Use "
+            "interactive=true, compact=true or depth=N, or raise limit.]"
+        )
+    text, truncated = st.truncate(
+        text, max_chars=opts.max_chars or DEFAULT_MAX_CHARS, max_lines=None, what="nodes"
+    )
+    if not lines and not raw_nodes:
+        raise NotFound("the page has no accessibility tree yet", hint="wait for it to load")
+    result: dict[str, Any] = {
+        "format": "aria",
+        "targetId": state.target_id,
+        "url": state.page.url,
+        "title": await _title(state),
+        "snapshot": text,
+        "stats": {
+            "lines": len(lines),
+            "chars": len(text),
+            "refs": 0,
+            "interactive": sum(
+                1 for ln in lines if ln.strip()[2:].split(" ")[0].lower() in st.INTERACTIVE_ROLES
+            ),
+        },
+        "note": "ax refs are for reading only; act with refs from format=ai or format=role",
+    }
+    if truncated:
+        result["truncated"] = truncated
+    return result

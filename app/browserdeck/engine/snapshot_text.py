@@ -1,0 +1,283 @@
+"""Reading and rewriting Playwright's AI snapshot text (pure functions, no browser).
+
+Playwright renders the snapshot as YAML lines::
+
+    - generic [active] [ref=e1]:
+      - button "Save" [ref=e5] [cursor=pointer]
+      - 'link "Read: more" [ref=e6]':
+        - /url: /more
+      - iframe [ref=e7]:
+        - button "Inside" [ref=f1e2]
+
+A line whose key contains ``: `` is YAML-single-quoted. Names are JSON strings.
+Refs are ``e<n>``, prefixed ``f<seq>`` in frames other than frame 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+INTERACTIVE_ROLES = frozenset(
+    {
+        "button",
+        "checkbox",
+        "combobox",
+        "link",
+        "listbox",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "option",
+        "radio",
+        "searchbox",
+        "slider",
+        "spinbutton",
+        "switch",
+        "tab",
+        "textbox",
+        "treeitem",
+    }
+)
+# Unnamed wrappers that `compact` removes (their children move up a level).
+STRUCTURAL_ROLES = frozenset(
+    {
+        "generic",
+        "group",
+        "none",
+        "presentation",
+        "list",
+        "listitem",
+        "region",
+        "section",
+        "rowgroup",
+        "document",
+        "main",
+        "article",
+        "complementary",
+        "contentinfo",
+        "banner",
+        "navigation",
+        "form",
+    }
+)
+
+_LINE = re.compile(r"^(?P<indent> *)- (?P<body>.*)$")
+_KEY = re.compile(
+    r'^(?P<role>/?[A-Za-z][\w-]*)(?P<name> "(?:[^"\\]|\\.)*")?(?P<attrs>(?: \[[^\]]*\])*)$'
+)
+_ATTR = re.compile(r" \[([^\]=]+)(?:=([^\]]*))?\]")
+REF_IN_TEXT = re.compile(r"\[ref=(f\d+)?e(\d+)\]")
+REF_SHAPE = re.compile(r"^(?:f(\d+))?e(\d+)$")
+
+
+@dataclass
+class Node:
+    """One line of the snapshot."""
+
+    indent: int  # spaces
+    raw: str  # the line as Playwright wrote it
+    role: str = ""  # "" for lines we do not understand (kept verbatim)
+    name: str | None = None
+    name_raw: str = ""  # ' "Save"' as written, for re-rendering
+    attrs: list[tuple[str, str | None]] = field(default_factory=list)
+    tail: str = ""  # ":" or ": text" or ""
+    quoted: bool = False
+    frame_chain: tuple[str, ...] = ()
+
+    @property
+    def ref(self) -> str | None:
+        for key, value in self.attrs:
+            if key == "ref":
+                return value
+        return None
+
+    @property
+    def is_prop(self) -> bool:
+        return self.role.startswith("/")
+
+    @property
+    def pointer(self) -> bool:
+        return ("cursor", "pointer") in self.attrs
+
+    @property
+    def interactive(self) -> bool:
+        return self.role in INTERACTIVE_ROLES or (self.pointer and self.ref is not None)
+
+    @property
+    def inline_text(self) -> bool:
+        return self.tail.startswith(": ") and len(self.tail) > 2
+
+    def render(self, indent: int | None = None) -> str:
+        attrs = "".join(f" [{k}={v}]" if v is not None else f" [{k}]" for k, v in self.attrs)
+        key = f"{self.role}{self.name_raw}{attrs}"
+        if self.quoted:
+            key = "'" + key.replace("'", "''") + "'"
+        return " " * (self.indent if indent is None else indent) + "- " + key + self.tail
+
+
+def _unquote_yaml(body: str) -> tuple[str, str] | None:
+    """``'key ''x''': rest`` -> (``key 'x'``, ``: rest``)."""
+    out = []
+    i = 1
+    while i < len(body):
+        ch = body[i]
+        if ch == "'":
+            if i + 1 < len(body) and body[i + 1] == "'":
+                out.append("'")
+                i += 2
+                continue
+            return "".join(out), body[i + 1 :]
+        out.append(ch)
+        i += 1
+    return None
+
+
+def _split_key(body: str) -> tuple[str, str]:
+    """Split ``key: text`` / ``key:`` / ``key`` outside of the quoted name."""
+    in_str = False
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if in_str:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == ":" and (i + 1 == len(body) or body[i + 1] == " "):
+            return body[:i], body[i:]
+        i += 1
+    return body, ""
+
+
+def parse(text: str) -> list[Node]:
+    nodes: list[Node] = []
+    # Stack of (indent, pw ref) for open <iframe> nodes, to know each line's frame.
+    frames: list[tuple[int, str]] = []
+    for raw in text.splitlines():
+        m = _LINE.match(raw)
+        if m is None:
+            nodes.append(Node(indent=len(raw) - len(raw.lstrip(" ")), raw=raw))
+            continue
+        indent = len(m.group("indent"))
+        while frames and frames[-1][0] >= indent:
+            frames.pop()
+        body = m.group("body")
+        quoted = False
+        if body.startswith("'"):
+            unq = _unquote_yaml(body)
+            if unq is None:
+                nodes.append(Node(indent=indent, raw=raw))
+                continue
+            key, tail = unq
+            quoted = True
+        else:
+            key, tail = _split_key(body)
+        km = _KEY.match(key)
+        if km is None:
+            nodes.append(Node(indent=indent, raw=raw, frame_chain=tuple(f[1] for f in frames)))
+            continue
+        name_raw = km.group("name") or ""
+        name: str | None = None
+        if name_raw:
+            try:
+                name = json.loads(name_raw[1:])
+            except ValueError:
+                name = name_raw[2:-1]
+        attrs = [(a.group(1), a.group(2)) for a in _ATTR.finditer(km.group("attrs"))]
+        node = Node(
+            indent=indent,
+            raw=raw,
+            role=km.group("role"),
+            name=name,
+            name_raw=name_raw,
+            attrs=attrs,
+            tail=tail,
+            quoted=quoted,
+            frame_chain=tuple(f[1] for f in frames),
+        )
+        nodes.append(node)
+        if node.role == "iframe" and node.ref is not None and tail == ":":
+            frames.append((indent, node.ref))
+    return nodes
+
+
+def split_ref(ref: str) -> tuple[str, int]:
+    """``f2e14`` -> (``f2``, 14); ``e7`` -> (``""``, 7)."""
+    m = REF_SHAPE.match(ref)
+    if m is None:
+        raise ValueError(ref)
+    return (f"f{m.group(1)}" if m.group(1) else ""), int(m.group(2))
+
+
+def role_counts(
+    nodes: list[Node],
+) -> tuple[dict[int, int], dict[tuple[tuple[str, ...], str, str], int]]:
+    """For each element line: its index among same role+name in its frame; and the totals."""
+    seen: dict[tuple[tuple[str, ...], str, str], int] = defaultdict(int)
+    nth: dict[int, int] = {}
+    for i, node in enumerate(nodes):
+        if not node.role or node.is_prop or node.role == "text":
+            continue
+        key = (node.frame_chain, node.role, node.name or "")
+        nth[i] = seen[key]
+        seen[key] += 1
+    return nth, dict(seen)
+
+
+def compact_lines(nodes: list[Node], keep: list[bool]) -> list[tuple[Node, int]]:
+    """Drop unnamed structural wrappers; their children move up one level each."""
+    out: list[tuple[Node, int]] = []
+    stack: list[tuple[int, bool]] = []  # (indent, dropped) of open ancestors
+    for node, wanted in zip(nodes, keep, strict=True):
+        while stack and stack[-1][0] >= node.indent:
+            stack.pop()
+        dropped = sum(1 for _, d in stack if d)
+        drop = (
+            node.role in STRUCTURAL_ROLES
+            and not node.name
+            and not node.inline_text
+            and not node.pointer
+        )
+        stack.append((node.indent, drop))
+        if drop or not wanted:
+            continue
+        out.append((node, max(0, node.indent - 2 * dropped)))
+    return out
+
+
+def truncate(
+    text: str, *, max_chars: int, max_lines: int | None, what: str = "lines"
+) -> tuple[str, dict[str, int] | None]:
+    """Cut at a line boundary; the marker says how much is missing and how to narrow."""
+    lines = text.split("\n")
+    total_lines, total_chars = len(lines), len(text)
+    keep = lines
+    if max_lines is not None and len(keep) > max_lines:
+        keep = keep[:max_lines]
+    size = 0
+    for i, line in enumerate(keep):
+        size += len(line) + 1
+        if size > max_chars:
+            keep = keep[:i]
+            break
+    if len(keep) == total_lines:
+        return text, None
+    shown = "\n".join(keep)
+    info = {
+        "shownLines": len(keep),
+        "totalLines": total_lines,
+        "shownChars": len(shown),
+        "totalChars": total_chars,
+    }
+    marker = (
+        f"\n[... truncated: showing {len(keep)} of {total_lines} {what} "
+        f"({len(shown)} of {total_chars} chars). Narrow it with selector=<css>, "
+        f"depth=N, interactive=true or compact=true, or raise maxChars/limit.]"
+    )
+    return shown + marker, info

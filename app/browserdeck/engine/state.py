@@ -1,0 +1,351 @@
+"""Per-tab state: what the page logged, the refs of its latest snapshot, arming.
+
+One ``PageState`` per Playwright ``Page``. Refs also live in a small LRU keyed
+by ``cdpUrl::targetId`` so a new ``Page`` object for the same tab (after a
+reconnect) starts with the refs the agent already holds, and ref numbers keep
+growing instead of starting again at ``e1`` (which would let an old ref name a
+new element).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from browserdeck import aio
+
+if TYPE_CHECKING:
+    from playwright.async_api import (
+        CDPSession,
+        ConsoleMessage,
+        Dialog,
+        Download,
+        Frame,
+        Page,
+        Request,
+    )
+
+log = logging.getLogger(__name__)
+
+RefMode = Literal["aria", "role"]
+
+CONSOLE_MAX = 500
+ERRORS_MAX = 200
+REQUESTS_MAX = 500
+DIALOGS_MAX = 20
+TARGET_MEMORY_MAX = 50
+
+_tokens = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class RefInfo:
+    """One ref of a snapshot: what the agent sees and how to find the element again."""
+
+    ref: str  # what the agent sees, e.g. "e57" or "f2e57"
+    pw_ref: str  # Playwright's own ref for the element (resolved with aria-ref=)
+    role: str
+    name: str  # "" when the element has no accessible name
+    frame_chain: tuple[str, ...]  # Playwright refs of the enclosing <iframe>s, outermost first
+    nth: int  # index among elements with this role+name in the same frame
+    count: int | None  # how many such elements the snapshot saw; None = unknown (depth)
+    interactive: bool
+
+    def describe(self) -> str:
+        return f'{self.role} "{self.name}"' if self.name else self.role
+
+
+@dataclass
+class RefTable:
+    """The refs of a tab's latest snapshot: the only refs that tab accepts."""
+
+    mode: RefMode
+    refs: dict[str, RefInfo]
+    page_token: int  # which Page object the snapshot was taken on
+    main_epoch: int  # main-frame documents seen when it was taken
+    child_epoch: int  # iframe documents seen when it was taken
+    selector: str | None = None
+    frame: str | None = None
+    depth_limited: bool = False
+    url: str | None = None  # the page URL when it was taken
+    taken_at: float = field(default_factory=time.time)
+
+    def scope_text(self) -> str:
+        bits = [
+            f"selector={self.selector!r}" if self.selector else "",
+            f"frame={self.frame!r}" if self.frame else "",
+        ]
+        return " ".join(b for b in bits if b)
+
+
+@dataclass
+class TargetMemory:
+    """What outlives a Page object: the latest refs and the ref numbering."""
+
+    table: RefTable | None = None
+    issued_max: int = 0
+    # Playwright frame prefix ("" or "f2") -> (offset added to its numbers, document key)
+    bases: dict[str, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
+
+
+class TargetMemories:
+    """LRU of TargetMemory by ``cdpUrl::targetId`` (at most 50 tabs)."""
+
+    def __init__(self, size: int = TARGET_MEMORY_MAX) -> None:
+        self._size = size
+        self._items: OrderedDict[str, TargetMemory] = OrderedDict()
+
+    def get(self, cdp_url: str, target_id: str) -> TargetMemory:
+        key = f"{cdp_url}::{target_id}"
+        memory = self._items.pop(key, None) or TargetMemory()
+        self._items[key] = memory
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
+        return memory
+
+    def forget(self, cdp_url: str, target_id: str) -> None:
+        self._items.pop(f"{cdp_url}::{target_id}", None)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+@dataclass
+class DialogArm:
+    accept: bool
+    prompt_text: str | None
+    expires: float
+
+
+class PageState:
+    """Everything the engine tracks about one Page."""
+
+    def __init__(
+        self, page: Page, cdp_url: str, target_id: str, cdp: CDPSession | None, memory: TargetMemory
+    ) -> None:
+        self.page = page
+        self.cdp_url = cdp_url
+        self.target_id = target_id
+        self.cdp = cdp
+        self.memory = memory
+        self.token = next(_tokens)
+        self.console: deque[dict[str, Any]] = deque(maxlen=CONSOLE_MAX)
+        self.errors: deque[dict[str, Any]] = deque(maxlen=ERRORS_MAX)
+        self.requests: deque[dict[str, Any]] = deque(maxlen=REQUESTS_MAX)
+        self._open_requests: dict[Request, dict[str, Any]] = {}
+        self.unreported_dialogs: deque[dict[str, Any]] = deque(maxlen=DIALOGS_MAX)
+        self.dialog_arm: DialogArm | None = None
+        self.chooser_arm: asyncio.Task[None] | None = None
+        self.downloads: deque[Download] = deque(maxlen=10)
+        self.download_seen = asyncio.Event()
+        self.main_epoch = 0  # main-frame cross-document navigations
+        self.child_epoch = 0  # iframe cross-document navigations
+        self.lock = asyncio.Lock()  # snapshot and labelled screenshot take it
+        # Execution contexts our own CDP session sees (labels use Playwright's utility world).
+        self.contexts: dict[int, dict[str, Any]] = {}
+        self.runtime_enabled = False
+        self._watched: set[Frame] = set()
+
+    # --- refs ------------------------------------------------------------
+    @property
+    def table(self) -> RefTable | None:
+        return self.memory.table
+
+    @table.setter
+    def table(self, value: RefTable | None) -> None:
+        self.memory.table = value
+
+    def epoch_key(self, main: bool) -> tuple[int, ...]:
+        """A value that changes whenever Playwright's ref counter for such a frame restarts."""
+        return (
+            (self.token, self.main_epoch)
+            if main
+            else (self.token, self.main_epoch, self.child_epoch)
+        )
+
+    # --- wiring ----------------------------------------------------------
+    def attach(self) -> None:
+        """Subscribe to the page's events (once, when the state is created)."""
+        page = self.page
+        page.on("console", self._on_console)
+        page.on("pageerror", self._on_page_error)
+        page.on("request", self._on_request)
+        page.on("requestfinished", self._on_request_done)
+        page.on("requestfailed", self._on_request_failed)
+        page.on("dialog", self._on_dialog)
+        page.on("download", self._on_download)
+        page.on("frameattached", self._watch_frame)
+        for frame in page.frames:
+            self._watch_frame(frame)
+        if self.cdp is not None:
+            self.cdp.on("Runtime.executionContextCreated", self._on_context_created)
+            self.cdp.on("Runtime.executionContextDestroyed", self._on_context_destroyed)
+            self.cdp.on("Runtime.executionContextsCleared", self._on_contexts_cleared)
+
+    def _watch_frame(self, frame: Frame) -> None:
+        if frame in self._watched:
+            return
+        self._watched.add(frame)
+        is_main = frame.parent_frame is None
+
+        def on_navigated(event: dict[str, Any]) -> None:
+            # Only a new document restarts Playwright's ref numbering and empties its ref
+            # map; same-document navigations (pushState, #hash) keep both.
+            if event.get("error") or not event.get("newDocument"):
+                return
+            if is_main:
+                self.main_epoch += 1
+            else:
+                self.child_epoch += 1
+
+        # The public "framenavigated" event does not say whether the document changed;
+        # the frame's internal "navigated" event does (playwright==1.65 pinned).
+        emitter = getattr(getattr(frame, "_impl_obj", None), "_event_emitter", None)
+        if emitter is not None:
+            emitter.on("navigated", on_navigated)
+        else:  # pragma: no cover - a Playwright without it: treat every navigation as new
+
+            def fallback(f: Frame) -> None:
+                if f is frame:
+                    on_navigated({"newDocument": True})
+
+            self.page.on("framenavigated", fallback)
+
+    # --- console, errors, requests ----------------------------------------
+    def _on_console(self, msg: ConsoleMessage) -> None:
+        loc = msg.location
+        self.console.append(
+            {
+                "type": msg.type,
+                "text": msg.text[:4000],
+                "url": loc.get("url", "") if loc else "",
+                "line": loc.get("lineNumber") if loc else None,
+                "time": time.time(),
+            }
+        )
+
+    def _on_page_error(self, error: Exception) -> None:
+        self.errors.append(
+            {
+                "name": getattr(error, "name", type(error).__name__),
+                "message": str(getattr(error, "message", error))[:4000],
+                "stack": (getattr(error, "stack", None) or "")[:4000],
+                "time": time.time(),
+            }
+        )
+
+    def _on_request(self, request: Request) -> None:
+        entry: dict[str, Any] = {
+            "method": request.method,
+            "url": request.url[:2000],
+            "resourceType": request.resource_type,
+            "status": None,
+            "failure": None,
+            "time": time.time(),
+        }
+        self.requests.append(entry)
+        if len(self._open_requests) < REQUESTS_MAX:
+            self._open_requests[request] = entry
+
+    async def _on_request_done(self, request: Request) -> None:
+        entry = self._open_requests.pop(request, None)
+        if entry is None:
+            return
+        try:
+            response = await request.response()
+        except Exception:  # the page went away; the status is simply unknown
+            return
+        if response is not None:
+            entry["status"] = response.status
+
+    def _on_request_failed(self, request: Request) -> None:
+        entry = self._open_requests.pop(request, None)
+        if entry is not None:
+            entry["failure"] = request.failure
+
+    # --- dialogs and downloads ---------------------------------------------
+    def _on_dialog(self, dialog: Dialog) -> None:
+        aio.create_task(self._handle_dialog(dialog), name=f"dialog-{self.target_id[:8]}")
+
+    async def _handle_dialog(self, dialog: Dialog) -> None:
+        arm = self.dialog_arm
+        if arm is not None and arm.expires < time.monotonic():
+            arm = self.dialog_arm = None
+        record: dict[str, Any] = {
+            "type": dialog.type,
+            "message": dialog.message[:2000],
+            "time": time.time(),
+            "armed": arm is not None,
+        }
+        if dialog.type == "prompt":
+            record["defaultValue"] = dialog.default_value
+        try:
+            if arm is not None:
+                self.dialog_arm = None
+                if arm.accept:
+                    await dialog.accept(
+                        arm.prompt_text or ""
+                    ) if dialog.type == "prompt" else await dialog.accept()
+                    record["action"] = "accepted"
+                    if dialog.type == "prompt":
+                        record["promptText"] = arm.prompt_text or ""
+                else:
+                    await dialog.dismiss()
+                    record["action"] = "dismissed"
+            elif dialog.type == "beforeunload":
+                # Leaving the page is what the agent asked for; staying would strand it.
+                await dialog.accept()
+                record["action"] = "accepted"
+            else:
+                # Nothing armed: never leave the page blocked; the next response reports it.
+                await dialog.dismiss()
+                record["action"] = "dismissed"
+        except Exception as exc:  # the page closed under the dialog
+            record["action"] = f"failed: {exc}"
+        self.unreported_dialogs.append(record)
+
+    def _on_download(self, download: Download) -> None:
+        self.downloads.append(download)
+        self.download_seen.set()
+
+    def take_dialogs(self) -> list[dict[str, Any]]:
+        out = list(self.unreported_dialogs)
+        self.unreported_dialogs.clear()
+        return out
+
+    def cancel_arms(self) -> None:
+        self.dialog_arm = None
+        if self.chooser_arm is not None:
+            self.chooser_arm.cancel()
+            self.chooser_arm = None
+
+    # --- Playwright's utility world, as seen by our CDP session --------------
+    def _on_context_created(self, event: dict[str, Any]) -> None:
+        ctx = event.get("context") or {}
+        if isinstance(ctx.get("id"), int):
+            self.contexts[ctx["id"]] = ctx
+
+    def _on_context_destroyed(self, event: dict[str, Any]) -> None:
+        self.contexts.pop(event.get("executionContextId", -1), None)
+
+    def _on_contexts_cleared(self, _event: dict[str, Any]) -> None:
+        self.contexts.clear()
+
+    def utility_context(self) -> int | None:
+        """The main frame's Playwright utility world of *our* connection, if it exists yet."""
+        guid = getattr(getattr(self.page, "_impl_obj", None), "_guid", None)
+        for ctx_id, ctx in self.contexts.items():
+            aux = ctx.get("auxData") or {}
+            name = str(ctx.get("name", ""))
+            if aux.get("frameId") != self.target_id or not name.startswith(
+                "__playwright_utility_world_"
+            ):
+                continue
+            if guid is None or name.endswith(str(guid)):
+                return ctx_id
+        return None

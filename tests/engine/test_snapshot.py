@@ -1,0 +1,173 @@
+"""Snapshots: formats, options, frames, shadow DOM, stats and size limits."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.engine.conftest import Tab, ref_of
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+async def test_ai_snapshot_has_refs_url_title_and_stats(tab: Tab) -> None:
+    await tab.goto("form.html")
+    snap = await tab.snap()
+    assert snap["format"] == "ai" and snap["refsMode"] == "aria"
+    assert snap["url"].endswith("/form.html") and snap["title"] == "Form"
+    text = snap["snapshot"]
+    assert 'textbox "Text"' in text and 'button "Send"' in text
+    refs = re.findall(r"\[ref=([^\]]+)\]", text)
+    assert len(refs) == len(set(refs)) == snap["stats"]["refs"]
+    assert snap["stats"]["chars"] == len(text)
+    assert snap["stats"]["lines"] == len(text.splitlines())
+    assert 0 < snap["stats"]["interactive"] < snap["stats"]["refs"]
+
+
+async def test_cross_origin_iframe_and_same_origin_iframe_refs_work(tab: Tab) -> None:
+    await tab.goto("frames.html")
+    await tab.act(kind="wait", fn="() => document.querySelectorAll('iframe').length === 2")
+    snap = await tab.snap()
+    text = snap["snapshot"]
+    frame_refs = re.findall(r'button "Frame button" \[ref=(f\d+e\d+)\]', text)
+    assert len(frame_refs) == 2, text
+    for ref in frame_refs:
+        await tab.act(kind="click", ref=ref)
+    same = await tab.js("document.getElementById('same').contentDocument.getElementById('b').textContent")
+    assert same == "Clicked same"
+    # The cross-site frame runs in another process: read it through a fresh snapshot.
+    after = (await tab.snap())["snapshot"]
+    assert 'button "Clicked cross"' in after and 'button "Clicked same"' in after
+
+
+async def test_open_shadow_root_elements_have_usable_refs(tab: Tab) -> None:
+    await tab.goto("shadow.html")
+    snap = await tab.snap()
+    ref = ref_of(snap["snapshot"], 'button "Shadow button"')
+    await tab.act(kind="click", ref=ref)
+    assert await tab.text("#out") == "shadow clicked"
+    field = ref_of(snap["snapshot"], 'textbox "Shadow field"')
+    await tab.act(kind="type", ref=field, text="in the shadow")
+    assert await tab.js("document.getElementById('host').shadowRoot.querySelector('input').value") == "in the shadow"
+
+
+async def test_role_format_refs_only_interactive_and_nth_for_duplicates(tab: Tab) -> None:
+    await tab.goto("dupes.html")
+    snap = await tab.snap(format="role")
+    assert snap["refsMode"] == "role"
+    text = snap["snapshot"]
+    deletes = [ln for ln in text.splitlines() if 'button "Delete"' in ln]
+    assert len(deletes) == 3
+    assert [re.search(r"\[nth=(\d)\]", ln).group(1) for ln in deletes] == ["0", "1", "2"]  # type: ignore[union-attr]
+    assert "[nth=" not in next(ln for ln in text.splitlines() if 'button "Add row"' in ln)
+    # Non-interactive lines carry no refs in role format.
+    for line in text.splitlines():
+        if "[ref=" in line:
+            role = line.strip().lstrip("- ").lstrip("'").split(" ")[0]
+            assert role in {"button", "link", "textbox", "checkbox", "radio", "combobox"}, line
+    assert set(snap["refs"]) == set(re.findall(r"\[ref=([^\]]+)\]", text))
+    second = re.search(r"\[ref=([^\]]+)\]", deletes[1]).group(1)  # type: ignore[union-attr]
+    assert snap["refs"][second] == {"role": "button", "name": "Delete", "nth": 1}
+    await tab.act(kind="click", ref=second)
+    assert await tab.text("#out") == "deleted Beta"
+
+
+async def test_interactive_is_flat_and_only_actionable(tab: Tab) -> None:
+    await tab.goto("form.html")
+    full = await tab.snap()
+    flat = await tab.snap(interactive=True)
+    lines = flat["snapshot"].splitlines()
+    assert all(ln.startswith("- ") for ln in lines)
+    assert all("[ref=" in ln for ln in lines)
+    assert not any(ln.startswith("- heading") or "generic" in ln for ln in lines)
+    assert flat["stats"]["chars"] < full["stats"]["chars"]
+    # Refs are the same elements' refs as in the full snapshot.
+    assert ref_of(flat["snapshot"], 'button "Send"') == ref_of(full["snapshot"], 'button "Send"')
+
+
+async def test_compact_drops_unnamed_wrappers_and_keeps_refs(tab: Tab) -> None:
+    await tab.goto("dupes.html")
+    full = (await tab.snap())["snapshot"]
+    compact = (await tab.snap(compact=True))["snapshot"]
+    assert "- generic [active]" in full and "- generic [active]" not in compact
+    assert "- list" in full and "- list" not in compact
+    assert set(re.findall(r'button "Delete" \[ref=(\w+)\]', compact)) == set(
+        re.findall(r'button "Delete" \[ref=(\w+)\]', full))
+    # Children moved up: the Delete buttons are at top level now.
+    assert any(ln.startswith('- button "Delete"') for ln in compact.splitlines())
+
+
+async def test_depth_limits_the_tree(tab: Tab) -> None:
+    await tab.goto("dupes.html")
+    shallow = (await tab.snap(depth=2))["snapshot"]
+    assert 'button "Delete"' not in shallow
+    assert 'button "Add row"' in shallow
+
+
+async def test_selector_scopes_the_snapshot(tab: Tab) -> None:
+    await tab.goto("dupes.html")
+    snap = await tab.snap(selector="#rows")
+    assert 'button "Delete"' in snap["snapshot"] and "Add row" not in snap["snapshot"]
+
+
+async def test_frame_option_snapshots_inside_an_iframe(tab: Tab) -> None:
+    await tab.goto("frames.html")
+    await tab.act(kind="wait", fn="() => document.getElementById('same').contentDocument?.getElementById('b')")
+    snap = await tab.snap(frame="#same")
+    assert 'button "Frame button"' in snap["snapshot"]
+    assert "Main button" not in snap["snapshot"]
+    await tab.act(kind="click", ref=ref_of(snap["snapshot"], 'button "Frame button"'))
+    assert await tab.js("document.getElementById('same').contentDocument.getElementById('b').textContent") == "Clicked same"
+
+
+async def test_selector_that_matches_nothing_is_not_found(tab: Tab) -> None:
+    from browserdeck.errors import NotFound
+
+    await tab.goto("dupes.html")
+    with pytest.raises(NotFound, match="matches no element"):
+        await tab.snap(selector="#nope")
+
+
+async def test_max_chars_cuts_with_an_explicit_marker(tab: Tab) -> None:
+    await tab.goto("long.html")
+    snap = await tab.snap(maxChars=1000)
+    text = snap["snapshot"]
+    assert "[... truncated: showing" in text and "maxChars" in text
+    assert snap["truncated"]["shownChars"] <= 1000 < snap["truncated"]["totalChars"]
+    limited = await tab.snap(limit=10)
+    assert limited["truncated"]["shownLines"] == 10
+
+
+async def test_aria_format_is_the_raw_ax_tree_with_limit(tab: Tab) -> None:
+    await tab.goto("form.html")
+    snap = await tab.snap(format="aria")
+    assert snap["format"] == "aria"
+    assert re.search(r'- RootWebArea "Form" \[ref=ax1\]', snap["snapshot"])
+    assert '- button "Send" [ref=ax' in snap["snapshot"]
+    small = await tab.snap(format="aria", limit=5)
+    assert small["stats"]["lines"] == 5 and "beyond limit=5" in small["snapshot"]
+    inter = await tab.snap(format="aria", interactive=True)
+    assert all(not ln.startswith(" ") for ln in inter["snapshot"].splitlines())
+    assert "StaticText" not in inter["snapshot"]
+
+
+async def test_ax_refs_are_read_only(tab: Tab) -> None:
+    from browserdeck.errors import InvalidInput
+
+    await tab.goto("form.html")
+    await tab.snap()
+    with pytest.raises(InvalidInput, match="read-only"):
+        await tab.act(kind="click", ref="ax3")
+
+
+async def test_names_with_quotes_and_colons_round_trip_in_role_mode(tab: Tab) -> None:
+    await tab.goto("data:text/html,<button onclick=\"document.title='q'\">Say \"hi\": now</button>"
+                   "<button onclick=\"document.title='c'\">a: b</button>")
+    snap = await tab.snap(format="role")
+    refs = {v["name"]: k for k, v in snap["refs"].items()}
+    assert set(refs) == {'Say "hi": now', "a: b"}
+    await tab.act(kind="click", ref=refs['Say "hi": now'])
+    assert await tab.js("document.title") == "q"
+    await tab.act(kind="click", ref=refs["a: b"])
+    assert await tab.js("document.title") == "c"
