@@ -1,0 +1,753 @@
+"""The extension relay: a local endpoint that looks like Chrome's DevTools port.
+
+One ``RelayServer`` per ``extension`` profile, on 127.0.0.1 (18792 by default):
+
+* ``/extension`` (WebSocket): the browserdeck extension, one at a time. It must come
+  from the pinned ``chrome-extension://<id>`` origin *and* carry the relay token.
+* ``/cdp`` (also ``/devtools/browser/<any>``, ``/devtools/page/<targetId>``): CDP clients
+  (our engine, the service, a user's own Playwright/Puppeteer) with the token.
+* HTTP: ``GET /`` (health, no token), ``/json/version``, ``/json/list``, ``/json/new``,
+  ``/json/activate/<id>``, ``/json/close/<id>``, ``/extension/status``,
+  ``/extension/check``, ``/client-slot`` (token).
+
+Every request is refused unless it comes from a loopback address with a loopback
+``Host`` (DNS rebinding) and without a web page's ``Origin``. Client arbitration:
+in ``single-active`` mode one client holds the slot and a second one gets HTTP 409
+naming the holder; ``multi-client`` lets everyone in. See docs/extension.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import ipaddress
+import itertools
+import json
+import logging
+import time
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+from websockets.typing import Subprotocol
+
+from browserdeck import errors
+from browserdeck.aio import cancel_and_wait, create_task
+from browserdeck.events import ServiceEvents
+from browserdeck.relay.core import Client, Relay, Tab
+from browserdeck.relay.extension_id import EXTENSION_ID
+from browserdeck.relay.link import ExtensionLink
+from browserdeck.relay.protocol import (
+    PROTOCOL_VERSION,
+    SUBPROTOCOL,
+    TOKEN_SUBPROTOCOL_PREFIX,
+    CdpError,
+    split_frame,
+)
+from browserdeck.secrets import tokens_equal
+
+log = logging.getLogger(__name__)
+
+CLIENT_MODES = ("single-active", "multi-client")
+ALLOWED_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+# Screenshots and snapshots are megabytes of JSON; the websockets default is 1 MiB.
+MAX_MESSAGE = 256 * 1024 * 1024
+# The extension is considered gone after this long without a message (it pings every 15 s
+# and answers our pings).
+EXTENSION_SILENCE_LIMIT = 45.0
+PING_EVERY = 10.0
+SLOT_HEADER = "X-Browserdeck-Slot"
+CLIENT_HEADER = "X-Browserdeck-Client"
+
+
+@dataclass
+class _Upgrade:
+    """What process_request decided about a WebSocket upgrade, for the handler."""
+
+    kind: str  # "extension" | "cdp"
+    label: str = ""
+    slot_mode: str = "eager"
+    page_target: str | None = None
+    instance: str = ""
+
+
+class RelayServer:
+    """The relay for one extension profile. ``start``/``stop``; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        port: int,
+        token: str,
+        profile: str = "chrome",
+        host: str = "127.0.0.1",
+        extension_ids: Sequence[str] = (EXTENSION_ID,),
+        client_mode: str = "single-active",
+        events: ServiceEvents | None = None,
+        color: str = "#00AA00",
+        command_timeout: float = 60.0,
+        op_timeout: float = 20.0,
+    ) -> None:
+        if client_mode not in CLIENT_MODES:
+            raise errors.InvalidInput(
+                f"unknown relay client mode {client_mode!r}",
+                hint="use 'single-active' or 'multi-client'",
+                code="invalid_client_mode",
+            )
+        if not token:
+            raise errors.InvalidInput(
+                "the relay needs a token", hint="pass secrets.get_token('relay')"
+            )
+        self.requested_port = port
+        self.port = port
+        self.host = host
+        self.profile = profile
+        self.color = color
+        self.client_mode = client_mode
+        self.extension_ids = tuple(extension_ids)
+        self._token = token
+        self._events = events
+        self._server: Server | None = None
+        self._upgrades: dict[int, _Upgrade] = {}
+        self._client_ids = itertools.count(1)
+        self._slot_holder: Client | None = None
+        self._extension_ready = asyncio.Event()
+        self._stopping = False
+        self.relay = Relay(
+            profile=profile,
+            on_tabs_changed=self._tabs_changed,
+            slot_guard=self._slot_guard,
+            command_timeout=command_timeout,
+            op_timeout=op_timeout,
+        )
+
+    # ------------------------------------------------------------------ public
+    @property
+    def cdp_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/cdp"
+
+    @property
+    def extension_connected(self) -> bool:
+        link = self.relay.link
+        return link is not None and not link.closed
+
+    def auth_headers(self) -> dict[str, str]:
+        """Headers for our own CDP clients (engine, service): the token, and a lazy slot.
+
+        ``lazy`` means the connection never gets a 409: it takes the client slot only when
+        it first needs a tab session, so the service's tab-management socket never blocks
+        the engine (or a user's script) in single-active mode. External clients without the
+        header get the standard behaviour (409 at connect while the slot is held).
+        """
+        return {"Authorization": f"Bearer {self._token}", SLOT_HEADER: "lazy"}
+
+    def token_headers(self) -> dict[str, str]:
+        """Just the token, as an external client would send it."""
+        return {"Authorization": f"Bearer {self._token}"}
+
+    def status(self) -> dict[str, Any]:
+        link = self.relay.link
+        holder = self._slot_holder
+        tabs = self.relay.shared_tabs()
+        return {
+            "profile": self.profile,
+            "port": self.port,
+            "cdpUrl": self.cdp_url,
+            "extensionConnected": self.extension_connected,
+            "extension": None
+            if link is None
+            else {
+                "version": link.info.version,
+                "userAgent": link.info.user_agent,
+                "product": self.relay.product,
+            },
+            "tabs": len(tabs),
+            "attachedTabs": sum(1 for tab in tabs if tab.attached),
+            "clients": len(self.relay.clients),
+            "clientMode": self.client_mode,
+            "slot": None if holder is None or holder.closed else holder.describe(),
+        }
+
+    def slot_info(self) -> dict[str, Any]:
+        holder = self._slot_holder if self._slot_holder and not self._slot_holder.closed else None
+        return {
+            "mode": self.client_mode,
+            "busy": holder is not None and self.client_mode == "single-active",
+            "activeClientId": holder.id if holder else None,
+            "connectedAt": holder.connected_at if holder else None,
+            "holder": holder.describe() if holder else None,
+            "clients": [c.describe() for c in self.relay.clients.values()],
+        }
+
+    async def wait_for_extension(self, wait: float = 10.0) -> None:
+        """Wait until the extension is connected and has said hello (tests, CLI)."""
+        try:
+            await asyncio.wait_for(self._extension_ready.wait(), wait)
+        except TimeoutError:
+            raise errors.Unavailable(
+                f"the browserdeck extension did not connect to the relay on port {self.port} "
+                f"within {wait:g} s",
+                hint="click the browserdeck icon in Chrome; check the port and token in the "
+                "extension's options (browserdeck pair)",
+                code="extension_not_connected",
+            ) from None
+
+    async def update_token(self, token: str) -> None:
+        """Switch to a new relay token; connections made with the old one are closed."""
+        self._token = token
+        link = self.relay.link
+        if link is not None:
+            await link.ws.close(4401, "the relay token changed: pair the extension again")
+        for client in list(self.relay.clients.values()):
+            await client.close(4401, "the relay token changed")
+
+    async def release_slot(self) -> bool:
+        """Disconnect the client holding the slot (the tray's 'take over'). True if one did."""
+        holder = self._slot_holder
+        if holder is None or holder.closed:
+            return False
+        await holder.close(4000, "the browserdeck user released the relay client slot")
+        return True
+
+    async def start(self) -> None:
+        if self._server is not None:
+            return
+        self._stopping = False
+        try:
+            self._server = await serve(
+                self._handle,
+                self.host,
+                self.requested_port,
+                process_request=self._process_request,
+                select_subprotocol=_select_subprotocol,
+                compression=None,
+                max_size=MAX_MESSAGE,
+                write_limit=16 * 1024 * 1024,
+                ping_interval=20,
+                ping_timeout=30,
+                server_header="browserdeck-relay",
+            )
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                raise errors.Conflict(
+                    f"port {self.requested_port} on {self.host} is already in use, so the "
+                    f"extension relay for profile {self.profile!r} cannot listen there",
+                    hint=f"stop the program using it (`ss -ltnp 'sport = :{self.requested_port}'` "
+                    "shows which; it may be another browserdeck), or give the profile another "
+                    "port (relayPort or the profile's cdpPort) and set the same port in the "
+                    "browserdeck extension's options",
+                    code="port_in_use",
+                ) from None
+            raise
+        sock = next(iter(self._server.sockets))
+        self.port = int(sock.getsockname()[1])
+        log.info("extension relay for profile %s listening on %s", self.profile, self.cdp_url)
+
+    async def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping = True
+        server.close(close_connections=True)
+        await server.wait_closed()
+        link = self.relay.link
+        if link is not None:
+            await self.relay.extension_gone(link, "the relay stopped")
+        self._extension_ready.clear()
+        self._slot_holder = None
+        log.info("extension relay for profile %s stopped", self.profile)
+
+    # ------------------------------------------------------------ arbitration
+    def _slot_guard(self, client: Client) -> str | None:
+        if client.slot_mode == "none":
+            return (
+                f"this connection was opened with {SLOT_HEADER}: none, so it can list, "
+                "open, focus and close tabs but not attach to them"
+            )
+        if self.client_mode == "multi-client":
+            return None
+        holder = self._slot_holder
+        if holder is None or holder.closed:
+            self._slot_holder = client
+            return None
+        if holder is client:
+            return None
+        return self._busy_message(holder)
+
+    def _busy_message(self, holder: Client) -> str:
+        since = time.strftime("%H:%M:%S", time.localtime(holder.connected_at))
+        who = holder.label or "another client"
+        return (
+            f"the extension relay for profile {self.profile!r} is in use by {who} "
+            f"(client {holder.id}, connected since {since}); relayClientMode is single-active, "
+            "so one CDP client at a time: wait for it to disconnect, close it, or switch the "
+            "setting to multi-client"
+        )
+
+    # ------------------------------------------------------------------ events
+    def _tabs_changed(self) -> None:
+        if self._events is not None:
+            self._events.tabs_changed.send(profile=self.profile)
+
+    def _extension_event(self, connected: bool, detail: str) -> None:
+        if self._events is not None:
+            self._events.extension.send(profile=self.profile, connected=connected, detail=detail)
+
+    # ------------------------------------------------------------------ HTTP
+    async def _process_request(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | None:
+        method = request.method.upper()
+        parsed = urllib.parse.urlsplit(request.path)
+        path = parsed.path
+        query = urllib.parse.parse_qs(parsed.query)
+        origin = request.headers.get("Origin")
+
+        refusal = self._check_transport(connection, request)
+        if refusal is not None:
+            return refusal
+
+        if origin is not None and not self._is_our_origin(origin) and path != "/extension":
+            log.warning("relay: refused a request from web origin %s", origin)
+            return _text(
+                connection, 403, "Forbidden: browser pages may not use the browserdeck relay\n"
+            )
+
+        if method == "OPTIONS":
+            return self._preflight(connection, origin)
+
+        if path == "/" and method in ("GET", "HEAD"):
+            return self._json(
+                connection,
+                200,
+                {"ok": True, "service": "browserdeck-relay", "profile": self.profile},
+                origin,
+                head=method == "HEAD",
+            )
+
+        if path == "/extension":
+            return self._check_extension_upgrade(connection, request, query)
+
+        if not self._has_token(request, query):
+            return self._json(
+                connection,
+                401,
+                _error_body(
+                    "unauthorized",
+                    "the relay token is missing or wrong",
+                    "send Authorization: Bearer <token> (browserdeck token --relay prints it)",
+                ),
+                origin,
+            )
+
+        if path == "/cdp" or path.startswith("/devtools/browser"):
+            return self._check_cdp_upgrade(connection, request, query, None)
+        if path.startswith("/devtools/page/"):
+            target = path.rsplit("/", 1)[-1]
+            if target not in self.relay.by_target:
+                return _text(connection, 404, f"No such target id: {target}\n")
+            return self._check_cdp_upgrade(connection, request, query, target)
+
+        if method not in ("GET", "PUT", "HEAD"):
+            return _text(connection, 405, "Method Not Allowed\n")
+        host = self._public_host(request)
+        if path in ("/json/version", "/json/version/"):
+            return self._json(connection, 200, self._version_json(host), origin)
+        if path in ("/json", "/json/", "/json/list", "/json/list/"):
+            return self._json(connection, 200, self._list_json(host), origin)
+        if path in ("/json/new", "/json/new/"):
+            # Chrome's form is /json/new?<url>; ?url=<url> is accepted too.
+            if parsed.query.startswith("url="):
+                url = (query.get("url") or ["about:blank"])[0]
+            else:
+                url = urllib.parse.unquote(parsed.query) or "about:blank"
+            try:
+                tab = await self.relay.create_tab(url or "about:blank")
+            except CdpError as exc:
+                return self._json(
+                    connection, 503, _error_body("unavailable", exc.message, None), origin
+                )
+            return self._json(connection, 200, self._tab_json(tab, host), origin)
+        if path.startswith(("/json/activate/", "/json/close/")):
+            target = path.rsplit("/", 1)[-1]
+            found = self.relay.by_target.get(target)
+            if found is None or not found.exposable:
+                return _text(connection, 404, f"No such target id: {target}\n")
+            try:
+                if path.startswith("/json/activate/"):
+                    await self.relay.activate_tab(found)
+                    return _text(connection, 200, "Target activated")
+                await self.relay.close_tab(found)
+                return _text(connection, 200, "Target is closing")
+            except CdpError as exc:
+                return self._json(
+                    connection, 503, _error_body("unavailable", exc.message, None), origin
+                )
+        if path == "/extension/status":
+            return self._json(connection, 200, self._extension_status(), origin)
+        if path == "/extension/check":
+            return self._extension_check(connection, query, origin)
+        if path == "/client-slot":
+            return self._json(connection, 200, self.slot_info(), origin)
+        return _text(connection, 404, "Not Found\n")
+
+    def _check_transport(self, connection: ServerConnection, request: Request) -> Response | None:
+        remote = connection.remote_address
+        try:
+            loopback = ipaddress.ip_address(str(remote[0]).split("%", 1)[0]).is_loopback
+        except (ValueError, TypeError, IndexError):
+            loopback = False
+        if not loopback:
+            return _text(connection, 403, "Forbidden: the relay only serves this machine\n")
+        host = _hostname(request.headers.get("Host"))
+        if host not in ALLOWED_HOSTS:
+            log.warning(
+                "relay: refused a request with Host %r (DNS rebinding guard)",
+                request.headers.get("Host"),
+            )
+            return _text(connection, 403, "Forbidden: Host must be localhost or 127.0.0.1\n")
+        return None
+
+    def _is_our_origin(self, origin: str) -> bool:
+        return any(origin == f"chrome-extension://{ext}" for ext in self.extension_ids)
+
+    def _has_token(self, request: Request, query: dict[str, list[str]]) -> bool:
+        auth = request.headers.get("Authorization") or ""
+        if auth.lower().startswith("bearer ") and tokens_equal(auth[7:].strip(), self._token):
+            return True
+        return any(tokens_equal(value, self._token) for value in query.get("token", []))
+
+    def _public_host(self, request: Request) -> str:
+        host = request.headers.get("Host") or f"127.0.0.1:{self.port}"
+        return host
+
+    def _check_extension_upgrade(
+        self, connection: ServerConnection, request: Request, query: dict[str, list[str]]
+    ) -> Response | None:
+        origin = request.headers.get("Origin") or ""
+        if not self._is_our_origin(origin):
+            log.warning("relay: refused /extension from origin %r", origin)
+            return _text(
+                connection,
+                403,
+                "Forbidden: /extension accepts only the browserdeck extension "
+                f"(chrome-extension://{self.extension_ids[0]})\n",
+            )
+        offered = _subprotocols(request)
+        token_ok = self._has_token(request, query) or any(
+            p.startswith(TOKEN_SUBPROTOCOL_PREFIX)
+            and tokens_equal(p[len(TOKEN_SUBPROTOCOL_PREFIX) :], self._token)
+            for p in offered
+        )
+        if not token_ok:
+            return _text(
+                connection,
+                401,
+                "Unauthorized: wrong or missing relay token; pair the extension again (browserdeck pair)\n",
+            )
+        instance = (query.get("instance") or [""])[0]
+        link = self.relay.link
+        if link is not None and not link.closed and not self._replaceable(link, instance):
+            return self._json(
+                connection,
+                409,
+                _error_body(
+                    "extension_slot_busy",
+                    "another browser's browserdeck extension is already connected to this relay",
+                    "disconnect it (or close that Chrome) first; each relay serves one browser",
+                ),
+                None,
+            )
+        self._upgrades[id(connection)] = _Upgrade("extension", instance=instance)
+        return None
+
+    def _replaceable(self, link: ExtensionLink, instance: str) -> bool:
+        # The same browser reconnecting (its worker restarted before we saw the old socket
+        # close), or a link that has gone silent, may be replaced; anyone else waits.
+        if instance and instance == link.instance:
+            return True
+        return asyncio.get_running_loop().time() - link.last_seen > EXTENSION_SILENCE_LIMIT
+
+    def _check_cdp_upgrade(
+        self,
+        connection: ServerConnection,
+        request: Request,
+        query: dict[str, list[str]],
+        page_target: str | None,
+    ) -> Response | None:
+        slot_mode = (
+            request.headers.get(SLOT_HEADER) or (query.get("slot") or ["eager"])[0]
+        ).lower()
+        if slot_mode not in ("eager", "lazy", "none"):
+            slot_mode = "eager"
+        label = request.headers.get(CLIENT_HEADER) or request.headers.get("User-Agent") or ""
+        holder = self._slot_holder
+        if (
+            self.client_mode == "single-active"
+            and slot_mode == "eager"
+            and holder is not None
+            and not holder.closed
+        ):
+            return self._json(
+                connection,
+                409,
+                _error_body(
+                    "relay_busy",
+                    self._busy_message(holder),
+                    "GET /client-slot shows who holds it; retry when busy is false",
+                ),
+                None,
+            )
+        self._upgrades[id(connection)] = _Upgrade(
+            "cdp", label=label[:120], slot_mode=slot_mode, page_target=page_target
+        )
+        return None
+
+    def _preflight(self, connection: ServerConnection, origin: str | None) -> Response:
+        response = _text(connection, 204, "")
+        if origin is not None and self._is_our_origin(origin):
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Access-Control-Allow-Methods"] = "GET, PUT, HEAD, OPTIONS"
+            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
+            response.headers["Access-Control-Max-Age"] = "600"
+            response.headers["Vary"] = "Origin"
+        return response
+
+    def _json(
+        self,
+        connection: ServerConnection,
+        status: int,
+        body: Any,
+        origin: str | None,
+        *,
+        head: bool = False,
+    ) -> Response:
+        response = _text(connection, status, "" if head else json.dumps(body, indent=2) + "\n")
+        response.headers["Content-Type"] = "application/json; charset=utf-8"
+        response.headers["Cache-Control"] = "no-store"
+        if origin is not None and self._is_our_origin(origin):
+            # Only our own extension may read relay answers from a page context.
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Vary"] = "Origin"
+        return response
+
+    def _version_json(self, host: str) -> dict[str, Any]:
+        relay = self.relay
+        return {
+            "Browser": relay.product,
+            "Protocol-Version": "1.3",
+            "User-Agent": relay.user_agent,
+            "V8-Version": "",
+            "WebKit-Version": "",
+            "webSocketDebuggerUrl": f"ws://{host}/cdp",
+            "Browserdeck-Relay": f"profile={self.profile}; extension="
+            + ("connected" if self.extension_connected else "disconnected"),
+        }
+
+    def _tab_json(self, tab: Tab, host: str) -> dict[str, Any]:
+        return {
+            "id": tab.target_id,
+            "type": "page",
+            "title": tab.title or tab.url,
+            "url": tab.url,
+            "description": "",
+            "webSocketDebuggerUrl": f"ws://{host}/devtools/page/{tab.target_id}",
+        }
+
+    def _list_json(self, host: str) -> list[dict[str, Any]]:
+        return [self._tab_json(tab, host) for tab in self.relay.shared_tabs()]
+
+    def _extension_status(self) -> dict[str, Any]:
+        link = self.relay.link
+        return {
+            "connected": self.extension_connected,
+            "tabs": len(self.relay.shared_tabs()),
+            "extensionVersion": link.info.version if link else None,
+            "browser": self.relay.product if link else None,
+            "profile": self.profile,
+        }
+
+    def _extension_check(
+        self, connection: ServerConnection, query: dict[str, list[str]], origin: str | None
+    ) -> Response:
+        """Why the extension's WebSocket was refused: browsers hide the HTTP status from it."""
+        instance = (query.get("instance") or [""])[0]
+        link = self.relay.link
+        if link is not None and not link.closed and not self._replaceable(link, instance):
+            body = _error_body(
+                "extension_slot_busy",
+                "another browser's browserdeck extension is connected to this relay",
+                "disconnect it first",
+            )
+            return self._json(connection, 409, body, origin)
+        return self._json(
+            connection,
+            200,
+            {
+                "ok": True,
+                "profile": self.profile,
+                "color": self.color,
+                "protocol": PROTOCOL_VERSION,
+            },
+            origin,
+        )
+
+    # ------------------------------------------------------------- WebSockets
+    async def _handle(self, ws: ServerConnection) -> None:
+        upgrade = self._upgrades.pop(id(ws), None)
+        if upgrade is None:  # pragma: no cover - process_request always records one
+            await ws.close(1011, "unexpected connection")
+            return
+        if upgrade.kind == "extension":
+            await self._serve_extension(ws, upgrade)
+        else:
+            await self._serve_client(ws, upgrade)
+
+    async def _serve_extension(self, ws: ServerConnection, upgrade: _Upgrade) -> None:
+        current = self.relay.link
+        if current is not None and not current.closed:
+            if not self._replaceable(current, upgrade.instance):
+                await ws.close(4409, "another browser's browserdeck extension is already connected")
+                return
+            await current.ws.close(4000, "replaced by a newer connection from the same browser")
+        remote = f"{ws.remote_address[0]}:{ws.remote_address[1]}"
+        link = ExtensionLink(ws, remote=remote, instance=upgrade.instance)
+        await self.relay.extension_connected(link)
+        reason = "the extension closed the connection"
+        heartbeat = create_task(self._heartbeat(link), name=f"relay-heartbeat-{self.profile}")
+        try:
+            await link.notify(
+                "welcome",
+                {
+                    "profile": self.profile,
+                    "color": self.color,
+                    "protocol": PROTOCOL_VERSION,
+                    "port": self.port,
+                },
+            )
+            async for message in ws:
+                if isinstance(message, bytes):
+                    continue
+                try:
+                    header, body = split_frame(message)
+                except ValueError:
+                    log.warning("relay: unreadable frame from the extension")
+                    continue
+                if header.get("method") == "hello":
+                    params = header.get("params") or {}
+                    if params.get("protocol") not in (None, PROTOCOL_VERSION):
+                        reason = "the extension speaks another protocol version"
+                        await ws.close(
+                            4400,
+                            "protocol mismatch: reload the extension from this browserdeck's extension/ folder",
+                        )
+                        break
+                    await self.relay.extension_message(link, header, body)
+                    self._extension_ready.set()
+                    self._extension_event(
+                        True, f"{self.relay.product}, extension {link.info.version}"
+                    )
+                    continue
+                await self.relay.extension_message(link, header, body)
+        except ConnectionClosed as exc:
+            reason = f"connection closed ({exc.rcvd.code if exc.rcvd else 'no close frame'})"
+        except CdpError as exc:
+            reason = exc.message
+        finally:
+            await cancel_and_wait(heartbeat)
+            was_current = self.relay.link is link
+            await self.relay.extension_gone(link, reason)
+            if was_current and self.relay.link is None:
+                self._extension_ready.clear()
+                self._extension_event(False, reason if not self._stopping else "the relay stopped")
+
+    async def _heartbeat(self, link: ExtensionLink) -> None:
+        loop = asyncio.get_running_loop()
+        while not link.closed:
+            await asyncio.sleep(PING_EVERY)
+            if loop.time() - link.last_seen > EXTENSION_SILENCE_LIMIT:
+                log.warning("relay: the extension went silent; dropping it")
+                await link.ws.close(4408, "no heartbeat from the extension")
+                return
+            try:
+                await link.notify("ping")
+            except CdpError:
+                return
+
+    async def _serve_client(self, ws: ServerConnection, upgrade: _Upgrade) -> None:
+        remote = f"{ws.remote_address[0]}:{ws.remote_address[1]}"
+        client = Client(
+            ws,
+            client_id=f"c{next(self._client_ids)}",
+            label=upgrade.label,
+            remote=remote,
+            slot_mode=upgrade.slot_mode,
+            page_target=upgrade.page_target,
+        )
+        if self.client_mode == "single-active" and upgrade.slot_mode == "eager":
+            holder = self._slot_holder
+            if holder is not None and not holder.closed and holder is not client:
+                await ws.close(4409, self._busy_message(holder))
+                return
+            self._slot_holder = client
+        self.relay.add_client(client)
+        try:
+            if upgrade.page_target is not None:
+                try:
+                    await self.relay.open_implicit_session(client, upgrade.page_target)
+                except CdpError as exc:
+                    await ws.close(4404, exc.message[:120])
+                    return
+            async for message in ws:
+                await self.relay.client_message(client, message)
+        except ConnectionClosed:
+            pass
+        finally:
+            await self.relay.remove_client(client)
+            if self._slot_holder is client:
+                self._slot_holder = None
+
+
+def _select_subprotocol(
+    connection: ServerConnection, subprotocols: Sequence[Subprotocol]
+) -> Subprotocol | None:
+    return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in subprotocols else None
+
+
+def _subprotocols(request: Request) -> list[str]:
+    out: list[str] = []
+    for value in request.headers.get_all("Sec-WebSocket-Protocol"):
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out
+
+
+def _hostname(host: str | None) -> str | None:
+    if not host:
+        return None
+    host = host.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        return host[: end + 1] if end > 0 else None
+    if host.count(":") > 1:
+        return host  # a bare IPv6 address
+    return host.split(":", 1)[0]
+
+
+def _text(connection: ServerConnection, status: int, text: str) -> Response:
+    response = connection.respond(status, text)
+    return response
+
+
+def _error_body(code: str, message: str, hint: str | None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "hint": hint}}
+
+
+__all__ = ["CLIENT_MODES", "RelayServer"]
