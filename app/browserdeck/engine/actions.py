@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import math
 import re
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from browserdeck import aio, paths
 from browserdeck.engine import options as o
-from browserdeck.engine.errors import NEW_SNAPSHOT, playwright_errors
+from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
 from browserdeck.engine.state import DialogArm, PageState
 from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, InvalidInput, Unavailable
@@ -561,16 +560,19 @@ async def _await_chooser(state: PageState, files: list[str], arm_ms: int) -> Non
     me = asyncio.current_task()
     try:
         chooser = await state.page.wait_for_event("filechooser", timeout=arm_ms)
-        await chooser.set_files(files)
-        state.unreported_dialogs.append(
-            {
-                "type": "filechooser",
-                "action": "files set",
-                "files": [Path(f).name for f in files],
-                "armed": True,
-                "time": time.time(),
-            }
-        )
+        # Recorded first: the response that sees the page react must carry it.
+        record: dict[str, Any] = {
+            "type": "filechooser",
+            "action": "files set",
+            "files": [Path(f).name for f in files],
+            "armed": True,
+            "time": time.time(),
+        }
+        state.unreported_dialogs.append(record)
+        try:
+            await chooser.set_files(files)
+        except PlaywrightError as exc:
+            record["action"] = f"failed: {str(exc).splitlines()[0]}"
     except PlaywrightError:
         pass  # expired, or the tab closed: nothing to set
     finally:
@@ -589,20 +591,3 @@ def arm_dialog(state: PageState, opts: o.DialogOptions) -> dict[str, Any]:
         "expiresInMs": arm_ms,
         "hint": "now do the action that opens the dialog; the next response reports it",
     }
-
-
-def ceil_ms(seconds: float) -> int:
-    return math.ceil(seconds * 1000)
-
-
-__all__ = [
-    "NEW_SNAPSHOT",
-    "act",
-    "arm_dialog",
-    "arm_file_chooser",
-    "console",
-    "navigate",
-    "pdf",
-    "save_download",
-    "write_artifact",
-]

@@ -42,7 +42,6 @@ _WAIT_REASONS = (
     (re.compile(r"element is not editable"), "the element is not editable"),
     (re.compile(r"element is not stable"), "the element keeps moving (animation)"),
     (re.compile(r"element is outside of the viewport"), "the element is outside the viewport"),
-    (re.compile(r"waiting for (?:locator|get_by_role|selector)"), "no element matched"),
 )
 
 
@@ -61,6 +60,8 @@ def _wait_reason(text: str) -> str | None:
             reason = template.format(*match.groups())
             if best is None or match.start() > best[0]:
                 best = (match.start(), reason)
+    if best is None and "waiting for" in text and "resolved to" not in text:
+        return "no element matched"
     return best[1] if best else None
 
 
@@ -68,6 +69,11 @@ def translate(exc: PlaywrightError, what: str, timeout_ms: int | None = None) ->
     """One BrowserdeckError for a Playwright error raised while doing ``what``."""
     text = str(exc.message if hasattr(exc, "message") else exc)
     low = text.lower()
+    if "did not find some options" in low:
+        return InvalidInput(
+            f"{what}: some of the values are not options of this <select>",
+            hint="use option values or labels exactly as in the snapshot",
+        )
     if isinstance(exc, PlaywrightTimeoutError) or ("timeout" in low and "exceeded" in low):
         reason = _wait_reason(text)
         after = f" after {timeout_ms} ms" if timeout_ms else ""

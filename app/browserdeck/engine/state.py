@@ -276,38 +276,36 @@ class PageState:
         arm = self.dialog_arm
         if arm is not None and arm.expires < time.monotonic():
             arm = self.dialog_arm = None
+        self.dialog_arm = None  # an arm answers one dialog
+        if arm is not None:
+            accept, prompt_text = arm.accept, arm.prompt_text or ""
+        else:
+            # Nothing armed: never leave the page blocked; the next response reports it.
+            # beforeunload is accepted: leaving the page is what the agent asked for.
+            accept, prompt_text = dialog.type == "beforeunload", ""
         record: dict[str, Any] = {
             "type": dialog.type,
             "message": dialog.message[:2000],
             "time": time.time(),
             "armed": arm is not None,
+            "action": "accepted" if accept else "dismissed",
         }
         if dialog.type == "prompt":
             record["defaultValue"] = dialog.default_value
+            if accept:
+                record["promptText"] = prompt_text
+        # Recorded before answering: the page resumes as soon as the dialog is answered,
+        # and the response that observes that must already see the record.
+        self.unreported_dialogs.append(record)
         try:
-            if arm is not None:
-                self.dialog_arm = None
-                if arm.accept:
-                    await dialog.accept(
-                        arm.prompt_text or ""
-                    ) if dialog.type == "prompt" else await dialog.accept()
-                    record["action"] = "accepted"
-                    if dialog.type == "prompt":
-                        record["promptText"] = arm.prompt_text or ""
-                else:
-                    await dialog.dismiss()
-                    record["action"] = "dismissed"
-            elif dialog.type == "beforeunload":
-                # Leaving the page is what the agent asked for; staying would strand it.
-                await dialog.accept()
-                record["action"] = "accepted"
-            else:
-                # Nothing armed: never leave the page blocked; the next response reports it.
+            if not accept:
                 await dialog.dismiss()
-                record["action"] = "dismissed"
+            elif dialog.type == "prompt":
+                await dialog.accept(prompt_text)
+            else:
+                await dialog.accept()
         except Exception as exc:  # the page closed under the dialog
             record["action"] = f"failed: {exc}"
-        self.unreported_dialogs.append(record)
 
     def _on_download(self, download: Download) -> None:
         self.downloads.append(download)
