@@ -63,7 +63,6 @@ chrome.debugger.onEvent.addListener(onDebuggerEvent);
 chrome.debugger.onDetach.addListener((source, reason) => void onDebuggerDetach(source, reason));
 chrome.tabs.onRemoved.addListener((tabId) => void onTabRemoved(tabId));
 chrome.tabs.onUpdated.addListener((tabId, change, tab) => void onTabUpdated(tabId, change, tab));
-chrome.tabs.onCreated.addListener((tab) => void onTabCreated(tab));
 chrome.tabs.onReplaced.addListener((added, removed) => void onTabReplaced(added, removed));
 chrome.webNavigation.onCreatedNavigationTarget.addListener((details) => void onNavigationTarget(details));
 chrome.storage.onChanged.addListener(onStorageChanged);
@@ -596,15 +595,10 @@ async function onTabUpdated(tabId, change, tab) {
   if (change.status === "loading" || change.url !== undefined) void updateBadges();
 }
 
-// Popups and target=_blank links from a shared tab are shared too (Playwright expects
-// the page's popups); window.open without an opener only shows in webNavigation.
-async function onTabCreated(tab) {
-  await ready;
-  if (tab.openerTabId !== undefined && state.shared.has(tab.openerTabId)) {
-    await shareTab(tab.id, { openerTabId: tab.openerTabId }).catch(() => {});
-  }
-}
-
+// Popups and target=_blank links from a shared tab are shared too (Playwright expects a
+// page's popups). webNavigation names the tab the navigation came from; tabs.onCreated's
+// openerTabId does not do here: Chrome sets it to whatever tab was active, even for a tab
+// the user (or DevTools) opened from scratch, which would share tabs nobody chose to.
 async function onNavigationTarget(details) {
   await ready;
   if (state.shared.has(details.sourceTabId)) {

@@ -40,7 +40,12 @@ def draw(size: int, color: str) -> Image.Image:
     )
     bar_top = m + s * 0.06 + s * 0.12
     g.rectangle(
-        (m + s * 0.06, bar_top, m + s * 0.06 + (w - s * 0.22), bar_top + max(SUPERSAMPLE, s * 0.07)),
+        (
+            m + s * 0.06,
+            bar_top,
+            m + s * 0.06 + (w - s * 0.22),
+            bar_top + max(SUPERSAMPLE, s * 0.07),
+        ),
         fill=color,
     )
     return image.resize((size, size), Image.Resampling.LANCZOS)

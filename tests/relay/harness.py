@@ -11,6 +11,7 @@ in the worker).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from dataclasses import dataclass, field
@@ -206,10 +207,8 @@ class ExtBrowser:
     async def detach_worker(self) -> None:
         """Let go of the worker so DevTools does not keep it alive."""
         if self._sw_session is not None:
-            try:
+            with contextlib.suppress(Exception):
                 await self.cdp.send("Target.detachFromTarget", {"sessionId": self._sw_session})
-            except Exception:
-                pass
             self._sw_session = None
 
     async def pair(self, port: int | None = None, token: str | None = None) -> None:
@@ -229,7 +228,8 @@ class ExtBrowser:
         tab_id = await self.sw_eval(
             "(async () => { for (let i = 0; i < 100; i++) {"
             " const t = (await chrome.debugger.getTargets()).find(x => x.id === "
-            f"{json.dumps(target_id)}); if (t && t.tabId !== undefined) return t.tabId;"
+            f"{json.dumps(target_id)}); if (t && t.tabId !== undefined &&"
+            " (await chrome.tabs.get(t.tabId)).status === 'complete') return t.tabId;"
             " await new Promise(r => setTimeout(r, 20)); } return null; })()"
         )
         assert isinstance(tab_id, int), f"no tab for target {target_id}"
