@@ -74,22 +74,26 @@ def entry(platform: str | None = None) -> Entry:
 def xdg_desktop_entry(command: list[str], env: dict[str, str]) -> str:
     exec_line = shlex.join(command)
     if env:
-        exec_line = "env " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + exec_line
+        exec_line = (
+            "env " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + exec_line
+        )
     # `%` is special in Exec lines (field codes): escape it.
     exec_line = exec_line.replace("%", "%%")
-    return "\n".join([
-        "[Desktop Entry]",
-        "Type=Application",
-        "Name=browserdeck",
-        "Comment=A real browser for AI agents (tray)",
-        f"Exec={exec_line}",
-        "Icon=" + APP_ID,
-        "Terminal=false",
-        "X-GNOME-Autostart-enabled=true",
-        "X-GNOME-Autostart-Delay=3",
-        f"X-Browserdeck-Id={APP_ID}",
-        "",
-    ])
+    return "\n".join(
+        [
+            "[Desktop Entry]",
+            "Type=Application",
+            "Name=browserdeck",
+            "Comment=A real browser for AI agents (tray)",
+            f"Exec={exec_line}",
+            "Icon=" + APP_ID,
+            "Terminal=false",
+            "X-GNOME-Autostart-enabled=true",
+            "X-GNOME-Autostart-Delay=3",
+            f"X-Browserdeck-Id={APP_ID}",
+            "",
+        ]
+    )
 
 
 def launch_agent_plist(command: list[str], env: dict[str, str]) -> bytes:
@@ -126,8 +130,9 @@ def set_enabled(enabled: bool, platform: str | None = None) -> Entry:
     where = entry(platform)
     command, env = launch_command(), _environment()
     if where.platform == "xdg":
-        _write_or_remove(Path(where.location), enabled,
-                         xdg_desktop_entry(command, env).encode("utf-8"))
+        _write_or_remove(
+            Path(where.location), enabled, xdg_desktop_entry(command, env).encode("utf-8")
+        )
     elif where.platform == "launchagent":
         _write_or_remove(Path(where.location), enabled, launch_agent_plist(command, env))
     elif where.platform == "runkey":

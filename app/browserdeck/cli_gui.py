@@ -25,10 +25,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "If browserdeck already runs for this user, show its panel instead.",
     )
     p.add_argument("--panel", action="store_true", help="open the status panel at start")
-    p.add_argument("--settings", action="store_true",
-                   help="if browserdeck already runs, open its settings instead of its panel")
-    p.add_argument("--no-tray", action="store_true",
-                   help="run as a window even when a system tray exists")
+    p.add_argument(
+        "--settings",
+        action="store_true",
+        help="if browserdeck already runs, open its settings instead of its panel",
+    )
+    p.add_argument(
+        "--no-tray", action="store_true", help="run as a window even when a system tray exists"
+    )
     p.add_argument("--headless", action="store_true", help="force managed browsers headless")
     p.add_argument("--port", type=int, help="control API port (default: controlPort setting)")
     p.set_defaults(local=cmd_tray)

@@ -57,18 +57,20 @@ ScreenshotView, QWidget#screenshotView { border: 1px solid palette(mid); border-
 
 
 def mcp_config_snippet() -> str:
-    """The MCP client config that runs browserdeck's MCP server (from mcpserver when it has one)."""
-    try:
-        import browserdeck.mcpserver as mcpserver
-    except ImportError:
-        mcpserver = None  # type: ignore[assignment]
-    for name in ("client_config", "config_snippet", "mcp_config"):
-        func = getattr(mcpserver, name, None) if mcpserver is not None else None
-        if callable(func):
-            value = func()
-            return value if isinstance(value, str) else json.dumps(value, indent=2)
-    return json.dumps({"mcpServers": {"browserdeck": {"command": "browserdeck",
-                                                      "args": ["mcp"]}}}, indent=2)
+    """The ``mcpServers`` JSON that runs browserdeck's MCP server (stdio), for the clipboard."""
+    if getattr(sys, "frozen", False):
+        # In the PyInstaller bundle the executable *is* browserdeck: `<exe> mcp`.
+        data: dict[str, Any] = {
+            "mcpServers": {"browserdeck": {"command": sys.executable, "args": ["mcp"]}}
+        }
+    else:
+        try:
+            from browserdeck.mcpserver import client_config_snippet
+        except ImportError:  # a build without the MCP server
+            data = {"mcpServers": {"browserdeck": {"command": "browserdeck", "args": ["mcp"]}}}
+        else:
+            data = client_config_snippet()
+    return json.dumps(data, indent=2)
 
 
 class TrayApp(QObject):
@@ -85,7 +87,7 @@ class TrayApp(QObject):
         super().__init__()
         self.qapp = qapp
         self.service_factory = service_factory
-        self.tray_available = (QSystemTrayIcon.isSystemTrayAvailable() if tray is None else tray)
+        self.tray_available = QSystemTrayIcon.isSystemTrayAvailable() if tray is None else tray
         self.show_panel_at_start = show_panel or not self.tray_available
         self.bridge = ServiceBridge(self)
         self.model = DeckModel(self.bridge, self)
@@ -211,8 +213,9 @@ class TrayApp(QObject):
             except (NotImplementedError, RuntimeError, ValueError):
                 # Windows: a plain handler plus a timer that hands control back to Python
                 # every 200 ms so the handler gets to run.
-                previous = signal.signal(sig, lambda *_: loop.call_soon_threadsafe(
-                    self.request_quit))
+                previous = signal.signal(
+                    sig, lambda *_: loop.call_soon_threadsafe(self.request_quit)
+                )
                 timer = QTimer(self)
                 timer.start(200)
                 timer.timeout.connect(lambda: None)
@@ -302,8 +305,9 @@ class TrayApp(QObject):
         current = self.service.config if self.service is not None else config.load().config
         dialog = SettingsDialog(current, self.apply_settings, running=self.service is not None)
         dialog.destroyed.connect(lambda *_: setattr(self, "settings_dialog", None))
-        dialog.saved.connect(lambda *_: self.notify("info", "Settings saved",
-                                                    "Changes are applied."))
+        dialog.saved.connect(
+            lambda *_: self.notify("info", "Settings saved", "Changes are applied.")
+        )
         self.settings_dialog = dialog
         dialog.show()
         dialog.raise_()
@@ -322,8 +326,12 @@ class TrayApp(QObject):
         if deleted:
             # Apply everything but the deletions first (e.g. a new default profile), then
             # delete through the service so it stops the browser and removes its data.
-            interim = config.updated(candidate, lambda c: c.profiles.update(
-                {n: service.config.profiles[n] for n in deleted if n in service.config.profiles}))
+            interim = config.updated(
+                candidate,
+                lambda c: c.profiles.update(
+                    {n: service.config.profiles[n] for n in deleted if n in service.config.profiles}
+                ),
+            )
         if interim is not None:
             try:
                 config.check_consistency(interim)
@@ -344,9 +352,15 @@ class TrayApp(QObject):
             return None
         ext = [p for p in service.config.profiles.values() if p.driver == "extension"]
         port = service.config.relay_port_of(ext[0]) if ext else service.config.relay_port
-        color = ext[0].color if ext else service.config.profiles[
-            service.config.default_profile].color
-        dialog = PairDialog(relay_port=port, token=service.relay_token, color=color)
+        color = (
+            ext[0].color if ext else service.config.profiles[service.config.default_profile].color
+        )
+        dialog = PairDialog(
+            relay_port=port,
+            token=service.relay_token,
+            color=color,
+            profile=ext[0].name if ext else None,
+        )
         self._keep(dialog)
         dialog.show()
         dialog.raise_()
@@ -354,20 +368,27 @@ class TrayApp(QObject):
 
     def _keep(self, widget: QWidget) -> None:
         self.dialogs.append(widget)
-        widget.destroyed.connect(lambda *_: self.dialogs.remove(widget)
-                                 if widget in self.dialogs else None)
+        widget.destroyed.connect(
+            lambda *_: self.dialogs.remove(widget) if widget in self.dialogs else None
+        )
 
     def copy_token(self) -> None:
         if self.service is None:
             return
         QGuiApplication.clipboard().setText(self.service.api_token)
-        self.notify("info", "API token copied",
-                    "Send it as 'Authorization: Bearer <token>' to " + self.service.url)
+        self.notify(
+            "info",
+            "API token copied",
+            "Send it as 'Authorization: Bearer <token>' to " + self.service.url,
+        )
 
     def copy_mcp_config(self) -> None:
         QGuiApplication.clipboard().setText(mcp_config_snippet())
-        self.notify("info", "MCP config copied",
-                    "Paste it into your MCP client's config (Claude Desktop, Cursor, …).")
+        self.notify(
+            "info",
+            "MCP config copied",
+            "Paste it into your MCP client's config (Claude Desktop, Cursor, …).",
+        )
 
     def open_logs(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
@@ -386,11 +407,17 @@ class TrayApp(QObject):
 
     def _on_extension(self, profile: str, connected: bool, detail: object) -> None:
         if connected:
-            self.notify("info", f"{profile}: Chrome connected",
-                        "Agents can now use the tabs you share with the extension.")
+            self.notify(
+                "info",
+                f"{profile}: Chrome connected",
+                "Agents can now use the tabs you share with the extension.",
+            )
         else:
-            self.notify("warning", f"{profile}: Chrome disconnected",
-                        str(detail) if detail else "The extension is no longer connected.")
+            self.notify(
+                "warning",
+                f"{profile}: Chrome disconnected",
+                str(detail) if detail else "The extension is no longer connected.",
+            )
 
     # --- autostart ----------------------------------------------------------------------
     def _on_config_changed(self) -> None:
@@ -403,8 +430,11 @@ class TrayApp(QObject):
         try:
             autostart.sync(cfg.start_at_login)
         except OSError as exc:
-            self.notify("warning", "Start at login not changed",
-                        f"{exc}; the entry is {autostart.entry().location}")
+            self.notify(
+                "warning",
+                "Start at login not changed",
+                f"{exc}; the entry is {autostart.entry().location}",
+            )
 
     def _sync_autostart_from_disk(self) -> None:
         with contextlib.suppress(Exception):
@@ -438,7 +468,8 @@ def make_qapp(argv: list[str] | None = None) -> QApplication:
         qapp = existing
     else:
         QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
-            Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+            Qt.HighDpiScaleFactorRoundingPolicy.PassThrough
+        )
         qapp = QApplication(argv or sys.argv[:1])
     qapp.setApplicationName("browserdeck")
     qapp.setApplicationDisplayName("browserdeck")
@@ -448,8 +479,13 @@ def make_qapp(argv: list[str] | None = None) -> QApplication:
     # A tray app keeps running with no window open; Quit is explicit.
     qapp.setQuitOnLastWindowClosed(False)
     qapp.setWindowIcon(icons.app_icon())
-    if qapp.style().name().lower() not in ("breeze", "adwaita", "macos", "windowsvista",
-                                           "windows11"):
+    if qapp.style().name().lower() not in (
+        "breeze",
+        "adwaita",
+        "macos",
+        "windowsvista",
+        "windows11",
+    ):
         qapp.setStyle("Fusion")
     qapp.setStyleSheet(STYLE)
     return qapp
@@ -460,15 +496,20 @@ def second_launch(show: str = "show-panel") -> int | None:
     answer = instance.send_command(show)
     if answer is not None:
         trace.emit("second-launch", answer=answer)
-        print("browserdeck is already running; showing its "
-              f"{'panel' if show == 'show-panel' else 'settings'}.", file=sys.stderr)
+        print(
+            "browserdeck is already running; showing its "
+            f"{'panel' if show == 'show-panel' else 'settings'}.",
+            file=sys.stderr,
+        )
         return 0
     running = instance.running_service()
     if running is not None:
-        print(f"error: browserdeck is already running at {running.get('url')} "
-              f"(pid {running.get('pid')}) without a tray, e.g. `browserdeck serve`.\n"
-              "  hint: use the CLI against it, or stop it and start the tray app.",
-              file=sys.stderr)
+        print(
+            f"error: browserdeck is already running at {running.get('url')} "
+            f"(pid {running.get('pid')}) without a tray, e.g. `browserdeck serve`.\n"
+            "  hint: use the CLI against it, or stop it and start the tray app.",
+            file=sys.stderr,
+        )
         return 1
     return None
 
@@ -481,8 +522,9 @@ def run(args: argparse.Namespace) -> int:
 
     logsetup.setup()
     qapp = make_qapp()
-    handed_over = second_launch("show-settings" if getattr(args, "settings", False)
-                                else "show-panel")
+    handed_over = second_launch(
+        "show-settings" if getattr(args, "settings", False) else "show-panel"
+    )
     if handed_over is not None:
         return handed_over
     headless = bool(getattr(args, "headless", False))

@@ -52,15 +52,17 @@ class ServiceBridge(QObject):
         events.config_changed.disconnect(self._on_config_changed)
 
     # Receivers take **kwargs loosely: a field added to an event later must not break us.
-    def _on_profile_state(self, *, profile: str, state: str, detail: str | None = None,
-                          **_: Any) -> None:
+    def _on_profile_state(
+        self, *, profile: str, state: str, detail: str | None = None, **_: Any
+    ) -> None:
         self.profileState.emit(profile, state, detail)
 
     def _on_tabs_changed(self, *, profile: str, **_: Any) -> None:
         self.tabsChanged.emit(profile)
 
-    def _on_extension(self, *, profile: str, connected: bool, detail: str | None = None,
-                      **_: Any) -> None:
+    def _on_extension(
+        self, *, profile: str, connected: bool, detail: str | None = None, **_: Any
+    ) -> None:
         self.extension.emit(profile, connected, detail)
 
     def _on_api_call(self, *, entry: dict[str, Any], **_: Any) -> None:

@@ -58,8 +58,15 @@ def paint_logo(p: QPainter, size: float, color: QColor) -> None:
     white = QColor("#FFFFFF")
     window = QRectF(13 * s, 15 * s, 38 * s, 32 * s)
     p.setBrush(Qt.BrushStyle.NoBrush)
-    p.setPen(QPen(white, max(1.2, 4.0 * s), Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap,
-                  Qt.PenJoinStyle.RoundJoin))
+    p.setPen(
+        QPen(
+            white,
+            max(1.2, 4.0 * s),
+            Qt.PenStyle.SolidLine,
+            Qt.PenCapStyle.RoundCap,
+            Qt.PenJoinStyle.RoundJoin,
+        )
+    )
     p.drawRoundedRect(window, 5 * s, 5 * s)
     bar = QPainterPath()
     bar.addRoundedRect(QRectF(13 * s, 15 * s, 38 * s, 11 * s), 5 * s, 5 * s)
@@ -80,13 +87,25 @@ def paint_mark(p: QPainter, size: float, state: str) -> None:
     p.drawEllipse(center, radius, radius)
     white = QColor("#FFFFFF")
     p.setBrush(white)
-    pen = QPen(white, max(1.0, 3.2 * s), Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap,
-               Qt.PenJoinStyle.RoundJoin)
+    pen = QPen(
+        white,
+        max(1.0, 3.2 * s),
+        Qt.PenStyle.SolidLine,
+        Qt.PenCapStyle.RoundCap,
+        Qt.PenJoinStyle.RoundJoin,
+    )
     cx, cy = center.x(), center.y()
     if state == "running":
         p.setPen(Qt.PenStyle.NoPen)
-        p.drawPolygon(QPolygonF([QPointF(cx - 4 * s, cy - 6.5 * s), QPointF(cx + 7 * s, cy),
-                                 QPointF(cx - 4 * s, cy + 6.5 * s)]))
+        p.drawPolygon(
+            QPolygonF(
+                [
+                    QPointF(cx - 4 * s, cy - 6.5 * s),
+                    QPointF(cx + 7 * s, cy),
+                    QPointF(cx - 4 * s, cy + 6.5 * s),
+                ]
+            )
+        )
     elif state == "stopped":
         p.setPen(Qt.PenStyle.NoPen)
         p.drawRoundedRect(QRectF(cx - 5 * s, cy - 5 * s, 10 * s, 10 * s), 1.5 * s, 1.5 * s)
@@ -153,8 +172,9 @@ def color_chip(color: str, state: str | None = None, size: int = 16) -> QIcon:
             p.setPen(QPen(base.darker(135), max(1.0, px / 16)))
             p.setBrush(base)
             inset = px * 0.1
-            p.drawRoundedRect(QRectF(inset, inset, px - 2 * inset, px - 2 * inset),
-                              px * 0.22, px * 0.22)
+            p.drawRoundedRect(
+                QRectF(inset, inset, px - 2 * inset, px - 2 * inset), px * 0.22, px * 0.22
+            )
             if state is not None:
                 r = px * 0.2
                 c = QPointF(px - r - px * 0.04, px - r - px * 0.04)
@@ -169,12 +189,3 @@ def color_chip(color: str, state: str | None = None, size: int = 16) -> QIcon:
         pixmap.setDevicePixelRatio(scale)
         icon.addPixmap(pixmap)
     return icon
-
-
-def mark_for(state: str) -> str:
-    """Map a ProfileContext state to the mark drawn for it."""
-    if state in ("running", "starting"):
-        return state
-    if state in ("crashed", "error", "unreachable"):
-        return "error"
-    return "stopped"

@@ -26,7 +26,7 @@ from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.bridge import ServiceBridge
 
 if TYPE_CHECKING:
-    from browserdeck.service import Service, Tab
+    from browserdeck.service import ProfileContext, Service, Tab
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +72,19 @@ _ACTIONS: dict[tuple[str, str], str] = {
     ("GET", "/openapi.json"): "read API spec",
 }
 
-_REASONS = {200: "OK", 201: "created", 204: "OK", 400: "invalid input", 401: "no token",
-            403: "forbidden", 404: "not found", 409: "conflict", 500: "internal error",
-            503: "unavailable", 504: "timed out"}
+_REASONS = {
+    200: "OK",
+    201: "created",
+    204: "OK",
+    400: "invalid input",
+    401: "no token",
+    403: "forbidden",
+    404: "not found",
+    409: "conflict",
+    500: "internal error",
+    503: "unavailable",
+    504: "timed out",
+}
 
 
 def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
@@ -87,9 +97,9 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
     action = _ACTIONS.get((method, path))
     if action is None:
         if method == "DELETE" and path.startswith("/tabs/"):
-            action, target = "close tab", unquote(path[len("/tabs/"):])
+            action, target = "close tab", unquote(path[len("/tabs/") :])
         elif method == "DELETE" and path.startswith("/profiles/"):
-            action, target = "delete profile", unquote(path[len("/profiles/"):])
+            action, target = "delete profile", unquote(path[len("/profiles/") :])
         elif path.startswith("/mcp"):
             action = "MCP request"
         else:
@@ -112,8 +122,9 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
     )
 
 
-def overall_state(statuses: dict[str, dict[str, Any]], default_profile: str,
-                  service_failed: bool = False) -> str:
+def overall_state(
+    statuses: dict[str, dict[str, Any]], default_profile: str, service_failed: bool = False
+) -> str:
     """The tray mark: error > extension connected > running > starting > stopped."""
     if service_failed:
         return "error"
@@ -140,15 +151,46 @@ def state_text(status: dict[str, Any]) -> str:
         return "disabled in settings"
     if driver == "extension":
         if status.get("extensionConnected"):
-            return f"Chrome connected · {status.get('tabs', 0)} tab(s)"
-        if state == "running":
+            n = int(status.get("tabs", 0))
+            return f"Chrome connected · {n} tab{'s' if n != 1 else ''}"
+        # "unreachable" here means the relay listens but no extension is connected yet.
+        if state in ("running", "unreachable"):
             return "waiting for the extension"
-        return "relay stopped" if state == "stopped" else state
+        return {"stopped": "relay stopped", "error": "relay error"}.get(state, state)
     if state == "running" or status.get("running"):
         n = int(status.get("tabs", 0))
         return f"running · {n} tab{'s' if n != 1 else ''}"
-    return {"starting": "starting…", "crashed": "crashed", "error": "error",
-            "unreachable": "not answering"}.get(state, "stopped")
+    return {
+        "starting": "starting…",
+        "crashed": "crashed",
+        "error": "error",
+        "unreachable": "not answering",
+    }.get(state, "stopped")
+
+
+async def peek_tabs(ctx: ProfileContext) -> list[Tab]:
+    """The profile's tabs if its browser answers, without starting anything.
+
+    ``ProfileContext.list_tabs`` starts a stopped managed browser on demand (right for
+    agents); a refresh of the GUI must never do that, or a poll racing a Stop would
+    relaunch the browser the user just stopped.
+    """
+    tabs = await ctx._try_list_tabs()
+    return tabs or []
+
+
+def profile_mark(status: dict[str, Any]) -> str:
+    """The state mark (icons.MARK_COLORS key) for one profile's status."""
+    state = str(status.get("state", "stopped"))
+    if status.get("driver") == "extension":
+        if status.get("extensionConnected"):
+            return "extension"
+        return "error" if state in ("error", "crashed") else "stopped"
+    if state in ("running", "starting"):
+        return state
+    if state in ("crashed", "error", "unreachable"):
+        return "error"
+    return "running" if status.get("running") else "stopped"
 
 
 class DeckModel(QObject):
@@ -259,9 +301,7 @@ class DeckModel(QObject):
             tabs: list[Tab] = []
             if status.get("running") and service.started and name in service.contexts:
                 try:
-                    tabs = await service.contexts[name].list_tabs()
-                except BrowserdeckError:
-                    tabs = []
+                    tabs = await peek_tabs(service.contexts[name])
                 except Exception:
                     log.exception("listing tabs of %s", name)
             if self._closed:
@@ -282,8 +322,9 @@ class DeckModel(QObject):
         self.activityAdded.emit(activity)
 
     # --- actions (each a named task; failures become actionFailed) ---------------
-    def run(self, coro: Coroutine[Any, Any, Any], title: str,
-            done: Callable[[Any], None] | None = None) -> asyncio.Task[None]:
+    def run(
+        self, coro: Coroutine[Any, Any, Any], title: str, done: Callable[[Any], None] | None = None
+    ) -> asyncio.Task[None]:
         async def runner() -> None:
             try:
                 result = await coro
@@ -300,8 +341,9 @@ class DeckModel(QObject):
 
         return aio.create_task(runner(), name=f"gui-{title}")
 
-    def _ctx_call(self, name: str, title: str,
-                  call: Callable[[Any], Awaitable[Any]]) -> asyncio.Task[None] | None:
+    def _ctx_call(
+        self, name: str, title: str, call: Callable[[Any], Awaitable[Any]]
+    ) -> asyncio.Task[None] | None:
         service = self.service
         if service is None:
             self.actionFailed.emit(title, self.service_error or "browserdeck is not running")

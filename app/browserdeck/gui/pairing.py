@@ -40,29 +40,37 @@ def bundled_dir(name: str) -> Path | None:
     return None
 
 
-def pairing_link(port: int, token: str) -> str | None:
+def pairing_link(port: int, token: str, profile: str | None = None) -> str | None:
     try:
-        from browserdeck.relay.pairing import pairing_url  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
+        from browserdeck.relay.pairing import pairing_url
+    except ImportError:  # a build without the relay
         return None
-    return str(pairing_url(port, token))
+    return pairing_url(port, token, profile=profile)
 
 
 class PairDialog(QDialog):
-    def __init__(self, *, relay_port: int, token: str, color: str,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        relay_port: int,
+        token: str,
+        color: str,
+        profile: str | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("pairDialog")
         self.setWindowTitle("Pair the browserdeck extension")
         self.setWindowIcon(icons.app_icon(color))
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.link = pairing_link(relay_port, token)
+        self.link = pairing_link(relay_port, token, profile)
         folder = bundled_dir("extension")
         layout = QVBoxLayout(self)
         intro = QLabel(
             "<b>Let agents use your own Chrome.</b><br>The browserdeck extension connects "
             "Chrome to browserdeck's relay; it only shares the tabs you attach (click its "
-            "icon on a tab).")
+            "icon on a tab)."
+        )
         intro.setWordWrap(True)
         layout.addWidget(intro)
         steps = QLabel(
@@ -71,17 +79,24 @@ class PairDialog(QDialog):
             "<i>Load unpacked</i> and choose the extension folder below.</li>"
             "<li>Click <b>Open pairing page</b> (or paste the link into Chrome). It gives the "
             "extension the relay token.</li>"
-            "<li>Click the extension's icon on a tab to share it with agents.</li></ol>")
+            "<li>Click the extension's icon on a tab to share it with agents.</li></ol>"
+        )
         steps.setWordWrap(True)
         steps.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(steps)
         grid = QGridLayout()
-        for row, (label, value, copy_text) in enumerate((
-            ("Extension folder", str(folder) if folder else "not found in this install", "Open"),
-            ("Pairing link", self.link or "not available in this build", "Copy"),
-            ("Relay port", str(relay_port), None),
-            ("Relay token", token, "Copy"),
-        )):
+        for row, (label, value, copy_text) in enumerate(
+            (
+                (
+                    "Extension folder",
+                    str(folder) if folder else "not found in this install",
+                    "Open",
+                ),
+                ("Pairing link", self.link or "not available in this build", "Copy"),
+                ("Relay port", str(relay_port), None),
+                ("Relay token", token, "Copy"),
+            )
+        ):
             grid.addWidget(QLabel(label + ":"), row, 0)
             edit = QLineEdit(value)
             edit.setReadOnly(True)
@@ -93,17 +108,20 @@ class PairDialog(QDialog):
                 button = QPushButton(copy_text)
                 if copy_text == "Open" and folder is not None:
                     button.clicked.connect(
-                        lambda *_, f=folder: QDesktopServices.openUrl(QUrl.fromLocalFile(str(f))))
+                        lambda *_, f=folder: QDesktopServices.openUrl(QUrl.fromLocalFile(str(f)))
+                    )
                 elif copy_text == "Copy":
                     button.clicked.connect(
-                        lambda *_, v=value: QGuiApplication.clipboard().setText(v))
+                        lambda *_, v=value: QGuiApplication.clipboard().setText(v)
+                    )
                 else:
                     button.setEnabled(False)
                 grid.addWidget(button, row, 2)
         layout.addLayout(grid)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        self.open_button = buttons.addButton("Open pairing page",
-                                             QDialogButtonBox.ButtonRole.ActionRole)
+        self.open_button = buttons.addButton(
+            "Open pairing page", QDialogButtonBox.ButtonRole.ActionRole
+        )
         self.open_button.setEnabled(self.link is not None)
         self.open_button.clicked.connect(self.open_link)
         buttons.rejected.connect(self.close)

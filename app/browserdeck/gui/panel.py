@@ -50,7 +50,7 @@ from PySide6.QtWidgets import (
 
 from browserdeck import __version__, aio
 from browserdeck.gui import icons
-from browserdeck.gui.model import Activity, DeckModel, state_text
+from browserdeck.gui.model import Activity, DeckModel, profile_mark, state_text
 from browserdeck.gui.screenshot import CaptureError, LabelBox, ScreenshotView, capture
 
 log = logging.getLogger(__name__)
@@ -63,25 +63,29 @@ AUTO_REFRESH_MS = 4000
 class ProfileDelegate(QStyledItemDelegate):
     """Two lines per profile: colour chip + name (+ default), then driver · state."""
 
-    def sizeHint(self, option: QStyleOptionViewItem,
-                 index: QModelIndex | QPersistentModelIndex) -> QSize:
+    def sizeHint(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
         fm = option.fontMetrics
         return QSize(200, fm.height() * 2 + 18)
 
-    def paint(self, p: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self, p: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         status: dict[str, Any] = index.data(STATUS_ROLE) or {}
         name = str(index.data(NAME_ROLE))
         p.save()
         try:
             style = option.widget.style() if option.widget else None
             if style is not None:
-                style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, p,
-                                    option.widget)
+                style.drawPrimitive(
+                    QStyle.PrimitiveElement.PE_PanelItemViewItem, option, p, option.widget
+                )
             selected = bool(option.state & QStyle.StateFlag.State_Selected)
             pal = option.palette
-            text_color = pal.color(QPalette.ColorRole.HighlightedText if selected
-                                   else QPalette.ColorRole.Text)
+            text_color = pal.color(
+                QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+            )
             rect = QRect(option.rect).adjusted(10, 6, -8, -6)
             chip = QRect(rect.x(), rect.y() + 2, 14, 14)
             p.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -110,9 +114,7 @@ class ProfileDelegate(QStyledItemDelegate):
                 p.drawText(pill, Qt.AlignmentFlag.AlignCenter, "default")
             p.setFont(option.font)
             fm = p.fontMetrics()
-            mark = icons.mark_for(str(status.get("state", "stopped")))
-            if status.get("extensionConnected"):
-                mark = "extension"
+            mark = profile_mark(status)
             dot = QRect(chip.x() + 3, rect.y() + fm.height() + 10, 8, 8)
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(icons.state_color(mark))
@@ -122,9 +124,11 @@ class ProfileDelegate(QStyledItemDelegate):
             if not selected:
                 muted.setAlpha(160)
             p.setPen(muted)
-            p.drawText(QRect(x, rect.y() + fm.height() + 4, rect.width() - x, fm.height() + 4),
-                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                       fm.elidedText(sub, Qt.TextElideMode.ElideRight, rect.right() - x))
+            p.drawText(
+                QRect(x, rect.y() + fm.height() + 4, rect.width() - x, fm.height() + 4),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                fm.elidedText(sub, Qt.TextElideMode.ElideRight, rect.right() - x),
+            )
         finally:
             p.restore()
 
@@ -149,12 +153,16 @@ class Banner(QFrame):
         self.hide()
 
     def show_message(self, text: str, level: str = "info", action: str | None = None) -> None:
-        colors = {"info": ("#E8F1FD", "#1B4F8C", "#B9D3F5"),
-                  "warning": ("#FFF6E0", "#6B4E00", "#F1D58A"),
-                  "error": ("#FDECEC", "#8C1B1B", "#F2B8B8")}
+        colors = {
+            "info": ("#E8F1FD", "#1B4F8C", "#B9D3F5"),
+            "warning": ("#FFF6E0", "#6B4E00", "#F1D58A"),
+            "error": ("#FDECEC", "#8C1B1B", "#F2B8B8"),
+        }
         bg, fg, border = colors.get(level, colors["info"])
-        self.setStyleSheet(f"#banner {{ background: {bg}; border: 1px solid {border}; "
-                           f"border-radius: 6px; }} #banner QLabel {{ color: {fg}; }}")
+        self.setStyleSheet(
+            f"#banner {{ background: {bg}; border: 1px solid {border}; "
+            f"border-radius: 6px; }} #banner QLabel {{ color: {fg}; }}"
+        )
         self.text.setText(text)
         self.button.setVisible(action is not None)
         self.button.setText(action or "")
@@ -179,8 +187,9 @@ class StatusPanel(QMainWindow):
     quitRequested = Signal()
     firstPaint = Signal()
 
-    def __init__(self, model: DeckModel, *, tray_available: bool = True,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, model: DeckModel, *, tray_available: bool = True, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.model = model
         self.tray_available = tray_available
@@ -314,8 +323,9 @@ class StatusPanel(QMainWindow):
         self.auto_box = QCheckBox("Auto-refresh")
         self.auto_box.setObjectName("autoRefresh")
         self.auto_box.setChecked(True)
-        self.auto_box.setToolTip(f"Take a new screenshot every {AUTO_REFRESH_MS // 1000} s "
-                                 "while this window is visible")
+        self.auto_box.setToolTip(
+            f"Take a new screenshot every {AUTO_REFRESH_MS // 1000} s while this window is visible"
+        )
         self.auto_box.toggled.connect(self._update_timer)
         self.refresh_button = QToolButton()
         self.refresh_button.setObjectName("refreshShot")
@@ -359,8 +369,9 @@ class StatusPanel(QMainWindow):
             self.activity.setColumnWidth(i, width)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         header.setStretchLastSection(False)
-        self.activity_empty = QLabel("No API calls yet. When an agent drives a browser, "
-                                     "each call shows up here.")
+        self.activity_empty = QLabel(
+            "No API calls yet. When an agent drives a browser, each call shows up here."
+        )
         self.activity_empty.setObjectName("hint")
         col.addWidget(self.activity, 1)
         col.addWidget(self.activity_empty)
@@ -379,8 +390,10 @@ class StatusPanel(QMainWindow):
         current = self.selected_profile or model.default_profile
         self.profile_list.blockSignals(True)
         try:
-            existing = {self.profile_list.item(i).data(NAME_ROLE): self.profile_list.item(i)
-                        for i in range(self.profile_list.count())}
+            existing = {
+                self.profile_list.item(i).data(NAME_ROLE): self.profile_list.item(i)
+                for i in range(self.profile_list.count())
+            }
             if list(existing) != names:
                 self.profile_list.clear()
                 existing = {}
@@ -437,8 +450,9 @@ class StatusPanel(QMainWindow):
             where = status.get("cdpUrl", "")
             lines.append(f"<b>{name}</b> · {driver} · <code>{where}</code>")
             if status.get("pid"):
-                lines.append(f"pid {status['pid']}" + (" · headless" if status.get("headless")
-                                                       else ""))
+                lines.append(
+                    f"pid {status['pid']}" + (" · headless" if status.get("headless") else "")
+                )
             if status.get("detail"):
                 lines.append(str(status["detail"]))
         self.detail_label.setText("<br>".join(lines))
@@ -493,8 +507,10 @@ class StatusPanel(QMainWindow):
         row = QHBoxLayout(box)
         row.setContentsMargins(2, 0, 2, 0)
         row.setSpacing(2)
-        for text, tip, slot in (("Focus", "Bring this tab to the front", self._focus),
-                                ("Close", "Close this tab", self._close)):
+        for text, tip, slot in (
+            ("Focus", "Bring this tab to the front", self._focus),
+            ("Close", "Close this tab", self._close),
+        ):
             button = QToolButton()
             button.setText(text)
             button.setObjectName(f"{text.lower()}-{target_id}")
@@ -536,8 +552,10 @@ class StatusPanel(QMainWindow):
         if not status:
             return "No profile selected."
         if status.get("driver") == "extension" and not status.get("extensionConnected"):
-            return ("Chrome is not connected. Click the browserdeck extension's icon in Chrome "
-                    "(pair it first from the tray: Pair extension…).")
+            return (
+                "Chrome is not connected. Click the browserdeck extension's icon in Chrome "
+                "(pair it first from the tray: Pair extension…)."
+            )
         if not self._running():
             return f"{self.selected_profile} is stopped. Start it to see its pages."
         return "No open tabs. Open one above."
@@ -572,7 +590,8 @@ class StatusPanel(QMainWindow):
                     n = len(shot.labels)
                     self.shot_info.setText(
                         f"  {stamp} · {shot.image.width()}×{shot.image.height()}"
-                        + (f" · {n} label{'s' if n != 1 else ''}" if labels else ""))
+                        + (f" · {n} label{'s' if n != 1 else ''}" if labels else "")
+                    )
             finally:
                 self.refresh_button.setEnabled(True)
 
@@ -600,8 +619,16 @@ class StatusPanel(QMainWindow):
     # --- activity ---------------------------------------------------------------------
     def _add_activity(self, activity: Activity) -> None:
         stamp = time.strftime("%H:%M:%S", time.localtime(activity.time))
-        item = QTreeWidgetItem([stamp, activity.client, activity.action, activity.target,
-                                activity.result, f"{activity.ms:.0f}"])
+        item = QTreeWidgetItem(
+            [
+                stamp,
+                activity.client,
+                activity.action,
+                activity.target,
+                activity.result,
+                f"{activity.ms:.0f}",
+            ]
+        )
         item.setToolTip(3, activity.target)
         if not activity.ok:
             brush = QBrush(QColor("#C62828"))
@@ -621,8 +648,10 @@ class StatusPanel(QMainWindow):
     def _update_api_label(self) -> None:
         service = self.model.service
         if service is not None and service.started:
-            self.api_label.setText(f"Control API: {service.url}  ·  token: "
-                                   "`browserdeck token` or the tray's Copy API token")
+            self.api_label.setText(
+                f"Control API: {service.url}  ·  token: "
+                "`browserdeck token` or the tray's Copy API token"
+            )
         elif self.model.service_error:
             self.api_label.setText("Not running")
         else:
@@ -633,8 +662,9 @@ class StatusPanel(QMainWindow):
         service = self.model.service
         if self.model.service_error:
             self._banner_kind = "retry"
-            self.banner.show_message("browserdeck could not start: " + self.model.service_error,
-                                     "error", "Retry")
+            self.banner.show_message(
+                "browserdeck could not start: " + self.model.service_error, "error", "Retry"
+            )
         elif service is not None and service.config_problem:
             self._banner_kind = "settings"
             self.banner.show_message(service.config_problem, "warning", "Settings…")
@@ -642,7 +672,9 @@ class StatusPanel(QMainWindow):
             self._banner_kind = ""
             self.banner.show_message(
                 "Your desktop has no system tray, so browserdeck runs in this window. "
-                "Closing it quits browserdeck (and stops its browsers).", "info")
+                "Closing it quits browserdeck (and stops its browsers).",
+                "info",
+            )
         else:
             self._banner_kind = ""
             self.banner.hide()
@@ -671,8 +703,7 @@ class StatusPanel(QMainWindow):
         if event.type() == QEvent.Type.Paint and not self._painted:
             self._painted = True
             self.firstPaint.emit()
-        elif event.type() in (QEvent.Type.Show, QEvent.Type.Hide,
-                              QEvent.Type.WindowStateChange):
+        elif event.type() in (QEvent.Type.Show, QEvent.Type.Hide, QEvent.Type.WindowStateChange):
             self._update_timer()
         return result
 

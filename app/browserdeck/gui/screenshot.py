@@ -85,28 +85,45 @@ def parse_labels(raw: Any, scale: float = 1.0) -> list[LabelBox]:
                 x, y, w, h = (float(v) for v in box)
         except (TypeError, ValueError):
             continue
-        out.append(LabelBox(
-            ref=str(item.get("ref", "?")), x=x * scale, y=y * scale, width=w * scale,
-            height=h * scale, role=str(item.get("role") or ""), name=str(item.get("name") or ""),
-        ))
+        out.append(
+            LabelBox(
+                ref=str(item.get("ref", "?")),
+                x=x * scale,
+                y=y * scale,
+                width=w * scale,
+                height=h * scale,
+                role=str(item.get("role") or ""),
+                name=str(item.get("name") or ""),
+            )
+        )
     return out
 
 
-async def capture(service: Service, profile: str, target_id: str | None, *,
-                  labels: bool) -> Capture:
+async def capture(
+    service: Service, profile: str, target_id: str | None, *, labels: bool
+) -> Capture:
     """Take a screenshot through the control API (labelled or plain)."""
-    body: dict[str, Any] = {"labels": labels, "type": "png"}
+    # inline: the image comes back in the answer; a file per auto-refresh would pile up
+    # in the state dir.
+    body: dict[str, Any] = {"labels": labels, "type": "png", "inline": True}
     if target_id:
         body["targetId"] = target_id
     headers = {"Authorization": f"Bearer {service.api_token}", "X-Browserdeck-Client": GUI_CLIENT}
     try:
-        resp = await service.http.post(f"{service.url}/screenshot", params={"profile": profile},
-                                       json=body, headers=headers, timeout=30.0)
+        resp = await service.http.post(
+            f"{service.url}/screenshot",
+            params={"profile": profile},
+            json=body,
+            headers=headers,
+            timeout=30.0,
+        )
     except httpx.HTTPError as exc:
         raise CaptureError(f"the control API did not answer ({exc!s})") from None
     if resp.status_code == 404 and "error" not in resp.text[:200]:
-        raise CaptureError("screenshots need the agent engine, which this build does not have "
-                           "(POST /screenshot is missing)")
+        raise CaptureError(
+            "screenshots need the agent engine, which this build does not have "
+            "(POST /screenshot is missing)"
+        )
     if resp.status_code >= 400:
         try:
             err = resp.json()["error"]
@@ -143,13 +160,46 @@ async def capture(service: Service, profile: str, target_id: str | None, *,
             scale = image.width() / float(css_width)
         except (TypeError, ValueError, ZeroDivisionError):
             scale = 1.0
+    boxes = parse_labels(data.get("labels"), scale)
+    if boxes and not any(b.role for b in boxes):
+        boxes = await _with_roles(service, profile, str(data.get("targetId") or target_id), boxes)
     return Capture(
         image=image,
-        labels=parse_labels(data.get("labels"), scale),
+        labels=boxes,
         target_id=str(data.get("targetId") or target_id or ""),
         url=str(data.get("url") or ""),
         title=str(data.get("title") or ""),
     )
+
+
+async def _with_roles(
+    service: Service, profile: str, target_id: str, boxes: list[LabelBox]
+) -> list[LabelBox]:
+    """Add role and name to each label from the engine's ref table (what the refs mean).
+
+    The API's labels carry ref and box; the ref table the engine resolved them from
+    (in this process) knows each ref's role and accessible name. Best effort: without
+    it the view still shows the refs.
+    """
+    engine, ctx = service.engine, service.contexts.get(profile)
+    if engine is None or ctx is None or not target_id:
+        return boxes
+    try:
+        state = await engine.page_state(ctx.cdp_url, target_id, ctx.headers)
+        table = state.table
+        refs = {info.ref: info for info in table.refs.values()} if table is not None else {}
+    except Exception:
+        log.debug("no ref table for %s", target_id, exc_info=True)
+        return boxes
+    out = []
+    for box in boxes:
+        info = refs.get(box.ref)
+        out.append(
+            box
+            if info is None
+            else LabelBox(box.ref, box.x, box.y, box.width, box.height, info.role, info.name)
+        )
+    return out
 
 
 class ScreenshotView(QWidget):
@@ -211,8 +261,9 @@ class ScreenshotView(QWidget):
     def view_rect_of(self, label: LabelBox) -> QRectF:
         target = self._target_rect()
         s = self._scale()
-        return QRectF(target.x() + label.x * s, target.y() + label.y * s,
-                      label.width * s, label.height * s)
+        return QRectF(
+            target.x() + label.x * s, target.y() + label.y * s, label.width * s, label.height * s
+        )
 
     # --- events ---------------------------------------------------------------------
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
@@ -265,8 +316,11 @@ class ScreenshotView(QWidget):
         font = QFont(self.font())
         font.setPointSizeF(font.pointSizeF() * 1.05)
         p.setFont(font)
-        p.drawText(QRectF(self.rect()).adjusted(24, 24, -24, -24),
-                   Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+        p.drawText(
+            QRectF(self.rect()).adjusted(24, 24, -24, -24),
+            Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+            text,
+        )
 
     def _paint_tag(self, p: QPainter, rect: QRectF, text: str) -> None:
         fm = p.fontMetrics()
@@ -288,5 +342,8 @@ class ScreenshotView(QWidget):
         p.setBrush(QColor(30, 30, 30, 200))
         p.drawRoundedRect(rect, 4, 4)
         p.setPen(QColor("#FFFFFF"))
-        p.drawText(rect.adjusted(8, 0, -8, 0), Qt.AlignmentFlag.AlignVCenter, fm.elidedText(
-            text, Qt.TextElideMode.ElideRight, int(rect.width() - 16)))
+        p.drawText(
+            rect.adjusted(8, 0, -8, 0),
+            Qt.AlignmentFlag.AlignVCenter,
+            fm.elidedText(text, Qt.TextElideMode.ElideRight, int(rect.width() - 16)),
+        )

@@ -162,8 +162,14 @@ class Field(QObject):
 
     changed = Signal()
 
-    def __init__(self, setting: Setting, parent: QWidget, *, tristate_base: bool | None = None,
-                 empty_text: str | None = None) -> None:
+    def __init__(
+        self,
+        setting: Setting,
+        parent: QWidget,
+        *,
+        tristate_base: bool | None = None,
+        empty_text: str | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setting = setting
         self.error = FieldError()
@@ -325,7 +331,8 @@ class ColorEdit(QWidget):
         value = self.value()
         color = value if config.COLOR_RE.match(value) else "#FFFFFF"
         self.swatch.setStyleSheet(
-            f"QToolButton {{ background: {color}; border: 1px solid #7A7A7A; border-radius: 4px; }}")
+            f"QToolButton {{ background: {color}; border: 1px solid #7A7A7A; border-radius: 4px; }}"
+        )
 
     def pick(self) -> QColorDialog:
         picker = QColorDialog(QColor(self.value() or "#FF4500"), self)
@@ -368,8 +375,9 @@ class PathEdit(QWidget):
         return dialog
 
 
-def _form_row(form: QFormLayout, field: Field, *, label: str | None = None,
-              hint: bool = True) -> None:
+def _form_row(
+    form: QFormLayout, field: Field, *, label: str | None = None, hint: bool = True
+) -> None:
     """A row: label | editor, then the description and the inline error under the editor."""
     box = QWidget()
     column = QVBoxLayout(box)
@@ -400,8 +408,9 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("settingsDialog")
         self.setWindowTitle("browserdeck — Settings")
-        self.setWindowIcon(icons.app_icon(current.profiles.get(current.default_profile,
-                                                               ProfileConfig("x")).color))
+        self.setWindowIcon(
+            icons.app_icon(current.profiles.get(current.default_profile, ProfileConfig("x")).color)
+        )
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.original = current
         self.working = copy.deepcopy(current)
@@ -425,13 +434,16 @@ class SettingsDialog(QDialog):
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet("color: #C62828;")
         self.problem.hide()
-        self.status = QLabel("" if running else
-                             "browserdeck is not running: changes are saved and used at "
-                             "the next start.")
+        self.status = QLabel(
+            ""
+            if running
+            else "browserdeck is not running: changes are saved and used at the next start."
+        )
         self.status.setObjectName("status")
         self.status.setWordWrap(True)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
-                                        | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
         self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
         self.save_button.setDefault(True)
         self.buttons.accepted.connect(self.save)
@@ -524,8 +536,9 @@ class SettingsDialog(QDialog):
         name_col.setContentsMargins(0, 0, 0, 2)
         name_col.setSpacing(2)
         name_col.addWidget(self.name_edit)
-        self.name_hint = _hint_label("Lowercase letters, digits and '-'. "
-                                     "A profile's name cannot change once it is saved.")
+        self.name_hint = _hint_label(
+            "Lowercase letters, digits and '-'. A profile's name cannot change once it is saved."
+        )
         name_col.addWidget(self.name_hint)
         name_col.addWidget(self.name_error)
         form.addRow("Name:", name_box)
@@ -607,12 +620,15 @@ class SettingsDialog(QDialog):
             self.name_edit.setText(name)
             is_new = name in self.new_profiles
             self.name_edit.setReadOnly(not is_new)
-            self.name_edit.setToolTip("" if is_new else
-                                      "Names cannot change; add a new profile instead.")
+            self.name_edit.setToolTip(
+                "" if is_new else "Names cannot change; add a new profile instead."
+            )
             self.profile_fields["headless"].widget.setItemText(  # type: ignore[attr-defined]
-                0, f"Use the global setting ({'on' if self.working.headless else 'off'})")
+                0, f"Use the global setting ({'on' if self.working.headless else 'off'})"
+            )
             self.profile_fields["attachOnly"].widget.setItemText(  # type: ignore[attr-defined]
-                0, f"Use the global setting ({'on' if self.working.attach_only else 'off'})")
+                0, f"Use the global setting ({'on' if self.working.attach_only else 'off'})"
+            )
             for key, field in self.profile_fields.items():
                 field.set_value(getattr(p, attr_of(key)))
         finally:
@@ -620,8 +636,10 @@ class SettingsDialog(QDialog):
         self._driver_visibility(p.driver)
         self.delete_button.setEnabled(name != self.working.default_profile)
         self.delete_button.setToolTip(
-            "" if name != self.working.default_profile
-            else "The default profile cannot be deleted; make another one the default first.")
+            ""
+            if name != self.working.default_profile
+            else "The default profile cannot be deleted; make another one the default first."
+        )
 
     def _driver_visibility(self, driver: str) -> None:
         form = self.editor.layout()
@@ -729,8 +747,12 @@ class SettingsDialog(QDialog):
         while f"profile-{n}" in self.working.profiles:
             n += 1
         name = f"profile-{n}"
-        profile = ProfileConfig(name, "managed", config.next_color(self.working),
-                                cdp_port=config.allocate_cdp_port(self.working))
+        profile = ProfileConfig(
+            name,
+            "managed",
+            config.next_color(self.working),
+            cdp_port=config.allocate_cdp_port(self.working),
+        )
         self.working.profiles[name] = profile
         self.new_profiles.add(name)
         self._refresh_profile_list(select=name)
@@ -751,11 +773,14 @@ class SettingsDialog(QDialog):
         box.setWindowTitle("Delete profile")
         box.setText(f"Delete the profile “{name}”?")
         if p.driver == "managed" and not p.user_data_dir:
-            box.setInformativeText("Its browser is stopped and its browser data (history, "
-                                   "cookies, logins) is removed when you save.")
+            box.setInformativeText(
+                "Its browser is stopped and its browser data (history, "
+                "cookies, logins) is removed when you save."
+            )
         else:
-            box.setInformativeText("Its browser is stopped when you save. "
-                                   "No browser data is removed.")
+            box.setInformativeText(
+                "Its browser is stopped when you save. No browser data is removed."
+            )
         box.setStandardButtons(QMessageBox.StandardButton.Cancel)
         delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -786,7 +811,8 @@ class SettingsDialog(QDialog):
         exe = self.fields["executablePath"].value()
         if exe and not problems and not os.access(os.path.expanduser(exe), os.X_OK):
             self.fields["executablePath"].error.show_error(
-                "no executable file at this path; the browser would fail to start", warning=True)
+                "no executable file at this path; the browser would fail to start", warning=True
+            )
         if self.current_profile is not None:
             for field in self.profile_fields.values():
                 form = self.editor.layout()

@@ -24,7 +24,7 @@ from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QSystemTrayIcon, QWidget
 
 from browserdeck.gui import icons
-from browserdeck.gui.model import DeckModel, state_text
+from browserdeck.gui.model import DeckModel, profile_mark, state_text
 
 if TYPE_CHECKING:
     from browserdeck.service import Tab
@@ -64,9 +64,11 @@ class TrayController(QObject):
         self.icon.setContextMenu(self.menu)
         self.icon.activated.connect(self._on_activated)
 
-        self.header = QAction("browserdeck", self.menu)
+        # The fixed actions belong to this controller, not to the menu: QMenu.clear()
+        # deletes the actions the menu owns, and the menu is rebuilt on every change.
+        self.header = QAction("browserdeck", self)
         self.header.setEnabled(False)
-        self.retry_action = QAction("Retry starting browserdeck", self.menu)
+        self.retry_action = QAction("Retry starting browserdeck", self)
         self.retry_action.triggered.connect(self.retryRequested)
         self.panel_action = self._action("Open status panel", self.openPanelRequested)
         self.settings_action = self._action("Settings…", self.settingsRequested)
@@ -83,7 +85,7 @@ class TrayController(QObject):
         self.rebuild()
 
     def _action(self, text: str, signal: SignalInstance) -> QAction:
-        action = QAction(text, self.menu)
+        action = QAction(text, self)
         action.triggered.connect(lambda *_: signal.emit())
         return action
 
@@ -99,8 +101,10 @@ class TrayController(QObject):
 
     def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         # Left click opens the panel, as on most desktops; right click shows the menu (Qt).
-        if reason in (QSystemTrayIcon.ActivationReason.Trigger,
-                      QSystemTrayIcon.ActivationReason.DoubleClick):
+        if reason in (
+            QSystemTrayIcon.ActivationReason.Trigger,
+            QSystemTrayIcon.ActivationReason.DoubleClick,
+        ):
             self.openPanelRequested.emit()
 
     # --- building ----------------------------------------------------------------
@@ -176,7 +180,9 @@ class TrayController(QObject):
         default = " (default)" if name == model.default_profile else ""
         text = state_text(status) if status else "…"
         sub.setTitle(f"{name}{default} — {text}")
-        sub.setIcon(icons.color_chip(color, icons.mark_for(state) if status else None))
+        sub.setIcon(icons.color_chip(color, profile_mark(status) if status else None))
+        for old in sub.findChildren(QMenu):  # the tab submenus of the previous fill
+            old.deleteLater()
         sub.clear()
         info = QAction(icons.color_chip(color), f"{name} · {driver} · {color}", sub)
         info.setEnabled(False)

@@ -1,0 +1,144 @@
+"""GUI test fixtures: Qt offscreen, a qasync loop per test, Qt warnings fail, a real Service.
+
+``QT_QPA_PLATFORM=offscreen`` is set here, before any QApplication exists (the
+end-to-end test under Xvfb runs the app in a subprocess with its own display).
+Async tests run on qasync's ``QEventLoop``, the loop the tray app runs on, so
+Qt events and the service's asyncio work interleave exactly as in the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+os.environ.pop("BROWSERDECK_GUI_TRACE", None)
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import qasync
+from PySide6.QtWidgets import QApplication
+from tests.support.net import free_port
+
+from browserdeck import config
+from browserdeck.config import Config
+
+# Messages the offscreen platform prints for window-manager features it lacks; they are
+# not problems in our code. Everything else at WARNING or above fails the test.
+QT_LOG_IGNORE = (
+    r"This plugin does not support propagateSizeHints\(\)",
+    r"This plugin does not support raise\(\)",
+    r"This plugin does not support grabbing the keyboard",
+    # Tests force a tray icon on offscreen, which has no tray: Qt says so once.
+    r"No such signal QPlatformNativeInterface::systemTrayWindowChanged",
+)
+
+
+def _qapp() -> QApplication:
+    app = QApplication.instance()
+    if isinstance(app, QApplication):
+        return app
+    from browserdeck.gui.app import make_qapp
+
+    return make_qapp(["browserdeck-tests"])
+
+
+def pytest_asyncio_loop_factories(config: Any, item: Any) -> dict[str, Callable[[], Any]]:
+    """Async GUI tests run on qasync's loop, as the app does."""
+    return {"qasync": lambda: qasync.QEventLoop(_qapp())}
+
+
+def pytest_collection_modifyitems(config: Any, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
+            item.add_marker(pytest.mark.qt_log_ignore(*QT_LOG_IGNORE))
+
+
+@pytest.fixture(scope="session")
+def qapp() -> QApplication:
+    """pytest-qt's qapp, made the way the app makes it (name, style, no quit on last window)."""
+    return _qapp()
+
+
+@pytest.fixture(autouse=True)
+def _gui_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # Autostart entries land in a temp XDG dir, never in the real ~/.config/autostart.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.delenv("BROWSERDECK_GUI_TRACE", raising=False)
+    yield
+
+
+def gui_config(**overrides: Any) -> Config:
+    """The default profiles, every port free (parallel runs on one machine never collide)."""
+    cfg = config.default_config()
+    cfg.control_port = free_port()
+    cfg.relay_port = free_port()
+    cfg.profiles["agent"].cdp_port = free_port()
+    cfg.no_sandbox = os.geteuid() == 0 if hasattr(os, "geteuid") else False
+    for key, value in overrides.items():
+        setattr(cfg, key, value)
+    return cfg
+
+
+@pytest.fixture
+def saved_config(bd_home: Path, chromium_path: str, monkeypatch: pytest.MonkeyPatch) -> Config:
+    monkeypatch.setenv("BROWSERDECK_CHROME", chromium_path)
+    cfg = gui_config()
+    config.save(cfg)
+    return cfg
+
+
+async def wait_for(
+    predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition"
+) -> Any:
+    """Spin the (qasync) loop until ``predicate()`` is truthy; Qt events run meanwhile."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+@asynccontextmanager
+async def running_tray(qapp: QApplication, **kwargs: Any) -> AsyncIterator[Any]:
+    """A TrayApp running a real Service (headless Chromium) on this test's qasync loop.
+
+    A context manager used inside the test, not an async fixture: qasync runs each
+    ``run_until_complete`` as one ``QApplication.exec()``, and every exec() that returns
+    emits ``aboutToQuit`` (which the app rightly treats as Quit). Fixture setup and the
+    test body are separate run_until_complete calls, so the app must live inside one.
+    """
+    from browserdeck.gui.app import TrayApp
+    from browserdeck.service import Service
+
+    kwargs.setdefault("tray", True)
+    app = TrayApp(qapp, service_factory=lambda: Service(force_headless=True), **kwargs)
+    task = asyncio.ensure_future(app.run())
+    try:
+        await wait_for(
+            lambda: (
+                (app.service is not None and app.service.started)
+                or app.model.service_error
+                or task.done()
+            ),
+            what="the service to start",
+        )
+        if task.done():
+            task.result()
+        assert app.model.service_error is None, app.model.service_error
+        await app.model.refresh_now()
+        yield app
+    finally:
+        app.request_quit()
+        await asyncio.wait_for(task, 30)
+        app.deleteLater()

@@ -1,0 +1,99 @@
+"""The status panel against a real service: profiles, tabs, activity, no-tray mode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from PySide6.QtCore import Qt
+from tests.gui.conftest import running_tray, wait_for
+
+
+async def test_panel_without_tray_is_the_main_window(qapp: Any, saved_config: Any) -> None:
+    async with running_tray(qapp, tray=False) as app:
+        panel = app.panel
+        assert panel is not None and panel.isVisible(), "no tray: the panel opens at start"
+        assert app.tray is None
+        assert panel.banner.isVisible()
+        assert "no system tray" in panel.banner.text.text()
+        names = [
+            panel.profile_list.item(i).data(Qt.ItemDataRole.UserRole)
+            for i in range(panel.profile_list.count())
+        ]
+        assert names == ["agent", "chrome"]
+        assert panel.selected_profile == "agent"
+        # Closing the window is Quit when there is no tray (one shutdown path).
+        panel.close()
+        await wait_for(lambda: app.quit_requested.is_set(), what="quit after closing the window")
+
+
+async def test_panel_tabs_and_activity(qapp: Any, saved_config: Any, qtbot: Any) -> None:
+    async with running_tray(qapp) as app:
+        panel = app.show_panel()
+        assert panel.isVisible()
+        assert not panel.banner.isVisible(), "with a tray there is nothing to explain"
+        assert panel.toggle_button.text() == "Start browser"
+        qtbot.mouseClick(panel.toggle_button, Qt.MouseButton.LeftButton)
+        await wait_for(
+            lambda: (
+                panel.toggle_button.text() == "Stop browser"
+                and app.model.statuses["agent"].get("running")
+            ),
+            what="the panel to show agent running",
+        )
+
+        panel.url_edit.setText("data:text/html,<title>Panel tab</title><button>Go</button>")
+        qtbot.keyClick(panel.url_edit, Qt.Key.Key_Return)
+        await wait_for(
+            lambda: any(
+                panel.tab_tree.topLevelItem(i).text(0) == "Panel tab"
+                for i in range(panel.tab_tree.topLevelItemCount())
+            ),
+            what="the new tab in the panel",
+        )
+
+        # An agent's API call shows in the activity list: who, what, where, result.
+        service = app.service
+        async with httpx.AsyncClient(
+            base_url=service.url,
+            trust_env=False,
+            headers={
+                "Authorization": f"Bearer {service.api_token}",
+                "X-Browserdeck-Client": "test-agent",
+            },
+        ) as client:
+            resp = await client.get("/tabs", params={"profile": "agent"})
+            assert resp.status_code == 200
+            missing = await client.delete("/tabs/NOPE", params={"profile": "agent"})
+            assert missing.status_code == 404
+        await wait_for(lambda: panel.activity.topLevelItemCount() >= 2, what="activity rows")
+        newest, older = panel.activity.topLevelItem(0), panel.activity.topLevelItem(1)
+        assert [older.text(c) for c in (1, 2, 3, 4)] == [
+            "test-agent",
+            "list tabs",
+            "agent",
+            "200 OK",
+        ]
+        assert [newest.text(c) for c in (2, 3, 4)] == ["close tab", "agent · NOPE", "404 not found"]
+        assert panel.activity_empty.isHidden()
+
+        # Close the tab from its row's Close button.
+        item = next(
+            panel.tab_tree.topLevelItem(i)
+            for i in range(panel.tab_tree.topLevelItemCount())
+            if panel.tab_tree.topLevelItem(i).text(0) == "Panel tab"
+        )
+        target = item.data(0, Qt.ItemDataRole.UserRole)
+        button = panel.tab_tree.itemWidget(item, 2).findChild(
+            type(panel.refresh_button), f"close-{target}"
+        )
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        await wait_for(
+            lambda: all(t.target_id != target for t in app.model.tabs.get("agent", [])),
+            what="the tab to close",
+        )
+
+        # Hidden with a tray (not destroyed), the app keeps running.
+        panel.close()
+        assert not panel.isVisible()
+        assert not app.quit_requested.is_set()

@@ -1,0 +1,169 @@
+"""The settings dialog: built from the schema, validated as you type, saved and applied live."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox
+from tests.gui.conftest import running_tray, wait_for
+from tests.support.net import free_port
+
+from browserdeck import autostart, config, paths
+from browserdeck.gui.settings import SettingsDialog, label_of
+
+
+def _closed(dialog: Any) -> bool:
+    return not shiboken6.isValid(dialog) or not dialog.isVisible()
+
+
+async def _noop_apply(candidate: Any, deleted: list[str]) -> None:
+    return None
+
+
+def test_every_schema_setting_has_an_editor(qapp: Any, saved_config: Any) -> None:
+    dialog = SettingsDialog(saved_config, _noop_apply)
+    try:
+        assert set(dialog.fields) == {s.key for s in config.SETTINGS}
+        assert set(dialog.profile_fields) == {s.key for s in config.PROFILE_FIELDS}
+        assert isinstance(dialog.fields["controlPort"].widget, QSpinBox)
+        assert isinstance(dialog.fields["startAtLogin"].widget, QCheckBox)
+        combo = dialog.fields["relayClientMode"].widget
+        assert isinstance(combo, QComboBox)
+        assert [combo.itemData(i) for i in range(combo.count())] == [
+            "single-active",
+            "multi-client",
+        ]
+        assert label_of("controlPort") == "Control API port"
+        assert not dialog.isModal()
+    finally:
+        dialog.deleteLater()
+
+
+def test_name_is_validated_as_you_type(qapp: Any, saved_config: Any, qtbot: Any) -> None:
+    dialog = SettingsDialog(saved_config, _noop_apply)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.tabs.setCurrentIndex(1)
+    qtbot.mouseClick(dialog.add_button, Qt.MouseButton.LeftButton)
+    assert dialog.current_profile == "profile-1"
+    assert not dialog.name_edit.isReadOnly()
+    dialog.name_edit.clear()
+    qtbot.keyClicks(dialog.name_edit, "Work Stuff")
+    assert dialog.name_error.isVisible()
+    assert "uppercase" in dialog.name_error.text()
+    assert not dialog.save_button.isEnabled()
+    dialog.name_edit.clear()
+    qtbot.keyClicks(dialog.name_edit, "chrome")
+    assert "already exists" in dialog.name_error.text()
+    dialog.name_edit.clear()
+    qtbot.keyClicks(dialog.name_edit, "work")
+    assert not dialog.name_error.isVisible()
+    assert dialog.save_button.isEnabled()
+    assert "work" in dialog.working.profiles and "profile-1" not in dialog.working.profiles
+    # An existing profile's name cannot change.
+    dialog.select_profile("agent")
+    assert dialog.name_edit.isReadOnly()
+
+
+def test_port_collision_is_explained_inline(qapp: Any, saved_config: Any, qtbot: Any) -> None:
+    dialog = SettingsDialog(saved_config, _noop_apply)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    relay = dialog.fields["relayPort"]
+    control = dialog.fields["controlPort"]
+    control.widget.setValue(relay.value())
+    assert not dialog.save_button.isEnabled()
+    assert control.error.isVisible() and relay.error.isVisible()
+    assert f"port {relay.value()} is used twice" in control.error.text()
+    assert dialog.problem.isVisible()
+    control.widget.setValue(saved_config.control_port)
+    assert not control.error.isVisible()
+    assert dialog.save_button.isEnabled()
+
+
+def test_bad_colour_and_url_are_explained(qapp: Any, saved_config: Any, qtbot: Any) -> None:
+    dialog = SettingsDialog(saved_config, _noop_apply)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.select_profile("agent")
+    color = dialog.profile_fields["color"]
+    color.widget.text.setText("orange")
+    assert color.error.isVisible() and "#RRGGBB" in color.error.text()
+    assert not dialog.save_button.isEnabled()
+    color.widget.text.setText("#123abc")
+    assert not color.error.isVisible()
+    driver = dialog.profile_fields["driver"].widget
+    driver.setCurrentIndex(driver.findData("remote"))
+    url = dialog.profile_fields["cdpUrl"]
+    assert url.widget.isVisibleTo(dialog)
+    assert not dialog.profile_fields["userDataDir"].widget.isVisibleTo(dialog)
+    assert not dialog.save_button.isEnabled(), "a remote profile needs a URL"
+    url.widget.setText("ftp://x")
+    assert "http(s)://" in url.error.text()
+    url.widget.setText("http://10.0.0.42:9222")
+    assert not url.error.isVisible()
+    assert dialog.save_button.isEnabled()
+
+
+async def test_save_applies_live_restarting_only_what_changed(
+    qapp: Any, saved_config: Any, qtbot: Any
+) -> None:
+    async with running_tray(qapp) as app:
+        service = app.service
+        agent = service.contexts["agent"]
+        await agent.start()
+        old_pid = agent.chrome.pid
+        relay_before = service.contexts["chrome"].relay
+
+        dialog = app.show_settings()
+        assert dialog is app.show_settings(), "a second Settings… raises the same dialog"
+        dialog.select_profile("agent")
+        dialog.profile_fields["color"].widget.text.setText("#0066CC")
+        dialog.fields["startAtLogin"].widget.setChecked(True)
+        # A new managed profile, named as you type.
+        qtbot.mouseClick(dialog.add_button, Qt.MouseButton.LeftButton)
+        dialog.name_edit.clear()
+        qtbot.keyClicks(dialog.name_edit, "research")
+        # Not the allocated 18800+: other test runs on this machine may use those.
+        dialog.profile_fields["cdpPort"].widget.setValue(free_port())
+        assert dialog.save_button.isEnabled(), dialog.problem.text()
+        qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+        await wait_for(lambda: _closed(dialog), what="the dialog to close after saving")
+
+        on_disk = json.loads(paths.config_file().read_text(encoding="utf-8"))
+        assert on_disk["profiles"]["agent"]["color"] == "#0066CC"
+        assert on_disk["startAtLogin"] is True
+        assert "research" in on_disk["profiles"]
+        assert service.config.profiles["agent"].color == "#0066CC"
+        assert "research" in service.contexts
+        # The agent browser was running and its settings changed: restarted.
+        await wait_for(
+            lambda: agent.chrome is not None and agent.chrome.pid != old_pid,
+            what="the agent browser to restart",
+        )
+        assert service.contexts["chrome"].relay is relay_before, "the relay was not touched"
+        assert autostart.is_enabled(), "start at login followed the setting"
+        await wait_for(
+            lambda: app.tray.profile_menus.get("research") is not None,
+            what="the new profile in the tray menu",
+        )
+
+        # Delete it again (after it ran once): gone from the config, the service and disk.
+        await service.contexts["research"].start()
+        research_dir = paths.profile_dir("research")
+        assert research_dir.exists()
+        dialog = app.show_settings()
+        dialog.select_profile("research")
+        box = dialog.ask_delete_profile()
+        assert box is not None
+        delete = next(b for b in box.buttons() if b.text() == "Delete")
+        qtbot.mouseClick(delete, Qt.MouseButton.LeftButton)
+        assert "research" not in dialog.working.profiles
+        qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+        await wait_for(lambda: _closed(dialog), what="the dialog to close after deleting")
+        assert "research" not in service.config.profiles
+        assert "research" not in service.contexts
+        assert not research_dir.exists(), "a deleted managed profile's data is removed"

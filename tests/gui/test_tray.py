@@ -1,0 +1,115 @@
+"""The tray menu against a real service: profiles, live state, tabs, actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
+from tests.gui.conftest import running_tray, wait_for
+
+
+def _texts(menu: QMenu) -> list[str]:
+    return [a.text() for a in menu.actions() if not a.isSeparator()]
+
+
+def _submenus(menu: QMenu) -> list[QMenu]:
+    return [a.menu() for a in menu.actions() if isinstance(a.menu(), QMenu)]
+
+
+def _tab_titles(tray: Any) -> list[str]:
+    return [m.title() for m in _submenus(tray.profile_menus["agent"])]
+
+
+def _action(menu: QMenu, text: str) -> QAction:
+    for action in menu.actions():
+        if action.text() == text:
+            return action
+    raise AssertionError(f"no {text!r} in {_texts(menu)}")
+
+
+async def test_menu_lists_profiles_and_commands(qapp: Any, saved_config: Any) -> None:
+    async with running_tray(qapp) as tray_app:
+        tray = tray_app.tray
+        texts = _texts(tray.menu)
+        assert texts[0] == f"browserdeck · API on 127.0.0.1:{tray_app.service.control_port}"
+        assert any(t.startswith("agent (default) — ") for t in texts)
+        assert any(t.startswith("chrome — ") for t in texts)
+        for command in (
+            "Open status panel",
+            "Settings…",
+            "Pair extension…",
+            "Copy API token",
+            "Copy MCP config",
+            "Open logs folder",
+            "Quit browserdeck",
+        ):
+            assert command in texts
+        agent = tray.profile_menus["agent"]
+        assert "Start browser" in _texts(agent)
+        assert "New tab…" in _texts(agent)
+        # Extension profile: its relay runs, Chrome is not connected yet.
+        chrome = tray.profile_menus["chrome"]
+        assert chrome.title() == "chrome — waiting for the extension"
+
+
+async def test_menu_follows_state_live_and_lists_tabs(qapp: Any, saved_config: Any) -> None:
+    async with running_tray(qapp) as tray_app:
+        tray, model = tray_app.tray, tray_app.model
+        agent = tray.profile_menus["agent"]
+        _action(agent, "Start browser").trigger()
+        await wait_for(
+            lambda: tray.profile_menus["agent"].title().startswith("agent (default) — running"),
+            what="the menu to show the profile running",
+        )
+        assert "Stop browser" in _texts(tray.profile_menus["agent"])
+        assert tray_app.model.tray_state() == "running"
+
+        model.open_tab("agent", "data:text/html,<title>Hello tray</title><p>hi")
+        await wait_for(lambda: "Hello tray" in _tab_titles(tray), what="the new tab in the menu")
+        tab_menu = next(
+            m for m in _submenus(tray.profile_menus["agent"]) if m.title() == "Hello tray"
+        )
+        assert tab_menu.menuAction().toolTip().startswith("data:text/html")
+        _action(tab_menu, "Close").trigger()
+        await wait_for(
+            lambda: "Hello tray" not in _tab_titles(tray), what="the closed tab to leave the menu"
+        )
+        assert all(
+            t.title != "Hello tray" for t in await tray_app.service.contexts["agent"].list_tabs()
+        )
+
+        # A stop from elsewhere (the API/CLI) reaches the menu through service events.
+        await tray_app.service.contexts["agent"].stop()
+        await wait_for(
+            lambda: "Start browser" in _texts(tray.profile_menus["agent"]),
+            what="the menu to show Start browser again",
+        )
+
+
+async def test_copy_token_and_mcp_config(qapp: Any, saved_config: Any) -> None:
+    async with running_tray(qapp) as tray_app:
+        import json
+
+        from PySide6.QtGui import QGuiApplication
+
+        _action(tray_app.tray.menu, "Copy API token").trigger()
+        assert QGuiApplication.clipboard().text() == tray_app.service.api_token
+        _action(tray_app.tray.menu, "Copy MCP config").trigger()
+        snippet = json.loads(QGuiApplication.clipboard().text())
+        entry = snippet["mcpServers"]["browserdeck"]
+        # `browserdeck mcp`, through the installed script or `python -m browserdeck`.
+        assert entry["args"][-1] == "mcp" or "mcp" in entry["args"]
+        assert entry["command"].endswith(("browserdeck", "python", "python3"))
+
+
+async def test_new_tab_dialog_is_not_modal(qapp: Any, saved_config: Any) -> None:
+    async with running_tray(qapp) as tray_app:
+        dialog = tray_app.tray.ask_new_tab("agent")
+        assert not dialog.isModal()
+        dialog.setTextValue("data:text/html,<title>From dialog</title>")
+        dialog.accept()
+        await wait_for(
+            lambda: any(t.title == "From dialog" for t in tray_app.model.tabs.get("agent", [])),
+            what="the tab opened from the dialog",
+        )
