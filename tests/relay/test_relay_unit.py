@@ -1,0 +1,398 @@
+"""Relay protocol details with a fake extension (real relay, real sockets).
+
+The fake stands in for Chrome only where the real extension cannot produce a case on
+demand: a request that is never answered, a drop mid-request, a service-worker child,
+a multi-megabyte reply. The same behaviours are covered end to end in test_e2e_*.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from browserdeck.chrome.cdp import CDPClient, CDPError
+from browserdeck.events import ServiceEvents
+from browserdeck.relay.protocol import frame, split_frame
+from browserdeck.relay.server import RelayServer
+from browserdeck.secrets import new_token
+from tests.relay.fake_extension import FakeExtension, FakeTab
+from tests.relay.harness import wait_until
+
+TAB = FakeTab(7, "A" * 32, "https://example.test/")
+
+
+@pytest.fixture
+async def fast_relay() -> AsyncIterator[RelayServer]:
+    server = RelayServer(port=0, token=new_token(), command_timeout=0.5, op_timeout=2.0)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+async def fake(fast_relay: RelayServer) -> AsyncIterator[FakeExtension]:
+    ext = await FakeExtension.connect(fast_relay, tabs=[TAB])
+    try:
+        yield ext
+    finally:
+        await ext.close()
+
+
+async def client(relay: RelayServer, **headers: str) -> CDPClient:
+    return await CDPClient.connect(
+        f"ws://127.0.0.1:{relay.port}/cdp", headers={**relay.auth_headers(), **headers}
+    )
+
+
+class Recorder:
+    def __init__(self, cdp: CDPClient, *methods: str) -> None:
+        self.events: list[tuple[str, dict[str, Any], str | None]] = []
+        for method in methods:
+            cdp.on(method, lambda params, sid, m=method: self.events.append((m, params, sid)))
+
+    def of(self, method: str) -> list[tuple[dict[str, Any], str | None]]:
+        return [(p, s) for m, p, s in self.events if m == method]
+
+
+async def test_auto_attach_announces_before_replying_with_real_target_info(
+    fast_relay: RelayServer, fake: FakeExtension
+) -> None:
+    cdp = await client(fast_relay)
+    try:
+        rec = Recorder(cdp, "Target.attachedToTarget")
+        version = await cdp.send("Browser.getVersion")
+        assert version["product"] == "Chrome/156.0.7777.1" and version["protocolVersion"] == "1.3"
+        await cdp.send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
+        )
+        # Already recorded when the reply arrived: the event came first.
+        [(params, sid)] = rec.of("Target.attachedToTarget")
+        assert sid is None
+        info = params["targetInfo"]
+        assert (
+            info["targetId"] == TAB.target_id and info["type"] == "page" and info["url"] == TAB.url
+        )
+        assert info["browserContextId"] and info["attached"] is True
+        assert params["waitingForDebugger"] is False
+        # Announcing twice would crash Playwright ("Duplicate target").
+        await cdp.send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
+        )
+        assert len(rec.of("Target.attachedToTarget")) == 1
+        targets = (await cdp.send("Target.getTargets"))["targetInfos"]
+        assert [t["targetId"] for t in targets] == [TAB.target_id]
+        contexts = await cdp.send("Target.getBrowserContexts")
+        assert (
+            contexts["browserContextIds"] == []
+            and contexts["defaultBrowserContextId"] == info["browserContextId"]
+        )
+        assert (await cdp.send("Target.getTargetInfo"))["targetInfo"]["type"] == "browser"
+        with pytest.raises(CDPError, match=r"Browser\.close is refused"):
+            await cdp.send("Browser.close")
+        with pytest.raises(CDPError, match="wasn't found"):
+            await cdp.send("SystemInfo.getInfo")
+        # Nothing was attached yet: the debugger comes with the first page command.
+        assert "attach" not in fake.op_names()
+    finally:
+        await cdp.close()
+
+
+async def test_debugger_attaches_on_first_command_and_detaches_when_the_client_leaves(
+    fast_relay: RelayServer, fake: FakeExtension
+) -> None:
+    cdp = await client(fast_relay)
+    rec = Recorder(cdp, "Target.attachedToTarget")
+    await cdp.send(
+        "Target.setAutoAttach",
+        {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
+    )
+    sid = rec.of("Target.attachedToTarget")[0][0]["sessionId"]
+    # Several commands race the attach: all go out, in order, after it.
+    results = await asyncio.gather(
+        *(cdp.send("Runtime.evaluate", {"expression": str(i)}, session_id=sid) for i in range(5))
+    )
+    assert all(r["result"]["value"] == 2 for r in results)
+    assert fake.op_names().count("attach") == 1
+    assert [c["params"]["expression"] for c in fake.commands] == ["0", "1", "2", "3", "4"]
+    await cdp.close()
+    await wait_until(lambda: "detach" in fake.op_names(), what="the debugger to be released")
+
+
+async def test_second_session_gets_contexts_replayed_and_disable_is_kept_local(
+    fast_relay: RelayServer, fake: FakeExtension
+) -> None:
+    cdp = await client(fast_relay)
+    try:
+        rec = Recorder(cdp, "Target.attachedToTarget", "Runtime.executionContextCreated")
+        await cdp.send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
+        )
+        first = rec.of("Target.attachedToTarget")[0][0]["sessionId"]
+        await cdp.send("Runtime.enable", session_id=first)
+        assert [s for _, s in rec.of("Runtime.executionContextCreated")] == [first]
+
+        second = (
+            await cdp.send("Target.attachToTarget", {"targetId": TAB.target_id, "flatten": True})
+        )["sessionId"]
+        assert second != first
+        await cdp.send("Runtime.enable", session_id=second)
+        created = rec.of("Runtime.executionContextCreated")
+        # Chrome reported the context once; the relay replayed it for the second session
+        # only, so the first one sees no duplicate (that would destroy its context).
+        assert [s for _, s in created] == [first, second]
+        assert created[1][0]["context"]["id"] == 1
+        enables = [c for c in fake.commands if c["cdpMethod"] == "Runtime.enable"]
+        assert len(enables) == 2  # forwarded as an ordering barrier, answered by Chrome
+
+        await cdp.send("Runtime.disable", session_id=second)
+        assert not any(c["cdpMethod"] == "Runtime.disable" for c in fake.commands)
+        await cdp.send("Target.detachFromTarget", {"sessionId": second})
+        await cdp.send("Runtime.disable", session_id=first)
+        assert any(c["cdpMethod"] == "Runtime.disable" for c in fake.commands)
+    finally:
+        await cdp.close()
+
+
+async def test_child_sessions_are_announced_on_their_page_and_unwanted_ones_released(
+    fast_relay: RelayServer, fake: FakeExtension
+) -> None:
+    cdp = await client(fast_relay)
+    try:
+        rec = Recorder(
+            cdp, "Target.attachedToTarget", "Page.frameNavigated", "Target.detachedFromTarget"
+        )
+        await cdp.send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
+        )
+        page = rec.of("Target.attachedToTarget")[0][0]["sessionId"]
+        await cdp.send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
+            session_id=page,
+        )
+        iframe = {
+            "targetId": "F" * 32,
+            "type": "iframe",
+            "url": "https://other.test/",
+            "title": "",
+            "attached": True,
+            "browserContextId": "CTX",
+        }
+        await fake.event(
+            TAB.tab_id,
+            "Target.attachedToTarget",
+            {"sessionId": "CHILD1", "targetInfo": iframe, "waitingForDebugger": True},
+        )
+        worker = {
+            "targetId": "W" * 32,
+            "type": "service_worker",
+            "url": "https://other.test/sw.js",
+            "title": "",
+            "attached": True,
+        }
+        await fake.event(
+            TAB.tab_id,
+            "Target.attachedToTarget",
+            {"sessionId": "SW1", "targetInfo": worker, "waitingForDebugger": True},
+        )
+        await fake.event(
+            TAB.tab_id, "Page.frameNavigated", {"frame": {"id": "F" * 32}}, session_id="CHILD1"
+        )
+        await wait_until(lambda: len(rec.of("Page.frameNavigated")) == 1, what="the child event")
+        attached = rec.of("Target.attachedToTarget")
+        assert [(p["sessionId"], s) for p, s in attached[1:]] == [("CHILD1", page)]
+        assert rec.of("Page.frameNavigated")[0][1] == "CHILD1"
+        # Commands on the child go to the tab with Chrome's child session id.
+        await cdp.send("Runtime.runIfWaitingForDebugger", session_id="CHILD1")
+        assert any(c.get("sessionId") == "CHILD1" for c in fake.commands)
+        # The service worker was resumed and let go of, never shown.
+        await wait_until(
+            lambda: any(
+                c["cdpMethod"] == "Target.detachFromTarget" and c["params"] == {"sessionId": "SW1"}
+                for c in fake.commands
+            ),
+            what="the service worker child to be released",
+        )
+        assert any(
+            c["cdpMethod"] == "Runtime.runIfWaitingForDebugger" and c.get("sessionId") == "SW1"
+            for c in fake.commands
+        )
+        await fake.event(
+            TAB.tab_id, "Target.detachedFromTarget", {"sessionId": "CHILD1", "targetId": "F" * 32}
+        )
+        await wait_until(lambda: bool(rec.of("Target.detachedFromTarget")), what="the child detach")
+        with pytest.raises(CDPError, match="Session with given id not found"):
+            await cdp.send("Runtime.evaluate", {"expression": "1"}, session_id="CHILD1")
+    finally:
+        await cdp.close()
+
+
+async def test_pending_requests_fail_when_the_extension_drops(
+    fast_relay: RelayServer, fake: FakeExtension
+) -> None:
+    fake.silent.add("Runtime.evaluate")
+    cdp = await client(fast_relay)
+    try:
+        rec = Recorder(cdp, "Target.attachedToTarget", "Target.detachedFromTarget")
+        await cdp.send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
+        )
+        sid = rec.of("Target.attachedToTarget")[0][0]["sessionId"]
+        pending = asyncio.create_task(
+            cdp.send(
+                "Runtime.evaluate", {"expression": "hang()", "awaitPromise": True}, session_id=sid
+            )
+        )
+        await wait_until(
+            lambda: any(c["cdpMethod"] == "Runtime.evaluate" for c in fake.commands),
+            what="the command to reach the fake",
+        )
+        await fake.close()
+        with pytest.raises(CDPError, match="disconnected"):
+            await asyncio.wait_for(pending, 5)
+        await wait_until(
+            lambda: bool(rec.of("Target.detachedFromTarget")), what="the tab to be detached"
+        )
+        assert rec.of("Target.detachedFromTarget")[0][0] == {
+            "sessionId": sid,
+            "targetId": TAB.target_id,
+        }
+        assert fast_relay.status()["tabs"] == 0
+    finally:
+        await cdp.close()
+
+
+async def test_unanswered_requests_time_out(fast_relay: RelayServer, fake: FakeExtension) -> None:
+    fake.silent.add("DOM.getDocument")
+    cdp = await client(fast_relay)
+    try:
+        rec = Recorder(cdp, "Target.attachedToTarget")
+        await cdp.send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
+        )
+        sid = rec.of("Target.attachedToTarget")[0][0]["sessionId"]
+        with pytest.raises(CDPError, match=r"did not answer DOM\.getDocument within 0\.5 s"):
+            await cdp.send("DOM.getDocument", session_id=sid)
+        # The link is still fine for the next command.
+        assert (await cdp.send("Runtime.evaluate", {"expression": "1"}, session_id=sid))["result"][
+            "value"
+        ] == 2
+    finally:
+        await cdp.close()
+
+
+async def test_messages_bigger_than_a_mebibyte_pass(
+    fast_relay: RelayServer, fake: FakeExtension
+) -> None:
+    blob = "z" * (3 * 1024 * 1024)
+
+    async def big(ext: FakeExtension, record: dict[str, Any], params: dict[str, Any]) -> Any:
+        return {"data": blob, "echo": len(params.get("expression", ""))}
+
+    fake.handlers["Page.captureScreenshot"] = big
+    cdp = await client(fast_relay)
+    try:
+        rec = Recorder(cdp, "Target.attachedToTarget")
+        await cdp.send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
+        )
+        sid = rec.of("Target.attachedToTarget")[0][0]["sessionId"]
+        reply = await cdp.send(
+            "Page.captureScreenshot", {"expression": "q" * (2 * 1024 * 1024)}, session_id=sid
+        )
+        assert reply["data"] == blob and reply["echo"] == 2 * 1024 * 1024
+    finally:
+        await cdp.close()
+
+
+async def test_tabs_shared_later_are_announced_and_events_fire(fast_relay: RelayServer) -> None:
+    events = ServiceEvents()
+    log: list[tuple[str, Any]] = []
+    events.extension.connect(lambda **kw: log.append(("extension", kw)))
+    events.tabs_changed.connect(lambda **kw: log.append(("tabs", kw)))
+    fast_relay._events = events
+    fake = await FakeExtension.connect(fast_relay, tabs=[])
+    cdp = await client(fast_relay)
+    try:
+        rec = Recorder(
+            cdp,
+            "Target.attachedToTarget",
+            "Target.targetCreated",
+            "Target.targetInfoChanged",
+            "Target.targetDestroyed",
+        )
+        await cdp.send("Target.setDiscoverTargets", {"discover": True})
+        await cdp.send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
+        )
+        assert rec.events == []
+        await fake.share(TAB)
+        await wait_until(lambda: len(rec.of("Target.attachedToTarget")) == 1, what="the late tab")
+        assert rec.of("Target.targetCreated")[0][0]["targetInfo"]["targetId"] == TAB.target_id
+        await fake.send(
+            {
+                "method": "tabUpdated",
+                "params": {
+                    "tabId": TAB.tab_id,
+                    "url": "https://example.test/next",
+                    "title": "Next",
+                },
+            }
+        )
+        await wait_until(lambda: bool(rec.of("Target.targetInfoChanged")), what="the info change")
+        assert rec.of("Target.targetInfoChanged")[0][0]["targetInfo"]["title"] == "Next"
+        await fake.send(
+            {"method": "tabUnshared", "params": {"tabId": TAB.tab_id, "reason": "unshared"}}
+        )
+        await wait_until(lambda: bool(rec.of("Target.targetDestroyed")), what="the tab to go")
+    finally:
+        await cdp.close()
+        await fake.close()
+    await wait_until(
+        lambda: any(k == "extension" and not kw["connected"] for k, kw in log),
+        what="the disconnect event",
+    )
+    kinds = [k for k, _ in log]
+    assert kinds[0] == "tabs" or kinds[0] == "extension"
+    assert (
+        "extension",
+        {
+            "profile": "chrome",
+            "connected": True,
+            "detail": "Chrome/156.0.7777.1, extension 0.0-fake",
+        },
+    ) in log
+    assert sum(1 for k, _ in log if k == "tabs") >= 3
+
+
+async def test_port_in_use_and_idempotent_stop(fast_relay: RelayServer) -> None:
+    from browserdeck import errors
+
+    clash = RelayServer(port=fast_relay.port, token=new_token())
+    with pytest.raises(errors.Conflict) as failure:
+        await clash.start()
+    assert failure.value.code == "port_in_use"
+    assert str(fast_relay.port) in failure.value.message and failure.value.hint
+    await clash.stop()  # never started: a no-op
+    await fast_relay.stop()
+    await fast_relay.stop()
+
+
+def test_frames_round_trip() -> None:
+    text = frame({"id": 3, "method": "cdp"}, {"a": "line\nbreak"})
+    header, body = split_frame(text)
+    assert header == {"id": 3, "method": "cdp"} and body == '{"a":"line\\nbreak"}'
+    assert split_frame('{"method":"ping"}') == ({"method": "ping"}, None)
