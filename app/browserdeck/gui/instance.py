@@ -57,8 +57,10 @@ def send_command(command: str, timeout_ms: int = 3000) -> str | None:
         return None
     try:
         sock.write((command + "\n").encode("utf-8"))
+        # flush() may write everything at once, and then waitForBytesWritten() has
+        # nothing to wait for and returns False: only wait while bytes are pending.
         sock.flush()
-        if not sock.waitForBytesWritten(timeout_ms):
+        if sock.bytesToWrite() and not sock.waitForBytesWritten(timeout_ms):
             return None
         buf = b""
         while b"\n" not in buf:

@@ -1,0 +1,74 @@
+"""End to end under Xvfb with a real tray host (trayer): the app as a person starts it.
+
+`browserdeck` starts, its icon embeds in the tray, a second launch opens the panel
+of the running instance, a screenshot of the screen is saved, and SIGTERM leaves
+no Chromium and no port behind.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QColor, QImage
+from tests.gui.apprun import app_env, chromium_pids, port_is_free, run_cli, running_app, wait_until
+from tests.gui.conftest import gui_config
+from tests.gui.xdisplay import missing_tools, xvfb_with_tray
+
+from browserdeck import config, paths
+
+pytestmark = pytest.mark.skipif(
+    bool(missing_tools()), reason=f"needs {', '.join(missing_tools())} (make system-deps)"
+)
+
+
+def test_tray_panel_screenshot_and_clean_exit(
+    bd_home: Path, chromium_path: str, tmp_path: Path
+) -> None:
+    cfg = gui_config(start_default_profile=True, headless=True)
+    config.save(cfg)
+    with xvfb_with_tray() as x:
+        env = app_env(BROWSERDECK_CHROME=chromium_path, **x.env())
+        with running_app(env=env) as app:
+            visible = app.wait_event("tray-visible")
+            left, top, width, height = visible["geometry"]
+            assert width > 0 and height > 0
+            # The icon really sits in trayer's panel: one of its embedded windows is ours.
+            wait_until(
+                lambda: app.pid in [x.window_pid(w) for w in x.tray_children()],
+                what="our icon window inside trayer's panel",
+            )
+            app.wait_event("service-started")
+            assert app.count("panel-shown") == 0, "with a tray the panel waits to be asked"
+
+            second = run_cli(env=env)
+            assert second.returncode == 0, second.stderr
+            app.wait_event("panel-shown")
+            app.wait_event("panel-painted")
+            wait_until(lambda: '"browserdeck"' in x.tree(), what="the panel window on screen")
+            wait_until(
+                lambda: chromium_pids(str(bd_home)),
+                timeout=30,
+                what="the default profile's browser",
+            )
+
+            shot = tmp_path / "screen.png"
+            x.grab(str(shot))
+            image = QImage(str(shot))
+            assert not image.isNull() and image.width() == 1280
+            # The tray icon is drawn in the profile colour (#FF4500) where the tray put it.
+            icon_pixels = [
+                QColor(image.pixel(left + dx, top + dy))
+                for dx in range(width)
+                for dy in range(height)
+            ]
+            assert any(
+                c.red() > 200 and 40 < c.green() < 120 and c.blue() < 60 for c in icon_pixels
+            ), "no orange tray icon in the screenshot"
+
+            assert app.terminate() == 0
+            assert app.count("shutdown-done") == 1
+    wait_until(lambda: not chromium_pids(str(bd_home)), timeout=10, what="Chromium to exit")
+    assert port_is_free(cfg.control_port)
+    assert port_is_free(cfg.profiles["agent"].cdp_port or 0)
+    assert not paths.instance_file().exists()

@@ -1,0 +1,156 @@
+"""The real `browserdeck` process: one instance, one shutdown path, nothing left behind.
+
+Run offscreen (no system tray there, so the panel is the main window); the Xvfb
+test with a real tray host is test_e2e_xvfb.py.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.gui.apprun import (
+    app_env,
+    chromium_pids,
+    port_is_free,
+    run_cli,
+    running_app,
+    start_app,
+    wait_until,
+)
+from tests.gui.conftest import gui_config
+
+from browserdeck import config, paths
+
+
+@pytest.fixture(autouse=True)
+def _chrome(chromium_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BROWSERDECK_CHROME", chromium_path)
+
+
+def _save_config(**overrides: Any) -> config.Config:
+    cfg = gui_config(**{"start_default_profile": True, "headless": True, **overrides})
+    config.save(cfg)
+    return cfg
+
+
+def _agent_running(url: str) -> bool:
+    token = (paths.token_file("api")).read_text().strip()
+    try:
+        resp = httpx.get(
+            f"{url}/",
+            params={"profile": "agent"},
+            trust_env=False,
+            timeout=5,
+            headers={"Authorization": f"Bearer {token}"},
+        )
+    except httpx.HTTPError:
+        return False
+    return resp.status_code == 200 and bool(resp.json().get("running"))
+
+
+def _assert_nothing_left(home: Path, cfg: config.Config) -> None:
+    wait_until(
+        lambda: not chromium_pids(str(home)), timeout=10, what="every Chromium of this home to exit"
+    )
+    assert port_is_free(cfg.control_port), "the control API port is still taken"
+    assert port_is_free(cfg.profiles["agent"].cdp_port or 0), "the CDP port is still taken"
+    assert port_is_free(cfg.relay_port), "the relay port is still taken"
+    assert not paths.instance_file().exists(), "the instance file was left behind"
+
+
+def test_window_mode_second_launch_and_sigterm(bd_home: Path) -> None:
+    cfg = _save_config()
+    with running_app() as app:  # `browserdeck` with no command starts the tray app
+        app.wait_event("tray-unavailable")
+        started = app.wait_event("service-started")
+        assert started["url"] == f"http://127.0.0.1:{cfg.control_port}"
+        app.wait_event("panel-painted")
+        wait_until(
+            lambda: _agent_running(started["url"]),
+            timeout=30,
+            what="the default profile's browser (startDefaultProfile)",
+        )
+        assert chromium_pids(str(bd_home))
+
+        # A second launch hands over to the running one and exits at once.
+        shown = app.count("panel-shown")
+        second = run_cli()
+        assert second.returncode == 0, second.stderr
+        assert "already running" in second.stderr
+        wait_until(lambda: app.count("panel-shown") > shown, what="the panel to be shown again")
+        assert app.proc.poll() is None
+
+        assert app.terminate() == 0
+        assert app.count("shutdown-done") == 1
+    _assert_nothing_left(bd_home, cfg)
+
+
+def test_second_launch_next_to_serve_is_refused(bd_home: Path) -> None:
+    cfg = gui_config()
+    config.save(cfg)
+    env = app_env()
+    with running_app("serve", env=env) as serve:
+        wait_until(lambda: paths.instance_file().exists(), what="serve to write its instance file")
+        wait_until(lambda: any("serving" in line for line in serve.output), what="serve to start")
+        tray = run_cli("tray", env=env)
+        assert tray.returncode == 1
+        assert "already running" in tray.stderr and "without a tray" in tray.stderr
+        assert serve.terminate() == 0
+
+
+def test_quit_from_qt_runs_the_same_shutdown(bd_home: Path, tmp_path: Path) -> None:
+    """QApplication.quit() (e.g. session logout) stops browsers and servers like Quit does."""
+    cfg = _save_config()
+    script = tmp_path / "quit_from_qt.py"
+    script.write_text(
+        textwrap.dedent("""
+        import asyncio, sys
+        from PySide6.QtWidgets import QApplication
+        import browserdeck.gui.app as gui
+
+        original = gui.TrayApp.start_service
+
+        async def start_then_quit(self):
+            ok = await original(self)
+            ctx = self.service.contexts["agent"]
+            while ctx.state != "running":
+                await asyncio.sleep(0.05)
+            QApplication.instance().quit()  # not request_quit(): Qt's own quit
+            return ok
+
+        gui.TrayApp.start_service = start_then_quit
+        from browserdeck.cli import main
+        sys.exit(main(["tray"]))
+    """)
+    )
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=app_env(), timeout=90
+    )
+    events = [json.loads(line)["event"] for line in out.stdout.splitlines() if line.startswith("{")]
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "quit-requested" in events and events[-1] == "shutdown-done", events
+    _assert_nothing_left(bd_home, cfg)
+
+
+def test_sigint_is_quit_too(bd_home: Path) -> None:
+    cfg = _save_config(start_default_profile=False)
+    app = start_app("tray", "--no-tray")
+    try:
+        app.wait_event("service-started")
+        app.proc.send_signal(signal.SIGINT)
+        assert app.proc.wait(30) == 0
+        assert app.count("shutdown-done") == 1
+    finally:
+        if app.proc.poll() is None:
+            app.proc.kill()
+            app.proc.wait(10)
+        app.close()
+    _assert_nothing_left(bd_home, cfg)

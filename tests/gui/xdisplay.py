@@ -1,0 +1,161 @@
+"""A private X display for tests and screenshots: Xvfb plus `trayer` as the system tray.
+
+Xvfb picks a free display number itself (``-displayfd``), so parallel runs never
+collide; trayer gives it a freedesktop system tray, so
+``QSystemTrayIcon.isSystemTrayAvailable()`` is true and icons really embed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+
+@dataclass
+class XDisplay:
+    display: str
+    xvfb: subprocess.Popen[bytes]
+    trayer: subprocess.Popen[bytes] | None
+
+    def env(self) -> dict[str, str]:
+        return {"DISPLAY": self.display, "QT_QPA_PLATFORM": "xcb"}
+
+    def run(self, *args: str) -> str:
+        out = subprocess.run(
+            list(args),
+            capture_output=True,
+            text=True,
+            timeout=20,
+            env={**os.environ, "DISPLAY": self.display},
+        )
+        return out.stdout
+
+    def tree(self) -> str:
+        return self.run("xwininfo", "-root", "-tree")
+
+    def window_pid(self, window_id: str) -> int | None:
+        text = self.run("xprop", "-id", window_id, "_NET_WM_PID")
+        try:
+            return int(text.rsplit("=", 1)[1].strip())
+        except (IndexError, ValueError):
+            return None
+
+    def grab(self, path: str) -> None:
+        """Save the whole screen as PNG (a separate Qt process on this display)."""
+        code = (
+            "import sys\n"
+            "from PySide6.QtGui import QGuiApplication\n"
+            "app = QGuiApplication(sys.argv[:1])\n"
+            "ok = app.primaryScreen().grabWindow(0).save(sys.argv[1])\n"
+            "sys.exit(0 if ok else 1)\n"
+        )
+        subprocess.run(
+            [sys.executable, "-c", code, path],
+            check=True,
+            timeout=30,
+            env={**os.environ, **self.env()},
+            capture_output=True,
+        )
+
+    def tray_children(self) -> list[str]:
+        """Window ids embedded in trayer's panel (the tray icons)."""
+        lines = self.tree().splitlines()
+        out: list[str] = []
+        for i, line in enumerate(lines):
+            if '"panel": ("panel" "trayer")' in line:
+                indent = len(line) - len(line.lstrip())
+                for child in lines[i + 1 :]:
+                    if not child.strip():
+                        continue
+                    if len(child) - len(child.lstrip()) <= indent:
+                        break
+                    word = child.strip().split()[0]
+                    if word.startswith("0x"):
+                        out.append(word)
+        return out
+
+
+def missing_tools() -> list[str]:
+    return [tool for tool in ("Xvfb", "trayer", "xwininfo", "xprop") if not shutil.which(tool)]
+
+
+@contextlib.contextmanager
+def xvfb_with_tray(
+    size: str = "1280x800", tray: bool = True, background: str | None = None
+) -> Iterator[XDisplay]:
+    read_fd, write_fd = os.pipe()
+    xvfb = subprocess.Popen(
+        [
+            "Xvfb",
+            "-displayfd",
+            str(write_fd),
+            "-screen",
+            "0",
+            f"{size}x24",
+            "-nolisten",
+            "tcp",
+            "-noreset",
+        ],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_fd)
+    trayer: subprocess.Popen[bytes] | None = None
+    try:
+        with os.fdopen(read_fd, "rb") as pipe:
+            number = pipe.readline().strip().decode()
+        if not number:
+            raise RuntimeError("Xvfb did not report a display number")
+        display = XDisplay(f":{number}", xvfb, None)
+        if background:
+            display.run("xsetroot", "-solid", background)
+        if tray:
+            trayer = subprocess.Popen(
+                [
+                    "trayer",
+                    "--edge",
+                    "top",
+                    "--align",
+                    "right",
+                    "--widthtype",
+                    "request",
+                    "--height",
+                    "28",
+                    "--SetDockType",
+                    "true",
+                    "--expand",
+                    "true",
+                    "--transparent",
+                    "true",
+                    "--alpha",
+                    "0",
+                    "--tint",
+                    "0x2B2F36",
+                ],
+                env={**os.environ, "DISPLAY": display.display},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            display.trayer = trayer
+            deadline = time.monotonic() + 10
+            while '"panel": ("panel" "trayer")' not in display.tree():
+                if time.monotonic() > deadline or trayer.poll() is not None:
+                    raise RuntimeError("trayer did not start on " + display.display)
+                time.sleep(0.05)
+        yield display
+    finally:
+        for proc in (trayer, xvfb):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
