@@ -330,12 +330,16 @@ async def navigate(state: PageState, opts: o.NavigateOptions) -> dict[str, Any]:
     else:
         before = page.url
         with playwright_errors(f"go {opts.action}", timeout):
-            if opts.action == "back":
-                response = await page.go_back(timeout=timeout, wait_until=opts.wait_until)
-            elif opts.action == "forward":
-                response = await page.go_forward(timeout=timeout, wait_until=opts.wait_until)
-            else:
+            if opts.action == "reload":
                 response = await page.reload(timeout=timeout, wait_until=opts.wait_until)
+            else:
+                # A page restored from the back/forward cache fires no "load", and
+                # Playwright would wait for one until the timeout. Wait for the commit; a
+                # real load (it has a response) is then awaited like any navigation.
+                go = page.go_back if opts.action == "back" else page.go_forward
+                response = await go(timeout=timeout, wait_until="commit")
+                if response is not None and opts.wait_until != "commit":
+                    await page.wait_for_load_state(opts.wait_until, timeout=timeout)
         if response is None and page.url == before and opts.action != "reload":
             raise Conflict(
                 f"cannot go {opts.action}: there is no page {opts.action} in this tab's history",

@@ -60,7 +60,11 @@ def _wait_reason(text: str) -> str | None:
             reason = template.format(*match.groups())
             if best is None or match.start() > best[0]:
                 best = (match.start(), reason)
-    if best is None and "waiting for" in text and "resolved to" not in text:
+    if (
+        best is None
+        and re.search(r"waiting for (locator|get_by|selector)", text)
+        and ("resolved to" not in text)
+    ):
         return "no element matched"
     return best[1] if best else None
 
@@ -141,11 +145,6 @@ def translate(exc: PlaywrightError, what: str, timeout_ms: int | None = None) ->
             f"{what}: the element is not a <select>",
             hint="select needs a combobox/listbox ref of a <select>; for custom "
             "dropdowns click the control, then click the option",
-        )
-    if "did not find some options" in low:
-        return InvalidInput(
-            f"{what}: some of the values are not options of this <select>",
-            hint="use option values or labels exactly as in the snapshot",
         )
     if "evaluationfailed" in low or "is not a function" in low or "syntaxerror" in low:
         return InvalidInput(
