@@ -6,6 +6,7 @@ see ``Tab.js``), never through the engine under test.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
@@ -32,8 +33,9 @@ def site() -> Iterator[Site]:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def browser(chromium_path: str, tmp_path_factory: pytest.TempPathFactory
-                  ) -> AsyncIterator[RawChromium]:
+async def browser(
+    chromium_path: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[RawChromium]:
     b = await launch_raw_chromium(chromium_path, tmp_path_factory.mktemp("engine-chromium"))
     try:
         yield b
@@ -67,19 +69,22 @@ class Tab:
 
     async def goto(self, path: str, **kw: Any) -> dict[str, Any]:
         url = path if "://" in path or path.startswith(("about:", "data:")) else self.site.url(path)
-        return await self.engine.navigate(self.cdp_url, self.target_id, None,
-                                          options.NavigateOptions(url=url, **kw))
+        return await self.engine.navigate(
+            self.cdp_url, self.target_id, None, options.NavigateOptions(url=url, **kw)
+        )
 
     async def snap(self, **kw: Any) -> dict[str, Any]:
-        return await self.engine.snapshot(self.cdp_url, self.target_id, None,
-                                          options.SnapshotOptions.model_validate(kw))
+        return await self.engine.snapshot(
+            self.cdp_url, self.target_id, None, options.SnapshotOptions.model_validate(kw)
+        )
 
     async def act(self, **kw: Any) -> dict[str, Any]:
         return await self.engine.act(self.cdp_url, self.target_id, None, ACT.validate_python(kw))
 
     async def shot(self, **kw: Any) -> dict[str, Any]:
-        return await self.engine.screenshot(self.cdp_url, self.target_id, None,
-                                            options.ScreenshotOptions.model_validate(kw))
+        return await self.engine.screenshot(
+            self.cdp_url, self.target_id, None, options.ScreenshotOptions.model_validate(kw)
+        )
 
     async def js(self, expression: str) -> Any:
         """Evaluate in the page over a separate raw CDP connection (not the engine)."""
@@ -87,8 +92,19 @@ class Tab:
             f"ws://127.0.0.1:{self.browser.port}/devtools/page/{self.target_id}",
             max_size=50_000_000,
         ) as ws:
-            await ws.send(json.dumps({"id": 1, "method": "Runtime.evaluate", "params": {
-                "expression": expression, "returnByValue": True, "awaitPromise": True}}))
+            await ws.send(
+                json.dumps(
+                    {
+                        "id": 1,
+                        "method": "Runtime.evaluate",
+                        "params": {
+                            "expression": expression,
+                            "returnByValue": True,
+                            "awaitPromise": True,
+                        },
+                    }
+                )
+            )
             while True:
                 msg = json.loads(await ws.recv())
                 if msg.get("id") == 1:
@@ -116,10 +132,8 @@ async def tab(engine: Engine, browser: RawChromium, site: Site) -> AsyncIterator
     try:
         yield t
     finally:
-        try:
+        with contextlib.suppress(OSError):  # the test may have closed it
             _http(f"{browser.cdp_url}/json/close/{info['id']}")
-        except OSError:
-            pass  # the test closed it
 
 
 @pytest.fixture

@@ -36,10 +36,12 @@ def big_page(n: int) -> str:
 class _Handler(http.server.BaseHTTPRequestHandler):
     origin2 = ""
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
-    def _send(self, status: int, body: bytes, ctype: str, extra: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, body: bytes, ctype: str, extra: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -51,8 +53,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         url = urlparse(self.path)
         if url.path == "/download":
-            self._send(200, b"hello download\n", "application/octet-stream",
-                       {"Content-Disposition": 'attachment; filename="report.txt"'})
+            self._send(
+                200,
+                b"hello download\n",
+                "application/octet-stream",
+                {"Content-Disposition": 'attachment; filename="report.txt"'},
+            )
             return
         if url.path.startswith("/status/"):
             code = int(url.path.rsplit("/", 1)[1])

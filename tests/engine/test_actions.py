@@ -33,7 +33,9 @@ async def test_click_single_double_right_and_modifiers(tab: Tab) -> None:
     assert await tab.text("#dbl") == "double"
     await tab.act(kind="click", ref=counter, button="right")
     assert await tab.text("#dbl") == "right"
-    await tab.act(kind="click", ref=ref_of(snap, 'link "Modifier link"'), modifiers=["Shift", "Alt"])
+    await tab.act(
+        kind="click", ref=ref_of(snap, 'link "Modifier link"'), modifiers=["Shift", "Alt"]
+    )
     assert await tab.text("#mods") == "shift+alt"
 
 
@@ -75,8 +77,11 @@ async def test_hover(tab: Tab) -> None:
 async def test_drag_and_drop(tab: Tab) -> None:
     await tab.goto("dnd.html")
     snap = (await tab.snap())["snapshot"]
-    await tab.act(kind="drag", startRef=ref_of(snap, 'button "Card"'),
-                  endRef=ref_of(snap, 'region "Drop zone"'))
+    await tab.act(
+        kind="drag",
+        startRef=ref_of(snap, 'button "Card"'),
+        endRef=ref_of(snap, 'region "Drop zone"'),
+    )
     assert await tab.text("#result") == "dropped card"
 
 
@@ -95,11 +100,19 @@ async def test_select_single_and_multiple(tab: Tab) -> None:
 async def test_fill_many_fields_with_checkbox_radio_select_and_every_input_type(tab: Tab) -> None:
     snap = await form(tab)
     values = {
-        'textbox "Text"': "Ada", 'textbox "Email"': "ada@example.com", 'textbox "Password"': "s3cret",
-        'spinbutton "Number"': "42", 'searchbox "Search"': "q", 'textbox "Phone"': "+1 555",
-        'textbox "Website"': "https://x.y", 'textbox "Date"': "2024-05-06", 'textbox "Time"': "13:45",
-        'textbox "Local"': "2024-05-06T07:08", 'textbox "Month"': "2024-05",
-        'textbox "Week"': "2024-W19", 'textbox "Notes"': "multi\nline",
+        'textbox "Text"': "Ada",
+        'textbox "Email"': "ada@example.com",
+        'textbox "Password"': "s3cret",
+        'spinbutton "Number"': "42",
+        'searchbox "Search"': "q",
+        'textbox "Phone"': "+1 555",
+        'textbox "Website"': "https://x.y",
+        'textbox "Date"': "2024-05-06",
+        'textbox "Time"': "13:45",
+        'textbox "Local"': "2024-05-06T07:08",
+        'textbox "Month"': "2024-05",
+        'textbox "Week"': "2024-W19",
+        'textbox "Notes"': "multi\nline",
     }
     fields: list[dict[str, object]] = []
     for line, value in values.items():
@@ -118,18 +131,37 @@ async def test_fill_many_fields_with_checkbox_radio_select_and_every_input_type(
     assert len(out["filled"]) == len(fields)
     data = await submitted(tab)
     assert data == {
-        "how": "check", "text": "Ada", "email": "ada@example.com", "password": "s3cret",
-        "number": "42", "search": "q", "tel": "+1 555", "url": "https://x.y",
-        "date": "2024-05-06", "time": "13:45", "local": "2024-05-06T07:08", "month": "2024-05",
-        "week": "2024-W19", "color": "#000000", "range": "7", "notes": "multi\nline",
-        "agree": True, "news": False, "size": "m", "fruit": "plum", "colours": [], "bio": "",
+        "how": "check",
+        "text": "Ada",
+        "email": "ada@example.com",
+        "password": "s3cret",
+        "number": "42",
+        "search": "q",
+        "tel": "+1 555",
+        "url": "https://x.y",
+        "date": "2024-05-06",
+        "time": "13:45",
+        "local": "2024-05-06T07:08",
+        "month": "2024-05",
+        "week": "2024-W19",
+        "color": "#000000",
+        "range": "7",
+        "notes": "multi\nline",
+        "agree": True,
+        "news": False,
+        "size": "m",
+        "fruit": "plum",
+        "colours": [],
+        "bio": "",
     }
 
 
 async def test_fill_rejects_a_non_boolean_checkbox_value(tab: Tab) -> None:
     snap = await form(tab)
     with pytest.raises(InvalidInput, match="not a checkbox/radio value"):
-        await tab.act(kind="fill", fields=[{"ref": ref_of(snap, 'checkbox "Agree"'), "value": "maybe"}])
+        await tab.act(
+            kind="fill", fields=[{"ref": ref_of(snap, 'checkbox "Agree"'), "value": "maybe"}]
+        )
 
 
 async def test_resize_changes_the_viewport(tab: Tab) -> None:
@@ -145,8 +177,13 @@ async def test_wait_for_text_selector_fn_url_and_gone(tab: Tab) -> None:
     await tab.act(kind="click", ref=ref_of(snap, 'button "Make later"'))
     out = await tab.act(kind="wait", text="Appeared")
     assert out["waited"] == ["text"]
-    await tab.act(kind="wait", selector="button:nth-of-type(4)", fn="() => document.title === 'Hover'",
-                  loadState="load", url="**/hover.html")
+    await tab.act(
+        kind="wait",
+        selector="button:nth-of-type(4)",
+        fn="() => document.title === 'Hover'",
+        loadState="load",
+        url="**/hover.html",
+    )
     await tab.js("setTimeout(() => document.getElementById('tip').textContent = 'bye', 200)")
     await tab.js("document.getElementById('tip').textContent = 'going'")
     await tab.act(kind="wait", textGone="going")
@@ -161,7 +198,9 @@ async def test_evaluate_page_and_element_and_errors(tab: Tab) -> None:
     snap = await form(tab)
     assert (await tab.act(kind="evaluate", fn="() => document.title"))["result"] == "Form"
     assert (await tab.act(kind="evaluate", fn="1 + 2"))["result"] == 3
-    out = await tab.act(kind="evaluate", fn="(el) => el.textContent", ref=ref_of(snap, 'button "Send"'))
+    out = await tab.act(
+        kind="evaluate", fn="(el) => el.textContent", ref=ref_of(snap, 'button "Send"')
+    )
     assert out["result"] == "Send"
     with pytest.raises(InvalidInput, match="the script threw"):
         await tab.act(kind="evaluate", fn="() => { throw new Error('nope') }")
@@ -196,8 +235,10 @@ async def test_click_that_navigates_reports_it(tab: Tab) -> None:
 async def test_click_on_a_covered_element_times_out_with_the_reason(tab: Tab) -> None:
     await tab.goto("hover.html")
     snap = (await tab.snap())["snapshot"]
-    await tab.js("const d = document.createElement('div'); d.id = 'cover'; d.style.cssText = "
-                 "'position:fixed;inset:0;background:rgba(0,0,0,.1)'; document.body.append(d)")
+    await tab.js(
+        "const d = document.createElement('div'); d.id = 'cover'; d.style.cssText = "
+        "'position:fixed;inset:0;background:rgba(0,0,0,.1)'; document.body.append(d)"
+    )
     with pytest.raises(ActionTimeout, match="another element covers it") as err:
         await tab.act(kind="click", ref=ref_of(snap, 'button "Counter"'), timeoutMs=700)
     assert "close it first" in (err.value.hint or "")

@@ -15,13 +15,15 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 async def arm_dialog(tab: Tab, **kw: object) -> dict[str, object]:
-    return await tab.engine.arm_dialog(tab.cdp_url, tab.target_id, None,
-                                       options.DialogOptions.model_validate(kw))
+    return await tab.engine.arm_dialog(
+        tab.cdp_url, tab.target_id, None, options.DialogOptions.model_validate(kw)
+    )
 
 
 async def arm_files(tab: Tab, **kw: object) -> dict[str, object]:
-    return await tab.engine.arm_file_chooser(tab.cdp_url, tab.target_id, None,
-                                             options.FileChooserOptions.model_validate(kw))
+    return await tab.engine.arm_file_chooser(
+        tab.cdp_url, tab.target_id, None, options.FileChooserOptions.model_validate(kw)
+    )
 
 
 async def test_unarmed_dialog_is_dismissed_and_reported_once(tab: Tab) -> None:
@@ -81,10 +83,14 @@ async def test_expired_arm_falls_back_to_dismiss(tab: Tab) -> None:
     await tab.act(kind="wait", text="confirm=false")
 
 
-async def test_upload_directly_into_an_input_by_ref_and_by_selector(tab: Tab, upload_file: Path) -> None:
+async def test_upload_directly_into_an_input_by_ref_and_by_selector(
+    tab: Tab, upload_file: Path
+) -> None:
     await tab.goto("upload.html")
     snap = (await tab.snap())["snapshot"]
-    out = await arm_files(tab, paths=[str(upload_file)], inputRef=ref_of(snap, 'button "Attachment"'))
+    out = await arm_files(
+        tab, paths=[str(upload_file)], inputRef=ref_of(snap, 'button "Attachment"')
+    )
     assert out["via"] == "input" and out["files"] == ["hello.txt"]
     assert await tab.text("#names") == "hello.txt:12"
     other = upload_file.with_name("two.txt")
@@ -93,7 +99,9 @@ async def test_upload_directly_into_an_input_by_ref_and_by_selector(tab: Tab, up
     assert await tab.text("#names") == "hello.txt:12,two.txt:2"
 
 
-async def test_upload_by_clicking_the_button_that_opens_the_chooser(tab: Tab, upload_file: Path) -> None:
+async def test_upload_by_clicking_the_button_that_opens_the_chooser(
+    tab: Tab, upload_file: Path
+) -> None:
     await tab.goto("upload.html")
     snap = (await tab.snap())["snapshot"]
     out = await arm_files(tab, paths=[str(upload_file)], ref=ref_of(snap, 'button "Choose files"'))

@@ -59,8 +59,9 @@ async def test_navigation_errors_say_what_failed(tab: Tab) -> None:
     with pytest.raises(NavigationFailed, match="ERR_CONNECTION_REFUSED"):
         await tab.goto(closed)
     with pytest.raises(InvalidInput, match="cannot navigate"):
-        await tab.engine.navigate(tab.cdp_url, tab.target_id, None,
-                                  options.NavigateOptions(url="javascript:alert(1)"))
+        await tab.engine.navigate(
+            tab.cdp_url, tab.target_id, None, options.NavigateOptions(url="javascript:alert(1)")
+        )
 
 
 # --- screenshots --------------------------------------------------------------------
@@ -117,8 +118,10 @@ async def test_labels_box_each_visible_ref_and_leave_no_trace(tab: Tab) -> None:
     assert out["skipped"] >= 100
     box = labels[first]
     assert 0 <= box["x"] < 800 and 0 <= box["y"] < 600 and box["width"] > 20
-    real = await tab.js("(() => { const r = [...document.querySelectorAll('button')][0]"
-                        ".getBoundingClientRect(); return [r.x, r.y, r.width, r.height] })()")
+    real = await tab.js(
+        "(() => { const r = [...document.querySelectorAll('button')][0]"
+        ".getBoundingClientRect(); return [r.x, r.y, r.width, r.height] })()"
+    )
     assert [box["x"], box["y"], box["width"], box["height"]] == pytest.approx(real, abs=1)
     # The overlay is gone from the page afterwards.
     assert await tab.js("document.getElementById('__browserdeck_labels__')") is None
@@ -138,7 +141,9 @@ async def test_labels_are_capped_at_150(tab: Tab) -> None:
 
 async def test_labels_include_refs_inside_iframes(tab: Tab) -> None:
     await tab.goto("frames.html")
-    await tab.act(kind="wait", fn="() => document.getElementById('same').contentDocument?.getElementById('b')")
+    await tab.act(
+        kind="wait", fn="() => document.getElementById('same').contentDocument?.getElementById('b')"
+    )
     await tab.act(kind="resize", width=1000, height=700)
     snap = (await tab.snap())["snapshot"]
     out = await tab.shot(labels=True)
@@ -155,7 +160,7 @@ async def test_labels_without_a_snapshot_take_one(tab: Tab) -> None:
 
 async def test_screenshot_of_a_missing_element_is_clear(tab: Tab) -> None:
     await tab.goto("hover.html")
-    with pytest.raises(Exception, match="no element matched|timed out"):
+    with pytest.raises(Exception, match=r"no element matched|timed out"):
         await tab.shot(element="#nope", timeoutMs=600)
     with pytest.raises(InvalidInput, match="labels apply"):
         await tab.shot(labels=True, element="#h")
@@ -195,8 +200,7 @@ async def test_pdf_in_headless_chromium(tab: Tab) -> None:
     out = await tab.engine.pdf(tab.cdp_url, tab.target_id, None, options.PdfOptions())
     data = Path(out["path"]).read_bytes()
     assert data.startswith(b"%PDF") and out["bytes"] == len(data)
-    inline = await tab.engine.pdf(tab.cdp_url, tab.target_id, None,
-                                  options.PdfOptions(inline=True))
+    inline = await tab.engine.pdf(tab.cdp_url, tab.target_id, None, options.PdfOptions(inline=True))
     assert base64.b64decode(inline["base64"]).startswith(b"%PDF")
 
 

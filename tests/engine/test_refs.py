@@ -93,8 +93,8 @@ async def test_aria_ref_keeps_naming_its_element_when_rows_shift(tab: Tab) -> No
 async def test_role_ref_fails_closed_when_duplicates_change(tab: Tab) -> None:
     await tab.goto("dupes.html")
     snap = await tab.snap(format="role")
-    beta = [r for r, v in snap["refs"].items() if v["name"] == "Delete" and v.get("nth") == 1][0]
-    add = [r for r, v in snap["refs"].items() if v["name"] == "Add row"][0]
+    beta = next(r for r, v in snap["refs"].items() if v["name"] == "Delete" and v.get("nth") == 1)
+    add = next(r for r, v in snap["refs"].items() if v["name"] == "Add row")
     await tab.act(kind="click", ref=add)  # a new Delete row appears at the top
     # Identity still holds (same Page): the ref still clicks Beta, not the new second row.
     await tab.act(kind="click", ref=beta)
@@ -104,9 +104,9 @@ async def test_role_ref_fails_closed_when_duplicates_change(tab: Tab) -> None:
 async def test_role_ref_fails_closed_when_its_name_changes(tab: Tab) -> None:
     await tab.goto("dupes.html")
     snap = await tab.snap(format="role")
-    rename = [r for r, v in snap["refs"].items() if v["name"] == "Rename me"][0]
+    rename = next(r for r, v in snap["refs"].items() if v["name"] == "Rename me")
     await tab.act(kind="click", ref=rename)  # the button is now "Renamed"
-    with pytest.raises(Conflict, match="no longer button \"Rename me\""):
+    with pytest.raises(Conflict, match='no longer button "Rename me"'):
         await tab.act(kind="click", ref=rename)
 
 
@@ -152,24 +152,31 @@ async def test_spa_route_change_keeps_surviving_elements_and_fails_removed_ones(
 
 async def test_iframe_navigation_makes_its_refs_stale(tab: Tab) -> None:
     await tab.goto("frames.html")
-    await tab.act(kind="wait", fn="() => document.getElementById('same').contentDocument?.getElementById('b')")
+    await tab.act(
+        kind="wait", fn="() => document.getElementById('same').contentDocument?.getElementById('b')"
+    )
     snap = (await tab.snap())["snapshot"]
     frame_ref = re.findall(r'button "Frame button" \[ref=(f\d+e\d+)\]', snap)[0]
     main_ref = ref_of(snap, 'button "Main button"')
     await tab.js("document.getElementById('same').src = '/inner.html?who=again'")
-    await tab.act(kind="wait", fn="() => document.getElementById('same').contentWindow.location.search === '?who=again'")
+    await tab.act(
+        kind="wait",
+        fn="() => document.getElementById('same').contentWindow.location.search === '?who=again'",
+    )
     with pytest.raises(Conflict, match="iframe it is in navigated"):
         await tab.act(kind="click", ref=frame_ref)
     await tab.act(kind="click", ref=main_ref)  # main-frame refs are unaffected
     assert await tab.text("#m") == "main clicked"
 
 
-async def test_after_reconnect_role_refs_resolve_by_role_and_aria_refs_fail_closed(tab: Tab) -> None:
+async def test_after_reconnect_role_refs_resolve_by_role_and_aria_refs_fail_closed(
+    tab: Tab,
+) -> None:
     from tests.engine.conftest import _http
 
     await tab.goto("dupes.html")
     role = await tab.snap(format="role")
-    gamma = [r for r, v in role["refs"].items() if v["name"] == "Delete" and v.get("nth") == 2][0]
+    gamma = next(r for r, v in role["refs"].items() if v["name"] == "Delete" and v.get("nth") == 2)
     # Drop the engine's connection: the browser and the tab must survive it.
     await tab.engine.drop(tab.cdp_url)
     assert any(t["id"] == tab.target_id for t in _http(f"{tab.cdp_url}/json/list"))
@@ -187,11 +194,11 @@ async def test_after_reconnect_role_refs_resolve_by_role_and_aria_refs_fail_clos
 async def test_after_reconnect_role_ref_refuses_when_duplicates_changed(tab: Tab) -> None:
     await tab.goto("dupes.html")
     role = await tab.snap(format="role")
-    beta = [r for r, v in role["refs"].items() if v["name"] == "Delete" and v.get("nth") == 1][0]
-    add = [r for r, v in role["refs"].items() if v["name"] == "Add row"][0]
+    beta = next(r for r, v in role["refs"].items() if v["name"] == "Delete" and v.get("nth") == 1)
+    add = next(r for r, v in role["refs"].items() if v["name"] == "Add row")
     await tab.engine.drop(tab.cdp_url)
     await tab.act(kind="click", ref=add)  # restored, unique: fine; now 4 Delete buttons
-    with pytest.raises(Conflict, match="has 4 button \"Delete\" where the snapshot had 3"):
+    with pytest.raises(Conflict, match='has 4 button "Delete" where the snapshot had 3'):
         await tab.act(kind="click", ref=beta)
     assert await tab.text("#out") == "-"
 

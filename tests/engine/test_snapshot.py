@@ -34,7 +34,9 @@ async def test_cross_origin_iframe_and_same_origin_iframe_refs_work(tab: Tab) ->
     assert len(frame_refs) == 2, text
     for ref in frame_refs:
         await tab.act(kind="click", ref=ref)
-    same = await tab.js("document.getElementById('same').contentDocument.getElementById('b').textContent")
+    same = await tab.js(
+        "document.getElementById('same').contentDocument.getElementById('b').textContent"
+    )
     assert same == "Clicked same"
     # The cross-site frame runs in another process: read it through a fresh snapshot.
     after = (await tab.snap())["snapshot"]
@@ -49,7 +51,10 @@ async def test_open_shadow_root_elements_have_usable_refs(tab: Tab) -> None:
     assert await tab.text("#out") == "shadow clicked"
     field = ref_of(snap["snapshot"], 'textbox "Shadow field"')
     await tab.act(kind="type", ref=field, text="in the shadow")
-    assert await tab.js("document.getElementById('host').shadowRoot.querySelector('input').value") == "in the shadow"
+    assert (
+        await tab.js("document.getElementById('host').shadowRoot.querySelector('input').value")
+        == "in the shadow"
+    )
 
 
 async def test_role_format_refs_only_interactive_and_nth_for_duplicates(tab: Tab) -> None:
@@ -93,7 +98,8 @@ async def test_compact_drops_unnamed_wrappers_and_keeps_refs(tab: Tab) -> None:
     assert "- generic [active]" in full and "- generic [active]" not in compact
     assert "- list" in full and "- list" not in compact
     assert set(re.findall(r'button "Delete" \[ref=(\w+)\]', compact)) == set(
-        re.findall(r'button "Delete" \[ref=(\w+)\]', full))
+        re.findall(r'button "Delete" \[ref=(\w+)\]', full)
+    )
     # Children moved up: the Delete buttons are at top level now.
     assert any(ln.startswith('- button "Delete"') for ln in compact.splitlines())
 
@@ -113,12 +119,19 @@ async def test_selector_scopes_the_snapshot(tab: Tab) -> None:
 
 async def test_frame_option_snapshots_inside_an_iframe(tab: Tab) -> None:
     await tab.goto("frames.html")
-    await tab.act(kind="wait", fn="() => document.getElementById('same').contentDocument?.getElementById('b')")
+    await tab.act(
+        kind="wait", fn="() => document.getElementById('same').contentDocument?.getElementById('b')"
+    )
     snap = await tab.snap(frame="#same")
     assert 'button "Frame button"' in snap["snapshot"]
     assert "Main button" not in snap["snapshot"]
     await tab.act(kind="click", ref=ref_of(snap["snapshot"], 'button "Frame button"'))
-    assert await tab.js("document.getElementById('same').contentDocument.getElementById('b').textContent") == "Clicked same"
+    assert (
+        await tab.js(
+            "document.getElementById('same').contentDocument.getElementById('b').textContent"
+        )
+        == "Clicked same"
+    )
 
 
 async def test_selector_that_matches_nothing_is_not_found(tab: Tab) -> None:
@@ -162,8 +175,10 @@ async def test_ax_refs_are_read_only(tab: Tab) -> None:
 
 
 async def test_names_with_quotes_and_colons_round_trip_in_role_mode(tab: Tab) -> None:
-    await tab.goto("data:text/html,<button onclick=\"document.title='q'\">Say \"hi\": now</button>"
-                   "<button onclick=\"document.title='c'\">a: b</button>")
+    await tab.goto(
+        'data:text/html,<button onclick="document.title=\'q\'">Say "hi": now</button>'
+        "<button onclick=\"document.title='c'\">a: b</button>"
+    )
     snap = await tab.snap(format="role")
     refs = {v["name"]: k for k, v in snap["refs"].items()}
     assert set(refs) == {'Say "hi": now', "a: b"}
