@@ -82,6 +82,8 @@ globalThis.browserdeck = {
   toggleActiveTab,
   reconnect: () => reconnect("user"),
   snapshot,
+  // Chrome's own detach notifications, callable by tests (headless has no Cancel button).
+  onDebuggerDetach,
 };
 
 // ---------------------------------------------------------------- start-up

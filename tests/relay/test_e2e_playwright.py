@@ -366,3 +366,28 @@ async def test_screenshot_bigger_than_a_mebibyte(
         text = await page.evaluate("'y'.repeat(2 * 1024 * 1024)")
         assert len(text) == 2 * 1024 * 1024
         assert json.dumps(text)[:3] == '"yy'
+
+
+async def test_cancel_in_chromes_banner_stops_sharing_every_tab(
+    ext: ExtBrowser, relay: RelayServer, pw: Playwright, site: Site
+) -> None:
+    first, _ = await ext.open_shared(site.url("/page?title=A"))
+    await ext.open_shared(site.url("/page?title=B"))
+    async with connected(pw, relay) as browser:
+        pages = browser.contexts[0].pages
+        assert len(pages) == 2 and await pages[0].evaluate("1") == 1
+        gone = [asyncio.Event(), asyncio.Event()]
+        for page, event in zip(pages, gone, strict=True):
+            page.on("close", lambda _p, e=event: e.set())
+        # Headless Chrome has no banner to click: do what Chrome does when the user
+        # presses Cancel (drop the debugger, then notify the extension).
+        await ext.sw_eval(
+            f"chrome.debugger.detach({{tabId: {first}}})"
+            f".then(() => browserdeck.onDebuggerDetach({{tabId: {first}}}, 'canceled_by_user'))"
+        )
+        await asyncio.wait_for(asyncio.gather(*(e.wait() for e in gone)), 10)
+        state = await ext.sw_eval("browserdeck.snapshot()")
+        assert state["status"] == "paused" and state["shared"] == []
+        assert relay.status()["tabs"] == 0
+    targets = await ext.browser_targets()
+    assert not any(t["attached"] for t in targets if t["url"].startswith(site.base))
