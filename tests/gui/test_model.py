@@ -53,7 +53,7 @@ def test_overall_state_priorities() -> None:
 
 def test_state_text() -> None:
     assert state_text({"driver": "managed", "state": "running", "tabs": 1}) == "running · 1 tab"
-    assert state_text({"driver": "extension", "state": "running"}) == "waiting for the extension"
+    assert state_text({"driver": "extension", "state": "running"}) == "waiting for Chrome"
     assert (
         state_text({"driver": "managed", "state": "stopped", "enabled": False})
         == "disabled in settings"

@@ -50,7 +50,7 @@ async def test_menu_lists_profiles_and_commands(qapp: Any, saved_config: Any) ->
         assert "New tab…" in _texts(agent)
         # Extension profile: its relay runs, Chrome is not connected yet.
         chrome = tray.profile_menus["chrome"]
-        assert chrome.title() == "chrome — waiting for the extension"
+        assert chrome.title() == "chrome — waiting for Chrome"
 
 
 async def test_menu_follows_state_live_and_lists_tabs(qapp: Any, saved_config: Any) -> None:

@@ -155,7 +155,7 @@ def state_text(status: dict[str, Any]) -> str:
             return f"Chrome connected · {n} tab{'s' if n != 1 else ''}"
         # "unreachable" here means the relay listens but no extension is connected yet.
         if state in ("running", "unreachable"):
-            return "waiting for the extension"
+            return "waiting for Chrome"
         return {"stopped": "relay stopped", "error": "relay error"}.get(state, state)
     if state == "running" or status.get("running"):
         n = int(status.get("tabs", 0))

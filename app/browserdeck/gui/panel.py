@@ -447,15 +447,18 @@ class StatusPanel(QMainWindow):
             self.toggle_button.setText("Stop browser" if running else "Start browser")
         lines = []
         if status:
-            where = status.get("cdpUrl", "")
-            lines.append(f"<b>{name}</b> · {driver} · <code>{where}</code>")
+            where = str(status.get("cdpUrl", "")).removeprefix("http://")
+            lines.append(("Relay " if driver == "extension" else "CDP ") + where)
+            bits = []
             if status.get("pid"):
-                lines.append(
-                    f"pid {status['pid']}" + (" · headless" if status.get("headless") else "")
-                )
+                bits.append(f"pid {status['pid']}")
+            if status.get("headless") and driver == "managed":
+                bits.append("headless")
+            if bits:
+                lines.append(" · ".join(bits))
             if status.get("detail"):
                 lines.append(str(status["detail"]))
-        self.detail_label.setText("<br>".join(lines))
+        self.detail_label.setText("\n".join(lines))
         can_open = running and (driver != "extension" or bool(status.get("extensionConnected")))
         can_open = can_open or (driver == "managed" and self.model.service is not None)
         self.url_edit.setEnabled(can_open)
@@ -649,8 +652,7 @@ class StatusPanel(QMainWindow):
         service = self.model.service
         if service is not None and service.started:
             self.api_label.setText(
-                f"Control API: {service.url}  ·  token: "
-                "`browserdeck token` or the tray's Copy API token"
+                f"Control API {service.url}  ·  MCP {service.url}/mcp"
             )
         elif self.model.service_error:
             self.api_label.setText("Not running")
