@@ -58,9 +58,13 @@ class Proc:
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
         self.t0 = time.time()
-        self.proc = subprocess.Popen([sys.executable, "-m", "browserdeck", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True, env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "browserdeck", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
         self.lines: list[tuple[float, str]] = []
         self.cond = threading.Condition()
         threading.Thread(target=self._pump, daemon=True).start()
@@ -161,8 +165,9 @@ def launch_runs(env: dict[str, str], home: Path, runs: int) -> dict[str, list[fl
     return results
 
 
-def idle_memory(env_tray: dict[str, str], env_serve: dict[str, str], homes: tuple[Path, Path],
-                idle: float) -> dict[str, float]:
+def idle_memory(
+    env_tray: dict[str, str], env_serve: dict[str, str], homes: tuple[Path, Path], idle: float
+) -> dict[str, float]:
     from browserdeck import secrets  # noqa: F401  (tokens are created by the apps themselves)
 
     write_config(homes[0], start_default=True)
@@ -174,8 +179,9 @@ def idle_memory(env_tray: dict[str, str], env_serve: dict[str, str], homes: tupl
         serve.wait_for(lambda line: "serving" in line)
         # startDefaultProfile: wait until each has its managed browser and its driver.
         deadline = time.time() + 60
-        while time.time() < deadline and not (driver_pids(tray.proc.pid)
-                                               and driver_pids(serve.proc.pid)):
+        while time.time() < deadline and not (
+            driver_pids(tray.proc.pid) and driver_pids(serve.proc.pid)
+        ):
             time.sleep(0.2)
         time.sleep(idle)
         out = {
@@ -191,11 +197,16 @@ def idle_memory(env_tray: dict[str, str], env_serve: dict[str, str], homes: tupl
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--idle", type=float, default=300.0,
-                        help="seconds of idling before memory is read (default 300)")
+    parser.add_argument(
+        "--idle",
+        type=float,
+        default=300.0,
+        help="seconds of idling before memory is read (default 300)",
+    )
     args = parser.parse_args()
     if missing_tools():
         print(f"needs {', '.join(missing_tools())} (make system-deps)", file=sys.stderr)
@@ -205,9 +216,14 @@ def main() -> int:
         print("no Chromium found", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="bench-gui-") as tmp, xvfb_with_tray() as x:
-        base = {**os.environ, **x.env(), "BROWSERDECK_GUI_TRACE": "1",
-                "PYTHONUNBUFFERED": "1", "BROWSERDECK_CHROME": chrome,
-                "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+        base = {
+            **os.environ,
+            **x.env(),
+            "BROWSERDECK_GUI_TRACE": "1",
+            "PYTHONUNBUFFERED": "1",
+            "BROWSERDECK_CHROME": chrome,
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        }
         base.pop("BROWSERDECK_TOKEN", None)
         homes = [Path(tmp) / name for name in ("launch", "tray", "serve")]
         envs = [{**base, "BROWSERDECK_HOME": str(h)} for h in homes]
@@ -221,19 +237,39 @@ def main() -> int:
     rows = [
         ("launch → tray icon embedded", f"{med('tray'):.2f} s", "—", ""),
         ("launch → first panel paint", f"{med('panel'):.2f} s", "—", ""),
-        ("launch → service ready", f"{med('tray_ready'):.2f} s", f"{med('serve'):.2f} s",
-         f"{med('tray_ready') / med('serve'):.2f}×"),
-        (f"idle RSS after {args.idle:.0f} s: app process", f"{memory['tray_app']:.0f} MB",
-         f"{memory['serve_app']:.0f} MB", f"+{gui_share:.0f} MB (GUI share)"),
-        ("idle RSS: Playwright driver (node)", f"{memory['tray_driver']:.0f} MB",
-         f"{memory['serve_driver']:.0f} MB", ""),
-        ("idle RSS: app + driver", f"{memory['tray_app'] + memory['tray_driver']:.0f} MB",
-         f"{memory['serve_app'] + memory['serve_driver']:.0f} MB", ""),
+        (
+            "launch → service ready",
+            f"{med('tray_ready'):.2f} s",
+            f"{med('serve'):.2f} s",
+            f"{med('tray_ready') / med('serve'):.2f}×",
+        ),
+        (
+            f"idle RSS after {args.idle:.0f} s: app process",
+            f"{memory['tray_app']:.0f} MB",
+            f"{memory['serve_app']:.0f} MB",
+            f"+{gui_share:.0f} MB (GUI share)",
+        ),
+        (
+            "idle RSS: Playwright driver (node)",
+            f"{memory['tray_driver']:.0f} MB",
+            f"{memory['serve_driver']:.0f} MB",
+            "",
+        ),
+        (
+            "idle RSS: app + driver",
+            f"{memory['tray_app'] + memory['tray_driver']:.0f} MB",
+            f"{memory['serve_app'] + memory['serve_driver']:.0f} MB",
+            "",
+        ),
     ]
-    print(f"\nbrowserdeck tray app vs `browserdeck serve` — Xvfb + trayer, one managed profile "
-          f"running (headless), medians of {args.runs} launches\n")
-    widths = [max(len(r[i]) for r in [*rows, ("metric", "tray app", "serve", "difference")])
-              for i in range(4)]
+    print(
+        f"\nbrowserdeck tray app vs `browserdeck serve` — Xvfb + trayer, one managed profile "
+        f"running (headless), medians of {args.runs} launches\n"
+    )
+    widths = [
+        max(len(r[i]) for r in [*rows, ("metric", "tray app", "serve", "difference")])
+        for i in range(4)
+    ]
     header = ("metric", "tray app", "serve (no GUI)", "difference")
     widths = [max(w, len(h)) for w, h in zip(widths, header, strict=True)]
     print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
