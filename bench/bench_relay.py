@@ -1,0 +1,196 @@
+"""Issue 4 benchmark: the extension relay against direct CDP, side by side in one run.
+
+One headless Chromium with the browserdeck extension loaded, paired with a relay on a
+free port. The same tab is driven two ways at once:
+
+  * direct: Chromium's own DevTools port (what a managed profile gets);
+  * relay:  the relay's /cdp, i.e. relay -> extension -> chrome.debugger -> tab.
+
+Measured (medians, interleaved rounds so drift hits both sides alike):
+  * CDP Runt.evaluate("1+1") round trip on a page session (target: relay <= 1.5 ms);
+  * a Playwright click on the same page through the relay vs direct (target: <= 1.25x);
+  * connect_over_cdp until the pages are ready, with 1 and with 20 shared tabs.
+
+    .venv/bin/python bench/bench_relay.py [--evals 400] [--clicks 60] [--connects 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from playwright.async_api import Page, async_playwright  # noqa: E402
+from tests.relay.harness import ExtBrowser, launch_ext_browser, start_site  # noqa: E402
+from tests.support.browsers import find_chromium  # noqa: E402
+
+from browserdeck.chrome.cdp import CDPClient  # noqa: E402
+from browserdeck.relay.server import RelayServer  # noqa: E402
+from browserdeck.secrets import new_token  # noqa: E402
+
+
+def ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def p90(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=10)[-1] * 1000
+
+
+async def eval_round_trips(cdp: CDPClient, sid: str, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        start = time.perf_counter()
+        await cdp.send("Runtime.evaluate", {"expression": "1+1"}, session_id=sid)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+async def clicks(page: Page, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        start = time.perf_counter()
+        await page.click("#b")
+        out.append(time.perf_counter() - start)
+    return out
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--evals", type=int, default=400)
+    parser.add_argument("--clicks", type=int, default=60)
+    parser.add_argument("--connects", type=int, default=5)
+    args = parser.parse_args()
+    chromium_path = find_chromium()
+    if chromium_path is None:
+        print("no Chromium found (set BROWSERDECK_CHROME)")
+        return 2
+
+    site = start_site()
+    relay = RelayServer(port=0, token=new_token(), profile="chrome")
+    await relay.start()
+    workdir = Path(tempfile.mkdtemp(prefix="bench-relay-"))
+    ext: ExtBrowser = await launch_ext_browser(chromium_path, workdir / "chromium", relay)
+    rows: list[tuple[str, float, float, str]] = []
+    try:
+        await ext.pair()
+        await relay.wait_for_extension(20)
+        _, target = await ext.open_shared(site.url("/page?title=Bench"))
+        await ext.detach_worker()
+
+        # -- 1. raw CDP round trips ------------------------------------------------
+        direct = ext.cdp
+        direct_sid = (
+            await direct.send("Target.attachToTarget", {"targetId": target, "flatten": True})
+        )["sessionId"]
+        via = await CDPClient.connect(
+            f"ws://127.0.0.1:{relay.port}/cdp", headers=relay.auth_headers()
+        )
+        event = via.expect_event("Target.attachedToTarget")
+        await via.send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
+        )
+        relay_sid = (await event)["sessionId"]
+        await eval_round_trips(direct, direct_sid, 50)  # warm-up (and the relay's lazy attach)
+        await eval_round_trips(via, relay_sid, 50)
+        d_evals: list[float] = []
+        r_evals: list[float] = []
+        rounds = 8
+        for _ in range(rounds):
+            d_evals += await eval_round_trips(direct, direct_sid, args.evals // rounds)
+            r_evals += await eval_round_trips(via, relay_sid, args.evals // rounds)
+        await via.close()
+        await direct.send("Target.detachFromTarget", {"sessionId": direct_sid})
+        rows.append(
+            (
+                "Runtime.evaluate round trip, median (ms)",
+                ms(d_evals),
+                ms(r_evals),
+                "relay <= 1.5 ms",
+            )
+        )
+        rows.append(("Runtime.evaluate round trip, p90 (ms)", p90(d_evals), p90(r_evals), ""))
+
+        async with async_playwright() as pw:
+            # -- 2. Playwright clicks ----------------------------------------------
+            pw_direct = await pw.chromium.connect_over_cdp(ext.chromium.cdp_url)
+            pw_relay = await pw.chromium.connect_over_cdp(
+                relay.cdp_url, headers=relay.auth_headers()
+            )
+            page_d = next(
+                p for ctx in pw_direct.contexts for p in ctx.pages if "title=Bench" in p.url
+            )
+            page_r = pw_relay.contexts[0].pages[0]
+            await clicks(page_d, 10)
+            await clicks(page_r, 10)
+            d_clicks: list[float] = []
+            r_clicks: list[float] = []
+            rounds = 6
+            for _ in range(rounds):
+                d_clicks += await clicks(page_d, args.clicks // rounds)
+                r_clicks += await clicks(page_r, args.clicks // rounds)
+            await pw_relay.close()
+            await pw_direct.close()
+            rows.append(
+                ("Playwright click, median (ms)", ms(d_clicks), ms(r_clicks), "relay <= 1.25x")
+            )
+
+            # -- 3. connect_over_cdp with 1 and 20 shared tabs -----------------------
+            async def connect_times(
+                url: str, headers: dict[str, str] | None, want: int
+            ) -> list[float]:
+                out = []
+                for _ in range(args.connects):
+                    start = time.perf_counter()
+                    browser = await pw.chromium.connect_over_cdp(url, headers=headers)
+                    pages = [
+                        p
+                        for ctx in browser.contexts
+                        for p in ctx.pages
+                        if p.url.startswith(site.base)
+                    ]
+                    assert len(pages) == want, (len(pages), want)
+                    out.append(time.perf_counter() - start)
+                    await browser.close()
+                    await asyncio.sleep(0.2)  # let the relay release the debuggers
+                return out
+
+            for count in (1, 20):
+                while relay.status()["tabs"] < count:
+                    await ext.open_shared(site.url(f"/page?title=T{relay.status()['tabs']}"))
+                d_conn = await connect_times(ext.chromium.cdp_url, None, count)
+                r_conn = await connect_times(relay.cdp_url, relay.auth_headers(), count)
+                rows.append(
+                    (
+                        f"connect_over_cdp, {count} tab{'s' if count > 1 else ''}, median (ms)",
+                        ms(d_conn),
+                        ms(r_conn),
+                        "",
+                    )
+                )
+    finally:
+        await ext.close()
+        await relay.stop()
+        site.server.shutdown()
+
+    print(
+        f"\nextension relay vs direct CDP (Chromium {relay.relay.product}, {args.evals} evals, {args.clicks} clicks, {args.connects} connects)\n"
+    )
+    print(f"{'metric':<46} {'direct':>9} {'relay':>9} {'ratio':>7}  target")
+    print("-" * 90)
+    for name, d, r, target in rows:
+        print(f"{name:<46} {d:>9.2f} {r:>9.2f} {r / d:>6.2f}x  {target}")
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))
