@@ -691,8 +691,7 @@ class Service:
         old, self.config = self.config, new
         for name in list(self.contexts):
             if name not in new.profiles:
-                ctx = self.contexts.pop(name)
-                await ctx.stop()
+                await self.contexts.pop(name).stop()
         for name, profile in new.profiles.items():
             ctx = self.contexts.get(name)
             if ctx is None:

@@ -97,3 +97,56 @@ async def test_panel_tabs_and_activity(qapp: Any, saved_config: Any, qtbot: Any)
         panel.close()
         assert not panel.isVisible()
         assert not app.quit_requested.is_set()
+
+
+PAGE = (
+    "data:text/html,<title>Sign in</title><h1>Acme</h1>"
+    "<input aria-label='Email'><input aria-label='Password' type=password>"
+    "<button>Sign in</button><a href='#'>Forgot password?</a>"
+)
+
+
+async def test_labelled_screenshot_names_the_hovered_element(
+    qapp: Any, saved_config: Any, qtbot: Any
+) -> None:
+    async with running_tray(qapp) as app:
+        panel = app.show_panel()
+        panel.auto_box.setChecked(False)  # this test takes its screenshots itself
+        ctx = app.service.contexts["agent"]
+        tab = await ctx.open_tab(PAGE)
+        await wait_for(
+            lambda: panel.selected_tab() is not None
+            and any(t.target_id == tab.target_id for t in app.model.tabs.get("agent", [])),
+            what="the tab in the panel",
+        )
+        for i in range(panel.tab_tree.topLevelItemCount()):
+            item = panel.tab_tree.topLevelItem(i)
+            if item.data(0, Qt.ItemDataRole.UserRole) == tab.target_id:
+                panel.tab_tree.setCurrentItem(item)
+        assert panel.labels_box.isChecked()
+        panel.refresh_screenshot()
+        await wait_for(lambda: panel.shot.capture is not None
+                       and panel.shot.capture.target_id == tab.target_id
+                       or "could not" in panel.shot.message, what="a labelled screenshot")
+        shot = panel.shot.capture
+        assert shot is not None, panel.shot.message
+        assert shot.target_id == tab.target_id
+        assert not shot.image.isNull() and shot.image.width() > 300
+        by_name = {label.name: label for label in shot.labels}
+        assert "Sign in" in by_name, [lb.describe() for lb in shot.labels]
+        button = by_name["Sign in"]
+        assert button.role == "button" and button.ref
+        assert "label" in panel.shot_info.text()
+
+        # Hover the button's box: the panel names it (ref · role · name).
+        panel.shot.resize(800, 500)
+        center = panel.shot.view_rect_of(button).center().toPoint()
+        qtbot.mouseMove(panel.shot, center)
+        await wait_for(lambda: panel.hover_label.text() == button.describe(),
+                       what="the hovered label's description")
+        assert panel.hover_label.text().startswith(button.ref + " · button")
+
+        # Plain mode: no labels.
+        panel.labels_box.setChecked(False)  # takes a new screenshot by itself
+        await wait_for(lambda: panel.shot.capture is not None
+                       and not panel.shot.capture.labels, what="a plain screenshot")

@@ -15,7 +15,7 @@ Example::
         await cdp.send("Runtime.evaluate", {"expression": "1+1"}, session_id=attached["sessionId"])
 """
 
-# ruff: noqa: ASYNC109 -- `timeout=` parameters are this module's documented interface.
+
 from __future__ import annotations
 
 import asyncio

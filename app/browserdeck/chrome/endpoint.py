@@ -7,7 +7,7 @@ the ~1 ms the browser takes to answer and blow the API's overhead budget for
 URL, proxies from the environment) goes through httpx.
 """
 
-# ruff: noqa: ASYNC109 -- `timeout=` parameters are this module's documented interface.
+
 from __future__ import annotations
 
 import asyncio

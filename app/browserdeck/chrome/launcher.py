@@ -15,7 +15,7 @@ ring buffer (so a chatty browser never blocks on a full pipe) and notices the
 Both wake asyncio waiters through ``call_soon_threadsafe``.
 """
 
-# ruff: noqa: ASYNC109 -- `timeout=` parameters are this module's documented interface.
+
 from __future__ import annotations
 
 import asyncio

@@ -8,6 +8,7 @@ Ref numbers are offset after a new document so they never repeat in a tab.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -67,41 +68,48 @@ def build_table(
 ) -> tuple[RefTable, dict[str, str]]:
     """The ref table of a snapshot and the map Playwright ref -> the ref the agent sees."""
     memory = state.memory
-    nth_of, totals = st.role_counts(nodes)
+    # nth/count only matter when refs resolve by role; skip the pass otherwise (speed).
+    nth_of, totals = st.role_counts(nodes) if "role" in (mode, opts.format) else ({}, {})
     refs: dict[str, RefInfo] = {}
     shown: dict[str, str] = {}
     main_root = opts.frame is None
+    keys = {True: state.epoch_key(True), False: state.epoch_key(False)}
+    bases: dict[str, int] = {}  # prefix -> offset, settled once per snapshot
+    role_only = opts.format == "role"
+    interactive_roles = st.INTERACTIVE_ROLES
     for i, node in enumerate(nodes):
         pw_ref = node.ref
-        if pw_ref is None or node.is_prop:
+        if pw_ref is None or (role_only and node.role not in interactive_roles):
             continue
-        if opts.format == "role" and node.role not in st.INTERACTIVE_ROLES:
+        prefix, _, digits = pw_ref.rpartition("e")
+        if not digits.isdigit() or node.is_prop:
             continue
-        try:
-            prefix, number = st.split_ref(pw_ref)
-        except ValueError:
-            continue
-        key = state.epoch_key(main_root and not node.frame_chain)
-        base_entry = memory.bases.get(prefix)
-        if base_entry is None:
-            base_entry = (0, key)  # a prefix never seen in this tab cannot clash
-        elif base_entry[1] != key:
-            # A new document (or a new Page object) restarted Playwright's numbering:
-            # start above every number this tab ever handed out.
-            base_entry = (memory.issued_max, key)
-        memory.bases[prefix] = base_entry
-        ours = f"{prefix}e{number + base_entry[0]}"
-        memory.issued_max = max(memory.issued_max, number + base_entry[0])
-        count = None if opts.depth else totals.get((node.frame_chain, node.role, node.name or ""))
+        base = bases.get(prefix)
+        if base is None:
+            key = keys[main_root and not node.frame_chain]
+            entry = memory.bases.get(prefix)
+            if entry is None:
+                entry = (0, key)  # a prefix never seen in this tab cannot clash
+            elif entry[1] != key:
+                # A new document (or a new Page object) restarted Playwright's numbering:
+                # start above every number this tab ever handed out.
+                entry = (memory.issued_max, key)
+            memory.bases[prefix] = entry
+            base = bases[prefix] = entry[0]
+        number = int(digits) + base
+        ours = f"{prefix}e{number}" if base else pw_ref
+        if number > memory.issued_max:
+            memory.issued_max = number
+        name = node.name or ""
         refs[ours] = RefInfo(
-            ref=ours,
-            pw_ref=pw_ref,
-            role=node.role,
-            name=node.name or "",
-            frame_chain=node.frame_chain,
-            nth=nth_of.get(i, 0),
-            count=count,
-            interactive=node.interactive,
+            ours,
+            pw_ref,
+            node.role,
+            name,
+            node.frame_chain,
+            nth_of.get(i, 0),
+            None if opts.depth else totals.get((node.frame_chain, node.role, name)),
+            node.interactive,
         )
         shown[pw_ref] = ours
     table = RefTable(
@@ -133,18 +141,15 @@ def render(
     keep: list[bool] = []
     for i, node in enumerate(nodes):
         pw_ref = node.ref
-        if node.role and not node.is_prop:
-            attrs: list[tuple[str, str | None]] = []
-            for key, value in node.attrs:
-                if key == "ref":
-                    if value in shown:
-                        attrs.append(("ref", shown[value]))
-                        info = table.refs[shown[value]]
-                        if opts.format == "role" and (info.count or 0) > 1:
-                            attrs.append(("nth", str(nth_of.get(i, 0))))
-                    continue
-                attrs.append((key, value))
-            node.attrs = attrs
+        if pw_ref is not None and not node.is_prop:
+            ours = shown.get(pw_ref)
+            if ours is None:  # not a ref of this format (role: non-interactive)
+                node.attrs = node.attrs.replace(f" [ref={pw_ref}]", "")
+            else:
+                nth = ""
+                if opts.format == "role" and (table.refs[ours].count or 0) > 1:
+                    nth = f" [nth={nth_of.get(i, 0)}]"
+                node.attrs = node.attrs.replace(f" [ref={pw_ref}]", f" [ref={ours}]{nth}")
         if opts.interactive:
             keep.append(bool(pw_ref in shown and node.interactive and not node.is_prop))
         else:
@@ -169,7 +174,8 @@ async def snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]:
         return await ax_snapshot(state, opts)
     mode: RefMode = opts.refs or ("role" if opts.format == "role" else "aria")
     async with state.lock:
-        text = await ai_text(state, opts)
+        # The title costs a round trip of its own: fetch it while Playwright snapshots.
+        text, title = await asyncio.gather(ai_text(state, opts), _title(state))
         nodes = st.parse(text)
         table, shown = build_table(state, nodes, opts, mode)
         state.table = table
@@ -181,7 +187,7 @@ async def snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]:
         "refsMode": mode,
         "targetId": state.target_id,
         "url": state.page.url,
-        "title": await _title(state),
+        "title": title,
         "snapshot": out_text,
         "stats": {
             "lines": out_text.count("\n") + 1 if out_text else 0,

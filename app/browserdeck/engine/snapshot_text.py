@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 INTERACTIVE_ROLES = frozenset(
     {
@@ -64,35 +64,28 @@ STRUCTURAL_ROLES = frozenset(
     }
 )
 
-_LINE = re.compile(r"^(?P<indent> *)- (?P<body>.*)$")
-_KEY = re.compile(
-    r'^(?P<role>/?[A-Za-z][\w-]*)(?P<name> "(?:[^"\\]|\\.)*")?(?P<attrs>(?: \[[^\]]*\])*)$'
-)
-_ATTR = re.compile(r" \[([^\]=]+)(?:=([^\]]*))?\]")
+# One element line: indent, role, "name", [attrs]..., then ":" (children) or ": text".
+_ELEMENT = re.compile(r'^( *)- (/?[A-Za-z][\w-]*)( "(?:[^"\\]|\\.)*")?((?: \[[^\]]*\])*)(:.*)?$')
+_QUOTED = re.compile(r"^( *)- '(.*)$")
+_REF_ATTR = re.compile(r" \[ref=([^\]]+)\]")
 REF_IN_TEXT = re.compile(r"\[ref=(f\d+)?e(\d+)\]")
 REF_SHAPE = re.compile(r"^(?:f(\d+))?e(\d+)$")
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
-    """One line of the snapshot."""
+    """One line of the snapshot (parsed with one regex: this runs for every line)."""
 
     indent: int  # spaces
     raw: str  # the line as Playwright wrote it
     role: str = ""  # "" for lines we do not understand (kept verbatim)
     name: str | None = None
     name_raw: str = ""  # ' "Save"' as written, for re-rendering
-    attrs: list[tuple[str, str | None]] = field(default_factory=list)
+    attrs: str = ""  # ' [level=1] [ref=e5]' as written
     tail: str = ""  # ":" or ": text" or ""
     quoted: bool = False
     frame_chain: tuple[str, ...] = ()
-
-    @property
-    def ref(self) -> str | None:
-        for key, value in self.attrs:
-            if key == "ref":
-                return value
-        return None
+    ref: str | None = None
 
     @property
     def is_prop(self) -> bool:
@@ -100,28 +93,27 @@ class Node:
 
     @property
     def pointer(self) -> bool:
-        return ("cursor", "pointer") in self.attrs
+        return "[cursor=pointer]" in self.attrs
 
     @property
     def interactive(self) -> bool:
-        return self.role in INTERACTIVE_ROLES or (self.pointer and self.ref is not None)
+        return self.role in INTERACTIVE_ROLES or (self.ref is not None and self.pointer)
 
     @property
     def inline_text(self) -> bool:
         return self.tail.startswith(": ") and len(self.tail) > 2
 
     def render(self, indent: int | None = None) -> str:
-        attrs = "".join(f" [{k}={v}]" if v is not None else f" [{k}]" for k, v in self.attrs)
-        key = f"{self.role}{self.name_raw}{attrs}"
+        key = f"{self.role}{self.name_raw}{self.attrs}"
         if self.quoted:
             key = "'" + key.replace("'", "''") + "'"
         return " " * (self.indent if indent is None else indent) + "- " + key + self.tail
 
 
 def _unquote_yaml(body: str) -> tuple[str, str] | None:
-    """``'key ''x''': rest`` -> (``key 'x'``, ``: rest``)."""
+    """The rest of a YAML single-quoted key: ``a ''b''': c`` -> (``a 'b'``, ``: c``)."""
     out = []
-    i = 1
+    i = 0
     while i < len(body):
         ch = body[i]
         if ch == "'":
@@ -135,75 +127,74 @@ def _unquote_yaml(body: str) -> tuple[str, str] | None:
     return None
 
 
-def _split_key(body: str) -> tuple[str, str]:
-    """Split ``key: text`` / ``key:`` / ``key`` outside of the quoted name."""
-    in_str = False
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if in_str:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == ":" and (i + 1 == len(body) or body[i + 1] == " "):
-            return body[:i], body[i:]
-        i += 1
-    return body, ""
-
-
-def parse(text: str) -> list[Node]:
-    nodes: list[Node] = []
-    # Stack of (indent, pw ref) for open <iframe> nodes, to know each line's frame.
-    frames: list[tuple[int, str]] = []
-    for raw in text.splitlines():
-        m = _LINE.match(raw)
-        if m is None:
-            nodes.append(Node(indent=len(raw) - len(raw.lstrip(" ")), raw=raw))
-            continue
-        indent = len(m.group("indent"))
-        while frames and frames[-1][0] >= indent:
-            frames.pop()
-        body = m.group("body")
-        quoted = False
-        if body.startswith("'"):
-            unq = _unquote_yaml(body)
-            if unq is None:
-                nodes.append(Node(indent=indent, raw=raw))
-                continue
-            key, tail = unq
-            quoted = True
-        else:
-            key, tail = _split_key(body)
-        km = _KEY.match(key)
-        if km is None:
-            nodes.append(Node(indent=indent, raw=raw, frame_chain=tuple(f[1] for f in frames)))
-            continue
-        name_raw = km.group("name") or ""
-        name: str | None = None
-        if name_raw:
+def _node(
+    indent: int,
+    raw: str,
+    m: re.Match[str],
+    tail: str | None,
+    quoted: bool,
+    chain: tuple[str, ...],
+) -> Node:
+    name_raw = m.group(3) or ""
+    name: str | None = None
+    if name_raw:
+        if "\\" in name_raw:
             try:
                 name = json.loads(name_raw[1:])
             except ValueError:
                 name = name_raw[2:-1]
-        attrs = [(a.group(1), a.group(2)) for a in _ATTR.finditer(km.group("attrs"))]
-        node = Node(
-            indent=indent,
-            raw=raw,
-            role=km.group("role"),
-            name=name,
-            name_raw=name_raw,
-            attrs=attrs,
-            tail=tail,
-            quoted=quoted,
-            frame_chain=tuple(f[1] for f in frames),
-        )
-        nodes.append(node)
-        if node.role == "iframe" and node.ref is not None and tail == ":":
+        else:
+            name = name_raw[2:-1]
+    attrs = m.group(4) or ""
+    ref = None
+    if "[ref=" in attrs:
+        found = _REF_ATTR.search(attrs)
+        ref = found.group(1) if found else None
+    return Node(
+        indent,
+        raw,
+        m.group(2),
+        name,
+        name_raw,
+        attrs,
+        (m.group(5) or "") if tail is None else tail,
+        quoted,
+        chain,
+        ref,
+    )
+
+
+def parse(text: str) -> list[Node]:
+    nodes: list[Node] = []
+    append = nodes.append
+    # Open <iframe> nodes as (indent, Playwright ref), to know each line's frame.
+    frames: list[tuple[int, str]] = []
+    chain: tuple[str, ...] = ()
+    element = _ELEMENT.match
+    for raw in text.split("\n"):
+        m = element(raw)
+        quoted = None
+        if m is not None:
+            indent = len(m.group(1))
+        else:
+            q = _QUOTED.match(raw)
+            indent = len(q.group(1)) if q is not None else len(raw) - len(raw.lstrip(" "))
+            unq = _unquote_yaml(q.group(2)) if q is not None else None
+            if unq is not None:
+                m = element("- " + unq[0])
+                quoted = unq[1]
+        if frames and frames[-1][0] >= indent:
+            while frames and frames[-1][0] >= indent:
+                frames.pop()
+            chain = tuple(f[1] for f in frames)
+        if m is None:
+            append(Node(indent, raw, frame_chain=chain))
+            continue
+        node = _node(indent, raw, m, quoted, quoted is not None, chain)
+        append(node)
+        if node.role == "iframe" and node.ref is not None and node.tail == ":":
             frames.append((indent, node.ref))
+            chain = (*chain, node.ref)
     return nodes
 
 

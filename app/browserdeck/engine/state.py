@@ -43,7 +43,7 @@ TARGET_MEMORY_MAX = 50
 _tokens = itertools.count(1)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RefInfo:
     """One ref of a snapshot: what the agent sees and how to find the element again."""
 

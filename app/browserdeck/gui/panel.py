@@ -597,6 +597,10 @@ class StatusPanel(QMainWindow):
                     )
             finally:
                 self.refresh_button.setEnabled(True)
+                self._capturing = None
+                # The selection moved while this capture ran: take one of the new tab.
+                if (name, target) != (self.selected_profile, self.selected_tab()):
+                    self.refresh_screenshot()
 
         self._capturing = aio.create_task(go(), name="gui-screenshot")
         return self._capturing

@@ -146,6 +146,8 @@ class InProcessBackend:
         self._idle_task: asyncio.Task[None] | None = None
         self._idle_wake = asyncio.Event()
         self.idle_closures = 0
+        self.idle_closed = asyncio.Event()  # set each time idle browsers were closed
+        self._closing = False
 
     def describe(self) -> str:
         return "an in-process browserdeck service (no service was running)"
@@ -195,11 +197,13 @@ class InProcessBackend:
             self._idle_wake.set()
 
     async def _close_when_idle(self) -> None:
-        while True:
+        # A flag, not only cancellation: stopping a browser may run shielded code that
+        # absorbs a cancel, and this loop must still end when the backend closes.
+        while not self._closing:
             idle = self.idle_seconds
             if idle <= 0:  # 0 = never
-                await self._idle_wake.wait()
                 self._idle_wake.clear()
+                await self._idle_wake.wait()
                 continue
             remaining = self._last_call + idle - time.monotonic()
             if remaining > 0 or self._busy:
@@ -208,26 +212,36 @@ class InProcessBackend:
                     await asyncio.wait_for(self._idle_wake.wait(), max(remaining, 0.05))
                 continue
             await self._stop_managed_browsers()
+            self.idle_closed.set()
+            if self._closing:
+                break
             # Sleep until the next call: nothing runs to be idle about.
             self._idle_wake.clear()
             await self._idle_wake.wait()
 
     async def _stop_managed_browsers(self) -> None:
-        service = self.service
-        if service is None:
+        api = self._api
+        if api is None:
             return
-        for ctx in list(service.contexts.values()):
-            if ctx.driver != "managed" or ctx.chrome is None:
+        try:
+            listed = await api.request("GET", "/profiles")
+        except BrowserdeckError as exc:
+            log.warning("MCP: could not list profiles to close idle browsers: %s", exc)
+            return
+        for profile in listed.get("profiles", []):
+            if profile.get("driver") != "managed" or not profile.get("running"):
                 continue
-            assert self._api is not None
+            name = profile.get("profile")
             try:
-                await self._api.request("POST", "/stop", params={"profile": ctx.name})
+                await api.request("POST", "/stop", params={"profile": name})
                 self.idle_closures += 1
-                log.info("MCP: closed the idle browser of profile %s", ctx.name)
+                log.info("MCP: closed the idle browser of profile %s", name)
             except BrowserdeckError as exc:
-                log.warning("MCP: could not close idle profile %s: %s", ctx.name, exc)
+                log.warning("MCP: could not close idle profile %s: %s", name, exc)
 
     async def close(self) -> None:
+        self._closing = True
+        self._idle_wake.set()
         await aio.cancel_and_wait(self._idle_task)
         self._idle_task = None
         if self._api is not None:

@@ -32,6 +32,7 @@ class AgentSession:
     owner: Owner
     profile: str | None = None
     tab: str | None = None
+    resolved_profile: str | None = None  # ``profile``, or the default profile's name
     # targetId -> the last compact snapshot this session took there (for diff: true)
     snapshots: dict[str, str] = field(default_factory=dict)
     # targetId -> console entries already cleared ("clear": true hides what came before)
@@ -102,9 +103,10 @@ class Call:
         """The session's profile, resolved to a name (the default profile when unset)."""
         if self.session.profile:
             return self.session.profile
-        status = await self.app.backend.request("GET", "/")
-        name = str(status.get("profile") or status.get("defaultProfile") or "default")
-        return name
+        if self.session.resolved_profile is None:
+            status = await self.app.backend.request("GET", "/")
+            self.session.resolved_profile = str(status.get("profile") or "default")
+        return self.session.resolved_profile
 
     # --- this session's tab --------------------------------------------------
     async def tabs(self) -> list[dict[str, Any]]:
@@ -114,9 +116,20 @@ class Call:
 
     async def tab(self) -> str:
         """The session's current tab: kept, or a free blank tab claimed, or a new one."""
-        if self.session.tab is not None:
-            return self.session.tab
         profile = await self.profile_name()
+        if self.session.tab is not None:
+            holder = self.app.claims.owner_of(profile, self.session.tab)
+            if holder is None or holder.owner == self.session.owner.id:
+                return self.session.tab
+            # Another agent took this tab over (force): stop acting there.
+            lost = self.session.tab
+            self.forget_tab(lost)
+            raise Conflict(
+                f"your tab {lost[:8]} was taken over by another agent ({holder.label})",
+                hint="open a tab of your own (browser_tabs action=new) or navigate, which opens "
+                "one",
+                code="tab_taken",
+            )
         tabs = await self.tabs()
         claims = self.app.claims
         claims.prune(profile, {t["targetId"] for t in tabs})

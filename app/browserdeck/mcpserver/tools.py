@@ -72,7 +72,9 @@ def _dump(value: Any) -> str:
 
 def _page_line(data: dict[str, Any]) -> str:
     title, url = data.get("title"), data.get("url")
-    return f"page: {title or '(untitled)'} — {url}" if url else ""
+    if not url:
+        return ""
+    return f"page: {title} — {url}" if title else f"page: {url}"
 
 
 def _notes(data: Any) -> list[str]:
@@ -92,8 +94,8 @@ def _notes(data: Any) -> list[str]:
     download = data.get("download")
     if download:
         notes.append(f"download: {_dump(download)}")
-    for note in data.get("notes") or []:
-        notes.append(str(note))
+    if data.get("note"):
+        notes.append(str(data["note"]))
     return notes
 
 
@@ -444,7 +446,11 @@ async def file_upload(call: Call) -> Reply:
     a = call.args
     body: dict[str, Any] = {"paths": a["paths"]}
     if a.get("ref"):
-        body["ref"] = a["ref"]
+        # An <input type=file> takes the files directly; anything else is clicked and the
+        # file chooser it opens gets them.
+        probe = await call.act("evaluate", ref=a["ref"],
+                               fn="(el) => el.localName === 'input' && el.type === 'file'")
+        body["inputRef" if probe.get("result") is True else "ref"] = a["ref"]
     data = await call.on_tab("POST", "/hooks/file-chooser", json=body)
     done = (
         f"uploaded {len(a['paths'])} file(s) via {a['ref']}"
@@ -512,12 +518,17 @@ async def screenshot(call: Call) -> Reply:
     reply = Reply(narrow="Take it without labels, or of one element (ref)")
     reply.add_image(fitted, mime)
     lines = [f"screenshot {w}x{h}" + (f", saved to {data['path']}" if data.get("path") else "")]
-    for label in data.get("labels") or []:
+    labels = data.get("labels") or []
+    if labels:
+        lines.append("labels (ref: x,y width x height, in image pixels):")
+    for label in labels:
         box = label.get("box") or {}
         lines.append(
-            f"{label.get('ref')}: {label.get('role', '')} {label.get('name', '')!r} at "
-            f"{box.get('x')},{box.get('y')} {box.get('width')}x{box.get('height')}"
+            f"{label.get('ref')}: {box.get('x')},{box.get('y')} "
+            f"{box.get('width')}x{box.get('height')}"
         )
+    if data.get("note"):
+        lines.append(str(data["note"]))
     reply.text = "\n".join(lines)
     return reply
 
@@ -612,7 +623,7 @@ def _console_line(e: dict[str, Any]) -> str:
     narrow="Pass filter to see fewer requests",
 )
 async def network_requests(call: Call) -> Reply:
-    data = await call.on_tab("GET", "/console", params={"requests": "true"})
+    data = await call.on_tab("GET", "/console")
     needle = (call.args.get("filter") or "").lower()
     rows = []
     for r in _list_of(data, "requests", "network"):
@@ -729,12 +740,13 @@ async def _tab_list(call: Call) -> str:
     for k, t in enumerate(listed):
         tid = str(t["targetId"])
         holder = owners.get(tid)
-        if tid == call.session.tab:
-            mark = "current, yours"
-        elif holder is not None and holder.owner == call.session.owner.id:
-            mark = "yours"
-        elif holder is not None:
+        mine = holder is None or holder.owner == call.session.owner.id
+        if holder is not None and not mine:
             mark = f"held by {holder.label}"
+        elif tid == call.session.tab:
+            mark = "current, yours"
+        elif holder is not None:
+            mark = "yours"
         else:
             mark = "free"
         lines.append(f"{k}. {tid[:8]} [{mark}] {t.get('title') or '(untitled)'} — {t.get('url')}")
@@ -779,6 +791,7 @@ async def profiles(call: Call) -> Reply:
         if call.session.tab is not None:
             call.app.claims.release(call.session.owner, await call.profile_name())
         call.session.profile = name
+        call.session.resolved_profile = name
         call.session.tab = None
         return Reply(
             f"this session now uses profile {name} ({status.get('driver')}, "
