@@ -133,9 +133,14 @@ async def test_without_the_extension(relay: RelayServer, pw: Playwright) -> None
 
     cdp = await CDPClient.connect(f"ws://127.0.0.1:{relay.port}/cdp", headers=relay.auth_headers())
     try:
-        with pytest.raises(CDPError) as failure:
-            await cdp.send("Target.createTarget", {"url": "about:blank"})
-        assert NO_EXTENSION_MESSAGE in str(failure.value)
+        for method, params in (
+            ("Target.createTarget", {"url": "about:blank"}),
+            ("Target.activateTarget", {"targetId": "A" * 32}),
+            ("Target.attachToTarget", {"targetId": "A" * 32, "flatten": True}),
+        ):
+            with pytest.raises(CDPError) as failure:
+                await cdp.send(method, params)
+            assert NO_EXTENSION_MESSAGE in str(failure.value), method
     finally:
         await cdp.close()
 

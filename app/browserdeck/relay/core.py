@@ -334,6 +334,8 @@ class Relay:
 
     def _tab_by_target(self, target_id: Any) -> Tab:
         tab = self.by_target.get(target_id) if isinstance(target_id, str) else None
+        if tab is None and (self.link is None or self.link.closed):
+            raise CdpError(NO_EXTENSION_MESSAGE)
         if tab is None or not tab.exposable:
             raise CdpError(
                 f"No target with given id found: {target_id!r} is not a tab shared with "
