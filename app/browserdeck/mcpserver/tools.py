@@ -86,8 +86,10 @@ def _notes(data: Any) -> list[str]:
         if not isinstance(dialog, dict):
             notes.append(f"dialog: {dialog}")
             continue
-        line = (f"a {dialog.get('type', '')} dialog {dialog.get('message', '')!r} was "
-                f"{dialog.get('action') or 'dismissed'}")
+        line = (
+            f"a {dialog.get('type', '')} dialog {dialog.get('message', '')!r} was "
+            f"{dialog.get('action') or 'dismissed'}"
+        )
         if not dialog.get("armed") and dialog.get("type") != "beforeunload":
             line += " (to answer one, call browser_handle_dialog before the action)"
         notes.append(line)
@@ -355,8 +357,15 @@ async def fill_form(call: Call) -> Reply:
 
 
 # Playwright MCP's field types -> the engine's.
-_FIELD_TYPES = {"textbox": "text", "text": "text", "slider": "text", "checkbox": "checkbox",
-                "radio": "radio", "combobox": "select", "select": "select"}
+_FIELD_TYPES = {
+    "textbox": "text",
+    "text": "text",
+    "slider": "text",
+    "checkbox": "checkbox",
+    "radio": "radio",
+    "combobox": "select",
+    "select": "select",
+}
 
 
 def _fill_field(field: dict[str, Any]) -> dict[str, Any]:
@@ -364,8 +373,9 @@ def _fill_field(field: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"ref": field["ref"], "value": field["value"]}
     if kind is not None:
         if kind not in _FIELD_TYPES:
-            raise InvalidInput(f"unknown field type {kind!r}",
-                               hint="use textbox, checkbox, radio or combobox")
+            raise InvalidInput(
+                f"unknown field type {kind!r}", hint="use textbox, checkbox, radio or combobox"
+            )
         out["type"] = _FIELD_TYPES[kind]
         if out["type"] in ("checkbox", "radio") and isinstance(out["value"], str):
             out["value"] = out["value"].strip().lower() in ("true", "on", "yes", "1", "checked")
@@ -448,8 +458,9 @@ async def file_upload(call: Call) -> Reply:
     if a.get("ref"):
         # An <input type=file> takes the files directly; anything else is clicked and the
         # file chooser it opens gets them.
-        probe = await call.act("evaluate", ref=a["ref"],
-                               fn="(el) => el.localName === 'input' && el.type === 'file'")
+        probe = await call.act(
+            "evaluate", ref=a["ref"], fn="(el) => el.localName === 'input' && el.type === 'file'"
+        )
         body["inputRef" if probe.get("result") is True else "ref"] = a["ref"]
     data = await call.on_tab("POST", "/hooks/file-chooser", json=body)
     done = (

@@ -1,0 +1,203 @@
+"""Transports, sessions and tab ownership: stdio and HTTP, one agent and several.
+
+Real parts throughout: `python -m browserdeck mcp` spawned and driven by the
+official MCP client, a real service with its API socket, real Chromium.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import httpx
+
+from browserdeck.mcpserver.backend import InProcessBackend
+from browserdeck.mcpserver.claims import read_claims
+from browserdeck.service import Service
+from tests.mcp.harness import call, call_error, http_client, mcp_config, stdio_client
+
+
+def tab_ids(listing: str) -> dict[str, str]:
+    """targetId prefix -> its mark ([current, yours], [free], [held by ...])."""
+    return {
+        m.group(1): m.group(2) for m in re.finditer(r"^\d+\. (\w+) \[([^\]]+)\]", listing, re.M)
+    }
+
+
+async def test_stdio_lists_tools_without_starting_anything(
+    bd_home: Path, chromium_path: str
+) -> None:
+    mcp_config(bd_home)
+    async with stdio_client(bd_home, chromium_path) as client:
+        core = (await client.list_tools()).tools
+    async with stdio_client(bd_home, chromium_path, "--tools", "all") as client:
+        everything = (await client.list_tools()).tools
+    core_names = {t.name for t in core}
+    assert {
+        "browser_navigate",
+        "browser_snapshot",
+        "browser_click",
+        "browser_tabs",
+        "browser_take_screenshot",
+        "browser_profiles",
+    } <= core_names
+    assert core_names < {t.name for t in everything}
+    size = len(
+        json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in core])
+    )
+    assert size < 10_000  # Playwright MCP 0.0.83's is 21,332; the target is <= 0.6x
+    # Nothing was started: listing tools needs no browser and no service.
+    assert not (bd_home / "data" / "browser" / "agent").exists()
+
+
+async def test_stdio_in_process_fallback_tabs_and_profiles(
+    bd_home: Path, chromium_path: str
+) -> None:
+    mcp_config(bd_home)
+    async with stdio_client(bd_home, chromium_path) as client:
+        listing = await call(client, "browser_tabs", {"action": "list"})  # starts the browser
+        assert "profile agent" in listing
+        opened = await call(client, "browser_tabs", {"action": "new", "url": "about:blank"})
+        new_id = re.search(r"opened tab (\w+)", opened).group(1)  # type: ignore[union-attr]
+        marks = tab_ids(await call(client, "browser_tabs", {"action": "list"}))
+        assert marks[new_id] == "current, yours"
+        profiles = await call(client, "browser_profiles", {"action": "list"})
+        assert "* agent (managed, running" in profiles
+        closed = await call(client, "browser_close")
+        assert f"closed tab {new_id}" in closed
+        # DELETE /tabs answers before Chromium drops the target from /json/list, so the tab
+        # may still be listed for a moment; it is no longer this session's in any case.
+        marks = tab_ids(await call(client, "browser_tabs", {"action": "list"}))
+        assert marks.get(new_id, "free") == "free"
+        error = await call_error(client, "browser_profiles", {"action": "use", "name": "nope"})
+        assert "profile 'nope' does not exist" in error
+        error = await call_error(client, "browser_query_dom", {"selector": "a"})
+        assert "--tools all" in error
+
+
+async def test_http_needs_the_token_and_a_loopback_host(bd_home: Path) -> None:
+    mcp_config(bd_home)
+    service = Service(force_headless=True)
+    await service.start()
+    try:
+        url = f"{service.url}/mcp"
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        headers = {"Accept": "application/json, text/event-stream"}
+        async with httpx.AsyncClient(trust_env=False) as raw:
+            resp = await raw.post(url, json=body, headers=headers)
+            assert resp.status_code == 401
+            resp = await raw.post(
+                url, json=body, headers={**headers, "Authorization": "Bearer wrong"}
+            )
+            assert resp.status_code == 401
+            resp = await raw.post(
+                url,
+                json=body,
+                headers={
+                    **headers,
+                    "Authorization": f"Bearer {service.api_token}",
+                    "Host": "evil.example:80",
+                },
+            )
+            assert resp.status_code == 403
+            resp = await raw.post(
+                url,
+                json=body,
+                headers={
+                    **headers,
+                    "Authorization": f"Bearer {service.api_token}",
+                    "Origin": "http://evil.example",
+                },
+            )
+            assert resp.status_code == 403
+        async with http_client(url, service.api_token) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            assert "browser_navigate" in tools and "browser_query_dom" not in tools
+        async with http_client(url + "?tools=all", service.api_token, mode="auto") as client:
+            assert "browser_query_dom" in {t.name for t in (await client.list_tools()).tools}
+    finally:
+        await service.stop()
+
+
+async def test_two_http_sessions_keep_their_own_tabs(bd_home: Path) -> None:
+    mcp_config(bd_home)
+    service = Service(force_headless=True)
+    await service.start()
+    url = f"{service.url}/mcp"
+    try:
+        async with (
+            http_client(url, service.api_token) as a,
+            http_client(url, service.api_token) as b,
+        ):
+            opened_a = await call(a, "browser_tabs", {"action": "new"})
+            tab_a = re.search(r"opened tab (\w+)", opened_a).group(1)  # type: ignore[union-attr]
+            opened_b = await call(b, "browser_tabs", {"action": "new"})
+            tab_b = re.search(r"opened tab (\w+)", opened_b).group(1)  # type: ignore[union-attr]
+            marks = tab_ids(await call(b, "browser_tabs", {"action": "list"}))
+            assert marks[tab_b] == "current, yours"
+            assert marks[tab_a].startswith("held by")
+            refused = await call_error(b, "browser_tabs", {"action": "select", "targetId": tab_a})
+            assert "belongs to another agent" in refused and "force" in refused
+            refused = await call_error(b, "browser_tabs", {"action": "close", "targetId": tab_a})
+            assert "belongs to another agent" in refused
+            taken = await call(
+                b, "browser_tabs", {"action": "select", "targetId": tab_a, "force": True}
+            )
+            assert f"current tab is now {tab_a}" in taken
+            assert tab_ids(await call(a, "browser_tabs", {"action": "list"}))[tab_a].startswith(
+                "held by"
+            )
+        # Both sessions ended (DELETE): their tabs are free again.
+        async with http_client(url, service.api_token) as c:
+            marks = tab_ids(await call(c, "browser_tabs", {"action": "list"}))
+            assert marks[tab_a] == "free" and marks[tab_b] == "free"
+    finally:
+        await service.stop()
+
+
+async def test_two_stdio_agents_on_one_running_service(bd_home: Path, chromium_path: str) -> None:
+    """Two `browserdeck mcp` processes find the running service and do not share tabs."""
+    mcp_config(bd_home)
+    service = Service(force_headless=True)
+    await service.start()
+    try:
+        async with (
+            stdio_client(bd_home, chromium_path) as a,
+            stdio_client(bd_home, chromium_path) as b,
+        ):
+            listing_a, listing_b = await asyncio.gather(
+                call(a, "browser_tabs", {"action": "list"}),
+                call(b, "browser_tabs", {"action": "list"}),
+            )
+            opened = await call(a, "browser_tabs", {"action": "new"})
+            tab_a = re.search(r"opened tab (\w+)", opened).group(1)  # type: ignore[union-attr]
+            marks = tab_ids(await call(b, "browser_tabs", {"action": "list"}))
+            assert marks[tab_a].startswith("held by") and "stdio" in marks[tab_a]
+            refused = await call_error(b, "browser_tabs", {"action": "select", "targetId": tab_a})
+            assert "belongs to another agent" in refused
+        assert "profile agent" in listing_a and "profile agent" in listing_b
+        # The agents went away: their tab stays open, and nobody holds it any more.
+        tabs = await service.profile("agent").list_tabs()
+        assert any(t.target_id.startswith(tab_a) for t in tabs)
+        assert read_claims("agent") == []
+    finally:
+        await service.stop()
+
+
+async def test_in_process_backend_closes_the_idle_browser(bd_home: Path) -> None:
+    mcp_config(bd_home)
+    backend = InProcessBackend(idle_seconds=0.3)
+    try:
+        await backend.request("GET", "/tabs")  # the first call starts the managed browser
+        status = await backend.request("GET", "/")
+        assert status["running"] is True
+        await asyncio.wait_for(backend.idle_closed.wait(), 30)
+        assert backend.idle_closures == 1
+        status = await backend.request("GET", "/")
+        assert status["running"] is False
+        await backend.request("GET", "/tabs")  # and the next call starts it again
+        assert (await backend.request("GET", "/"))["running"] is True
+    finally:
+        await backend.close()
