@@ -44,12 +44,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mcp import Client, StdioServerParameters  # noqa: E402
-
-from browserdeck.mcpserver import snapshot as snap  # noqa: E402
 from tests.mcp.site import PAGES, serve_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
 from tests.support.net import free_port  # noqa: E402
+
+from browserdeck.mcpserver import snapshot as snap  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
 
 PEER_CANDIDATES = ("/work/peers/node_modules/.bin/playwright-mcp",)
 # A mid-sized page like a real one: navigation, cards, a form, a table, a footer.
