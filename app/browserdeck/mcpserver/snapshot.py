@@ -208,19 +208,18 @@ def _compact(nodes: list[Node], depth: int, out: list[str]) -> None:
             out.append(pad + node.raw.lstrip(" "))
             continue
         actionable = _is_actionable(node)
+        wrapper = node.role in WRAPPER_ROLES
         attrs = [
             a
             for a in node.attrs
-            if a != "cursor=pointer" and (actionable or not a.startswith("ref="))
+            if a != "cursor=pointer"
+            and (actionable or not a.startswith("ref="))
+            # Focus on a wrapper means "nothing focused" (the body); keeping it would also
+            # re-indent the whole tree whenever focus moves, and spoil every diff.
+            and not (wrapper and a == "active")
         ]
         children = node.children
-        if (
-            node.role in WRAPPER_ROLES
-            and node.name is None
-            and not attrs
-            and node.value is None
-            and children
-        ):
+        if wrapper and node.name is None and not attrs and node.value is None and children:
             _compact(children, depth, out)
             continue
         # A link whose only child is its /url: one line instead of two.

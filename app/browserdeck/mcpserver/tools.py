@@ -659,15 +659,15 @@ async def network_requests(call: Call) -> Reply:
     group="all",
 )
 async def pdf_save(call: Call) -> Reply:
-    body = {"path": call.args["filename"]} if call.args.get("filename") else {}
-    data = await call.on_tab("POST", "/pdf", json=body)
-    path = data.get("path") if isinstance(data, dict) else None
-    if path is None and isinstance(data, bytes) and call.args.get("filename"):
+    filename = call.args.get("filename")
+    data = await call.on_tab("POST", "/pdf", json={"inline": bool(filename)})
+    if filename:
         from pathlib import Path
 
-        Path(call.args["filename"]).write_bytes(data)
-        path = call.args["filename"]
-    return Reply(f"saved PDF to {path}" if path else "PDF created")
+        target = Path(filename).expanduser()
+        target.write_bytes(Reply.b64(str(data["base64"])))
+        return Reply(f"saved PDF ({data.get('bytes', 0):,} bytes) to {target}")
+    return Reply(f"saved PDF ({data.get('bytes', 0):,} bytes) to {data.get('path')}")
 
 
 # --- tabs, profiles, close ------------------------------------------------------------
