@@ -16,7 +16,7 @@ import base64
 import io
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PIL import Image
 from playwright.async_api import Error as PlaywrightError
@@ -25,12 +25,8 @@ from browserdeck.engine import options as o
 from browserdeck.engine.actions import write_artifact
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
-from browserdeck.engine.snapshot import snapshot as take_snapshot
 from browserdeck.engine.state import PageState, RefInfo
 from browserdeck.errors import InvalidInput
-
-if TYPE_CHECKING:
-    from playwright.async_api import FloatRect
 
 log = logging.getLogger(__name__)
 
@@ -38,28 +34,7 @@ MAX_LABELS = 150
 SCREENSHOT_TIMEOUT_MS = 20_000
 OVERLAY_ID = "__browserdeck_labels__"
 
-# Runs in Playwright's utility world: boxes of the wanted refs (viewport coordinates).
-_COLLECT_JS = """(wanted) => {
-  const want = new Set(wanted);
-  const found = [];
-  const walk = (root) => {
-    const it = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
-    for (let n = it.currentNode; n; n = it.nextNode()) {
-      const r = n._ariaRef;
-      if (r && want.has(r.ref) && n.isConnected) {
-        const b = n.getBoundingClientRect();
-        found.push([r.ref, b.x, b.y, b.width, b.height]);
-      }
-      if (n.shadowRoot) walk(n.shadowRoot);
-    }
-  };
-  walk(document.documentElement);
-  return {found, vw: innerWidth, vh: innerHeight, sx: scrollX, sy: scrollY};
-}"""
-
-_VIEWPORT_JS = "() => ({vw: innerWidth, vh: innerHeight, sx: scrollX, sy: scrollY})"
-
-_DRAW_JS = """([labels, fixed, id]) => {
+_OVERLAY_FN = """function drawLabels(labels, fixed, id) {
   document.getElementById(id)?.remove();
   const host = document.createElement('div');
   host.id = id;
@@ -79,6 +54,36 @@ _DRAW_JS = """([labels, fixed, id]) => {
   }
   document.documentElement.appendChild(host);
 }"""
+
+# Runs in Playwright's utility world, where its AI snapshot tagged each element with
+# `_ariaRef`: the boxes of the wanted refs that are in view (page order, capped), and
+# the overlay drawn right away when nothing else has to be measured first.
+_COLLECT_JS = """([want, max, fullPage, draw, id]) => {
+  const labels = new Map(Object.entries(want));
+  const vw = innerWidth, vh = innerHeight, sx = scrollX, sy = scrollY;
+  const found = [];
+  const walk = (root) => {
+    const it = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    for (let n = it.currentNode; n; n = it.nextNode()) {
+      if (n.shadowRoot) walk(n.shadowRoot);
+      const r = n._ariaRef;
+      const label = r && labels.get(r.ref);
+      if (label === undefined || label === null || found.length >= max) continue;
+      const b = n.getBoundingClientRect();
+      if (b.width <= 0 || b.height <= 0) continue;
+      if (!fullPage && (b.right <= 0 || b.bottom <= 0 || b.left >= vw || b.top >= vh)) continue;
+      found.push([label, b.x + (fullPage ? sx : 0), b.y + (fullPage ? sy : 0), b.width,
+                  b.height]);
+    }
+  };
+  walk(document.documentElement);
+  if (draw) (__DRAW__)(found, !fullPage, id);
+  return {found, vw, vh, sx, sy};
+}""".replace("__DRAW__", _OVERLAY_FN)
+
+_VIEWPORT_JS = "() => ({vw: innerWidth, vh: innerHeight, sx: scrollX, sy: scrollY})"
+
+_DRAW_JS = "([labels, fixed, id]) => (" + _OVERLAY_FN + ")(labels, fixed, id)"
 
 _REMOVE_JS = "(id) => document.getElementById(id)?.remove()"
 
@@ -107,17 +112,19 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
             if not _table_usable(state):
                 await _snapshot_unlocked(state)
                 snapshot_taken = True
-            boxes, skipped = await _label_boxes(state, opts.full_page)
-            labels = [{"ref": ref, "box": box} for ref, box in boxes]
-            with playwright_errors("draw labels"):
-                await page.evaluate(
-                    _DRAW_JS,
-                    [
-                        [[r, b["x"], b["y"], b["width"], b["height"]] for r, b in boxes],
-                        not opts.full_page,
-                        OVERLAY_ID,
-                    ],
-                )
+            found, skipped = await _draw_labels(state, opts.full_page)
+            labels = [
+                {
+                    "ref": r,
+                    "box": {
+                        "x": round(x, 1),
+                        "y": round(y, 1),
+                        "width": round(w, 1),
+                        "height": round(h, 1),
+                    },
+                }
+                for r, x, y, w, h in found
+            ]
             try:
                 with playwright_errors("screenshot", timeout):
                     data = await page.screenshot(full_page=opts.full_page, **kwargs)
@@ -176,8 +183,7 @@ def _table_usable(state: PageState) -> bool:
 
 
 async def _snapshot_unlocked(state: PageState) -> None:
-    # The caller holds state.lock; snapshot() takes it too, so release around it is not
-    # possible without a gap another snapshot could fill. Build it inline instead.
+    # A plain ai snapshot whose refs become the table; the caller holds state.lock.
     from browserdeck.engine import snapshot as snap
     from browserdeck.engine import snapshot_text as st
 
@@ -187,52 +193,51 @@ async def _snapshot_unlocked(state: PageState) -> None:
     state.table = table
 
 
-async def _label_boxes(
-    state: PageState, full_page: bool
-) -> tuple[list[tuple[str, dict[str, float]]], int]:
-    """(ref, box) for interactive refs of the latest snapshot, in snapshot order."""
+Label = tuple[str, float, float, float, float]  # ref, x, y, width, height
+LOCATOR_FALLBACK_MAX = 300
+
+
+async def _draw_labels(state: PageState, full_page: bool) -> tuple[list[Label], int]:
+    """Draw the overlay for interactive refs of the latest snapshot that are in view."""
     table = state.table
     assert table is not None
     wanted = [info for info in table.refs.values() if info.interactive]
-    main = [i for i in wanted if not i.frame_chain]
+    main = {i.pw_ref: i.ref for i in wanted if not i.frame_chain}
     framed = [i for i in wanted if i.frame_chain]
-    boxes: dict[str, tuple[float, float, float, float]] = {}
-    view = await _boxes_in_utility_world(state, main, boxes)
+    page = state.page
+    view = await _collect_in_utility_world(state, main, full_page, draw=not framed)
+    drawn = view is not None and not framed
     if view is None:  # no utility world reachable: one call per element
-        await _boxes_by_locator(state, main, boxes)
-    if framed:
-        await _boxes_by_locator(state, framed[: MAX_LABELS * 2], boxes)
-    if view is None:
         with playwright_errors("measure the viewport"):
-            view = await state.page.evaluate(_VIEWPORT_JS)
-    vw, vh, sx, sy = float(view["vw"]), float(view["vh"]), float(view["sx"]), float(view["sy"])
-    out: list[tuple[str, dict[str, float]]] = []
-    skipped = 0
-    for info in wanted:
-        box = boxes.get(info.pw_ref)
-        if box is None or box[2] <= 0 or box[3] <= 0:
-            skipped += 1
-            continue
-        x, y, w, h = box
-        if not full_page and (x + w <= 0 or y + h <= 0 or x >= vw or y >= vh):
-            skipped += 1
-            continue
-        if len(out) >= MAX_LABELS:
-            skipped += 1
+            view = await page.evaluate(_VIEWPORT_JS)
+        infos = [i for i in wanted if not i.frame_chain][:LOCATOR_FALLBACK_MAX]
+        view["found"] = _in_view(await _boxes_by_locator(state, infos), view, full_page)
+    found: list[Label] = list(view["found"])
+    if framed and len(found) < MAX_LABELS:
+        boxes = await _boxes_by_locator(state, framed[:LOCATOR_FALLBACK_MAX])
+        found += _in_view(boxes, view, full_page)[: MAX_LABELS - len(found)]
+    if not drawn:
+        with playwright_errors("draw labels"):
+            await page.evaluate(_DRAW_JS, [found, not full_page, OVERLAY_ID])
+    return found, len(wanted) - len(found)
+
+
+def _in_view(boxes: list[Label], view: dict[str, Any], full_page: bool) -> list[Label]:
+    vw, vh = float(view["vw"]), float(view["vh"])
+    sx, sy = float(view["sx"]), float(view["sy"])
+    out: list[Label] = []
+    for ref, x, y, w, h in boxes:
+        if w <= 0 or h <= 0:
             continue
         if full_page:
-            x, y = x + sx, y + sy
-        out.append(
-            (
-                info.ref,
-                {"x": round(x, 1), "y": round(y, 1), "width": round(w, 1), "height": round(h, 1)},
-            )
-        )
-    return out, skipped
+            out.append((ref, x + sx, y + sy, w, h))
+        elif x + w > 0 and y + h > 0 and x < vw and y < vh:
+            out.append((ref, x, y, w, h))
+    return out[:MAX_LABELS]
 
 
-async def _boxes_in_utility_world(
-    state: PageState, infos: list[RefInfo], boxes: dict[str, tuple[float, float, float, float]]
+async def _collect_in_utility_world(
+    state: PageState, want: dict[str, str], full_page: bool, *, draw: bool
 ) -> dict[str, Any] | None:
     cdp = state.cdp
     if cdp is None:
@@ -244,39 +249,32 @@ async def _boxes_in_utility_world(
         ctx = state.utility_context()
         if ctx is None:
             return None
+        arg = json.dumps([want, MAX_LABELS, full_page, draw, OVERLAY_ID])
         result = await cdp.send(
             "Runtime.evaluate",
-            {
-                "expression": f"({_COLLECT_JS})({json.dumps([i.pw_ref for i in infos])})",
-                "contextId": ctx,
-                "returnByValue": True,
-            },
+            {"expression": f"({_COLLECT_JS})({arg})", "contextId": ctx, "returnByValue": True},
         )
     except PlaywrightError:
         log.debug("utility-world label lookup failed", exc_info=True)
         return None
     value = (result.get("result") or {}).get("value")
     if not isinstance(value, dict) or result.get("exceptionDetails"):
+        log.debug("utility-world label lookup failed: %s", result.get("exceptionDetails"))
         return None
-    for pw_ref, x, y, w, h in value.get("found", []):
-        boxes.setdefault(pw_ref, (x, y, w, h))
     return value
 
 
-async def _boxes_by_locator(
-    state: PageState, infos: list[RefInfo], boxes: dict[str, tuple[float, float, float, float]]
-) -> None:
-    async def one(info: RefInfo) -> tuple[str, FloatRect | None]:
+async def _boxes_by_locator(state: PageState, infos: list[RefInfo]) -> list[Label]:
+    async def one(info: RefInfo) -> Label | None:
         try:
-            return info.pw_ref, await state.page.locator(f"aria-ref={info.pw_ref}").bounding_box(
-                timeout=1000
-            )
+            rect = await state.page.locator(f"aria-ref={info.pw_ref}").bounding_box(timeout=1000)
         except PlaywrightError:
-            return info.pw_ref, None
+            return None
+        if rect is None:
+            return None
+        return (info.ref, rect["x"], rect["y"], rect["width"], rect["height"])
 
-    for pw_ref, rect in await asyncio.gather(*(one(i) for i in infos)):
-        if rect is not None:
-            boxes[pw_ref] = (rect["x"], rect["y"], rect["width"], rect["height"])
+    return [box for box in await asyncio.gather(*(one(i) for i in infos)) if box is not None]
 
 
 def fit(
@@ -303,5 +301,3 @@ def fit(
         small.save(buf, format="PNG", optimize=False)
     return buf.getvalue(), size[0], size[1], round(scale, 6)
 
-
-__all__ = ["screenshot", "take_snapshot"]
