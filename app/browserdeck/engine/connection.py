@@ -42,6 +42,7 @@ class Connection:
     lost: bool = False
     map_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     page_event: asyncio.Event = field(default_factory=asyncio.Event)
+    gone: asyncio.Event = field(default_factory=asyncio.Event)  # set when disconnected
 
 
 class BrowserPool:
@@ -124,6 +125,7 @@ class BrowserPool:
 
     def _on_disconnected(self, conn: Connection) -> None:
         conn.lost = True
+        conn.gone.set()
         for state in conn.pages.values():
             state.cancel_arms()
         if self._conns.get(conn.cdp_url) is conn:
@@ -136,6 +138,7 @@ class BrowserPool:
         if conn is None:
             return
         conn.lost = True
+        conn.gone.set()
         for state in conn.pages.values():
             state.cancel_arms()
         # For a connect_over_cdp browser, close() disconnects; the browser keeps running.

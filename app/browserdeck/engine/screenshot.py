@@ -300,4 +300,3 @@ def fit(
     else:
         small.save(buf, format="PNG", optimize=False)
     return buf.getvalue(), size[0], size[1], round(scale, 6)
-

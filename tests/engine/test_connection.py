@@ -1,0 +1,155 @@
+"""The Playwright connection: reuse, retries, headers for a relay, and rebuild after loss."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from collections.abc import AsyncIterator
+from http import HTTPStatus
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from browserdeck.engine import Engine, options
+from browserdeck.errors import Unavailable
+from tests.support.browsers import RawChromium, launch_raw_chromium
+from tests.support.net import free_port
+
+TOKEN = "relay-secret"
+
+
+class AuthProxy:
+    """A stand-in for the extension relay's CDP side: /json/version and the WebSocket
+    upgrade both need ``Authorization: Bearer <token>``; frames go to a real Chromium."""
+
+    def __init__(self, upstream: RawChromium) -> None:
+        self.upstream = upstream
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.seen_auth: list[str | None] = []
+
+    def _check(self, conn: ServerConnection, request: Request) -> Response | None:
+        auth = request.headers.get("Authorization")
+        self.seen_auth.append(auth)
+        if auth != f"Bearer {TOKEN}":
+            return conn.respond(HTTPStatus.UNAUTHORIZED, "token needed\n")
+        if request.path.startswith("/json/version"):
+            body = json.dumps(
+                {
+                    "Browser": "Proxy",
+                    "Protocol-Version": "1.3",
+                    "webSocketDebuggerUrl": f"ws://127.0.0.1:{self.port}/cdp",
+                }
+            )
+            return Response(200, "OK", Headers({"Content-Type": "application/json"}), body.encode())
+        return None  # the WebSocket upgrade, authorised
+
+    async def _pipe(self, client: ServerConnection) -> None:
+        async with connect(self.upstream.ws_url, max_size=None) as upstream:
+
+            async def up() -> None:
+                async for msg in client:
+                    await upstream.send(msg)
+
+            async def down() -> None:
+                async for msg in upstream:
+                    await client.send(msg)
+
+            tasks = [asyncio.ensure_future(up()), asyncio.ensure_future(down())]
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in tasks:
+                task.cancel()
+
+    async def __aenter__(self) -> AuthProxy:
+        self._server = await serve(
+            self._pipe, "127.0.0.1", self.port, process_request=self._check, max_size=None
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._server.close()
+        await self._server.wait_closed()
+
+
+def _target(cdp_url: str) -> str:
+    with urllib.request.urlopen(f"{cdp_url}/json/list", timeout=5) as resp:
+        return str(next(t["id"] for t in json.load(resp) if t["type"] == "page"))
+
+
+@pytest.fixture
+async def engine() -> AsyncIterator[Engine]:
+    eng = Engine()
+    await eng.start()
+    try:
+        yield eng
+    finally:
+        await eng.stop()
+
+
+async def test_one_connection_is_reused_and_headers_reach_a_relay(
+    engine: Engine, chromium: RawChromium
+) -> None:
+    target = _target(chromium.cdp_url)
+    async with AuthProxy(chromium) as proxy:
+        with pytest.raises(Unavailable, match="after 3 tries"):
+            await engine.snapshot(proxy.url, target, None, options.SnapshotOptions())
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        first = await engine.snapshot(proxy.url, target, headers, options.SnapshotOptions())
+        assert first["targetId"] == target
+        conn = engine.pool._conns[proxy.url]
+        await engine.act(
+            proxy.url, target, headers, options.ResizeAct(kind="resize", width=500, height=400)
+        )
+        assert engine.pool._conns[proxy.url] is conn  # reused, not reconnected
+        # Both the /json/version fetch and the WebSocket upgrade carried the token.
+        authorised = [a for a in proxy.seen_auth if a == f"Bearer {TOKEN}"]
+        assert len(authorised) >= 2
+
+
+async def test_unreachable_browser_is_unavailable_after_retries(engine: Engine) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(Unavailable, match="after 3 tries") as err:
+        await engine.snapshot(url, "0" * 32, None, options.SnapshotOptions())
+    assert "POST /start" in (err.value.hint or "")
+
+
+async def test_connection_is_rebuilt_after_the_browser_restarts(
+    engine: Engine, chromium_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = await launch_raw_chromium(chromium_path, tmp_path / "one")
+    port = first.port
+    target = _target(first.cdp_url)
+    await engine.snapshot(first.cdp_url, target, None, options.SnapshotOptions())
+    conn = engine.pool._conns[first.cdp_url]
+    await first.close()
+    await asyncio.wait_for(conn.gone.wait(), 10)
+    assert conn.lost and first.cdp_url not in engine.pool._conns
+    # A new browser on the same port (what a restarted managed profile looks like).
+    import tests.support.browsers as browsers
+
+    monkeypatch.setattr(browsers, "free_port", lambda: port)
+    second = await launch_raw_chromium(chromium_path, tmp_path / "two")
+    try:
+        target2 = _target(second.cdp_url)
+        out = await engine.snapshot(second.cdp_url, target2, None, options.SnapshotOptions())
+        assert out["targetId"] == target2
+        assert engine.pool._conns[second.cdp_url] is not conn
+    finally:
+        await second.close()
+
+
+async def test_drop_disconnects_without_closing_the_browser(
+    engine: Engine, chromium: RawChromium
+) -> None:
+    target = _target(chromium.cdp_url)
+    await engine.snapshot(chromium.cdp_url, target, None, options.SnapshotOptions())
+    await engine.drop(chromium.cdp_url)
+    assert chromium.proc.poll() is None
+    assert _target(chromium.cdp_url) == target
+    again = await engine.snapshot(chromium.cdp_url, target, None, options.SnapshotOptions())
+    assert again["targetId"] == target
