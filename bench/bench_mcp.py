@@ -177,8 +177,6 @@ async def drive(side: Side, site: str, rounds: int) -> None:
         await side.call(client, "browser_navigate", {"url": site + "/next.html"})  # warm-up
         for path in SNAPSHOT_PAGES:
             await side.call(client, "browser_navigate", {"url": site + path})
-            if path == "/frames.html":
-                await side.call(client, "browser_wait_for", {"text": "Inner button"})
             result = await side.call(client, "browser_snapshot", {})
             side.snapshot_text[path] = texts(result)
             side.snapshot_chars[path] = len(side.snapshot_text[path])

@@ -170,7 +170,7 @@ def cmd_tabs(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_open(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.post("/tabs/open", json={"url": args.url}, params=_profile(args))
+    data = client.post("/tabs/open", json={"url": args.address}, params=_profile(args))
     client.print_result(data, args, _tab_line(data))
     return 0
 
@@ -235,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", required=True)
     client_cmd("tabs", cmd_tabs, "list tabs")
     p = client_cmd("open", cmd_open, "open a tab")
-    p.add_argument("url")
+    p.add_argument("address", metavar="URL")  # not "url": --url is the control API
     p = client_cmd("focus", cmd_focus, "focus a tab (targetId or unique prefix)")
     p.add_argument("target_id")
     p = client_cmd("close", cmd_close, "close a tab (targetId or unique prefix)")

@@ -87,6 +87,10 @@ class ApiClient:
             raise ClientError(f"browserdeck at {self.url} did not answer in time",
                               "check `browserdeck status`; the browser may be busy", exit_code=1,
                               code="timeout") from None
+        except httpx.HTTPError as exc:
+            raise ClientError(f"cannot reach browserdeck at {self.url}: {exc}",
+                              "check --url / BROWSERDECK_URL (e.g. http://127.0.0.1:18791)",
+                              exit_code=3, code="unreachable") from None
         if resp.status_code >= 400:
             try:
                 err = resp.json()["error"]

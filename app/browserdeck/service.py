@@ -447,15 +447,9 @@ class ProfileContext:
             target_id = str(resp.json()["id"])
         # Target.createTarget replies before /json/list shows the target; wait for it so a
         # client that lists right after opening sees its tab.
-        deadline = time.monotonic() + 5.0
-        while True:
-            for tab in await self._list_tabs_raw():
-                if tab.target_id == target_id:
-                    self.service.events.tabs_changed.send(profile=self.name)
-                    return tab
-            if time.monotonic() > deadline:
-                return Tab(target_id, "", url)
-            await asyncio.sleep(0.02)
+        tab = await self._wait_listed(target_id, present=True)
+        self.service.events.tabs_changed.send(profile=self.name)
+        return tab or Tab(target_id, "", url)
 
     async def focus_tab(self, target: str) -> Tab:
         target_id = await self.resolve_target(target)
@@ -466,8 +460,21 @@ class ProfileContext:
     async def close_tab(self, target: str) -> str:
         target_id = await self.resolve_target(target)
         await self._cdp_call("Target.closeTarget", {"targetId": target_id})
+        # closeTarget answers before the target leaves /json/list; return once it has, so
+        # "close, then list" never shows the closed tab.
+        await self._wait_listed(target_id, present=False)
         self.service.events.tabs_changed.send(profile=self.name)
         return target_id
+
+    async def _wait_listed(self, target_id: str, *, present: bool, within: float = 5.0) -> Tab | None:
+        deadline = time.monotonic() + within
+        while True:
+            tabs = {t.target_id: t for t in await self._list_tabs_raw()}
+            if (target_id in tabs) == present:
+                return tabs.get(target_id)
+            if time.monotonic() > deadline:
+                return None
+            await asyncio.sleep(0.02)
 
 
 def normalize_url(url: str) -> str:

@@ -29,8 +29,9 @@ def served(bd_home: Path) -> Iterator[tuple[dict[str, str], subprocess.Popen[str
     cfg = service_config()
     config.save(cfg)
     env = dict(os.environ, BROWSERDECK_HOME=str(bd_home))
+    log = (bd_home / "serve.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "browserdeck", "serve", "--headless"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=log, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{cfg.control_port}"
     deadline = time.monotonic() + 30
     while True:
@@ -41,8 +42,9 @@ def served(bd_home: Path) -> Iterator[tuple[dict[str, str], subprocess.Popen[str
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            out, err = proc.communicate()
-            pytest.fail(f"serve did not come up: {out}\n{err}")
+            proc.wait()
+            log.close()
+            pytest.fail(f"serve did not come up: {(bd_home / 'serve.log').read_text()}")
         time.sleep(0.1)
     try:
         yield env, proc
@@ -50,6 +52,7 @@ def served(bd_home: Path) -> Iterator[tuple[dict[str, str], subprocess.Popen[str
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             proc.wait(30)
+        log.close()
 
 
 def test_cli_round_trip(served: tuple[dict[str, str], subprocess.Popen[str]]) -> None:
