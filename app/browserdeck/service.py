@@ -244,6 +244,7 @@ class ProfileContext:
             profile=self.name,
             client_mode=self.config.relay_client_mode,
             events=self.service.events,
+            color=self.profile.color,
         )
         await relay.start()
         self.relay = relay

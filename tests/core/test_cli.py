@@ -107,3 +107,17 @@ def test_token_command_prints_the_stored_token(bd_home: Path) -> None:
     assert len(first) >= 43
     assert cli(env, "token").stdout.strip() == first
     assert cli(env, "token", "--relay").stdout.strip() not in ("", first)
+
+
+def test_pair_and_relay_url_hand_over_the_relay_token(bd_home: Path) -> None:
+    env = dict(os.environ, BROWSERDECK_HOME=str(bd_home))
+    relay_token = cli(env, "token", "--relay").stdout.strip()
+    pair = json.loads(cli(env, "pair", "--json").stdout)
+    assert pair["profile"] == "chrome" and pair["port"] == 18792
+    assert pair["pairingUrl"].startswith("chrome-extension://")
+    assert f"token={relay_token}" in pair["pairingUrl"]
+    relay = json.loads(cli(env, "relay-url", "--json").stdout)
+    assert relay["cdpUrl"] == "http://127.0.0.1:18792"
+    assert relay["headers"]["Authorization"] == f"Bearer {relay_token}"
+    wrong = cli(env, "pair", "--profile", "agent")
+    assert wrong.returncode != 0 and "not an extension profile" in wrong.stderr

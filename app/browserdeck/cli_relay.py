@@ -1,0 +1,81 @@
+"""`browserdeck pair` and `browserdeck relay-url`: hand the relay to the extension or a script.
+
+Both read the config and the relay token locally; they do not need the service running
+(the relay itself only runs while browserdeck does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+from browserdeck import config, secrets
+from browserdeck.relay import pairing
+
+
+def _extension_profile(name: str | None) -> tuple[str, int]:
+    cfg = config.load().config
+    if name:
+        profile = cfg.profile(name)
+        if profile.driver != "extension":
+            raise SystemExit(f"error: profile {name!r} is {profile.driver}, not an extension profile")
+    else:
+        found = [p for p in cfg.profiles.values() if p.driver == "extension"]
+        if not found:
+            raise SystemExit("error: no extension profile is configured\n"
+                             "  hint: browserdeck create-profile --name chrome --driver extension")
+        profile = found[0]
+    return profile.name, cfg.relay_port_of(profile)
+
+
+def cmd_pair(args: argparse.Namespace) -> int:
+    name, port = _extension_profile(args.profile)
+    token = secrets.get_token("relay") or ""
+    url = pairing.pairing_url(port, token, profile=name)
+    if args.json:
+        print(json.dumps({"profile": name, "port": port, "pairingUrl": url}))
+        return 0
+    opened = False
+    if args.open:
+        opened = open_in_chrome(url)
+    print(pairing.pairing_help(port, token, profile=name))
+    if opened:
+        print("\n(opened it in Chrome for you)", file=sys.stderr)
+    return 0
+
+
+def open_in_chrome(url: str) -> bool:
+    """Chrome opens chrome-extension:// URLs passed on its command line; a default browser may not."""
+    for name in ("google-chrome", "google-chrome-stable", "chromium", "chromium-browser", "chrome"):
+        exe = shutil.which(name)
+        if exe:
+            subprocess.Popen([exe, url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+            return True
+    return False
+
+
+def cmd_relay_url(args: argparse.Namespace) -> int:
+    name, port = _extension_profile(args.profile)
+    token = secrets.get_token("relay") or ""
+    if args.json:
+        data: dict[str, Any] = {"profile": name, "cdpUrl": f"http://127.0.0.1:{port}",
+                                "headers": {"Authorization": f"Bearer {token}"}}
+        print(json.dumps(data, indent=2))
+    else:
+        print(pairing.relay_url_help(port, token, profile=name))
+    return 0
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("pair", parents=[common],
+                       help="pair the Chrome extension with this browserdeck (relay port + token)")
+    p.add_argument("--open", action="store_true", help="open the pairing page in Chrome")
+    p.set_defaults(local=cmd_pair)
+    p = sub.add_parser("relay-url", parents=[common],
+                       help="the relay's CDP endpoint and token, for your own Playwright/Puppeteer")
+    p.set_defaults(local=cmd_relay_url)
