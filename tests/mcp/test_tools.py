@@ -235,6 +235,13 @@ async def test_all_tools_dom_exploration(
         missing = await call_error(client, "browser_read_image", {"path": str(tmp_path / "x.png")})
         assert "image file not found" in missing
 
+        fetch = "() => fetch('/next.html').then(r => r.status, e => 'failed: ' + e.name)"
+        assert await call(client, "browser_evaluate", {"function": fetch}) == "200"
+        assert "offline" in await call(client, "browser_set_offline", {"offline": True})
+        assert "failed: TypeError" in await call(client, "browser_evaluate", {"function": fetch})
+        assert "back online" in await call(client, "browser_set_offline", {"offline": False})
+        assert await call(client, "browser_evaluate", {"function": fetch}) == "200"
+
         saved = await call(client, "browser_pdf_save", {"filename": str(tmp_path / "p.pdf")})
         assert saved.endswith("p.pdf")
         assert (tmp_path / "p.pdf").read_bytes().startswith(b"%PDF")

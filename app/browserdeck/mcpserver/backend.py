@@ -64,8 +64,9 @@ def error_from_response(resp: httpx.Response) -> BrowserdeckError:
             status=resp.status_code,
         )
     except (ValueError, KeyError, TypeError):
+        # Not one of ours: FastAPI's own 404/405 for a route this service does not have.
         return BrowserdeckError(
-            f"HTTP {resp.status_code}: {resp.text[:300]}", status=resp.status_code
+            f"HTTP {resp.status_code}: {resp.text[:300]}", status=resp.status_code, code="no_route"
         )
 
 

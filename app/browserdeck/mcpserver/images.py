@@ -25,8 +25,7 @@ def fit(data: bytes, max_dimension: int) -> tuple[bytes, str, tuple[int, int]]:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        image = Image.open(io.BytesIO(data))
-        image.load()
+        image = Image.open(io.BytesIO(data))  # reads the header only; decoding waits
     except (UnidentifiedImageError, OSError) as exc:
         raise InvalidInput(
             f"not an image this server can read ({exc})",
@@ -40,6 +39,12 @@ def fit(data: bytes, max_dimension: int) -> tuple[bytes, str, tuple[int, int]]:
     width, height = image.size
     if max(width, height) <= max_dimension:
         return data, FORMATS[fmt], (width, height)
+    try:
+        image.load()
+    except OSError as exc:
+        raise InvalidInput(
+            f"the image is damaged ({exc})", hint="supported formats: PNG, JPEG, GIF, WebP"
+        ) from None
     scale = max_dimension / max(width, height)
     size = (max(1, round(width * scale)), max(1, round(height * scale)))
     source: Image.Image = image

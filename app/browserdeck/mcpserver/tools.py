@@ -525,7 +525,12 @@ async def screenshot(call: Call) -> Reply:
         "POST", "/screenshot", json={k: v for k, v in body.items() if v is not None}
     )
     raw = _image_bytes(data)
-    fitted, mime, (w, h) = images.fit(raw, limit)
+    w, h = data.get("width"), data.get("height")
+    if isinstance(w, int) and isinstance(h, int) and max(w, h) <= limit:
+        # The engine already fitted it: no need to look inside the image again.
+        fitted, mime = raw, "image/jpeg" if data.get("type") == "jpeg" else "image/png"
+    else:
+        fitted, mime, (w, h) = images.fit(raw, limit)
     reply = Reply(narrow="Take it without labels, or of one element (ref)")
     reply.add_image(fitted, mime)
     lines = [f"screenshot {w}x{h}" + (f", saved to {data['path']}" if data.get("path") else "")]
@@ -1024,17 +1029,19 @@ async def network_sources(call: Call) -> Reply:
 async def set_offline(call: Call) -> Reply:
     offline = call.args["offline"]
     try:
-        data = await call.on_tab("POST", "/emulate", json={"offline": offline})
+        data = await call.on_tab("POST", "/set/offline", json={"offline": offline})
     except BrowserdeckError as exc:
-        if exc.status in (404, 405):
-            raise BrowserdeckError(
-                "this browserdeck has no offline emulation route (POST /emulate)",
-                hint="update browserdeck; meanwhile test offline behaviour in DevTools",
-                code="unsupported",
-                status=501,
-            ) from None
-        raise
-    return await _finish(call, "offline" if offline else "back online", data)
+        if exc.code != "no_route":
+            raise
+        # This service has no offline route: emulate it over this session's own CDP
+        # connection to the tab (kept until online again or browser_reset).
+        from browserdeck.mcpserver import runcode
+
+        await runcode.set_offline(call, offline)
+        data = None
+    return await _finish(
+        call, "offline (network requests of this tab fail)" if offline else "back online", data
+    )
 
 
 # --- code (opt-in: mcpRunCode) -------------------------------------------------------------
