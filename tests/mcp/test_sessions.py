@@ -16,7 +16,7 @@ import httpx
 from browserdeck.mcpserver.backend import InProcessBackend
 from browserdeck.mcpserver.claims import read_claims
 from browserdeck.service import Service
-from tests.mcp.harness import call, call_error, http_client, mcp_config, stdio_client
+from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of, stdio_client
 
 
 def tab_ids(listing: str) -> dict[str, str]:
@@ -77,7 +77,7 @@ async def test_stdio_in_process_fallback_tabs_and_profiles(
         assert "--tools all" in error
 
 
-async def test_http_needs_the_token_and_a_loopback_host(bd_home: Path) -> None:
+async def test_http_needs_the_token_and_a_loopback_host(bd_home: Path, site: str) -> None:
     mcp_config(bd_home)
     service = Service(force_headless=True)
     await service.start()
@@ -117,6 +117,13 @@ async def test_http_needs_the_token_and_a_loopback_host(bd_home: Path) -> None:
             assert "browser_navigate" in tools and "browser_query_dom" not in tools
         async with http_client(url + "?tools=all", service.api_token, mode="auto") as client:
             assert "browser_query_dom" in {t.name for t in (await client.list_tools()).tools}
+            # The tools work over HTTP as over stdio: navigate, snapshot, click, screenshot.
+            await call(client, "browser_navigate", {"url": f"{site}/shop.html"})
+            snap = await call(client, "browser_snapshot")
+            await call(client, "browser_click", {"ref": ref_of(snap, "button", "Add to cart")})
+            assert "1 item" in await call(client, "browser_find", {"text": "1 item"})
+            shot = await client.call_tool("browser_take_screenshot", {})
+            assert [c.type for c in shot.content] == ["text", "image"]
     finally:
         await service.stop()
 

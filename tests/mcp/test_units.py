@@ -110,3 +110,10 @@ def test_client_config_snippets() -> None:
         "url": "http://127.0.0.1:5555/mcp",
         "headers": {"Authorization": "Bearer tok"},
     }
+
+
+def test_docs_list_every_tool() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text(encoding="utf-8")
+    for name in REGISTRY:
+        short = name.replace("browser_navigate_forward", "_forward")
+        assert f"`{name}`" in doc or f"`{short}`" in doc, name
