@@ -207,3 +207,15 @@ async def test_pdf_in_headless_chromium(tab: Tab) -> None:
 async def test_unknown_tab_is_not_found(tab: Tab) -> None:
     with pytest.raises(NotFound, match="is not open"):
         await tab.engine.snapshot(tab.cdp_url, "0" * 32, None, options.SnapshotOptions())
+
+
+async def test_labels_use_the_offset_refs_after_a_new_document(tab: Tab) -> None:
+    await tab.goto("dupes.html")
+    await tab.snap()
+    await tab.goto("dupes.html")
+    snap = (await tab.snap())["snapshot"]
+    refs = set(re.findall(r"\[ref=([^\]]+)\]", snap))
+    out = await tab.shot(labels=True)
+    labelled = {label["ref"] for label in out["labels"]}
+    assert labelled and labelled <= refs
+    assert ref_of(snap, 'button "Add row"') in labelled

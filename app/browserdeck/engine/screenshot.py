@@ -58,8 +58,12 @@ _OVERLAY_FN = """function drawLabels(labels, fixed, id) {
 # Runs in Playwright's utility world, where its AI snapshot tagged each element with
 # `_ariaRef`: the boxes of the wanted refs that are in view (page order, capped), and
 # the overlay drawn right away when nothing else has to be measured first.
-_COLLECT_JS = """([want, max, fullPage, draw, id]) => {
-  const labels = new Map(Object.entries(want));
+_COLLECT_JS = """([refs, bases, max, fullPage, draw, id]) => {
+  const want = new Set(refs.split(' '));
+  const label = (ref) => {
+    const i = ref.lastIndexOf('e'), prefix = ref.slice(0, i), base = bases[prefix] || 0;
+    return base ? prefix + 'e' + (Number(ref.slice(i + 1)) + base) : ref;
+  };
   const vw = innerWidth, vh = innerHeight, sx = scrollX, sy = scrollY;
   const found = [];
   const walk = (root) => {
@@ -67,12 +71,11 @@ _COLLECT_JS = """([want, max, fullPage, draw, id]) => {
     for (let n = it.currentNode; n; n = it.nextNode()) {
       if (n.shadowRoot) walk(n.shadowRoot);
       const r = n._ariaRef;
-      const label = r && labels.get(r.ref);
-      if (label === undefined || label === null || found.length >= max) continue;
+      if (!r || found.length >= max || !want.has(r.ref)) continue;
       const b = n.getBoundingClientRect();
       if (b.width <= 0 || b.height <= 0) continue;
       if (!fullPage && (b.right <= 0 || b.bottom <= 0 || b.left >= vw || b.top >= vh)) continue;
-      found.push([label, b.x + (fullPage ? sx : 0), b.y + (fullPage ? sy : 0), b.width,
+      found.push([label(r.ref), b.x + (fullPage ? sx : 0), b.y + (fullPage ? sy : 0), b.width,
                   b.height]);
     }
   };
@@ -202,7 +205,7 @@ async def _draw_labels(state: PageState, full_page: bool) -> tuple[list[Label], 
     table = state.table
     assert table is not None
     wanted = [info for info in table.refs.values() if info.interactive]
-    main = {i.pw_ref: i.ref for i in wanted if not i.frame_chain}
+    main = [i for i in wanted if not i.frame_chain]
     framed = [i for i in wanted if i.frame_chain]
     page = state.page
     view = await _collect_in_utility_world(state, main, full_page, draw=not framed)
@@ -236,8 +239,18 @@ def _in_view(boxes: list[Label], view: dict[str, Any], full_page: bool) -> list[
     return out[:MAX_LABELS]
 
 
+def _offsets(infos: list[RefInfo]) -> dict[str, int]:
+    """Per Playwright frame prefix, what the engine added to Playwright's ref numbers."""
+    out: dict[str, int] = {}
+    for info in infos:
+        prefix, _, digits = info.pw_ref.rpartition("e")
+        if prefix not in out:
+            out[prefix] = int(info.ref.rpartition("e")[2]) - int(digits)
+    return out
+
+
 async def _collect_in_utility_world(
-    state: PageState, want: dict[str, str], full_page: bool, *, draw: bool
+    state: PageState, want: list[RefInfo], full_page: bool, *, draw: bool
 ) -> dict[str, Any] | None:
     cdp = state.cdp
     if cdp is None:
@@ -249,7 +262,9 @@ async def _collect_in_utility_world(
         ctx = state.utility_context()
         if ctx is None:
             return None
-        arg = json.dumps([want, MAX_LABELS, full_page, draw, OVERLAY_ID])
+        # Compact on purpose: thousands of refs are common and this is the hot path.
+        refs = " ".join(i.pw_ref for i in want)
+        arg = json.dumps([refs, _offsets(want), MAX_LABELS, full_page, draw, OVERLAY_ID])
         result = await cdp.send(
             "Runtime.evaluate",
             {"expression": f"({_COLLECT_JS})({arg})", "contextId": ctx, "returnByValue": True},
