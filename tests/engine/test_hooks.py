@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -78,7 +77,8 @@ async def test_expired_arm_falls_back_to_dismiss(tab: Tab) -> None:
     await tab.goto("dialogs.html")
     snap = (await tab.snap())["snapshot"]
     await arm_dialog(tab, accept=True, timeoutMs=500)
-    await asyncio.sleep(0.6)  # let the arm expire (what is tested is the passing of time)
+    waited = await tab.act(kind="wait", timeMs=600)  # the arm expires meanwhile
+    assert waited["waited"] == ["timeMs=600"]
     await tab.act(kind="click", ref=ref_of(snap, 'button "Confirm"'))
     await tab.act(kind="wait", text="confirm=false")
 
