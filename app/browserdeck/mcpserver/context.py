@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import os
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from browserdeck import aio
 from browserdeck.errors import BrowserdeckError, Conflict, NotFound
 from browserdeck.mcpserver.claims import Owner
 
 if TYPE_CHECKING:
     from browserdeck.mcpserver.server import McpApp
     from browserdeck.mcpserver.tools import ToolSpec
+
+log = logging.getLogger(__name__)
 
 BLANK_URLS = frozenset({"about:blank", ""})
 
@@ -41,6 +45,9 @@ class AgentSession:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # Playwright objects of browser_run_code, kept between calls until browser_reset.
     code_state: dict[str, Any] = field(default_factory=dict)
+    # What a background request learnt for the next reply (dialogs it was told about).
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    warmup: asyncio.Task[None] | None = None
 
     @classmethod
     def new(
@@ -217,6 +224,31 @@ class Call:
         return await self.api(
             method, path, params=params, json={**(json or {}), "targetId": target}
         )
+
+    def prepare_snapshot(self) -> None:
+        """Let the page get ready for a snapshot while the agent reads this reply.
+
+        The first snapshot of a new document pays for Playwright's injected script
+        (~50 ms). A selector wait creates it; run in the background, it is done by the
+        time the agent asks for a snapshot, and a snapshot asked for at once shares it
+        instead of paying twice. Only ``act`` routes, which take no snapshot lock.
+        """
+        target = self.session.tab
+        if target is None:
+            return
+        if self.session.warmup is not None:
+            self.session.warmup.cancel()
+        self.session.warmup = aio.create_task(self._warm(target), name="mcp-snapshot-warmup")
+
+    async def _warm(self, target: str) -> None:
+        body = {"kind": "wait", "selector": "html", "timeoutMs": 5000, "targetId": target}
+        try:
+            data = await self.api("POST", "/act", json=body)
+        except BrowserdeckError as exc:
+            log.debug("snapshot warm-up of %s: %s", target[:8], exc)
+            return
+        # The engine reports dialogs to whichever call comes next: keep them for the agent.
+        self.session.pending.extend(data.get("dialogs") or [])
 
     async def act(self, kind: str, **fields: Any) -> Any:
         body = {"kind": kind, **{k: v for k, v in fields.items() if v is not None}}

@@ -101,6 +101,14 @@ def _notes(data: Any) -> list[str]:
     return notes
 
 
+def pending_notes(session: Any) -> list[str]:
+    """Dialogs a background request was told about, for the next reply."""
+    if not session.pending:
+        return []
+    dialogs, session.pending = session.pending, []
+    return _notes({"dialogs": dialogs})
+
+
 async def _finish(call: Call, line: str, data: Any = None) -> Reply:
     parts = [line, *_notes(data)]
     if isinstance(data, dict) and data.get("navigated") and data.get("url"):
@@ -160,6 +168,7 @@ async def _snapshot_text(
 )
 async def navigate(call: Call) -> Reply:
     data = await call.on_tab("POST", "/navigate", json={"url": call.args["url"]}, retry_fresh=True)
+    call.prepare_snapshot()
     status = data.get("status")
     line = _page_line(data) + (f" (HTTP {status})" if status else "")
     return await _finish(call, line, data)
@@ -167,6 +176,7 @@ async def navigate(call: Call) -> Reply:
 
 async def _history(call: Call, direction: str) -> Reply:
     data = await call.on_tab("POST", "/navigate", json={"action": direction})
+    call.prepare_snapshot()
     return await _finish(call, _page_line(data) or f"went {direction}", data)
 
 
