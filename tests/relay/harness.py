@@ -243,6 +243,12 @@ class ExtBrowser:
     async def open_shared(self, url: str) -> tuple[int, str]:
         tab_id, target_id = await self.open_tab(url)
         await self.share(tab_id)
+        # shareTab resolves once the worker has *sent* the announcement; the relay reads it
+        # on another socket. Return only when the relay itself lists the tab.
+        await wait_until(
+            lambda: target_id in {t.target_id for t in self.relay.relay.shared_tabs()},
+            what=f"the relay to list shared tab {target_id}",
+        )
         return tab_id, target_id
 
     async def browser_targets(self) -> list[dict[str, Any]]:
