@@ -109,6 +109,31 @@ async def wait_for(
         await asyncio.sleep(0.02)
 
 
+async def in_qt(action: Callable[[], Any]) -> Any:
+    """Run ``action`` from the Qt event loop, not inside the current asyncio task.
+
+    QTest/qtbot input helpers may process events; called straight from a coroutine
+    that would run other asyncio tasks re-entrantly ("Cannot enter into task ... while
+    another task is being executed"). From a zero-timer they run as Qt would run them.
+    """
+    from PySide6.QtCore import QTimer
+
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    def run() -> None:
+        try:
+            result = action()
+        except BaseException as exc:  # handed to the awaiting test
+            if not future.done():
+                future.set_exception(exc)
+        else:
+            if not future.done():
+                future.set_result(result)
+
+    QTimer.singleShot(0, run)
+    return await future
+
+
 @asynccontextmanager
 async def running_tray(qapp: QApplication, **kwargs: Any) -> AsyncIterator[Any]:
     """A TrayApp running a real Service (headless Chromium) on this test's qasync loop.

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 from PySide6.QtCore import Qt
-from tests.gui.conftest import running_tray, wait_for
+from tests.gui.conftest import in_qt, running_tray, wait_for
 
 
 async def test_panel_without_tray_is_the_main_window(qapp: Any, saved_config: Any) -> None:
@@ -33,7 +33,7 @@ async def test_panel_tabs_and_activity(qapp: Any, saved_config: Any, qtbot: Any)
         assert panel.isVisible()
         assert not panel.banner.isVisible(), "with a tray there is nothing to explain"
         assert panel.toggle_button.text() == "Start browser"
-        qtbot.mouseClick(panel.toggle_button, Qt.MouseButton.LeftButton)
+        await in_qt(lambda: qtbot.mouseClick(panel.toggle_button, Qt.MouseButton.LeftButton))
         await wait_for(
             lambda: (
                 panel.toggle_button.text() == "Stop browser"
@@ -43,7 +43,7 @@ async def test_panel_tabs_and_activity(qapp: Any, saved_config: Any, qtbot: Any)
         )
 
         panel.url_edit.setText("data:text/html,<title>Panel tab</title><button>Go</button>")
-        qtbot.keyClick(panel.url_edit, Qt.Key.Key_Return)
+        await in_qt(lambda: qtbot.keyClick(panel.url_edit, Qt.Key.Key_Return))
         await wait_for(
             lambda: any(
                 panel.tab_tree.topLevelItem(i).text(0) == "Panel tab"
@@ -87,7 +87,7 @@ async def test_panel_tabs_and_activity(qapp: Any, saved_config: Any, qtbot: Any)
         button = panel.tab_tree.itemWidget(item, 2).findChild(
             type(panel.refresh_button), f"close-{target}"
         )
-        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        await in_qt(lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton))
         await wait_for(
             lambda: all(t.target_id != target for t in app.model.tabs.get("agent", [])),
             what="the tab to close",
@@ -115,8 +115,10 @@ async def test_labelled_screenshot_names_the_hovered_element(
         ctx = app.service.contexts["agent"]
         tab = await ctx.open_tab(PAGE)
         await wait_for(
-            lambda: panel.selected_tab() is not None
-            and any(t.target_id == tab.target_id for t in app.model.tabs.get("agent", [])),
+            lambda: (
+                panel.selected_tab() is not None
+                and any(t.target_id == tab.target_id for t in app.model.tabs.get("agent", []))
+            ),
             what="the tab in the panel",
         )
         for i in range(panel.tab_tree.topLevelItemCount()):
@@ -125,9 +127,13 @@ async def test_labelled_screenshot_names_the_hovered_element(
                 panel.tab_tree.setCurrentItem(item)
         assert panel.labels_box.isChecked()
         panel.refresh_screenshot()
-        await wait_for(lambda: panel.shot.capture is not None
-                       and panel.shot.capture.target_id == tab.target_id
-                       or "could not" in panel.shot.message, what="a labelled screenshot")
+        await wait_for(
+            lambda: (
+                (panel.shot.capture is not None and panel.shot.capture.target_id == tab.target_id)
+                or "could not" in panel.shot.message
+            ),
+            what="a labelled screenshot",
+        )
         shot = panel.shot.capture
         assert shot is not None, panel.shot.message
         assert shot.target_id == tab.target_id
@@ -141,12 +147,16 @@ async def test_labelled_screenshot_names_the_hovered_element(
         # Hover the button's box: the panel names it (ref · role · name).
         panel.shot.resize(800, 500)
         center = panel.shot.view_rect_of(button).center().toPoint()
-        qtbot.mouseMove(panel.shot, center)
-        await wait_for(lambda: panel.hover_label.text() == button.describe(),
-                       what="the hovered label's description")
+        await in_qt(lambda: qtbot.mouseMove(panel.shot, center))
+        await wait_for(
+            lambda: panel.hover_label.text() == button.describe(),
+            what="the hovered label's description",
+        )
         assert panel.hover_label.text().startswith(button.ref + " · button")
 
         # Plain mode: no labels.
         panel.labels_box.setChecked(False)  # takes a new screenshot by itself
-        await wait_for(lambda: panel.shot.capture is not None
-                       and not panel.shot.capture.labels, what="a plain screenshot")
+        await wait_for(
+            lambda: panel.shot.capture is not None and not panel.shot.capture.labels,
+            what="a plain screenshot",
+        )

@@ -8,7 +8,7 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox
-from tests.gui.conftest import running_tray, wait_for
+from tests.gui.conftest import in_qt, running_tray, wait_for
 from tests.support.net import free_port
 
 from browserdeck import autostart, config, paths
@@ -124,13 +124,13 @@ async def test_save_applies_live_restarting_only_what_changed(
         dialog.profile_fields["color"].widget.text.setText("#0066CC")
         dialog.fields["startAtLogin"].widget.setChecked(True)
         # A new managed profile, named as you type.
-        qtbot.mouseClick(dialog.add_button, Qt.MouseButton.LeftButton)
+        await in_qt(lambda: qtbot.mouseClick(dialog.add_button, Qt.MouseButton.LeftButton))
         dialog.name_edit.clear()
-        qtbot.keyClicks(dialog.name_edit, "research")
+        await in_qt(lambda: qtbot.keyClicks(dialog.name_edit, "research"))
         # Not the allocated 18800+: other test runs on this machine may use those.
         dialog.profile_fields["cdpPort"].widget.setValue(free_port())
         assert dialog.save_button.isEnabled(), dialog.problem.text()
-        qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+        await in_qt(lambda: qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton))
         await wait_for(lambda: _closed(dialog), what="the dialog to close after saving")
 
         on_disk = json.loads(paths.config_file().read_text(encoding="utf-8"))
@@ -160,9 +160,9 @@ async def test_save_applies_live_restarting_only_what_changed(
         box = dialog.ask_delete_profile()
         assert box is not None
         delete = next(b for b in box.buttons() if b.text() == "Delete")
-        qtbot.mouseClick(delete, Qt.MouseButton.LeftButton)
+        await in_qt(lambda: qtbot.mouseClick(delete, Qt.MouseButton.LeftButton))
         assert "research" not in dialog.working.profiles
-        qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+        await in_qt(lambda: qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton))
         await wait_for(lambda: _closed(dialog), what="the dialog to close after deleting")
         assert "research" not in service.config.profiles
         assert "research" not in service.contexts

@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
-from tests.gui.conftest import running_tray, wait_for
+from tests.gui.conftest import in_qt, running_tray, wait_for
 
 
 def _texts(menu: QMenu) -> list[str]:
@@ -18,7 +18,7 @@ def _submenus(menu: QMenu) -> list[QMenu]:
 
 
 def _tab_titles(tray: Any) -> list[str]:
-    return [m.title() for m in _submenus(tray.profile_menus["agent"])]
+    return [m.title() for m in _submenus(tray.profile_menus["agent"].menu)]
 
 
 def _action(menu: QMenu, text: str) -> QAction:
@@ -45,30 +45,32 @@ async def test_menu_lists_profiles_and_commands(qapp: Any, saved_config: Any) ->
             "Quit browserdeck",
         ):
             assert command in texts
-        agent = tray.profile_menus["agent"]
+        agent = tray.profile_menus["agent"].menu
         assert "Start browser" in _texts(agent)
         assert "New tab…" in _texts(agent)
         # Extension profile: its relay runs, Chrome is not connected yet.
-        chrome = tray.profile_menus["chrome"]
+        chrome = tray.profile_menus["chrome"].menu
         assert chrome.title() == "chrome — waiting for Chrome"
 
 
 async def test_menu_follows_state_live_and_lists_tabs(qapp: Any, saved_config: Any) -> None:
     async with running_tray(qapp) as tray_app:
         tray, model = tray_app.tray, tray_app.model
-        agent = tray.profile_menus["agent"]
+        agent = tray.profile_menus["agent"].menu
         _action(agent, "Start browser").trigger()
         await wait_for(
-            lambda: tray.profile_menus["agent"].title().startswith("agent (default) — running"),
+            lambda: (
+                tray.profile_menus["agent"].menu.title().startswith("agent (default) — running")
+            ),
             what="the menu to show the profile running",
         )
-        assert "Stop browser" in _texts(tray.profile_menus["agent"])
+        assert "Stop browser" in _texts(tray.profile_menus["agent"].menu)
         assert tray_app.model.tray_state() == "running"
 
         model.open_tab("agent", "data:text/html,<title>Hello tray</title><p>hi")
         await wait_for(lambda: "Hello tray" in _tab_titles(tray), what="the new tab in the menu")
         tab_menu = next(
-            m for m in _submenus(tray.profile_menus["agent"]) if m.title() == "Hello tray"
+            m for m in _submenus(tray.profile_menus["agent"].menu) if m.title() == "Hello tray"
         )
         assert tab_menu.menuAction().toolTip().startswith("data:text/html")
         _action(tab_menu, "Close").trigger()
@@ -82,7 +84,7 @@ async def test_menu_follows_state_live_and_lists_tabs(qapp: Any, saved_config: A
         # A stop from elsewhere (the API/CLI) reaches the menu through service events.
         await tray_app.service.contexts["agent"].stop()
         await wait_for(
-            lambda: "Start browser" in _texts(tray.profile_menus["agent"]),
+            lambda: "Start browser" in _texts(tray.profile_menus["agent"].menu),
             what="the menu to show Start browser again",
         )
 
@@ -113,3 +115,26 @@ async def test_new_tab_dialog_is_not_modal(qapp: Any, saved_config: Any) -> None
             lambda: any(t.title == "From dialog" for t in tray_app.model.tabs.get("agent", [])),
             what="the tab opened from the dialog",
         )
+
+
+async def test_open_menu_stays_open_while_state_changes(qapp: Any, saved_config: Any) -> None:
+    """Updates happen in place: an open menu (and submenu) does not close under the user."""
+    from PySide6.QtCore import QPoint
+
+    async with running_tray(qapp) as tray_app:
+        tray = tray_app.tray
+        agent = tray.profile_menus["agent"].menu
+        await in_qt(lambda: tray.menu.popup(QPoint(10, 10)))
+        await wait_for(tray.menu.isVisible, what="the menu to open")
+        await in_qt(lambda: agent.popup(QPoint(300, 40)))
+        await wait_for(agent.isVisible, what="the submenu to open")
+        before = list(tray.menu.actions())
+        await tray_app.service.contexts["agent"].start()
+        await wait_for(
+            lambda: agent.title().startswith("agent (default) — running"),
+            what="the open submenu to show the new state",
+        )
+        assert tray.menu.isVisible() and agent.isVisible()
+        assert tray.menu.actions() == before, "the main menu's entries were kept, not rebuilt"
+        assert "Stop browser" in _texts(agent)
+        tray.menu.hide()

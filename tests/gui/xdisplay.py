@@ -87,7 +87,10 @@ def missing_tools() -> list[str]:
 
 @contextlib.contextmanager
 def xvfb_with_tray(
-    size: str = "1280x800", tray: bool = True, background: str | None = None
+    size: str = "1280x800",
+    tray: bool = True,
+    background: str | None = None,
+    full_width_bar: bool = False,
 ) -> Iterator[XDisplay]:
     read_fd, write_fd = os.pipe()
     xvfb = subprocess.Popen(
@@ -124,8 +127,12 @@ def xvfb_with_tray(
                     "top",
                     "--align",
                     "right",
-                    "--widthtype",
-                    "request",
+                    # A full-width bar looks like a desktop's top panel (docs screenshots).
+                    *(
+                        ["--widthtype", "percent", "--width", "100"]
+                        if full_width_bar
+                        else ["--widthtype", "request"]
+                    ),
                     "--height",
                     "28",
                     "--SetDockType",

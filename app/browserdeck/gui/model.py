@@ -107,7 +107,7 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
     status = int(entry.get("status") or 0)
     ok = 0 < status < 400
     result = f"{status} {_REASONS.get(status, '')}".strip() if status else "no answer"
-    if target and len(target) > 12 and action.endswith("tab"):
+    if target and len(target) > 12:  # a targetId: 8 characters tell tabs apart
         target = target[:8] + "…"
     where = profile + (f" · {target}" if target else "")
     return Activity(

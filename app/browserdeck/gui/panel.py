@@ -215,7 +215,7 @@ class StatusPanel(QMainWindow):
         splitter.addWidget(self._main_column())
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([230, 900])
+        splitter.setSizes([250, 950])
         outer.addWidget(splitter, 1)
         self.setCentralWidget(central)
 
@@ -233,7 +233,7 @@ class StatusPanel(QMainWindow):
         model.activityAdded.connect(self._add_activity)
         for activity in model.activity:
             self._add_activity(activity)
-        self.resize(1180, 800)
+        self.resize(1220, 820)
         self._on_profiles_changed()
 
     # --- layout -----------------------------------------------------------------------
@@ -245,7 +245,7 @@ class StatusPanel(QMainWindow):
         self.profile_list = QListWidget()
         self.profile_list.setObjectName("profiles")
         self.profile_list.setItemDelegate(ProfileDelegate(self.profile_list))
-        self.profile_list.setMinimumWidth(200)
+        self.profile_list.setMinimumWidth(240)
         self.profile_list.currentItemChanged.connect(self._on_profile_selected)
         col.addWidget(self.profile_list, 1)
         self.detail_label = QLabel()
@@ -379,7 +379,7 @@ class StatusPanel(QMainWindow):
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 5)
         splitter.setStretchFactor(2, 2)
-        splitter.setSizes([170, 420, 170])
+        splitter.setSizes([120, 520, 170])
         return splitter
 
     # --- profiles --------------------------------------------------------------------
@@ -655,9 +655,7 @@ class StatusPanel(QMainWindow):
     def _update_api_label(self) -> None:
         service = self.model.service
         if service is not None and service.started:
-            self.api_label.setText(
-                f"Control API {service.url}  ·  MCP {service.url}/mcp"
-            )
+            self.api_label.setText(f"Control API {service.url}  ·  MCP {service.url}/mcp")
         elif self.model.service_error:
             self.api_label.setText("Not running")
         else:

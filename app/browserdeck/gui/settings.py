@@ -61,7 +61,7 @@ LABELS: dict[str, str] = {
     "defaultProfile": "Default profile",
     "headless": "Run browsers headless",
     "noSandbox": "No sandbox",
-    "attachOnly": "Attach to existing browsers only",
+    "attachOnly": "Attach only",
     "executablePath": "Browser executable",
     "relayClientMode": "Relay clients",
     "startDefaultProfile": "Start the default profile at launch",
@@ -89,9 +89,9 @@ CHECKBOX_TEXT: dict[str, str] = {
 BROWSER_KEYS = ("executablePath", "noSandbox")
 NETWORK_KEYS = ("controlPort", "relayPort")
 DRIVER_TEXT = {
-    "managed": "Managed — an isolated browser browserdeck launches",
-    "extension": "Extension — your own Chrome, through the extension",
-    "remote": "Remote — any CDP endpoint",
+    "managed": "Managed: browserdeck launches it",
+    "extension": "Extension: your own Chrome",
+    "remote": "Remote: a CDP URL",
 }
 INHERIT = "inherit"
 
@@ -182,6 +182,7 @@ class Field(QObject):
             self.widget = box
         elif kind == "bool":
             combo = QComboBox()
+            combo.setMaximumWidth(420)
             base = "on" if tristate_base else "off"
             combo.addItem(f"Use the global setting ({base})", INHERIT)
             combo.addItem("Yes", True)
@@ -207,6 +208,10 @@ class Field(QObject):
         elif kind in ("choice", "profile-ref"):
             combo = QComboBox()
             combo.setMaximumWidth(420)
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(18)
             for choice in setting.choices:
                 combo.addItem(DRIVER_TEXT.get(choice, choice), choice)
             combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
@@ -914,6 +919,8 @@ def _scrolled(page: QWidget) -> QScrollArea:
     area.setWidget(page)
     area.setWidgetResizable(True)
     area.setFrameShape(QScrollArea.Shape.NoFrame)
+    # Fit the width: hints wrap instead of pushing the form sideways.
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     page.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
     return area
 

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+MAX_MENU_TABS = 25
+
+
 def elide(text: str, limit: int = 48) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -59,7 +62,8 @@ class TrayController(QObject):
         self.menu.setObjectName("trayMenu")
         self.menu.setToolTipsVisible(True)
         self.menu.aboutToShow.connect(model.refresh)
-        self.profile_menus: dict[str, QMenu] = {}
+        self.profile_menus: dict[str, ProfileMenu] = {}
+        self._separators: dict[str, QAction] = {}
         self._dialogs: list[QWidget] = []
         self.icon.setContextMenu(self.menu)
         self.icon.activated.connect(self._on_activated)
@@ -68,6 +72,8 @@ class TrayController(QObject):
         # deletes the actions the menu owns, and the menu is rebuilt on every change.
         self.header = QAction("browserdeck", self)
         self.header.setEnabled(False)
+        self.error_action = QAction("", self)
+        self.error_action.setEnabled(False)
         self.retry_action = QAction("Retry starting browserdeck", self)
         self.retry_action.triggered.connect(self.retryRequested)
         self.panel_action = self._action("Open status panel", self.openPanelRequested)
@@ -122,12 +128,23 @@ class TrayController(QObject):
                 lines.append(f"{name}: {state_text(status)}")
         self.icon.setToolTip("\n".join(lines))
 
+    def _separator(self, key: str) -> QAction:
+        action = self._separators.get(key)
+        if action is None:
+            action = self._separators[key] = QAction(self)
+            action.setSeparator(True)
+        return action
+
     def rebuild(self) -> None:
-        """Rebuild the whole menu (profiles added/removed, states changed)."""
+        """Bring the menu up to date, in place.
+
+        A visible QMenu that is cleared closes (it is empty for a moment), and an open
+        submenu closes when its action is removed: so existing actions are kept and
+        only what changed is inserted or removed (``sync_actions``). The menu can stay
+        open while profiles start, stop and open tabs.
+        """
         model = self.model
         self.update_icon()
-        menu = self.menu
-        menu.clear()
         service = model.service
         if service is not None and service.started:
             self.header.setText(f"browserdeck · API on 127.0.0.1:{service.control_port}")
@@ -135,110 +152,44 @@ class TrayController(QObject):
             self.header.setText("browserdeck could not start")
         else:
             self.header.setText("browserdeck · starting…")
-        menu.addAction(self.header)
+        desired: list[QAction] = [self.header]
         if model.service_error:
-            error = QAction(elide(model.service_error, 70), menu)
-            error.setEnabled(False)
-            error.setToolTip(model.service_error)
-            menu.addAction(error)
-            menu.addAction(self.retry_action)
-        menu.addSeparator()
-        old_menus, self.profile_menus = self.profile_menus, {}
-        for name in model.profile_names():
-            sub = old_menus.pop(name, None) or QMenu(menu)
-            sub.setToolTipsVisible(True)
-            self.profile_menus[name] = sub
-            self._fill_profile_menu(name, sub)
-            menu.addMenu(sub)
-        for gone in old_menus.values():
-            gone.deleteLater()
-        menu.addSeparator()
-        for action in (self.panel_action, self.settings_action, self.pair_action):
-            menu.addAction(action)
-        menu.addSeparator()
-        for action in (self.token_action, self.mcp_action, self.logs_action):
-            menu.addAction(action)
-        menu.addSeparator()
-        menu.addAction(self.quit_action)
+            self.error_action.setText(elide(model.service_error, 70))
+            self.error_action.setToolTip(model.service_error)
+            desired += [self.error_action, self.retry_action]
+        desired.append(self._separator("profiles"))
+        names = model.profile_names()
+        for gone in set(self.profile_menus) - set(names):
+            self.profile_menus.pop(gone).dispose()
+        for name in names:
+            pm = self.profile_menus.get(name)
+            if pm is None:
+                pm = self.profile_menus[name] = ProfileMenu(self, name)
+            pm.update()
+            desired.append(pm.menu.menuAction())
+        desired += [
+            self._separator("windows"),
+            self.panel_action,
+            self.settings_action,
+            self.pair_action,
+            self._separator("copy"),
+            self.token_action,
+            self.mcp_action,
+            self.logs_action,
+            self._separator("quit"),
+            self.quit_action,
+        ]
+        sync_actions(self.menu, desired)
         running = service is not None and service.started
         for action in (self.token_action, self.mcp_action, self.pair_action):
             action.setEnabled(running)
 
     def _rebuild_profile(self, name: str) -> None:
-        sub = self.profile_menus.get(name)
-        if sub is None:
+        pm = self.profile_menus.get(name)
+        if pm is None:
             self.rebuild()
         else:
-            self._fill_profile_menu(name, sub)
-
-    def _fill_profile_menu(self, name: str, sub: QMenu) -> None:
-        model = self.model
-        status = model.statuses.get(name, {})
-        state = str(status.get("state", "stopped"))
-        color = model.color_of(name)
-        driver = str(status.get("driver") or _driver_of(model, name))
-        default = " (default)" if name == model.default_profile else ""
-        text = state_text(status) if status else "…"
-        sub.setTitle(f"{name}{default} — {text}")
-        sub.setIcon(icons.color_chip(color, profile_mark(status) if status else None))
-        for old in sub.findChildren(QMenu):  # the tab submenus of the previous fill
-            old.deleteLater()
-        sub.clear()
-        info = QAction(icons.color_chip(color), f"{name} · {driver} · {color}", sub)
-        info.setEnabled(False)
-        sub.addAction(info)
-        if status.get("detail"):
-            detail = QAction(elide(str(status["detail"]), 60), sub)
-            detail.setEnabled(False)
-            detail.setToolTip(str(status["detail"]))
-            sub.addAction(detail)
-        sub.addSeparator()
-        active = state in ("running", "starting") or bool(status.get("running"))
-        if driver == "extension":
-            start_text, stop_text = "Start relay", "Stop relay"
-        elif driver == "remote":
-            start_text, stop_text = "Connect", "Disconnect"
-        else:
-            start_text, stop_text = "Start browser", "Stop browser"
-        toggle = QAction(stop_text if active else start_text, sub)
-        toggle.setObjectName(f"toggle-{name}")
-        if active:
-            toggle.triggered.connect(lambda *_, n=name: model.stop_profile(n))
-        else:
-            toggle.triggered.connect(lambda *_, n=name: model.start_profile(n))
-        sub.addAction(toggle)
-        new_tab = QAction("New tab…", sub)
-        new_tab.setObjectName(f"newtab-{name}")
-        new_tab.triggered.connect(lambda *_, n=name: self.ask_new_tab(n))
-        new_tab.setEnabled(driver != "extension" or bool(status.get("extensionConnected")))
-        sub.addAction(new_tab)
-        tabs = model.tabs.get(name, [])
-        if tabs:
-            sub.addSeparator()
-            heading = QAction(f"Open tabs ({len(tabs)})", sub)
-            heading.setEnabled(False)
-            sub.addAction(heading)
-            for tab in tabs[:25]:
-                sub.addMenu(self._tab_menu(name, tab, sub))
-            if len(tabs) > 25:
-                more = QAction(f"… {len(tabs) - 25} more in the status panel", sub)
-                more.triggered.connect(lambda *_: self.openPanelRequested.emit())
-                sub.addAction(more)
-
-    def _tab_menu(self, profile: str, tab: Tab, parent: QMenu) -> QMenu:
-        menu = QMenu(elide(tab.title or tab.url or "(untitled)", 44), parent)
-        menu.setToolTipsVisible(True)
-        menu.menuAction().setToolTip(tab.url)
-        url = QAction(elide(tab.url, 60), menu)
-        url.setEnabled(False)
-        menu.addAction(url)
-        focus = QAction("Focus", menu)
-        focus.triggered.connect(lambda *_: self.model.focus_tab(profile, tab.target_id))
-        close = QAction("Close", menu)
-        close.triggered.connect(lambda *_: self.model.close_tab(profile, tab.target_id))
-        menu.addAction(focus)
-        menu.addAction(close)
-        return menu
+            pm.update()
 
     # --- new tab (non-modal: no exec() while the asyncio loop is running) ---------
     def ask_new_tab(self, profile: str) -> QInputDialog:
@@ -273,7 +224,148 @@ class TrayController(QObject):
     def dispose(self) -> None:
         self.icon.hide()
         self.icon.setContextMenu(None)  # type: ignore[arg-type]
+        for pm in self.profile_menus.values():
+            pm.dispose()
+        self.profile_menus.clear()
         self.menu.deleteLater()
+
+
+def sync_actions(menu: QMenu, desired: list[QAction]) -> None:
+    """Make ``menu.actions()`` equal ``desired``, touching only what differs.
+
+    New actions are inserted before stale ones are removed, so the menu is never
+    empty (an empty visible QMenu closes itself).
+    """
+    if menu.actions() == desired:
+        return
+    for i, action in enumerate(desired):
+        current = menu.actions()
+        if i < len(current) and current[i] is action:
+            continue
+        if action in current:
+            menu.removeAction(action)
+            current = menu.actions()
+        before = current[i] if i < len(current) else None
+        menu.insertAction(before, action)  # type: ignore[arg-type]
+    for extra in menu.actions()[len(desired) :]:
+        menu.removeAction(extra)
+
+
+class ProfileMenu(QObject):
+    """One profile's submenu: colour chip and state in its title, Start/Stop, New tab…,
+    and a submenu per open tab (Focus, Close). Updated in place, like the main menu."""
+
+    def __init__(self, tray: TrayController, name: str) -> None:
+        super().__init__(tray)
+        self.tray, self.name = tray, name
+        self.menu = QMenu()
+        self.menu.setToolTipsVisible(True)
+        self.menu.setObjectName(f"profileMenu-{name}")
+        self.info = QAction(self)
+        self.info.setEnabled(False)
+        self.detail = QAction(self)
+        self.detail.setEnabled(False)
+        self.sep_actions = QAction(self)
+        self.sep_actions.setSeparator(True)
+        self.toggle = QAction(self)
+        self.toggle.setObjectName(f"toggle-{name}")
+        self.toggle.triggered.connect(self._toggle)
+        self.new_tab = QAction("New tab…", self)
+        self.new_tab.setObjectName(f"newtab-{name}")
+        self.new_tab.triggered.connect(lambda *_: tray.ask_new_tab(name))
+        self.sep_tabs = QAction(self)
+        self.sep_tabs.setSeparator(True)
+        self.heading = QAction(self)
+        self.heading.setEnabled(False)
+        self.more = QAction(self)
+        self.more.triggered.connect(lambda *_: tray.openPanelRequested.emit())
+        self.tab_menus: dict[str, TabMenu] = {}
+        self._active = False
+
+    def _toggle(self) -> None:
+        # Decided at click time from the current state, not when the menu was built.
+        if self._active:
+            self.tray.model.stop_profile(self.name)
+        else:
+            self.tray.model.start_profile(self.name)
+
+    def update(self) -> None:
+        model, name = self.tray.model, self.name
+        status = model.statuses.get(name, {})
+        state = str(status.get("state", "stopped"))
+        color = model.color_of(name)
+        driver = str(status.get("driver") or _driver_of(model, name))
+        default = " (default)" if name == model.default_profile else ""
+        self.menu.setTitle(f"{name}{default} — {state_text(status) if status else '…'}")
+        self.menu.setIcon(icons.color_chip(color, profile_mark(status) if status else None))
+        self.info.setIcon(icons.color_chip(color))
+        self.info.setText(f"{name} · {driver} · {color}")
+        desired = [self.info]
+        if status.get("detail"):
+            self.detail.setText(elide(str(status["detail"]), 60))
+            self.detail.setToolTip(str(status["detail"]))
+            desired.append(self.detail)
+        self._active = state in ("running", "starting") or bool(status.get("running"))
+        if driver == "extension":
+            texts = ("Start relay", "Stop relay")
+        elif driver == "remote":
+            texts = ("Connect", "Disconnect")
+        else:
+            texts = ("Start browser", "Stop browser")
+        self.toggle.setText(texts[1] if self._active else texts[0])
+        self.new_tab.setEnabled(driver != "extension" or bool(status.get("extensionConnected")))
+        desired += [self.sep_actions, self.toggle, self.new_tab]
+        tabs = model.tabs.get(name, [])
+        shown = tabs[:MAX_MENU_TABS]
+        for gone in set(self.tab_menus) - {t.target_id for t in shown}:
+            self.tab_menus.pop(gone).dispose()
+        if tabs:
+            self.heading.setText(f"Open tabs ({len(tabs)})")
+            desired += [self.sep_tabs, self.heading]
+            for tab in shown:
+                tm = self.tab_menus.get(tab.target_id)
+                if tm is None:
+                    tm = self.tab_menus[tab.target_id] = TabMenu(self, tab)
+                tm.update(tab)
+                desired.append(tm.menu.menuAction())
+            if len(tabs) > MAX_MENU_TABS:
+                self.more.setText(f"… {len(tabs) - MAX_MENU_TABS} more in the status panel")
+                desired.append(self.more)
+        sync_actions(self.menu, desired)
+
+    def dispose(self) -> None:
+        for tm in self.tab_menus.values():
+            tm.dispose()
+        self.tab_menus.clear()
+        self.menu.deleteLater()
+        self.deleteLater()
+
+
+class TabMenu(QObject):
+    """One open tab in a profile's submenu: its URL, Focus and Close."""
+
+    def __init__(self, parent: ProfileMenu, tab: Tab) -> None:
+        super().__init__(parent)
+        model, profile, target = parent.tray.model, parent.name, tab.target_id
+        self.menu = QMenu()
+        self.menu.setToolTipsVisible(True)
+        self.url = QAction(self)
+        self.url.setEnabled(False)
+        focus = QAction("Focus", self)
+        focus.triggered.connect(lambda *_: model.focus_tab(profile, target))
+        close = QAction("Close", self)
+        close.triggered.connect(lambda *_: model.close_tab(profile, target))
+        for action in (self.url, focus, close):
+            self.menu.addAction(action)
+
+    def update(self, tab: Tab) -> None:
+        self.menu.setTitle(elide(tab.title or tab.url or "(untitled)", 44))
+        self.menu.menuAction().setToolTip(tab.url)
+        self.url.setText(elide(tab.url, 60))
+
+    def dispose(self) -> None:
+        self.menu.deleteLater()
+        self.deleteLater()
 
 
 def _bold(action: QAction) -> QFont:

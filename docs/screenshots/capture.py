@@ -1,0 +1,274 @@
+"""Capture the README/docs screenshots of the tray app under Xvfb (with trayer as the tray).
+
+    .venv/bin/python docs/screenshots/capture.py
+
+Starts a private Xvfb display with a tray host, then runs the real tray app (the same
+TrayApp and Service as `browserdeck`) in a child process on that display, plays a
+short agent session through the control API against a local demo page, and saves:
+
+  docs/screenshots/tray-menu.png   the tray icon and its menu, with the agent submenu
+  docs/screenshots/panel.png       the status panel with a labelled screenshot
+  docs/screenshots/settings.png    the settings dialog (General and Profiles pages)
+
+Everything runs with a temp BROWSERDECK_HOME and free ports; nothing of the user's
+is touched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "docs" / "screenshots"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "app"))
+
+DEMO_PAGE = """<!doctype html><html><head><title>New ticket · Acme Helpdesk</title><style>
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
+header{background:#1f2a44;color:#fff;padding:14px 28px;display:flex;gap:24px;align-items:center}
+header b{font-size:18px;margin-right:18px} header a{color:#c9d3ea;text-decoration:none}
+main{max-width:760px;margin:26px auto;background:#fff;border-radius:10px;padding:24px 32px;
+box-shadow:0 1px 3px rgba(0,0,0,.12)}
+h1{font-size:22px;margin:0 0 18px} label{display:block;font-size:13px;margin:12px 0 4px;color:#555}
+input,select,textarea{width:100%;box-sizing:border-box;padding:9px 10px;border:1px solid #c8ccd4;
+border-radius:6px;font-size:14px} textarea{height:90px}
+.row{display:flex;gap:16px}.row>div{flex:1}
+.actions{margin-top:18px;display:flex;gap:10px}
+button{padding:9px 18px;border-radius:6px;border:1px solid #c8ccd4;background:#fff;font-size:14px}
+button.primary{background:#2f6fed;color:#fff;border-color:#2f6fed}
+</style></head><body>
+<header><b>Acme Helpdesk</b><a href="#">Tickets</a><a href="#">Customers</a><a href="#">Reports</a></header>
+<main><h1>New ticket</h1>
+<div class="row"><div><label for="email">Customer email</label>
+<input id="email" value="dana@example.com"></div>
+<div><label for="prio">Priority</label><select id="prio"><option>Normal</option>
+<option selected>High</option></select></div></div>
+<label for="subject">Subject</label><input id="subject">
+<label for="desc">Description</label>
+<textarea id="desc">The March invoice applies 19% instead of 7% on the book order.</textarea>
+<label><input type="checkbox" checked style="width:auto"> Notify the customer</label>
+<div class="actions"><button class="primary">Create ticket</button><button>Save draft</button>
+<button>Cancel</button></div></main></body></html>"""
+
+
+class DemoPage(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = DEMO_PAGE.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+# --- the child: the real app on the Xvfb display -------------------------------------
+
+
+async def session(app: Any, qapp: Any) -> None:
+    import httpx
+    from PySide6.QtCore import QPoint, QRect
+    from PySide6.QtTest import QTest
+    from tests.gui.conftest import in_qt, wait_for
+
+    await wait_for(lambda: app.service is not None and app.service.started, 60, "the service")
+    service = app.service
+    server = ThreadingHTTPServer(("127.0.0.1", 0), DemoPage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/tickets/new"
+
+    ctx = service.contexts["agent"]
+    await ctx.start()
+    blank = await ctx.list_tabs()
+    # Play an agent session through the API so the activity list shows real calls.
+    headers = {
+        "Authorization": f"Bearer {service.api_token}",
+        "X-Browserdeck-Client": "claude-code",
+    }
+    async with httpx.AsyncClient(
+        base_url=service.url, headers=headers, timeout=60, trust_env=False
+    ) as api:
+        tab = (await api.post("/tabs/open", json={"url": "about:blank"})).json()
+        for old in blank:
+            await api.delete(f"/tabs/{old.target_id}")
+        await api.post("/navigate", json={"url": url, "targetId": tab["targetId"]})
+        snap = (
+            await api.get("/snapshot", params={"targetId": tab["targetId"], "format": "role"})
+        ).json()
+        refs = snap.get("refs") or {}
+
+        def ref_of(role: str, name: str) -> str | None:
+            items = refs.items() if isinstance(refs, dict) else []
+            for ref, info in items:
+                if info.get("role") == role and name in (info.get("name") or ""):
+                    return str(ref)
+            return None
+
+        subject = ref_of("textbox", "Subject")
+        if subject:
+            await api.post(
+                "/act",
+                json={
+                    "kind": "type",
+                    "ref": subject,
+                    "targetId": tab["targetId"],
+                    "text": "Invoice 2291 shows the wrong VAT rate",
+                },
+            )
+        await api.get("/console", params={"targetId": tab["targetId"]})
+        await api.post(
+            "/act", json={"kind": "click", "ref": "e999", "targetId": tab["targetId"]}
+        )  # a stale ref: fails closed
+        await api.post("/screenshot", json={"labels": True, "targetId": tab["targetId"]})
+        await api.get("/tabs")
+
+    # The tray menu, opened on the agent profile, as it sits under the tray.
+    tray = app.tray
+    await app.model.refresh_now()
+    geo = tray.icon.geometry()
+    screen = qapp.primaryScreen()
+    menu = tray.menu
+    menu.popup(QPoint(geo.right() - menu.sizeHint().width(), geo.bottom() + 2))
+    await asyncio.sleep(0.4)
+    agent_menu = tray.profile_menus["agent"].menu
+    # Open the profile's submenu where Qt puts it (left of the menu: the tray is at the
+    # right edge of the screen), with its row highlighted in the main menu.
+    row = menu.actionGeometry(agent_menu.menuAction())
+    menu.setActiveAction(agent_menu.menuAction())
+    agent_menu.popup(QPoint(menu.x() - agent_menu.sizeHint().width() + 2, menu.y() + row.y() - 4))
+    await wait_for(lambda: agent_menu.isVisible(), 10, "the agent submenu")
+    await asyncio.sleep(0.4)
+    assert menu.isVisible() and agent_menu.isVisible(), "the menus closed before the capture"
+    region = menu.geometry().united(agent_menu.geometry()).united(QRect(geo))
+    region = region.adjusted(-24, -geo.bottom() - 2, 24, 24).intersected(screen.geometry())
+    region.setTop(0)
+    screen.grabWindow(0, region.x(), region.y(), region.width(), region.height()).save(
+        str(OUT / "tray-menu.png")
+    )
+    agent_menu.hide()
+    menu.hide()
+
+    # The panel, with a labelled screenshot and a hovered label.
+    panel = app.show_panel()
+    panel.resize(1220, 820)
+    panel.move(40, 40)
+    panel.auto_box.setChecked(False)
+    await app.model.refresh_now()
+    await wait_for(lambda: panel.selected_tab() == tab["targetId"], 20, "the demo tab")
+    panel.refresh_screenshot()
+    await wait_for(
+        lambda: panel.shot.capture is not None and panel.shot.capture.labels,
+        30,
+        "a labelled screenshot",
+    )
+    await asyncio.sleep(0.3)
+    labels = panel.shot.capture.labels
+    target = next((lb for lb in labels if lb.name == "Create ticket"), labels[0])
+    point = panel.shot.view_rect_of(target).center().toPoint()
+    await in_qt(lambda: QTest.mouseMove(panel.shot, point))
+    await wait_for(lambda: panel.shot.hover is not None, 10, "the hover")
+    await asyncio.sleep(0.3)
+    panel.grab().save(str(OUT / "panel.png"))
+    panel.hide()
+
+    # The settings dialog: General, and Profiles with the agent profile selected.
+    dialog = app.show_settings()
+    dialog.resize(760, 640)
+    await asyncio.sleep(0.4)
+    general = dialog.grab()
+    dialog.select_profile("agent")
+    await asyncio.sleep(0.4)
+    profiles = dialog.grab()
+    from PySide6.QtGui import QColor, QPainter, QPixmap
+
+    both = QPixmap(
+        general.width() + profiles.width() + 24, max(general.height(), profiles.height())
+    )
+    both.fill(QColor(0, 0, 0, 0))
+    p = QPainter(both)
+    p.drawPixmap(0, 0, general)
+    p.drawPixmap(general.width() + 24, 0, profiles)
+    p.end()
+    both.save(str(OUT / "settings.png"))
+    dialog.close()
+    server.shutdown()
+    app.request_quit()
+
+
+def child() -> int:
+    import qasync
+
+    from browserdeck import logsetup
+    from browserdeck.gui.app import TrayApp, make_qapp
+    from browserdeck.service import Service
+
+    logsetup.setup()
+    qapp = make_qapp()
+    app = TrayApp(qapp, service_factory=lambda: Service(force_headless=True))
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+
+    async def main() -> int:
+        runner = asyncio.ensure_future(app.run())
+        try:
+            await session(app, qapp)
+        finally:
+            app.request_quit()
+            code = await runner
+        return code
+
+    with loop:
+        return int(loop.run_until_complete(main()))
+
+
+# --- the parent: display, config, child ----------------------------------------------
+
+
+def parent() -> int:
+    from tests.gui.xdisplay import missing_tools, xvfb_with_tray
+    from tests.support.browsers import find_chromium
+    from tests.support.net import free_port
+
+    from browserdeck import config
+
+    if missing_tools():
+        print(f"needs {', '.join(missing_tools())} (make system-deps)", file=sys.stderr)
+        return 2
+    OUT.mkdir(parents=True, exist_ok=True)
+    with (
+        tempfile.TemporaryDirectory(prefix="bd-shots-") as home,
+        xvfb_with_tray(size="1440x900", background="#4C566A", full_width_bar=True) as x,
+    ):
+        cfg = config.default_config()
+        cfg.control_port, cfg.relay_port = free_port(), free_port()
+        cfg.profiles["agent"].cdp_port = free_port()
+        cfg.no_sandbox = os.geteuid() == 0
+        cfg.headless = True  # the browser's window is not part of these pictures
+        config.save(cfg, Path(home) / "config" / "config.json")
+        env = {
+            **os.environ,
+            **x.env(),
+            "BROWSERDECK_HOME": home,
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+            "BROWSERDECK_CHROME": find_chromium() or "",
+        }
+        done = subprocess.run([sys.executable, __file__, "--child"], env=env, timeout=300)
+        if done.returncode != 0:
+            return done.returncode
+    for name in ("tray-menu.png", "panel.png", "settings.png"):
+        print(f"wrote {OUT / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(child() if "--child" in sys.argv else parent())
