@@ -123,7 +123,9 @@ async def test_labels_box_each_visible_ref_and_leave_no_trace(tab: Tab) -> None:
         ".getBoundingClientRect(); return [r.x, r.y, r.width, r.height] })()"
     )
     assert [box["x"], box["y"], box["width"], box["height"]] == pytest.approx(real, abs=1)
-    # The overlay is gone from the page afterwards.
+    # The overlay is gone before the next engine call on the tab runs.
+    after = await tab.snap()
+    assert after["snapshot"] == snap
     assert await tab.js("document.getElementById('__browserdeck_labels__')") is None
     # The overlay was in the image: orange pixels where the first box's border is.
     img = image(out).convert("RGB")

@@ -141,6 +141,8 @@ class BrowserPool:
         conn.gone.set()
         for state in conn.pages.values():
             state.cancel_arms()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(state.settle(), 5)
         # For a connect_over_cdp browser, close() disconnects; the browser keeps running.
         with contextlib.suppress(Exception):
             await asyncio.wait_for(conn.browser.close(), 10)

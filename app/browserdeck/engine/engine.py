@@ -79,7 +79,10 @@ class Engine:
         return self._pool
 
     async def page_state(self, cdp_url: str, target_id: str, headers: Headers) -> PageState:
-        return await self.pool.page(cdp_url, target_id, headers)
+        state = await self.pool.page(cdp_url, target_id, headers)
+        if state.cleanup is not None:
+            await state.settle()
+        return state
 
     @staticmethod
     def _finish(state: PageState, result: dict[str, Any]) -> dict[str, Any]:

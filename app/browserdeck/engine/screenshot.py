@@ -21,6 +21,7 @@ from typing import Any
 from PIL import Image
 from playwright.async_api import Error as PlaywrightError
 
+from browserdeck import aio
 from browserdeck.engine import options as o
 from browserdeck.engine.actions import write_artifact
 from browserdeck.engine.errors import playwright_errors
@@ -132,10 +133,12 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
                 with playwright_errors("screenshot", timeout):
                     data = await page.screenshot(full_page=opts.full_page, **kwargs)
             finally:
-                try:
-                    await page.evaluate(_REMOVE_JS, OVERLAY_ID)
-                except PlaywrightError:
-                    log.debug("label overlay removal failed (page gone?)", exc_info=True)
+                # Removed in the background: the response need not wait for it, and every
+                # later engine call on this tab awaits it first (PageState.settle), so
+                # no snapshot, screenshot or action ever sees the overlay.
+                state.cleanup = aio.create_task(
+                    _remove_overlay(state), name=f"labels-cleanup-{state.target_id[:8]}"
+                )
     elif opts.ref:
         r = await resolve(state, opts.ref, "screenshot")
         with playwright_errors(r.what("screenshot"), timeout):
@@ -174,6 +177,13 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
         if snapshot_taken:
             out["note"] = "no usable snapshot: took one; the labels are its refs"
     return out
+
+
+async def _remove_overlay(state: PageState) -> None:
+    try:
+        await state.page.evaluate(_REMOVE_JS, OVERLAY_ID)
+    except PlaywrightError:
+        log.debug("label overlay removal failed (page gone?)", exc_info=True)
 
 
 def _table_usable(state: PageState) -> bool:

@@ -149,7 +149,14 @@ class PageState:
         # Execution contexts our own CDP session sees (labels use Playwright's utility world).
         self.contexts: dict[int, dict[str, Any]] = {}
         self.runtime_enabled = False
+        self.cleanup: asyncio.Task[None] | None = None  # label overlay removal in flight
         self._watched: set[Frame] = set()
+
+    async def settle(self) -> None:
+        """Wait for work a previous call left running on the page (the label overlay)."""
+        task, self.cleanup = self.cleanup, None
+        if task is not None and not task.done():
+            await asyncio.shield(task)
 
     # --- refs ------------------------------------------------------------
     @property
