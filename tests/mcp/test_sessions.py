@@ -12,10 +12,13 @@ import re
 from pathlib import Path
 
 import httpx
+import pytest
 
+from browserdeck.mcpserver import http as mcp_http
 from browserdeck.mcpserver.backend import InProcessBackend
 from browserdeck.mcpserver.claims import read_claims
 from browserdeck.service import Service
+from mcp import MCPError
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of, stdio_client
 
 
@@ -160,6 +163,16 @@ async def test_two_http_sessions_keep_their_own_tabs(bd_home: Path) -> None:
         async with http_client(url, service.api_token) as c:
             marks = tab_ids(await call(c, "browser_tabs", {"action": "list"}))
             assert marks[tab_a] == "free" and marks[tab_b] == "free"
+            # The stop path ends open sessions first (ApiServer.stop should call this).
+            assert service.api is not None
+            await mcp_http.shutdown(service.api._server.config.app)  # type: ignore[union-attr]
+            with pytest.raises(MCPError):
+                await c.call_tool("browser_tabs", {"action": "list"})
+        async with httpx.AsyncClient(trust_env=False) as raw:
+            resp = await raw.post(
+                url, json={}, headers={"Authorization": f"Bearer {service.api_token}"}
+            )
+            assert resp.status_code == 503 and resp.json()["error"]["code"] == "stopping"
     finally:
         await service.stop()
 

@@ -60,6 +60,7 @@ class McpHttpEndpoint:
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
+        self._shutdown = asyncio.Event()
 
     async def _ensure(self) -> StreamableHTTPSessionManager:
         if self._lock is None:
@@ -94,12 +95,45 @@ class McpHttpEndpoint:
         try:
             async with manager.run():
                 self._ready.set()
-                await self.service.stopped.wait()
+                stopped = asyncio.ensure_future(self.service.stopped.wait())
+                ended = asyncio.ensure_future(self._shutdown.wait())
+                try:
+                    await asyncio.wait({stopped, ended}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    stopped.cancel()
+                    ended.cancel()
         finally:
             if self.mcp is not None:
                 await self.mcp.close()
 
+    async def shutdown(self) -> None:
+        """End every MCP session now, closing their open streams.
+
+        For the service's stop path, before the HTTP server stops: uvicorn otherwise
+        waits its whole graceful-shutdown time for a client's open event stream.
+        """
+        self._shutdown.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), 5)
+            except TimeoutError:
+                await aio.cancel_and_wait(self._task)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._shutdown.is_set():
+            from starlette.responses import JSONResponse
+
+            await JSONResponse(
+                {
+                    "error": {
+                        "code": "stopping",
+                        "message": "browserdeck is stopping",
+                        "hint": "reconnect once it runs again",
+                    }
+                },
+                status_code=503,
+            )(scope, receive, send)
+            return
         manager = await self._ensure()
         await manager.handle_request(scope, receive, send)
         if scope.get("method") == "DELETE" and self.mcp is not None:
@@ -113,3 +147,15 @@ def mount(app: FastAPI, service: Service) -> None:
     endpoint = McpHttpEndpoint(app, service)
     app.state.mcp = endpoint
     app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
+
+
+async def shutdown(asgi: Any) -> None:
+    """End the MCP sessions of an app built by ``create_app`` (guarded or not).
+
+    For ``ApiServer.stop()``, before it tells uvicorn to exit, so connected MCP
+    clients do not hold the service's shutdown for uvicorn's graceful timeout.
+    """
+    app = getattr(asgi, "app", asgi)
+    endpoint = getattr(getattr(app, "state", None), "mcp", None)
+    if isinstance(endpoint, McpHttpEndpoint):
+        await endpoint.shutdown()
