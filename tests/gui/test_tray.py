@@ -138,3 +138,26 @@ async def test_open_menu_stays_open_while_state_changes(qapp: Any, saved_config:
         assert tray.menu.actions() == before, "the main menu's entries were kept, not rebuilt"
         assert "Stop browser" in _texts(agent)
         tray.menu.hide()
+
+
+async def test_a_crash_is_notified_and_marked(qapp: Any, saved_config: Any) -> None:
+    import os
+    import signal
+
+    async with running_tray(qapp) as tray_app:
+        ctx = tray_app.service.contexts["agent"]
+        await ctx.start()
+        await wait_for(lambda: tray_app.model.tray_state() == "running", what="running mark")
+        os.killpg(ctx.chrome.pid, signal.SIGKILL)  # the browser dies under us
+        await wait_for(
+            lambda: any("crashed" in title for _, _, title, _ in tray_app.notices),
+            what="a crash notification",
+        )
+        level = next(lv for _, lv, title, _ in tray_app.notices if "crashed" in title)
+        assert level == "error"
+        await wait_for(lambda: tray_app.model.tray_state() == "error", what="the error mark")
+        agent = tray_app.tray.profile_menus["agent"].menu
+        await wait_for(
+            lambda: agent.title() == "agent (default) — crashed", what="the menu to say crashed"
+        )
+        assert "Start browser" in _texts(agent)

@@ -47,8 +47,11 @@ async def test_navigate_snapshot_click_type_find_screenshot(
             client, "browser_evaluate", {"function": "(el) => el.value", "ref": search}
         )
         assert value == "chair"
-        # Playwright MCP's argument names work too (target for ref, element ignored).
+        # Playwright MCP's argument names work too (target for ref, element ignored), and
+        # its filename saves a result to a file instead of returning it.
         await call(client, "browser_click", {"target": add, "element": "Add to cart button"})
+        saved = await call(client, "browser_snapshot", {"filename": str(bd_home / "s.yml")})
+        assert saved.startswith("saved ") and "[ref=" in (bd_home / "s.yml").read_text()
 
         found = await call(client, "browser_find", {"text": "details"})
         assert found.startswith("2 match(es)") and "[ref=" in found

@@ -34,7 +34,10 @@ class _Server(uvicorn.Server):
 
 
 def bind_loopback(port: int, what: str) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets whose proto is
+    # TCP, and accepted sockets inherit it. With proto 0, Nagle + delayed ACK added ~40 ms
+    # to every keep-alive response (h11 writes headers and body separately).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     # SO_REUSEADDR lets us rebind right after our own previous run (TIME_WAIT), but on
     # Linux still refuses a port another process is listening on.
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -23,6 +23,8 @@ import logging
 import os
 import signal
 import sys
+import time
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -99,6 +101,8 @@ class TrayApp(QObject):
         self.instance_server = instance.InstanceServer(self.handle_command, self)
         self.quit_requested: asyncio.Event | None = None
         self.exit_code = 0
+        # What a person was told (tray balloons / status bar), newest last.
+        self.notices: deque[tuple[float, str, str, str]] = deque(maxlen=50)
         self._shutdown_task: asyncio.Task[None] | None = None
         self._signal_cleanup: list[Callable[[], None]] = []
         self.bridge.notice.connect(self.notify)
@@ -399,6 +403,7 @@ class TrayApp(QObject):
     # --- notifications ------------------------------------------------------------------
     def notify(self, level: str, title: str, message: str) -> None:
         log.log(logging.ERROR if level == "error" else logging.INFO, "%s: %s", title, message)
+        self.notices.append((time.time(), level, title, message))
         if self.tray is not None and self.tray.icon.isVisible():
             self.tray.notify(title, message, level)
         elif self.panel is not None:

@@ -14,11 +14,13 @@ from browserdeck.errors import InvalidInput
 
 JSON = dict[str, Any]
 
-# Arguments Playwright MCP clients send that we accept without declaring them:
-# ``element`` (a human description, used there for permission prompts) is ignored,
-# ``target`` is Playwright MCP's newer name for ``ref``.
-IGNORED = frozenset({"element"})
-ALIASES = {"target": "ref"}
+# Arguments Playwright MCP clients send that we accept without declaring them (so the
+# schema stays small): ``element``/``startElement``/``endElement`` (human descriptions,
+# used there for permission prompts) and options that change nothing here are ignored;
+# ``target``/``startTarget``/``endTarget`` are Playwright MCP's names for our refs.
+# (``filename``, "save the result to this file", is handled by the server.)
+IGNORED = frozenset({"element", "startElement", "endElement", "scale", "static", "all", "boxes"})
+ALIASES = {"target": "ref", "startTarget": "startRef", "endTarget": "endRef"}
 
 
 def s(description: str | None = None, enum: list[str] | None = None) -> JSON:

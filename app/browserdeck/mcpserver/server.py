@@ -211,10 +211,17 @@ class McpApp:
                 )
             )
         session = self.session_for(ctx)
+        raw_args = dict(params.arguments or {})
+        # Playwright MCP's "filename": save the result there instead of answering with it.
+        save_to = (
+            None if "filename" in spec.schema["properties"] else raw_args.pop("filename", None)
+        )
         async with session.lock:
             try:
-                args = validate_object(dict(params.arguments or {}), spec.schema, name)
+                args = validate_object(raw_args, spec.schema, name)
                 reply = await spec.handler(Call(self, session, spec, args))
+                if isinstance(save_to, str) and save_to:
+                    reply = _save_reply(reply, save_to)
             except BrowserdeckError as exc:
                 return _error(exc)
             except Exception as exc:
@@ -278,6 +285,27 @@ class McpApp:
                 )
         finally:
             await self.close()
+
+
+def _save_reply(reply: Reply, filename: str) -> Reply:
+    """Write the result (the image, else the text) to ``filename``; answer with where."""
+    from pathlib import Path
+
+    path = Path(filename).expanduser()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if reply.images:
+            path.write_bytes(reply.images[0][0])
+            what = f"{len(reply.images[0][0]):,} bytes of {reply.images[0][1]}"
+        else:
+            path.write_text(reply.text, encoding="utf-8")
+            what = f"{len(reply.text):,} characters"
+    except OSError as exc:
+        raise InvalidInput(
+            f"cannot write {path}: {exc.strerror or exc}",
+            hint="give a writable path, or leave filename out",
+        ) from None
+    return Reply(f"saved {what} to {path.resolve()}")
 
 
 def _error(exc: BrowserdeckError) -> types.CallToolResult:
