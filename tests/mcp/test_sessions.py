@@ -14,12 +14,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from browserdeck import config
 from browserdeck.mcpserver import http as mcp_http
 from browserdeck.mcpserver.backend import InProcessBackend
 from browserdeck.mcpserver.claims import read_claims
 from browserdeck.service import Service
 from mcp import MCPError
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of, stdio_client
+from tests.support.net import free_port
 
 
 def tab_ids(listing: str) -> dict[str, str]:
@@ -221,3 +223,34 @@ async def test_in_process_backend_closes_the_idle_browser(bd_home: Path) -> None
         assert (await backend.request("GET", "/"))["running"] is True
     finally:
         await backend.close()
+
+
+async def test_a_closed_tab_is_reported_and_navigate_opens_a_new_one(
+    bd_home: Path, site: str
+) -> None:
+    cfg = mcp_config(bd_home)
+    cfg.profiles["work"] = config.ProfileConfig("work", "managed", "#0066CC", cdp_port=free_port())
+    config.save(cfg)
+    service = Service(force_headless=True)
+    await service.start()
+    url = f"{service.url}/mcp"
+    try:
+        async with http_client(url, service.api_token) as client:
+            await call(client, "browser_navigate", {"url": f"{site}/shop.html"})
+            mine = next(iter(tab_ids(await call(client, "browser_tabs", {"action": "list"}))))
+            await service.profile("agent").close_tab(mine)  # closed behind the agent's back
+            gone = await call_error(client, "browser_snapshot")
+            assert "is gone" in gone and "browser_navigate" in gone
+            nav = await call(client, "browser_navigate", {"url": f"{site}/next.html"})
+            assert "Next page" in nav
+            # Another profile for this session only.
+            used = await call(client, "browser_profiles", {"action": "use", "name": "work"})
+            assert "now uses profile work" in used
+            await call(client, "browser_navigate", {"url": f"{site}/form.html"})
+            assert "profile work" in await call(client, "browser_tabs", {"action": "list"})
+            listing = await call(client, "browser_profiles", {"action": "list"})
+            assert "* work (managed, running" in listing
+            stopped = await call(client, "browser_profiles", {"action": "stop", "name": "work"})
+            assert "profile work: stopped" in stopped
+    finally:
+        await service.stop()

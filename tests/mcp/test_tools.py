@@ -192,7 +192,7 @@ async def test_output_cap_offloads_to_a_file(bd_home: Path, chromium_path: str, 
 async def test_all_tools_dom_exploration(
     bd_home: Path, chromium_path: str, site: str, tmp_path: Path
 ) -> None:
-    mcp_config(bd_home)
+    mcp_config(bd_home, mcp_run_code=True)
     image = tmp_path / "big.png"
     Image.new("RGB", (3000, 1000), "red").save(image)
     async with stdio_client(bd_home, chromium_path, "--tools", "all") as client:
@@ -244,6 +244,20 @@ async def test_all_tools_dom_exploration(
         assert "failed: TypeError" in await call(client, "browser_evaluate", {"function": fetch})
         assert "back online" in await call(client, "browser_set_offline", {"offline": False})
         assert await call(client, "browser_evaluate", {"function": fetch}) == "200"
+
+        # Opt-in Python with Playwright objects; state survives until browser_reset.
+        code = "state['n'] = state.get('n', 0) + 1\nprint('hi')\n[await page.title(), state['n']]"
+        first = await call(client, "browser_run_code", {"code": code})
+        assert first.startswith("hi") and '"Form"' in first and "1" in first.splitlines()[-2]
+        second = await call(client, "browser_run_code", {"code": code})
+        assert "2" in second.splitlines()[-2]
+        assert "reset" in await call(client, "browser_reset")
+        third = await call(client, "browser_run_code", {"code": "state.get('n')"})
+        assert third.startswith("done")  # None: state is gone
+        raised = await call_error(client, "browser_run_code", {"code": "1 / 0"})
+        assert "ZeroDivisionError" in raised
+        bad = await call_error(client, "browser_run_code", {"code": "def ("})
+        assert "syntax error" in bad
 
         saved = await call(client, "browser_pdf_save", {"filename": str(tmp_path / "p.pdf")})
         assert saved.endswith("p.pdf")
