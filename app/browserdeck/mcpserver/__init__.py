@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 __all__ = ["client_config_snippet", "read_claims"]
@@ -58,7 +59,11 @@ def client_config_snippet(
         args += ["--profile", profile]
     if url:
         args += ["--url", url]
-    exe = shutil.which("browserdeck")
+    # The launcher next to this interpreter (a venv's bin/) before whatever PATH finds.
+    beside = Path(sys.executable).with_name(
+        "browserdeck.exe" if sys.platform == "win32" else "browserdeck"
+    )
+    exe = str(beside) if beside.is_file() else shutil.which("browserdeck")
     if exe:
         return {"mcpServers": {name: {"command": exe, "args": args}}}
     return {"mcpServers": {name: {"command": sys.executable, "args": ["-m", "browserdeck", *args]}}}
