@@ -314,12 +314,27 @@ class AutoBackend:
             await current.close()
 
 
+_config_cache: dict[str, tuple[int, config.Config]] = {}
+
+
 def load_config() -> config.Config:
-    """The settings as saved; read only (a broken file is the service's to report)."""
+    """The settings as saved; read only (a broken file is the service's to report).
+
+    Re-read only when the file changed: tools consult settings on every call.
+    """
     import json
 
     path = paths.config_file()
     try:
-        return config.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, BrowserdeckError):
+        stamp = path.stat().st_mtime_ns
+    except OSError:
         return config.default_config()
+    cached = _config_cache.get(str(path))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        loaded = config.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, BrowserdeckError):
+        loaded = config.default_config()
+    _config_cache[str(path)] = (stamp, loaded)
+    return loaded

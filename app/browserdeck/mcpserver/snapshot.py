@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 INTERACTIVE_ROLES = frozenset(
     {
         "button",
+        "gridcell",  # cells of ARIA grids are widgets (selectable, editable)
         "link",
         "textbox",
         "searchbox",
