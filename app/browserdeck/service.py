@@ -19,6 +19,7 @@ import logging
 import os
 import shutil
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from browserdeck import __version__, aio, config, paths, secrets
-from browserdeck.chrome import launcher
+from browserdeck.chrome import endpoint, launcher
 from browserdeck.chrome.cdp import CDPClient
 from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import (
@@ -335,25 +336,19 @@ class ProfileContext:
     # --- tabs --------------------------------------------------------------
     async def _list_tabs_raw(self, wait: float = 5.0) -> list[Tab]:
         try:
-            resp = await self.service.http.get(
-                f"{self.cdp_url}/json/list", headers=self.headers, timeout=wait
+            targets = await endpoint.devtools_json(
+                self.cdp_url, "/json/list", timeout=wait, headers=self.headers
             )
-        except httpx.HTTPError as exc:
+        except Unavailable as exc:
             raise Unavailable(
-                f"profile {self.name!r}: the browser at {self.cdp_url} does not answer ({exc!s})",
+                f"profile {self.name!r}: the browser at {self.cdp_url} does not answer "
+                f"({exc.message})",
                 hint=self._not_running_hint(),
                 code="browser_unreachable",
             ) from None
-        if resp.status_code != 200:
-            raise Unavailable(
-                f"profile {self.name!r}: {self.cdp_url}/json/list answered HTTP "
-                f"{resp.status_code}",
-                hint=self._not_running_hint(),
-                code="browser_unreachable",
-            )
         return [
             Tab(t["id"], t.get("title", ""), t.get("url", ""), t.get("type", "page"))
-            for t in resp.json()
+            for t in targets
             if t.get("type") == "page"
         ]
 
@@ -407,17 +402,17 @@ class ProfileContext:
 
     async def _browser_ws_url(self) -> str:
         try:
-            resp = await self.service.http.get(
-                f"{self.cdp_url}/json/version", headers=self.headers, timeout=5.0
+            version = await endpoint.devtools_json(
+                self.cdp_url, "/json/version", timeout=5.0, headers=self.headers
             )
-            url = str(resp.json()["webSocketDebuggerUrl"])
-        except (httpx.HTTPError, KeyError, ValueError) as exc:
+            return endpoint.normalize_ws_url(str(version["webSocketDebuggerUrl"]), self.cdp_url)
+        except (Unavailable, KeyError, TypeError) as exc:
+            why = exc.message if isinstance(exc, Unavailable) else "no webSocketDebuggerUrl"
             raise Unavailable(
-                f"profile {self.name!r}: cannot read {self.cdp_url}/json/version ({exc!s})",
+                f"profile {self.name!r}: cannot read {self.cdp_url}/json/version ({why})",
                 hint=self._not_running_hint(),
                 code="browser_unreachable",
             ) from None
-        return url
 
     async def _cdp_call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         client = await self._browser_cdp()
@@ -437,15 +432,17 @@ class ProfileContext:
             target_id = str(created["targetId"])
         except BrowserdeckError as exc:
             log.info("Target.createTarget failed (%s); falling back to PUT /json/new", exc)
-            resp = await self.service.http.put(
-                f"{self.cdp_url}/json/new", params={"url": url}, headers=self.headers
-            )
-            if resp.status_code != 200:
+            try:
+                created = await endpoint.devtools_json(
+                    self.cdp_url, "/json/new?" + urllib.parse.quote(url, safe=""),
+                    method="PUT", timeout=10.0, headers=self.headers,
+                )
+                target_id = str(created["id"])
+            except (Unavailable, KeyError, TypeError):
                 raise Unavailable(
                     f"could not open a tab in profile {self.name!r}: {exc.message}",
                     hint=self._not_running_hint(),
                 ) from None
-            target_id = str(resp.json()["id"])
         # Target.createTarget replies before /json/list shows the target; wait for it so a
         # client that lists right after opening sees its tab.
         tab = await self._wait_listed(target_id, present=True)
@@ -508,6 +505,7 @@ class Service:
         self.contexts: dict[str, ProfileContext] = {}
         self.engine: Engine | None = None
         self.api: ApiServer | None = None
+        # For in-process front-ends (the GUI) that call the control API like any client.
         self.http = httpx.AsyncClient(trust_env=False)
         self.api_token = ""
         self.relay_token = ""
@@ -600,8 +598,8 @@ class Service:
                     await engine.stop()
                 except Exception:
                     log.exception("stopping the engine")
-            await self.http.aclose()
         finally:
+            await self.http.aclose()
             self.started = False
             self.stopped.set()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
@@ -51,7 +52,12 @@ def _unreachable(url: str, why: str, timeout: float) -> Unavailable:
 
 
 async def devtools_http(
-    cdp_url: str, path: str, *, method: str = "GET", timeout: float = 2.0
+    cdp_url: str,
+    path: str,
+    *,
+    method: str = "GET",
+    timeout: float = 2.0,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[int, bytes]:
     """One HTTP request to the DevTools server; returns ``(status, body)``.
 
@@ -67,15 +73,17 @@ async def devtools_http(
         )
     try:
         if parts.scheme == "http" and is_loopback_host(parts.hostname) and not parts.username:
-            return await asyncio.wait_for(_raw_request(parts, method), timeout)
-        return await _httpx_request(url, method, timeout)
+            return await asyncio.wait_for(_raw_request(parts, method, headers), timeout)
+        return await _httpx_request(url, method, timeout, headers)
     except TimeoutError:
         raise _unreachable(url, "timed out", timeout) from None
     except (OSError, httpx.HTTPError, ValueError) as exc:
         raise _unreachable(url, str(exc) or type(exc).__name__, timeout) from None
 
 
-async def _raw_request(parts: SplitResult, method: str) -> tuple[int, bytes]:
+async def _raw_request(
+    parts: SplitResult, method: str, headers: Mapping[str, str] | None = None
+) -> tuple[int, bytes]:
     host = parts.hostname or "127.0.0.1"
     port = parts.port or 80
     target = parts.path or "/"
@@ -86,8 +94,9 @@ async def _raw_request(parts: SplitResult, method: str) -> tuple[int, bytes]:
         # Chrome refuses a Host header that is neither an IP nor "localhost" (DNS rebinding
         # protection), so send the URL's own host, which is one of those here.
         host_header = f"[{host}]" if ":" in host else host
+        extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
         writer.write(
-            f"{method} {target} HTTP/1.1\r\nHost: {host_header}:{port}\r\n"
+            f"{method} {target} HTTP/1.1\r\nHost: {host_header}:{port}\r\n{extra}"
             "Accept: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode()
         )
         await writer.drain()
@@ -97,17 +106,17 @@ async def _raw_request(parts: SplitResult, method: str) -> tuple[int, bytes]:
         if len(status_parts) < 2 or not status_parts[0].startswith("HTTP/"):
             raise ValueError(f"not an HTTP response: {lines[0][:80]!r}")
         status = int(status_parts[1])
-        headers = {}
+        got: dict[str, str] = {}
         for line in lines[1:]:
             name, sep, value = line.partition(":")
             if sep:
-                headers[name.strip().lower()] = value.strip()
-        if "content-length" in headers:
-            length = int(headers["content-length"])
+                got[name.strip().lower()] = value.strip()
+        if "content-length" in got:
+            length = int(got["content-length"])
             if length > _MAX_BODY:
                 raise ValueError(f"response too large ({length} bytes)")
             body = await reader.readexactly(length)
-        elif headers.get("transfer-encoding", "").lower() == "chunked":
+        elif got.get("transfer-encoding", "").lower() == "chunked":
             body = await _read_chunked(reader)
         else:
             body = await reader.read(_MAX_BODY)
@@ -135,16 +144,23 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
         await reader.readexactly(2)
 
 
-async def _httpx_request(url: str, method: str, timeout: float) -> tuple[int, bytes]:
+async def _httpx_request(
+    url: str, method: str, timeout: float, headers: Mapping[str, str] | None = None
+) -> tuple[int, bytes]:
     async with httpx.AsyncClient(timeout=timeout) as client:
-        resp = await client.request(method, url)
+        resp = await client.request(method, url, headers=dict(headers or {}))
         return resp.status_code, resp.content
 
 
 async def devtools_json(
-    cdp_url: str, path: str, *, method: str = "GET", timeout: float = 2.0
+    cdp_url: str,
+    path: str,
+    *,
+    method: str = "GET",
+    timeout: float = 2.0,
+    headers: Mapping[str, str] | None = None,
 ) -> Any:
-    status, body = await devtools_http(cdp_url, path, method=method, timeout=timeout)
+    status, body = await devtools_http(cdp_url, path, method=method, timeout=timeout, headers=headers)
     url = endpoint_url(cdp_url, path)
     if status != 200:
         text = body.decode("utf-8", "replace").strip()[:200]
