@@ -152,6 +152,15 @@ async def test_forms_dialogs_upload_keys(
         )
         assert "uploaded 1 file" in done
         await call(client, "browser_wait_for", {"text": "report.txt"})
+        # ...or arm the next file chooser, then click what opens it.
+        other = tmp_path / "second.txt"
+        other.write_text("again", encoding="utf-8")
+        armed = await call(client, "browser_file_upload", {"paths": [str(other)]})
+        assert armed.startswith("armed")
+        clicked = await call(client, "browser_click", {"ref": file_input})
+        waited = await call(client, "browser_wait_for", {"text": "second.txt"})
+        # Reported with the click, or with the next call if the files landed just after.
+        assert "the file chooser got second.txt" in clicked + waited
         missing = await call_error(
             client,
             "browser_file_upload",

@@ -86,6 +86,9 @@ def _notes(data: Any) -> list[str]:
         if not isinstance(dialog, dict):
             notes.append(f"dialog: {dialog}")
             continue
+        if dialog.get("type") == "filechooser":
+            notes.append(f"the file chooser got {', '.join(dialog.get('files') or [])}")
+            continue
         line = (
             f"a {dialog.get('type', '')} dialog {dialog.get('message', '')!r} was "
             f"{dialog.get('action') or 'dismissed'}"
