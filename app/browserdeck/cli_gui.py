@@ -28,7 +28,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--settings",
         action="store_true",
-        help="if browserdeck already runs, open its settings instead of its panel",
+        help="open the settings (those of the running browserdeck, if one runs)",
     )
     p.add_argument(
         "--no-tray", action="store_true", help="run as a window even when a system tray exists"

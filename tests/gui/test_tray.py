@@ -161,3 +161,20 @@ async def test_a_crash_is_notified_and_marked(qapp: Any, saved_config: Any) -> N
             lambda: agent.title() == "agent (default) — crashed", what="the menu to say crashed"
         )
         assert "Start browser" in _texts(agent)
+
+
+async def test_pair_extension_dialog(qapp: Any, saved_config: Any) -> None:
+    from urllib.parse import parse_qs, urlparse
+
+    async with running_tray(qapp) as tray_app:
+        _action(tray_app.tray.menu, "Pair extension…").trigger()
+        dialog = tray_app.dialogs[-1]
+        assert dialog.objectName() == "pairDialog" and dialog.isVisible()
+        assert not dialog.isModal()
+        link = urlparse(dialog.link)
+        assert link.scheme == "chrome-extension" and link.path == "/options.html"
+        fragment = parse_qs(link.fragment)
+        assert fragment["port"] == [str(saved_config.relay_port)]
+        assert fragment["token"] == [tray_app.service.relay_token]
+        assert fragment["profile"] == ["chrome"]
+        dialog.close()

@@ -85,12 +85,14 @@ class TrayApp(QObject):
         service_factory: Callable[[], Service],
         tray: bool | None = None,
         show_panel: bool = False,
+        show_settings: bool = False,
     ) -> None:
         super().__init__()
         self.qapp = qapp
         self.service_factory = service_factory
         self.tray_available = QSystemTrayIcon.isSystemTrayAvailable() if tray is None else tray
         self.show_panel_at_start = show_panel or not self.tray_available
+        self.show_settings_at_start = show_settings
         self.bridge = ServiceBridge(self)
         self.model = DeckModel(self.bridge, self)
         self.service: Service | None = None
@@ -127,6 +129,8 @@ class TrayApp(QObject):
         if self.show_panel_at_start:
             self.show_panel()
         await self.start_service()
+        if self.show_settings_at_start:
+            self.show_settings()
         try:
             await self.quit_requested.wait()
         finally:
@@ -539,6 +543,7 @@ def run(args: argparse.Namespace) -> int:
         service_factory=lambda: Service(force_headless=headless, control_port=port),
         tray=False if getattr(args, "no_tray", False) else None,
         show_panel=bool(getattr(args, "panel", False)),
+        show_settings=bool(getattr(args, "settings", False)),
     )
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)

@@ -16,7 +16,6 @@ from typing import Any
 from PySide6.QtCore import (
     QEvent,
     QModelIndex,
-    QObject,
     QPersistentModelIndex,
     QRect,
     QSize,
@@ -719,18 +718,3 @@ class StatusPanel(QMainWindow):
             # No tray: this window is the app, so closing it is Quit (one shutdown path).
             event.ignore()
             self.quitRequested.emit()
-
-
-def install_first_paint_probe(widget: QWidget, callback: Any) -> QObject:
-    """Call ``callback`` once, on the first paint of ``widget`` (for the launch benchmark)."""
-
-    class Probe(QObject):
-        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint:
-                widget.removeEventFilter(self)
-                callback()
-            return False
-
-    probe = Probe(widget)
-    widget.installEventFilter(probe)
-    return probe
