@@ -75,6 +75,17 @@ async def test_navigate_snapshot_click_type_find_screenshot(
 
         stale = await call_error(client, "browser_click", {"ref": "e999"})
         assert "e999" in stale and "snapshot" in stale
+        # A ref from before a navigation fails closed, even though the server prepared
+        # the new page for a snapshot in the background.
+        # (long.html has an element with that ref number too: a link.)
+        await call(client, "browser_navigate", {"url": f"{site}/long.html"})
+        await call(client, "browser_wait_for", {"time": 0.5})
+        stale = await call_error(client, "browser_click", {"ref": add})
+        assert "snapshot" in stale
+        assert "/long.html" in await call(
+            client, "browser_evaluate", {"function": "() => location.href"}
+        )
+        await call(client, "browser_navigate_back")
 
         console = await call(client, "browser_console_messages")
         assert "[page] log: shop ready" in console and "[page] error: shop error line" in console
