@@ -192,6 +192,21 @@ class InProcessBackend:
         self._busy += 1
         try:
             return await api.request(method, path, params=params, json=json)
+        except BrowserdeckError as exc:
+            if exc.code == "port_in_use" and "DevTools endpoint" in exc.message:
+                # Most likely another `browserdeck mcp` without a service, with its own
+                # browser on this profile's port: killing it (the launcher's hint) would
+                # pull the page from under that agent.
+                raise BrowserdeckError(
+                    exc.message,
+                    code=exc.code,
+                    status=exc.status,
+                    hint="if another agent's `browserdeck mcp` started that browser, run "
+                    "browserdeck (`browserdeck serve` or the tray app) so agents share one "
+                    "browser, or give this server another profile (--profile); otherwise: "
+                    + (exc.hint or ""),
+                ) from None
+            raise
         finally:
             self._busy -= 1
             self._last_call = time.monotonic()
