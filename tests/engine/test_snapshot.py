@@ -186,3 +186,20 @@ async def test_names_with_quotes_and_colons_round_trip_in_role_mode(tab: Tab) ->
     assert await tab.js("document.title") == "q"
     await tab.act(kind="click", ref=refs["a: b"])
     assert await tab.js("document.title") == "c"
+
+
+async def test_fast_ref_scan_matches_the_full_parser(tab: Tab) -> None:
+    from browserdeck.engine import snapshot_text as st
+
+    await tab.goto("frames.html")
+    await tab.act(
+        kind="wait", fn="() => document.getElementById('same').contentDocument?.getElementById('b')"
+    )
+    text = (await tab.snap())["snapshot"]
+    assert "- '" not in text  # the fast path
+    fast, fast_totals = st.scan(text)
+    quoted = text + "\n- 'button \"a: b\" [ref=e999]'"  # forces the full parser
+    slow, slow_totals = st.scan(quoted)
+    assert slow[:-1] == fast and slow[-1] == ("e999", "button", "a: b", (), True, 0)
+    assert {k: v for k, v in slow_totals.items() if k != ((), "button", "a: b")} == fast_totals
+    assert any(chain for _, _, _, chain, _, _ in fast)  # iframe refs carry their frame

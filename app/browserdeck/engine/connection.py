@@ -126,7 +126,7 @@ class BrowserPool:
     def _on_disconnected(self, conn: Connection) -> None:
         conn.lost = True
         conn.gone.set()
-        for state in conn.pages.values():
+        for state in list(conn.pages.values()):
             state.cancel_arms()
         if self._conns.get(conn.cdp_url) is conn:
             del self._conns[conn.cdp_url]
@@ -139,7 +139,7 @@ class BrowserPool:
             return
         conn.lost = True
         conn.gone.set()
-        for state in conn.pages.values():
+        for state in list(conn.pages.values()):
             state.cancel_arms()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(state.settle(), 5)

@@ -23,6 +23,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from browserdeck import aio
 from browserdeck.engine import options as o
+from browserdeck.engine import snapshot as snap
 from browserdeck.engine.actions import write_artifact
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
@@ -197,12 +198,9 @@ def _table_usable(state: PageState) -> bool:
 
 async def _snapshot_unlocked(state: PageState) -> None:
     # A plain ai snapshot whose refs become the table; the caller holds state.lock.
-    from browserdeck.engine import snapshot as snap
-    from browserdeck.engine import snapshot_text as st
-
     opts = o.SnapshotOptions()
     text = await snap.ai_text(state, opts)
-    table, _ = snap.build_table(state, st.parse(text), opts, "aria")
+    table, _ = snap.build_table(state, text, opts, "aria")
     state.table = table
 
 

@@ -64,12 +64,11 @@ async def ai_text(state: PageState, opts: SnapshotOptions) -> str:
 
 
 def build_table(
-    state: PageState, nodes: list[st.Node], opts: SnapshotOptions, mode: RefMode
+    state: PageState, text: str, opts: SnapshotOptions, mode: RefMode
 ) -> tuple[RefTable, dict[str, str]]:
     """The ref table of a snapshot and the map Playwright ref -> the ref the agent sees."""
     memory = state.memory
-    # nth/count only matter when refs resolve by role; skip the pass otherwise (speed).
-    nth_of, totals = st.role_counts(nodes) if "role" in (mode, opts.format) else ({}, {})
+    entries, totals = st.scan(text)
     refs: dict[str, RefInfo] = {}
     shown: dict[str, str] = {}
     main_root = opts.frame is None
@@ -77,16 +76,16 @@ def build_table(
     bases: dict[str, int] = {}  # prefix -> offset, settled once per snapshot
     role_only = opts.format == "role"
     interactive_roles = st.INTERACTIVE_ROLES
-    for i, node in enumerate(nodes):
-        pw_ref = node.ref
-        if pw_ref is None or (role_only and node.role not in interactive_roles):
+    counted = not opts.depth  # a depth-limited snapshot does not see every element
+    for pw_ref, role, name, chain, interactive, nth in entries:
+        if role_only and role not in interactive_roles:
             continue
         prefix, _, digits = pw_ref.rpartition("e")
-        if not digits.isdigit() or node.is_prop:
+        if not digits.isdigit():
             continue
         base = bases.get(prefix)
         if base is None:
-            key = keys[main_root and not node.frame_chain]
+            key = keys[main_root and not chain]
             entry = memory.bases.get(prefix)
             if entry is None:
                 entry = (0, key)  # a prefix never seen in this tab cannot clash
@@ -100,16 +99,15 @@ def build_table(
         ours = f"{prefix}e{number}" if base else pw_ref
         if number > memory.issued_max:
             memory.issued_max = number
-        name = node.name or ""
         refs[ours] = RefInfo(
             ours,
             pw_ref,
-            node.role,
+            role,
             name,
-            node.frame_chain,
-            nth_of.get(i, 0),
-            None if opts.depth else totals.get((node.frame_chain, node.role, name)),
-            node.interactive,
+            chain,
+            nth,
+            totals.get((chain, role, name)) if counted else None,
+            interactive,
         )
         shown[pw_ref] = ours
     table = RefTable(
@@ -126,9 +124,7 @@ def build_table(
     return table, shown
 
 
-def render(
-    text: str, nodes: list[st.Node], opts: SnapshotOptions, table: RefTable, shown: dict[str, str]
-) -> str:
+def render(text: str, opts: SnapshotOptions, table: RefTable, shown: dict[str, str]) -> str:
     renamed = any(pw != ours for pw, ours in shown.items())
     if opts.format == "ai" and not opts.compact and not opts.interactive:
         if not renamed:
@@ -137,6 +133,7 @@ def render(
             lambda m: f"[ref={shown.get(m.group(0)[5:-1], m.group(0)[5:-1])}]", text
         )
 
+    nodes = st.parse(text)  # a Node per line only when the text is transformed
     nth_of, _ = st.role_counts(nodes)
     keep: list[bool] = []
     for i, node in enumerate(nodes):
@@ -176,10 +173,9 @@ async def snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]:
     async with state.lock:
         # The title costs a round trip of its own: fetch it while Playwright snapshots.
         text, title = await asyncio.gather(ai_text(state, opts), _title(state))
-        nodes = st.parse(text)
-        table, shown = build_table(state, nodes, opts, mode)
+        table, shown = build_table(state, text, opts, mode)
         state.table = table
-    out_text = render(text, nodes, opts, table, shown)
+    out_text = render(text, opts, table, shown)
     max_chars = opts.max_chars or DEFAULT_MAX_CHARS
     out_text, truncated = st.truncate(out_text, max_chars=max_chars, max_lines=opts.limit)
     result: dict[str, Any] = {

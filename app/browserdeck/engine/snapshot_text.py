@@ -272,3 +272,68 @@ def truncate(
         f"depth=N, interactive=true or compact=true, or raise maxChars/limit.]"
     )
     return shown + marker, info
+
+
+_ELEMENT_LINES = re.compile(_ELEMENT.pattern, re.MULTILINE)
+
+# (Playwright ref, role, name, frame chain, interactive, nth among same role+name in frame)
+RefEntry = tuple[str, str, str, tuple[str, ...], bool, int]
+CountKey = tuple[tuple[str, ...], str, str]
+
+
+def scan(text: str) -> tuple[list[RefEntry], dict[CountKey, int]]:
+    """The refs of a snapshot and the role+name totals, without building a Node per line.
+
+    This is the per-snapshot hot path (thousands of lines): one regex pass in C. Lines
+    with a YAML-quoted key are rare; when there are any, the full parser is used.
+    """
+    totals: dict[CountKey, int] = defaultdict(int)
+    entries: list[RefEntry] = []
+    if "- '" in text:
+        for node in parse(text):
+            if not node.role or node.is_prop or node.role == "text":
+                continue
+            name = node.name or ""
+            key = (node.frame_chain, node.role, name)
+            nth = totals[key]
+            totals[key] += 1
+            if node.ref is not None:
+                entries.append((node.ref, node.role, name, node.frame_chain, node.interactive, nth))
+        return entries, dict(totals)
+    frames: list[tuple[int, str]] = []
+    chain: tuple[str, ...] = ()
+    interactive_roles = INTERACTIVE_ROLES
+    for m in _ELEMENT_LINES.finditer(text):
+        indent_s, role, name_raw, attrs, tail = m.groups()
+        indent = len(indent_s)
+        if frames and frames[-1][0] >= indent:
+            while frames and frames[-1][0] >= indent:
+                frames.pop()
+            chain = tuple(f[1] for f in frames)
+        if role[0] == "/" or role == "text":
+            continue
+        if name_raw is None:
+            name = ""
+        elif "\\" in name_raw:
+            try:
+                name = json.loads(name_raw[1:])
+            except ValueError:
+                name = name_raw[2:-1]
+        else:
+            name = name_raw[2:-1]
+        key = (chain, role, name)
+        nth = totals[key]
+        totals[key] = nth + 1
+        if "[ref=" not in attrs:
+            continue
+        found = _REF_ATTR.search(attrs)
+        if found is None:
+            continue
+        ref = found.group(1)
+        entries.append(
+            (ref, role, name, chain, role in interactive_roles or "[cursor=pointer]" in attrs, nth)
+        )
+        if role == "iframe" and tail == ":":
+            frames.append((indent, ref))
+            chain = (*chain, ref)
+    return entries, dict(totals)
