@@ -35,10 +35,10 @@ os.environ["BROWSERDECK_HOME"] = tempfile.mkdtemp(prefix="bench-engine-")
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 from playwright.async_api import Page, async_playwright  # noqa: E402
-
-from browserdeck.engine import options  # noqa: E402
 from tests.engine.site import start_site  # noqa: E402
 from tests.support.service import running_service  # noqa: E402
+
+from browserdeck.engine import options  # noqa: E402
 
 Timed = Callable[[], Awaitable[Any]]
 
@@ -101,15 +101,34 @@ async def main() -> int:
                 resp = await client.get("/snapshot", params={"targetId": tid})
                 assert resp.status_code == 200, resp.text
 
-            t = await interleave(args.runs, {
-                "bare": lambda: page.aria_snapshot(mode="ai"),
-                "engine": lambda: engine.snapshot(cdp_url, tid, headers, snap_opts),
-                "http": http_snapshot,
-            })
-            rows.append(("snapshot (ai)", "Engine.snapshot", t["engine"], t["bare"],
-                         f"{t['engine'] / t['bare']:.2f}x", "<= 1.15x"))
-            rows.append(("", "GET /snapshot", t["http"], t["bare"],
-                         f"{t['http'] / t['bare']:.2f}x", "<= 1.15x"))
+            t = await interleave(
+                args.runs,
+                {
+                    "bare": lambda: page.aria_snapshot(mode="ai"),
+                    "engine": lambda: engine.snapshot(cdp_url, tid, headers, snap_opts),
+                    "http": http_snapshot,
+                },
+            )
+            rows.append(
+                (
+                    "snapshot (ai)",
+                    "Engine.snapshot",
+                    t["engine"],
+                    t["bare"],
+                    f"{t['engine'] / t['bare']:.2f}x",
+                    "<= 1.15x",
+                )
+            )
+            rows.append(
+                (
+                    "",
+                    "GET /snapshot",
+                    t["http"],
+                    t["bare"],
+                    f"{t['http'] / t['bare']:.2f}x",
+                    "<= 1.15x",
+                )
+            )
 
             # --- click ---------------------------------------------------------
             ai = (await client.get("/snapshot", params={"targetId": tid})).json()["snapshot"]
@@ -119,19 +138,39 @@ async def main() -> int:
             click = options.ClickAct(kind="click", ref=ours)
 
             async def http_click() -> None:
-                resp = await client.post("/act", json={"targetId": tid, "kind": "click",
-                                                       "ref": ours})
+                resp = await client.post(
+                    "/act", json={"targetId": tid, "kind": "click", "ref": ours}
+                )
                 assert resp.status_code == 200, resp.text
 
-            t = await interleave(args.runs, {
-                "bare": lambda: page.locator(f"aria-ref={theirs}").click(),
-                "engine": lambda: engine.act(cdp_url, tid, headers, click),
-                "http": http_click,
-            })
-            rows.append(("click", "Engine.act", t["engine"], t["bare"],
-                         f"+{t['engine'] - t['bare']:.1f} ms", "<= +5 ms"))
-            rows.append(("", "POST /act", t["http"], t["bare"],
-                         f"+{t['http'] - t['bare']:.1f} ms", "<= +5 ms"))
+            t = await interleave(
+                args.runs,
+                {
+                    "bare": lambda: page.locator(f"aria-ref={theirs}").click(),
+                    "engine": lambda: engine.act(cdp_url, tid, headers, click),
+                    "http": http_click,
+                },
+            )
+            rows.append(
+                (
+                    "click",
+                    "Engine.act",
+                    t["engine"],
+                    t["bare"],
+                    f"+{t['engine'] - t['bare']:.1f} ms",
+                    "<= +5 ms",
+                )
+            )
+            rows.append(
+                (
+                    "",
+                    "POST /act",
+                    t["http"],
+                    t["bare"],
+                    f"+{t['http'] - t['bare']:.1f} ms",
+                    "<= +5 ms",
+                )
+            )
 
             # --- labelled screenshot ---------------------------------------------
             plain = options.ScreenshotOptions()
@@ -141,39 +180,75 @@ async def main() -> int:
                 resp = await client.post("/screenshot", json={"targetId": tid, "labels": labels})
                 assert resp.status_code == 200, resp.text
 
-            t = await interleave(args.runs, {
-                "bare": lambda: page.screenshot(scale="css"),
-                "plain": lambda: engine.screenshot(cdp_url, tid, headers, plain),
-                "labels": lambda: engine.screenshot(cdp_url, tid, headers, labelled),
-                "http_plain": lambda: http_shot(False),
-                "http_labels": lambda: http_shot(True),
-            })
-            rows.append(("screenshot", "Engine, labels", t["labels"], t["plain"],
-                         f"{t['labels'] / t['plain']:.2f}x", "<= 1.5x"))
-            rows.append(("", "POST, labels", t["http_labels"], t["http_plain"],
-                         f"{t['http_labels'] / t['http_plain']:.2f}x", "<= 1.5x"))
-            rows.append(("", "Engine, plain", t["plain"], t["bare"],
-                         f"{t['plain'] / t['bare']:.2f}x", "(bare shot)"))
+            t = await interleave(
+                args.runs,
+                {
+                    "bare": lambda: page.screenshot(scale="css"),
+                    "plain": lambda: engine.screenshot(cdp_url, tid, headers, plain),
+                    "labels": lambda: engine.screenshot(cdp_url, tid, headers, labelled),
+                    "http_plain": lambda: http_shot(False),
+                    "http_labels": lambda: http_shot(True),
+                },
+            )
+            rows.append(
+                (
+                    "screenshot",
+                    "Engine, labels",
+                    t["labels"],
+                    t["plain"],
+                    f"{t['labels'] / t['plain']:.2f}x",
+                    "<= 1.5x",
+                )
+            )
+            rows.append(
+                (
+                    "",
+                    "POST, labels",
+                    t["http_labels"],
+                    t["http_plain"],
+                    f"{t['http_labels'] / t['http_plain']:.2f}x",
+                    "<= 1.5x",
+                )
+            )
+            rows.append(
+                (
+                    "",
+                    "Engine, plain",
+                    t["plain"],
+                    t["bare"],
+                    f"{t['plain'] / t['bare']:.2f}x",
+                    "(bare shot)",
+                )
+            )
             labels_out = await engine.screenshot(cdp_url, tid, headers, labelled)
 
             # --- sizes -----------------------------------------------------------
             sizes = {}
-            for name, params in (("ai", {}), ("role", {"format": "role"}),
-                                 ("role+interactive", {"format": "role", "interactive": "true"}),
-                                 ("ai+compact", {"compact": "true"})):
+            for name, params in (
+                ("ai", {}),
+                ("role", {"format": "role"}),
+                ("role+interactive", {"format": "role", "interactive": "true"}),
+                ("ai+compact", {"compact": "true"}),
+            ):
                 data = (await client.get("/snapshot", params={"targetId": tid, **params})).json()
-                sizes[name] = (data["stats"]["chars"], data["stats"]["refs"],
-                               data["stats"]["lines"])
+                sizes[name] = (
+                    data["stats"]["chars"],
+                    data["stats"]["refs"],
+                    data["stats"]["lines"],
+                )
     finally:
         site.close()
 
-    print(f"{'what':<14} {'ours':<16} {'ours ms':>9} {'baseline ms':>12} {'ratio':>10} "
-          f"{'target':>10}")
+    print(
+        f"{'what':<14} {'ours':<16} {'ours ms':>9} {'baseline ms':>12} {'ratio':>10} {'target':>10}"
+    )
     print("-" * 76)
     for what, how, a, b, ratio, target in rows:
         print(f"{what:<14} {how:<16} {a:9.1f} {b:12.1f} {ratio:>10} {target:>10}")
-    print(f"\nlabelled screenshot: {len(labels_out['labels'])} labels drawn, "
-          f"{labels_out['skipped']} refs outside the viewport or over the cap")
+    print(
+        f"\nlabelled screenshot: {len(labels_out['labels'])} labels drawn, "
+        f"{labels_out['skipped']} refs outside the viewport or over the cap"
+    )
     print(f"\n{'snapshot size':<18} {'chars':>9} {'refs':>6} {'lines':>6}")
     for name, (chars, refs, lines) in sizes.items():
         print(f"{name:<18} {chars:9d} {refs:6d} {lines:6d}")
