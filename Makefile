@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run serve test lint typecheck pytest bench browser system-deps clean package
+.PHONY: run serve test lint typecheck pytest bench browser system-deps clean package screenshots
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -43,6 +43,16 @@ test: lint typecheck pytest
 
 bench: $(STAMP) browser
 	$(PY) bench/run_all.py
+
+# A PyInstaller onedir bundle in dist/browserdeck, then started far enough to answer /health.
+package: $(STAMP) system-deps
+	$(PY) -m pip install -q -e '.[package]'
+	$(VENV)/bin/pyinstaller --noconfirm --clean --log-level WARN packaging/browserdeck.spec
+	$(PY) packaging/smoke_package.py dist/browserdeck
+
+# docs/screenshots/*.png, captured from the real app under Xvfb.
+screenshots: $(STAMP) browser system-deps
+	$(PY) docs/screenshots/capture.py
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache

@@ -150,7 +150,7 @@ class ProfileContext:
             out["extensionConnected"] = bool(relay_status.get("extensionConnected"))
         # The browser counts as running if its endpoint answers (covers attach-only and remote).
         if self.config.enabled:
-            tabs = await self._try_list_tabs()
+            tabs = await self.peek_tabs()
             if tabs is not None:
                 out["running"] = True
                 out["tabs"] = len(tabs)
@@ -161,7 +161,8 @@ class ProfileContext:
                 out["state"] = "unreachable"
         return out
 
-    async def _try_list_tabs(self) -> list[Tab] | None:
+    async def peek_tabs(self) -> list[Tab] | None:
+        """The tabs if the browser answers right now; never starts anything (for status views)."""
         if self.driver == "extension" and (self.relay is None or not self.relay.extension_connected):
             return None
         try:

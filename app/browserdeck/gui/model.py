@@ -175,7 +175,7 @@ async def peek_tabs(ctx: ProfileContext) -> list[Tab]:
     agents); a refresh of the GUI must never do that, or a poll racing a Stop would
     relaunch the browser the user just stopped.
     """
-    tabs = await ctx._try_list_tabs()
+    tabs = await ctx.peek_tabs()
     return tabs or []
 
 
