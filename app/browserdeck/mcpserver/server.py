@@ -180,7 +180,13 @@ class McpApp:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self.tool_list(self._selection_for(ctx)))
+        try:
+            selection = self._selection_for(ctx)
+        except BrowserdeckError as exc:  # a bad ?tools= on the /mcp URL
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        return types.ListToolsResult(tools=self.tool_list(selection))
 
     @staticmethod
     def tool_list(selection: dict[str, tools.ToolSpec]) -> list[types.Tool]:
