@@ -429,7 +429,8 @@ class ProfileContext:
         await self.ensure_browser()
         url = normalize_url(url)
         try:
-            created = await self._cdp_call("Target.createTarget", {"url": url})
+            # background: a new agent tab must not steal the user's focus (headed browsers).
+            created = await self._cdp_call("Target.createTarget", {"url": url, "background": True})
             target_id = str(created["targetId"])
         except BrowserdeckError as exc:
             log.info("Target.createTarget failed (%s); falling back to PUT /json/new", exc)
@@ -494,12 +495,16 @@ class Service:
         force_headless: bool = False,
         control_port: int | None = None,
         serve_api: bool = True,
+        run_relays: bool = True,
         config_path: Path | None = None,
     ) -> None:
         self.events = ServiceEvents()
         self.force_headless = force_headless
         self._control_port_override = control_port
         self._serve_api = serve_api
+        # The in-process MCP fallback runs without relays (and without starting the default
+        # profile): it must not hold the relay port the tray or `serve` will want.
+        self._run_relays = run_relays
         self._config_path = config_path
         self.config: Config = config.default_config()
         self.config_problem: str | None = None
@@ -550,7 +555,7 @@ class Service:
                 self.api = ApiServer(self, port=self.control_port)
                 await self.api.start()
                 self._write_instance_file()
-            if self.config.enabled:
+            if self.config.enabled and self._run_relays:
                 await self._start_relays()
                 if self.config.start_default_profile:
                     default = self.contexts.get(self.config.default_profile)
@@ -718,7 +723,7 @@ class Service:
             for ctx in self.contexts.values():
                 if ctx.driver == "extension":
                     await ctx.stop()
-        if new.enabled:
+        if new.enabled and self._run_relays:
             await self._start_relays()
         if self.api is not None and new.control_port != old.control_port:
             self.events.notice.send(level="info", title="Control port changed",

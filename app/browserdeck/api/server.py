@@ -14,7 +14,7 @@ import errno
 import logging
 import socket
 from collections.abc import Generator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
@@ -66,14 +66,16 @@ class ApiServer:
         self._server: _Server | None = None
         self._task: asyncio.Task[None] | None = None
         self._sock: socket.socket | None = None
+        self._app: Any = None
 
     async def start(self) -> None:
         from browserdeck.api.app import create_app
 
         self._sock = bind_loopback(self.requested_port, "control API")
         self.port = int(self._sock.getsockname()[1])
+        self._app = create_app(self.service)
         config = uvicorn.Config(
-            create_app(self.service),
+            self._app,
             log_config=None,
             lifespan="off",
             access_log=False,
@@ -90,6 +92,13 @@ class ApiServer:
         log.info("control API on http://127.0.0.1:%d", self.port)
 
     async def stop(self) -> None:
+        if self._app is not None:
+            # End MCP streams first: an open event stream would otherwise hold uvicorn's
+            # graceful shutdown for its whole timeout.
+            from browserdeck.mcpserver import http as mcp_http
+
+            await mcp_http.shutdown(self._app)
+            self._app = None
         if self._server is not None:
             self._server.should_exit = True
         if self._task is not None:
