@@ -6,15 +6,22 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run serve test lint typecheck pytest bench browser system-deps clean package screenshots
 
-$(STAMP): pyproject.toml
+.PHONY: lock run serve test lint typecheck pytest bench browser system-deps clean package screenshots
+
+# requirements.lock pins every transitive version we test with (pip freeze of .venv);
+# refresh it with `make lock` after changing dependencies in pyproject.toml.
+$(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "browserdeck needs Python 3.11 or newer (found $$($(PYTHON) --version))"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
+
+lock: $(STAMP)
+	$(PY) -m pip install -q -e '.[dev,package]'
+	$(PY) -m pip freeze --exclude-editable | grep -v '^browserdeck' > requirements.lock
 
 # Chromium (apt, when no Chrome/Chromium is found and we are root; else a clear message).
 browser:
@@ -46,7 +53,7 @@ bench: $(STAMP) browser
 
 # A PyInstaller onedir bundle in dist/browserdeck, then started far enough to answer /health.
 package: $(STAMP) system-deps
-	$(PY) -m pip install -q -e '.[package]'
+	$(PY) -m pip install -q -c requirements.lock -e '.[package]'
 	$(VENV)/bin/pyinstaller --noconfirm --clean --log-level WARN packaging/browserdeck.spec
 	$(PY) packaging/smoke_package.py dist/browserdeck
 
