@@ -429,8 +429,10 @@ class ProfileContext:
         await self.ensure_browser()
         url = normalize_url(url)
         try:
-            # background: a new agent tab must not steal the user's focus (headed browsers).
-            created = await self._cdp_call("Target.createTarget", {"url": url, "background": True})
+            # Not background:true: a background tab of a managed browser is not rendered, so
+            # its screenshots wait for a frame that never comes. (The managed browser is the
+            # agent's own window; the user's Chrome is reached through the relay instead.)
+            created = await self._cdp_call("Target.createTarget", {"url": url})
             target_id = str(created["targetId"])
         except BrowserdeckError as exc:
             log.info("Target.createTarget failed (%s); falling back to PUT /json/new", exc)

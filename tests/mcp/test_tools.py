@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from browserdeck.mcpserver.output import saved_dir
 from browserdeck.mcpserver.snapshot import refs_in
 from tests.mcp.harness import call, call_error, mcp_config, ref_of, stdio_client
 
@@ -50,8 +51,13 @@ async def test_navigate_snapshot_click_type_find_screenshot(
         # Playwright MCP's argument names work too (target for ref, element ignored), and
         # its filename saves a result to a file instead of returning it.
         await call(client, "browser_click", {"target": add, "element": "Add to cart button"})
-        saved = await call(client, "browser_snapshot", {"filename": str(bd_home / "s.yml")})
-        assert saved.startswith("saved ") and "[ref=" in (bd_home / "s.yml").read_text()
+        saved = await call(client, "browser_snapshot", {"filename": "s.yml"})
+        assert saved.startswith("saved ") and "[ref=" in (saved_dir() / "s.yml").read_text()
+        # Nowhere else: the model's filename never reaches files outside those folders.
+        outside = bd_home.parent / "outside.yml"
+        refused = await call_error(client, "browser_snapshot", {"filename": str(outside)})
+        assert "outside the folders MCP tools may write to" in refused
+        assert not outside.exists()
 
         found = await call(client, "browser_find", {"text": "details"})
         assert found.startswith("2 match(es)") and "[ref=" in found
@@ -279,6 +285,10 @@ async def test_all_tools_dom_exploration(
         bad = await call_error(client, "browser_run_code", {"code": "def ("})
         assert "syntax error" in bad
 
-        saved = await call(client, "browser_pdf_save", {"filename": str(tmp_path / "p.pdf")})
+        saved = await call(client, "browser_pdf_save", {"filename": "p.pdf"})
         assert saved.endswith("p.pdf")
-        assert (tmp_path / "p.pdf").read_bytes().startswith(b"%PDF")
+        assert (saved_dir() / "p.pdf").read_bytes().startswith(b"%PDF")
+        refused = await call_error(
+            client, "browser_pdf_save", {"filename": str(tmp_path / "p.pdf")}
+        )
+        assert "outside the folders" in refused and not (tmp_path / "p.pdf").exists()

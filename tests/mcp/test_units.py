@@ -117,3 +117,36 @@ def test_docs_list_every_tool() -> None:
     for name in REGISTRY:
         short = name.replace("browser_navigate_forward", "_forward")
         assert f"`{name}`" in doc or f"`{short}`" in doc, name
+
+
+def test_filename_stays_inside_the_allowed_folders(
+    bd_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A model (or a page talking to it) must not get /etc/passwd or ~/.bashrc written.
+    saved = output.saved_dir().resolve()
+    assert output.save_path("page.png", transport="http") == saved / "page.png"
+    assert output.save_path(str(saved / "a.txt"), transport="http") == saved / "a.txt"
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    monkeypatch.chdir(workspace)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # stdio: the client's working directory is its workspace; bare names go there.
+    assert output.save_path("shot.png", transport="stdio") == workspace / "shot.png"
+    assert output.save_path(str(workspace / "d" / "x.pdf"), transport="stdio") == (
+        workspace / "d" / "x.pdf"
+    )
+    refused = [
+        ("/etc/passwd", "stdio"),
+        ("../escape.txt", "stdio"),
+        ("~/.bashrc", "stdio"),
+        (str(workspace / "x.png"), "http"),  # over HTTP the service's cwd means nothing
+        ("../../x.txt", "http"),
+    ]
+    for name, transport in refused:
+        with pytest.raises(InvalidInput, match="outside the folders MCP tools may write to"):
+            output.save_path(name, transport=transport)
+    # A workspace that is the home directory (or /) would open every dotfile: not a root.
+    monkeypatch.setenv("HOME", str(workspace))
+    with pytest.raises(InvalidInput, match="outside the folders"):
+        output.save_path(str(workspace / ".bashrc"), transport="stdio")
+    assert output.save_path("ok.png", transport="stdio") == saved / "ok.png"

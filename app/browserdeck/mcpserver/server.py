@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -224,10 +225,16 @@ class McpApp:
         )
         async with session.lock:
             try:
+                # The path is checked before the tool runs: a refused one changes nothing.
+                save_path = (
+                    output.save_path(save_to, transport=self.transport)
+                    if isinstance(save_to, str) and save_to
+                    else None
+                )
                 args = validate_object(raw_args, spec.schema, name)
                 reply = await spec.handler(Call(self, session, spec, args))
-                if isinstance(save_to, str) and save_to:
-                    reply = _save_reply(reply, save_to)
+                if save_path is not None:
+                    reply = _save_reply(reply, save_path)
             except BrowserdeckError as exc:
                 return _error(exc)
             except Exception as exc:
@@ -293,11 +300,8 @@ class McpApp:
             await self.close()
 
 
-def _save_reply(reply: Reply, filename: str) -> Reply:
-    """Write the result (the image, else the text) to ``filename``; answer with where."""
-    from pathlib import Path
-
-    path = Path(filename).expanduser()
+def _save_reply(reply: Reply, path: Path) -> Reply:
+    """Write the result (the image, else the text) to ``path``; answer with where."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if reply.images:

@@ -677,13 +677,20 @@ async def network_requests(call: Call) -> Reply:
     group="all",
 )
 async def pdf_save(call: Call) -> Reply:
-    filename = call.args.get("filename")
-    data = await call.on_tab("POST", "/pdf", json={"inline": bool(filename)})
-    if filename:
-        from pathlib import Path
+    from browserdeck.mcpserver.output import save_path
 
-        target = Path(filename).expanduser()
-        target.write_bytes(Reply.b64(str(data["base64"])))
+    filename = call.args.get("filename")
+    # Checked before the PDF is made: a refused path fails fast and writes nothing.
+    target = save_path(str(filename), transport=call.app.transport) if filename else None
+    data = await call.on_tab("POST", "/pdf", json={"inline": bool(filename)})
+    if target is not None:
+        try:
+            target.write_bytes(Reply.b64(str(data["base64"])))
+        except OSError as exc:
+            raise InvalidInput(
+                f"cannot write {target}: {exc.strerror or exc}",
+                hint="give a writable path, or leave filename out",
+            ) from None
         return Reply(f"saved PDF ({data.get('bytes', 0):,} bytes) to {target}")
     return Reply(f"saved PDF ({data.get('bytes', 0):,} bytes) to {data.get('path')}")
 
