@@ -430,9 +430,13 @@ class ProfileContext:
         url = normalize_url(url)
         try:
             # Not background:true: a background tab of a managed browser is not rendered, so
-            # its screenshots wait for a frame that never comes. (The managed browser is the
-            # agent's own window; the user's Chrome is reached through the relay instead.)
-            created = await self._cdp_call("Target.createTarget", {"url": url})
+            # its screenshots wait for a frame that never comes. And a window of its own
+            # (as Playwright gives each page): a tab that shares a window is hidden as soon
+            # as a later tab opens, and its screenshots hang the same way. (The managed
+            # browser is the agent's own; the user's Chrome gets plain tabs via the relay.)
+            created = await self._cdp_call(
+                "Target.createTarget", {"url": url, "newWindow": self.driver != "extension"}
+            )
             target_id = str(created["targetId"])
         except BrowserdeckError as exc:
             log.info("Target.createTarget failed (%s); falling back to PUT /json/new", exc)

@@ -291,3 +291,24 @@ async def test_reset_profile_kills_an_orphan(chromium_path: str, tmp_path: Path)
             assert started.status_code == 200 and started.json()["running"]
     finally:
         await orphan.close()
+
+
+async def test_every_open_tab_can_be_screenshot() -> None:
+    # Headless Chromium renders only the active tab of a window: a tab hidden behind a
+    # later one produces no frames, so its screenshot waited (often past the timeout).
+    # Each tab gets a window of its own, as Playwright gives each page.
+    async with running_service() as (service, client):
+        opened = []
+        for n in range(3):
+            url = f"data:text/html,<h1>tab {n}</h1>"
+            opened.append((await client.post("/tabs/open", json={"url": url})).json()["targetId"])
+        ctx = service.profile(None)
+        windows = {
+            (await ctx._cdp_call("Browser.getWindowForTarget", {"targetId": t}))["windowId"]
+            for t in opened
+        }
+        assert len(windows) == len(opened)
+        for target_id in opened:
+            shot = await client.post("/screenshot", json={"targetId": target_id})
+            assert shot.status_code == 200, shot.text
+            assert shot.json()["targetId"] == target_id
