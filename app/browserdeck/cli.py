@@ -11,8 +11,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import signal
 import sys
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -152,8 +154,21 @@ def cmd_create_profile(args: argparse.Namespace, client: ApiClient) -> int:
     return 0
 
 
+def _segment(value: str, what: str) -> str:
+    """``value`` as one URL path segment.
+
+    Unquoted, ``close ../profiles/work`` became ``DELETE /profiles/work`` (httpx
+    normalises dot segments) and deleted a profile; an empty one hit another route.
+    """
+    if value in ("", ".", ".."):
+        raise ClientError(f"{value!r} is not a valid {what}",
+                          f"pass a {what} as listed by `browserdeck "
+                          f"{'tabs' if what == 'tab id' else 'profiles'}`")
+    return urllib.parse.quote(value, safe="")
+
+
 def cmd_delete_profile(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.delete(f"/profiles/{args.name}")
+    data = client.delete(f"/profiles/{_segment(args.name, 'profile name')}")
     removed = data.get("removedData")
     client.print_result(data, args, f"deleted {args.name}" + (f" (removed {removed})" if removed else ""))
     return 0
@@ -182,7 +197,7 @@ def cmd_focus(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_close(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.delete(f"/tabs/{args.target_id}", params=_profile(args))
+    data = client.delete(f"/tabs/{_segment(args.target_id, 'tab id')}", params=_profile(args))
     client.print_result(data, args, f"closed {data['closed']}")
     return 0
 
@@ -264,6 +279,17 @@ def _extension_modules() -> list[Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # `browserdeck tabs | head -1`: the reader left; no traceback for that. Point
+        # stdout at devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

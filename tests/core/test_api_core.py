@@ -53,9 +53,11 @@ async def test_foreign_host_and_browser_origin_are_refused() -> None:
         resp = await client.get("/", headers={"Host": "evil.example:18791"})
         assert resp.status_code == 403
         assert resp.json()["error"]["code"] == "forbidden_host"
-        resp = await client.get("/", headers={"Origin": "https://evil.example"})
-        assert resp.status_code == 403
-        assert resp.json()["error"]["code"] == "forbidden_origin"
+        # "null" is what sandboxed iframes and file:/data: pages send: a browser too.
+        for origin in ("https://evil.example", "null"):
+            resp = await client.get("/", headers={"Origin": origin})
+            assert resp.status_code == 403, origin
+            assert resp.json()["error"]["code"] == "forbidden_origin"
         for host in ("localhost", "127.0.0.1", "[::1]"):
             ok = await client.get("/", headers={"Host": f"{host}:1"})
             assert ok.status_code == 200, host
@@ -312,3 +314,25 @@ async def test_every_open_tab_can_be_screenshot() -> None:
             shot = await client.post("/screenshot", json={"targetId": target_id})
             assert shot.status_code == 200, shot.text
             assert shot.json()["targetId"] == target_id
+
+
+async def test_unknown_routes_and_unreadable_bodies_get_the_error_shape() -> None:
+    async with running_service() as (_service, client):
+        cases = [
+            (await client.get("/nope"), 404, "no route GET /nope"),
+            (await client.put("/tabs"), 405, "PUT /tabs is not allowed"),
+            (await client.delete("/tabs/..%2Fprofiles%2Fagent"), 404, "no route"),
+            (await client.post("/navigate"), 400, "the body: Field required"),
+            (await client.post("/navigate", content=b"[" * 100_000 + b"]" * 100_000,
+                               headers={"content-type": "application/json"}),
+             400, "cannot read the request body"),
+            (await client.post("/navigate", content=b'{"url": "\xff"}',
+                               headers={"content-type": "application/json"}),
+             400, "cannot read the request body"),
+        ]
+        for resp, status, message in cases:
+            assert resp.status_code == status, resp.text
+            error = resp.json()["error"]
+            assert message in error["message"] and error["hint"], error
+        assert "GET" in (await client.put("/tabs")).json()["error"]["hint"]
+        assert "agent" in [p["profile"] for p in (await client.get("/profiles")).json()["profiles"]]

@@ -85,6 +85,19 @@ def test_cli_round_trip(served: tuple[dict[str, str], subprocess.Popen[str]]) ->
     profiles = cli(env, "profiles")
     assert "* agent" in profiles.stdout and "chrome (extension" in profiles.stdout
 
+    # Ids are one path segment: `close ../profiles/x` once became DELETE /profiles/x.
+    assert cli(env, "create-profile", "--name", "scratch").returncode == 0
+    sneaky = cli(env, "close", "../profiles/scratch")
+    assert sneaky.returncode == 1 and "no route DELETE /tabs/../profiles/scratch" in sneaky.stderr
+    assert "scratch (managed" in cli(env, "profiles").stdout
+    for bad_id in ("", ".."):
+        empty = cli(env, "close", bad_id)
+        assert empty.returncode == 1 and "is not a valid tab id" in empty.stderr
+        assert "Traceback" not in empty.stderr
+    gone = cli(env, "delete-profile", "--name", "x/../scratch")
+    assert gone.returncode == 1 and "no route DELETE /profiles/x/../scratch" in gone.stderr
+    assert "scratch (managed" in cli(env, "profiles").stdout
+
     # One shutdown path: SIGTERM stops the browser too.
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(30) == 0
@@ -121,3 +134,16 @@ def test_pair_and_relay_url_hand_over_the_relay_token(bd_home: Path) -> None:
     assert relay["headers"]["Authorization"] == f"Bearer {relay_token}"
     wrong = cli(env, "pair", "--profile", "agent")
     assert wrong.returncode != 0 and "not an extension profile" in wrong.stderr
+
+
+def test_a_closed_pipe_is_not_a_traceback(bd_home: Path) -> None:
+    # `browserdeck tabs | head -1`: the reader goes away before the output is written.
+    env = dict(os.environ, BROWSERDECK_HOME=str(bd_home))
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run([sys.executable, "-m", "browserdeck", "paths"], env=env,
+                                stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr

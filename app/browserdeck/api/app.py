@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from browserdeck import __version__, paths
 from browserdeck.api.security import LoopbackGuard
@@ -51,15 +52,54 @@ def create_app(service: Service) -> Any:
         problems = []
         for err in exc.errors():
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
-            problems.append(f"{where}: {err.get('msg')}")
-        return error_response(400, "invalid_input", "invalid request: " + "; ".join(problems),
-                              "see GET /openapi.json for the fields this route takes")
+            # An empty location is the body itself (missing, not an object, not JSON).
+            problems.append(f"{where or 'the body'}: {err.get('msg')}")
+        return error_response(
+            400,
+            "invalid_input",
+            "invalid request: " + "; ".join(problems),
+            "see GET /openapi.json for the fields this route takes",
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Starlette's own 404/405 and unreadable bodies: the same error shape as the rest.
+        status = exc.status_code
+        where = f"{request.method} {request.url.path}"
+        if status == 404:
+            return error_response(
+                404,
+                "no_route",
+                f"no route {where}",
+                "see GET /openapi.json for the routes; ids in a path "
+                "(targetId, profile name) cannot contain '/'",
+            )
+        if status == 405:
+            allowed = next((v for k, v in (exc.headers or {}).items() if k.lower() == "allow"), "")
+            return error_response(
+                405,
+                "method_not_allowed",
+                f"{where} is not allowed",
+                f"this route takes {allowed or 'another method'}; see GET /openapi.json",
+            )
+        if status == 400:
+            return error_response(
+                400,
+                "invalid_input",
+                f"cannot read the request body: {exc.detail}",
+                'send a JSON object encoded as UTF-8, e.g. {"url": "https://example.com"}',
+            )
+        return error_response(status, "http_error", str(exc.detail), None)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
         log.exception("unexpected error")
-        return error_response(500, "internal", f"{type(exc).__name__}: {exc}",
-                              f"this is a browserdeck bug; details are in {paths.log_dir()}")
+        return error_response(
+            500,
+            "internal",
+            f"{type(exc).__name__}: {exc}",
+            f"this is a browserdeck bug; details are in {paths.log_dir()}",
+        )
 
     from browserdeck.api import routes_core
 

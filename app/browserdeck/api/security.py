@@ -83,7 +83,8 @@ class LoopbackGuard:
         if path in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
-        if "origin" in headers and headers["origin"] not in ("", "null"):
+        # "null" is a browser Origin too: sandboxed iframes, file: and data: pages send it.
+        if "origin" in headers and headers["origin"] != "":
             await send_error(
                 send, 403, "forbidden_origin",
                 f"requests from web pages (Origin {headers['origin']!r}) are refused",
