@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from browserdeck import __version__, aio, config, paths, secrets
-from browserdeck.chrome import endpoint, launcher
+from browserdeck.chrome import endpoint, launcher, procs
 from browserdeck.chrome.cdp import CDPClient
 from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import (
@@ -316,8 +316,26 @@ class ProfileContext:
         async with self._lock:
             await self._stop_locked()
             assert self.profile.cdp_port is not None
+            await asyncio.to_thread(self._refuse_non_browser_owner, self.profile.cdp_port)
             killed = await asyncio.to_thread(launcher.kill_port_owner, self.profile.cdp_port)
         return {"profile": self.name, "port": self.profile.cdp_port, "killedPids": killed}
+
+    def _refuse_non_browser_owner(self, port: int) -> None:
+        """reset-profile clears orphaned browsers; any other program on the port is not ours."""
+        others = [
+            pid
+            for pid in procs.listening_pids(port)
+            if pid != os.getpid() and not procs.is_chrome_process(pid)
+        ]
+        if others:
+            argv = procs.process_cmdline(others[0]) or ["?"]
+            raise Conflict(
+                f"profile {self.name!r}: port {port} is held by pid {others[0]} "
+                f"({os.path.basename(argv[0])}), which is not a browser; reset-profile only "
+                "kills orphaned browsers",
+                hint="stop that program yourself, or give the profile another cdpPort",
+                code="port_held_by_other_program",
+            )
 
     async def _drop_connections(self) -> None:
         if self._cdp is not None:

@@ -336,3 +336,33 @@ async def test_unknown_routes_and_unreadable_bodies_get_the_error_shape() -> Non
             assert message in error["message"] and error["hint"], error
         assert "GET" in (await client.put("/tabs")).json()["error"]["hint"]
         assert "agent" in [p["profile"] for p in (await client.get("/profiles")).json()["profiles"]]
+
+
+async def test_reset_profile_never_kills_a_program_that_is_not_a_browser() -> None:
+    import subprocess
+    import sys
+
+    cfg = service_config()
+    port = cfg.profiles["agent"].cdp_port
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import socket, sys, time\n"
+         f"s = socket.create_server(('127.0.0.1', {port}))\nprint('ready', flush=True)\n"
+         "time.sleep(120)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        async with running_service(cfg) as (_service, client):
+            blocked = await client.post("/start")
+            assert blocked.status_code == 409
+            reset = await client.post("/reset-profile")
+            assert reset.status_code == 409, reset.text
+            error = reset.json()["error"]
+            assert error["code"] == "port_held_by_other_program"
+            assert f"pid {holder.pid}" in error["message"] and "not a browser" in error["message"]
+            assert holder.poll() is None  # still alive
+    finally:
+        holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
