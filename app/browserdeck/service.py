@@ -532,6 +532,9 @@ class Service:
         self._config_path = config_path
         self.config: Config = config.default_config()
         self.config_problem: str | None = None
+        # The config file as this service last read or wrote it, so a save never
+        # overwrites an edit made meanwhile by hand or by another program.
+        self._config_on_disk: bytes | None = None
         self.contexts: dict[str, ProfileContext] = {}
         self.engine: Engine | None = None
         self.api: ApiServer | None = None
@@ -561,6 +564,7 @@ class Service:
         """Start everything; on any failure, stop what did start and re-raise."""
         loaded = config.load(self.config_path)
         self.config, self.config_problem = loaded.config, loaded.problem
+        self._config_on_disk = self._read_config_bytes()
         if self.config_problem:
             log.error("%s", self.config_problem)
             self.events.notice.send(level="error", title="Config file problem",
@@ -632,6 +636,12 @@ class Service:
             await self.http.aclose()
             self.started = False
             self.stopped.set()
+
+    def _read_config_bytes(self) -> bytes | None:
+        try:
+            return self.config_path.read_bytes()
+        except OSError:  # gone: saving recreates it and overwrites nothing
+            return None
 
     # --- instance discovery (CLI, second launch) -------------------------------
     def _write_instance_file(self) -> None:
@@ -723,7 +733,17 @@ class Service:
     async def apply_config(self, new: Config) -> None:
         """Save ``new`` atomically, then restart only the profiles whose settings changed."""
         config.check_consistency(new)
+        current = self._read_config_bytes()
+        if current is not None and current != self._config_on_disk:
+            raise Conflict(
+                f"{self.config_path} was changed by another program (or by hand) since "
+                "browserdeck read it; saving this change would overwrite that edit",
+                hint="restart browserdeck to load the edited file (a file that fails to "
+                "parse is kept aside and reported), or undo that edit; then try again",
+                code="config_changed_on_disk",
+            )
         config.save(new, self.config_path)
+        self._config_on_disk = self._read_config_bytes()
         old, self.config = self.config, new
         for name in list(self.contexts):
             if name not in new.profiles:

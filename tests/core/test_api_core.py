@@ -366,3 +366,20 @@ async def test_reset_profile_never_kills_a_program_that_is_not_a_browser() -> No
         holder.wait()
         if holder.stdout is not None:
             holder.stdout.close()
+
+
+async def test_a_hand_edit_while_running_is_never_overwritten() -> None:
+    async with running_service() as (service, client):
+        created = await client.post("/profiles/create", json={"name": "first"})
+        assert created.status_code == 200
+        # The user adds a profile by hand while browserdeck runs.
+        raw = json.loads(service.config_path.read_text())
+        raw["profiles"]["handmade"] = {"driver": "remote", "cdpUrl": "http://127.0.0.1:9"}
+        edited = json.dumps(raw, indent=2)
+        service.config_path.write_text(edited)
+        refused = await client.post("/profiles/create", json={"name": "second"})
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["code"] == "config_changed_on_disk"
+        assert service.config_path.read_text() == edited
+        names = [p["profile"] for p in (await client.get("/profiles")).json()["profiles"]]
+        assert "second" not in names
