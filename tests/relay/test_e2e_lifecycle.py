@@ -4,6 +4,7 @@ no extension at all, client arbitration, the service's tab management, pairing."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 
@@ -330,3 +331,41 @@ async def test_wrong_token_stops_retrying_and_says_so(
         await relay.wait_for_extension(10)
     finally:
         await browser.close()
+
+
+async def test_engine_waits_for_the_slot_then_names_the_holder(
+    ext: ExtBrowser,
+    relay: RelayServer,
+    pw: Playwright,
+    site: Site,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from browserdeck.engine import Engine
+    from browserdeck.engine import connection as engine_connection
+    from browserdeck.engine.options import SnapshotOptions
+
+    _, target = await ext.open_shared(site.url("/page?title=Waiting"))
+    holder = await pw.chromium.connect_over_cdp(
+        relay.cdp_url, headers={**relay.token_headers(), "X-Browserdeck-Client": "someone-else"}
+    )
+    engine = Engine()
+    await engine.start()
+    try:
+        # Held past the wait: a Conflict that names who holds the relay.
+        monkeypatch.setattr(engine_connection, "RELAY_SLOT_WAIT", 0.5)
+        with pytest.raises(errors.Conflict, match="someone-else"):
+            await engine.snapshot(relay.cdp_url, target, relay.auth_headers(), SnapshotOptions())
+        # Freed while waiting: the engine gets in and works.
+        monkeypatch.setattr(engine_connection, "RELAY_SLOT_WAIT", 20.0)
+        snap = asyncio.create_task(
+            engine.snapshot(relay.cdp_url, target, relay.auth_headers(), SnapshotOptions())
+        )
+        await asyncio.sleep(0.5)
+        assert not snap.done()
+        await holder.close()
+        result = await asyncio.wait_for(snap, 30)
+        assert "Waiting" in str(result["title"])
+    finally:
+        with contextlib.suppress(Exception):
+            await holder.close()
+        await engine.stop()

@@ -21,6 +21,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from browserdeck.engine.state import PageState, TargetMemories
 from browserdeck.errors import NotFound, Unavailable
+from browserdeck.relay.slot import is_slot_busy_error, wait_for_client_slot
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CONNECT_TRIES = 3
+# How long the engine waits for an extension relay's single-active client slot that
+# someone else (a user's own script) holds, before it says who holds it.
+RELAY_SLOT_WAIT = 30.0
+SLOT_HEADER = "X-Browserdeck-Slot"
 PAGE_APPEAR_WAIT = 3.0  # a tab the service just opened may reach Playwright a moment later
 
 
@@ -80,6 +85,10 @@ class BrowserPool:
             self._connecting.pop(cdp_url, None)
 
     async def _connect(self, cdp_url: str, headers: dict[str, str] | None) -> Connection:
+        if headers and SLOT_HEADER in headers:
+            # An extension relay in single-active mode serves one client at a time: wait
+            # (polling /client-slot with jitter) rather than fail, then name the holder.
+            await wait_for_client_slot(cdp_url, headers, wait=RELAY_SLOT_WAIT)
         last: Exception | None = None
         for attempt in range(CONNECT_TRIES):
             timeout_ms = 5_000 + attempt * 2_500
@@ -89,6 +98,10 @@ class BrowserPool:
                 )
             except PlaywrightError as exc:
                 last = exc
+                if headers and SLOT_HEADER in headers and is_slot_busy_error(exc):
+                    # Someone took the slot between our check and the connect.
+                    await wait_for_client_slot(cdp_url, headers, wait=RELAY_SLOT_WAIT)
+                    continue
                 log.info(
                     "connect %s try %d failed: %s", cdp_url, attempt + 1, str(exc).splitlines()[0]
                 )
