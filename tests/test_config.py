@@ -179,3 +179,17 @@ def test_configuration_doc_is_generated_from_the_schema() -> None:
     assert doc.read_text() == config.settings_markdown(), (
         "docs/configuration.md is stale: run `python -m browserdeck.config > docs/configuration.md`"
     )
+
+
+def test_read_only_never_writes_or_moves_the_file(bd_home: Path) -> None:
+    path = paths.config_file()
+    assert not path.exists()
+    assert config.read().default_profile == "agent"
+    assert not path.exists()  # defaults, but nothing created
+    for broken in (b'{"profiles": {', b'{"profiles": \xff}', b'{"colour": 1}'):
+        path.write_bytes(broken)
+        with pytest.raises(config.ConfigError, match="cannot be used") as err:
+            config.read()
+        assert err.value.hint
+        assert path.read_bytes() == broken
+        assert list(path.parent.glob("config.json.bad-*")) == []

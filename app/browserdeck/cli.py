@@ -55,6 +55,19 @@ async def run_service(*, headless: bool, port: int | None) -> int:
     return 0
 
 
+def _port(text: str) -> int:
+    """``--port``: the same rule as the controlPort setting (1024-65535)."""
+    from browserdeck.config import validate_port
+
+    try:
+        return validate_port(int(text), "--port")
+    except (ValueError, BrowserdeckError) as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a port from 1024 to 65535" if isinstance(exc, ValueError)
+            else str(exc.message)
+        ) from None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from browserdeck import logsetup
 
@@ -220,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the service without a GUI (API, relays, browsers)")
     p.add_argument("--headless", action="store_true", help="force managed browsers headless")
-    p.add_argument("--port", type=int, help="control API port (default: controlPort setting)")
+    p.add_argument("--port", type=_port, help="control API port (default: controlPort setting)")
     p.set_defaults(local=cmd_serve)
 
     p = sub.add_parser("token", help="print the API token (or the relay token)")
@@ -296,7 +309,12 @@ def _main(argv: list[str] | None) -> int:
         args = parser.parse_args(["tray"] if _has_tray(parser) else ["serve"])
     local = getattr(args, "local", None)
     if local is not None:
-        return int(local(args))
+        try:
+            return int(local(args))
+        except BrowserdeckError as exc:  # e.g. `pair --profile ghost`: a message, not a trace
+            print(f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""),
+                  file=sys.stderr)
+            return 1
     func: Handler | None = getattr(args, "func", None)
     if func is None:
         parser.print_help()

@@ -18,7 +18,8 @@ from browserdeck.relay import pairing
 
 
 def _extension_profile(name: str | None) -> tuple[str, int]:
-    cfg = config.load().config
+    # Read only: a broken file is reported, never moved aside behind the user's back.
+    cfg = config.read()
     if name:
         profile = cfg.profile(name)
         if profile.driver != "extension":

@@ -496,6 +496,30 @@ def load(path: Path | None = None) -> LoadResult:
         return LoadResult(config, path, problem)
 
 
+def read(path: Path | None = None) -> Config:
+    """The config as saved, for a program that only looks (CLI helpers, the tray's peek).
+
+    Unlike ``load`` it never writes: a missing file gives the defaults, and a broken
+    one raises ConfigError saying what is wrong, without moving it aside (that is the
+    service's job, at its start, where the problem is reported).
+    """
+    path = path or paths.config_file()
+    try:
+        return from_json(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return default_config()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}",
+                          hint="check the file's permissions") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, InvalidInput) as exc:
+        reason = exc.message if isinstance(exc, InvalidInput) else f"not valid JSON ({exc})"
+        raise ConfigError(
+            f"config file {path} cannot be used: {reason}",
+            hint="fix that file; or start browserdeck, which keeps it aside as "
+            "config.json.bad-<time>, runs on defaults and says so",
+        ) from None
+
+
 def save(config: Config, path: Path | None = None) -> None:
     """Write atomically: a temp file in the same directory, fsync, then os.replace."""
     path = path or paths.config_file()
@@ -589,6 +613,7 @@ __all__ = [
     "load",
     "next_color",
     "parse_profile",
+    "read",
     "save",
     "updated",
     "validate_color",

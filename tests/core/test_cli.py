@@ -147,3 +147,22 @@ def test_a_closed_pipe_is_not_a_traceback(bd_home: Path) -> None:
     finally:
         os.close(write_end)
     assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr
+
+
+def test_local_commands_report_bad_input_without_touching_the_config(bd_home: Path) -> None:
+    env = dict(os.environ, BROWSERDECK_HOME=str(bd_home))
+    config.save(service_config())
+    ghost = cli(env, "pair", "--profile", "ghost")
+    assert ghost.returncode == 1 and "profile 'ghost' does not exist" in ghost.stderr
+    assert "Traceback" not in ghost.stderr
+    # A broken config is reported by relay-url, never moved aside behind the user's back.
+    path = bd_home / "config" / "config.json"
+    path.write_text('{"profiles": {')
+    broken = cli(env, "relay-url")
+    assert broken.returncode == 1 and "cannot be used: not valid JSON" in broken.stderr
+    assert path.read_text() == '{"profiles": {'
+    assert list(path.parent.glob("config.json.bad-*")) == []
+    # Privileged and impossible ports are refused before anything listens (root could bind 80).
+    for port in ("80", "99999", "x"):
+        refused = cli(env, "serve", "--port", port)
+        assert refused.returncode == 2 and "argument --port" in refused.stderr
