@@ -193,3 +193,16 @@ def test_read_only_never_writes_or_moves_the_file(bd_home: Path) -> None:
         assert err.value.hint
         assert path.read_bytes() == broken
         assert list(path.parent.glob("config.json.bad-*")) == []
+
+
+def test_token_is_stable_with_a_keyring_that_drops_writes(
+    bd_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `keyring --disable` selects the null backend: set_password succeeds and stores nothing.
+    import keyring
+    from keyring.backends.null import Keyring as NullKeyring
+
+    monkeypatch.setattr(keyring.core, "_keyring_backend", NullKeyring())
+    first = secrets.get_token("api")
+    assert first and secrets.get_token("api") == first
+    assert paths.token_file("api").read_text().strip() == first

@@ -89,7 +89,9 @@ def get_token(kind: str = "api", *, create: bool = True) -> str | None:
 
 def store_token(kind: str, value: str) -> str:
     """Store in the keyring when it works, else in the 0600 file. Returns where it went."""
-    if _keyring_set(kind, value):
+    # Read back: a keyring that accepts and drops writes (the null backend that
+    # `keyring --disable` selects) would otherwise hand out a new token on every call.
+    if _keyring_set(kind, value) and _keyring_get(kind) == value:
         # A stale fallback file would shadow nothing (keyring is read first) but would
         # leave a copy of an old secret on disk.
         paths.token_file(kind).unlink(missing_ok=True)
