@@ -35,18 +35,7 @@ ARTIFACTS_KEEP = 200
 
 async def act(
     state: PageState,
-    action: o.ClickAct
-    | o.TypeAct
-    | o.PressAct
-    | o.HoverAct
-    | o.DragAct
-    | o.SelectAct
-    | o.FillAct
-    | o.ResizeAct
-    | o.WaitAct
-    | o.EvaluateAct
-    | o.CloseAct
-    | o.ScrollIntoViewAct,
+    action: o.AnyAct,
 ) -> dict[str, Any]:
     page = state.page
     timeout = o.action_timeout(action.timeout_ms)

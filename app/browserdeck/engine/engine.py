@@ -103,18 +103,7 @@ class Engine:
         cdp_url: str,
         target_id: str,
         headers: Headers,
-        action: o.ClickAct
-        | o.TypeAct
-        | o.PressAct
-        | o.HoverAct
-        | o.DragAct
-        | o.SelectAct
-        | o.FillAct
-        | o.ResizeAct
-        | o.WaitAct
-        | o.EvaluateAct
-        | o.CloseAct
-        | o.ScrollIntoViewAct,
+        action: o.AnyAct,
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
         return self._finish(state, await actions.act(state, action))

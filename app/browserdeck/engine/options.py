@@ -183,7 +183,7 @@ class ScrollIntoViewAct(_Act):
     ref: str
 
 
-Act = Annotated[
+AnyAct = (
     ClickAct
     | TypeAct
     | PressAct
@@ -195,9 +195,10 @@ Act = Annotated[
     | WaitAct
     | EvaluateAct
     | CloseAct
-    | ScrollIntoViewAct,
-    Field(discriminator="kind"),
-]
+    | ScrollIntoViewAct
+)
+# The request body of POST /act: pydantic picks the model by "kind".
+Act = Annotated[AnyAct, Field(discriminator="kind")]
 
 
 # --- navigate, screenshot, console, pdf, hooks -------------------------------------
