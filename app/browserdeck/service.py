@@ -75,6 +75,7 @@ class ProfileContext:
         self._cdp_lock = asyncio.Lock()
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
+        self.restart_note: str | None = None
 
     # --- identity --------------------------------------------------------
     @property
@@ -198,6 +199,10 @@ class ProfileContext:
                 code="attach_failed",
             )
         headless, _why = self.headless()
+        crashed = (self.detail or "it exited unexpectedly") if self.state == "crashed" else None
+        if crashed is None and self.chrome is not None and not self._stopping:
+            # Exited, but the exit watcher has not run yet.
+            crashed = f"the browser exited unexpectedly (exit code {self.chrome.returncode()})"
         self._set_state("starting", None)
         try:
             self.chrome = await launcher.launch(
@@ -220,15 +225,25 @@ class ProfileContext:
         self._stopping = False
         self._watch = aio.create_task(self._watch_exit(self.chrome), name=f"watch-chrome-{p.name}")
         self._set_state("running", None)
+        if crashed is not None:
+            # Requests restart a crashed browser on demand; a tab id from before then names
+            # nothing, and "it may have been closed" would hide why.
+            self.restart_note = (
+                f"the browser crashed ({crashed}) and was restarted at "
+                f"{time.strftime('%H:%M:%S')}, so tabs from before are gone"
+            )
 
     async def _watch_exit(self, chrome: launcher.ChromeProcess) -> None:
         code = await chrome.wait_exit()
-        if self._stopping or chrome is not self.chrome:
-            return
-        # Not asked to stop: the browser crashed or was killed from outside.
-        self.chrome = None
-        await self._drop_connections()
-        self._set_state("crashed", f"the browser exited unexpectedly (exit code {code})")
+        # Under the lock: a request that restarts the browser meanwhile must neither be
+        # marked "crashed" afterwards nor lose its new connections to this cleanup.
+        async with self._lock:
+            if self._stopping or chrome is not self.chrome:
+                return
+            # Not asked to stop: the browser crashed or was killed from outside.
+            self.chrome = None
+            self._set_state("crashed", f"the browser exited unexpectedly (exit code {code})")
+            await self._drop_connections()
         self.service.events.notice.send(
             level="error",
             title=f"{self.name}: browser crashed",
@@ -270,6 +285,7 @@ class ProfileContext:
 
     async def _stop_locked(self) -> None:
         self._stopping = True
+        self.restart_note = None
         await self._drop_connections()
         if self.chrome is not None:
             chrome, self.chrome = self.chrome, None
@@ -319,6 +335,29 @@ class ProfileContext:
             await asyncio.to_thread(self._refuse_non_browser_owner, self.profile.cdp_port)
             killed = await asyncio.to_thread(launcher.kill_port_owner, self.profile.cdp_port)
         return {"profile": self.name, "port": self.profile.cdp_port, "killedPids": killed}
+
+    async def why_gone(self) -> str | None:
+        """After a call lost its tab or connection: whether the whole browser went, and why.
+
+        The engine only sees a closed page; this says it was a stop, a crash or a dropped
+        extension, so the agent knows its tabs and refs are gone, not just one tab.
+        """
+        if self._stopping or self.state == "stopped":
+            return f"profile {self.name!r}: its browser was stopped while this was running"
+        if self.driver == "extension":
+            if self.relay is not None and not self.relay.extension_connected:
+                return (
+                    f"profile {self.name!r}: the browserdeck extension disconnected while this "
+                    "was running (Chrome closed, or the extension was reloaded or turned off)"
+                )
+            return None
+        if await self.peek_tabs() is not None:
+            return None  # the browser answers: it really was just the tab
+        why = f" ({self.detail})" if self.state == "crashed" and self.detail else ""
+        return (
+            f"profile {self.name!r}: the browser went away while this was running; it "
+            f"crashed or was killed{why}"
+        )
 
     def _refuse_non_browser_owner(self, port: int) -> None:
         """reset-profile clears orphaned browsers; any other program on the port is not ours."""
@@ -400,8 +439,9 @@ class ProfileContext:
         if len(matches) == 1:
             return matches[0].target_id
         if not matches:
+            why = self.restart_note or "it may have been closed"
             raise NotFound(
-                f"no tab {target!r} in profile {self.name!r} (it may have been closed)",
+                f"no tab {target!r} in profile {self.name!r} ({why})",
                 hint="list tabs with GET /tabs and use a targetId from there",
                 code="tab_not_found",
             )

@@ -383,3 +383,56 @@ async def test_a_hand_edit_while_running_is_never_overwritten() -> None:
         assert service.config_path.read_text() == edited
         names = [p["profile"] for p in (await client.get("/profiles")).json()["profiles"]]
         assert "second" not in names
+
+
+async def _hanging_evaluate(client: httpx.AsyncClient) -> asyncio.Task[httpx.Response]:
+    """An /act evaluate that never ends, returned once it is surely running in the page."""
+    started = asyncio.Event()
+
+    async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        started.set()
+        writer.close()
+
+    server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    fn = f"() => {{ fetch('http://127.0.0.1:{port}/'); return new Promise(() => {{}}); }}"
+    task = asyncio.create_task(
+        client.post("/act", json={"kind": "evaluate", "fn": fn, "timeoutMs": 60000})
+    )
+    try:
+        await asyncio.wait_for(started.wait(), 30)
+    finally:
+        server.close()
+    return task
+
+
+async def test_stop_or_crash_during_an_action_says_the_browser_went() -> None:
+    async with running_service() as (service, client):
+        crashed = asyncio.Event()
+
+        def on_state(**kw: object) -> None:
+            if kw.get("state") == "crashed":
+                crashed.set()
+
+        service.events.profile_state.connect(on_state)
+        await client.post("/navigate", json={"url": "about:blank"})
+        waiting = await _hanging_evaluate(client)
+        assert (await client.post("/stop")).status_code == 200
+        error = (await waiting).json()["error"]
+        assert error["code"] == "browser_gone" and "was stopped" in error["message"], error
+
+        await client.post("/navigate", json={"url": "about:blank"})
+        old_tab = (await client.get("/tabs")).json()["tabs"][0]["targetId"]
+        pid = (await client.get("/")).json()["pid"]
+        waiting = await _hanging_evaluate(client)
+        os.killpg(pid, signal.SIGKILL)
+        error = (await waiting).json()["error"]
+        assert error["code"] == "browser_gone", error
+        assert "crashed or was killed" in error["message"]
+        await asyncio.wait_for(crashed.wait(), 30)
+
+        # The next request restarts it; a tab id from before says why it is unknown.
+        stale = await client.post("/tabs/focus", json={"targetId": old_tab})
+        assert stale.status_code == 404, stale.text
+        assert "crashed" in stale.json()["error"]["message"]
+        assert "restarted" in stale.json()["error"]["message"]
