@@ -199,10 +199,8 @@ class ProfileContext:
                 code="attach_failed",
             )
         headless, _why = self.headless()
-        crashed = (self.detail or "it exited unexpectedly") if self.state == "crashed" else None
-        if crashed is None and self.chrome is not None and not self._stopping:
-            # Exited, but the exit watcher has not run yet.
-            crashed = f"the browser exited unexpectedly (exit code {self.chrome.returncode()})"
+        # A browser that exited without a stop (the exit watcher may not have run yet).
+        crashed = self.state == "crashed" or (self.chrome is not None and not self._stopping)
         self._set_state("starting", None)
         try:
             self.chrome = await launcher.launch(
@@ -225,11 +223,11 @@ class ProfileContext:
         self._stopping = False
         self._watch = aio.create_task(self._watch_exit(self.chrome), name=f"watch-chrome-{p.name}")
         self._set_state("running", None)
-        if crashed is not None:
+        if crashed:
             # Requests restart a crashed browser on demand; a tab id from before then names
             # nothing, and "it may have been closed" would hide why.
             self.restart_note = (
-                f"the browser crashed ({crashed}) and was restarted at "
+                "the browser crashed or was killed and was restarted at "
                 f"{time.strftime('%H:%M:%S')}, so tabs from before are gone"
             )
 
