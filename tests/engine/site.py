@@ -76,7 +76,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(404, b"not found", "text/plain")
             return
         body = path.read_text(encoding="utf-8").replace("{{ORIGIN2}}", self.origin2)
-        self._send(200, body.encode(), "text/html; charset=utf-8")
+        # Workers and service workers must be served as JavaScript.
+        ctype = "text/javascript" if path.suffix == ".js" else "text/html"
+        self._send(200, body.encode(), f"{ctype}; charset=utf-8")
 
 
 @dataclass

@@ -76,6 +76,7 @@ async def test_routes_are_in_the_openapi_spec(api: Api) -> None:
         "/navigate",
         "/screenshot",
         "/console",
+        "/set/offline",
         "/pdf",
         "/hooks/file-chooser",
         "/hooks/dialog",
@@ -139,6 +140,31 @@ async def test_back_forward_screenshot_console_pdf_and_hooks(tab: Api, tmp_path:
     assert up["via"] == "input"
     armed = await tab.post("/hooks/dialog", {"accept": False})
     assert armed["armed"] is True
+
+
+async def test_console_contexts_clear_and_offline_over_http(tab: Api) -> None:
+    await tab.post("/navigate", {"url": tab.site.url("workers.html")})
+    params = {"targetId": tab.target}
+    worker = {}
+    for _ in range(200):  # the worker's message arrives shortly after the page's
+        console = await tab.call("GET", "/console", params=params)
+        worker = {m["text"]: m for m in console["messages"] if m["context"] == "worker"}
+        if "worker got start" in worker:
+            break
+        await asyncio.sleep(0.05)
+    assert worker["worker got start"]["workerUrl"] == tab.site.url("worker.js")
+    cleared = await tab.call("GET", "/console", params={**params, "clear": "true"})
+    assert "page hello" in [m["text"] for m in cleared["messages"]]
+    assert (await tab.call("GET", "/console", params=params))["messages"] == []
+
+    fetch = "() => fetch('/status/200').then((r) => r.status, (e) => e.name)"
+    off = await tab.post("/set/offline", {"offline": True})
+    assert off["offline"] is True and off["targetId"] == tab.target
+    assert (await tab.post("/act", {"kind": "evaluate", "fn": fetch}))["result"] == "TypeError"
+    assert (await tab.post("/set/offline", {"offline": False}))["offline"] is False
+    assert (await tab.post("/act", {"kind": "evaluate", "fn": fetch}))["result"] == 200
+    bad = await tab.post("/set/offline", {"offline": "maybe"}, status=400)
+    assert bad["error"]["code"] == "invalid_input"
 
 
 async def test_cli_commands(tab: Api, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""Snapshot, act, navigate, screenshot, console, PDF and arming (DESIGN.md "Control API").
+"""Snapshot, act, navigate, screenshot, console, offline, PDF and arming (DESIGN.md "Control API").
 
 Routes only translate HTTP <-> engine: resolve the profile's browser and the tab
 (``browser_target``), build the engine's typed options, return its dict. Every
@@ -136,6 +136,20 @@ async def console(
     opts = _build(o.ConsoleOptions, level=level, limit=limit, clear=clear)
     t = await _target(request, profile, target_id)
     return await engine_of(request).console(t.cdp_url, t.target_id, t.headers, opts)
+
+
+@router.post(
+    "/set/offline",
+    summary="Emulate offline for a tab (and its origin's service workers), or back online",
+)
+async def set_offline(
+    request: Request,
+    body: o.OfflineOptions,
+    profile: ProfileQ = None,
+    target_id: TargetQ = None,
+) -> dict[str, Any]:
+    t = await _target(request, profile, body.target_id or target_id)
+    return await engine_of(request).set_offline(t.cdp_url, t.target_id, t.headers, body)
 
 
 @router.post("/pdf", summary="PDF of the page (headless Chromium only)")

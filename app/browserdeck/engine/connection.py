@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 
 from playwright.async_api import Error as PlaywrightError
 
-from browserdeck.engine.state import PageState, TargetMemories
+from browserdeck.engine import offline
+from browserdeck.engine.state import ConsoleContext, PageState, TargetMemories, origin_of
 from browserdeck.errors import NotFound, Unavailable
 from browserdeck.relay.slot import is_slot_busy_error, wait_for_client_slot
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Page, Playwright
+    from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright
 
     from browserdeck.events import ServiceEvents
 
@@ -134,7 +135,28 @@ class BrowserPool:
         def on_page(page: Page) -> None:
             conn.page_event.set()
 
+        def on_console(msg: ConsoleMessage) -> None:
+            # Page and dedicated-worker messages reach the page's own listener (PageState).
+            # A service worker's messages have no page, and Playwright sends them only to
+            # a context "console" listener: give them to every tab of the worker's origin.
+            worker = msg.worker
+            if msg.page is not None or worker is None:
+                return
+            origin = origin_of(worker.url)
+            kind: ConsoleContext = (
+                "service-worker" if worker in context.service_workers else "worker"
+            )
+            for state in list(conn.pages.values()):
+                page = state.page
+                if (
+                    page.context == context
+                    and not page.is_closed()
+                    and origin_of(page.url) == origin
+                ):
+                    state.record_console(msg, kind)
+
         context.on("page", on_page)
+        context.on("console", on_console)
 
     def _on_disconnected(self, conn: Connection) -> None:
         conn.lost = True
@@ -223,6 +245,7 @@ class BrowserPool:
 
         def on_close(_p: Page) -> None:
             state.cancel_arms()
+            offline.release(state)
             if conn.pages.get(target_id) is state:
                 del conn.pages[target_id]
             conn.by_page.pop(page, None)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import async_playwright
 
-from browserdeck.engine import actions
+from browserdeck.engine import actions, offline
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
@@ -129,6 +129,12 @@ class Engine:
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
         return self._finish(state, actions.console(state, opts or o.ConsoleOptions()))
+
+    async def set_offline(
+        self, cdp_url: str, target_id: str, headers: Headers, opts: o.OfflineOptions
+    ) -> dict[str, Any]:
+        state = await self.page_state(cdp_url, target_id, headers)
+        return self._finish(state, await offline.set_offline(state, opts))
 
     async def pdf(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.PdfOptions | None = None

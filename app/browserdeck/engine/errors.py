@@ -124,9 +124,12 @@ def translate(exc: PlaywrightError, what: str, timeout_ms: int | None = None) ->
         )
     if "net::err_" in low or "ns_error" in low:
         err = re.search(r"net::ERR_[A-Z_]+", text)
+        if err and err.group(0) == "net::ERR_INTERNET_DISCONNECTED":
+            hint = "the tab is offline (POST /set/offline); set it back online first"
+        else:
+            hint = "check the URL; the site may be down or unreachable from this machine"
         return NavigationFailed(
-            f"{what} failed: {err.group(0) if err else _first_line(exc)}",
-            hint="check the URL; the site may be down or unreachable from this machine",
+            f"{what} failed: {err.group(0) if err else _first_line(exc)}", hint=hint
         )
     if "invalid frame in aria-ref" in low or ("unknown engine" in low and "aria-ref" in low):
         return Conflict(f"{what}: the ref's frame is gone", hint=NEW_SNAPSHOT, code="stale_ref")

@@ -229,7 +229,17 @@ class ConsoleOptions(_Model):
         default=None, description="minimum level; default: all"
     )
     limit: int = Field(default=200, ge=1, le=500, description="newest entries per list")
-    clear: bool = Field(default=False, description="forget what was returned")
+    clear: bool = Field(
+        default=False,
+        description="empty the lists after reading (all levels, also entries beyond limit)",
+    )
+
+
+class OfflineOptions(_TabBody):
+    offline: bool = Field(
+        description="true: this tab's network requests (and those of its origin's service "
+        "workers) fail as if offline; false: back online"
+    )
 
 
 class PdfOptions(_TabBody):

@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from browserdeck import aio
 
@@ -30,9 +31,14 @@ if TYPE_CHECKING:
         Request,
     )
 
+    from browserdeck.engine.offline import WorkerOffline
+
 log = logging.getLogger(__name__)
 
 RefMode = Literal["aria", "role"]
+# Where a console message ran: the page, a dedicated worker of it, or a service worker
+# of its origin.
+ConsoleContext = Literal["page", "worker", "service-worker"]
 
 CONSOLE_MAX = 500
 ERRORS_MAX = 200
@@ -41,6 +47,12 @@ DIALOGS_MAX = 20
 TARGET_MEMORY_MAX = 50
 
 _tokens = itertools.count(1)
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host:port`` of a URL ("" for about:blank and the like)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
 
 
 @dataclass(slots=True)
@@ -150,6 +162,10 @@ class PageState:
         self.contexts: dict[int, dict[str, Any]] = {}
         self.runtime_enabled = False
         self.cleanup: asyncio.Task[None] | None = None  # label overlay removal in flight
+        # POST /set/offline: this tab's emulation, and its origin's service workers.
+        self.offline = False
+        self.offline_workers: WorkerOffline | None = None
+        self.offline_lock = asyncio.Lock()
         self._watched: set[Frame] = set()
 
     async def settle(self) -> None:
@@ -225,16 +241,27 @@ class PageState:
 
     # --- console, errors, requests ----------------------------------------
     def _on_console(self, msg: ConsoleMessage) -> None:
+        if msg.page is None:
+            # A service worker's message: Playwright hands it to every page under the
+            # worker's script folder, and only with a context "console" listener at all.
+            # The connection's context listener records those, by origin (BrowserPool).
+            return
+        self.record_console(msg, "page" if msg.worker is None else "worker")
+
+    def record_console(self, msg: ConsoleMessage, context: ConsoleContext) -> None:
+        """Keep one console message, tagged with where it ran: the page or a worker."""
         loc = msg.location
-        self.console.append(
-            {
-                "type": msg.type,
-                "text": msg.text[:4000],
-                "url": loc.get("url", "") if loc else "",
-                "line": loc.get("lineNumber") if loc else None,
-                "time": time.time(),
-            }
-        )
+        entry: dict[str, Any] = {
+            "type": msg.type,
+            "text": msg.text[:4000],
+            "url": loc.get("url", "") if loc else "",
+            "line": loc.get("lineNumber") if loc else None,
+            "time": time.time(),
+            "context": context,
+        }
+        if msg.worker is not None:
+            entry["workerUrl"] = msg.worker.url[:2000]
+        self.console.append(entry)
 
     def _on_page_error(self, error: Exception) -> None:
         self.errors.append(

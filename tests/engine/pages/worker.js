@@ -1,0 +1,2 @@
+// A dedicated worker of workers.html: logs whatever the page sends it.
+onmessage = (event) => console.log('worker got ' + event.data);
