@@ -36,7 +36,8 @@ async def run_service(*, headless: bool, port: int | None) -> int:
     service = Service(force_headless=headless, control_port=port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    # SIGHUP too: closing the terminal that runs `serve` must not orphan the browsers.
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
         with contextlib.suppress(NotImplementedError):  # Windows
             loop.add_signal_handler(sig, stop.set)
     try:

@@ -166,3 +166,17 @@ def test_local_commands_report_bad_input_without_touching_the_config(bd_home: Pa
     for port in ("80", "99999", "x"):
         refused = cli(env, "serve", "--port", port)
         assert refused.returncode == 2 and "argument --port" in refused.stderr
+
+
+def test_a_closed_terminal_stops_serve_and_its_browser(
+    served: tuple[dict[str, str], subprocess.Popen[str]],
+) -> None:
+    # Closing the terminal sends SIGHUP; the browser (its own process group) got orphaned.
+    env, proc = served
+    started = cli(env, "start", "--json")
+    assert started.returncode == 0, started.stderr
+    pid = json.loads(started.stdout)["pid"]
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(30) == 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

@@ -211,7 +211,9 @@ class TrayApp(QObject):
 
     def _install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        # SIGHUP (where it exists): `browserdeck` run from a terminal that is then closed
+        # must quit cleanly, not leave its browsers behind.
+        for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
             try:
                 # qasync's Unix loop is a SelectorEventLoop: the signal wakes its self-pipe,
                 # which Qt watches with a socket notifier, so the handler runs promptly

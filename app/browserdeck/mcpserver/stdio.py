@@ -35,7 +35,8 @@ async def serve(
     loop = asyncio.get_running_loop()
     if task is not None:
         # SIGTERM from the client (or a supervisor) must still stop an in-process browser.
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        # SIGHUP: a closed terminal, for a server started by hand.
+        for sig in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", signal.SIGTERM)):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, task.cancel)
     with contextlib.suppress(asyncio.CancelledError):
