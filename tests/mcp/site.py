@@ -56,6 +56,20 @@ r.innerHTML = '<button>Shadow button</button><a href="/x">Shadow link</a>';</scr
     + "</body></html>",
     "/next.html": """<!doctype html><html><head><title>Next page</title></head><body>
 <h1>Next</h1><a href="/shop.html">Back to shop</a></body></html>""",
+    # A dedicated worker and a service worker that both log (127.0.0.1 is a secure
+    # context); the service worker answers /via-sw/<path> with its own fetch().
+    "/workers.html": """<!doctype html><html><head><title>Workers</title></head><body>
+<script>console.log('page hello');
+const worker = new Worker('/worker.js'); worker.postMessage('start');
+navigator.serviceWorker.register('/sw.js');</script></body></html>""",
+    "/worker.js": "onmessage = (e) => console.log('worker got ' + e.data);",
+    "/sw.js": """self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));
+self.addEventListener('message', (e) => console.warn('service worker got ' + e.data));
+self.addEventListener('fetch', (e) => {
+  const url = new URL(e.request.url);
+  if (url.pathname.startsWith('/via-sw/')) e.respondWith(fetch(url.pathname.slice(7)));
+});""",
 }
 
 
@@ -68,7 +82,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         data = body.encode()
         self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        ctype = "text/javascript" if self.path.split("?")[0].endswith(".js") else "text/html"
+        self.send_header("Content-Type", f"{ctype}; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

@@ -7,6 +7,7 @@ Every check looks at the page's real state, not only at "no error".
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import re
@@ -292,3 +293,46 @@ async def test_all_tools_dom_exploration(
             client, "browser_pdf_save", {"filename": str(tmp_path / "p.pdf")}
         )
         assert "outside the folders" in refused and not (tmp_path / "p.pdf").exists()
+
+
+async def test_console_contexts_service_workers_and_offline(
+    bd_home: Path, chromium_path: str, site: str
+) -> None:
+    mcp_config(bd_home)
+    async with stdio_client(bd_home, chromium_path, "--tools", "all") as client:
+        await call(client, "browser_navigate", {"url": f"{site}/workers.html"})
+        ready = (
+            "() => navigator.serviceWorker.ready.then((r) => { r.active.postMessage('ping'); "
+            "return navigator.serviceWorker.controller ? 'controlled' : new Promise((ok) => "
+            "navigator.serviceWorker.addEventListener('controllerchange', () => "
+            "ok('controlled'))); })"
+        )
+        assert await call(client, "browser_evaluate", {"function": ready}) == "controlled"
+        console = ""
+        for _ in range(100):  # worker messages arrive a moment after the page's
+            console = await call(client, "browser_console_messages")
+            if "service worker got ping" in console and "worker got start" in console:
+                break
+            await asyncio.sleep(0.1)
+        assert "[page] log: page hello" in console
+        assert f"[worker] log: worker got start ({site}/worker.js" in console
+        assert f"[service-worker] warning: service worker got ping ({site}/sw.js" in console
+        assert console.count("service worker got ping") == 1
+        cleared = await call(client, "browser_console_messages", {"clear": True})
+        assert "cleared" in cleared
+        assert "no console messages" in await call(client, "browser_console_messages")
+
+        workers = await call(client, "browser_service_workers")
+        assert f"{site}/sw.js" in workers and '"controlled": true' in workers
+
+        fetch = (
+            "() => Promise.all(['/next.html', '/via-sw/next.html'].map((u) => fetch(u, "
+            "{cache: 'no-store'}).then((r) => r.status, (e) => e.name)))"
+        )
+        assert await call(client, "browser_evaluate", {"function": fetch}) == "[\n 200,\n 200\n]"
+        off = await call(client, "browser_set_offline", {"offline": True})
+        assert off.startswith("offline") and f"{site}/sw.js" in off
+        failed = await call(client, "browser_evaluate", {"function": fetch})
+        assert failed.count("TypeError") == 2, failed
+        assert await call(client, "browser_set_offline", {"offline": False}) == "back online"
+        assert await call(client, "browser_evaluate", {"function": fetch}) == "[\n 200,\n 200\n]"

@@ -1,4 +1,4 @@
-"""A session's own Playwright connection: ``browser_run_code``/``browser_reset``, offline mode.
+"""A session's own Playwright connection: ``browser_run_code``/``browser_reset``.
 
 ``browser_run_code`` runs Python Playwright snippets, as BrowserForce's execute/reset
 do. It is off unless the ``mcpRunCode`` setting is on: the code runs with this
@@ -6,10 +6,6 @@ process's rights. It gets its own Playwright connection to the profile's CDP
 endpoint (from ``GET /``), so it cannot disturb the engine's connection. ``page``
 is this session's tab, found by its targetId; ``state`` is a dict that survives
 between calls until reset.
-
-``browser_set_offline`` uses the same connection when the service has no offline
-route: network emulation lives in a CDP session attached to the tab, which is
-kept here until the session resets or goes online again.
 """
 
 from __future__ import annotations
@@ -119,35 +115,8 @@ async def run(call: Call, code: str) -> str:
     return text or "done (no output; return a value or print to see one)"
 
 
-async def set_offline(call: Call, offline: bool) -> None:
-    """Emulate offline for this session's tab through a CDP session of our own."""
-    page, context, _browser = await page_for(call)
-    sessions: dict[str, Any] = call.session.code_state.setdefault("offline", {})
-    target = call.session.tab or ""
-    cdp = sessions.get(target)
-    if cdp is None:
-        cdp = await context.new_cdp_session(page)
-        await cdp.send("Network.enable")
-        sessions[target] = cdp
-    await cdp.send(
-        "Network.emulateNetworkConditions",
-        {"offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
-    )
-    if not offline:
-        sessions.pop(target, None)
-        with contextlib.suppress(Exception):
-            await cdp.detach()
-
-
 async def reset(session: AgentSession) -> None:
     st = session.code_state
-    for cdp in (st.pop("offline", None) or {}).values():
-        with contextlib.suppress(Exception):
-            await cdp.send(
-                "Network.emulateNetworkConditions",
-                {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
-            )
-            await cdp.detach()
     pw = st.pop("pw", None)
     st.pop("browser", None)
     st.pop("pages", None)

@@ -1042,26 +1042,22 @@ async def network_sources(call: Call) -> Reply:
 
 @tool(
     "browser_set_offline",
-    "Emulate offline (true) or back online (false) for this tab.",
+    "Emulate offline (true) or back online (false) for this tab and its origin's service workers.",
     obj({"offline": b()}, ["offline"]),
     group="all",
 )
 async def set_offline(call: Call) -> Reply:
-    offline = call.args["offline"]
-    try:
-        data = await call.on_tab("POST", "/set/offline", json={"offline": offline})
-    except BrowserdeckError as exc:
-        if exc.code != "no_route":
-            raise
-        # This service has no offline route: emulate it over this session's own CDP
-        # connection to the tab (kept until online again or browser_reset).
-        from browserdeck.mcpserver import runcode
-
-        await runcode.set_offline(call, offline)
-        data = None
-    return await _finish(
-        call, "offline (network requests of this tab fail)" if offline else "back online", data
-    )
+    offline = bool(call.args["offline"])
+    data = await call.on_tab("POST", "/set/offline", json={"offline": offline})
+    if not offline:
+        return await _finish(call, "back online", data)
+    workers = [str(w) for w in data.get("serviceWorkers") or []]
+    line = "offline: network requests of this tab fail"
+    if workers:
+        # Shared with every tab of the origin: say so, it surprises.
+        line += f"; so do those of its service worker(s) {', '.join(workers)} (for every tab "
+        line += "of that origin)"
+    return await _finish(call, line, data)
 
 
 # --- code (opt-in: mcpRunCode) -------------------------------------------------------------
