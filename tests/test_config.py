@@ -206,3 +206,14 @@ def test_token_is_stable_with_a_keyring_that_drops_writes(
     first = secrets.get_token("api")
     assert first and secrets.get_token("api") == first
     assert paths.token_file("api").read_text().strip() == first
+
+
+def test_asking_for_an_impossible_profile_name_says_why() -> None:
+    cfg = config.default_config()
+    with pytest.raises(InvalidInput) as err:
+        cfg.profile("Work")
+    assert err.value.code == "invalid_profile_name" and err.value.status == 400
+    assert "uppercase" in err.value.message and "agent, chrome" in err.value.message
+    with pytest.raises(InvalidInput) as err:
+        cfg.profile("ghost")
+    assert err.value.code == "unknown_profile" and err.value.status == 404

@@ -168,6 +168,16 @@ class Config:
             return self.profiles[key]
         except KeyError:
             known = ", ".join(sorted(self.profiles)) or "none"
+            if not PROFILE_NAME_RE.match(key):
+                # Not a name any profile can have: say what is wrong with it.
+                try:
+                    validate_profile_name(key)
+                except InvalidInput as exc:
+                    raise InvalidInput(
+                        f"{exc.message}; no profile can have that name (profiles: {known})",
+                        hint=exc.hint,
+                        code="invalid_profile_name",
+                    ) from None
             raise InvalidInput(
                 f"profile {key!r} does not exist (profiles: {known})",
                 hint="list profiles with GET /profiles or `browserdeck profiles`; "
