@@ -320,7 +320,10 @@ def _main(argv: list[str] | None) -> int:
     if func is None:
         parser.print_help()
         return 2
-    client = ApiClient(url=args.url)
+    try:
+        client = ApiClient(url=args.url)
+    except ClientError as err:
+        return fail(err, getattr(args, "json", False))
     try:
         return int(func(args, client))
     except ClientError as err:

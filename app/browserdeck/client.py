@@ -64,10 +64,16 @@ class ApiClient:
                  timeout: float = 90.0) -> None:
         self.url = (url or discover_url()).rstrip("/")
         self.token = token or secrets.get_token("api", create=False) or ""
-        self._http = httpx.Client(
-            base_url=self.url, timeout=timeout, trust_env=False,
-            headers={"Authorization": f"Bearer {self.token}", "X-Browserdeck-Client": CLIENT_NAME},
-        )
+        try:
+            self._http = httpx.Client(
+                base_url=self.url, timeout=timeout, trust_env=False,
+                headers={"Authorization": f"Bearer {self.token}",
+                         "X-Browserdeck-Client": CLIENT_NAME},
+            )
+        except httpx.InvalidURL as exc:
+            raise ClientError(f"invalid control API URL {self.url!r}: {exc}",
+                              "check --url / BROWSERDECK_URL (e.g. http://127.0.0.1:18791)",
+                              exit_code=2, code="invalid_url") from None
 
     def close(self) -> None:
         self._http.close()
@@ -87,7 +93,7 @@ class ApiClient:
             raise ClientError(f"browserdeck at {self.url} did not answer in time",
                               "check `browserdeck status`; the browser may be busy", exit_code=1,
                               code="timeout") from None
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise ClientError(f"cannot reach browserdeck at {self.url}: {exc}",
                               "check --url / BROWSERDECK_URL (e.g. http://127.0.0.1:18791)",
                               exit_code=3, code="unreachable") from None

@@ -112,6 +112,10 @@ def test_cli_says_when_the_service_is_not_running(bd_home: Path) -> None:
     assert result.returncode == 3
     assert "browserdeck is not running" in result.stderr
     assert "browserdeck serve" in result.stderr
+    for url in ("http://[::1", "notaurl"):
+        bad = cli(env, "status", "--url", url)
+        assert bad.returncode in (2, 3) and "--url / BROWSERDECK_URL" in bad.stderr, bad.stderr
+        assert "Traceback" not in bad.stderr
 
 
 def test_token_command_prints_the_stored_token(bd_home: Path) -> None:
