@@ -45,21 +45,27 @@ def create_app(service: Service) -> Any:
 
     @app.exception_handler(BrowserdeckError)
     async def _browserdeck_error(request: Request, exc: BrowserdeckError) -> JSONResponse:
-        if exc.code in ("tab_closed", "browser_gone"):
-            # "the tab was closed" is all the engine sees when the browser was stopped,
-            # crashed or lost its extension: say which, since every tab and ref went with it.
+        if exc.code in ("tab_closed", "browser_gone", "navigated"):
+            # "the tab was closed" (or "navigated": its context went) is all the engine sees
+            # when the browser was stopped, crashed or lost its extension: say which, since
+            # every tab and ref went with it.
             try:
                 ctx = service.profile(request.query_params.get("profile"))
                 why = await ctx.why_gone()
             except BrowserdeckError:
                 why = None
             if why is not None:
+                again = (
+                    "reconnect the extension in Chrome (click its icon)"
+                    if ctx.driver == "extension"
+                    else "start it again (POST /start, `browserdeck start`)"
+                )
                 return error_response(
                     503,
                     "browser_gone",
                     why,
-                    "start it again (POST /start, `browserdeck start`), then list tabs and "
-                    "take a new snapshot: tabs and refs from before are gone",
+                    f"{again}, then list tabs and take a new snapshot: tabs and refs from "
+                    "before are gone",
                 )
         return error_response(exc.status, exc.code, exc.message, exc.hint)
 
