@@ -206,6 +206,12 @@ async def test_evaluate_page_and_element_and_errors(tab: Tab) -> None:
         await tab.act(kind="evaluate", fn="() => { throw new Error('nope') }")
     with pytest.raises(ActionTimeout, match="did not finish"):
         await tab.act(kind="evaluate", fn="() => new Promise(() => {})", timeoutMs=500)
+    # Bad input, not a browserdeck bug (these were 500s).
+    with pytest.raises(InvalidInput, match="refers to itself"):
+        await tab.act(kind="evaluate", fn="() => { const a = {}; a.a = a; return a }")
+    with pytest.raises(InvalidInput, match="invalid CSS selector") as err:
+        await tab.act(kind="wait", selector=">>>", timeoutMs=500)
+    assert err.value.status == 400
 
 
 async def test_scroll_into_view(tab: Tab) -> None:

@@ -226,7 +226,16 @@ async def _wait(state: PageState, action: o.WaitAct, timeout: int) -> list[str]:
 
 
 def _jsonable(value: Any) -> tuple[Any, bool]:
-    text = json.dumps(value, default=str, ensure_ascii=False)
+    try:
+        text = json.dumps(value, default=str, ensure_ascii=False)
+    except ValueError:  # Playwright hands a self-referencing object back as a cyclic dict
+        raise InvalidInput(
+            "evaluate: the result refers to itself (a circular structure), so it cannot be "
+            "returned as JSON",
+            hint="return plain data: pick the fields you need, e.g. "
+            "'() => ({title: document.title})'",
+            code="script_error",
+        ) from None
     if len(text) <= EVALUATE_MAX_CHARS:
         return json.loads(text), False
     return text[:EVALUATE_MAX_CHARS], True

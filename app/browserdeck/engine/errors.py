@@ -149,6 +149,12 @@ def translate(exc: PlaywrightError, what: str, timeout_ms: int | None = None) ->
             hint="select needs a combobox/listbox ref of a <select>; for custom "
             "dropdowns click the control, then click the option",
         )
+    if "while parsing css selector" in low or "is not a valid selector" in low:
+        return InvalidInput(
+            f"{what}: invalid CSS selector ({_first_line(exc)})",
+            hint="fix the selector, e.g. '#id', '.class' or 'button[name=go]'",
+            code="invalid_selector",
+        )
     if "evaluationfailed" in low or "is not a function" in low or "syntaxerror" in low:
         return InvalidInput(
             f"{what}: the script failed: {_first_line(exc)}",
