@@ -40,8 +40,16 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 # A palette for new profiles, so each one is visibly different without asking.
 PROFILE_PALETTE = (
-    "#FF4500", "#0066CC", "#00AA00", "#9C27B0", "#E91E63",
-    "#009688", "#FF9800", "#795548", "#3F51B5", "#607D8B",
+    "#FF4500",
+    "#0066CC",
+    "#00AA00",
+    "#9C27B0",
+    "#E91E63",
+    "#009688",
+    "#FF9800",
+    "#795548",
+    "#3F51B5",
+    "#607D8B",
 )
 
 
@@ -60,58 +68,138 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("enabled", "bool", True,
-            "Browser control on/off. When off nothing is launched and every browser "
-            "route answers 'browser control is disabled in settings'."),
-    Setting("controlPort", "port", 18791,
-            "Port of the local control API (HTTP, MCP at /mcp), always on 127.0.0.1."),
-    Setting("relayPort", "port", 18792,
-            "Port of the extension relay for extension profiles without their own port."),
-    Setting("defaultProfile", "profile-ref", "agent",
-            "Profile used when a request names none (?profile=)."),
-    Setting("headless", "bool", False,
-            "Run managed browsers headless. On Linux with no display they always are."),
-    Setting("noSandbox", "bool", False,
-            "Launch managed browsers with --no-sandbox (needed when running as root).",
-            advanced=True),
-    Setting("attachOnly", "bool", False,
-            "Never launch a browser; only attach to one already listening on the "
-            "profile's CDP port or URL.", advanced=True),
-    Setting("executablePath", "path", None,
-            "Chrome/Chromium binary to launch instead of the auto-detected one.",
-            advanced=True),
-    Setting("relayClientMode", "choice", "single-active",
-            "Extension relay arbitration: one CDP client at a time (second gets 409) "
-            "or many at once.", choices=("single-active", "multi-client"), advanced=True),
-    Setting("startDefaultProfile", "bool", False,
-            "Start the default profile's browser when browserdeck starts."),
+    Setting(
+        "enabled",
+        "bool",
+        True,
+        "Browser control on/off. When off nothing is launched and every browser "
+        "route answers 'browser control is disabled in settings'.",
+    ),
+    Setting(
+        "controlPort",
+        "port",
+        18791,
+        "Port of the local control API (HTTP, MCP at /mcp), always on 127.0.0.1.",
+    ),
+    Setting(
+        "relayPort",
+        "port",
+        18792,
+        "Port of the extension relay for extension profiles without their own port.",
+    ),
+    Setting(
+        "defaultProfile",
+        "profile-ref",
+        "agent",
+        "Profile used when a request names none (?profile=).",
+    ),
+    Setting(
+        "headless",
+        "bool",
+        False,
+        "Run managed browsers headless. On Linux with no display they always are.",
+    ),
+    Setting(
+        "noSandbox",
+        "bool",
+        False,
+        "Launch managed browsers with --no-sandbox (needed when running as root).",
+        advanced=True,
+    ),
+    Setting(
+        "attachOnly",
+        "bool",
+        False,
+        "Never launch a browser; only attach to one already listening on the "
+        "profile's CDP port or URL.",
+        advanced=True,
+    ),
+    Setting(
+        "executablePath",
+        "path",
+        None,
+        "Chrome/Chromium binary to launch instead of the auto-detected one.",
+        advanced=True,
+    ),
+    Setting(
+        "relayClientMode",
+        "choice",
+        "single-active",
+        "Extension relay arbitration: one CDP client at a time (second gets 409) or many at once.",
+        choices=("single-active", "multi-client"),
+        advanced=True,
+    ),
+    Setting(
+        "startDefaultProfile",
+        "bool",
+        False,
+        "Start the default profile's browser when browserdeck starts.",
+    ),
     Setting("startAtLogin", "bool", False, "Start browserdeck when you log in."),
-    Setting("mcpIdleMinutes", "int", 30,
-            "Close a managed browser that the in-process MCP server started after this "
-            "many idle minutes (0 = never).", minimum=0, maximum=24 * 60, advanced=True),
-    Setting("mcpRunCode", "bool", False,
-            "Expose browser_run_code/browser_reset over MCP (runs Python Playwright code "
-            "you send; off by default).", advanced=True),
-    Setting("screenshotMaxDimension", "int", 1568,
-            "Largest width/height of screenshots handed to LLMs over MCP (downscaled).",
-            minimum=256, maximum=8192, advanced=True),
+    Setting(
+        "mcpIdleMinutes",
+        "int",
+        30,
+        "Close a managed browser that the in-process MCP server started after this "
+        "many idle minutes (0 = never).",
+        minimum=0,
+        maximum=24 * 60,
+        advanced=True,
+    ),
+    Setting(
+        "mcpRunCode",
+        "bool",
+        False,
+        "Expose browser_run_code/browser_reset over MCP (runs Python Playwright code "
+        "you send; off by default).",
+        advanced=True,
+    ),
+    Setting(
+        "screenshotMaxDimension",
+        "int",
+        1568,
+        "Largest width/height of screenshots handed to LLMs over MCP (downscaled).",
+        minimum=256,
+        maximum=8192,
+        advanced=True,
+    ),
+    Setting(
+        "allowFileUrls",
+        "bool",
+        False,
+        "Let agents open file:// URLs (they could then read any file this user can). "
+        "Off by default, as in Playwright MCP.",
+        advanced=True,
+    ),
 )
 
 PROFILE_FIELDS: tuple[Setting, ...] = (
-    Setting("driver", "choice", "managed",
-            "managed: an isolated browser browserdeck launches; extension: your own "
-            "Chrome through the browserdeck extension; remote: any CDP URL.",
-            choices=DRIVERS),
+    Setting(
+        "driver",
+        "choice",
+        "managed",
+        "managed: an isolated browser browserdeck launches; extension: your own "
+        "Chrome through the browserdeck extension; remote: any CDP URL.",
+        choices=DRIVERS,
+    ),
     Setting("color", "color", "#FF4500", "Tint of the browser window and the tray icon."),
-    Setting("cdpPort", "port", None,
-            "managed: the CDP port (allocated from 18800-18899 once); extension: the "
-            "relay port (defaults to relayPort)."),
+    Setting(
+        "cdpPort",
+        "port",
+        None,
+        "managed: the CDP port (allocated from 18800-18899 once); extension: the "
+        "relay port (defaults to relayPort).",
+    ),
     Setting("cdpUrl", "url", None, "remote: the CDP endpoint, e.g. http://10.0.0.42:9222."),
     Setting("headless", "bool", None, "Override the global headless setting for this profile."),
     Setting("attachOnly", "bool", None, "Never launch; only attach (forced for remote)."),
-    Setting("userDataDir", "path", None,
-            "managed: use this user-data dir instead of <data dir>/browser/<name>/user-data.",
-            advanced=True),
+    Setting(
+        "userDataDir",
+        "path",
+        None,
+        "managed: use this user-data dir instead of <data dir>/browser/<name>/user-data.",
+        advanced=True,
+    ),
 )
 
 SETTING_KEYS = {s.key: s for s in SETTINGS}
@@ -159,6 +247,7 @@ class Config:
     mcp_idle_minutes: int = 30
     mcp_run_code: bool = False
     screenshot_max_dimension: int = 1568
+    allow_file_urls: bool = False
     profiles: dict[str, ProfileConfig] = field(default_factory=dict)
 
     # --- derived views -------------------------------------------------
@@ -285,9 +374,11 @@ def validate_port(value: object, where: str) -> int:
 
 def validate_cdp_url(value: object, where: str = "cdpUrl") -> str:
     if not isinstance(value, str):
-        raise InvalidInput(f"invalid {where} {value!r}: expected a URL",
-                           hint="e.g. http://127.0.0.1:9222 or ws://host:9222/devtools/browser/…",
-                           code="invalid_url")
+        raise InvalidInput(
+            f"invalid {where} {value!r}: expected a URL",
+            hint="e.g. http://127.0.0.1:9222 or ws://host:9222/devtools/browser/…",
+            code="invalid_url",
+        )
     parsed = urlparse(value)
     if parsed.scheme not in ("http", "https", "ws", "wss") or not parsed.hostname:
         raise InvalidInput(
@@ -309,20 +400,23 @@ def _check_type(setting: Setting, value: Any, where: str) -> Any:
     kind = setting.type
     if kind == "bool":
         if not isinstance(value, bool):
-            raise InvalidInput(f"invalid {where} {value!r}: expected true or false",
-                               code="invalid_setting")
+            raise InvalidInput(
+                f"invalid {where} {value!r}: expected true or false", code="invalid_setting"
+            )
         return value
     if kind == "port":
         return validate_port(value, where)
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidInput(f"invalid {where} {value!r}: expected an integer",
-                               code="invalid_setting")
+            raise InvalidInput(
+                f"invalid {where} {value!r}: expected an integer", code="invalid_setting"
+            )
         lo = setting.minimum if setting.minimum is not None else value
         hi = setting.maximum if setting.maximum is not None else value
         if not lo <= value <= hi:
-            raise InvalidInput(f"invalid {where} {value}: expected {lo} to {hi}",
-                               code="invalid_setting")
+            raise InvalidInput(
+                f"invalid {where} {value}: expected {lo} to {hi}", code="invalid_setting"
+            )
         return value
     if kind == "choice":
         if value not in setting.choices:
@@ -337,8 +431,9 @@ def _check_type(setting: Setting, value: Any, where: str) -> Any:
         return validate_cdp_url(value, where)
     if kind in ("path", "profile-ref"):
         if not isinstance(value, str) or not value.strip():
-            raise InvalidInput(f"invalid {where} {value!r}: expected a non-empty string",
-                               code="invalid_setting")
+            raise InvalidInput(
+                f"invalid {where} {value!r}: expected a non-empty string", code="invalid_setting"
+            )
         return value
     raise AssertionError(f"unknown setting type {kind}")
 
@@ -369,15 +464,24 @@ def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
         user_data_dir=values.get("userDataDir"),
     )
     if profile.driver == "managed" and profile.cdp_port is None:
-        raise InvalidInput(f"{where}: a managed profile needs a cdpPort",
-                           hint="create profiles with POST /profiles/create so a port is "
-                           "allocated, or set cdpPort", code="invalid_setting")
+        raise InvalidInput(
+            f"{where}: a managed profile needs a cdpPort",
+            hint="create profiles with POST /profiles/create so a port is "
+            "allocated, or set cdpPort",
+            code="invalid_setting",
+        )
     if profile.driver == "remote" and not profile.cdp_url:
-        raise InvalidInput(f"{where}: a remote profile needs a cdpUrl",
-                           hint="set cdpUrl, e.g. http://10.0.0.42:9222", code="invalid_setting")
+        raise InvalidInput(
+            f"{where}: a remote profile needs a cdpUrl",
+            hint="set cdpUrl, e.g. http://10.0.0.42:9222",
+            code="invalid_setting",
+        )
     if profile.driver != "remote" and profile.cdp_url:
-        raise InvalidInput(f"{where}: cdpUrl is only for remote profiles",
-                           hint="set driver to 'remote' or remove cdpUrl", code="invalid_setting")
+        raise InvalidInput(
+            f"{where}: cdpUrl is only for remote profiles",
+            hint="set driver to 'remote' or remove cdpUrl",
+            code="invalid_setting",
+        )
     return profile
 
 
@@ -401,8 +505,9 @@ def from_json(raw: Any) -> Config:
     if profiles_raw is None:
         config.profiles = default_config().profiles
     elif not isinstance(profiles_raw, dict):
-        raise InvalidInput("profiles must be an object keyed by profile name",
-                           code="invalid_setting")
+        raise InvalidInput(
+            "profiles must be an object keyed by profile name", code="invalid_setting"
+        )
     else:
         for name, value in profiles_raw.items():
             config.profiles[name] = parse_profile(name, value, f"profiles.{name}")
@@ -519,8 +624,9 @@ def read(path: Path | None = None) -> Config:
     except FileNotFoundError:
         return default_config()
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}",
-                          hint="check the file's permissions") from None
+        raise ConfigError(
+            f"cannot read {path}: {exc.strerror or exc}", hint="check the file's permissions"
+        ) from None
     except (json.JSONDecodeError, UnicodeDecodeError, InvalidInput) as exc:
         reason = exc.message if isinstance(exc, InvalidInput) else f"not valid JSON ({exc})"
         raise ConfigError(

@@ -35,6 +35,7 @@ from browserdeck.errors import (
     BrowserdeckError,
     Conflict,
     Disabled,
+    Forbidden,
     InvalidInput,
     NotFound,
     Unavailable,
@@ -129,9 +130,14 @@ class ProfileContext:
             "running": False,
             "pid": None,
             "cdpUrl": self.cdp_url,
-            "cdpPort": None if p.driver == "remote" else (
-                self.relay.port if self.relay else self.config.relay_port_of(p)
-                if p.driver == "extension" else p.cdp_port
+            "cdpPort": None
+            if p.driver == "remote"
+            else (
+                self.relay.port
+                if self.relay
+                else self.config.relay_port_of(p)
+                if p.driver == "extension"
+                else p.cdp_port
             ),
             "tabs": 0,
             "detail": self.detail,
@@ -164,7 +170,9 @@ class ProfileContext:
 
     async def peek_tabs(self) -> list[Tab] | None:
         """The tabs if the browser answers right now; never starts anything (for status views)."""
-        if self.driver == "extension" and (self.relay is None or not self.relay.extension_connected):
+        if self.driver == "extension" and (
+            self.relay is None or not self.relay.extension_connected
+        ):
             return None
         try:
             return await self._list_tabs_raw(wait=1.5)
@@ -482,8 +490,9 @@ class ProfileContext:
             return await client.send(method, params)
 
     async def open_tab(self, url: str = "about:blank") -> Tab:
-        await self.ensure_browser()
         url = normalize_url(url)
+        check_url_allowed(url, self.config)
+        await self.ensure_browser()
         try:
             # Not background:true: a background tab of a managed browser is not rendered, so
             # its screenshots wait for a frame that never comes. And a window of its own
@@ -498,8 +507,11 @@ class ProfileContext:
             log.info("Target.createTarget failed (%s); falling back to PUT /json/new", exc)
             try:
                 created = await endpoint.devtools_json(
-                    self.cdp_url, "/json/new?" + urllib.parse.quote(url, safe=""),
-                    method="PUT", timeout=10.0, headers=self.headers,
+                    self.cdp_url,
+                    "/json/new?" + urllib.parse.quote(url, safe=""),
+                    method="PUT",
+                    timeout=10.0,
+                    headers=self.headers,
                 )
                 target_id = str(created["id"])
             except (Unavailable, KeyError, TypeError):
@@ -528,7 +540,9 @@ class ProfileContext:
         self.service.events.tabs_changed.send(profile=self.name)
         return target_id
 
-    async def _wait_listed(self, target_id: str, *, present: bool, within: float = 5.0) -> Tab | None:
+    async def _wait_listed(
+        self, target_id: str, *, present: bool, within: float = 5.0
+    ) -> Tab | None:
         deadline = time.monotonic() + within
         while True:
             tabs = {t.target_id: t for t in await self._list_tabs_raw()}
@@ -537,6 +551,17 @@ class ProfileContext:
             if time.monotonic() > deadline:
                 return None
             await asyncio.sleep(0.02)
+
+
+def check_url_allowed(url: str, cfg: Config) -> None:
+    """file:// would let an agent read any local file (and hand it to a remote LLM)."""
+    if url.strip().lower().startswith("file:") and not cfg.allow_file_urls:
+        raise Forbidden(
+            f"file:// URLs are not allowed ({url[:80]})",
+            hint="serve the file over http (e.g. `python -m http.server`) or turn on "
+            '"allowFileUrls" in Settings if agents may read local files',
+            code="file_url_forbidden",
+        )
 
 
 def normalize_url(url: str) -> str:
@@ -605,8 +630,9 @@ class Service:
         self._config_on_disk = self._read_config_bytes()
         if self.config_problem:
             log.error("%s", self.config_problem)
-            self.events.notice.send(level="error", title="Config file problem",
-                                    message=self.config_problem)
+            self.events.notice.send(
+                level="error", title="Config file problem", message=self.config_problem
+            )
         self.api_token = secrets.get_token("api") or ""
         self.relay_token = secrets.get_token("relay") or ""
         self.contexts = {name: ProfileContext(self, p) for name, p in self.config.profiles.items()}
@@ -641,8 +667,9 @@ class Service:
                     # A busy relay port must not keep the API from coming up: report it.
                     ctx._set_state("error", exc.message)
                     log.error("relay for profile %s: %s", ctx.name, exc)
-                    self.events.notice.send(level="error", title=f"{ctx.name}: relay not started",
-                                            message=str(exc))
+                    self.events.notice.send(
+                        level="error", title=f"{ctx.name}: relay not started", message=str(exc)
+                    )
 
     async def _start_quietly(self, ctx: ProfileContext) -> None:
         try:
@@ -719,24 +746,31 @@ class Service:
     ) -> dict[str, Any]:
         name = config.validate_profile_name(name)
         if name in self.config.profiles:
-            raise Conflict(f"profile {name!r} already exists",
-                           hint="pick another name, or delete it first", code="profile_exists")
+            raise Conflict(
+                f"profile {name!r} already exists",
+                hint="pick another name, or delete it first",
+                code="profile_exists",
+            )
         kind = driver or ("remote" if cdp_url else "managed")
         if kind not in config.DRIVERS:
             raise InvalidInput(f"invalid driver {kind!r}: expected managed, extension or remote")
-        raw: dict[str, Any] = {"driver": kind,
-                               "color": config.validate_color(color) if color else
-                               config.next_color(self.config)}
+        raw: dict[str, Any] = {
+            "driver": kind,
+            "color": config.validate_color(color) if color else config.next_color(self.config),
+        }
         if headless is not None:
             raw["headless"] = headless
         if kind == "remote":
             if not cdp_url:
-                raise InvalidInput("a remote profile needs cdpUrl",
-                                   hint="e.g. http://10.0.0.42:9222")
+                raise InvalidInput(
+                    "a remote profile needs cdpUrl", hint="e.g. http://10.0.0.42:9222"
+                )
             raw["cdpUrl"] = config.validate_cdp_url(cdp_url)
         elif cdp_url:
-            raise InvalidInput(f"cdpUrl is only for remote profiles, not {kind}",
-                               hint="omit cdpUrl, or use driver 'remote'")
+            raise InvalidInput(
+                f"cdpUrl is only for remote profiles, not {kind}",
+                hint="omit cdpUrl, or use driver 'remote'",
+            )
         else:
             raw["cdpPort"] = config.allocate_cdp_port(self.config)
         profile = config.parse_profile(name, raw, f"profile {name!r}")
@@ -750,9 +784,11 @@ class Service:
     async def delete_profile(self, name: str) -> dict[str, Any]:
         ctx = self.profile(name)
         if name == self.config.default_profile:
-            raise Conflict(f"profile {name!r} is the default profile",
-                           hint="make another profile the default first (defaultProfile)",
-                           code="default_profile")
+            raise Conflict(
+                f"profile {name!r} is the default profile",
+                hint="make another profile the default first (defaultProfile)",
+                code="default_profile",
+            )
         await ctx.stop()
         removed: str | None = None
         if ctx.driver == "managed" and not ctx.profile.user_data_dir:
@@ -808,9 +844,12 @@ class Service:
         if new.enabled and self._run_relays:
             await self._start_relays()
         if self.api is not None and new.control_port != old.control_port:
-            self.events.notice.send(level="info", title="Control port changed",
-                                    message=f"the API moves to port {new.control_port} at the "
-                                    "next start of browserdeck")
+            self.events.notice.send(
+                level="info",
+                title="Control port changed",
+                message=f"the API moves to port {new.control_port} at the "
+                "next start of browserdeck",
+            )
         self.events.config_changed.send()
 
     async def update_settings(self, change: Callable[[Config], None]) -> None:

@@ -32,15 +32,21 @@ def pid_alive(pid: int) -> bool:
 
 
 async def test_health_needs_no_token_and_everything_else_does() -> None:
-    async with running_service() as (service, _client), httpx.AsyncClient(
-        base_url=service.url, trust_env=False
-    ) as anon:
+    async with (
+        running_service() as (service, _client),
+        httpx.AsyncClient(base_url=service.url, trust_env=False) as anon,
+    ):
         health = await anon.get("/health")
         assert health.status_code == 200
         assert health.json()["ok"] is True
         assert service.api_token not in health.text
-        for method, path in [("GET", "/"), ("GET", "/tabs"), ("POST", "/start"),
-                             ("GET", "/profiles"), ("GET", "/openapi.json")]:
+        for method, path in [
+            ("GET", "/"),
+            ("GET", "/tabs"),
+            ("POST", "/start"),
+            ("GET", "/profiles"),
+            ("GET", "/openapi.json"),
+        ]:
             resp = await anon.request(method, path)
             assert resp.status_code == 401, path
             assert resp.json()["error"]["code"] == "unauthorized"
@@ -80,17 +86,31 @@ async def test_binds_only_loopback() -> None:
                 s.connect((own, port))
         listening = Path("/proc/net/tcp").read_text().splitlines()[1:]
         hexport = f"{port:04X}"
-        mine = [ln.split()[1] for ln in listening if ln.split()[1].endswith(":" + hexport)
-                and ln.split()[3] == "0A"]
+        mine = [
+            ln.split()[1]
+            for ln in listening
+            if ln.split()[1].endswith(":" + hexport) and ln.split()[3] == "0A"
+        ]
         assert mine == ["0100007F:" + hexport]
 
 
 async def test_openapi_is_the_served_spec() -> None:
     async with running_service() as (_service, client):
         spec = (await client.get("/openapi.json")).json()
-        for route in ("/health", "/", "/start", "/stop", "/profiles", "/profiles/create",
-                      "/profiles/{name}", "/reset-profile", "/tabs", "/tabs/open", "/tabs/focus",
-                      "/tabs/{target_id}"):
+        for route in (
+            "/health",
+            "/",
+            "/start",
+            "/stop",
+            "/profiles",
+            "/profiles/create",
+            "/profiles/{name}",
+            "/reset-profile",
+            "/tabs",
+            "/tabs/open",
+            "/tabs/focus",
+            "/tabs/{target_id}",
+        ):
             assert route in spec["paths"], route
 
 
@@ -103,7 +123,9 @@ async def test_start_stop_restart_and_tabs() -> None:
         assert started["headless"] is True and started["headlessReason"]
         pid = started["pid"]
 
-        opened = (await client.post("/tabs/open", json={"url": "data:text/html,<title>one</title>"})).json()
+        opened = (
+            await client.post("/tabs/open", json={"url": "data:text/html,<title>one</title>"})
+        ).json()
         tabs = (await client.get("/tabs")).json()["tabs"]
         assert opened["targetId"] in [t["targetId"] for t in tabs]
 
@@ -154,7 +176,9 @@ async def test_two_managed_profiles_at_once() -> None:
         b = (await client.post("/start", params={"profile": "work"})).json()
         assert a["running"] and b["running"] and a["pid"] != b["pid"]
         assert a["cdpPort"] != b["cdpPort"]
-        await client.post("/tabs/open", params={"profile": "work"}, json={"url": "data:text/html,w"})
+        await client.post(
+            "/tabs/open", params={"profile": "work"}, json={"url": "data:text/html,w"}
+        )
         work_tabs = (await client.get("/tabs", params={"profile": "work"})).json()["tabs"]
         agent_tabs = (await client.get("/tabs", params={"profile": "agent"})).json()["tabs"]
         assert {t["targetId"] for t in work_tabs}.isdisjoint({t["targetId"] for t in agent_tabs})
@@ -183,13 +207,17 @@ async def test_profile_create_delete_and_invalid_input() -> None:
 
         # Give it a port nobody else on this machine uses, then run it to create user data.
         await service.update_settings(
-            lambda c: setattr(c.profiles["work"], "cdp_port", free_port()))
+            lambda c: setattr(c.profiles["work"], "cdp_port", free_port())
+        )
         await client.post("/start", params={"profile": "work"})
         user_data = paths.profile_user_data_dir("work")
         assert user_data.exists()
 
-        remote = (await client.post("/profiles/create",
-                                    json={"name": "far", "cdpUrl": "http://10.0.0.42:9222"})).json()
+        remote = (
+            await client.post(
+                "/profiles/create", json={"name": "far", "cdpUrl": "http://10.0.0.42:9222"}
+            )
+        ).json()
         assert remote["driver"] == "remote"
 
         gone = (await client.delete("/profiles/work")).json()
@@ -227,7 +255,9 @@ async def test_control_port_in_use_is_a_clear_error() -> None:
         service = Service(force_headless=True)
         from browserdeck.errors import Conflict
 
-        with pytest.raises(Conflict, match=f"port {cfg.control_port} on 127.0.0.1 is already in use"):
+        with pytest.raises(
+            Conflict, match=f"port {cfg.control_port} on 127.0.0.1 is already in use"
+        ):
             await service.start()
         assert service.stopped.is_set()
 
@@ -266,8 +296,11 @@ async def test_corrupt_config_is_reported_on_status() -> None:
     service = Service(force_headless=True, control_port=cfg_port)
     await service.start()
     try:
-        async with httpx.AsyncClient(base_url=service.url, trust_env=False,
-                                     headers={"Authorization": f"Bearer {service.api_token}"}) as c:
+        async with httpx.AsyncClient(
+            base_url=service.url,
+            trust_env=False,
+            headers={"Authorization": f"Bearer {service.api_token}"},
+        ) as c:
             status = (await c.get("/")).json()
         assert "could not be used" in status["configProblem"]
         kept = list(paths.config_dir().glob("config.json.bad-*"))
@@ -323,12 +356,24 @@ async def test_unknown_routes_and_unreadable_bodies_get_the_error_shape() -> Non
             (await client.put("/tabs"), 405, "PUT /tabs is not allowed"),
             (await client.delete("/tabs/..%2Fprofiles%2Fagent"), 404, "no route"),
             (await client.post("/navigate"), 400, "the body: Field required"),
-            (await client.post("/navigate", content=b"[" * 100_000 + b"]" * 100_000,
-                               headers={"content-type": "application/json"}),
-             400, "cannot read the request body"),
-            (await client.post("/navigate", content=b'{"url": "\xff"}',
-                               headers={"content-type": "application/json"}),
-             400, "cannot read the request body"),
+            (
+                await client.post(
+                    "/navigate",
+                    content=b"[" * 100_000 + b"]" * 100_000,
+                    headers={"content-type": "application/json"},
+                ),
+                400,
+                "cannot read the request body",
+            ),
+            (
+                await client.post(
+                    "/navigate",
+                    content=b'{"url": "\xff"}',
+                    headers={"content-type": "application/json"},
+                ),
+                400,
+                "cannot read the request body",
+            ),
         ]
         for resp, status, message in cases:
             assert resp.status_code == status, resp.text
@@ -345,10 +390,15 @@ async def test_reset_profile_never_kills_a_program_that_is_not_a_browser() -> No
     cfg = service_config()
     port = cfg.profiles["agent"].cdp_port
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import socket, sys, time\n"
-         f"s = socket.create_server(('127.0.0.1', {port}))\nprint('ready', flush=True)\n"
-         "time.sleep(120)"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import socket, sys, time\n"
+            f"s = socket.create_server(('127.0.0.1', {port}))\nprint('ready', flush=True)\n"
+            "time.sleep(120)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
@@ -436,3 +486,19 @@ async def test_stop_or_crash_during_an_action_says_the_browser_went() -> None:
         assert stale.status_code == 404, stale.text
         assert "crashed" in stale.json()["error"]["message"]
         assert "restarted" in stale.json()["error"]["message"]
+
+
+async def test_file_urls_are_refused_unless_allowed() -> None:
+    async with running_service() as (service, client):
+        for method, path, body in [
+            ("POST", "/tabs/open", {"url": "file:///etc/passwd"}),
+            ("POST", "/navigate", {"url": "FILE:///etc/hostname"}),
+        ]:
+            resp = await client.request(method, path, json=body)
+            assert resp.status_code == 403, path
+            err = resp.json()["error"]
+            assert err["code"] == "file_url_forbidden" and "allowFileUrls" in err["hint"]
+        await service.update_settings(lambda c: setattr(c, "allow_file_urls", True))
+        opened = await client.post("/tabs/open", json={"url": "file:///etc/hostname"})
+        assert opened.status_code == 200, opened.text
+        assert opened.json()["url"].startswith("file:///etc/hostname")
