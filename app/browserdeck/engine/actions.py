@@ -300,7 +300,10 @@ def normalize_url(url: str | None) -> str:
     )
 
 
-async def navigate(state: PageState, opts: o.NavigateOptions) -> dict[str, Any]:
+async def navigate(
+    state: PageState, opts: o.NavigateOptions, *, title: bool = True
+) -> dict[str, Any]:
+    """Go; ``title=False`` leaves the title to the caller (a snapshot that reads it anyway)."""
     page = state.page
     timeout = o.navigate_timeout(opts.timeout_ms)
     response: Response | None = None
@@ -348,7 +351,7 @@ async def navigate(state: PageState, opts: o.NavigateOptions) -> dict[str, Any]:
         "ok": True,
         "targetId": state.target_id,
         "url": page.url,
-        "title": await _title(state),
+        "title": await _title(state) if title else "",
         "status": response.status if response else None,
     }
 
@@ -390,10 +393,7 @@ def _unique(path: Path) -> Path:
 
 
 async def _title(state: PageState) -> str:
-    try:
-        return await state.page.title()
-    except PlaywrightError:
-        return ""
+    return await state.title()
 
 
 # --- console ---------------------------------------------------------------------

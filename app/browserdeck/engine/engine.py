@@ -11,6 +11,7 @@ page; every response of that tab carries it once under ``dialogs``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -106,13 +107,25 @@ class Engine:
         action: o.AnyAct,
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        state.actions += 1
         return self._finish(state, await actions.act(state, action))
 
     async def navigate(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.NavigateOptions
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
-        return self._finish(state, await actions.navigate(state, opts))
+        state.actions += 1
+        wait = opts.prepare_snapshot == "wait"
+        # Waiting for the snapshot: it reads the title too, at the same time.
+        result = await actions.navigate(state, opts, title=not wait)
+        if opts.prepare_snapshot and "download" not in result:
+            prepared = snap.prepare(state)
+            if wait and prepared.task is not None:
+                taken = await asyncio.shield(prepared.task)
+                result["title"] = taken["title"] if taken else await state.title()
+        elif wait:
+            result["title"] = await state.title()
+        return self._finish(state, result)
 
     async def screenshot(
         self,
@@ -122,7 +135,10 @@ class Engine:
         opts: o.ScreenshotOptions | None = None,
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
-        return self._finish(state, await shots.screenshot(state, opts or o.ScreenshotOptions()))
+        opts = opts or o.ScreenshotOptions()
+        if opts.labels:  # draws (and removes) an overlay in the page
+            state.actions += 1
+        return self._finish(state, await shots.screenshot(state, opts))
 
     async def console(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.ConsoleOptions | None = None
@@ -134,6 +150,7 @@ class Engine:
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.OfflineOptions
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        state.actions += 1
         return self._finish(state, await offline.set_offline(state, opts))
 
     async def pdf(
@@ -146,10 +163,12 @@ class Engine:
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.FileChooserOptions
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        state.actions += 1
         return self._finish(state, await actions.arm_file_chooser(state, opts))
 
     async def arm_dialog(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.DialogOptions
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        state.actions += 1
         return self._finish(state, actions.arm_dialog(state, opts))

@@ -209,6 +209,12 @@ class NavigateOptions(_TabBody):
     action: Literal["goto", "back", "forward", "reload"] = "goto"
     wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"] = "load"
     timeout_ms: int | None = Field(default=None, description="default 20000, clamped to 500–120000")
+    prepare_snapshot: Literal["background", "wait"] | None = Field(
+        default=None,
+        description="take the first ai snapshot of the new page now (background: after "
+        "answering; wait: before); the next plain GET /snapshot returns it if the page has "
+        "not changed since",
+    )
 
 
 class ScreenshotOptions(_TabBody):

@@ -128,6 +128,21 @@ class TargetMemories:
 
 
 @dataclass
+class PreparedSnapshot:
+    """A first snapshot of a new document, taken right after the navigation (docs/engine.md).
+
+    The next plain snapshot call gets it instead of taking another one, if the page has
+    not changed since (``snapshot.take_prepared``); it is handed out once.
+    """
+
+    actions: int  # PageState.actions when it was started
+    task: asyncio.Task[dict[str, Any] | None] | None = None
+    watch: str | None = None  # remote object id of the change watch, None: not watched
+    table: RefTable | None = None  # the ref table it made
+    done_at: float | None = None  # monotonic
+
+
+@dataclass
 class DialogArm:
     accept: bool
     prompt_text: str | None
@@ -162,11 +177,37 @@ class PageState:
         self.contexts: dict[int, dict[str, Any]] = {}
         self.runtime_enabled = False
         self.cleanup: asyncio.Task[None] | None = None  # label overlay removal in flight
+        # Engine calls that may change the page (act, navigate, arming, offline, labels).
+        self.actions = 0
+        self.prepared: PreparedSnapshot | None = None
+        self.hidpi = False  # screenshots of this tab need a clip to come out in CSS pixels
         # POST /set/offline: this tab's emulation, and its origin's service workers.
         self.offline = False
         self.offline_workers: WorkerOffline | None = None
         self.offline_lock = asyncio.Lock()
         self._watched: set[Frame] = set()
+
+    async def title(self) -> str:
+        """The page's title; "" while it cannot be read (navigating).
+
+        Read over the tab's own CDP session: ``page.title()`` is an evaluate in the main
+        world, and Playwright's first evaluate in a new document first compiles its
+        utility script there (about 20 ms, on the critical path of every navigation).
+        """
+        if self.cdp is not None:
+            try:
+                answer = await self.cdp.send(
+                    "Runtime.evaluate", {"expression": "document.title", "returnByValue": True}
+                )
+                value = (answer.get("result") or {}).get("value")
+                if isinstance(value, str) and "exceptionDetails" not in answer:
+                    return value
+            except Exception:  # navigating right now: fall back to Playwright's way
+                log.debug("title over CDP failed", exc_info=True)
+        try:
+            return await self.page.title()
+        except Exception:  # navigating right now: the title is not essential
+            return ""
 
     async def settle(self) -> None:
         """Wait for work a previous call left running on the page (the label overlay)."""
