@@ -16,7 +16,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import aio
 from browserdeck.errors import BrowserdeckError, Conflict, NotFound
 from browserdeck.mcpserver.claims import Owner
 
@@ -45,9 +44,6 @@ class AgentSession:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # Playwright objects of browser_run_code, kept between calls until browser_reset.
     code_state: dict[str, Any] = field(default_factory=dict)
-    # What a background request learnt for the next reply (dialogs it was told about).
-    pending: list[dict[str, Any]] = field(default_factory=list)
-    warmup: asyncio.Task[None] | None = None
 
     @classmethod
     def new(
@@ -224,31 +220,6 @@ class Call:
         return await self.api(
             method, path, params=params, json={**(json or {}), "targetId": target}
         )
-
-    def prepare_snapshot(self) -> None:
-        """Take a first snapshot of the new document while the agent reads this reply.
-
-        The first snapshot of a document costs 4-5x a later one: Playwright creates its
-        injected script and assigns refs to every element. Run in the background right
-        after a navigation, that is done by the time the agent asks for a snapshot (it
-        reads the reply first), and its own snapshot is a cheap one. The result is not
-        kept: "diff" compares with what the agent saw, not with this.
-        """
-        target = self.session.tab
-        if target is None:
-            return
-        if self.session.warmup is not None:
-            self.session.warmup.cancel()
-        self.session.warmup = aio.create_task(self._warm(target), name="mcp-snapshot-warmup")
-
-    async def _warm(self, target: str) -> None:
-        try:
-            data = await self.api("GET", "/snapshot", params={"format": "ai", "targetId": target})
-        except BrowserdeckError as exc:
-            log.debug("snapshot warm-up of %s: %s", target[:8], exc)
-            return
-        # The engine reports dialogs to whichever call comes next: keep them for the agent.
-        self.session.pending.extend(data.get("dialogs") or [])
 
     async def act(self, kind: str, **fields: Any) -> Any:
         body = {"kind": kind, **{k: v for k, v in fields.items() if v is not None}}

@@ -24,7 +24,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from browserdeck import __version__, aio
+from browserdeck import __version__
 from browserdeck.config import Config
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.mcpserver import output, tools
@@ -250,9 +250,6 @@ class McpApp:
                 session.last_used = time.monotonic()
                 if session.owner.ttl is not None:
                     self.claims.touch(session.owner)
-            notes = tools.pending_notes(session)
-            if notes:
-                reply.text = "\n".join([*notes, reply.text]) if reply.text else "\n".join(notes)
         return self.render(reply, spec)
 
     def render(self, reply: Reply, spec: tools.ToolSpec) -> types.CallToolResult:
@@ -283,7 +280,6 @@ class McpApp:
 
         for key in list(self.sessions):
             session = self.sessions[key]
-            await aio.cancel_and_wait(session.warmup)
             await runcode.reset(session)
             self.end_session(key)
         await self.backend.close()

@@ -59,6 +59,11 @@ def tool(
 REF = s("element ref from the snapshot, e.g. e12")
 SNAP = b("also return what changed on the page")
 SELECTOR = s("CSS selector (instead of ref)")
+# Navigations take the new page's first snapshot before answering (as Playwright MCP
+# does): the first snapshot of a document is the expensive one (Playwright compiles its
+# injected script for it), and agents ask for a snapshot next. The engine hands that
+# snapshot to the next browser_snapshot if the page has not changed (docs/mcp.md).
+PREPARE_SNAPSHOT = "wait"
 
 
 # --- shared ------------------------------------------------------------------
@@ -102,14 +107,6 @@ def _notes(data: Any) -> list[str]:
     if data.get("note"):
         notes.append(str(data["note"]))
     return notes
-
-
-def pending_notes(session: Any) -> list[str]:
-    """Dialogs a background request was told about, for the next reply."""
-    if not session.pending:
-        return []
-    dialogs, session.pending = session.pending, []
-    return _notes({"dialogs": dialogs})
 
 
 async def _finish(call: Call, line: str, data: Any = None) -> Reply:
@@ -170,16 +167,17 @@ async def _snapshot_text(
     obj({"url": s()}, ["url"]),
 )
 async def navigate(call: Call) -> Reply:
-    data = await call.on_tab("POST", "/navigate", json={"url": call.args["url"]}, retry_fresh=True)
-    call.prepare_snapshot()
+    body = {"url": call.args["url"], "prepareSnapshot": PREPARE_SNAPSHOT}
+    data = await call.on_tab("POST", "/navigate", json=body, retry_fresh=True)
     status = data.get("status")
     line = _page_line(data) + (f" (HTTP {status})" if status else "")
     return await _finish(call, line, data)
 
 
 async def _history(call: Call, direction: str) -> Reply:
-    data = await call.on_tab("POST", "/navigate", json={"action": direction})
-    call.prepare_snapshot()
+    data = await call.on_tab(
+        "POST", "/navigate", json={"action": direction, "prepareSnapshot": PREPARE_SNAPSHOT}
+    )
     return await _finish(call, _page_line(data) or f"went {direction}", data)
 
 
