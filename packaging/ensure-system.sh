@@ -56,7 +56,7 @@ fi
 # Qt (PySide6) needs these shared libraries to start even offscreen.
 qt_libs="libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0"
 if [ "$what" = test ]; then
-  pkgs="$qt_libs xvfb xauth trayer libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-image0 libxcb-xinerama0"
+  pkgs="$qt_libs xvfb xauth trayer x11-utils libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-image0 libxcb-xinerama0"
 else
   pkgs="$qt_libs"
 fi
