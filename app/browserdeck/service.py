@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from browserdeck import __version__, aio, config, paths, secrets
+from browserdeck import __version__, aio, config, paths, secrets, urls
 from browserdeck.chrome import endpoint, launcher, procs
 from browserdeck.chrome.cdp import CDPClient
 from browserdeck.config import Config, ProfileConfig
@@ -35,7 +35,6 @@ from browserdeck.errors import (
     BrowserdeckError,
     Conflict,
     Disabled,
-    Forbidden,
     InvalidInput,
     NotFound,
     Unavailable,
@@ -490,8 +489,7 @@ class ProfileContext:
             return await client.send(method, params)
 
     async def open_tab(self, url: str = "about:blank") -> Tab:
-        url = normalize_url(url)
-        check_url_allowed(url, self.config)
+        url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
         await self.ensure_browser()
         try:
             # Not background:true: a background tab of a managed browser is not rendered, so
@@ -551,26 +549,6 @@ class ProfileContext:
             if time.monotonic() > deadline:
                 return None
             await asyncio.sleep(0.02)
-
-
-def check_url_allowed(url: str, cfg: Config) -> None:
-    """file:// would let an agent read any local file (and hand it to a remote LLM)."""
-    if url.strip().lower().startswith("file:") and not cfg.allow_file_urls:
-        raise Forbidden(
-            f"file:// URLs are not allowed ({url[:80]})",
-            hint="serve the file over http (e.g. `python -m http.server`) or turn on "
-            '"allowFileUrls" in Settings if agents may read local files',
-            code="file_url_forbidden",
-        )
-
-
-def normalize_url(url: str) -> str:
-    url = url.strip()
-    if not url:
-        return "about:blank"
-    if "://" not in url and not url.startswith(("about:", "data:", "chrome:", "file:")):
-        return "https://" + url
-    return url
 
 
 class Service:

@@ -12,10 +12,10 @@ from typing import Annotated, Any, Literal, TypeVar
 from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, ValidationError
 
+from browserdeck import urls
 from browserdeck.api.deps import BrowserTarget, browser_target, engine_of, service_of
 from browserdeck.engine import options as o
 from browserdeck.errors import InvalidInput
-from browserdeck.service import check_url_allowed
 
 router = APIRouter(tags=["engine"])
 
@@ -104,8 +104,9 @@ async def navigate(
     profile: ProfileQ = None,
     target_id: TargetQ = None,
 ) -> dict[str, Any]:
-    if body.url:
-        check_url_allowed(body.url, service_of(request).config)
+    if body.action == "goto":
+        allow = service_of(request).config.allow_file_urls
+        body = body.model_copy(update={"url": urls.prepare(body.url, allow_file_urls=allow)})
     t = await _target(request, profile, body.target_id or target_id)
     out = await engine_of(request).navigate(t.cdp_url, t.target_id, t.headers, body)
     _tabs_changed(request, t)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from browserdeck import aio, paths
+from browserdeck import aio, paths, urls
 from browserdeck.engine import options as o
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
@@ -281,23 +281,10 @@ async def _evaluate(state: PageState, action: o.EvaluateAct, timeout: int) -> di
 
 # --- navigation ------------------------------------------------------------------
 
-_ALLOWED_SCHEMES = ("http", "https", "about", "data", "file", "chrome", "view-source")
-
-
 def normalize_url(url: str | None) -> str:
-    if not url or not url.strip():
-        raise InvalidInput("navigate needs a url", hint='e.g. {"url": "https://example.com"}')
-    url = url.strip()
-    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
-    if scheme in _ALLOWED_SCHEMES:
-        return url
-    if re.match(r"^(localhost|\d{1,3}(\.\d{1,3}){3})(:\d+)?(/|$)", url):
-        return "http://" + url
-    if re.match(r"^[\w.-]+\.[a-z]{2,}(:\d+)?(/|$)", url, re.IGNORECASE) and "://" not in url:
-        return "https://" + url
-    raise InvalidInput(
-        f"cannot navigate to {url!r}", hint="use an http(s) URL, e.g. https://example.com"
-    )
+    # The API applies the file:// policy before the engine sees the URL (urls.prepare with
+    # the setting); here only the completion and syntax rules matter.
+    return urls.prepare(url, allow_file_urls=True)
 
 
 async def navigate(
