@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from browserdeck import config, paths, secrets
+from browserdeck import config, guard, paths, secrets
 from browserdeck.chrome import procs
 
 CLIENT_NAME = "browserdeck-cli"
@@ -86,7 +86,7 @@ def unproven_server(url: str) -> tuple[str, str] | None:
     """
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
-    if not (host == "localhost" or host == "::1" or host.startswith("127.")):
+    if not guard.is_loopback_name(host):
         return None
     port = parts.port or (443 if parts.scheme == "https" else 80)
     listeners = procs.loopback_listeners(port)
