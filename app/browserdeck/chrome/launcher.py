@@ -443,7 +443,7 @@ class ChromeProcess:
         while True:
             if self._returncode is not None:
                 raise self._launch_failed(
-                    f"{_describe_exit(self._returncode)} before its DevTools endpoint answered"
+                    f"{describe_exit(self._returncode)} before its DevTools endpoint answered"
                 )
             if self._devtools_failed is not None:
                 raise Conflict(
@@ -540,7 +540,7 @@ class ChromeProcess:
     def _wait_thread(self) -> None:
         code = self._proc.wait()
         self._returncode = code
-        log.info("%r exited: %s", self, _describe_exit(code))
+        log.info("%r exited: %s", self, describe_exit(code))
         self._notify()
 
 
@@ -561,7 +561,8 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _describe_exit(code: int) -> str:
+def describe_exit(code: int) -> str:
+    """'was killed by SIGKILL (exit code -9)', 'exited with code 1': after "the browser"."""
     if code < 0:
         try:
             name = signal.Signals(-code).name
