@@ -94,8 +94,10 @@ class BrowserPipe:
         self._writer: asyncio.WriteTransport | None = None
         self._reader: asyncio.ReadTransport | None = None
         self._partial = bytearray()
-        self._ids = itertools.count(1)
-        self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        # Far from the small ids clients count from, though answers are also matched by
+        # session: a late answer to a departed client's call never ends one of ours.
+        self._ids = itertools.count(1 << 30)
+        self._pending: dict[int, tuple[str, str | None, asyncio.Future[dict[str, Any]]]] = {}
         self._owners: dict[str, Channel] = {}
         self._channels: set[Channel] = set()
         self.closed_reason: str | None = None
@@ -130,7 +132,7 @@ class BrowserPipe:
         for transport in (self._writer, self._reader):
             if transport is not None:
                 transport.close()
-        for method, future in self._pending.values():
+        for method, _session, future in self._pending.values():
             if not future.done():
                 future.set_exception(
                     Unavailable(f"{self.label}: {reason} (during {method})", code="browser_gone")
@@ -143,16 +145,25 @@ class BrowserPipe:
     # -- browserdeck's own calls on the root session --
 
     async def call(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 10.0
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        session: str | None = None,
+        timeout: float = 10.0,
     ) -> dict[str, Any]:
+        """A call of browserdeck's own: on the root session, or on ``session`` (one that no
+        client owns, e.g. attached with ``Target.attachToTarget`` through this method)."""
         if self.closed_reason is not None:
             raise Unavailable(f"{self.label}: {self.closed_reason}", code="browser_gone")
         call_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[call_id] = (method, future)
+        self._pending[call_id] = (method, session, future)
         message: dict[str, Any] = {"id": call_id, "method": method}
         if params:
             message["params"] = params
+        if session is not None:
+            message["sessionId"] = session
         self.send_raw(json.dumps(message).encode())
         try:
             reply = await asyncio.wait_for(future, timeout)
@@ -248,7 +259,11 @@ class BrowserPipe:
         session = tail.group(1).decode("ascii")
         channel = self._owners.get(session)
         if channel is None:
-            return  # a session whose client has left; its detach is under way
+            # A session of our own calls, or one whose client has left (its detach is
+            # under way): only answers to our own calls matter there.
+            if message.startswith(b'{"id":'):
+                self._root_message(message, session)
+            return
         if message.startswith(_ATTACHED) or message.startswith(_DETACHED):
             self._track(message, channel)
         if session == channel.root:
@@ -267,15 +282,15 @@ class BrowserPipe:
             del self._owners[child]
             channel.sessions.discard(child)
 
-    def _root_message(self, message: bytes) -> None:
+    def _root_message(self, message: bytes, session: str | None = None) -> None:
         data = json.loads(message)
         if not isinstance(data, dict):
             return
         call_id = data.get("id")
         if isinstance(call_id, int):
             pending = self._pending.get(call_id)
-            if pending is not None and not pending[1].done():
-                pending[1].set_result(data)
+            if pending is not None and pending[1] == session and not pending[2].done():
+                pending[2].set_result(data)
             return
         if data.get("method") == "Target.detachedFromTarget":
             # A page-level client's target went away (or Chrome dropped a session).
