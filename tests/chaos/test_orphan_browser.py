@@ -188,6 +188,7 @@ def test_a_hung_browser_dies_with_its_owner(tmp_path: Path) -> None:
         [sys.executable, "-c", OWNER, str(free_port()), str(tmp_path / "udd"), str(fake)],
         stdout=subprocess.PIPE, text=True,
     )
+    browser = 0
     try:
         assert owner.stdout is not None
         line = owner.stdout.readline()
@@ -198,6 +199,8 @@ def test_a_hung_browser_dies_with_its_owner(tmp_path: Path) -> None:
         owner.wait()
         assert wait_gone(browser), "the browser outlived its SIGKILLed owner"
     finally:
+        if browser and pid_alive(browser):
+            os.kill(browser, signal.SIGKILL)
         if owner.poll() is None:
             owner.kill()
             owner.wait()

@@ -17,6 +17,7 @@ import json
 import textwrap
 from typing import TYPE_CHECKING, Any
 
+from browserdeck import secrets
 from browserdeck.errors import BrowserdeckError, InvalidInput
 
 if TYPE_CHECKING:
@@ -54,8 +55,12 @@ async def page_for(call: Call) -> tuple[Any, Any, Any]:
     if browser is None or not browser.is_connected() or st.get("cdp_url") != cdp_url:
         await reset(call.session)
         pw = await async_playwright().start()
+        headers = None
+        if status.get("driver") == "managed" and not status.get("attachOnly"):
+            # A managed browser's CDP endpoint takes the API token (issue 10 item 2).
+            headers = {"Authorization": f"Bearer {secrets.get_token('api', create=False) or ''}"}
         try:
-            browser = await pw.chromium.connect_over_cdp(cdp_url)
+            browser = await pw.chromium.connect_over_cdp(cdp_url, headers=headers)
         except Exception as exc:
             await pw.stop()
             raise BrowserdeckError(
