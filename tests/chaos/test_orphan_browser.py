@@ -40,7 +40,7 @@ class Serve:
         )
         log.close()
         self.procs.append(proc)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # a no-hang bound; a loaded CI box is slow
         while True:
             try:
                 if httpx.get(self.url + "/health", timeout=1, trust_env=False).status_code == 200:
