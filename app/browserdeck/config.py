@@ -570,14 +570,27 @@ def check_consistency(config: Config) -> None:
         owners[port] = label
 
 
+def _listened_on(port: int) -> bool:
+    """Something (maybe another user's Chrome) already accepts connections on the port."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 def allocate_cdp_port(config: Config, reserved: Iterable[int] = ()) -> int:
-    """The lowest free port of 18800-18899, taking every configured listener into account."""
+    """The lowest free port of 18800-18899, taking every configured listener into account.
+
+    A port something already listens on is skipped: it may be another user's Chrome,
+    and a profile given that port would drive it (issue 10 item 8).
+    """
     used = set(reserved) | {config.control_port, config.relay_port}
     for profile in config.profiles.values():
         if profile.cdp_port is not None:
             used.add(profile.cdp_port)
     for port in MANAGED_PORT_RANGE:
-        if port not in used:
+        if port not in used and not _listened_on(port):
             return port
     raise Conflict(
         "no free CDP port left in 18800-18899: all 100 are allocated to profiles",

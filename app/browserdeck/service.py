@@ -403,11 +403,22 @@ class ProfileContext:
 
     def _refuse_non_browser_owner(self, port: int) -> None:
         """reset-profile clears orphaned browsers; any other program on the port is not ours."""
-        others = [
-            pid
-            for pid in procs.listening_pids(port)
-            if pid != os.getpid() and not procs.is_chrome_process(pid)
+        holders = [pid for pid in procs.listening_pids(port) if pid != os.getpid()]
+        strangers = [pid for pid in holders if not procs.owned_by_us(pid)]
+        # The socket's owner tells even when the process is hidden from us (not root).
+        foreign = [
+            uid for _inode, uid in procs.loopback_listeners(port) or [] if uid != os.getuid()
         ]
+        if strangers or foreign:
+            # Another user's process: never killed, whatever it is.
+            who = f"pid {strangers[0]}" if strangers else f"uid {foreign[0]}"
+            raise Conflict(
+                f"profile {self.name!r}: port {port} is held by {who} of another user; "
+                "reset-profile only kills this user's orphaned browsers",
+                hint="give the profile another cdpPort (Settings), or ask that user to stop it",
+                code="port_held_by_other_user",
+            )
+        others = [pid for pid in holders if not procs.is_chrome_process(pid)]
         if others:
             argv = procs.process_cmdline(others[0]) or ["?"]
             raise Conflict(
