@@ -204,6 +204,9 @@ async def test_child_sessions_are_announced_on_their_page_and_unwanted_ones_rele
             "Target.attachedToTarget",
             {"sessionId": "SW1", "targetInfo": worker, "waitingForDebugger": True},
         )
+        await wait_until(lambda: len(rec.of("Target.attachedToTarget")) == 2, what="the child")
+        # Like Chrome, a child's Page events reach only a session that enabled Page there.
+        await cdp.send("Page.enable", session_id="CHILD1")
         await fake.event(
             TAB.tab_id, "Page.frameNavigated", {"frame": {"id": "F" * 32}}, session_id="CHILD1"
         )

@@ -87,6 +87,32 @@ CONTEXT_EVENTS = frozenset(
         "Runtime.executionContextsCleared",
     }
 )
+# Domains whose events Chrome sends to a session only after it enabled them (X.enable or
+# one of ENABLERS). Events of other domains (Inspector, Target, ...) go to every session.
+ENABLE_DOMAINS = frozenset(
+    {
+        "Accessibility", "Animation", "Audits", "Autofill", "BackgroundService", "CSS",
+        "Cast", "Console", "DOM", "DOMStorage", "Database", "Debugger", "DeviceAccess",
+        "FedCm", "Fetch", "HeapProfiler", "IndexedDB", "Input", "LayerTree", "Log", "Media",
+        "Network", "Overlay", "Page", "Performance", "PerformanceTimeline", "Preload",
+        "Profiler", "Runtime", "Security", "ServiceWorker", "Tracing", "WebAudio", "WebAuthn",
+    }
+)  # fmt: skip
+# Commands other than X.enable after which Chrome sends a session events of their domain.
+ENABLERS = frozenset(
+    {
+        "Page.setLifecycleEventsEnabled",
+        "Page.startScreencast",
+        "Page.setInterceptFileChooserDialog",
+        "DOM.getDocument",
+        "DOM.getFlattenedDocument",
+        "Tracing.start",
+        "Input.setInterceptDrags",
+        "Profiler.startPreciseCoverage",
+        "HeapProfiler.startSampling",
+        "HeapProfiler.startTrackingHeapObjects",
+    }
+)
 # Commands that create a session on a tab and so need the client slot.
 SLOT_METHODS = frozenset(
     {
@@ -177,6 +203,11 @@ class Session:
     # (key, domain) pairs this session enabled; key "" is the tab, else a child session id.
     enabled: set[tuple[str, str]] = field(default_factory=set)
     known_children: set[str] = field(default_factory=set)
+    # Keys ("" = the tab, else a child session id) on which this session asked for
+    # Target.setAutoAttach: only these sessions hear about new children there, as in
+    # Chrome. Announcing a child on another session too makes Puppeteer replace its
+    # frame session with an orphan (issue 12.1).
+    auto_attach: set[str] = field(default_factory=set)
 
     def runtime_on(self, key: str) -> bool:
         return (key, "Runtime") in self.enabled
@@ -640,9 +671,7 @@ class Relay:
                         )
                     )
             return
-        for session in list(tab.sessions):
-            if key and key not in session.known_children:
-                continue
+        for session in self._event_sessions(tab, key, method):
             client = session.client
             await client.send(
                 event_message(method, params_json, client.wire_sid(key or session.session_id))
@@ -653,6 +682,15 @@ class Relay:
             browser_method = method.replace("Page.", "Browser.", 1)
             for client in {s.client for s in tab.sessions}:
                 await client.send(event_message(browser_method, params_json, None))
+
+    @staticmethod
+    def _event_sessions(tab: Tab, key: str, method: str) -> list[Session]:
+        """The sessions of ``tab`` that get an event: as in Chrome, only those that enabled
+        its domain (issue 12.2); all of them for domains that need no enable."""
+        domain = method.partition(".")[0]
+        if domain in ENABLE_DOMAINS:
+            return [s for s in tab.sessions if (key, domain) in s.enabled]
+        return [s for s in tab.sessions if not key or key in s.known_children]
 
     def _track_context(self, tab: Tab, key: str, method: str, params_json: str) -> None:
         params = json.loads(params_json)
@@ -686,7 +724,7 @@ class Relay:
         tab.children[child_sid] = Child(child_sid, key, info)
         self.child_owner[child_sid] = tab
         for session in list(tab.sessions):
-            if key and key not in session.known_children:
+            if key not in session.auto_attach or (key and key not in session.known_children):
                 continue
             session.known_children.add(child_sid)
             client = session.client
@@ -939,6 +977,8 @@ class Relay:
         reply_sid: str | None,
     ) -> None:
         hook: Hook | None = None
+        if method in ENABLERS:
+            session.enabled.add((key, domain))
         if name == "enable":
             if domain != "Runtime" or session.runtime_on(key):
                 session.enabled.add((key, domain))
@@ -963,8 +1003,16 @@ class Relay:
             if domain == "Runtime":
                 tab.runtime_enabled.discard(key)
                 tab.contexts.pop(key, None)
-        elif method == "Target.setAutoAttach" and params.get("autoAttach"):
-            hook = self._replay_children_hook(session, key, client)
+        elif method == "Target.setAutoAttach":
+            if params.get("autoAttach"):
+                session.auto_attach.add(key)
+                hook = self._replay_children_hook(session, key, client)
+            else:
+                session.auto_attach.discard(key)
+                if any(key in other.auto_attach for other in tab.sessions):
+                    # Another session still wants the children: keep Chrome auto-attaching.
+                    await client.send(result_message(msg_id, "{}", reply_sid))
+                    return
         await self._forward(
             _Command(
                 client,

@@ -19,6 +19,7 @@ naming the holder; ``multi-client`` lets everyone in. See docs/extension.md.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import ipaddress
 import itertools
@@ -33,6 +34,7 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 from websockets.typing import Subprotocol
 
 from browserdeck import errors
@@ -60,6 +62,10 @@ MAX_MESSAGE = 256 * 1024 * 1024
 # and answers our pings).
 EXTENSION_SILENCE_LIMIT = 45.0
 PING_EVERY = 10.0
+# How long a new client waits for the slot holder's socket to finish closing before it
+# gets 409: a client that disconnects and reconnects at once (Puppeteer's disconnect()
+# does not wait for the close handshake) would otherwise race its own old connection.
+SLOT_HANDOVER_WAIT = 1.0
 SLOT_HEADER = "X-Browserdeck-Slot"
 CLIENT_HEADER = "X-Browserdeck-Client"
 
@@ -115,6 +121,7 @@ class RelayServer:
         self._upgrades: dict[int, _Upgrade] = {}
         self._client_ids = itertools.count(1)
         self._slot_holder: Client | None = None
+        self._slot_freed = asyncio.Event()
         self._extension_ready = asyncio.Event()
         self._stopping = False
         self.relay = Relay(
@@ -274,8 +281,8 @@ class RelayServer:
             )
         if self.client_mode == "multi-client":
             return None
-        holder = self._slot_holder
-        if holder is None or holder.closed:
+        holder = self._live_holder()
+        if holder is None:
             self._slot_holder = client
             return None
         if holder is client:
@@ -349,12 +356,12 @@ class RelayServer:
             )
 
         if path == "/cdp" or path.startswith("/devtools/browser"):
-            return self._check_cdp_upgrade(connection, request, query, None)
+            return await self._check_cdp_upgrade(connection, request, query, None)
         if path.startswith("/devtools/page/"):
             target = path.rsplit("/", 1)[-1]
             if target not in self.relay.by_target:
                 return _text(connection, 404, f"No such target id: {target}\n")
-            return self._check_cdp_upgrade(connection, request, query, target)
+            return await self._check_cdp_upgrade(connection, request, query, target)
 
         if method not in ("GET", "PUT", "HEAD"):
             return _text(connection, 405, "Method Not Allowed\n")
@@ -476,7 +483,29 @@ class RelayServer:
             return True
         return asyncio.get_running_loop().time() - link.last_seen > EXTENSION_SILENCE_LIMIT
 
-    def _check_cdp_upgrade(
+    def _live_holder(self) -> Client | None:
+        """The slot holder, unless its socket is already closing (the slot is then free:
+        it no longer sends commands, and its cleanup may lag behind a reconnect)."""
+        holder = self._slot_holder
+        if holder is None or holder.closed:
+            return None
+        if getattr(holder.ws, "state", State.OPEN) is not State.OPEN:
+            return None
+        return holder
+
+    async def _wait_for_slot(self) -> Client | None:
+        """The live holder after giving a disconnecting one a moment to go."""
+        deadline = asyncio.get_running_loop().time() + SLOT_HANDOVER_WAIT
+        while (holder := self._live_holder()) is not None:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return holder
+            self._slot_freed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._slot_freed.wait(), min(left, 0.05))
+        return None
+
+    async def _check_cdp_upgrade(
         self,
         connection: ServerConnection,
         request: Request,
@@ -489,13 +518,12 @@ class RelayServer:
         if slot_mode not in ("eager", "lazy", "none"):
             slot_mode = "eager"
         label = request.headers.get(CLIENT_HEADER) or request.headers.get("User-Agent") or ""
-        holder = self._slot_holder
-        if (
-            self.client_mode == "single-active"
-            and slot_mode == "eager"
-            and holder is not None
-            and not holder.closed
-        ):
+        holder = (
+            await self._wait_for_slot()
+            if self.client_mode == "single-active" and slot_mode == "eager"
+            else None
+        )
+        if holder is not None:
             return self._json(
                 connection,
                 409,
@@ -693,8 +721,8 @@ class RelayServer:
             page_target=upgrade.page_target,
         )
         if self.client_mode == "single-active" and upgrade.slot_mode == "eager":
-            holder = self._slot_holder
-            if holder is not None and not holder.closed and holder is not client:
+            holder = self._live_holder()
+            if holder is not None and holder is not client:
                 await ws.close(4409, self._busy_message(holder))
                 return
             self._slot_holder = client
@@ -711,9 +739,12 @@ class RelayServer:
         except ConnectionClosed:
             pass
         finally:
-            await self.relay.remove_client(client)
+            # Free the slot before the (slower) session cleanup, so a reconnect gets in.
+            client.closed = True
             if self._slot_holder is client:
                 self._slot_holder = None
+            self._slot_freed.set()
+            await self.relay.remove_client(client)
 
 
 def _select_subprotocol(
