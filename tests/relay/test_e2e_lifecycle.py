@@ -99,7 +99,7 @@ async def test_a_second_browser_is_refused(
         state: dict[str, object] = {}
         for _ in range(200):
             state = await other.sw_eval("browserdeck.snapshot()")
-            if state["status"] == "error":
+            if state["status"] == "error" and "could not prove" in str(state["detail"]):
                 break
             await asyncio.sleep(0.05)
         assert state["status"] == "error", state
@@ -320,10 +320,13 @@ async def test_wrong_token_stops_retrying_and_says_so(
         state: dict[str, object] = {}
         for _ in range(200):
             state = await browser.sw_eval("browserdeck.snapshot()")
-            if state["status"] == "error":
+            if state["status"] == "error" and "could not prove" in str(state["detail"]):
                 break
             await asyncio.sleep(0.05)
-        assert state["status"] == "error" and "refused the token" in str(state["detail"]), state
+        # The relay's proof does not match the extension's token: the extension cannot tell
+        # an out-of-date token from a stranger on the port, says both, and sends nothing.
+        assert state["status"] == "error" and "could not prove" in str(state["detail"]), state
+        assert "browserdeck pair" in str(state["detail"])
         assert json.loads(json.dumps(state))["connected"] is False
         assert not relay.extension_connected
         # Fixing the token (as the options page does) connects right away.

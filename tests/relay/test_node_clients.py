@@ -48,7 +48,9 @@ async def test_puppeteer_basics_through_the_relay(
 ) -> None:
     modules = node_modules()
     await ext.open_shared(site.url("/form?title=Shared"))
-    script = PUPPETEER_PRELUDE + """
+    script = (
+        PUPPETEER_PRELUDE
+        + """
 (async () => {
   const browser = await connect();
   const out = {};
@@ -75,6 +77,7 @@ async def test_puppeteer_basics_through_the_relay(
   done(out);
 })().catch((e) => { console.error(e); process.exit(1); });
 """
+    )
     out = await run_node(script, modules, env=_env(relay, site), timeout=90)
     assert out["titles"] == ["Shared"]
     assert out["afterGoto"] == "Gone"
@@ -93,7 +96,9 @@ async def test_puppeteer_second_session_then_reload_with_a_cross_origin_iframe(
     auto-attach made Puppeteer replace its frame session, and reload then hung."""
     modules = node_modules()
     await ext.open_shared(site.url("/frames?title=Host"))
-    script = PUPPETEER_PRELUDE + """
+    script = (
+        PUPPETEER_PRELUDE
+        + """
 (async () => {
   const browser = await connect();
   const [page] = await browser.pages();
@@ -116,6 +121,7 @@ async def test_puppeteer_second_session_then_reload_with_a_cross_origin_iframe(
   done(out);
 })().catch((e) => { console.error(e); process.exit(1); });
 """
+    )
     out = await run_node(script, modules, env=_env(relay, site), timeout=60)
     assert out == {
         "frameText": "frame clicked",
@@ -130,7 +136,9 @@ async def test_puppeteer_reconnects_at_once(
     """Issue 12.3: disconnect() then connect() must not get 409 from the single slot."""
     modules = node_modules()
     await ext.open_shared(site.url("/page?title=Again"))
-    script = PUPPETEER_PRELUDE + """
+    script = (
+        PUPPETEER_PRELUDE
+        + """
 (async () => {
   const titles = [];
   for (let i = 0; i < 8; i++) {
@@ -142,6 +150,7 @@ async def test_puppeteer_reconnects_at_once(
   done(titles);
 })().catch((e) => { console.error(e); process.exit(1); });
 """
+    )
     out = await run_node(script, modules, env=_env(relay, site), timeout=60)
     assert out == ["Again"] * 8
     assert relay.client_mode == "single-active"
@@ -152,7 +161,9 @@ async def test_playwright_node_through_the_relay(
 ) -> None:
     modules = node_modules()
     await ext.open_shared(site.url("/frames?title=Host"))
-    script = PLAYWRIGHT_PRELUDE + """
+    script = (
+        PLAYWRIGHT_PRELUDE
+        + """
 (async () => {
   const out = {};
   let browser = await connect();
@@ -186,6 +197,7 @@ async def test_playwright_node_through_the_relay(
   done(out);
 })().catch((e) => { console.error(e); process.exit(1); });
 """
+    )
     out = await run_node(script, modules, env=_env(relay, site), timeout=90)
     assert out == {
         "title": "Host",

@@ -3,12 +3,13 @@
 One ``RelayServer`` per ``extension`` profile, on 127.0.0.1 (18792 by default):
 
 * ``/extension`` (WebSocket): the browserdeck extension, one at a time. It must come
-  from the pinned ``chrome-extension://<id>`` origin *and* carry the relay token.
+  from the pinned ``chrome-extension://<id>`` origin *and* prove it knows the relay
+  token, after the relay proved it first (protocol.auth_proof; no token on the wire).
 * ``/cdp`` (also ``/devtools/browser/<any>``, ``/devtools/page/<targetId>``): CDP clients
   (our engine, the service, a user's own Playwright/Puppeteer) with the token.
 * HTTP: ``GET /`` (health, no token), ``/json/version``, ``/json/list``, ``/json/new``,
   ``/json/activate/<id>``, ``/json/close/<id>``, ``/extension/status``,
-  ``/extension/check``, ``/client-slot`` (token).
+  ``/client-slot`` (token); ``/extension/check`` (our extension's Origin, no token).
 
 Every request is refused unless it comes from a loopback address with a loopback
 ``Host`` (DNS rebinding) and without a web page's ``Origin``. Client arbitration:
@@ -25,6 +26,7 @@ import ipaddress
 import itertools
 import json
 import logging
+import secrets
 import time
 import urllib.parse
 from collections.abc import Sequence
@@ -44,10 +46,14 @@ from browserdeck.relay.core import Client, Relay, Tab
 from browserdeck.relay.extension_id import EXTENSION_ID
 from browserdeck.relay.link import ExtensionLink
 from browserdeck.relay.protocol import (
+    AUTH_NONCE_BYTES,
+    AUTH_TIMEOUT,
     PROTOCOL_VERSION,
     SUBPROTOCOL,
-    TOKEN_SUBPROTOCOL_PREFIX,
     CdpError,
+    auth_proof,
+    frame,
+    proof_ok,
     split_frame,
 )
 from browserdeck.secrets import tokens_equal
@@ -342,6 +348,12 @@ class RelayServer:
 
         if path == "/extension":
             return self._check_extension_upgrade(connection, request, query)
+        if path == "/extension/check":
+            # No token: the extension never sends it over HTTP (a squatter could be
+            # listening). It says only whether the extension slot is free (no secrets);
+            # web pages were refused above by their Origin. Chrome sends no Origin on an
+            # extension's GET to a host it has permissions for.
+            return self._extension_check(connection, query, origin)
 
         if not self._has_token(request, query):
             return self._json(
@@ -400,8 +412,6 @@ class RelayServer:
                 )
         if path == "/extension/status":
             return self._json(connection, 200, self._extension_status(), origin)
-        if path == "/extension/check":
-            return self._extension_check(connection, query, origin)
         if path == "/client-slot":
             return self._json(connection, 200, self.slot_info(), origin)
         return _text(connection, 404, "Not Found\n")
@@ -448,18 +458,8 @@ class RelayServer:
                 "Forbidden: /extension accepts only the browserdeck extension "
                 f"(chrome-extension://{self.extension_ids[0]})\n",
             )
-        offered = _subprotocols(request)
-        token_ok = self._has_token(request, query) or any(
-            p.startswith(TOKEN_SUBPROTOCOL_PREFIX)
-            and tokens_equal(p[len(TOKEN_SUBPROTOCOL_PREFIX) :], self._token)
-            for p in offered
-        )
-        if not token_ok:
-            return _text(
-                connection,
-                401,
-                "Unauthorized: wrong or missing relay token; pair the extension again (browserdeck pair)\n",
-            )
+        # The token is checked after the upgrade, by mutual proof (protocol.auth_proof):
+        # the extension never puts it on the wire.
         instance = (query.get("instance") or [""])[0]
         link = self.relay.link
         if link is not None and not link.closed and not self._replaceable(link, instance):
@@ -639,7 +639,56 @@ class RelayServer:
         else:
             await self._serve_client(ws, upgrade)
 
+    async def _authenticate_extension(self, ws: ServerConnection) -> bool:
+        """The mutual proof (protocol.py): True once the extension proved the token."""
+        try:
+            header, _ = split_frame(_text_of(await asyncio.wait_for(ws.recv(), AUTH_TIMEOUT)))
+            params = header.get("params") or {}
+            nonce = params.get("nonce")
+            if (
+                header.get("method") != "auth"
+                or params.get("protocol") != PROTOCOL_VERSION
+                or not isinstance(nonce, str)
+                or not 32 <= len(nonce) <= 256
+                or not nonce.isascii()
+            ):
+                await ws.close(
+                    4400,
+                    "protocol mismatch: reload the extension from this browserdeck's "
+                    "extension/ folder",
+                )
+                return False
+            mine = secrets.token_hex(AUTH_NONCE_BYTES)
+            await ws.send(
+                frame(
+                    {
+                        "method": "authChallenge",
+                        "params": {
+                            "nonce": mine,
+                            "proof": auth_proof(self._token, "relay", nonce, mine),
+                        },
+                    }
+                )
+            )
+            header, _ = split_frame(_text_of(await asyncio.wait_for(ws.recv(), AUTH_TIMEOUT)))
+            params = header.get("params") or {}
+            if header.get("method") != "authProof" or not proof_ok(
+                self._token, "extension", nonce, mine, params.get("proof")
+            ):
+                log.warning("relay: an /extension connection failed the token proof")
+                await ws.close(
+                    4401, "wrong relay token: pair the extension again (browserdeck pair)"
+                )
+                return False
+            return True
+        except (TimeoutError, ValueError, ConnectionClosed):
+            with contextlib.suppress(Exception):
+                await ws.close(4408, "no valid auth exchange")
+            return False
+
     async def _serve_extension(self, ws: ServerConnection, upgrade: _Upgrade) -> None:
+        if not await self._authenticate_extension(ws):
+            return
         current = self.relay.link
         if current is not None and not current.closed:
             if not self._replaceable(current, upgrade.instance):
@@ -753,11 +802,10 @@ def _select_subprotocol(
     return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in subprotocols else None
 
 
-def _subprotocols(request: Request) -> list[str]:
-    out: list[str] = []
-    for value in request.headers.get_all("Sec-WebSocket-Protocol"):
-        out.extend(part.strip() for part in value.split(",") if part.strip())
-    return out
+def _text_of(message: str | bytes) -> str:
+    if isinstance(message, bytes):
+        raise ValueError("binary frame during the auth exchange")
+    return message
 
 
 def _hostname(host: str | None) -> str | None:
