@@ -211,7 +211,10 @@ def _about_others(rec: Recorder, method: str, params: dict[str, Any]) -> bool:
     )
 
 
-def transcript(rec: Recorder, detail: frozenset[str]) -> dict[str, Any]:
+def transcript(
+    rec: Recorder, detail: frozenset[str], loose: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """``loose``: events left out entirely (each scenario says why)."""
     norm = Normaliser()
     sessions: dict[str, dict[str, Any]] = {}
     order: list[str] = []
@@ -224,7 +227,7 @@ def transcript(rec: Recorder, detail: frozenset[str]) -> dict[str, Any]:
             order.append(f"reply {what}")
             continue
         sid, method, params = rec.events[what]
-        if method in IGNORED_EVENTS or _about_others(rec, method, params):
+        if method in IGNORED_EVENTS or method in loose or _about_others(rec, method, params):
             continue
         session = norm.ident(sid) or "<root>"
         params = norm(params)

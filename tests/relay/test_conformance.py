@@ -8,10 +8,14 @@ scenarios here needs an exception.
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
+import urllib.request
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -58,7 +62,11 @@ async def endpoints() -> AsyncIterator[Endpoints]:
 
 
 async def run_both(
-    endpoints: Endpoints, site: Site, scenario: Scenario, detail: frozenset[str]
+    endpoints: Endpoints,
+    site: Site,
+    scenario: Scenario,
+    detail: frozenset[str],
+    loose: frozenset[str] = frozenset(),
 ) -> list[str]:
     out = []
     for url, headers in (
@@ -69,7 +77,7 @@ async def run_both(
         try:
             await scenario(rec, site)
             await rec.settle()
-            out.append(transcript(rec, detail))
+            out.append(transcript(rec, detail, loose))
             for target in sorted(rec.own):
                 await rec.send("Target.closeTarget", {"targetId": target}, label="cleanup")
         finally:
@@ -228,6 +236,13 @@ async def error_cases(c: Recorder, site: Site) -> None:
     await c.send("Nope.nothing", {}, sid, label="unknown method on a page")
 
 
+# The extension learns of a popup from webNavigation, when Chrome has already announced it
+# and often committed its first URL: the relay's targetCreated/targetInfoChanged for a popup
+# come with the URL (and title) it has by then, where Chrome's first ones say "" (listed in
+# docs/extension.md). What must match is compared instead: the popup is found by its
+# openerId, attaches, and its final targetInfo ("popup info") is Chrome's.
+POPUP_LOOSE = frozenset({"Target.targetCreated", "Target.targetInfoChanged"})
+
 SCENARIOS: dict[str, tuple[Scenario, frozenset[str]]] = {
     "attach and detach": (attach_and_detach, TARGET_EVENTS),
     "sessions with different domains": (
@@ -250,5 +265,38 @@ SCENARIOS: dict[str, tuple[Scenario, frozenset[str]]] = {
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_relay_matches_chrome(endpoints: Endpoints, site: Site, name: str) -> None:
     scenario, detail = SCENARIOS[name]
-    differences = await run_both(endpoints, site, scenario, detail)
+    loose = POPUP_LOOSE if name == "popups" else frozenset()
+    differences = await run_both(endpoints, site, scenario, detail, loose)
     assert not differences, f"{name}: the relay differs from Chrome:\n" + "\n".join(differences)
+
+
+async def test_version_and_json_endpoints_match_chrome(endpoints: Endpoints) -> None:
+    """Browser.getVersion and /json/* through the relay beside the same browser's own port."""
+    relay, ext = endpoints.relay, endpoints.ext
+    direct = await ext.cdp.send("Browser.getVersion")
+    rec = await Recorder.connect(relay.ws_url, relay.token_headers())
+    try:
+        via = await rec.result("Browser.getVersion")
+        browser_target = await rec.result("Target.getTargetInfo")
+    finally:
+        await rec.close()
+    assert via["product"] == direct["product"]  # full version, not the UA's 156.0.0.0
+    assert via["userAgent"] == direct["userAgent"]
+    assert via["protocolVersion"] == direct["protocolVersion"]
+    uuid.UUID(browser_target["targetInfo"]["targetId"])  # Chrome's browser target is a UUID
+
+    def get(path: str) -> tuple[str, list[str], Any]:
+        request = urllib.request.Request(relay.cdp_url + path, headers=relay.token_headers())
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return (
+                response.headers.get_content_type(),
+                response.headers.get_all("Content-Type"),
+                json.loads(response.read()),
+            )
+
+    kind, types, version = await asyncio.to_thread(get, "/json/version")
+    assert kind == "application/json" and len(types) == 1, types
+    assert version["Browser"] == direct["product"]
+    _, _, listed = await asyncio.to_thread(get, "/json/list")
+    for entry in listed:
+        assert entry["devtoolsFrontendUrl"].endswith(f"/devtools/page/{entry['id']}")

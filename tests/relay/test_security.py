@@ -1,5 +1,5 @@
 """Who may talk to the relay: loopback Host only, no web Origins, the token, the pinned
-extension origin, one extension at a time (research/relay.md section 5)."""
+extension origin and proof of the token, one extension at a time, nothing on unshared tabs."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The extension can only debug single tabs (``chrome.debugger``), so the relay plays
 the browser: it answers the browser-level ``Browser.*`` and ``Target.*`` commands from
 its own bookkeeping and forwards everything else to the right tab. What Playwright
-needs from it is listed in shared/research/relay.md; the rules that matter most:
+needs from it is summarised in docs/extension.md; the rules that matter most:
 
 * ``Target.attachedToTarget`` is sent before the reply of the command that caused it
   (``setAutoAttach``, ``createTarget``, ``attachToTarget``), with a real targetId, a
@@ -1293,10 +1293,11 @@ class Relay:
 def _product_from_ua(ua: str, full_version: str = "") -> str:
     # The user agent carries a reduced version (156.0.0.0); the extension sends the full
     # one from navigator.userAgentData, which is what Chrome's own product string has.
+    # Chrome's product is "Chrome/<version>" even headless (the UA then says HeadlessChrome).
     for token in ua.split():
         name, _, version = token.partition("/")
         if name in ("Chrome", "HeadlessChrome", "Chromium") and version:
-            return f"{name}/{full_version or version}"
+            return f"Chrome/{full_version or version}"
     return "Chrome/unknown"
 
 

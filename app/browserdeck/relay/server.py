@@ -382,6 +382,20 @@ class RelayServer:
         host = self._public_host(headers)
         if path in ("/json/version", "/json/version/"):
             return self._json(connection, 200, self._version_json(host), origin)
+        if path in ("/json/protocol", "/json/protocol/"):
+            # chrome.debugger gives an extension no way to read Chrome's protocol schema.
+            return self._json(
+                connection,
+                404,
+                _error_body(
+                    "not_available",
+                    "/json/protocol is not available through the extension relay: Chrome "
+                    "does not let extensions read its protocol description",
+                    "use the devtools-protocol package matching the browser version "
+                    "(/json/version)",
+                ),
+                origin,
+            )
         if path in ("/json", "/json/", "/json/list", "/json/list/"):
             return self._json(connection, 200, self._list_json(host), origin)
         if path in ("/json/new", "/json/new/"):
@@ -594,6 +608,9 @@ class RelayServer:
             "title": tab.title or tab.url,
             "url": tab.url,
             "description": "",
+            # Chrome's own form; the relay serves no DevTools front-end, so opening it
+            # needs a DevTools build that can reach the WebSocket (docs/extension.md).
+            "devtoolsFrontendUrl": f"/devtools/inspector.html?ws={host}/devtools/page/{tab.target_id}",
             "webSocketDebuggerUrl": f"ws://{host}/devtools/page/{tab.target_id}",
         }
 
