@@ -259,6 +259,12 @@ class FileChooserOptions(_TabBody):
     paths: list[str] = Field(
         min_length=1, max_length=100, description="absolute paths of files to upload"
     )
+    roots: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="the caller's workspace folders (an MCP client's roots); uploads come "
+        "only from these and the uploadRoots setting",
+    )
     ref: str | None = Field(
         default=None, description="arm, then click this ref (opens the chooser)"
     )
