@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from playwright.async_api import Page, async_playwright  # noqa: E402
+from tests.relay.fake_extension import FakeExtension, FakeTab  # noqa: E402
 from tests.relay.harness import (  # noqa: E402
     ExtBrowser,
     ProbeCounter,
@@ -121,6 +122,42 @@ async def puppeteer_clicks(ext: ExtBrowser, relay: RelayServer, n: int) -> dict[
     return {k: [v / 1000 for v in vals] for k, vals in result.items()}
 
 
+WORKER_ROUND_TRIPS = """(async () => {
+  const tabId = [...browserdeck.state.attached][0];
+  const out = [];
+  for (let i = 0; i < %d; i++) {
+    const t = performance.now();
+    await chrome.debugger.sendCommand({ tabId }, "Runtime.evaluate", { expression: "1+1" });
+    out.push(performance.now() - t);
+  }
+  out.sort((a, b) => a - b);
+  return out[Math.floor(out.length / 2)];
+})()"""
+
+
+async def python_relay_round_trips(n: int) -> list[float]:
+    """The Python relay alone: a client, the relay and an instant fake extension (all in
+    this process, two loopback WebSocket hops), the same evaluate as above."""
+    relay = RelayServer(port=0, token=new_token(), profile="fake")
+    await relay.start()
+    fake = await FakeExtension.connect(relay, tabs=[FakeTab(1, "A" * 32, "https://a.test/")])
+    try:
+        via = await CDPClient.connect(relay.ws_url, headers=relay.auth_headers())
+        event = via.expect_event("Target.attachedToTarget")
+        await via.send(
+            "Target.setAutoAttach",
+            {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
+        )
+        sid = (await event)["sessionId"]
+        await eval_round_trips(via, sid, 50)
+        out = await eval_round_trips(via, sid, n)
+        await via.close()
+        return out
+    finally:
+        await fake.close()
+        await relay.stop()
+
+
 async def outage(
     relay: RelayServer, ext: ExtBrowser, seconds: float, token: str
 ) -> tuple[RelayServer, float, ProbeCounter]:
@@ -165,6 +202,7 @@ async def main() -> int:
     ext: ExtBrowser = await launch_ext_browser(chromium_path, workdir / "chromium", relay)
     rows: list[tuple[str, float, float, str]] = []
     recovery: list[tuple[str, float, str]] = []
+    profile: list[tuple[str, float]] = []
     try:
         await ext.pair()
         await relay.wait_for_extension(20)
@@ -193,8 +231,13 @@ async def main() -> int:
         for _ in range(rounds):
             d_evals += await eval_round_trips(direct, direct_sid, args.evals // rounds)
             r_evals += await eval_round_trips(via, relay_sid, args.evals // rounds)
+        # Where the relay's extra time goes: chrome.debugger inside the worker (tab still
+        # attached by the relay session above), and the Python relay with a fake extension.
+        worker_ms = float(await ext.sw_eval(WORKER_ROUND_TRIPS % args.evals))
+        await ext.detach_worker()
         await via.close()
         await direct.send("Target.detachFromTarget", {"sessionId": direct_sid})
+        python_ms = ms(await python_relay_round_trips(args.evals))
         rows.append(
             (
                 "Runtime.evaluate round trip, median (ms)",
@@ -204,6 +247,16 @@ async def main() -> int:
             )
         )
         rows.append(("Runtime.evaluate round trip, p90 (ms)", p90(d_evals), p90(r_evals), ""))
+        extra = ms(r_evals) - ms(d_evals)
+        profile = [
+            ("relay - direct, per round trip", extra),
+            ("  chrome.debugger.sendCommand in the worker", worker_ms),
+            ("  Python relay + 2 loopback hops (fake extension)", python_ms),
+            (
+                "  rest: the worker's WebSocket through Chrome, JSON in the worker",
+                extra - python_ms - max(worker_ms - ms(d_evals), 0.0),
+            ),
+        ]
 
         pup = await puppeteer_clicks(ext, relay, args.clicks)
         rows.append(
@@ -303,6 +356,16 @@ async def main() -> int:
     for name, d, r, target in rows:
         print(f"{name:<46} {d:>9.2f} {r:>9.2f} {r / d:>6.2f}x  {target}")
     print()
+    if profile:
+        print(f"{'where a relayed round trip goes (medians)':<62} {'ms':>7}")
+        print("-" * 90)
+        for name, value in profile:
+            print(f"{name:<62} {value:>7.2f}")
+        print(
+            "  (the worker's chrome.debugger time includes the direct path's own cost; the\n"
+            "   'rest' subtracts only what it adds over direct CDP)"
+        )
+        print()
     print(f"{'recovery after a relay restart':<46} {'seconds':>9}  target / probes seen")
     print("-" * 90)
     for name, took, note in recovery:
