@@ -8,6 +8,7 @@ the running instance's file, then the configured control port. The token comes f
 from __future__ import annotations
 
 import json
+import os
 import sys
 from argparse import Namespace
 from typing import Any
@@ -59,6 +60,16 @@ def discover_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
+def _headers(token: str) -> dict[str, str]:
+    headers = {"Authorization": f"Bearer {token}", "X-Browserdeck-Client": CLIENT_NAME}
+    # A named CLI client is an agent session of its own: a pooled remote profile gives it
+    # its own browser, kept across commands until it idles or `browserdeck stop`.
+    name = os.environ.get("BROWSERDECK_CLIENT", "").strip()
+    if name:
+        headers["X-Browserdeck-Session"] = f"cli:{name}"[:200]
+    return headers
+
+
 class ApiClient:
     def __init__(self, url: str | None = None, token: str | None = None,
                  timeout: float = 90.0) -> None:
@@ -67,8 +78,7 @@ class ApiClient:
         try:
             self._http = httpx.Client(
                 base_url=self.url, timeout=timeout, trust_env=False,
-                headers={"Authorization": f"Bearer {self.token}",
-                         "X-Browserdeck-Client": CLIENT_NAME},
+                headers=_headers(self.token),
             )
         except httpx.InvalidURL as exc:
             raise ClientError(f"invalid control API URL {self.url!r}: {exc}",

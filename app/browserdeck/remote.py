@@ -60,7 +60,7 @@ CURRENT_AGENT: ContextVar[tuple[str, str] | None] = ContextVar("browserdeck_agen
 TOKEN_PARAMS = ("token", "apikey", "api_key", "key")
 DEFAULT_IDLE = 300
 HEALTH_TTL = 2.0  # the panel polls status every second or two: one /pressure per window
-CONNECT_TIMEOUT_MS = 20_000
+CONNECT_TIMEOUT_MS = 30_000
 
 
 def secret_kind(profile: str) -> str:

@@ -44,7 +44,7 @@ def ref_for(snapshot: str, role: str, name: str) -> str:
 async def test_api_drives_a_browserless_profile(
     browserless: Browserless, site: str, bd_home: Path
 ) -> None:
-    async with running_service(remote_config()) as (service, client):
+    async with running_service(remote_config()) as (_service, client):
         created = await create_farm(client, browserless)
         # The token went to the secret store (a 0600 file without a keyring), not config.json.
         assert browserless.token not in paths.config_file().read_text()
@@ -97,7 +97,7 @@ async def test_api_drives_a_browserless_profile(
 
 
 async def test_wrong_token_is_a_clear_error(browserless: Browserless, bd_home: Path) -> None:
-    async with running_service(remote_config()) as (service, client):
+    async with running_service(remote_config()) as (_service, client):
         r = await client.post(
             "/profiles/create",
             json={"name": "farm", "cdpUrl": browserless.ws_url(token=False), "token": "wrong-1"},
@@ -123,7 +123,7 @@ async def test_limit_reached_is_a_clear_error_not_a_hang(
     own_browserless: Browserless, bd_home: Path
 ) -> None:
     own_browserless.start()  # one browser at most
-    async with running_service(remote_config()) as (service, client):
+    async with running_service(remote_config()) as (_service, client):
         await create_farm(client, own_browserless, pool=True)
         a = {"X-Browserdeck-Session": "agent-a"}
         b = {"X-Browserdeck-Session": "agent-b"}
@@ -153,7 +153,7 @@ async def test_service_restart_mid_session_reconnects_and_says_so(
     own_browserless: Browserless, site: str, bd_home: Path
 ) -> None:
     own_browserless.start()
-    async with running_service(remote_config()) as (service, client):
+    async with running_service(remote_config()) as (_service, client):
         await create_farm(client, own_browserless)
         tab = (
             await client.post(
@@ -191,7 +191,7 @@ def test_token_in_url_never_reaches_config(bd_home: Path) -> None:
     cfg["profiles"]["x"] = {"driver": "remote", "cdpUrl": "http://h:9222", "pool": True}
     try:
         config.from_json(cfg)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         assert "ws(s)" in str(exc)
     else:
         raise AssertionError("pool on an http:// remote profile was accepted")
