@@ -1,7 +1,7 @@
 """The real Browserless server (open source, from npm) for the remote-profile tests and bench.
 
 ``make test`` installs it (``python -m tests.remote.browserless install``) into
-``.test-deps/browserless`` (gitignored, outside the tracked tree); the tests install it
+``.cache/browserless`` (gitignored, outside the tracked tree); the tests install it
 too when it is missing. It runs through ``browserless_launcher.mjs`` (see there why), with
 ``PLAYWRIGHT_BROWSERS_PATH`` pointing at a folder where the Chromium build its own
 playwright-core expects is a link to this machine's Chromium.
@@ -24,7 +24,7 @@ import httpx
 
 VERSION = "2.42.0"
 ROOT = Path(__file__).resolve().parents[2]
-DIR = Path(os.environ.get("BROWSERDECK_BROWSERLESS_DIR") or ROOT / ".test-deps" / "browserless")
+DIR = Path(os.environ.get("BROWSERDECK_BROWSERLESS_DIR") or ROOT / ".cache" / "browserless")
 LAUNCHER = Path(__file__).with_name("browserless_launcher.mjs")
 PACKAGE = DIR / "node_modules" / "@browserless.io" / "browserless" / "package.json"
 
