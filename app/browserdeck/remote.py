@@ -333,7 +333,7 @@ class ServiceDriver:
         base, query, headers = self._http_base()
         out: dict[str, Any]
         try:
-            async with httpx.AsyncClient(timeout=2.0, trust_env=False) as http:
+            async with httpx.AsyncClient(timeout=1.5, trust_env=False) as http:
                 resp = await http.get(f"{base}/pressure", params=query, headers=headers)
         except httpx.HTTPError as exc:
             out = {

@@ -787,6 +787,7 @@ class Service:
         driver: str | None = None,
         headless: bool | None = None,
         token: str | None = None,
+        token_param: str | None = None,
         token_header: str | None = None,
         pool: bool | None = None,
         pool_idle_seconds: int | None = None,
@@ -825,6 +826,7 @@ class Service:
                 if param != "token" and not token_header:
                     raw["tokenParam"] = param
             for key, value in (
+                ("tokenParam", token_param),
                 ("tokenHeader", token_header),
                 ("pool", pool),
                 ("poolIdleSeconds", pool_idle_seconds),

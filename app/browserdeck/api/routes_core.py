@@ -59,6 +59,7 @@ class CreateProfile(BaseModel):
     token: str | None = Field(
         None, description="a browser service's token (kept in the secret store, not config)"
     )
+    tokenParam: str | None = Field(None, description="the query parameter for the token")
     tokenHeader: str | None = Field(None, description="send the token in this header")
     pool: bool | None = Field(None, description="one browser from the service per agent session")
     poolIdleSeconds: int | None = None
@@ -68,7 +69,7 @@ class CreateProfile(BaseModel):
 async def create_profile(request: Request, body: CreateProfile) -> dict[str, Any]:
     return await service_of(request).create_profile(
         body.name, color=body.color, cdp_url=body.cdpUrl, driver=body.driver,
-        headless=body.headless, token=body.token, token_header=body.tokenHeader,
+        headless=body.headless, token=body.token, token_param=body.tokenParam, token_header=body.tokenHeader,
         pool=body.pool, pool_idle_seconds=body.poolIdleSeconds,
     )
 

@@ -157,6 +157,8 @@ def state_text(status: dict[str, Any]) -> str:
         if state in ("running", "unreachable"):
             return "waiting for Chrome"
         return {"stopped": "relay stopped", "error": "relay error"}.get(state, state)
+    if status.get("remote"):  # a browser service: its sessions and its load
+        return " · ".join(remote_lines(status)[:2])
     if state == "running" or status.get("running"):
         n = int(status.get("tabs", 0))
         return f"running · {n} tab{'s' if n != 1 else ''}"
@@ -166,6 +168,32 @@ def state_text(status: dict[str, Any]) -> str:
         "error": "error",
         "unreachable": "not answering",
     }.get(state, "stopped")
+
+
+def remote_lines(status: dict[str, Any]) -> list[str]:
+    """A browser-service profile: its sessions, the service's health, then who holds what."""
+    service = status.get("remote") or {}
+    sessions = list(service.get("sessions") or [])
+    n = len(sessions)
+    held = f"{n} browser{'s' if n != 1 else ''} held" if n else "no browser held"
+    lines = [("pool · " if service.get("pool") else "") + held]
+    health = service.get("health") or {}
+    if health.get("service") == "browserless":
+        lines.append(
+            f"service {health.get('running')}/{health.get('maxConcurrent')} busy, "
+            f"{health.get('queued')} waiting"
+        )
+    elif health.get("ok") is False:
+        lines.append(f"service: {health.get('error')}")
+    else:
+        lines.append("service answers")
+    for s in sessions:
+        tabs = int(s.get("tabs", 0))
+        lines.append(
+            f"{s.get('label')}: {tabs} tab{'s' if tabs != 1 else ''}, "
+            f"idle {int(s.get('idleSeconds', 0))} s"
+        )
+    return lines
 
 
 async def peek_tabs(ctx: ProfileContext) -> list[Tab]:

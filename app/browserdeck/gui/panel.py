@@ -49,7 +49,7 @@ from PySide6.QtWidgets import (
 
 from browserdeck import __version__, aio
 from browserdeck.gui import icons
-from browserdeck.gui.model import Activity, DeckModel, profile_mark, state_text
+from browserdeck.gui.model import Activity, DeckModel, profile_mark, remote_lines, state_text
 from browserdeck.gui.screenshot import CaptureError, LabelBox, ScreenshotView, capture
 
 log = logging.getLogger(__name__)
@@ -457,6 +457,8 @@ class StatusPanel(QMainWindow):
                 lines.append(" · ".join(bits))
             if status.get("detail"):
                 lines.append(str(status["detail"]))
+            if status.get("remote"):
+                lines.extend(remote_lines(status))
         self.detail_label.setText("\n".join(lines))
         can_open = running and (driver != "extension" or bool(status.get("extensionConnected")))
         can_open = can_open or (driver == "managed" and self.model.service is not None)
