@@ -104,6 +104,9 @@ class Lease:
     last_used: float = field(default_factory=time.monotonic)
     conn: Connection | None = None
     cdp: CDPSession | None = None
+    # targetId -> targetInfo of its pages, kept by Target.setDiscoverTargets events on
+    # ``cdp``: listing tabs (every call resolves its tab) costs no round trip to the service.
+    targets: dict[str, dict[str, Any]] = field(default_factory=dict)
     note: str | None = None  # why tabs from before are gone (after a reconnect)
     reconnects: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -227,6 +230,7 @@ class ServiceDriver:
                 )
                 log.info("%s: reconnected lease %s", self.name, lease.key)
             lease.conn, lease.cdp = conn, None
+            lease.targets.clear()
             self.ctx.service.events.tabs_changed.send(profile=self.name)
             return conn
 
@@ -280,7 +284,7 @@ class ServiceDriver:
             conn = await self._connect(lease)
             try:
                 if lease.cdp is None:
-                    lease.cdp = await conn.browser.new_browser_cdp_session()
+                    lease.cdp = await self._browser_session(lease, conn)
                 return await lease.cdp.send(method, params or {})
             except PlaywrightError as exc:
                 lease.cdp = None
@@ -294,14 +298,38 @@ class ServiceDriver:
                 ) from None
         raise AssertionError("unreachable")
 
+    async def _browser_session(self, lease: Lease, conn: Connection) -> CDPSession:
+        """A browser-level CDP session on the lease's connection, watching its page targets."""
+        cdp = await conn.browser.new_browser_cdp_session()
+        targets = lease.targets
+        targets.clear()
+
+        def changed(event: dict[str, Any]) -> None:
+            info = event.get("targetInfo") or {}
+            if info.get("type") == "page":
+                targets[str(info["targetId"])] = info
+
+        def destroyed(event: dict[str, Any]) -> None:
+            targets.pop(str(event.get("targetId")), None)
+
+        cdp.on("Target.targetCreated", changed)
+        cdp.on("Target.targetInfoChanged", changed)
+        cdp.on("Target.targetDestroyed", destroyed)
+        cdp.on("Target.targetCrashed", destroyed)
+        await cdp.send("Target.setDiscoverTargets", {"discover": True})
+        # Seed from one listing too, so the cache never depends on event timing.
+        for info in (await cdp.send("Target.getTargets")).get("targetInfos", []):
+            changed({"targetInfo": info})
+        return cdp
+
     async def tabs(self, lease: Lease) -> list[Tab]:
         from browserdeck.service import Tab
 
-        reply = await self.send(lease, "Target.getTargets")
+        if lease.cdp is None or lease.conn is None or lease.conn.lost:
+            await self.send(lease, "Target.getTargets")  # (re)connects and starts the watch
         return [
             Tab(str(t["targetId"]), str(t.get("title", "")), str(t.get("url", "")), "page")
-            for t in reply.get("targetInfos", [])
-            if t.get("type") == "page"
+            for t in list(lease.targets.values())
         ]
 
     async def open_tab(self, lease: Lease, url: str) -> str:
@@ -310,7 +338,10 @@ class ServiceDriver:
         except BrowserdeckError:
             # Some services refuse new windows; a plain tab is the next best thing.
             created = await self.send(lease, "Target.createTarget", {"url": url})
-        return str(created["targetId"])
+        target_id = str(created["targetId"])
+        # targetCreated normally arrives before this reply; listed at once either way.
+        lease.targets.setdefault(target_id, {"targetId": target_id, "url": url, "title": ""})
+        return target_id
 
     # --- the service's limit and health -------------------------------------------
     def _http_base(self) -> tuple[str, dict[str, str], dict[str, str]]:

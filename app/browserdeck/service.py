@@ -396,7 +396,8 @@ class ProfileContext:
                 return (
                     f"profile {self.name!r}: the connection to the browser service dropped "
                     "while this was running (the service restarted, or ended the browser, "
-                    "e.g. at its session timeout); the next call reconnects to a new browser"
+                    "e.g. at its session timeout), and the service ended the browser with it, so "
+                    "tabs from before are gone; the next call reconnects to a new browser"
                 )
             return None
         if self.driver == "extension":
