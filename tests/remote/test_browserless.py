@@ -148,10 +148,10 @@ async def test_limit_reached_is_a_clear_error_not_a_hang(
         status = (await client.get("/", params={"profile": "farm"})).json()
         assert [s["session"] for s in status["remote"]["sessions"]] == ["agent-b"]
         # What the tray and panel show for it: sessions, who holds them, the service's load.
-        from browserdeck.gui.model import remote_lines, state_text
+        from browserdeck import states
 
-        assert state_text(status) == "pool · 1 browser held · service 1/1 busy, 0 waiting"
-        assert remote_lines(status)[2].startswith("client agent-b: ")
+        assert status["stateText"] == "pool · 1 browser held · service 1/1 busy, 0 waiting"
+        assert states.remote_lines(status)[2].startswith("client agent-b: ")
 
 
 async def test_service_restart_mid_session_reconnects_and_says_so(
