@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import httpx
+import pytest
 
 from browserdeck import config, paths
 from browserdeck.config import Config
@@ -20,7 +21,7 @@ from tests.remote.browserless import Browserless
 from tests.support.service import running_service, service_config
 
 
-def remote_config(**profile: object) -> Config:
+def remote_config() -> Config:
     cfg = service_config()
     cfg.profiles.pop("chrome", None)
     cfg.no_sandbox = os.geteuid() == 0 if hasattr(os, "geteuid") else False
@@ -80,6 +81,19 @@ async def test_api_drives_a_browserless_profile(
         body = shot.json()
         assert body["labels"], body.keys()
         assert any(label["ref"] == ref for label in body["labels"])
+
+        # The rest of a local profile's features, on the service's browser.
+        console = (await client.get("/console", params=q)).json()
+        assert "shop ready" in json.dumps(console)
+        pdf = (await client.post("/pdf", params=q, json={})).json()
+        assert pdf["bytes"] > 1000, pdf
+        await client.post("/navigate", params=q, json={"url": f"{site}/form.html"})
+        snap = (await client.get("/snapshot", params=q)).json()["snapshot"]
+        armed = await client.post("/hooks/dialog", params=q, json={"accept": True})
+        assert armed.status_code == 200, armed.text
+        ask = ref_for(snap, "button", "Ask")
+        await client.post("/act", params=q, json={"kind": "click", "ref": ask})
+        assert "confirm: true" in (await client.get("/snapshot", params=q)).json()["snapshot"]
 
         status = (await client.get("/", params={"profile": "farm"})).json()
         assert status["running"] and status["remote"]["health"]["service"] == "browserless"
@@ -200,3 +214,29 @@ def test_token_in_url_never_reaches_config(bd_home: Path) -> None:
         assert "ws(s)" in str(exc)
     else:
         raise AssertionError("pool on an http:// remote profile was accepted")
+
+
+async def test_idle_pooled_session_is_released(browserless: Browserless, bd_home: Path) -> None:
+    async with running_service(remote_config()) as (service, client):
+        await create_farm(client, browserless, pool=True, poolIdleSeconds=10)
+        me = {"X-Browserdeck-Session": "sleepy"}
+        assert (await client.get("/tabs", params={"profile": "farm"}, headers=me)).status_code == 200
+        ctx = service.profile("farm")
+        assert ctx.remote is not None and list(ctx.remote.leases) == ["sleepy"]
+        # Nobody calls: after poolIdleSeconds (checked every quarter of it) it goes back.
+        for _ in range(100):
+            if not ctx.remote.leases:
+                break
+            await asyncio.sleep(0.25)
+        assert not ctx.remote.leases
+        status = (await client.get("/", params={"profile": "farm"})).json()
+        assert status["remote"]["sessions"] == []
+
+
+def test_named_cli_client_is_a_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    from browserdeck import client
+
+    monkeypatch.setenv("BROWSERDECK_CLIENT", "nightly-job")
+    assert client._headers("t")["X-Browserdeck-Session"] == "cli:nightly-job"
+    monkeypatch.delenv("BROWSERDECK_CLIENT")
+    assert "X-Browserdeck-Session" not in client._headers("t")
