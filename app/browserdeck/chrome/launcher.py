@@ -337,6 +337,7 @@ class ChromeProcess:
         self.version: dict[str, Any] = {}
         self.started_at = time.time()
         self._output: collections.deque[str] = collections.deque(maxlen=_OUTPUT_LINES)
+        self._output_done = threading.Event()
         self._banner_ws: str | None = None  # from "DevTools listening on ws://..."
         self._devtools_failed: str | None = None
         self._returncode: int | None = None
@@ -531,6 +532,8 @@ class ChromeProcess:
             # The pipe closed because the browser is exiting: report its exit code.
             await self._wait_exit_for(2.0)
         if self._returncode is not None:
+            # Its last words are what the user needs; the output thread ends at EOF.
+            await asyncio.to_thread(self._output_done.wait, 2.0)
             raise self._launch_failed(
                 f"{describe_exit(self._returncode)} before its DevTools pipe answered"
             )
@@ -607,6 +610,7 @@ class ChromeProcess:
         finally:
             with contextlib.suppress(OSError):
                 stream.close()
+            self._output_done.set()
 
     def _wait_thread(self) -> None:
         code = self._proc.wait()
@@ -796,6 +800,9 @@ async def launch(opts: LaunchOptions) -> ChromeProcess:
             await chrome._wait_ready(opts.ready_timeout)
     except BaseException:
         chrome.kill_now()
+        # Reaped before the error is raised: nothing of the failed launch is left running.
+        with contextlib.suppress(BaseException):
+            await asyncio.shield(chrome._wait_exit_for(5.0))
         if chrome.pipe is not None:
             chrome.pipe.close("the launch failed")
         elif pipe_ends is not None:
