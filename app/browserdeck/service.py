@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import logging
 import os
@@ -55,9 +56,18 @@ class Tab:
     title: str
     url: str
     type: str = "page"
+    status: int | None = None  # the HTTP status of the page it was opened on, when known
 
     def to_json(self) -> dict[str, Any]:
-        return {"targetId": self.target_id, "title": self.title, "url": self.url, "type": self.type}
+        out: dict[str, Any] = {
+            "targetId": self.target_id,
+            "title": self.title,
+            "url": self.url,
+            "type": self.type,
+        }
+        if self.status is not None:
+            out["status"] = self.status
+        return out
 
 
 class ProfileContext:
@@ -409,8 +419,11 @@ class ProfileContext:
                 hint=self._not_running_hint(),
                 code="browser_unreachable",
             ) from None
+        # Chrome's /json/list HTML-escapes titles ("A &amp; B"); the relay's list is plain
+        # text, as its tab titles come straight from the extension.
+        unescape = html.unescape if self.driver != "extension" else str
         return [
-            Tab(t["id"], t.get("title", ""), t.get("url", ""), t.get("type", "page"))
+            Tab(t["id"], unescape(t.get("title", "")), t.get("url", ""), t.get("type", "page"))
             for t in targets
             if t.get("type") == "page"
         ]
@@ -491,6 +504,32 @@ class ProfileContext:
     async def open_tab(self, url: str = "about:blank") -> Tab:
         url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
         await self.ensure_browser()
+        engine = self.service.engine
+        if url == "about:blank" or engine is None:
+            return await self._create_tab(url)
+        # Opened blank, then navigated by the engine: a URL that cannot load (no server,
+        # bad host) is an error the caller sees (and the CLI exits non-zero on), and an
+        # HTTP error page is a success that carries its status, as with POST /navigate.
+        tab = await self._create_tab("about:blank")
+        from browserdeck.engine.options import NavigateOptions
+
+        try:
+            result = await engine.navigate(
+                self.cdp_url, tab.target_id, self.headers, NavigateOptions(url=url)
+            )
+        except BrowserdeckError as exc:
+            with contextlib.suppress(BrowserdeckError):
+                await self.close_tab(tab.target_id)
+            exc.message = f"could not open {url}: {exc.message} (the tab was closed)"
+            raise
+        return Tab(
+            tab.target_id,
+            str(result.get("title") or ""),
+            str(result.get("url") or url),
+            status=result.get("status"),
+        )
+
+    async def _create_tab(self, url: str) -> Tab:
         try:
             # Not background:true: a background tab of a managed browser is not rendered, so
             # its screenshots wait for a frame that never comes. And a window of its own

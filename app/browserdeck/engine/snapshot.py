@@ -88,9 +88,15 @@ def build_table(
         prefix, _, digits = pw_ref.rpartition("e")
         if not digits.isdigit():
             continue
+        main = main_root and not chain
+        # Playwright prefixes even the main frame's refs with a new "f<seq>" after each
+        # navigation (its frame sequence number); the agent sees one counter per tab with
+        # no prefix there, and the "f" prefix only inside iframes.
+        if main:
+            prefix = ""
         base = bases.get(prefix)
         if base is None:
-            key = keys[main_root and not chain]
+            key = keys[main]
             entry = memory.bases.get(prefix)
             if entry is None:
                 entry = (0, key)  # a prefix never seen in this tab cannot clash
@@ -101,7 +107,7 @@ def build_table(
             memory.bases[prefix] = entry
             base = bases[prefix] = entry[0]
         number = int(digits) + base
-        ours = f"{prefix}e{number}" if base else pw_ref
+        ours = f"{prefix}e{number}"
         if number > memory.issued_max:
             memory.issued_max = number
         refs[ours] = RefInfo(
