@@ -61,8 +61,8 @@ SNAP = b("also return what changed on the page")
 SELECTOR = s("CSS selector (instead of ref)")
 # Navigations take the new page's first snapshot before answering (as Playwright MCP
 # does): the first snapshot of a document is the expensive one (Playwright compiles its
-# injected script for it), and agents ask for a snapshot next. The engine hands that
-# snapshot to the next browser_snapshot if the page has not changed (docs/mcp.md).
+# injected script for it), and agents ask for a snapshot next; the browser_snapshot that
+# follows takes its own, cheap one (a snapshot is never handed out twice, docs/engine.md).
 PREPARE_SNAPSHOT = "wait"
 
 
@@ -87,6 +87,8 @@ def _notes(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return []
     notes: list[str] = []
+    if data.get("outcome"):  # what the action caused (engine/consequences.py), one line
+        notes.append(str(data["outcome"]))
     for dialog in data.get("dialogs") or ([data["dialog"]] if data.get("dialog") else []):
         if not isinstance(dialog, dict):
             notes.append(f"dialog: {dialog}")
