@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 
-.PHONY: lock run serve test lint typecheck pytest bench browser system-deps clean package screenshots
+.PHONY: lock run serve test lint typecheck pytest bench browser system-deps node-clients clean package screenshots
 
 # requirements.lock pins every transitive version we test with (pip freeze of .venv);
 # refresh it with `make lock` after changing dependencies in pyproject.toml.
@@ -43,7 +43,19 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP) browser system-deps
+# Third-party CDP clients (puppeteer-core, playwright-core) for the tests, from npm, into a
+# gitignored scratch folder; tests find it through tests/support/node.py. Without npm the
+# tests that need them skip and say so (in CI, CI=true, they fail instead).
+NODE_CLIENTS := .cache/node-clients
+node-clients: $(NODE_CLIENTS)/.installed
+$(NODE_CLIENTS)/.installed: tests/node/package.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  mkdir -p $(NODE_CLIENTS) && cp tests/node/package.json $(NODE_CLIENTS)/package.json && \
+	  npm install --prefix $(NODE_CLIENTS) --no-audit --no-fund --loglevel=error >/dev/null && \
+	  touch $@; \
+	else echo "browserdeck: npm not found; tests with Puppeteer/Playwright for Node will skip"; fi
+
+pytest: $(STAMP) browser system-deps node-clients
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 test: lint typecheck pytest

@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 
 from browserdeck import paths
 from browserdeck.errors import ConfigError, Conflict, InvalidInput
+from browserdeck.guard import is_loopback_url
 
 Driver = Literal["managed", "extension", "remote"]
 DRIVERS: tuple[Driver, ...] = ("managed", "extension", "remote")
@@ -36,7 +37,6 @@ PROFILE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
 MANAGED_PORT_RANGE = range(18800, 18900)
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 # A palette for new profiles, so each one is visibly different without asking.
 PROFILE_PALETTE = (
@@ -398,11 +398,6 @@ def validate_cdp_url(value: object, where: str = "cdpUrl") -> str:
             code="invalid_url",
         )
     return value
-
-
-def is_loopback_url(url: str) -> bool:
-    host = urlparse(url).hostname or ""
-    return host in LOOPBACK_HOSTS or host.startswith("127.")
 
 
 def _check_type(setting: Setting, value: Any, where: str) -> Any:

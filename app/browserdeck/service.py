@@ -656,7 +656,9 @@ class Service:
         try:
             from browserdeck.engine import Engine
 
-            self.engine = Engine(events=self.events)
+            self.engine = Engine(
+                events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
+            )
             await self.engine.start()
             if self._serve_api:
                 from browserdeck.api.server import ApiServer

@@ -13,20 +13,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import async_playwright
 
+from browserdeck import aio, urls
 from browserdeck.engine import actions, offline
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
 from browserdeck.engine.connection import BrowserPool
 from browserdeck.engine.state import PageState, TargetMemories
-from browserdeck.errors import Unavailable
+from browserdeck.errors import Forbidden, Unavailable
 
 if TYPE_CHECKING:
-    from playwright.async_api import Playwright
+    from playwright.async_api import Frame, Playwright
 
     from browserdeck.events import ServiceEvents
 
@@ -36,8 +39,17 @@ Headers = dict[str, str] | None
 
 
 class Engine:
-    def __init__(self, events: ServiceEvents | None = None) -> None:
+    def __init__(
+        self,
+        events: ServiceEvents | None = None,
+        *,
+        file_urls_allowed: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.events = events
+        # allowFileUrls, read on every call (the setting can change while tabs are open).
+        self.file_urls_allowed = file_urls_allowed
+        # Per tab: how many times its main frame arrived on a file: page while that was off.
+        self._file_visits: weakref.WeakKeyDictionary[PageState, int] = weakref.WeakKeyDictionary()
         self._pw_cm: Any = None
         self._pw: Playwright | None = None
         self._pool: BrowserPool | None = None
@@ -79,14 +91,67 @@ class Engine:
             )
         return self._pool
 
-    async def page_state(self, cdp_url: str, target_id: str, headers: Headers) -> PageState:
+    async def page_state(
+        self, cdp_url: str, target_id: str, headers: Headers, *, reads: bool = True
+    ) -> PageState:
+        """The tab's state; refused while it shows a file: page and allowFileUrls is off.
+
+        ``reads=False`` for calls that only take the tab elsewhere (navigate, close): the
+        way out of a file: page must stay open.
+        """
         state = await self.pool.page(cdp_url, target_id, headers)
+        self._watch_file_pages(state)
+        if reads:
+            self._refuse_file_page(state)
         if state.cleanup is not None:
             await state.settle()
         return state
 
-    @staticmethod
-    def _finish(state: PageState, result: dict[str, Any]) -> dict[str, Any]:
+    # The backstop behind urls.prepare (issue 10 item 1): whatever way a tab reached a
+    # file: page (a redirect, a script setting location.href on a file: page opened while
+    # the setting was on, a history entry), no call reads it, and the tab is taken away.
+    def _watch_file_pages(self, state: PageState) -> None:
+        if state in self._file_visits:
+            return
+        self._file_visits[state] = 0
+        page = state.page
+
+        def on_navigated(frame: Frame) -> None:
+            if frame.parent_frame is not None or self.file_urls_allowed():
+                return
+            if not urls.is_file_url(frame.url):
+                return
+            self._file_visits[state] = self._file_visits.get(state, 0) + 1
+            log.warning("a tab reached a file: page with allowFileUrls off; leaving it")
+            aio.create_task(self._leave_file_page(state), name="leave-file-page")
+
+        page.on("framenavigated", on_navigated)
+
+    async def _leave_file_page(self, state: PageState) -> None:
+        try:
+            if not state.page.is_closed() and urls.is_file_url(state.page.url):
+                await state.page.goto("about:blank", timeout=10_000)
+        except Exception as exc:  # the tab closed or navigated on its own meanwhile
+            log.debug("leaving a file: page: %s", exc)
+
+    def _refuse_file_page(self, state: PageState, visits_before: int | None = None) -> None:
+        if self.file_urls_allowed():
+            return
+        url = state.page.url
+        moved = visits_before is not None and self._file_visits.get(state, 0) != visits_before
+        if urls.is_file_url(url) or moved:
+            raise Forbidden(
+                "this tab shows (or just went to) a local file: page, and allowFileUrls is "
+                "off, so browserdeck will not read it",
+                hint="navigate the tab to an http(s) URL or close it; turn on "
+                '"allowFileUrls" in Settings only if agents may read local files',
+                code="file_url_forbidden",
+            )
+
+    def _finish(self, state: PageState, before: int, result: dict[str, Any]) -> dict[str, Any]:
+        """The result, unless the tab went to a file: page meanwhile (then nothing of it)."""
+        if not state.page.is_closed():
+            self._refuse_file_page(state, before)
         dialogs = state.take_dialogs()
         if dialogs:
             result["dialogs"] = dialogs
@@ -97,7 +162,8 @@ class Engine:
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.SnapshotOptions | None = None
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
-        return self._finish(state, await snap.snapshot(state, opts or o.SnapshotOptions()))
+        before = self._file_visits.get(state, 0)
+        return self._finish(state, before, await snap.snapshot(state, opts or o.SnapshotOptions()))
 
     async def act(
         self,
@@ -106,14 +172,17 @@ class Engine:
         headers: Headers,
         action: o.AnyAct,
     ) -> dict[str, Any]:
-        state = await self.page_state(cdp_url, target_id, headers)
+        state = await self.page_state(cdp_url, target_id, headers, reads=action.kind != "close")
+        before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(state, await actions.act(state, action))
+        return self._finish(state, before, await actions.act(state, action))
 
     async def navigate(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.NavigateOptions
     ) -> dict[str, Any]:
-        state = await self.page_state(cdp_url, target_id, headers)
+        # Taking the tab elsewhere reads nothing: the way out of a file: page stays open.
+        state = await self.page_state(cdp_url, target_id, headers, reads=False)
+        before = self._file_visits.get(state, 0)
         state.actions += 1
         wait = opts.prepare_snapshot == "wait"
         # Waiting for the snapshot: it reads the title too, at the same time.
@@ -125,7 +194,7 @@ class Engine:
                 result["title"] = taken["title"] if taken else await state.title()
         elif wait:
             result["title"] = await state.title()
-        return self._finish(state, result)
+        return self._finish(state, before, result)
 
     async def screenshot(
         self,
@@ -135,40 +204,46 @@ class Engine:
         opts: o.ScreenshotOptions | None = None,
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
         opts = opts or o.ScreenshotOptions()
         if opts.labels:  # draws (and removes) an overlay in the page
             state.actions += 1
-        return self._finish(state, await shots.screenshot(state, opts))
+        return self._finish(state, before, await shots.screenshot(state, opts))
 
     async def console(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.ConsoleOptions | None = None
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
-        return self._finish(state, actions.console(state, opts or o.ConsoleOptions()))
+        before = self._file_visits.get(state, 0)
+        return self._finish(state, before, actions.console(state, opts or o.ConsoleOptions()))
 
     async def set_offline(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.OfflineOptions
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(state, await offline.set_offline(state, opts))
+        return self._finish(state, before, await offline.set_offline(state, opts))
 
     async def pdf(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.PdfOptions | None = None
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
-        return self._finish(state, await actions.pdf(state, opts or o.PdfOptions()))
+        before = self._file_visits.get(state, 0)
+        return self._finish(state, before, await actions.pdf(state, opts or o.PdfOptions()))
 
     async def arm_file_chooser(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.FileChooserOptions
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(state, await actions.arm_file_chooser(state, opts))
+        return self._finish(state, before, await actions.arm_file_chooser(state, opts))
 
     async def arm_dialog(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.DialogOptions
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(state, actions.arm_dialog(state, opts))
+        return self._finish(state, before, actions.arm_dialog(state, opts))
