@@ -8,6 +8,7 @@ the running instance's file, then the configured control port. The token comes f
 from __future__ import annotations
 
 import json
+import os
 import sys
 from argparse import Namespace
 from typing import Any
@@ -17,6 +18,12 @@ import httpx
 from browserdeck import config, paths, secrets
 
 CLIENT_NAME = "browserdeck-cli"
+
+
+def client_name() -> str:
+    """BROWSERDECK_CLIENT names this caller (its own default tab, docs/api.md); else the CLI."""
+    name = os.environ.get("BROWSERDECK_CLIENT", "").strip()
+    return name if name and name.isprintable() else CLIENT_NAME
 
 
 class ClientError(Exception):
@@ -68,7 +75,7 @@ class ApiClient:
             self._http = httpx.Client(
                 base_url=self.url, timeout=timeout, trust_env=False,
                 headers={"Authorization": f"Bearer {self.token}",
-                         "X-Browserdeck-Client": CLIENT_NAME},
+                         "X-Browserdeck-Client": client_name()},
             )
         except httpx.InvalidURL as exc:
             raise ClientError(f"invalid control API URL {self.url!r}: {exc}",
