@@ -105,6 +105,8 @@ class ProfileContext:
         self._lock = asyncio.Lock()
         self._cdp: CDPClient | None = None
         self._cdp_lock = asyncio.Lock()
+        # Counting tabs and opening one happen under it, so two opens cannot pass maxTabs.
+        self._open_lock = asyncio.Lock()
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
         self.restart_note: str | None = None
@@ -601,12 +603,24 @@ class ProfileContext:
         url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
         await self.ensure_browser()
         engine = self.service.engine
-        if url == "about:blank" or engine is None:
-            return await self._create_tab(url)
-        # Opened blank, then navigated by the engine: a URL that cannot load (no server,
-        # bad host) is an error the caller sees (and the CLI exits non-zero on), and an
-        # HTTP error page is a success that carries its status, as with POST /navigate.
-        tab = await self._create_tab("about:blank")
+        # A URL is opened blank, then navigated by the engine: a URL that cannot load (no
+        # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
+        # and an HTTP error page is a success that carries its status, as with /navigate.
+        navigate = url != "about:blank" and engine is not None
+        async with self._open_lock:
+            open_now = len(await self._list_tabs_raw())
+            limit = self.config.max_tabs
+            if open_now >= limit:
+                raise Conflict(
+                    f"profile {self.name!r} already has {open_now} tabs open; the limit is "
+                    f"{limit} (maxTabs)",
+                    hint="close tabs you no longer need (DELETE /tabs/{targetId}, browser_tabs "
+                    "action=close), or raise maxTabs in Settings",
+                    code="too_many_tabs",
+                )
+            tab = await self._open_tab_unlocked("about:blank" if navigate else url)
+        if not navigate or engine is None:
+            return tab
         from browserdeck.engine.options import NavigateOptions
 
         try:
@@ -625,7 +639,7 @@ class ProfileContext:
             status=result.get("status"),
         )
 
-    async def _create_tab(self, url: str) -> Tab:
+    async def _open_tab_unlocked(self, url: str) -> Tab:
         try:
             # Not background:true: a background tab of a managed browser is not rendered, so
             # its screenshots wait for a frame that never comes. And a window of its own
