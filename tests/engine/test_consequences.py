@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -201,3 +202,21 @@ async def test_labels_after_a_navigation_use_a_snapshot_of_the_new_document(atab
     )
     assert shot["labels"] and shot["skipped"] == 0, shot
     assert "took one" in shot.get("note", "")
+
+
+async def test_setting_a_file_waits_for_the_upload_the_page_starts(
+    atab: ATab, upload_file: Path
+) -> None:
+    await atab.open("/upload.html")
+    ref = ref_of((await atab.snap())["snapshot"], 'button "File"')
+    out = await asyncio.wait_for(
+        atab.engine.arm_file_chooser(
+            atab.cdp_url,
+            atab.target_id,
+            None,
+            options.FileChooserOptions(inputRef=ref, paths=[str(upload_file)]),
+        ),
+        NO_HANG,
+    )
+    assert "1 request finished" in out["outcome"], out
+    assert "Uploaded: hello.txt" in (await atab.snap())["snapshot"]

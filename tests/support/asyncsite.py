@@ -17,6 +17,7 @@ Served on a free loopback port by a threaded server; every delay is a query para
 | /popup.html | click "Open": window.open | the popup (reported) |
 | /live.html?d= | click "Load" while a WebSocket, an EventSource stream and a long poll stay open ("Poll" starts another long poll) | "Loaded: 42", without waiting for those |
 | /static.html | click "Count": no network | "Count: 1" |
+| /upload.html?d= | set a file: the page uploads it on "change" | "Uploaded: NAME" |
 
 ``/api/data?d=`` answers ``{"value": 42}`` after d ms; ``/sse`` and ``/poll`` never end.
 """
@@ -125,6 +126,14 @@ async function go(poll) {
     "/static.html": """<h1>Static</h1><button onclick="c.textContent = 'Count: ' + (++n)">Count</button>
 <p id=c>Count: 0</p><script>let n = 0; const c = document.getElementById('c');</script>""",
     "/target.html": """<h1>Target page</h1>""",
+    "/upload.html": """<h1>Upload</h1><input type=file aria-label=File id=f><p id=out>No file</p>
+<script>
+document.getElementById('f').addEventListener('change', async (e) => {
+  const file = e.target.files[0];
+  await fetch('/upload?d=' + D, {method: 'POST', body: file});
+  document.getElementById('out').textContent = 'Uploaded: ' + file.name;
+});
+</script>""",
 }
 
 _STYLE = {
@@ -168,6 +177,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         return _HEAD.format(title=title, style=_STYLE.get(path, "")) + f"<body>{script}{body}</body></html>"
 
     def _endless(self, ctype: str) -> None:
+        if ctype != "text/event-stream":  # a long poll: no answer at all until it ends
+            with contextlib.suppress(OSError):
+                time.sleep(600)
+            return
         self.send_response(200)
         self.send_header("Content-Type", ctype)
         self.send_header("Cache-Control", "no-store")
@@ -209,7 +222,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         url = urlparse(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         form = parse_qs(self.rfile.read(length).decode())
-        if url.path == "/submit":
+        if url.path == "/upload":
+            time.sleep(self._delay() / 1000)
+            self._send(200, "{}", "application/json")
+        elif url.path == "/submit":
             time.sleep(self._delay() / 1000)
             name = form.get("name", ["?"])[0]
             self._send(303, "", extra={"Location": f"/done?name={name}"})

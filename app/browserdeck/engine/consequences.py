@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from playwright.async_api import Page, Request
+    from playwright.async_api import Page, Request, Response
 
     from browserdeck.engine.state import PageState
 
@@ -49,6 +49,10 @@ DEFAULT_WAIT_MS = 5000
 # timer or promise it scheduled). Tens of milliseconds: a debounce (hundreds) is not the
 # action's consequence and is left to an explicit wait.
 GRACE_MS = 30
+# Chrome reports a fetch finished only once the page has read its body: a response the
+# page never reads (a fire-and-forget POST) never "finishes". A request whose response
+# headers came this long ago, with no more news, counts as done.
+UNREAD_BODY_S = 0.2
 # Request types an action's outcome depends on. Images, fonts, media, beacons and
 # EventSource streams are not waited for.
 WAITED_TYPES = frozenset({"document", "fetch", "xhr", "script"})
@@ -92,6 +96,7 @@ class Watch:
     bound_ms: int
     started: float = field(default_factory=time.monotonic)
     open: dict[Request, str] = field(default_factory=dict)
+    answered: dict[Request, float] = field(default_factory=dict)  # response headers came
     finished: int = 0
     failed: list[str] = field(default_factory=list)
     nav_request: Request | None = None
@@ -106,6 +111,7 @@ class Watch:
     downloads: int = 0
     dialogs: int = 0
     watch_id: str | None = None
+    opened: int | None = None  # tabs this tab had opened (openerId) before the action
     expect_effect: bool = False  # the action is known to have an effect (a scrolling key)
 
     # --- page events -------------------------------------------------------
@@ -123,6 +129,12 @@ class Watch:
                 self.nav_failed = None
         self.open[request] = request.url
         self._effect()
+
+    def _on_response(self, response: Response) -> None:
+        request = response.request
+        if request in self.open:
+            self.answered[request] = time.monotonic()
+            self._effect()
 
     def _on_request_done(self, request: Request) -> None:
         if self.open.pop(request, None) is not None:
@@ -158,6 +170,7 @@ class Watch:
     def _handlers(self) -> list[tuple[str, Any]]:
         return [
             ("request", self._on_request),
+            ("response", self._on_response),
             ("requestfinished", self._on_request_done),
             ("requestfailed", self._on_request_failed),
             ("framenavigated", self._on_navigated),
@@ -175,7 +188,7 @@ class Watch:
         page: Any = state.page  # Page.on is typed per event name; these are all correct
         for name, handler in self._handlers():
             page.on(name, handler)
-        self.watch_id = await _arm(state)
+        self.watch_id, self.opened = await asyncio.gather(_arm(state), _opened(state))
         self.started = time.monotonic()
 
     def stop(self) -> None:
@@ -191,9 +204,20 @@ class Watch:
         deadline = acted + self.bound_ms / 1000
         # One round trip on our CDP session reads the probe; it also lets the events the
         # page sent before acknowledging the action arrive first.
-        scheduled, scrolled = await _read(state, self.watch_id)
+        (scheduled, scrolled), opened = await asyncio.gather(
+            _read(state, self.watch_id), _opened(state)
+        )
+        if opened is not None and self.opened is not None and opened > self.opened:
+            # The action opened a tab (window.open, target=_blank): Playwright announces
+            # it only once the new page is set up; wait for that (bounded).
+            await self._wait_popups(opened - self.opened, deadline)
         if (scheduled or scrolled or self.expect_effect) and self.last_effect is None:
             self.last_effect = acted
+        if scheduled:
+            # Let the page run the timers the action scheduled (up to GRACE_MS): ours,
+            # set after them, fires after them, however late a loaded machine runs them.
+            await _page_timer(state, deadline)
+            self._effect()
         if scrolled or self.expect_effect:
             await self._follow_scroll(deadline)
         bound_hit = False
@@ -208,7 +232,8 @@ class Watch:
                 bound_hit = bool(pending)
                 break
             quiet_at = (self.last_effect or now) + GRACE_MS / 1000
-            wake = deadline if pending else min(deadline, quiet_at)
+            answered = [t + UNREAD_BODY_S for r, t in self.answered.items() if r in self.open]
+            wake = min([deadline, *answered]) if pending else min(deadline, quiet_at)
             self.changed.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), max(0.0, wake - now))
@@ -218,6 +243,12 @@ class Watch:
                 with contextlib.suppress(Exception):
                     await popup.wait_for_load_state("domcontentloaded", timeout=left * 1000)
         return self._describe(time.monotonic() - acted, bound_hit)
+
+    async def _wait_popups(self, count: int, deadline: float) -> None:
+        while len(self.popups) < count and time.monotonic() < deadline:
+            self.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), deadline - time.monotonic())
 
     async def _follow_scroll(self, deadline: float) -> None:
         """Poll the scroll position until it stops moving (bounded); each move is an effect."""
@@ -233,8 +264,11 @@ class Watch:
             last = now
 
     def _pending(self) -> bool:
-        if self.open:
-            return True
+        now = time.monotonic()
+        for request in self.open:
+            answered = self.answered.get(request)
+            if answered is None or now - answered < UNREAD_BODY_S:
+                return True
         if self.state.page.is_closed():
             return False
         # A navigation that committed a new document: ready once it fired DOMContentLoaded.
@@ -253,8 +287,10 @@ class Watch:
                 parts.append(f"navigated to {page.url} (same document)")
         if self.nav_failed and state.main_epoch == self.epoch:
             parts.append(f"a navigation failed ({self.nav_failed})")
-        if self.finished:
-            parts.append(f"{self.finished} request{'s' if self.finished != 1 else ''} finished")
+        # Answered requests whose body the page never read count as finished (UNREAD_BODY_S).
+        done = self.finished + sum(1 for r in self.open if r in self.answered)
+        if done:
+            parts.append(f"{done} request{'s' if done != 1 else ''} finished")
         if self.failed:
             parts.append(f"{len(self.failed)} failed: {', '.join(self.failed[:3])}")
         new_dialogs = len(state.unreported_dialogs) - self.dialogs
@@ -265,7 +301,7 @@ class Watch:
         if len(state.downloads) > self.downloads:
             parts.append(f"a download started: {state.downloads[-1].suggested_filename}")
         if bound_hit:
-            still = list(self.open.values())
+            still = [u for r, u in self.open.items() if r not in self.answered]
             what = (
                 f"{len(still)} request{'s' if len(still) != 1 else ''} still open "
                 f"({', '.join(u[:200] for u in still[:3])})"
@@ -310,6 +346,29 @@ async def _read(state: PageState, watch_id: str | None) -> tuple[bool, bool]:
     if not isinstance(value, dict):
         return True, False
     return value.get("scheduled") is not False, value.get("scrolled") is True
+
+
+async def _opened(state: PageState) -> int | None:
+    """How many open tabs this tab opened (Target.getTargets, openerId); None if unknown."""
+    if state.cdp is None:
+        return None
+    try:
+        answer = await state.cdp.send("Target.getTargets")
+    except Exception:  # not allowed on this connection (a relay), or navigating
+        return None
+    infos = answer.get("targetInfos") or []
+    return sum(1 for t in infos if t.get("openerId") == state.target_id and t.get("type") == "page")
+
+
+async def _page_timer(state: PageState, deadline: float) -> None:
+    if state.cdp is None:
+        return
+    expression = f"new Promise((resolve) => setTimeout(resolve, {GRACE_MS}))"
+    with contextlib.suppress(Exception):  # navigated meanwhile, or past the bound
+        await asyncio.wait_for(
+            state.cdp.send("Runtime.evaluate", {"expression": expression, "awaitPromise": True}),
+            max(0.0, deadline - time.monotonic()),
+        )
 
 
 async def _scroll_position(state: PageState) -> tuple[float, float] | None:
