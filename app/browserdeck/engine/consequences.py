@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_WAIT_MS = 5000
+NOTHING = "no navigation or network activity"  # the outcome of an action that caused none
 # A request that starts this soon after the action's last effect is the action's own (a
 # timer or promise it scheduled). Tens of milliseconds: a debounce (hundreds) is not the
 # action's consequence and is left to an explicit wait.
@@ -315,7 +316,7 @@ class Watch:
             out["waitBoundHit"] = True
         if self.popups:
             out["popups"] = [p.url for p in self.popups]
-        out["outcome"] = "; ".join(parts) if parts else "no navigation or network activity"
+        out["outcome"] = "; ".join(parts) if parts else NOTHING
         return out
 
 

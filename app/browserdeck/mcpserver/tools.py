@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from browserdeck.engine.consequences import NOTHING
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, NotFound
 from browserdeck.mcpserver import dom, images, snapshot
 from browserdeck.mcpserver.context import Call, Reply
@@ -87,7 +88,8 @@ def _notes(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return []
     notes: list[str] = []
-    if data.get("outcome"):  # what the action caused (engine/consequences.py), one line
+    # What the action caused (engine/consequences.py), one line; "nothing" goes unsaid.
+    if data.get("outcome") and data["outcome"] != NOTHING:
         notes.append(str(data["outcome"]))
     for dialog in data.get("dialogs") or ([data["dialog"]] if data.get("dialog") else []):
         if not isinstance(dialog, dict):
