@@ -1072,15 +1072,16 @@ async def set_offline(call: Call) -> Reply:
 @tool(
     "browser_run_code",
     "Run Python with Playwright objects in scope: page (this tab), context, browser, state "
-    "(a dict kept between calls). Use await; return a value.",
-    obj({"code": s()}, ["code"]),
+    "(a dict kept between calls). Use await; return a value. Runs in its own process; "
+    "stopped after timeout seconds (default 30).",
+    obj({"code": s(), "timeout": n("seconds, default 30, at most 300")}, ["code"]),
     group="code",
     narrow="Return less",
 )
 async def run_code(call: Call) -> Reply:
     from browserdeck.mcpserver import runcode
 
-    return Reply(await runcode.run(call, call.args["code"]))
+    return Reply(await runcode.run(call, call.args["code"], call.args.get("timeout")))
 
 
 @tool("browser_reset", "Drop browser_run_code's connection and state.", obj(), group="code")
