@@ -150,7 +150,8 @@ async function maybeConnect(why) {
   if (state.probing) return;
   if (state.stopRetrying && why !== "user" && why !== "settings") return;
   // At most one probe a second, whatever asks (the retry timer, the alarm, tab events).
-  if ((why === "alarm" || why === "retry" || why === "ui") && Date.now() - state.lastProbe < PROBE_EVERY_MS - 20 && state.retryTimer) return;
+  // (A restarted worker probes at boot; the alarm that woke it must not probe again.)
+  if (why !== "user" && why !== "settings" && Date.now() - state.lastProbe < PROBE_EVERY_MS - 20) return;
   if (state.retryTimer) {
     clearTimeout(state.retryTimer);
     state.retryTimer = null;
