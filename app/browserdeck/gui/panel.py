@@ -23,9 +23,10 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QBrush, QCloseEvent, QColor, QFont, QPainter, QPalette
+from PySide6.QtGui import QBrush, QCloseEvent, QColor, QFont, QGuiApplication, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QButtonGroup,
     QCheckBox,
     QFrame,
     QHBoxLayout,
@@ -36,6 +37,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMainWindow,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QStyle,
     QStyledItemDelegate,
@@ -50,7 +52,14 @@ from PySide6.QtWidgets import (
 from browserdeck import __version__, aio, states
 from browserdeck.gui import icons
 from browserdeck.gui.model import Activity, DeckModel
-from browserdeck.gui.screenshot import CaptureError, LabelBox, ScreenshotView, capture
+from browserdeck.gui.screenshot import (
+    ZOOMS,
+    Capture,
+    CaptureError,
+    LabelBox,
+    ScreenshotView,
+    capture,
+)
 
 log = logging.getLogger(__name__)
 
@@ -330,18 +339,63 @@ class StatusPanel(QMainWindow):
         self.refresh_button.setObjectName("refreshShot")
         self.refresh_button.setText("Refresh")
         self.refresh_button.clicked.connect(lambda *_: self.refresh_screenshot())
+        self.zoom_buttons: dict[str, QToolButton] = {}
+        zoom_group = QButtonGroup(self)
+        zoom_group.setExclusive(True)
+        for text in ZOOMS:
+            button = QToolButton()
+            button.setText(text)
+            button.setObjectName(f"zoom-{text}")
+            button.setCheckable(True)
+            button.setToolTip(
+                "Fit the page into the view"
+                if ZOOMS[text] is None
+                else f"Show the page at {text} (drag to pan)"
+            )
+            button.clicked.connect(lambda *_, t=text: self.set_zoom(t))
+            zoom_group.addButton(button)
+            self.zoom_buttons[text] = button
+            head.addWidget(button)
+        head.addSpacing(8)
         head.addWidget(self.labels_box)
         head.addWidget(self.auto_box)
         head.addWidget(self.refresh_button)
         col.addLayout(head)
+        body = QHBoxLayout()
         self.shot = ScreenshotView()
         self.shot.hovered.connect(self._on_label_hovered)
-        col.addWidget(self.shot, 1)
+        self.shot.refClicked.connect(self._copy_ref)
+        self.shot_scroll = QScrollArea()
+        self.shot_scroll.setObjectName("screenshotScroll")
+        self.shot_scroll.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.shot_scroll.setWidget(self.shot)
+        self.shot.panned.connect(self._pan)
+        body.addWidget(self.shot_scroll, 1)
+        # Refs whose badge found no room on the image: listed, never silently dropped.
+        self.unplaced_box = QWidget()
+        side = QVBoxLayout(self.unplaced_box)
+        side.setContentsMargins(0, 0, 0, 0)
+        self.unplaced_title = QLabel("Not labelled in the image (no room):")
+        self.unplaced_title.setObjectName("hint")
+        self.unplaced_title.setWordWrap(True)
+        self.unplaced_list = QListWidget()
+        self.unplaced_list.setObjectName("unplaced")
+        self.unplaced_list.setToolTip("Click a ref to copy it")
+        self.unplaced_list.itemClicked.connect(
+            lambda item: self._copy_ref(str(item.data(NAME_ROLE)))
+        )
+        side.addWidget(self.unplaced_title)
+        side.addWidget(self.unplaced_list, 1)
+        self.unplaced_box.setFixedWidth(220)
+        self.unplaced_box.hide()
+        body.addWidget(self.unplaced_box)
+        col.addLayout(body, 1)
         self.hover_label = QLabel(" ")
         self.hover_label.setObjectName("hoverLabel")
         self.hover_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         col.addWidget(self.hover_label)
         splitter.addWidget(shot_box)
+        self.set_zoom("100%")
 
         # Activity
         act_box = QWidget()
@@ -422,7 +476,7 @@ class StatusPanel(QMainWindow):
         self.selected_profile = item.data(NAME_ROLE) if item else None
         self._update_profile_controls()
         self._on_tabs_changed(self.selected_profile or "")
-        self.shot.set_capture(None, "")
+        self._set_capture(None, "")
         self.refresh_screenshot()
 
     def _status(self) -> dict[str, Any]:
@@ -496,7 +550,7 @@ class StatusPanel(QMainWindow):
             self._on_tab_selected()
         self._update_profile_controls()
         if not tabs:
-            self.shot.set_capture(None, self._no_tab_message())
+            self._set_capture(None, self._no_tab_message())
 
     def _tab_buttons(self, target_id: str) -> QWidget:
         box = QWidget()
@@ -521,7 +575,7 @@ class StatusPanel(QMainWindow):
         return item.data(0, NAME_ROLE) if item is not None else None
 
     def _on_tab_selected(self) -> None:
-        self.shot.set_capture(None, "")
+        self._set_capture(None, "")
         self.refresh_screenshot()
 
     def _focus(self, target_id: str) -> None:
@@ -572,7 +626,7 @@ class StatusPanel(QMainWindow):
         if service is None or not service.started or name is None or target is None:
             if self.capture_busy():
                 return None
-            self.shot.set_capture(None, self._no_tab_message())
+            self._set_capture(None, self._no_tab_message())
             self.shot_info.setText("")
             return None
         if self.capture_busy():
@@ -585,11 +639,11 @@ class StatusPanel(QMainWindow):
                 shot = await capture(service, name, target, labels=labels)
             except CaptureError as exc:
                 if (name, target) == (self.selected_profile, self.selected_tab()):
-                    self.shot.set_capture(None, str(exc))
+                    self._set_capture(None, str(exc))
                     self.shot_info.setText("")
             else:
                 if (name, target) == (self.selected_profile, self.selected_tab()):
-                    self.shot.set_capture(shot)
+                    self._set_capture(shot)
                     stamp = time.strftime("%H:%M:%S", time.localtime(shot.taken))
                     n = len(shot.labels)
                     self.shot_info.setText(
@@ -622,7 +676,43 @@ class StatusPanel(QMainWindow):
         self.model.set_fast_poll(self.isVisible())
 
     def _on_label_hovered(self, label: LabelBox | None) -> None:
-        self.hover_label.setText(label.describe() if label is not None else " ")
+        if label is None:
+            self.hover_label.setText(" ")
+        else:
+            self.hover_label.setText(f"{label.describe()}  —  click to copy {label.ref}")
+
+    def _set_capture(self, shot: Capture | None, message: str = "") -> None:
+        self.shot.set_capture(shot, message)
+        self._show_unplaced(shot)
+
+    def set_zoom(self, text: str) -> None:
+        """Fit, 100% or 200%; zoomed, the view scrolls and a drag pans."""
+        zoom = ZOOMS[text]
+        self.zoom_buttons[text].setChecked(True)
+        self.shot.set_zoom(zoom)  # first: fit mode lifts the fixed size the zoom set
+        self.shot_scroll.setWidgetResizable(zoom is None)
+
+    def _pan(self, dx: int, dy: int) -> None:
+        for bar, d in (
+            (self.shot_scroll.horizontalScrollBar(), dx),
+            (self.shot_scroll.verticalScrollBar(), dy),
+        ):
+            bar.setValue(bar.value() + d)
+
+    def _copy_ref(self, ref: str) -> None:
+        QGuiApplication.clipboard().setText(ref)
+        self.statusBar().showMessage(f"Copied {ref} to the clipboard", 4000)
+
+    def _show_unplaced(self, shot: Capture | None) -> None:
+        self.unplaced_list.clear()
+        refs = shot.unplaced if shot is not None else []
+        by_ref = {lb.ref: lb for lb in shot.labels} if shot is not None else {}
+        for ref in refs:
+            label = by_ref.get(ref)
+            item = QListWidgetItem(label.describe() if label is not None else ref)
+            item.setData(NAME_ROLE, ref)
+            self.unplaced_list.addItem(item)
+        self.unplaced_box.setVisible(bool(refs))
 
     # --- activity ---------------------------------------------------------------------
     def _add_activity(self, activity: Activity) -> None:
