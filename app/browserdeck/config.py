@@ -14,6 +14,7 @@ A file that fails to parse is never replaced silently: it is moved aside to
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -647,6 +648,25 @@ def save(config: Config, path: Path | None = None) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temp_files(path: Path | None = None) -> list[Path]:
+    """Delete the ``.config-*.tmp`` files that a save killed half-way left behind.
+
+    Called once at start-up (issue 11 item 6: 8 were left in 20 SIGKILLs of ``serve``).
+    Files younger than a few seconds are kept: another browserdeck process (the tray
+    beside ``serve``) may be saving right now, and its ``os.replace`` must still find
+    its file.
+    """
+    path = path or paths.config_file()
+    removed: list[Path] = []
+    cutoff = time.time() - 5.0
+    for tmp in path.parent.glob(".config-*.tmp"):
+        with contextlib.suppress(OSError):
+            if tmp.is_file() and tmp.stat().st_mtime < cutoff:
+                tmp.unlink()
+                removed.append(tmp)
+    return removed
 
 
 def updated(config: Config, change: Callable[[Config], None]) -> Config:

@@ -369,6 +369,11 @@ class ProfileContext:
             assert self.profile.cdp_port is not None
             await asyncio.to_thread(self._refuse_non_browser_owner, self.profile.cdp_port)
             killed = await asyncio.to_thread(launcher.kill_port_owner, self.profile.cdp_port)
+            orphan = await asyncio.to_thread(
+                launcher.close_orphan, self.config.user_data_dir_of(self.profile)
+            )
+            if orphan is not None and orphan not in killed:
+                killed.append(orphan)
         return {"profile": self.name, "port": self.profile.cdp_port, "killedPids": killed}
 
     async def why_gone(self) -> str | None:
@@ -644,6 +649,7 @@ class Service:
         self.api_token = secrets.get_token("api") or ""
         self.relay_token = secrets.get_token("relay") or ""
         self.contexts = {name: ProfileContext(self, p) for name, p in self.config.profiles.items()}
+        await asyncio.to_thread(self._clean_leftovers)
         try:
             from browserdeck.engine import Engine
 
@@ -667,6 +673,18 @@ class Service:
         except BaseException:
             await self.stop()
             raise
+
+    def _clean_leftovers(self) -> None:
+        """What an earlier run killed mid-way left: half-written config temp files, and a
+        browser still holding a profile (issue 11 item 6), so ``/start`` works at once."""
+        for tmp in config.remove_stale_temp_files(self.config_path):
+            log.info("removed %s, left by a save that was interrupted", tmp)
+        for p in self.config.profiles.values():
+            if p.driver == "managed" and self.config.may_launch(p):
+                try:
+                    launcher.close_orphan(self.config.user_data_dir_of(p))
+                except OSError as exc:
+                    log.warning("could not close a leftover browser of profile %s: %s", p.name, exc)
 
     async def _start_relays(self) -> None:
         for ctx in self.contexts.values():
