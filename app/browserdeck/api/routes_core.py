@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, Field
 
 from browserdeck import __version__
-from browserdeck.api.deps import profile_of, service_of
+from browserdeck.api.deps import note, profile_of, service_of
 
 router = APIRouter()
 
@@ -85,7 +85,10 @@ class OpenTab(BaseModel):
 async def open_tab(
     request: Request, body: Annotated[OpenTab | None, Body()] = None, profile: ProfileQ = None
 ) -> dict[str, Any]:
-    tab = await profile_of(request, profile).open_tab((body or OpenTab()).url)
+    ctx = profile_of(request, profile)
+    note(request, profile=ctx.name, url=(body or OpenTab()).url)
+    tab = await ctx.open_tab((body or OpenTab()).url)
+    note(request, targetId=tab.target_id, url=tab.url or None)
     return tab.to_json()
 
 
@@ -95,11 +98,17 @@ class FocusTab(BaseModel):
 
 @router.post("/tabs/focus", summary="Bring a tab to the front")
 async def focus_tab(request: Request, body: FocusTab, profile: ProfileQ = None) -> dict[str, Any]:
-    tab = await profile_of(request, profile).focus_tab(body.targetId)
+    ctx = profile_of(request, profile)
+    note(request, profile=ctx.name, targetId=body.targetId)
+    tab = await ctx.focus_tab(body.targetId)
+    note(request, targetId=tab.target_id)
     return {"focused": tab.target_id, **tab.to_json()}
 
 
 @router.delete("/tabs/{target_id}", summary="Close a tab by targetId or unique prefix")
 async def close_tab(request: Request, target_id: str, profile: ProfileQ = None) -> dict[str, Any]:
-    closed = await profile_of(request, profile).close_tab(target_id)
+    ctx = profile_of(request, profile)
+    note(request, profile=ctx.name, targetId=target_id)
+    closed = await ctx.close_tab(target_id)
+    note(request, targetId=closed)
     return {"closed": closed}

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CLIENT_NAME = "browserdeck-mcp"
+# Who the current tool call is for ("claude-code via MCP"); sent as X-Browserdeck-Client.
+CALLER: ContextVar[str | None] = ContextVar("browserdeck_mcp_caller", default=None)
 # Tools may wait up to a minute (navigation, wait_for); the API adds its own margin.
 TIMEOUT = httpx.Timeout(150.0, connect=3.0)
 
@@ -123,8 +126,12 @@ class ApiBackend:
             if problem is not None:
                 raise Unavailable(problem[1], hint=NOT_OURS_HINT, code=problem[0])
             self._prove = None
+        caller = CALLER.get()
+        headers = {"X-Browserdeck-Client": caller} if caller else None
         try:
-            resp = await self.client.request(method, path, params=clean, json=json)
+            resp = await self.client.request(
+                method, path, params=clean, json=json, headers=headers
+            )
         except httpx.ConnectError:
             raise Unavailable(
                 f"{self.label} does not answer",

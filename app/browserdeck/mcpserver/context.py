@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browserdeck.errors import BrowserdeckError, Conflict, NotFound
+from browserdeck.mcpserver.backend import CALLER
 from browserdeck.mcpserver.claims import Owner
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class AgentSession:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # Playwright objects of browser_run_code, kept between calls until browser_reset.
     code_state: dict[str, Any] = field(default_factory=dict)
+    client: str | None = None  # the MCP client's own name (initialize: clientInfo.name)
 
     @classmethod
     def new(
@@ -62,7 +64,7 @@ class AgentSession:
             pid=os.getpid(),
             ttl=ttl,
         )
-        return cls(owner=owner, profile=profile)
+        return cls(owner=owner, profile=profile, client=client)
 
 
 @dataclass
@@ -100,7 +102,13 @@ class Call:
         self, method: str, path: str, *, params: dict[str, Any] | None = None, json: Any = None
     ) -> Any:
         query = {"profile": self.session.profile, **(params or {})}
-        return await self.app.backend.request(method, path, params=query, json=json)
+        # The activity log names the agent (e.g. "claude-code via MCP"), not just "MCP".
+        label = f"{self.session.client} via MCP" if self.session.client else None
+        token = CALLER.set(label)
+        try:
+            return await self.app.backend.request(method, path, params=query, json=json)
+        finally:
+            CALLER.reset(token)
 
     async def profile_name(self) -> str:
         """The session's profile, resolved to a name (the default profile when unset)."""
