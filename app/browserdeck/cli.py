@@ -100,7 +100,7 @@ def cmd_paths(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
     else:
         for key, value in data.items():
-            print(f"{key:11} {value}")
+            print(f"{key:12} {value}")
     return 0
 
 

@@ -69,7 +69,7 @@ async def test_rows_say_kind_ref_element_tab_and_errors_live(
         assert click[2] == "click" and click[3] == f"{button} · button “Sign in”"
         assert click[4] == "Sign-in form" and click[5] == "OK"
         typed = [r for r in rows if r[2] == "type"]
-        assert any(r[3].startswith(f"{password} · textbox “Password”") for r in typed)
+        assert any(r[3].startswith(f"{password} · textbox “Password”") for r in typed), rows
         # Typed text never reaches the activity data, so nothing to unmask: only its length.
         assert all(secret not in " ".join(r) for r in rows)
         assert all(secret not in a.details() for a in app.model.activity)

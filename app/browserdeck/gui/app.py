@@ -55,6 +55,10 @@ QLabel#profileDetail { color: palette(dark); padding: 4px 2px; }
 QLabel#hoverLabel, QLabel#shotInfo { color: palette(dark); }
 QTreeWidget, QListWidget { border: 1px solid palette(mid); border-radius: 4px; }
 ScreenshotView, QWidget#screenshotView { border: 1px solid palette(mid); border-radius: 4px; }
+QLineEdit[readOnly="true"] { background: palette(window); color: palette(dark);
+                             border: 1px dashed palette(mid); border-radius: 3px; }
+QLabel#activityEmpty { color: palette(dark); border: 1px solid palette(mid);
+                       border-radius: 4px; }
 """
 
 
@@ -296,7 +300,9 @@ class TrayApp(QObject):
     def show_panel(self) -> StatusPanel:
         if self.panel is None:
             panel = StatusPanel(self.model, tray_available=self.tray_available)
-            panel.settingsRequested.connect(self.show_settings)
+            panel.settingsRequested.connect(
+                lambda: self.show_settings(profile=panel.selected_profile)
+            )
             panel.retryRequested.connect(self.retry)
             panel.quitRequested.connect(self.request_quit)
             panel.firstPaint.connect(lambda: trace.emit("panel-painted"))
@@ -305,9 +311,11 @@ class TrayApp(QObject):
         trace.emit("panel-shown")
         return self.panel
 
-    def show_settings(self) -> SettingsDialog:
+    def show_settings(self, profile: str | None = None) -> SettingsDialog:
         if self.settings_dialog is not None:
             with contextlib.suppress(RuntimeError):
+                if profile:
+                    self.settings_dialog.select_profile(profile)
                 self.settings_dialog.show()
                 self.settings_dialog.raise_()
                 self.settings_dialog.activateWindow()
@@ -319,6 +327,8 @@ class TrayApp(QObject):
             lambda *_: self.notify("info", "Settings saved", "Changes are applied.")
         )
         self.settings_dialog = dialog
+        if profile:
+            dialog.select_profile(profile)  # from the panel: the profile selected there
         dialog.show()
         dialog.raise_()
         dialog.activateWindow()
