@@ -59,7 +59,7 @@ class Setting:
     """One declared setting: key on disk, type, default and a description for people."""
 
     key: str
-    type: str  # "bool" | "port" | "int" | "choice" | "path" | "profile-ref"
+    type: str  # "bool" | "port" | "int" | "choice" | "path" | "paths" | "profile-ref"
     default: Any
     description: str
     choices: tuple[str, ...] = ()
@@ -172,6 +172,25 @@ SETTINGS: tuple[Setting, ...] = (
         "Off by default, as in Playwright MCP.",
         advanced=True,
     ),
+    Setting(
+        "maxTabs",
+        "int",
+        40,
+        "Most tabs an agent may open in one profile (each costs ~25 MB); opening one more "
+        "is refused until one is closed.",
+        minimum=1,
+        maximum=500,
+        advanced=True,
+    ),
+    Setting(
+        "uploadRoots",
+        "paths",
+        [],
+        "Folders agents may upload files from, besides the MCP client's own roots (or its "
+        "working directory). Your home folder itself, dot-folders and browserdeck's own "
+        "folders are never allowed. Several: separate with " + repr(os.pathsep) + ".",
+        advanced=True,
+    ),
 )
 
 PROFILE_FIELDS: tuple[Setting, ...] = (
@@ -249,6 +268,8 @@ class Config:
     mcp_run_code: bool = False
     screenshot_max_dimension: int = 1568
     allow_file_urls: bool = False
+    max_tabs: int = 40
+    upload_roots: list[str] = field(default_factory=list)
     profiles: dict[str, ProfileConfig] = field(default_factory=dict)
 
     # --- derived views -------------------------------------------------
@@ -425,6 +446,19 @@ def _check_type(setting: Setting, value: Any, where: str) -> Any:
         return validate_color(value, where)
     if kind == "url":
         return validate_cdp_url(value, where)
+    if kind == "paths":
+        # A list on disk; one string with os.pathsep between paths from a text field.
+        if value is None:
+            return []
+        if isinstance(value, str):
+            value = [v for v in value.split(os.pathsep) if v.strip()]
+        if not isinstance(value, list) or not all(
+            isinstance(v, str) and v.strip() and "\0" not in v for v in value
+        ):
+            raise InvalidInput(
+                f"invalid {where} {value!r}: expected a list of paths", code="invalid_setting"
+            )
+        return [v.strip() for v in value]
     if kind in ("path", "profile-ref"):
         if not isinstance(value, str) or not value.strip():
             raise InvalidInput(

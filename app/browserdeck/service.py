@@ -76,6 +76,8 @@ class ProfileContext:
         self._lock = asyncio.Lock()
         self._cdp: CDPClient | None = None
         self._cdp_lock = asyncio.Lock()
+        # Counting tabs and opening one happen under it, so two opens cannot pass maxTabs.
+        self._open_lock = asyncio.Lock()
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
         self.restart_note: str | None = None
@@ -526,6 +528,20 @@ class ProfileContext:
     async def open_tab(self, url: str = "about:blank") -> Tab:
         url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
         await self.ensure_browser()
+        async with self._open_lock:
+            open_now = len(await self._list_tabs_raw())
+            limit = self.config.max_tabs
+            if open_now >= limit:
+                raise Conflict(
+                    f"profile {self.name!r} already has {open_now} tabs open; the limit is "
+                    f"{limit} (maxTabs)",
+                    hint="close tabs you no longer need (DELETE /tabs/{targetId}, browser_tabs "
+                    "action=close), or raise maxTabs in Settings",
+                    code="too_many_tabs",
+                )
+            return await self._open_tab_unlocked(url)
+
+    async def _open_tab_unlocked(self, url: str) -> Tab:
         try:
             # Not background:true: a background tab of a managed browser is not rendered, so
             # its screenshots wait for a frame that never comes. And a window of its own

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
+
+
 def transport_security() -> Any:
     from mcp.server.transport_security import TransportSecuritySettings
 
