@@ -81,6 +81,9 @@ class ProfileContext:
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
         self.restart_note: str | None = None
+        # Tabs agents opened through the API (not the user in the tray or the CLI): what
+        # "Stop all agents" closes.
+        self.agent_tabs: set[str] = set()
 
     # --- identity --------------------------------------------------------
     @property
@@ -895,6 +898,47 @@ class Service:
                 "next start of browserdeck",
             )
         self.events.config_changed.send()
+
+    async def stop_all_agents(self) -> dict[str, int]:
+        """End every agent session, close the tabs agents opened in managed profiles and
+        stop sharing every tab of the user's Chrome (the tray's one-click switch).
+
+        MCP sessions over /mcp end here; agents in their own `browserdeck mcp` process
+        lose their tab claims and those tabs, and must start again.
+        """
+        sessions = 0
+        endpoint = self.api.mcp_endpoint if self.api is not None else None
+        mcp = getattr(endpoint, "mcp", None)
+        if mcp is not None:
+            for key in list(mcp.sessions):
+                mcp.end_session(key)
+                sessions += 1
+        try:
+            from browserdeck.mcpserver import claims
+        except ImportError:  # a build without the MCP server
+            claimed: dict[str, set[str]] = {}
+        else:
+            claimed = {}
+            for claim in claims.release_all():
+                claimed.setdefault(claim.profile, set()).add(claim.target_id)
+        closed = unshared = 0
+        for ctx in list(self.contexts.values()):
+            if ctx.driver == "managed":
+                wanted = ctx.agent_tabs | claimed.get(ctx.name, set())
+                ctx.agent_tabs = set()
+                open_now = {t.target_id for t in await ctx.peek_tabs() or []}
+                for target_id in wanted & open_now:
+                    try:
+                        await ctx.close_tab(target_id)
+                        closed += 1
+                    except BrowserdeckError as exc:
+                        log.info("stop all agents: %s", exc)
+            elif ctx.driver == "extension" and ctx.relay is not None:
+                try:
+                    unshared += await ctx.relay.unshare_all()
+                except Exception as exc:  # the extension went away meanwhile
+                    log.info("stop all agents: unsharing failed: %s", exc)
+        return {"sessions": sessions, "closedTabs": closed, "unsharedTabs": unshared}
 
     async def update_settings(self, change: Callable[[Config], None]) -> None:
         await self.apply_config(config.updated(self.config, change))

@@ -41,9 +41,7 @@ def _ref(snapshot: str, line: str) -> str:
     raise AssertionError(f"{line!r} not in {snapshot}")
 
 
-async def test_rows_say_kind_ref_element_tab_and_errors_live(
-    qapp: Any, saved_config: Any
-) -> None:
+async def test_rows_say_kind_ref_element_tab_and_errors_live(qapp: Any, saved_config: Any) -> None:
     async with running_tray(qapp) as app:
         panel = app.show_panel()
         # Nothing polls: no model poll, no screenshot timer. Rows must come from events.
@@ -99,8 +97,10 @@ async def test_follow_agent_and_select_opened_tab(qapp: Any, saved_config: Any) 
         panel.url_edit.setText("data:text/html,<title>Mine</title>")
         panel._open_tab()
         await wait_for(
-            lambda: panel.tab_tree.currentItem() is not None
-            and panel.tab_tree.currentItem().text(0) == "Mine",
+            lambda: (
+                panel.tab_tree.currentItem() is not None
+                and panel.tab_tree.currentItem().text(0) == "Mine"
+            ),
             what="the opened tab selected",
         )
         mine = panel.selected_tab()

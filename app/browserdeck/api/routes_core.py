@@ -89,7 +89,13 @@ async def open_tab(
     note(request, profile=ctx.name, url=(body or OpenTab()).url)
     tab = await ctx.open_tab((body or OpenTab()).url)
     note(request, targetId=tab.target_id, url=tab.url or None)
+    if request.headers.get("x-browserdeck-client") not in USER_CLIENTS:
+        ctx.agent_tabs.add(tab.target_id)  # "Stop all agents" closes it
     return tab.to_json()
+
+
+# Clients that are the user, not an agent: the tray panel and the command line.
+USER_CLIENTS = frozenset({"browserdeck-gui", "browserdeck-cli"})
 
 
 class FocusTab(BaseModel):

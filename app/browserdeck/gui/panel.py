@@ -483,7 +483,9 @@ class StatusPanel(QMainWindow):
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 5)
         splitter.setStretchFactor(2, 2)
-        splitter.setSizes([120, 520, 170])
+        # The tabs pane shows about five rows before it scrolls (it showed three).
+        self.tab_tree.setMinimumHeight(self.tab_tree.fontMetrics().height() * 9)
+        splitter.setSizes([200, 470, 190])
         return splitter
 
     # --- profiles --------------------------------------------------------------------
