@@ -546,13 +546,16 @@ class ProfileContext:
 
     async def _open_tab_unlocked(self, url: str) -> Tab:
         try:
-            # Not background:true: a background tab of a managed browser is not rendered, so
-            # its screenshots wait for a frame that never comes. And a window of its own
-            # (as Playwright gives each page): a tab that shares a window is hidden as soon
-            # as a later tab opens, and its screenshots hang the same way. (The managed
-            # browser is the agent's own; the user's Chrome gets plain tabs via the relay.)
+            # A window of its own (as Playwright gives each page): a background tab that
+            # shares a window is not rendered, so its screenshots wait for a frame that
+            # never comes. And background with newWindow: Chromium shows that window
+            # inactive, so an agent's tab never jumps over what the user is doing, while
+            # it is the active tab of a visible window and renders (issue 15; Focus brings
+            # it forward). The user's Chrome gets plain tabs via the relay.
+            own_window = self.driver != "extension"
             created = await self._cdp_call(
-                "Target.createTarget", {"url": url, "newWindow": self.driver != "extension"}
+                "Target.createTarget",
+                {"url": url, "newWindow": own_window, "background": own_window},
             )
             target_id = str(created["targetId"])
         except BrowserdeckError as exc:

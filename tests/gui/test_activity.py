@@ -56,10 +56,11 @@ async def test_rows_say_kind_ref_element_tab_and_errors_live(qapp: Any, saved_co
             button = _ref(snap, 'button "Sign in"')
             await app.model.refresh_now()  # (titles for the Tab column; rows need no poll)
             secret = "hunter2-secret"
-            await one.post("/act", json={"kind": "type", "ref": user, "text": "alice"})
-            await one.post("/act", json={"kind": "type", "ref": password, "text": secret})
-            await two.post("/act", json={"kind": "click", "ref": button, "targetId": target})
-            failed = await one.post("/act", json={"kind": "click", "ref": "e999"})
+            on = {"targetId": target}
+            await one.post("/act", json={"kind": "type", "ref": user, "text": "alice", **on})
+            await one.post("/act", json={"kind": "type", "ref": password, "text": secret, **on})
+            await two.post("/act", json={"kind": "click", "ref": button, **on})
+            failed = await one.post("/act", json={"kind": "click", "ref": "e999", **on})
             assert failed.status_code >= 400
         await wait_for(lambda: len(_rows(panel)) >= 6, what="activity rows (pushed)")
         rows = _rows(panel)
