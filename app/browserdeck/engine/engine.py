@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,42 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Headers = dict[str, str] | None
+
+
+# Text in password fields never leaves the engine (issue 10 item 8): not in snapshots (the
+# ai/role formats print a textbox's value), not echoed by fill. The accessibility tree
+# already shows bullets for them; this does the same for our own formats.
+MASK = "••••••••"
+_TEXTBOX_VALUE = re.compile(r"- textbox\b[^\n]*\]: ")
+_PASSWORD_VALUES_JS = (
+    "() => Array.from(document.querySelectorAll('input[type=password]'), e => e.value)"
+    ".filter(Boolean)"
+)
+
+
+async def password_values(state: PageState) -> list[str]:
+    """The current values of the tab's password inputs, in every frame."""
+    values: list[str] = []
+    for frame in state.page.frames:
+        try:
+            found = await frame.evaluate(_PASSWORD_VALUES_JS)
+        except Exception:  # a frame that navigated or went away: nothing to mask there
+            continue
+        values.extend(str(v) for v in found if isinstance(v, str))
+    return values
+
+
+def mask_passwords(text: str, values: list[str]) -> str:
+    """``text`` with each textbox line whose value is a password shown as bullets."""
+    if not values:
+        return text
+    secret = set(values)
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        match = _TEXTBOX_VALUE.search(line)
+        if match and line[match.end() :] in secret:
+            lines[i] = line[: match.end()] + MASK
+    return "\n".join(lines)
 
 
 class Engine:
@@ -163,7 +200,11 @@ class Engine:
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
-        return self._finish(state, before, await snap.snapshot(state, opts or o.SnapshotOptions()))
+        result = await snap.snapshot(state, opts or o.SnapshotOptions())
+        text = result.get("snapshot")
+        if isinstance(text, str) and _TEXTBOX_VALUE.search(text):
+            result["snapshot"] = mask_passwords(text, await password_values(state))
+        return self._finish(state, before, result)
 
     async def act(
         self,
@@ -175,7 +216,13 @@ class Engine:
         state = await self.page_state(cdp_url, target_id, headers, reads=action.kind != "close")
         before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(state, before, await actions.act(state, action))
+        result = await actions.act(state, action)
+        if action.kind == "fill" and isinstance(result.get("filled"), list):
+            secret = set(await password_values(state))
+            for entry in result["filled"]:
+                if isinstance(entry, dict) and entry.get("value") in secret:
+                    entry["value"] = MASK
+        return self._finish(state, before, result)
 
     async def navigate(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.NavigateOptions

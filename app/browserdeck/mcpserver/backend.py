@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
@@ -36,8 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CLIENT_NAME = "browserdeck-mcp"
-# Who the current tool call is for ("claude-code via MCP"); sent as X-Browserdeck-Client.
-CALLER: ContextVar[str | None] = ContextVar("browserdeck_mcp_caller", default=None)
 # Tools may wait up to a minute (navigation, wait_for); the API adds its own margin.
 TIMEOUT = httpx.Timeout(150.0, connect=3.0)
 
@@ -50,6 +47,7 @@ class Backend(Protocol):
         *,
         params: dict[str, Any] | None = None,
         json: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> Any: ...
 
     def describe(self) -> str: ...
@@ -113,6 +111,7 @@ class ApiBackend:
         *,
         params: dict[str, Any] | None = None,
         json: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         clean = {k: v for k, v in (params or {}).items() if v is not None}
         if self._prove is not None:
@@ -126,8 +125,6 @@ class ApiBackend:
             if problem is not None:
                 raise Unavailable(problem[1], hint=NOT_OURS_HINT, code=problem[0])
             self._prove = None
-        caller = CALLER.get()
-        headers = {"X-Browserdeck-Client": caller} if caller else None
         try:
             resp = await self.client.request(
                 method, path, params=clean, json=json, headers=headers
@@ -208,11 +205,12 @@ class InProcessBackend:
         *,
         params: dict[str, Any] | None = None,
         json: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         api = await self._ensure()
         self._busy += 1
         try:
-            return await api.request(method, path, params=params, json=json)
+            return await api.request(method, path, params=params, json=json, headers=headers)
         except BrowserdeckError as exc:
             if exc.code == "port_in_use" and "DevTools endpoint" in exc.message:
                 # Most likely another `browserdeck mcp` without a service, with its own
@@ -330,10 +328,11 @@ class AutoBackend:
         *,
         params: dict[str, Any] | None = None,
         json: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         backend = await self._pick()
         try:
-            return await backend.request(method, path, params=params, json=json)
+            return await backend.request(method, path, params=params, json=json, headers=headers)
         except Unavailable as exc:
             if exc.code == "service_gone" and not self._explicit_url:
                 # The service went away: look again on the next call (in-process, or

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browserdeck.errors import BrowserdeckError, Conflict, NotFound
-from browserdeck.mcpserver.backend import CALLER
 from browserdeck.mcpserver.claims import Owner
+from browserdeck.remote import SESSION_HEADER
 
 if TYPE_CHECKING:
     from browserdeck.mcpserver.server import McpApp
@@ -109,13 +109,17 @@ class Call:
         self, method: str, path: str, *, params: dict[str, Any] | None = None, json: Any = None
     ) -> Any:
         query = {"profile": self.session.profile, **(params or {})}
-        # The activity log names the agent (e.g. "claude-code via MCP"), not just "MCP".
-        label = f"{self.session.client} via MCP" if self.session.client else None
-        token = CALLER.set(label)
-        try:
-            return await self.app.backend.request(method, path, params=query, json=json)
-        finally:
-            CALLER.reset(token)
+        # The session's identity: a pooled remote profile gives each session its own browser.
+        return await self.app.backend.request(
+            method, path, params=query, json=json, headers=self.session_headers()
+        )
+
+    def session_headers(self) -> dict[str, str]:
+        headers = {SESSION_HEADER: self.session.owner.id}
+        if self.session.client:
+            # The activity log names the agent ("claude-code via MCP"), not just "MCP".
+            headers["X-Browserdeck-Client"] = f"{self.session.client} via MCP"
+        return headers
 
     async def profile_name(self) -> str:
         """The session's profile, resolved to a name (the default profile when unset)."""

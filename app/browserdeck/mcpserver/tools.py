@@ -831,7 +831,9 @@ async def profiles(call: Call) -> Reply:
             f"this session now uses profile {name} ({status.get('driver')}, "
             f"{'running' if status.get('running') else 'not running yet'})"
         )
-    data = await call.app.backend.request("POST", f"/{action}", params={"profile": name})
+    data = await call.app.backend.request(
+        "POST", f"/{action}", params={"profile": name}, headers=call.session_headers()
+    )
     return Reply(
         f"profile {name}: {data.get('state', 'done')}"
         + (f" ({data['detail']})" if data.get("detail") else "")
