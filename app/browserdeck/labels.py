@@ -31,6 +31,7 @@ SEARCH_RADIUS = 96  # how far a badge may move from its box (CSS px) before it i
 STEP = 7
 TEXT_COST = 4  # per px² of page text a badge covers: moving ~100 px beats hiding a word
 MOVE_COST = 6  # a badge away from its box (with a leader line) reads worse than beside it
+CROSS_COST = 200  # a leader line drawn across another element or badge is hard to follow
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,16 @@ def _hits(a: Edges, b: Edges) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
+def _crossings(line: tuple[float, float, float, float], rects: list[Edges]) -> int:
+    """How many of ``rects`` the leader line passes through (sampled along the line)."""
+    x1, y1, x2, y2 = line
+    steps = max(2, int(max(abs(x2 - x1), abs(y2 - y1)) / 4))
+    points = [(x1 + (x2 - x1) * i / steps, y1 + (y2 - y1) * i / steps) for i in range(1, steps)]
+    return sum(
+        1 for r in rects if any(r[0] < px < r[2] and r[1] < py < r[3] for px, py in points)
+    )
+
+
 def place(
     boxes: list[tuple[str, float, float, float, float]],
     width: float,
@@ -199,7 +210,9 @@ def place(
                     if ow > 0 and oh > 0:
                         covered += ow * oh
                 gap = cand.gap_to(box)
-                cost = covered * TEXT_COST + gap + (MOVE_COST if gap > GAP + 0.5 else 0)
+                cost = covered * TEXT_COST + gap
+                if gap > GAP + 0.5:
+                    cost += MOVE_COST + CROSS_COST * _crossings(_leader(cand, box), blocked)
                 if best is None or cost < best[0]:
                     best = (cost, cand)
         if best is None:

@@ -59,7 +59,8 @@ def test_bad_value_once_readonly_and_port_in_use(qapp: Any, saved_config: Any, q
     dialog.validate()
     message = dialog.profile_fields["color"].error.text()
     assert message
-    assert message.lstrip("✕ ") not in dialog.problem.text()
+    assert "#12345" not in dialog.problem.text(), dialog.problem.text()
+    assert dialog.problem.text() == "Fix the field marked ✕ to save."
     assert not dialog.save_button.isEnabled()
     # An existing profile's name is read-only, and looks it (the read-only style applies).
     assert dialog.name_edit.isReadOnly()

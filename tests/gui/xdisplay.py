@@ -177,7 +177,7 @@ def xvfb_with_tray(
         if not number:
             raise RuntimeError("Xvfb did not report a display number")
         display = XDisplay(f":{number}", xvfb, None)
-        if background:
+        if background and shutil.which("xsetroot"):  # a plain backdrop if it is missing
             display.run("xsetroot", "-solid", background)
         if tray:
             trayer = subprocess.Popen(

@@ -52,7 +52,9 @@ class Activity:
 
     def details(self) -> str:
         """The full story of a failure (or of a success): for a tooltip or details pane."""
-        lines = [f"{self.action} {self.target}".strip() + f" — {self.result}"]
+        # The result line names the outcome; the message follows once, on its own line.
+        outcome = self.result.split(":", 1)[0] if self.error else self.result
+        lines = [f"{self.action} {self.target}".strip() + f" — {outcome}"]
         if self.error:
             lines.append(self.error)
         if self.hint:

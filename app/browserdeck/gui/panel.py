@@ -485,7 +485,7 @@ class StatusPanel(QMainWindow):
         splitter.setStretchFactor(2, 2)
         # The tabs pane shows about five rows before it scrolls (it showed three).
         self.tab_tree.setMinimumHeight(self.tab_tree.fontMetrics().height() * 9)
-        splitter.setSizes([200, 470, 190])
+        splitter.setSizes([150, 440, 250])
         return splitter
 
     # --- profiles --------------------------------------------------------------------

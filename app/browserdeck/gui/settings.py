@@ -706,7 +706,13 @@ class SettingsDialog(QDialog):
             "headless": driver == "managed",
             "attachOnly": driver == "managed",
             "userDataDir": driver == "managed",
+            # A remote browser service's settings: noise on any other profile.
+            "tokenParam": driver == "remote",
+            "tokenHeader": driver == "remote",
+            "pool": driver == "remote",
+            "poolIdleSeconds": driver == "remote",
         }
+        visible = {k: v for k, v in visible.items() if k in self.profile_fields}
         for key, show in visible.items():
             form.setRowVisible(self._row_of(key), show)
         spin = self.profile_fields["cdpPort"].widget
@@ -889,7 +895,10 @@ class SettingsDialog(QDialog):
             try:
                 config.parse_profile(name, p.to_json(), f"profile {name!r}")
             except InvalidInput as exc:
-                if name != self.current_profile or exc.message not in " ".join(problems):
+                shown_here = name == self.current_profile and any(
+                    p.startswith(f"{name}: ") for p in inline
+                )
+                if not shown_here:  # else its field already says it, once
                     problems.append(exc.message)
         if not problems:
             try:
