@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, Field
 
 from browserdeck import __version__
-from browserdeck.api.deps import note, profile_of, service_of
+from browserdeck.api.deps import client_of, note, profile_of, service_of
 
 router = APIRouter()
 
@@ -133,6 +133,7 @@ async def open_tab(
     ctx = profile_of(request, profile)
     note(request, profile=ctx.name, url=(body or OpenTab()).url)
     tab = await ctx.open_tab((body or OpenTab()).url)
+    ctx.note_opened(client_of(request), tab.target_id)
     note(request, targetId=tab.target_id, url=tab.url or None)
     if request.headers.get("x-browserdeck-client") not in USER_CLIENTS:
         ctx.agent_tabs.add(tab.target_id)  # "Stop all agents" closes it

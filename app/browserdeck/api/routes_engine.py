@@ -91,6 +91,8 @@ async def act(
     target_id: TargetQ = None,
 ) -> dict[str, Any]:
     note(request, **_act_details(body))
+    if body.wait_ms is None:  # the actionWaitMs setting bounds the wait for consequences
+        body = body.model_copy(update={"wait_ms": service_of(request).config.action_wait_ms})
     t = await _target(request, profile, body.target_id or target_id)
     try:
         out = await engine_of(request).act(t.cdp_url, t.target_id, t.headers, body)

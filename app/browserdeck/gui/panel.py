@@ -209,7 +209,6 @@ class StatusPanel(QMainWindow):
     retryRequested = Signal()
     quitRequested = Signal()
     firstPaint = Signal()
-    agentActed = Signal(object)  # an Activity on a tab (follow agent)
 
     def __init__(
         self, model: DeckModel, *, tray_available: bool = True, parent: QWidget | None = None
@@ -256,7 +255,8 @@ class StatusPanel(QMainWindow):
         model.tabsChanged.connect(self._on_tabs_changed)
         model.activityAdded.connect(self._add_activity)
         model.tabOpened.connect(self.select_tab)
-        self.agentActed.connect(self._follow)
+        # Follow agent: the service says which tab an agent's call acted on (agent_tab).
+        model.bridge.agentTab.connect(self._follow)
         self._pending_tab: tuple[str, str] | None = None
         for activity in model.activity:
             self._add_activity(activity)
@@ -663,14 +663,12 @@ class StatusPanel(QMainWindow):
         self._pending_tab = (profile, target_id)
         self.model.refresh()
 
-    def _follow(self, activity: Activity) -> None:
+    def _follow(self, profile: str, target_id: str, client: object) -> None:
         from browserdeck.gui.model import GUI_CLIENT
 
-        if not self.follow_box.isChecked() or activity.client == GUI_CLIENT:
-            return
-        if not activity.ok or activity.action in ("close tab", "list tabs"):
-            return
-        self.select_tab(activity.profile, activity.target_id)
+        if not self.follow_box.isChecked() or client == GUI_CLIENT:
+            return  # the panel's own screenshots must not move the selection
+        self.select_tab(profile, target_id)
 
     def _focus(self, target_id: str) -> None:
         if self.selected_profile:
@@ -840,8 +838,6 @@ class StatusPanel(QMainWindow):
         wanted = self.client_filter.currentData()
         item.setHidden(bool(wanted) and activity.client != wanted)
         self.activity_stack.setCurrentWidget(self.activity)
-        if activity.target_id and not item.isHidden():
-            self.agentActed.emit(activity)
 
     def _tab_title(self, profile: str, target_id: str) -> str:
         """The tab's title as the panel knows it (one short form of an id otherwise)."""
