@@ -60,6 +60,12 @@ class Tab:
         return {"targetId": self.target_id, "title": self.title, "url": self.url, "type": self.type}
 
 
+def _wait_group_gone(pgid: int, within: float) -> None:
+    deadline = time.monotonic() + within
+    while procs.process_group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 class ProfileContext:
     """One profile: its browser (launched, relayed or remote) and its tabs."""
 
@@ -193,7 +199,17 @@ class ProfileContext:
     async def _start_managed(self) -> None:
         p = self.profile
         if self.chrome is not None and self.chrome.alive():
-            return
+            if await launcher.is_cdp_ready(self.cdp_url, timeout=2.0):
+                return
+            # Alive by our records but not answering: it is dying (a crash a few ms ago
+            # that the exit watcher has not reaped yet). Wait for the exit and relaunch,
+            # rather than answer "started" with a dead pid.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.chrome.wait_exit(), 5.0)
+            if self.chrome.alive():
+                return  # alive and hung: the status says "unreachable"
+            await self._drop_connections()
+            log.warning("profile %s: the browser exited just before /start; relaunching", p.name)
         assert p.cdp_port is not None
         if not self.config.may_launch(p):
             if await launcher.is_cdp_ready(self.cdp_url):
@@ -208,6 +224,14 @@ class ProfileContext:
         headless, _why = self.headless()
         # A browser that exited without a stop (the exit watcher may not have run yet).
         crashed = self.state == "crashed" or (self.chrome is not None and not self._stopping)
+        if crashed:
+            # The exit watcher may not have run yet: connections to the dead browser must
+            # not be mistaken for connections to the new one on the same port.
+            await self._drop_connections()
+            if self.chrome is not None:
+                # Its helpers (same process group) die a moment after it and may hold the
+                # CDP port until then: "port in use" would be a false answer.
+                await asyncio.to_thread(_wait_group_gone, self.chrome.pid, 5.0)
         self._set_state("starting", None)
         try:
             self.chrome = await launcher.launch(

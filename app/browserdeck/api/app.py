@@ -26,8 +26,32 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def error_response(status: int, code: str, message: str, hint: str | None) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message, "hint": hint}}, status)
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    hint: str | None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": message, "hint": hint}}, status, headers=headers
+    )
+
+
+def log_server_error(request: Request, status: int, code: str, message: str) -> None:
+    """Every 5xx leaves one line: the route, the profile and the cause."""
+    if status < 500:
+        return
+    profile = request.query_params.get("profile") or "(default)"
+    log.error(
+        "%s %s profile=%s -> %d %s: %s",
+        request.method,
+        request.url.path,
+        profile,
+        status,
+        code,
+        message,
+    )
 
 
 def create_app(service: Service) -> Any:
@@ -60,6 +84,7 @@ def create_app(service: Service) -> Any:
                     if ctx.driver == "extension"
                     else "start it again (POST /start, `browserdeck start`)"
                 )
+                log_server_error(request, 503, "browser_gone", why)
                 return error_response(
                     503,
                     "browser_gone",
@@ -67,6 +92,7 @@ def create_app(service: Service) -> Any:
                     f"{again}, then list tabs and take a new snapshot: tabs and refs from "
                     "before are gone",
                 )
+        log_server_error(request, exc.status, exc.code, exc.message)
         return error_response(exc.status, exc.code, exc.message, exc.hint)
 
     @app.exception_handler(RequestValidationError)
@@ -103,6 +129,7 @@ def create_app(service: Service) -> Any:
                 "method_not_allowed",
                 f"{where} is not allowed",
                 f"this route takes {allowed or 'another method'}; see GET /openapi.json",
+                headers={"Allow": allowed} if allowed else None,
             )
         if status == 400:
             return error_response(
@@ -111,11 +138,17 @@ def create_app(service: Service) -> Any:
                 f"cannot read the request body: {exc.detail}",
                 'send a JSON object encoded as UTF-8, e.g. {"url": "https://example.com"}',
             )
+        log_server_error(request, status, "http_error", str(exc.detail))
         return error_response(status, "http_error", str(exc.detail), None)
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.exception("unexpected error")
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception(
+            "unexpected error in %s %s profile=%s",
+            request.method,
+            request.url.path,
+            request.query_params.get("profile") or "(default)",
+        )
         return error_response(
             500,
             "internal",

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Download, Response
 
 EVALUATE_MAX_CHARS = 100_000
-SLOW_TYPE_DELAY_MS = 75
+SLOW_TYPE_DELAY_MS = o.SLOW_TYPE_DELAY_MS
 CHECK_ROLES = frozenset({"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"})
 SELECT_ROLES = frozenset({"combobox", "listbox"})
 ARTIFACTS_KEEP = 200
