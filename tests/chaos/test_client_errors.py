@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tests.chaos.conftest import Deck, error_of
 
 BAD_URLS = [

@@ -8,6 +8,7 @@ import os
 import signal
 import time
 
+import httpx
 import pytest
 from tests.chaos.conftest import NO_HANG, Deck, error_of, page
 
@@ -189,3 +190,27 @@ async def test_stopped_browser_answers_then_recovers_after_sigcont(deck: Deck) -
             break
         assert time.monotonic() < deadline, resp.text
         await asyncio.sleep(0.2)
+
+
+async def test_a_client_that_leaves_cancels_its_work(deck: Deck) -> None:
+    target = await deck.open(BUTTON)
+    ended: list[dict[str, object]] = []
+    deck.service.events.api_call.connect(lambda entry: ended.append(entry))
+    started = time.monotonic()
+    async with httpx.AsyncClient(
+        base_url=deck.service.url,
+        headers={"Authorization": f"Bearer {deck.service.api_token}"},
+        timeout=0.5,
+        trust_env=False,
+    ) as impatient:
+        with pytest.raises(httpx.ReadTimeout):
+            await impatient.post(
+                "/act", json={"kind": "wait", "timeMs": 8000, "targetId": target}
+            )
+    # The handler (and the engine's wait) ends soon after the client left, not after 8 s.
+    while not any(e["path"] == "/act" for e in ended):
+        assert time.monotonic() - started < 5, "the work went on after its client left"
+        await asyncio.sleep(0.05)
+    # The tab is free for the next caller at once.
+    resp = await deck.call("GET", "/snapshot", params={"targetId": target})
+    assert resp.status_code == 200, resp.text
