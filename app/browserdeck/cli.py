@@ -109,18 +109,13 @@ def _profile(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _status_text(s: dict[str, Any]) -> str:
-    bits = [f"{s['profile']} ({s['driver']}, {s['color']}): {s['state']}"]
-    if s.get("running"):
-        bits.append(f"{s.get('tabs', 0)} tab(s)")
+    # stateText: the same words as the tray and the panel (browserdeck.states).
+    bits = [f"{s['profile']} ({s['driver']}, {s['color']}): {s.get('stateText') or s['state']}"]
     if s.get("pid"):
         bits.append(f"pid {s['pid']}")
     bits.append(s.get("cdpUrl", ""))
     if s.get("headless"):
         bits.append("headless" + (f" ({s['headlessReason']})" if s.get("headlessReason") else ""))
-    if s.get("driver") == "extension":
-        bits.append("extension connected" if s.get("extensionConnected") else "no extension")
-    if not s.get("enabled", True):
-        bits.append("DISABLED in settings")
     if s.get("detail"):
         bits.append(str(s["detail"]))
     return " · ".join(b for b in bits if b)

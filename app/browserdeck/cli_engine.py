@@ -291,7 +291,12 @@ def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
 
 def cmd_upload(args: argparse.Namespace, client: ApiClient) -> int:
     files = [str(Path(p).expanduser().resolve()) for p in args.paths]
-    body = _body(args, paths=files, ref=args.ref, inputRef=args.input_ref, element=args.element)
+    # A person at a shell names the files themselves: their folders (and the working
+    # directory) are the roots. Dot-folders and browserdeck's own stay refused.
+    roots = sorted({str(Path.cwd())} | {str(Path(f).parent) for f in files})
+    body = _body(
+        args, paths=files, roots=roots, ref=args.ref, inputRef=args.input_ref, element=args.element
+    )
     data = client.post("/hooks/file-chooser", json=body, params=_params(args))
     if data.get("armed"):
         text = (

@@ -8,13 +8,16 @@ the running instance's file, then the configured control port. The token comes f
 from __future__ import annotations
 
 import json
+import os
 import sys
 from argparse import Namespace
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
-from browserdeck import config, paths, secrets
+from browserdeck import config, guard, paths, secrets
+from browserdeck.chrome import procs
 
 CLIENT_NAME = "browserdeck-cli"
 
@@ -59,11 +62,72 @@ def discover_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
+def _user(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def unproven_server(url: str) -> tuple[str, str] | None:
+    """Why the server at ``url`` must not get the API token, as ``(code, message)`` with
+    code ``not_running`` or ``not_our_server``; None when it is ours.
+
+    The one place that decides whether a loopback URL may receive ``Authorization:
+    Bearer``: another local user can listen on the control port while browserdeck is
+    not running (issue 10, item 4). Every socket that could take our connection must be
+    owned by our own uid; and when the instance file names a live browserdeck for this
+    port, that very process must hold the socket (a second program of ours on the port,
+    e.g. a dev server, is not browserdeck either). Linux reads ``/proc/net/tcp*``;
+    elsewhere the check is skipped (docs/security.md). A non-loopback URL is one the user
+    typed (``--url``/``BROWSERDECK_URL``, a tunnel) and is trusted as given.
+    """
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if not guard.is_loopback_name(host):
+        return None
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    listeners = procs.loopback_listeners(port)
+    if listeners is None:
+        return None
+    if not listeners:
+        return "not_running", f"nothing listens on {host}:{port}"
+    me = os.getuid()
+    strangers = sorted({uid for _inode, uid in listeners if uid != me})
+    if strangers:
+        return "not_our_server", (
+            f"the program listening on {host}:{port} runs as {_user(strangers[0])}, not as "
+            f"you ({_user(me)}): it is not your browserdeck, so your API token was not sent"
+        )
+    try:
+        data = json.loads(paths.instance_file().read_text(encoding="utf-8"))
+        pid, recorded = int(data["pid"]), urlsplit(str(data["url"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if recorded.port == port and pid != os.getpid() and procs.pid_alive(pid) and not any(
+        procs.pid_holds_socket(pid, inode) for inode, _uid in listeners
+    ):
+        return "not_our_server", (
+            f"{host}:{port} is held by another program, not by the browserdeck process "
+            f"(pid {pid}) that {paths.instance_file()} names, so your API token was not sent"
+        )
+    return None
+
+
+NOT_OURS_HINT = (
+    "stop the program on that port (`ss -ltnp` shows it) and start browserdeck, or point "
+    "--url / BROWSERDECK_URL at your own browserdeck"
+)
+
+
 class ApiClient:
     def __init__(self, url: str | None = None, token: str | None = None,
                  timeout: float = 90.0) -> None:
         self.url = (url or discover_url()).rstrip("/")
         self.token = token or secrets.get_token("api", create=False) or ""
+        self._proven = False
         try:
             self._http = httpx.Client(
                 base_url=self.url, timeout=timeout, trust_env=False,
@@ -81,6 +145,8 @@ class ApiClient:
     def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                 json_body: Any = None) -> Any:
         clean = {k: v for k, v in (params or {}).items() if v is not None}
+        if not self._proven:
+            self._prove_server()
         try:
             resp = self._http.request(method, path, params=clean, json=json_body)
         except httpx.ConnectError:
@@ -109,6 +175,18 @@ class ApiClient:
         if ctype.startswith("application/json"):
             return resp.json()
         return resp.content
+
+    def _prove_server(self) -> None:
+        problem = unproven_server(self.url)
+        if problem is not None and problem[0] == "not_running":
+            raise ClientError(
+                f"browserdeck is not running at {self.url}",
+                "start it with `browserdeck serve` (headless service) or `browserdeck` (tray app)",
+                exit_code=3, code="not_running",
+            )
+        if problem is not None:
+            raise ClientError(problem[1], NOT_OURS_HINT, exit_code=3, code=problem[0])
+        self._proven = True
 
     def get(self, path: str, *, params: dict[str, Any] | None = None) -> Any:
         return self.request("GET", path, params=params)

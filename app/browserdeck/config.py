@@ -14,6 +14,7 @@ A file that fails to parse is never replaced silently: it is moved aside to
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -28,6 +29,7 @@ from urllib.parse import urlparse
 
 from browserdeck import paths
 from browserdeck.errors import ConfigError, Conflict, InvalidInput
+from browserdeck.guard import is_loopback_url
 
 Driver = Literal["managed", "extension", "remote"]
 DRIVERS: tuple[Driver, ...] = ("managed", "extension", "remote")
@@ -36,7 +38,6 @@ PROFILE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
 MANAGED_PORT_RANGE = range(18800, 18900)
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 # A palette for new profiles, so each one is visibly different without asking.
 PROFILE_PALETTE = (
@@ -58,7 +59,7 @@ class Setting:
     """One declared setting: key on disk, type, default and a description for people."""
 
     key: str
-    type: str  # "bool" | "port" | "int" | "choice" | "path" | "profile-ref"
+    type: str  # "bool" | "port" | "int" | "choice" | "path" | "paths" | "profile-ref"
     default: Any
     description: str
     choices: tuple[str, ...] = ()
@@ -171,6 +172,25 @@ SETTINGS: tuple[Setting, ...] = (
         "Off by default, as in Playwright MCP.",
         advanced=True,
     ),
+    Setting(
+        "maxTabs",
+        "int",
+        40,
+        "Most tabs an agent may open in one profile (each costs ~25 MB); opening one more "
+        "is refused until one is closed.",
+        minimum=1,
+        maximum=500,
+        advanced=True,
+    ),
+    Setting(
+        "uploadRoots",
+        "paths",
+        [],
+        "Folders agents may upload files from, besides the MCP client's own roots (or its "
+        "working directory). Your home folder itself, dot-folders and browserdeck's own "
+        "folders are never allowed. Several: separate with " + repr(os.pathsep) + ".",
+        advanced=True,
+    ),
 )
 
 PROFILE_FIELDS: tuple[Setting, ...] = (
@@ -248,6 +268,8 @@ class Config:
     mcp_run_code: bool = False
     screenshot_max_dimension: int = 1568
     allow_file_urls: bool = False
+    max_tabs: int = 40
+    upload_roots: list[str] = field(default_factory=list)
     profiles: dict[str, ProfileConfig] = field(default_factory=dict)
 
     # --- derived views -------------------------------------------------
@@ -389,11 +411,6 @@ def validate_cdp_url(value: object, where: str = "cdpUrl") -> str:
     return value
 
 
-def is_loopback_url(url: str) -> bool:
-    host = urlparse(url).hostname or ""
-    return host in LOOPBACK_HOSTS or host.startswith("127.")
-
-
 def _check_type(setting: Setting, value: Any, where: str) -> Any:
     if value is None and setting.default is None:
         return None
@@ -429,6 +446,19 @@ def _check_type(setting: Setting, value: Any, where: str) -> Any:
         return validate_color(value, where)
     if kind == "url":
         return validate_cdp_url(value, where)
+    if kind == "paths":
+        # A list on disk; one string with os.pathsep between paths from a text field.
+        if value is None:
+            return []
+        if isinstance(value, str):
+            value = [v for v in value.split(os.pathsep) if v.strip()]
+        if not isinstance(value, list) or not all(
+            isinstance(v, str) and v.strip() and "\0" not in v for v in value
+        ):
+            raise InvalidInput(
+                f"invalid {where} {value!r}: expected a list of paths", code="invalid_setting"
+            )
+        return [v.strip() for v in value]
     if kind in ("path", "profile-ref"):
         if not isinstance(value, str) or not value.strip():
             raise InvalidInput(
@@ -652,6 +682,25 @@ def save(config: Config, path: Path | None = None) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temp_files(path: Path | None = None) -> list[Path]:
+    """Delete the ``.config-*.tmp`` files that a save killed half-way left behind.
+
+    Called once at start-up (issue 11 item 6: 8 were left in 20 SIGKILLs of ``serve``).
+    Files younger than a few seconds are kept: another browserdeck process (the tray
+    beside ``serve``) may be saving right now, and its ``os.replace`` must still find
+    its file.
+    """
+    path = path or paths.config_file()
+    removed: list[Path] = []
+    cutoff = time.time() - 5.0
+    for tmp in path.parent.glob(".config-*.tmp"):
+        with contextlib.suppress(OSError):
+            if tmp.is_file() and tmp.stat().st_mtime < cutoff:
+                tmp.unlink()
+                removed.append(tmp)
+    return removed
 
 
 def updated(config: Config, change: Callable[[Config], None]) -> Config:

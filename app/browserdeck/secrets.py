@@ -105,7 +105,3 @@ def rotate_token(kind: str = "api") -> str:
     value = new_token()
     store_token(kind, value)
     return value
-
-
-def tokens_equal(a: str | None, b: str | None) -> bool:
-    return bool(a) and bool(b) and _secrets.compare_digest(str(a), str(b))

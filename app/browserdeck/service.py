@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from browserdeck import __version__, aio, config, paths, secrets, urls
+from browserdeck import __version__, aio, config, paths, secrets, states, urls
 from browserdeck.chrome import endpoint, launcher, procs
 from browserdeck.chrome.cdp import CDPClient
 from browserdeck.config import Config, ProfileConfig
@@ -47,6 +47,9 @@ if TYPE_CHECKING:
     from browserdeck.relay.server import RelayServer
 
 log = logging.getLogger(__name__)
+
+# The detail of a managed profile whose browser exited cleanly without being asked to.
+CLOSED_BY_USER = "the browser was closed"
 
 
 @dataclass
@@ -79,6 +82,8 @@ class ProfileContext:
         self._lock = asyncio.Lock()
         self._cdp: CDPClient | None = None
         self._cdp_lock = asyncio.Lock()
+        # Counting tabs and opening one happen under it, so two opens cannot pass maxTabs.
+        self._open_lock = asyncio.Lock()
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
         self.restart_note: str | None = None
@@ -112,7 +117,7 @@ class ProfileContext:
         if self.service.force_headless:
             return True, "forced by --headless"
         if not launcher.has_display():
-            return True, "no display (DISPLAY/WAYLAND_DISPLAY unset)"
+            return True, "no display: DISPLAY and WAYLAND_DISPLAY are unset"
         return self.config.is_headless(self.profile), None
 
     # --- status ------------------------------------------------------------
@@ -161,16 +166,26 @@ class ProfileContext:
             out["relay"] = relay_status
             out["extensionConnected"] = bool(relay_status.get("extensionConnected"))
         # The browser counts as running if its endpoint answers (covers attach-only and remote).
+        answers = False
         if self.config.enabled:
             tabs = await self.peek_tabs()
             if tabs is not None:
+                answers = True
                 out["running"] = True
                 out["tabs"] = len(tabs)
                 if self.state in ("stopped", "crashed", "error") and p.driver != "managed":
                     self.state = "running"
-                    out["state"] = "running"
-            elif self.state == "running":
-                out["state"] = "unreachable"
+        # One vocabulary for every front-end (states.py): the word and the line people read.
+        out["state"] = str(
+            states.classify(
+                driver=p.driver,
+                state=self.state,
+                enabled=self.config.enabled,
+                answers=answers,
+                extension_connected=bool(out.get("extensionConnected")),
+            )
+        )
+        out["stateText"] = states.label(out)
         return out
 
     async def peek_tabs(self) -> list[Tab] | None:
@@ -224,6 +239,7 @@ class ProfileContext:
         headless, _why = self.headless()
         # A browser that exited without a stop (the exit watcher may not have run yet).
         crashed = self.state == "crashed" or (self.chrome is not None and not self._stopping)
+        closed = self.state == "stopped" and self.detail == CLOSED_BY_USER
         if crashed:
             # The exit watcher may not have run yet: connections to the dead browser must
             # not be mistaken for connections to the new one on the same port.
@@ -254,12 +270,13 @@ class ProfileContext:
         self._stopping = False
         self._watch = aio.create_task(self._watch_exit(self.chrome), name=f"watch-chrome-{p.name}")
         self._set_state("running", None)
-        if crashed:
+        if crashed or closed:
             # Requests restart a crashed browser on demand; a tab id from before then names
             # nothing, and "it may have been closed" would hide why.
             self.restart_note = (
-                "the browser crashed or was killed and was restarted at "
-                f"{time.strftime('%H:%M:%S')}, so tabs from before are gone"
+                "the browser "
+                + ("was closed" if closed else "crashed or was killed")
+                + f" and was restarted at {time.strftime('%H:%M:%S')}, so tabs from before are gone"
             )
 
     async def _watch_exit(self, chrome: launcher.ChromeProcess) -> None:
@@ -269,15 +286,30 @@ class ProfileContext:
         async with self._lock:
             if self._stopping or chrome is not self.chrome:
                 return
-            # Not asked to stop: the browser crashed or was killed from outside.
             self.chrome = None
-            self._set_state("crashed", f"the browser exited unexpectedly (exit code {code})")
+            clean = code == 0
+            if clean:
+                # Not asked to stop, but a clean exit: the user closed its last window (or
+                # quit it from its menu). That is a stop, not a crash (issue 15).
+                self._set_state("stopped", CLOSED_BY_USER)
+            else:
+                # A signal or an error code: it crashed or was killed from outside.
+                self._set_state("crashed", f"the browser {launcher.describe_exit(code)}")
             await self._drop_connections()
-        self.service.events.notice.send(
-            level="error",
-            title=f"{self.name}: browser crashed",
-            message=f"exit code {code}; start it again from the tray or with POST /start",
-        )
+        if clean:
+            self.service.events.notice.send(
+                level="info",
+                title=f"{self.name}: browser closed",
+                message="Its window was closed. It starts again when an agent needs it, "
+                "or from the tray menu.",
+            )
+        else:
+            self.service.events.notice.send(
+                level="error",
+                title=f"{self.name}: browser crashed",
+                message=f"The browser {launcher.describe_exit(code)}. Its tabs are gone. "
+                "Start it again from the tray menu; an agent's next request also restarts it.",
+            )
 
     async def _start_relay(self) -> None:
         if self.relay is not None:
@@ -363,6 +395,11 @@ class ProfileContext:
             assert self.profile.cdp_port is not None
             await asyncio.to_thread(self._refuse_non_browser_owner, self.profile.cdp_port)
             killed = await asyncio.to_thread(launcher.kill_port_owner, self.profile.cdp_port)
+            orphan = await asyncio.to_thread(
+                launcher.close_orphan, self.config.user_data_dir_of(self.profile)
+            )
+            if orphan is not None and orphan not in killed:
+                killed.append(orphan)
         return {"profile": self.name, "port": self.profile.cdp_port, "killedPids": killed}
 
     async def why_gone(self) -> str | None:
@@ -515,6 +552,20 @@ class ProfileContext:
     async def open_tab(self, url: str = "about:blank") -> Tab:
         url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
         await self.ensure_browser()
+        async with self._open_lock:
+            open_now = len(await self._list_tabs_raw())
+            limit = self.config.max_tabs
+            if open_now >= limit:
+                raise Conflict(
+                    f"profile {self.name!r} already has {open_now} tabs open; the limit is "
+                    f"{limit} (maxTabs)",
+                    hint="close tabs you no longer need (DELETE /tabs/{targetId}, browser_tabs "
+                    "action=close), or raise maxTabs in Settings",
+                    code="too_many_tabs",
+                )
+            return await self._open_tab_unlocked(url)
+
+    async def _open_tab_unlocked(self, url: str) -> Tab:
         try:
             # Not background:true: a background tab of a managed browser is not rendered, so
             # its screenshots wait for a frame that never comes. And a window of its own
@@ -638,10 +689,13 @@ class Service:
         self.api_token = secrets.get_token("api") or ""
         self.relay_token = secrets.get_token("relay") or ""
         self.contexts = {name: ProfileContext(self, p) for name, p in self.config.profiles.items()}
+        await asyncio.to_thread(self._clean_leftovers)
         try:
             from browserdeck.engine import Engine
 
-            self.engine = Engine(events=self.events)
+            self.engine = Engine(
+                events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
+            )
             await self.engine.start()
             if self._serve_api:
                 from browserdeck.api.server import ApiServer
@@ -659,6 +713,18 @@ class Service:
         except BaseException:
             await self.stop()
             raise
+
+    def _clean_leftovers(self) -> None:
+        """What an earlier run killed mid-way left: half-written config temp files, and a
+        browser still holding a profile (issue 11 item 6), so ``/start`` works at once."""
+        for tmp in config.remove_stale_temp_files(self.config_path):
+            log.info("removed %s, left by a save that was interrupted", tmp)
+        for p in self.config.profiles.values():
+            if p.driver == "managed" and self.config.may_launch(p):
+                try:
+                    launcher.close_orphan(self.config.user_data_dir_of(p))
+                except OSError as exc:
+                    log.warning("could not close a leftover browser of profile %s: %s", p.name, exc)
 
     async def _start_relays(self) -> None:
         for ctx in self.contexts.values():

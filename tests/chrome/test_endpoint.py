@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from browserdeck.chrome.endpoint import endpoint_url, is_loopback_host, normalize_ws_url
+from browserdeck.chrome.endpoint import endpoint_url, normalize_ws_url
+from browserdeck.guard import is_loopback_name
 
 
 def test_endpoint_url_keeps_prefix_and_token() -> None:
@@ -29,5 +30,5 @@ def test_ws_url_of_a_remote_browser_uses_the_address_we_reached_it_at() -> None:
 
 
 def test_loopback_hosts() -> None:
-    assert all(is_loopback_host(h) for h in ("127.0.0.1", "localhost", "::1", "[::1]", "127.8.9.1"))
-    assert not any(is_loopback_host(h) for h in ("10.0.0.1", "example.com", "", None))
+    assert all(is_loopback_name(h) for h in ("127.0.0.1", "localhost", "::1", "[::1]", "127.8.9.1"))
+    assert not any(is_loopback_name(h) for h in ("10.0.0.1", "example.com", "", None))

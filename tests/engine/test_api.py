@@ -134,9 +134,13 @@ async def test_back_forward_screenshot_console_pdf_and_hooks(tab: Api, tmp_path:
     assert set(console) >= {"messages", "errors", "requests"}
     pdf = await tab.post("/pdf", {})
     assert Path(pdf["path"]).read_bytes().startswith(b"%PDF")
-    file = tmp_path / "a.txt"
+    (tmp_path / "files").mkdir()
+    file = tmp_path / "files" / "a.txt"
     file.write_text("abc")
-    up = await tab.post("/hooks/file-chooser", {"paths": [str(file)], "element": "#file"})
+    up = await tab.post(
+        "/hooks/file-chooser",
+        {"paths": [str(file)], "roots": [str(file.parent)], "element": "#file"},
+    )
     assert up["via"] == "input"
     armed = await tab.post("/hooks/dialog", {"accept": False})
     assert armed["armed"] is True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from browserdeck.gui.model import describe_call, overall_state, state_text
+from browserdeck.gui.model import describe_call
 
 
 def test_describe_call_names_the_action_and_target() -> None:
@@ -38,23 +38,3 @@ def test_describe_call_close_tab_and_failure() -> None:
 
 def test_describe_call_unknown_route() -> None:
     assert describe_call({"method": "PUT", "path": "/x", "status": 0}).action == "PUT /x"
-
-
-def test_overall_state_priorities() -> None:
-    managed = {"driver": "managed", "state": "running", "running": True}
-    ext = {"driver": "extension", "state": "running", "extensionConnected": True}
-    assert overall_state({}, "agent") == "stopped"
-    assert overall_state({"agent": managed}, "agent") == "running"
-    assert overall_state({"agent": managed, "chrome": ext}, "agent") == "extension"
-    crashed = {"driver": "managed", "state": "crashed"}
-    assert overall_state({"agent": crashed, "chrome": ext}, "agent") == "error"
-    assert overall_state({"agent": managed}, "agent", service_failed=True) == "error"
-
-
-def test_state_text() -> None:
-    assert state_text({"driver": "managed", "state": "running", "tabs": 1}) == "running · 1 tab"
-    assert state_text({"driver": "extension", "state": "running"}) == "waiting for Chrome"
-    assert (
-        state_text({"driver": "managed", "state": "stopped", "enabled": False})
-        == "disabled in settings"
-    )

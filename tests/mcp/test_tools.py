@@ -54,10 +54,10 @@ async def test_navigate_snapshot_click_type_find_screenshot(
         await call(client, "browser_click", {"target": add, "element": "Add to cart button"})
         saved = await call(client, "browser_snapshot", {"filename": "s.yml"})
         assert saved.startswith("saved ") and "[ref=" in (saved_dir() / "s.yml").read_text()
-        # Nowhere else: the model's filename never reaches files outside those folders.
+        # Nowhere else: a path is reduced to its file name, in the output folder.
         outside = bd_home.parent / "outside.yml"
-        refused = await call_error(client, "browser_snapshot", {"filename": str(outside)})
-        assert "outside the folders MCP tools may write to" in refused
+        saved = await call(client, "browser_snapshot", {"filename": str(outside)})
+        assert not outside.exists() and (saved_dir() / "outside.yml").is_file(), saved
         assert not outside.exists()
 
         found = await call(client, "browser_find", {"text": "details"})
@@ -117,8 +117,10 @@ async def test_navigate_snapshot_click_type_find_screenshot(
 async def test_forms_dialogs_upload_keys(
     bd_home: Path, chromium_path: str, site: str, tmp_path: Path
 ) -> None:
-    mcp_config(bd_home)
-    upload = tmp_path / "report.txt"
+    files = tmp_path / "files"  # uploads come only from allowed roots (uploadRoots here)
+    files.mkdir()
+    mcp_config(bd_home, upload_roots=[str(files)])
+    upload = files / "report.txt"
     upload.write_text("hello", encoding="utf-8")
     async with stdio_client(bd_home, chromium_path) as client:
         await call(client, "browser_navigate", {"url": f"{site}/form.html"})
@@ -171,7 +173,7 @@ async def test_forms_dialogs_upload_keys(
         assert "uploaded 1 file" in done
         await call(client, "browser_wait_for", {"text": "report.txt"})
         # ...or arm the next file chooser, then click what opens it.
-        other = tmp_path / "second.txt"
+        other = files / "second.txt"
         other.write_text("again", encoding="utf-8")
         armed = await call(client, "browser_file_upload", {"paths": [str(other)]})
         assert armed.startswith("armed")
@@ -182,7 +184,7 @@ async def test_forms_dialogs_upload_keys(
         missing = await call_error(
             client,
             "browser_file_upload",
-            {"paths": [str(tmp_path / "nope.txt")], "ref": file_input},
+            {"paths": [str(files / "nope.txt")], "ref": file_input},
         )
         assert "nope.txt" in missing
 
@@ -219,8 +221,10 @@ async def test_output_cap_offloads_to_a_file(bd_home: Path, chromium_path: str, 
 async def test_all_tools_dom_exploration(
     bd_home: Path, chromium_path: str, site: str, tmp_path: Path
 ) -> None:
-    mcp_config(bd_home, mcp_run_code=True)
-    image = tmp_path / "big.png"
+    files = tmp_path / "files"  # browser_read_image reads only inside allowed roots
+    files.mkdir()
+    mcp_config(bd_home, mcp_run_code=True, upload_roots=[str(files)])
+    image = files / "big.png"
     Image.new("RGB", (3000, 1000), "red").save(image)
     async with stdio_client(bd_home, chromium_path, "--tools", "all") as client:
         await call(client, "browser_navigate", {"url": f"{site}/form.html"})
@@ -262,8 +266,8 @@ async def test_all_tools_dom_exploration(
         assert not result.is_error
         img = next(c for c in result.content if c.type == "image")
         assert max(Image.open(io.BytesIO(base64.b64decode(img.data))).size) <= 1568
-        missing = await call_error(client, "browser_read_image", {"path": str(tmp_path / "x.png")})
-        assert "image file not found" in missing
+        missing = await call_error(client, "browser_read_image", {"path": str(files / "x.png")})
+        assert "cannot read" in missing and "x.png" in missing
 
         fetch = "() => fetch('/next.html').then(r => r.status, e => 'failed: ' + e.name)"
         assert await call(client, "browser_evaluate", {"function": fetch}) == "200"
@@ -289,10 +293,9 @@ async def test_all_tools_dom_exploration(
         saved = await call(client, "browser_pdf_save", {"filename": "p.pdf"})
         assert saved.endswith("p.pdf")
         assert (saved_dir() / "p.pdf").read_bytes().startswith(b"%PDF")
-        refused = await call_error(
-            client, "browser_pdf_save", {"filename": str(tmp_path / "p.pdf")}
-        )
-        assert "outside the folders" in refused and not (tmp_path / "p.pdf").exists()
+        # A path is reduced to its name, and an existing file is never overwritten.
+        again = await call(client, "browser_pdf_save", {"filename": str(tmp_path / "p.pdf")})
+        assert again.endswith("p-1.pdf") and not (tmp_path / "p.pdf").exists()
 
 
 async def test_console_contexts_service_workers_and_offline(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from browserdeck import confine
 from browserdeck.errors import InvalidInput
 from browserdeck.mcpserver import client_config_snippet, output
 from browserdeck.mcpserver.claims import Owner, TabClaims, pid_alive
@@ -119,34 +120,18 @@ def test_docs_list_every_tool() -> None:
         assert f"`{name}`" in doc or f"`{short}`" in doc, name
 
 
-def test_filename_stays_inside_the_allowed_folders(
-    bd_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_filename_is_a_plain_name_in_the_output_folder(bd_home: Path, tmp_path: Path) -> None:
     # A model (or a page talking to it) must not get /etc/passwd or ~/.bashrc written.
-    saved = output.saved_dir().resolve()
-    assert output.save_path("page.png", transport="http") == saved / "page.png"
-    assert output.save_path(str(saved / "a.txt"), transport="http") == saved / "a.txt"
+    for name in ("/etc/passwd", "../escape.txt", "~/x/page.png", "d/page.png"):
+        assert confine.output_name(name) == Path(name).name
+    for bad in (".bashrc", "~/.bashrc", "x/.git", "..", "", "a\0b", "x" * 300):
+        with pytest.raises(InvalidInput):
+            confine.output_name(bad)
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    monkeypatch.chdir(workspace)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    # stdio: the client's working directory is its workspace; bare names go there.
-    assert output.save_path("shot.png", transport="stdio") == workspace / "shot.png"
-    assert output.save_path(str(workspace / "d" / "x.pdf"), transport="stdio") == (
-        workspace / "d" / "x.pdf"
-    )
-    refused = [
-        ("/etc/passwd", "stdio"),
-        ("../escape.txt", "stdio"),
-        ("~/.bashrc", "stdio"),
-        (str(workspace / "x.png"), "http"),  # over HTTP the service's cwd means nothing
-        ("../../x.txt", "http"),
-    ]
-    for name, transport in refused:
-        with pytest.raises(InvalidInput, match="outside the folders MCP tools may write to"):
-            output.save_path(name, transport=transport)
-    # A workspace that is the home directory (or /) would open every dotfile: not a root.
-    monkeypatch.setenv("HOME", str(workspace))
-    with pytest.raises(InvalidInput, match="outside the folders"):
-        output.save_path(str(workspace / ".bashrc"), transport="stdio")
-    assert output.save_path("ok.png", transport="stdio") == saved / "ok.png"
+    folder = confine.output_folder(workspace)
+    assert folder == workspace / confine.OUTPUT_FOLDER
+    assert confine.output_folder(None) == output.saved_dir()
+    first = confine.write_new(folder, "page.png", b"1")
+    second = confine.write_new(folder, "page.png", b"2")
+    assert first.read_bytes() == b"1" and second.name == "page-1.png"

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, ValidationError
 
-from browserdeck import urls
+from browserdeck import confine, urls
 from browserdeck.api.deps import BrowserTarget, browser_target, engine_of, service_of
 from browserdeck.engine import options as o
 from browserdeck.errors import InvalidInput
@@ -179,6 +179,10 @@ async def file_chooser(
     profile: ProfileQ = None,
     target_id: TargetQ = None,
 ) -> dict[str, Any]:
+    # Only files inside the caller's roots and uploadRoots (issue 10 item 5).
+    allowed = confine.allowed_roots(body.roots, service_of(request).config.upload_roots)
+    files = [str(confine.readable_file(p, allowed)) for p in body.paths]
+    body = body.model_copy(update={"paths": files})
     t = await _target(request, profile, body.target_id or target_id)
     return await engine_of(request).arm_file_chooser(t.cdp_url, t.target_id, t.headers, body)
 

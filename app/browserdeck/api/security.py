@@ -1,6 +1,6 @@
-"""Loopback-only guards for every HTTP surface: Host allowlist, no browser Origins, bearer token.
+"""The control API's ASGI middleware around the shared guard (browserdeck.guard).
 
-A plain ASGI middleware (not BaseHTTPMiddleware) so it costs microseconds per request.
+Loopback peer and Host, no browser Origins, bearer token. A plain ASGI middleware (not BaseHTTPMiddleware) so it costs microseconds per request.
 DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still sends
 ``Host: evil.example`` — refused. Browser pages send ``Origin`` — refused, so no web
 page can drive the API even if it guessed the token. ``GET /health`` needs no token.
@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from browserdeck import secrets
+from browserdeck import guard
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -21,24 +21,10 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 PUBLIC_PATHS = frozenset({"/health"})
-
-
-def host_is_loopback(host: str) -> bool:
-    host = host.strip().lower()
-    if host.startswith("["):
-        name = host.split("]")[0] + "]"
-    else:
-        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    return name in LOOPBACK_NAMES
-
-
-def bearer(headers: dict[str, str]) -> str | None:
-    value = headers.get("authorization", "")
-    if value[:7].lower() == "bearer ":
-        return value[7:].strip()
-    return None
+# The biggest legitimate body is a long evaluate function or typed text; a 200 MB body
+# with a valid token once pushed the service from 104 to 655 MB RSS (issue 10 item 7).
+MAX_BODY_BYTES = 8 * 2**20
 
 
 async def send_error(send: Send, status: int, code: str, message: str, hint: str) -> None:
@@ -48,6 +34,55 @@ async def send_error(send: Send, status: int, code: str, message: str, hint: str
         headers.append((b"www-authenticate", b'Bearer realm="browserdeck"'))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _too_large(send: Send, size: str) -> None:
+    await send_error(
+        send,
+        413,
+        "body_too_large",
+        f"the request body is {size}; the limit is {MAX_BODY_BYTES // 2**20} MiB",
+        "send less: upload files by path (POST /hooks/file-chooser) and big documents by "
+        "URL, not inline",
+    )
+
+
+async def _bounded_body(headers: dict[str, str], receive: Receive, send: Send) -> Receive | None:
+    """``receive`` for a body within MAX_BODY_BYTES, or None after answering 413.
+
+    Checked before anything parses the body: a declared Content-Length over the limit is
+    refused unread; a chunked body is read up to the limit and then handed on.
+    """
+    length = headers.get("content-length", "").strip()
+    if length.isdigit():
+        if int(length) > MAX_BODY_BYTES:
+            await _too_large(send, f"{int(length):,} bytes")
+            return None
+        return receive
+    if "transfer-encoding" not in headers:
+        return receive
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None  # the client went away
+        body = message.get("body", b"")
+        total += len(body)
+        if total > MAX_BODY_BYTES:
+            await _too_large(send, f"over {MAX_BODY_BYTES:,} bytes")
+            return None
+        chunks.append(body)
+        if not message.get("more_body"):
+            break
+    pending: list[Message] = [
+        {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+    ]
+
+    async def replay() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replay
 
 
 class LoopbackGuard:
@@ -66,37 +101,22 @@ class LoopbackGuard:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        pairs = guard.headers_from_asgi(scope["headers"])
+        headers = dict(pairs)
         path: str = scope.get("path", "")
-        client = scope.get("client") or ("", 0)
-        if client[0] and not (client[0].startswith("127.") or client[0] == "::1"):
-            await send_error(send, 403, "forbidden_client", f"connections from {client[0]} are "
-                             "refused", "browserdeck only serves this machine (127.0.0.1)")
+        client = scope.get("client")
+        # No peer address (an in-process ASGI call): nothing to check on the transport.
+        refusal = guard.check_transport((client[0] if client else None) or None, pairs)
+        if refusal is None and path not in PUBLIC_PATHS:
+            refusal = guard.check_origin(pairs) or guard.check_token(pairs, self.token())
+        if refusal is not None:
+            await send_error(send, refusal.status, refusal.code, refusal.message, refusal.hint)
             return
-        if not host_is_loopback(headers.get("host", "")):
-            await send_error(
-                send, 403, "forbidden_host",
-                f"Host {headers.get('host', '')!r} is not a loopback name",
-                "call the API as http://127.0.0.1:<port> (DNS-rebinding protection)",
-            )
-            return
-        if path in PUBLIC_PATHS:
-            await self.app(scope, receive, send)
-            return
-        # "null" is a browser Origin too: sandboxed iframes, file: and data: pages send it.
-        if "origin" in headers and headers["origin"] != "":
-            await send_error(
-                send, 403, "forbidden_origin",
-                f"requests from web pages (Origin {headers['origin']!r}) are refused",
-                "call the API from a local program, not from a browser page",
-            )
-            return
-        if not secrets.tokens_equal(bearer(headers), self.token()):
-            await send_error(
-                send, 401, "unauthorized", "missing or wrong API token",
-                "send 'Authorization: Bearer <token>'; `browserdeck token` prints it",
-            )
-            return
+        if scope["type"] == "http":
+            bounded = await _bounded_body(headers, receive, send)
+            if bounded is None:
+                return
+            receive = bounded
         if self.on_request is None:
             await self.app(scope, receive, send)
             return

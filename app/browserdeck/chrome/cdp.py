@@ -32,8 +32,9 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from browserdeck.chrome.endpoint import browser_ws_url, is_loopback_host
+from browserdeck.chrome.endpoint import browser_ws_url
 from browserdeck.errors import ActionTimeout, BrowserdeckError, Unavailable
+from browserdeck.guard import is_loopback_name
 
 __all__ = ["CDPClient", "CDPError", "EventHandler", "browser_ws_url"]
 
@@ -91,7 +92,7 @@ class CDPClient:
         """Open a connection; ``ws_url`` may also be an http(s) cdpUrl (resolved via /json/version)."""
         if urlsplit(ws_url).scheme in ("http", "https"):
             ws_url = await browser_ws_url(ws_url, timeout=timeout)
-        loopback = is_loopback_host(urlsplit(ws_url).hostname)
+        loopback = is_loopback_name(urlsplit(ws_url).hostname)
         try:
             ws = await asyncio.wait_for(
                 websockets.connect(

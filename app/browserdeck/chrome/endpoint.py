@@ -20,15 +20,9 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 import httpx
 
 from browserdeck.errors import Unavailable
+from browserdeck.guard import is_loopback_name
 
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 _MAX_BODY = 16 * 2**20  # /json/list of a browser with many tabs stays far below this
-
-
-def is_loopback_host(host: str | None) -> bool:
-    if not host:
-        return False
-    return host.lower().strip("[]") in LOOPBACK_HOSTS or host.startswith("127.")
 
 
 def endpoint_url(cdp_url: str, path: str) -> str:
@@ -72,7 +66,7 @@ async def devtools_http(
             code="cdp_unreachable",
         )
     try:
-        if parts.scheme == "http" and is_loopback_host(parts.hostname) and not parts.username:
+        if parts.scheme == "http" and is_loopback_name(parts.hostname) and not parts.username:
             return await asyncio.wait_for(_raw_request(parts, method, headers), timeout)
         return await _httpx_request(url, method, timeout, headers)
     except TimeoutError:
@@ -215,7 +209,7 @@ def normalize_ws_url(ws_url: str, cdp_url: str) -> str:
     netloc = ws.netloc
     scheme = ws.scheme
     ws_host = (ws.hostname or "").strip("[]")
-    if (is_loopback_host(ws_host) or ws_host in ("0.0.0.0", "::")) and not is_loopback_host(
+    if (is_loopback_name(ws_host) or ws_host in ("0.0.0.0", "::")) and not is_loopback_name(
         base.hostname
     ):
         netloc = base.netloc

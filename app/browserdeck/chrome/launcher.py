@@ -56,6 +56,7 @@ __all__ = [
     "child_env",
     "child_home",
     "chrome_args",
+    "close_orphan",
     "fetch_version",
     "has_display",
     "is_cdp_ready",
@@ -231,6 +232,63 @@ def profile_lock_owner(user_data_dir: Path) -> int | None:
     return None
 
 
+def close_orphan(user_data_dir: Path, timeout: float = 5.0) -> int | None:
+    """Close a browser an earlier browserdeck left running on this profile; its pid, or None.
+
+    Called at start-up, before any browser of ours runs (issue 11 item 6): the profile's
+    ``SingletonLock`` names the pid. Only a browser of our own uid whose parent is no
+    longer a browserdeck is touched (another user's Chrome, or one that a live
+    browserdeck still owns, is left alone, and ``launch`` then reports the lock).
+    SIGTERM first, to the browser's group when it leads one, which Chrome treats as a
+    clean shutdown (profile saved, no crash bubble); SIGKILL after ``timeout``.
+    """
+    pid = profile_lock_owner(user_data_dir)
+    if pid is None or sys.platform == "win32":
+        return None
+    try:
+        if os.stat(f"/proc/{pid}").st_uid != os.getuid():
+            return None
+    except OSError:
+        pass  # not Linux (no /proc): the lock lives in our own profile dir anyway
+    parent = _parent_pid(pid)
+    if parent is not None and parent > 1 and _is_browserdeck(parent):
+        return None
+    log.warning(
+        "closing browser pid %d left over on %s by an earlier browserdeck", pid, user_data_dir
+    )
+    group: int | None = None
+    with contextlib.suppress(OSError):
+        group = os.getpgid(pid)
+    target_group = group == pid and group != os.getpgrp()
+    for sig in (signal.SIGTERM, _SIGKILL):
+        if not (target_group and signal_process_group(pid, sig)):
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + timeout
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if not pid_alive(pid):
+            break
+    if target_group:
+        _sweep_group_blocking(pid)
+    profile_lock_owner(user_data_dir)  # removes the lock it left behind
+    return pid
+
+
+def _parent_pid(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+
+
+def _is_browserdeck(pid: int) -> bool:
+    argv = process_cmdline(pid) or []
+    return any("browserdeck" in part for part in argv[:3])
+
+
 def _uses_user_data_dir(argv: list[str], udd: Path) -> bool:
     wanted = os.path.realpath(udd)
     for arg in argv:
@@ -387,7 +445,7 @@ class ChromeProcess:
         while True:
             if self._returncode is not None:
                 raise self._launch_failed(
-                    f"{_describe_exit(self._returncode)} before its DevTools endpoint answered"
+                    f"{describe_exit(self._returncode)} before its DevTools endpoint answered"
                 )
             if self._devtools_failed is not None:
                 raise Conflict(
@@ -484,7 +542,7 @@ class ChromeProcess:
     def _wait_thread(self) -> None:
         code = self._proc.wait()
         self._returncode = code
-        log.info("%r exited: %s", self, _describe_exit(code))
+        log.info("%r exited: %s", self, describe_exit(code))
         self._notify()
 
 
@@ -505,7 +563,8 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _describe_exit(code: int) -> str:
+def describe_exit(code: int) -> str:
+    """'was killed by SIGKILL (exit code -9)', 'exited with code 1': after "the browser"."""
     if code < 0:
         try:
             name = signal.Signals(-code).name

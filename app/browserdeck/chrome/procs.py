@@ -21,7 +21,9 @@ __all__ = [
     "is_chrome_process",
     "kill_port_owner",
     "listening_pids",
+    "loopback_listeners",
     "pid_alive",
+    "pid_holds_socket",
     "port_in_use",
     "process_cmdline",
     "process_group_alive",
@@ -48,9 +50,9 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
 # -- who listens on a port -----------------------------------------------------------
 
 
-def _linux_listen_inodes(port: int) -> set[str]:
-    """Inodes of LISTEN sockets on ``port`` bound to loopback or a wildcard address."""
-    inodes: set[str] = set()
+def _linux_listeners(port: int) -> list[tuple[str, int]]:
+    """(inode, owner uid) of LISTEN sockets on ``port`` bound to loopback or a wildcard."""
+    found: list[tuple[str, int]] = []
     ok_v4 = {"0100007F", "00000000"}  # 127.0.0.1, 0.0.0.0 (little-endian hex)
     ok_v6 = {
         "00000000000000000000000000000000",  # ::
@@ -68,8 +70,38 @@ def _linux_listen_inodes(port: int) -> set[str]:
                 continue
             address, _, hex_port = fields[1].partition(":")
             if int(hex_port, 16) == port and address.upper() in allowed:
-                inodes.add(fields[9])
-    return inodes
+                found.append((fields[9], int(fields[7])))
+    return found
+
+
+def _linux_listen_inodes(port: int) -> set[str]:
+    """Inodes of LISTEN sockets on ``port`` bound to loopback or a wildcard address."""
+    return {inode for inode, _uid in _linux_listeners(port)}
+
+
+def loopback_listeners(port: int) -> list[tuple[str, int]] | None:
+    """``(socket inode, owner uid)`` of every socket that could take a connection to
+    loopback ``port``; None where the platform cannot tell (not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    return _linux_listeners(port)
+
+
+def pid_holds_socket(pid: int, inode: str) -> bool:
+    """Whether process ``pid`` has the socket ``inode`` open (Linux; False when unreadable)."""
+    wanted = f"socket:[{inode}]"
+    try:
+        fds = os.scandir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    with fds:
+        for fd in fds:
+            try:
+                if os.readlink(fd.path) == wanted:
+                    return True
+            except OSError:
+                continue
+    return False
 
 
 def _linux_pids_with_sockets(inodes: set[str]) -> list[int]:

@@ -21,22 +21,23 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable
+import weakref
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from playwright.async_api import async_playwright
 
-from browserdeck import aio
+from browserdeck import aio, urls
 from browserdeck.engine import actions, offline
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
 from browserdeck.engine.connection import BrowserPool
 from browserdeck.engine.state import PageState, TargetMemories
-from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, Unavailable
+from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, Forbidden, Unavailable
 
 if TYPE_CHECKING:
-    from playwright.async_api import Playwright
+    from playwright.async_api import Frame, Playwright
 
     from browserdeck.events import ServiceEvents
 
@@ -79,8 +80,17 @@ def tab_crashed(what: str) -> Conflict:
 
 
 class Engine:
-    def __init__(self, events: ServiceEvents | None = None) -> None:
+    def __init__(
+        self,
+        events: ServiceEvents | None = None,
+        *,
+        file_urls_allowed: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.events = events
+        # allowFileUrls, read on every call (the setting can change while tabs are open).
+        self.file_urls_allowed = file_urls_allowed
+        # Per tab: how many times its main frame arrived on a file: page while that was off.
+        self._file_visits: weakref.WeakKeyDictionary[PageState, int] = weakref.WeakKeyDictionary()
         self._pw_cm: Any = None
         self._pw: Playwright | None = None
         self._pool: BrowserPool | None = None
@@ -206,7 +216,14 @@ class Engine:
             code="engine_restarting",
         )
 
-    async def page_state(self, cdp_url: str, target_id: str, headers: Headers) -> PageState:
+    async def page_state(
+        self, cdp_url: str, target_id: str, headers: Headers, *, reads: bool = True
+    ) -> PageState:
+        """The tab's state; refused while it shows a file: page and allowFileUrls is off.
+
+        ``reads=False`` for calls that only take the tab elsewhere (navigate, close): the
+        way out of a file: page must stay open.
+        """
         pool = self.pool
         try:
             state = await pool.page(cdp_url, target_id, headers)
@@ -214,6 +231,9 @@ class Engine:
             if self._pool is not pool:  # the driver died while connecting
                 raise self._restarting_error() from None
             raise
+        self._watch_file_pages(state)
+        if reads:
+            self._refuse_file_page(state)
         if state.cleanup is not None:
             await state.settle()
         return state
@@ -319,8 +339,51 @@ class Engine:
             await asyncio.wait_for(cdp.send("Runtime.terminateExecution"), 2.0)
         return True
 
-    @staticmethod
-    def _finish(state: PageState, result: dict[str, Any]) -> dict[str, Any]:
+    # The backstop behind urls.prepare (issue 10 item 1): whatever way a tab reached a
+    # file: page (a redirect, a script setting location.href on a file: page opened while
+    # the setting was on, a history entry), no call reads it, and the tab is taken away.
+    def _watch_file_pages(self, state: PageState) -> None:
+        if state in self._file_visits:
+            return
+        self._file_visits[state] = 0
+        page = state.page
+
+        def on_navigated(frame: Frame) -> None:
+            if frame.parent_frame is not None or self.file_urls_allowed():
+                return
+            if not urls.is_file_url(frame.url):
+                return
+            self._file_visits[state] = self._file_visits.get(state, 0) + 1
+            log.warning("a tab reached a file: page with allowFileUrls off; leaving it")
+            aio.create_task(self._leave_file_page(state), name="leave-file-page")
+
+        page.on("framenavigated", on_navigated)
+
+    async def _leave_file_page(self, state: PageState) -> None:
+        try:
+            if not state.page.is_closed() and urls.is_file_url(state.page.url):
+                await state.page.goto("about:blank", timeout=10_000)
+        except Exception as exc:  # the tab closed or navigated on its own meanwhile
+            log.debug("leaving a file: page: %s", exc)
+
+    def _refuse_file_page(self, state: PageState, visits_before: int | None = None) -> None:
+        if self.file_urls_allowed():
+            return
+        url = state.page.url
+        moved = visits_before is not None and self._file_visits.get(state, 0) != visits_before
+        if urls.is_file_url(url) or moved:
+            raise Forbidden(
+                "this tab shows (or just went to) a local file: page, and allowFileUrls is "
+                "off, so browserdeck will not read it",
+                hint="navigate the tab to an http(s) URL or close it; turn on "
+                '"allowFileUrls" in Settings only if agents may read local files',
+                code="file_url_forbidden",
+            )
+
+    def _finish(self, state: PageState, before: int, result: dict[str, Any]) -> dict[str, Any]:
+        """The result, unless the tab went to a file: page meanwhile (then nothing of it)."""
+        if not state.page.is_closed():
+            self._refuse_file_page(state, before)
         dialogs = state.take_dialogs()
         if dialogs:
             result["dialogs"] = dialogs
@@ -331,10 +394,11 @@ class Engine:
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.SnapshotOptions | None = None
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
         taken = await self._bounded(
             state, "snapshot", SNAPSHOT_DEADLINE, snap.snapshot(state, opts or o.SnapshotOptions())
         )
-        return self._finish(state, taken)
+        return self._finish(state, before, taken)
 
     async def act(
         self,
@@ -343,17 +407,19 @@ class Engine:
         headers: Headers,
         action: o.AnyAct,
     ) -> dict[str, Any]:
-        state = await self.page_state(cdp_url, target_id, headers)
+        state = await self.page_state(cdp_url, target_id, headers, reads=action.kind != "close")
+        before = self._file_visits.get(state, 0)
         state.actions += 1
         done = await self._bounded(
             state, action.kind, o.act_deadline(action) + DEADLINE_GRACE, actions.act(state, action)
         )
-        return self._finish(state, done)
+        return self._finish(state, before, done)
 
     async def navigate(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.NavigateOptions
     ) -> dict[str, Any]:
-        state = await self.page_state(cdp_url, target_id, headers)
+        # Taking the tab elsewhere reads nothing: the way out of a file: page stays open.
+        state = await self.page_state(cdp_url, target_id, headers, reads=False)
         if state.crashed.is_set():
             state, opts = await self._revive(state, cdp_url, target_id, headers, opts)
         else:
@@ -385,13 +451,14 @@ class Engine:
             raise tab_crashed(f"revive the tab ({exc})") from None
         log.warning("tab %s crashed; reviving it (%s)", target_id[:8], opts.action)
         await self.pool.refresh(cdp_url)
-        fresh = await self.page_state(cdp_url, target_id, headers)
+        fresh = await self.page_state(cdp_url, target_id, headers, reads=False)
         if opts.action == "reload" and crashed_url and crashed_url != "about:blank":
             # The crashed document is gone: "reload" loads its URL again.
             opts = opts.model_copy(update={"action": "goto", "url": crashed_url})
         return fresh, opts
 
     async def _navigate(self, state: PageState, opts: o.NavigateOptions) -> dict[str, Any]:
+        before = self._file_visits.get(state, 0)
         state.actions += 1
         wait = opts.prepare_snapshot == "wait"
         # Waiting for the snapshot: it reads the title too, at the same time.
@@ -403,7 +470,7 @@ class Engine:
                 result["title"] = taken["title"] if taken else await state.title()
         elif wait:
             result["title"] = await state.title()
-        return self._finish(state, result)
+        return self._finish(state, before, result)
 
     async def screenshot(
         self,
@@ -413,53 +480,59 @@ class Engine:
         opts: o.ScreenshotOptions | None = None,
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
         opts = opts or o.ScreenshotOptions()
         if opts.labels:  # draws (and removes) an overlay in the page
             state.actions += 1
         shot = await self._bounded(
             state, "screenshot", SCREENSHOT_DEADLINE, shots.screenshot(state, opts)
         )
-        return self._finish(state, shot)
+        return self._finish(state, before, shot)
 
     async def console(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.ConsoleOptions | None = None
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
-        return self._finish(state, actions.console(state, opts or o.ConsoleOptions()))
+        before = self._file_visits.get(state, 0)
+        return self._finish(state, before, actions.console(state, opts or o.ConsoleOptions()))
 
     async def set_offline(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.OfflineOptions
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
         state.actions += 1
         done = await self._bounded(
             state, "set offline", OFFLINE_DEADLINE, offline.set_offline(state, opts)
         )
-        return self._finish(state, done)
+        return self._finish(state, before, done)
 
     async def pdf(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.PdfOptions | None = None
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
         opts = opts or o.PdfOptions()
         seconds = o.navigate_timeout(opts.timeout_ms) / 1000 + DEADLINE_GRACE
         done = await self._bounded(state, "pdf", seconds, actions.pdf(state, opts))
-        return self._finish(state, done)
+        return self._finish(state, before, done)
 
     async def arm_file_chooser(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.FileChooserOptions
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
         state.actions += 1
         seconds = o.action_timeout(None) / 1000 * 2 + DEADLINE_GRACE
         done = await self._bounded(
             state, "file chooser", seconds, actions.arm_file_chooser(state, opts)
         )
-        return self._finish(state, done)
+        return self._finish(state, before, done)
 
     async def arm_dialog(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.DialogOptions
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(state, actions.arm_dialog(state, opts))
+        return self._finish(state, before, actions.arm_dialog(state, opts))

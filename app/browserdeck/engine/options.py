@@ -124,7 +124,7 @@ class ClickAct(_Act):
     ref: str = Field(description="e12, @e12 or ref=e12 from the latest snapshot")
     double_click: bool = False
     button: Literal["left", "right", "middle"] = "left"
-    modifiers: list[Modifier] = Field(default_factory=list)
+    modifiers: list[Modifier] = Field(default_factory=list, max_length=8)
 
 
 class TypeAct(_Act):
@@ -157,7 +157,7 @@ class DragAct(_Act):
 class SelectAct(_Act):
     kind: Literal["select"]
     ref: str
-    values: list[str] = Field(min_length=1, description="option values or labels")
+    values: list[str] = Field(min_length=1, max_length=1000, description="option values or labels")
 
 
 class FillField(_Model):
@@ -170,7 +170,7 @@ class FillField(_Model):
 
 class FillAct(_Act):
     kind: Literal["fill"]
-    fields: list[FillField] = Field(min_length=1)
+    fields: list[FillField] = Field(min_length=1, max_length=500)
 
 
 class ResizeAct(_Act):
@@ -311,7 +311,15 @@ class PdfOptions(_TabBody):
 
 
 class FileChooserOptions(_TabBody):
-    paths: list[str] = Field(min_length=1, description="absolute paths of files to upload")
+    paths: list[str] = Field(
+        min_length=1, max_length=100, description="absolute paths of files to upload"
+    )
+    roots: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="the caller's workspace folders (an MCP client's roots); uploads come "
+        "only from these and the uploadRoots setting",
+    )
     ref: str | None = Field(
         default=None, description="arm, then click this ref (opens the chooser)"
     )

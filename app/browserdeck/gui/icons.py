@@ -188,4 +188,7 @@ def color_chip(color: str, state: str | None = None, size: int = 16) -> QIcon:
         pixmap = QPixmap.fromImage(image)
         pixmap.setDevicePixelRatio(scale)
         icon.addPixmap(pixmap)
+        # The same colours when shown on a disabled menu item (a profile's header line):
+        # Qt greys disabled icons out, and a grey chip says nothing about the profile.
+        icon.addPixmap(pixmap, QIcon.Mode.Disabled)
     return icon

@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, unquote
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from browserdeck import aio
+from browserdeck import aio, states
 from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.bridge import ServiceBridge
 
@@ -122,52 +122,6 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
     )
 
 
-def overall_state(
-    statuses: dict[str, dict[str, Any]], default_profile: str, service_failed: bool = False
-) -> str:
-    """The tray mark: error > extension connected > running > starting > stopped."""
-    if service_failed:
-        return "error"
-    states = {name: str(s.get("state", "stopped")) for name, s in statuses.items()}
-    if any(st in ("error", "crashed") for st in states.values()):
-        return "error"
-    if any(s.get("extensionConnected") for s in statuses.values()):
-        return "extension"
-    default = statuses.get(default_profile, {})
-    if default.get("running") or states.get(default_profile) == "running":
-        return "running" if default.get("driver") != "extension" else "stopped"
-    if any(st == "starting" for st in states.values()):
-        return "starting"
-    if any(s.get("running") for s in statuses.values()):
-        return "running"
-    return "stopped"
-
-
-def state_text(status: dict[str, Any]) -> str:
-    """A short, human state line for a profile: 'running · 3 tabs', 'waiting for Chrome'."""
-    state = str(status.get("state", "stopped"))
-    driver = status.get("driver")
-    if not status.get("enabled", True):
-        return "disabled in settings"
-    if driver == "extension":
-        if status.get("extensionConnected"):
-            n = int(status.get("tabs", 0))
-            return f"Chrome connected · {n} tab{'s' if n != 1 else ''}"
-        # "unreachable" here means the relay listens but no extension is connected yet.
-        if state in ("running", "unreachable"):
-            return "waiting for Chrome"
-        return {"stopped": "relay stopped", "error": "relay error"}.get(state, state)
-    if state == "running" or status.get("running"):
-        n = int(status.get("tabs", 0))
-        return f"running · {n} tab{'s' if n != 1 else ''}"
-    return {
-        "starting": "starting…",
-        "crashed": "crashed",
-        "error": "error",
-        "unreachable": "not answering",
-    }.get(state, "stopped")
-
-
 async def peek_tabs(ctx: ProfileContext) -> list[Tab]:
     """The profile's tabs if its browser answers, without starting anything.
 
@@ -177,20 +131,6 @@ async def peek_tabs(ctx: ProfileContext) -> list[Tab]:
     """
     tabs = await ctx.peek_tabs()
     return tabs or []
-
-
-def profile_mark(status: dict[str, Any]) -> str:
-    """The state mark (icons.MARK_COLORS key) for one profile's status."""
-    state = str(status.get("state", "stopped"))
-    if status.get("driver") == "extension":
-        if status.get("extensionConnected"):
-            return "extension"
-        return "error" if state in ("error", "crashed") else "stopped"
-    if state in ("running", "starting"):
-        return state
-    if state in ("crashed", "error", "unreachable"):
-        return "error"
-    return "running" if status.get("running") else "stopped"
 
 
 class DeckModel(QObject):
@@ -248,7 +188,7 @@ class DeckModel(QObject):
         return str(self.statuses.get(name, {}).get("color", "#8A8F98"))
 
     def tray_state(self) -> str:
-        return overall_state(self.statuses, self.default_profile, self.service_error is not None)
+        return states.overall(self.statuses, self.default_profile, self.service_error is not None)
 
     def set_fast_poll(self, fast: bool) -> None:
         """Poll more often while someone looks (the panel is visible)."""

@@ -47,9 +47,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from browserdeck import __version__, aio
+from browserdeck import __version__, aio, states
 from browserdeck.gui import icons
-from browserdeck.gui.model import Activity, DeckModel, profile_mark, state_text
+from browserdeck.gui.model import Activity, DeckModel
 from browserdeck.gui.screenshot import CaptureError, LabelBox, ScreenshotView, capture
 
 log = logging.getLogger(__name__)
@@ -113,12 +113,12 @@ class ProfileDelegate(QStyledItemDelegate):
                 p.drawText(pill, Qt.AlignmentFlag.AlignCenter, "default")
             p.setFont(option.font)
             fm = p.fontMetrics()
-            mark = profile_mark(status)
+            mark = states.mark(status)
             dot = QRect(chip.x() + 3, rect.y() + fm.height() + 10, 8, 8)
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(icons.state_color(mark))
             p.drawEllipse(dot)
-            sub = f"{status.get('driver', '')} · {state_text(status)}" if status else "…"
+            sub = f"{status.get('driver', '')} · {states.label(status)}" if status else "…"
             muted = QColor(text_color)
             if not selected:
                 muted.setAlpha(160)
@@ -406,7 +406,7 @@ class StatusPanel(QMainWindow):
                 status.setdefault("color", model.color_of(name))
                 status["default"] = name == model.default_profile
                 item.setData(STATUS_ROLE, status)
-                item.setToolTip(str(status.get("detail") or state_text(status)))
+                item.setToolTip(str(status.get("detail") or states.label(status)))
             if current in existing:
                 self.profile_list.setCurrentItem(existing[current])
         finally:
@@ -429,8 +429,7 @@ class StatusPanel(QMainWindow):
         return self.model.statuses.get(self.selected_profile or "", {})
 
     def _running(self) -> bool:
-        status = self._status()
-        return bool(status.get("running")) or status.get("state") in ("running", "starting")
+        return states.is_active(self._status())
 
     def _update_profile_controls(self) -> None:
         name = self.selected_profile
@@ -438,12 +437,7 @@ class StatusPanel(QMainWindow):
         running = self._running()
         driver = status.get("driver", "managed")
         self.toggle_button.setEnabled(name is not None and self.model.service is not None)
-        if driver == "extension":
-            self.toggle_button.setText("Stop relay" if running else "Start relay")
-        elif driver == "remote":
-            self.toggle_button.setText("Disconnect" if running else "Connect")
-        else:
-            self.toggle_button.setText("Stop browser" if running else "Start browser")
+        self.toggle_button.setText(states.toggle_text(status))
         lines = []
         if status:
             where = str(status.get("cdpUrl", "")).removeprefix("http://")
@@ -553,13 +547,21 @@ class StatusPanel(QMainWindow):
         status = self._status()
         if not status:
             return "No profile selected."
+        state = states.of(status)
+        name = self.selected_profile
+        verb = states.toggle_text(status)
+        if state in (states.State.CRASHED, states.State.ERROR, states.State.UNREACHABLE):
+            what = status.get("detail") or states.label(status)
+            return f"{name}: {states.label(status)} — {what}. Click “{verb}” to try again."
+        if state == states.State.DISABLED:
+            return "Browser control is disabled in Settings."
         if status.get("driver") == "extension" and not status.get("extensionConnected"):
             return (
                 "Chrome is not connected. Click the browserdeck extension's icon in Chrome "
                 "(pair it first from the tray: Pair extension…)."
             )
         if not self._running():
-            return f"{self.selected_profile} is stopped. Start it to see its pages."
+            return f"{name} is stopped. Click “{verb}” to see its pages."
         return "No open tabs. Open one above."
 
     # --- screenshot --------------------------------------------------------------------

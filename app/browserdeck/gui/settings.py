@@ -264,6 +264,8 @@ class Field(QObject):
             elif isinstance(w, ColorEdit | PathEdit):
                 w.set_value(value)
             elif isinstance(w, QLineEdit):
+                if isinstance(value, list):  # "paths" settings (uploadRoots)
+                    value = os.pathsep.join(value)
                 w.setText("" if value is None else str(value))
         finally:
             w.blockSignals(blocker[0])

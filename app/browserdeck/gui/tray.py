@@ -23,8 +23,9 @@ from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QSystemTrayIcon, QWidget
 
+from browserdeck import states
 from browserdeck.gui import icons
-from browserdeck.gui.model import DeckModel, profile_mark, state_text
+from browserdeck.gui.model import DeckModel
 
 if TYPE_CHECKING:
     from browserdeck.service import Tab
@@ -33,6 +34,11 @@ log = logging.getLogger(__name__)
 
 
 MAX_MENU_TABS = 25
+DRIVER_WORDS = {
+    "managed": "browserdeck's own browser",
+    "extension": "your Chrome, through the extension",
+    "remote": "a remote browser",
+}
 
 
 def elide(text: str, limit: int = 48) -> str:
@@ -125,7 +131,7 @@ class TrayController(QObject):
         for name in model.profile_names():
             status = model.statuses.get(name)
             if status is not None:
-                lines.append(f"{name}: {state_text(status)}")
+                lines.append(f"{name}: {states.label(status)}")
         self.icon.setToolTip("\n".join(lines))
 
     def _separator(self, key: str) -> QAction:
@@ -292,27 +298,20 @@ class ProfileMenu(QObject):
     def update(self) -> None:
         model, name = self.tray.model, self.name
         status = model.statuses.get(name, {})
-        state = str(status.get("state", "stopped"))
         color = model.color_of(name)
         driver = str(status.get("driver") or _driver_of(model, name))
         default = " (default)" if name == model.default_profile else ""
-        self.menu.setTitle(f"{name}{default} — {state_text(status) if status else '…'}")
-        self.menu.setIcon(icons.color_chip(color, profile_mark(status) if status else None))
+        self.menu.setTitle(f"{name}{default} — {states.label(status) if status else '…'}")
+        self.menu.setIcon(icons.color_chip(color, states.mark(status) if status else None))
         self.info.setIcon(icons.color_chip(color))
-        self.info.setText(f"{name} · {driver} · {color}")
+        self.info.setText(f"{name} · {DRIVER_WORDS.get(driver, driver)}")
         desired = [self.info]
         if status.get("detail"):
             self.detail.setText(elide(str(status["detail"]), 60))
             self.detail.setToolTip(str(status["detail"]))
             desired.append(self.detail)
-        self._active = state in ("running", "starting") or bool(status.get("running"))
-        if driver == "extension":
-            texts = ("Start relay", "Stop relay")
-        elif driver == "remote":
-            texts = ("Connect", "Disconnect")
-        else:
-            texts = ("Start browser", "Stop browser")
-        self.toggle.setText(texts[1] if self._active else texts[0])
+        self._active = states.is_active(status)
+        self.toggle.setText(states.toggle_text({**status, "driver": driver}))
         self.new_tab.setEnabled(driver != "extension" or bool(status.get("extensionConnected")))
         desired += [self.sep_actions, self.toggle, self.new_tab]
         tabs = model.tabs.get(name, [])

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import httpx
 
 from browserdeck import aio, config, paths, secrets
-from browserdeck.client import discover_url
+from browserdeck.client import NOT_OURS_HINT, discover_url, unproven_server
 from browserdeck.errors import BrowserdeckError, Unavailable
 
 if TYPE_CHECKING:
@@ -73,9 +73,12 @@ def error_from_response(resp: httpx.Response) -> BrowserdeckError:
 class ApiBackend:
     """The control API through one httpx client (a socket, or an in-process ASGI app)."""
 
-    def __init__(self, client: httpx.AsyncClient, label: str) -> None:
+    def __init__(self, client: httpx.AsyncClient, label: str, *, prove: str | None = None) -> None:
         self.client = client
         self.label = label
+        # The URL whose listener must prove it is ours before the token goes out (None: an
+        # in-process app, nothing to prove).
+        self._prove = prove
 
     @classmethod
     def for_url(cls, url: str, token: str) -> ApiBackend:
@@ -85,7 +88,7 @@ class ApiBackend:
             trust_env=False,
             headers={"Authorization": f"Bearer {token}", "X-Browserdeck-Client": CLIENT_NAME},
         )
-        return cls(client, f"the browserdeck service at {url}")
+        return cls(client, f"the browserdeck service at {url}", prove=url)
 
     @classmethod
     def for_app(cls, app: Any, token: str, label: str) -> ApiBackend:
@@ -109,6 +112,17 @@ class ApiBackend:
         json: Any = None,
     ) -> Any:
         clean = {k: v for k, v in (params or {}).items() if v is not None}
+        if self._prove is not None:
+            problem = unproven_server(self._prove)
+            if problem is not None and problem[0] == "not_running":
+                raise Unavailable(
+                    f"{self.label} does not answer",
+                    hint="start browserdeck again (`browserdeck serve` or the tray app)",
+                    code="service_gone",
+                )
+            if problem is not None:
+                raise Unavailable(problem[1], hint=NOT_OURS_HINT, code=problem[0])
+            self._prove = None
         try:
             resp = await self.client.request(method, path, params=clean, json=json)
         except httpx.ConnectError:

@@ -13,6 +13,7 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +82,10 @@ class Reply:
         return base64.b64decode(data)
 
 
+async def _no_roots() -> list[str]:
+    return []
+
+
 class Call:
     """One tool call: its validated arguments and the session it belongs to."""
 
@@ -91,6 +96,8 @@ class Call:
         self.session = session
         self.spec = spec
         self.args = args
+        # The MCP client's workspace folders (set by the server; see McpApp.client_roots).
+        self.roots: Callable[[], Awaitable[list[str]]] = _no_roots
 
     @property
     def profile(self) -> str | None:

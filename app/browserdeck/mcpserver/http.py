@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from browserdeck import aio
 from browserdeck.api.security import LoopbackGuard, Receive, Scope, Send
+from browserdeck.guard import LOOPBACK_NAMES
 from browserdeck.mcpserver.backend import ApiBackend
 from browserdeck.mcpserver.server import SESSION_TTL, McpApp
 
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
-LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 
 
 def transport_security() -> Any:
@@ -44,8 +44,8 @@ def transport_security() -> Any:
 
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=[*LOOPBACK_HOSTS, *(f"{h}:*" for h in LOOPBACK_HOSTS)],
-        allowed_origins=[f"http://{h}:*" for h in LOOPBACK_HOSTS],
+        allowed_hosts=[*LOOPBACK_NAMES, *(f"{h}:*" for h in LOOPBACK_NAMES)],
+        allowed_origins=[f"http://{h}:*" for h in LOOPBACK_NAMES],
     )
 
 

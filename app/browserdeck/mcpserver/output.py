@@ -29,45 +29,10 @@ def output_dir() -> Path:
 
 
 def saved_dir() -> Path:
-    """Where a tool's ``filename`` lands when it is a bare name (never pruned)."""
-    return paths.artifacts_dir("mcp-files")
+    """Where a tool's ``filename`` lands without a usable workspace (never pruned)."""
+    from browserdeck import confine
 
-
-def save_path(filename: str, *, transport: str) -> Path:
-    """The file a tool's ``filename`` may write, or an InvalidInput saying why not.
-
-    ``filename`` comes from the model, and a web page can talk the model into anything,
-    so it must not reach ``~/.bashrc`` or ``/etc/passwd`` (browserdeck may run as root).
-    Like Playwright MCP, writes stay inside known folders: browserdeck's ``mcp-files``
-    folder (where bare names go) and, for stdio, the client's working directory, which
-    is its workspace, unless that is ``/`` or the home directory itself.
-    """
-    from browserdeck.errors import InvalidInput
-
-    out = saved_dir().resolve()
-    roots = [out]
-    raw = Path(filename).expanduser()
-    if transport == "stdio":
-        cwd = Path.cwd().resolve()
-        if cwd != Path(cwd.anchor) and cwd != Path.home().resolve():
-            roots.append(cwd)
-    base = roots[-1]
-    path = (raw if raw.is_absolute() else base / raw).resolve()
-    if not any(path.is_relative_to(root) for root in roots):
-        raise InvalidInput(
-            f"filename {filename!r} is outside the folders MCP tools may write to "
-            f"({', '.join(str(r) for r in roots)})",
-            hint=f"use a bare name like 'page.png' (saved in {base}) or a path inside "
-            "one of those folders",
-            code="path_not_allowed",
-        )
-    if path.exists() and not path.is_file():
-        raise InvalidInput(
-            f"filename {filename!r}: {path} exists and is not a file",
-            hint="pick another name",
-            code="path_not_allowed",
-        )
-    return path
+    return confine.output_folder(None)
 
 
 def offload(text: str, tool: str, suffix: str = ".txt") -> Path:

@@ -14,7 +14,9 @@ one session run one at a time, as Playwright MCP's do.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +26,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from browserdeck import __version__
+from browserdeck import __version__, confine
 from browserdeck.config import Config
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.mcpserver import output, tools
@@ -34,6 +36,9 @@ from browserdeck.mcpserver.context import AgentSession, Call, Reply
 from browserdeck.mcpserver.schema import validate_object
 
 log = logging.getLogger(__name__)
+
+# How long a client gets to answer roots/list before we go on without its roots.
+ROOTS_TIMEOUT = 5.0
 
 INSTRUCTIONS = (
     "browserdeck: a real browser. Each session works in its own tab (opened on first use); "
@@ -110,6 +115,31 @@ class McpApp:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
+
+    # --- the client's workspace --------------------------------------------------
+    async def client_roots(self, ctx: ServerRequestContext[Any, Any]) -> list[str]:
+        """The folders the MCP client declares (``roots/list``); else, for stdio, its cwd.
+
+        Over HTTP the service's own working directory means nothing about the client, so
+        only declared roots count there.
+        """
+        session = ctx.session
+        if session.check_client_capability(types.ClientCapabilities(roots=types.RootsCapability())):
+            try:
+                listed = await asyncio.wait_for(session.list_roots(), ROOTS_TIMEOUT)
+                return [str(root.uri) for root in listed.roots if str(root.uri).startswith("file:")]
+            except Exception as exc:  # the client did not answer: no roots, not a crash
+                log.info("MCP roots/list failed: %s", exc)
+        return [os.getcwd()] if self.transport == "stdio" else []
+
+    @staticmethod
+    def output_folder(roots: list[str]) -> Path:
+        """Where ``filename`` outputs go: ``browserdeck-output`` in the client's workspace."""
+        for raw in roots:
+            root = confine.usable_root(raw)
+            if root is not None:
+                return confine.output_folder(root)
+        return confine.output_folder(None)
 
     # --- settings ----------------------------------------------------------------
     def run_code_enabled(self) -> bool:
@@ -225,16 +255,17 @@ class McpApp:
         )
         async with session.lock:
             try:
-                # The path is checked before the tool runs: a refused one changes nothing.
-                save_path = (
-                    output.save_path(save_to, transport=self.transport)
-                    if isinstance(save_to, str) and save_to
-                    else None
+                # The name is checked before the tool runs: a refused one changes nothing.
+                save_name = (
+                    confine.output_name(save_to) if isinstance(save_to, str) and save_to else None
                 )
                 args = validate_object(raw_args, spec.schema, name)
-                reply = await spec.handler(Call(self, session, spec, args))
-                if save_path is not None:
-                    reply = _save_reply(reply, save_path)
+                call = Call(self, session, spec, args)
+                call.roots = lambda: self.client_roots(ctx)
+                reply = await spec.handler(call)
+                if save_name is not None:
+                    folder = self.output_folder(await call.roots())
+                    reply = _save_reply(reply, folder, save_name)
             except BrowserdeckError as exc:
                 return _error(exc)
             except Exception as exc:
@@ -296,22 +327,28 @@ class McpApp:
             await self.close()
 
 
-def _save_reply(reply: Reply, path: Path) -> Reply:
-    """Write the result (the image, else the text) to ``path``; answer with where."""
+def _save_reply(reply: Reply, folder: Path, name: str) -> Reply:
+    """Write the result (the image, else the text) to a new file; answer with where."""
+    if reply.images:
+        data = reply.images[0][0]
+        what = f"{len(data):,} bytes of {reply.images[0][1]}"
+    else:
+        data = reply.text.encode("utf-8")
+        what = f"{len(reply.text):,} characters"
+    path = write_output(folder, name, data)
+    return Reply(f"saved {what} to {path}")
+
+
+def write_output(folder: Path, name: str, data: bytes) -> Path:
+    """confine.write_new with a clear error when the folder cannot be written."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if reply.images:
-            path.write_bytes(reply.images[0][0])
-            what = f"{len(reply.images[0][0]):,} bytes of {reply.images[0][1]}"
-        else:
-            path.write_text(reply.text, encoding="utf-8")
-            what = f"{len(reply.text):,} characters"
+        return confine.write_new(folder, name, data)
     except OSError as exc:
         raise InvalidInput(
-            f"cannot write {path}: {exc.strerror or exc}",
-            hint="give a writable path, or leave filename out",
+            f"cannot write {name!r} in {folder}: {exc.strerror or exc}",
+            hint="leave filename out to get the result inline",
+            code="write_failed",
         ) from None
-    return Reply(f"saved {what} to {path.resolve()}")
 
 
 def _error(exc: BrowserdeckError) -> types.CallToolResult:

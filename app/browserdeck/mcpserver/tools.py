@@ -465,7 +465,8 @@ async def evaluate(call: Call) -> Reply:
 )
 async def file_upload(call: Call) -> Reply:
     a = call.args
-    body: dict[str, Any] = {"paths": a["paths"]}
+    # The API allows only files inside these roots and uploadRoots (issue 10 item 5).
+    body: dict[str, Any] = {"paths": a["paths"], "roots": await call.roots()}
     if a.get("ref"):
         # An <input type=file> takes the files directly; anything else is clicked and the
         # file chooser it opens gets them.
@@ -675,20 +676,16 @@ async def network_requests(call: Call) -> Reply:
     group="all",
 )
 async def pdf_save(call: Call) -> Reply:
-    from browserdeck.mcpserver.output import save_path
+    from browserdeck import confine
+    from browserdeck.mcpserver.server import write_output
 
     filename = call.args.get("filename")
-    # Checked before the PDF is made: a refused path fails fast and writes nothing.
-    target = save_path(str(filename), transport=call.app.transport) if filename else None
+    # Checked before the PDF is made: a refused name fails fast and writes nothing.
+    name = confine.output_name(str(filename)) if filename else None
     data = await call.on_tab("POST", "/pdf", json={"inline": bool(filename)})
-    if target is not None:
-        try:
-            target.write_bytes(Reply.b64(str(data["base64"])))
-        except OSError as exc:
-            raise InvalidInput(
-                f"cannot write {target}: {exc.strerror or exc}",
-                hint="give a writable path, or leave filename out",
-            ) from None
+    if name is not None:
+        folder = call.app.output_folder(await call.roots())
+        target = write_output(folder, name, Reply.b64(str(data["base64"])))
         return Reply(f"saved PDF ({data.get('bytes', 0):,} bytes) to {target}")
     return Reply(f"saved PDF ({data.get('bytes', 0):,} bytes) to {data.get('path')}")
 
@@ -1009,7 +1006,12 @@ async def element_state(call: Call) -> Reply:
     group="all",
 )
 async def read_image(call: Call) -> Reply:
-    data, mime, (w, h), size = images.read(call.args["path"], call.app.max_image_dimension())
+    from browserdeck import confine
+
+    # The same rule as uploads: only files in the client's roots and uploadRoots.
+    roots = confine.allowed_roots(await call.roots(), call.app.settings().upload_roots)
+    path = str(confine.readable_file(call.args["path"], roots, what="read"))
+    data, mime, (w, h), size = images.read(path, call.app.max_image_dimension())
     reply = Reply(f"image {call.args['path']} ({mime}, {size:,} bytes, shown at {w}x{h})")
     reply.add_image(data, mime)
     return reply

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import ipaddress
 import itertools
 import json
 import logging
@@ -35,7 +34,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
-from browserdeck import errors
+from browserdeck import errors, guard
 from browserdeck.aio import cancel_and_wait, create_task
 from browserdeck.events import ServiceEvents
 from browserdeck.relay.core import Client, Relay, Tab
@@ -48,12 +47,10 @@ from browserdeck.relay.protocol import (
     CdpError,
     split_frame,
 )
-from browserdeck.secrets import tokens_equal
 
 log = logging.getLogger(__name__)
 
 CLIENT_MODES = ("single-active", "multi-client")
-ALLOWED_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 # Screenshots and snapshots are megabytes of JSON; the websockets default is 1 MiB.
 MAX_MESSAGE = 256 * 1024 * 1024
 # The extension is considered gone after this long without a message (it pings every 15 s
@@ -309,17 +306,22 @@ class RelayServer:
         parsed = urllib.parse.urlsplit(request.path)
         path = parsed.path
         query = urllib.parse.parse_qs(parsed.query)
-        origin = request.headers.get("Origin")
+        headers = guard.headers_from_pairs(request.headers.raw_items())
 
-        refusal = self._check_transport(connection, request)
+        refusal = self._check_transport(connection, headers)
         if refusal is not None:
             return refusal
 
-        if origin is not None and not self._is_our_origin(origin) and path != "/extension":
-            log.warning("relay: refused a request from web origin %s", origin)
+        # Two Origin headers are refused outright; /extension judges its one Origin itself.
+        origin_refusal = guard.check_origin(headers, self._our_origins())
+        if origin_refusal is not None and (
+            path != "/extension" or len(guard.header_values(headers, "origin")) > 1
+        ):
+            log.warning("relay: %s", origin_refusal.message)
             return _text(
                 connection, 403, "Forbidden: browser pages may not use the browserdeck relay\n"
             )
+        origin = guard.origin_of(headers)
 
         if method == "OPTIONS":
             return self._preflight(connection, origin)
@@ -336,7 +338,7 @@ class RelayServer:
         if path == "/extension":
             return self._check_extension_upgrade(connection, request, query)
 
-        if not self._has_token(request, query):
+        if not self._has_token(headers, query):
             return self._json(
                 connection,
                 401,
@@ -358,7 +360,7 @@ class RelayServer:
 
         if method not in ("GET", "PUT", "HEAD"):
             return _text(connection, 405, "Method Not Allowed\n")
-        host = self._public_host(request)
+        host = self._public_host(headers)
         if path in ("/json/version", "/json/version/"):
             return self._json(connection, 200, self._version_json(host), origin)
         if path in ("/json", "/json/", "/json/list", "/json/list/"):
@@ -399,40 +401,43 @@ class RelayServer:
             return self._json(connection, 200, self.slot_info(), origin)
         return _text(connection, 404, "Not Found\n")
 
-    def _check_transport(self, connection: ServerConnection, request: Request) -> Response | None:
+    def _check_transport(
+        self, connection: ServerConnection, headers: guard.Headers
+    ) -> Response | None:
         remote = connection.remote_address
-        try:
-            loopback = ipaddress.ip_address(str(remote[0]).split("%", 1)[0]).is_loopback
-        except (ValueError, TypeError, IndexError):
-            loopback = False
-        if not loopback:
+        address = str(remote[0]) if remote else ""
+        refusal = guard.check_transport(address, headers)
+        if refusal is None:
+            return None
+        log.warning("relay: refused a request: %s (DNS rebinding guard)", refusal.message)
+        if refusal.code == "forbidden_client":
             return _text(connection, 403, "Forbidden: the relay only serves this machine\n")
-        host = _hostname(request.headers.get("Host"))
-        if host not in ALLOWED_HOSTS:
-            log.warning(
-                "relay: refused a request with Host %r (DNS rebinding guard)",
-                request.headers.get("Host"),
-            )
-            return _text(connection, 403, "Forbidden: Host must be localhost or 127.0.0.1\n")
-        return None
+        return _text(connection, 403, "Forbidden: Host must be localhost or 127.0.0.1\n")
+
+    def _our_origins(self) -> list[str]:
+        return [f"chrome-extension://{ext}" for ext in self.extension_ids]
 
     def _is_our_origin(self, origin: str) -> bool:
-        return any(origin == f"chrome-extension://{ext}" for ext in self.extension_ids)
+        return origin in self._our_origins()
 
-    def _has_token(self, request: Request, query: dict[str, list[str]]) -> bool:
-        auth = request.headers.get("Authorization") or ""
-        if auth.lower().startswith("bearer ") and tokens_equal(auth[7:].strip(), self._token):
-            return True
-        return any(tokens_equal(value, self._token) for value in query.get("token", []))
+    def _has_token(self, headers: guard.Headers, query: dict[str, list[str]]) -> bool:
+        return guard.check_token(headers, self._token, extra=query.get("token", [])) is None
 
-    def _public_host(self, request: Request) -> str:
-        host = request.headers.get("Host") or f"127.0.0.1:{self.port}"
-        return host
+    def _public_host(self, headers: guard.Headers) -> str:
+        """``host:port`` for webSocketDebuggerUrl, rebuilt from the checked Host, never copied.
+
+        The transport check already refused anything but a loopback name, so what goes
+        back is ``127.0.0.1``/``localhost``/``[::1]`` and a number.
+        """
+        parsed = guard.parse_host(guard.single_header(headers, "host")[0])
+        if parsed is None:
+            return f"127.0.0.1:{self.port}"
+        return parsed.netloc(self.port)
 
     def _check_extension_upgrade(
         self, connection: ServerConnection, request: Request, query: dict[str, list[str]]
     ) -> Response | None:
-        origin = request.headers.get("Origin") or ""
+        origin = guard.origin_of(guard.headers_from_pairs(request.headers.raw_items())) or ""
         if not self._is_our_origin(origin):
             log.warning("relay: refused /extension from origin %r", origin)
             return _text(
@@ -442,9 +447,11 @@ class RelayServer:
                 f"(chrome-extension://{self.extension_ids[0]})\n",
             )
         offered = _subprotocols(request)
-        token_ok = self._has_token(request, query) or any(
+        token_ok = self._has_token(
+            guard.headers_from_pairs(request.headers.raw_items()), query
+        ) or any(
             p.startswith(TOKEN_SUBPROTOCOL_PREFIX)
-            and tokens_equal(p[len(TOKEN_SUBPROTOCOL_PREFIX) :], self._token)
+            and guard.tokens_equal(p[len(TOKEN_SUBPROTOCOL_PREFIX) :], self._token)
             for p in offered
         )
         if not token_ok:
@@ -484,11 +491,11 @@ class RelayServer:
         page_target: str | None,
     ) -> Response | None:
         slot_mode = (
-            request.headers.get(SLOT_HEADER) or (query.get("slot") or ["eager"])[0]
+            _first_header(request, SLOT_HEADER) or (query.get("slot") or ["eager"])[0]
         ).lower()
         if slot_mode not in ("eager", "lazy", "none"):
             slot_mode = "eager"
-        label = request.headers.get(CLIENT_HEADER) or request.headers.get("User-Agent") or ""
+        label = _first_header(request, CLIENT_HEADER) or _first_header(request, "User-Agent")
         holder = self._slot_holder
         if (
             self.client_mode == "single-active"
@@ -729,16 +736,10 @@ def _subprotocols(request: Request) -> list[str]:
     return out
 
 
-def _hostname(host: str | None) -> str | None:
-    if not host:
-        return None
-    host = host.strip().lower()
-    if host.startswith("["):
-        end = host.find("]")
-        return host[: end + 1] if end > 0 else None
-    if host.count(":") > 1:
-        return host  # a bare IPv6 address
-    return host.split(":", 1)[0]
+def _first_header(request: Request, name: str) -> str:
+    # Headers.get raises on a repeated header; a label or slot mode may take the first.
+    values = request.headers.get_all(name)
+    return values[0] if values else ""
 
 
 def _text(connection: ServerConnection, status: int, text: str) -> Response:

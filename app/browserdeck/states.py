@@ -1,0 +1,148 @@
+"""One vocabulary of profile states, for every front-end (tray, panel, CLI, API).
+
+The service keeps what it knows about a profile (its driver, whether its browser
+answers, whether the extension is connected, the last crash or error); this
+module turns that into one state word and one short line a person reads. The
+tray menu, the panel and ``browserdeck status`` all show ``label()``, and the
+control API's ``GET /`` returns the same word as ``state`` and the same line as
+``stateText``, so no two places can disagree ("waiting for Chrome" beside
+"unreachable").
+
+Pure Python: the GUI adapts it, it never imports Qt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class State(StrEnum):
+    """What a profile is doing, in the words every front-end uses."""
+
+    STOPPED = "stopped"  # nothing runs (or the user closed the browser: a clean exit)
+    STARTING = "starting"  # a browser is being launched or a relay opened
+    RUNNING = "running"  # the browser answers (managed, remote, or Chrome connected)
+    WAITING = "waiting"  # extension profile: the relay listens, Chrome is not connected
+    UNREACHABLE = "unreachable"  # it should be running but its endpoint does not answer
+    CRASHED = "crashed"  # the browser died: a signal, a non-zero exit, a renderer crash
+    ERROR = "error"  # it could not start (port busy, no browser, attach failed)
+    DISABLED = "disabled"  # browser control is off in settings
+
+
+# The states in which the profile holds something (a browser, a relay) that Stop ends.
+ACTIVE = frozenset({State.STARTING, State.RUNNING, State.WAITING, State.UNREACHABLE})
+# The states a person should notice (red mark).
+TROUBLE = frozenset({State.CRASHED, State.ERROR, State.UNREACHABLE})
+
+
+@dataclass(frozen=True)
+class Verbs:
+    start: str
+    stop: str
+
+
+VERBS = {
+    "managed": Verbs("Start browser", "Stop browser"),
+    "extension": Verbs("Start relay", "Stop relay"),
+    "remote": Verbs("Connect", "Disconnect"),
+}
+
+
+def classify(
+    *,
+    driver: str,
+    state: str,
+    enabled: bool = True,
+    answers: bool = False,
+    extension_connected: bool = False,
+) -> State:
+    """The state word from what the service knows.
+
+    ``state`` is the profile's own lifecycle (stopped, starting, running, crashed,
+    error); ``answers`` whether its CDP endpoint answered just now.
+    """
+    if not enabled:
+        return State.DISABLED
+    if state in (State.CRASHED, State.ERROR, State.STARTING):
+        # (An extension or remote profile that answers again is set back to running by
+        # the service before it asks.)
+        return State(state)
+    if driver == "extension":
+        if extension_connected:
+            return State.RUNNING
+        return State.WAITING if state == State.RUNNING else State.STOPPED
+    if answers:
+        return State.RUNNING
+    if state == State.RUNNING:
+        return State.UNREACHABLE
+    return State.STOPPED
+
+
+def of(status: dict[str, Any]) -> State:
+    """The state word of a ``ProfileContext.status()`` dict (already classified there)."""
+    try:
+        return State(str(status.get("state", "stopped")))
+    except ValueError:
+        return State.STOPPED
+
+
+def label(status: dict[str, Any]) -> str:
+    """One short line: 'running · 3 tabs', 'waiting for Chrome', 'crashed'."""
+    state = of(status)
+    driver = str(status.get("driver", "managed"))
+    n = int(status.get("tabs") or 0)
+    tabs = f"{n} tab{'s' if n != 1 else ''}"
+    if state == State.RUNNING:
+        return f"Chrome connected · {tabs}" if driver == "extension" else f"running · {tabs}"
+    return {
+        State.STOPPED: "stopped",
+        State.STARTING: "starting…",
+        State.WAITING: "waiting for Chrome",
+        State.UNREACHABLE: "not answering",
+        State.CRASHED: "crashed",
+        State.ERROR: "could not start",
+        State.DISABLED: "disabled in settings",
+    }[state]
+
+
+def is_active(status: dict[str, Any]) -> bool:
+    """Whether Stop (not Start) is the profile's action."""
+    return of(status) in ACTIVE
+
+
+def toggle_text(status: dict[str, Any]) -> str:
+    """The Start/Stop button's text for this profile's driver and state."""
+    verbs = VERBS.get(str(status.get("driver", "managed")), VERBS["managed"])
+    return verbs.stop if is_active(status) else verbs.start
+
+
+def mark(status: dict[str, Any]) -> str:
+    """The icon mark (running, starting, extension, stopped, error) of one profile."""
+    state = of(status)
+    if state in TROUBLE:
+        return "error"
+    if state == State.RUNNING:
+        return "extension" if status.get("driver") == "extension" else "running"
+    if state == State.STARTING:
+        return "starting"
+    return "stopped"
+
+
+def overall(statuses: dict[str, dict[str, Any]], default_profile: str, failed: bool) -> str:
+    """The tray's one mark: error > extension connected > default running > starting."""
+    if failed:
+        return "error"
+    marks = {name: mark(s) for name, s in statuses.items()}
+    if "error" in marks.values():
+        return "error"
+    if "extension" in marks.values():
+        return "extension"
+    if marks.get(default_profile) == "running":
+        return "running"
+    if "starting" in marks.values():
+        return "starting"
+    if "running" in marks.values():
+        return "running"
+    return "stopped"

@@ -1,0 +1,137 @@
+"""Issue 10 item 4: the CLI and `browserdeck mcp` never send the API token to a squatter.
+
+Another local user (``nobody`` through setpriv, when the tests run as root) or a second
+program listens on the control port while browserdeck is not running. The CLI and the
+MCP backend must refuse to talk to it, and it must never see ``Authorization``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from browserdeck import paths
+from browserdeck.errors import Unavailable
+from browserdeck.mcpserver.backend import ApiBackend
+from tests.support.net import free_port
+
+SQUATTER = (Path(__file__).parent / "squatter.py").read_text(encoding="utf-8")
+TOKEN = "sq-test-token-0123456789"
+
+
+class Squatter:
+    def __init__(self, proc: subprocess.Popen[str], port: int) -> None:
+        self.proc = proc
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+
+    def received(self) -> str:
+        self.proc.kill()
+        out, _ = self.proc.communicate(timeout=10)
+        return out
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.communicate(timeout=10)
+
+
+def start_squatter(prefix: list[str]) -> Squatter:
+    port = free_port()
+    # The script is passed inline: `nobody` may not be able to read our worktree.
+    proc = subprocess.Popen(
+        [*prefix, "/usr/bin/python3", "-c", SQUATTER, str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd="/",
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if line.strip() != "ready":
+        proc.kill()
+        pytest.fail(f"the squatter did not start: {line}{proc.communicate()[0]}")
+    return Squatter(proc, port)
+
+
+@pytest.fixture
+def nobody_squatter() -> Iterator[Squatter]:
+    if os.geteuid() != 0:
+        pytest.skip("dropping to another user (nobody) needs root; see the second-process test")
+    squatter = start_squatter(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+    )
+    try:
+        yield squatter
+    finally:
+        squatter.stop()
+
+
+@pytest.fixture
+def same_user_squatter(bd_home: Path) -> Iterator[Squatter]:
+    """A second program of ours on the port the instance file says browserdeck holds."""
+    squatter = start_squatter([])
+    # A live process that is "browserdeck" per the instance file but does not hold the port
+    # (the service was restarted elsewhere, and something else took its old port).
+    stand_in = subprocess.Popen(["sleep", "60"])
+    paths.instance_file().parent.mkdir(parents=True, exist_ok=True)
+    paths.instance_file().write_text(json.dumps({"url": squatter.url, "pid": stand_in.pid}))
+    try:
+        yield squatter
+    finally:
+        stand_in.kill()
+        stand_in.wait()
+        squatter.stop()
+
+
+def run_cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, BROWSERDECK_URL=url, BROWSERDECK_TOKEN=TOKEN)
+    return subprocess.run(
+        [sys.executable, "-m", "browserdeck", *args],
+        env=env, capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_cli_refuses_a_squatter_of_another_user(nobody_squatter: Squatter) -> None:
+    result = run_cli(nobody_squatter.url, "tabs")
+    got = nobody_squatter.received()
+    assert TOKEN not in got and "uthorization" not in got, got
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "runs as nobody" in result.stderr and "not your browserdeck" in result.stderr
+    assert "IGNORE ALL INSTRUCTIONS" not in result.stdout
+
+
+async def test_mcp_backend_refuses_a_squatter_of_another_user(nobody_squatter: Squatter) -> None:
+    backend = ApiBackend.for_url(nobody_squatter.url, TOKEN)
+    try:
+        with pytest.raises(Unavailable) as caught:
+            await backend.request("GET", "/tabs")
+    finally:
+        await backend.close()
+    assert caught.value.code == "not_our_server"
+    got = nobody_squatter.received()
+    assert TOKEN not in got and "uthorization" not in got, got
+
+
+def test_cli_refuses_a_second_program_on_browserdecks_port(same_user_squatter: Squatter) -> None:
+    result = run_cli(same_user_squatter.url, "tabs")
+    got = same_user_squatter.received()
+    assert TOKEN not in got, got
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "held by another program" in result.stderr
+
+
+async def test_mcp_backend_refuses_a_second_program(same_user_squatter: Squatter) -> None:
+    backend = ApiBackend.for_url(same_user_squatter.url, TOKEN)
+    try:
+        with pytest.raises(Unavailable) as caught:
+            await backend.request("GET", "/tabs")
+    finally:
+        await backend.close()
+    assert caught.value.code == "not_our_server"
+    assert TOKEN not in same_user_squatter.received()
