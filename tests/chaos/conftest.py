@@ -19,9 +19,9 @@ from typing import Any
 import httpx
 import pytest_asyncio
 import websockets
-from tests.support.service import running_service
 
 from browserdeck.service import Service
+from tests.support.service import running_service
 
 # A call must answer within this (seconds): the point is "no hang", not speed.
 NO_HANG = 10.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tests.chaos.conftest import Deck, error_of
 
 BAD_URLS = [

@@ -10,6 +10,7 @@ import time
 
 import httpx
 import pytest
+
 from tests.chaos.conftest import NO_HANG, Deck, error_of, page
 
 BUTTON = page("<title>t</title><button onclick=\"document.title='clicked'\">Go</button>")
