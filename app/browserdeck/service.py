@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from browserdeck import __version__, aio, config, paths, secrets, states, urls
+from browserdeck import __version__, aio, artifacts, config, logsetup, paths, secrets, states, urls
 from browserdeck.chrome import endpoint, launcher, procs
 from browserdeck.chrome.cdp import CDPClient
 from browserdeck.config import Config, ProfileConfig
@@ -681,6 +681,7 @@ class Service:
         loaded = config.load(self.config_path)
         self.config, self.config_problem = loaded.config, loaded.problem
         self._config_on_disk = self._read_config_bytes()
+        self._apply_disk_limits()
         if self.config_problem:
             log.error("%s", self.config_problem)
             self.events.notice.send(
@@ -918,7 +919,14 @@ class Service:
                 message=f"the API moves to port {new.control_port} at the "
                 "next start of browserdeck",
             )
+        self._apply_disk_limits()
         self.events.config_changed.send()
+
+    def _apply_disk_limits(self) -> None:
+        artifacts.configure(
+            max_mb=self.config.artifacts_max_mb, max_age_days=self.config.artifacts_max_age_days
+        )
+        logsetup.set_max_mb(self.config.log_max_mb)
 
     async def update_settings(self, change: Callable[[Config], None]) -> None:
         await self.apply_config(config.updated(self.config, change))
