@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 
-.PHONY: lock run serve test lint typecheck pytest bench fuzz browser system-deps node-clients clean package screenshots
+.PHONY: lock run serve test lint typecheck pytest bench fuzz browser system-deps node-clients browserless clean package screenshots
 
 # requirements.lock pins every transitive version we test with (pip freeze of .venv);
 # refresh it with `make lock` after changing dependencies in pyproject.toml.
@@ -55,7 +55,14 @@ $(NODE_CLIENTS)/.installed: tests/node/package.json
 	  touch $@; \
 	else echo "browserdeck: npm not found; tests with Puppeteer/Playwright for Node will skip"; fi
 
-pytest: $(STAMP) browser system-deps node-clients
+# The open-source Browserless server (a browser service) for the remote-profile tests and
+# bench, from npm into the gitignored .cache/browserless, plus the link that makes its
+# playwright-core find this machine's Chromium (tests/remote/browserless.py). Without
+# npm those tests skip and say so.
+browserless: $(STAMP) browser
+	@$(PY) -m tests.remote.browserless install
+
+pytest: $(STAMP) browser system-deps node-clients browserless
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 test: lint typecheck pytest

@@ -40,9 +40,13 @@ def bare_spawn(executable: str, workdir: Path) -> float:
     port = free_port()
     udd = workdir / f"bare-{port}"
     start = time.perf_counter()
-    proc = subprocess.Popen([executable, *base_flags(udd, port), "about:blank"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env=dict(os.environ, HOME=str(workdir)))
+    proc = subprocess.Popen(
+        [executable, *base_flags(udd, port), "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=dict(os.environ, HOME=str(workdir)),
+    )
     try:
         while True:
             try:
@@ -66,9 +70,12 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="bd-bench-") as tmp:
         home = Path(tmp)
-        env = dict(os.environ, BROWSERDECK_HOME=str(home / "home"),
-                   PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
-                   BROWSERDECK_TOKEN="bench-token")
+        env = dict(
+            os.environ,
+            BROWSERDECK_HOME=str(home / "home"),
+            PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+            BROWSERDECK_TOKEN="bench-token",
+        )
         # A config on free ports, written through browserdeck's own config module.
         os.environ["BROWSERDECK_HOME"] = env["BROWSERDECK_HOME"]
         from browserdeck import config
@@ -80,10 +87,18 @@ def main() -> int:
         api = f"http://127.0.0.1:{cfg.control_port}"
         cdp = f"http://127.0.0.1:{cfg.profiles['agent'].cdp_port}"
 
-        serve = subprocess.Popen([sys.executable, "-m", "browserdeck", "serve", "--headless"],
-                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = httpx.Client(base_url=api, headers={"Authorization": "Bearer bench-token"},
-                              timeout=60, trust_env=False)
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "browserdeck", "serve", "--headless"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        client = httpx.Client(
+            base_url=api,
+            headers={"Authorization": "Bearer bench-token"},
+            timeout=60,
+            trust_env=False,
+        )
         try:
             while True:
                 try:
@@ -123,12 +138,18 @@ def main() -> int:
 
     rows = [
         ("bare Chromium spawn -> /json/version", median_ms(bare), ""),
-        ("POST /start (cold) -> ready", median_ms(start),
-         f"{median_ms(start) / median_ms(bare):.2f}x bare (target <= 1.5x)"),
+        (
+            "POST /start (cold) -> ready",
+            median_ms(start),
+            f"{median_ms(start) / median_ms(bare):.2f}x bare (target <= 1.5x)",
+        ),
         ("POST /tabs/open + GET /tabs (listed)", median_ms(open_list), ""),
         ("direct GET /json/list", median_ms(direct_tabs), ""),
-        ("GET /tabs via API", median_ms(api_tabs),
-         f"+{median_ms(api_tabs) - median_ms(direct_tabs):.2f} ms over direct (target <= 5 ms)"),
+        (
+            "GET /tabs via API",
+            median_ms(api_tabs),
+            f"+{median_ms(api_tabs) - median_ms(direct_tabs):.2f} ms over direct (target <= 5 ms)",
+        ),
     ]
     print(f"browserdeck core benchmark — {args.runs} cold starts, Chromium {executable}")
     print(f"{'measure':42} {'median ms':>10}  comparison")

@@ -1,6 +1,6 @@
 """Run every benchmark in bench/ in turn (each prints its own side-by-side table).
 
-    .venv/bin/python bench/run_all.py [name ...]     # e.g. core engine relay mcp gui
+.venv/bin/python bench/run_all.py [name ...]     # e.g. core engine relay mcp gui
 """
 
 from __future__ import annotations

@@ -10,7 +10,11 @@
 // - state lives in chrome.storage.session and is rehydrated on start (`ready`);
 // - an app-level message at least every 15 s keeps the worker alive while connected, and a
 //   30 s chrome.alarms alarm restarts a stopped worker and reconnects it;
-// - reconnects back off from 1 s to 30 s with jitter and stop on an auth refusal.
+// - the relay and this worker prove to each other that they know the token before anything
+//   else is sent; the token itself never leaves the extension (relay/protocol.py);
+// - reconnects probe once a second for 25 s, then only on the alarm, and stop on an auth
+//   refusal;
+// - every operation the relay asks for is refused on a tab the user did not share.
 //
 // Wire format (relay/protocol.py): a JSON header, then "\n" and a JSON payload for CDP
 // commands, results and events, so the relay can splice payloads without re-encoding them.
@@ -21,15 +25,13 @@ import {
   PROTOCOL_VERSION,
   STATUS_TEXT,
   SUBPROTOCOL,
-  TOKEN_SUBPROTOCOL_PREFIX,
   isRestricted,
 } from "./shared.js";
 
 const KEEPALIVE_MS = 15000;
 const SILENCE_MS = 45000;
-const BACKOFF_MIN_MS = 1000;
-const BACKOFF_MAX_MS = 30000;
-const BUSY_RETRY_MS = 30000;
+const PROBE_EVERY_MS = 1000;
+const FAST_PROBE_WINDOW_MS = 25000;
 const ALARM = "browserdeck-keepalive";
 const DROPPED_EVENTS = new Set(["Network.dataReceived", "Network.resourceChangedPriority"]);
 
@@ -49,6 +51,8 @@ const state = {
   keepaliveTimer: null,
   lastHeard: 0,
   stopRetrying: false,
+  probing: false,
+  downSince: 0, // when the relay became unreachable (0 while connected); survives restarts
   instance: "",
   browserContextId: null,
 };
@@ -98,7 +102,8 @@ async function boot() {
   state.port = Number(local.relayPort) || DEFAULT_PORT;
   state.color = local.color || DEFAULT_COLOR;
   state.profile = local.profile || null;
-  const saved = await chrome.storage.session.get(["shared", "attached", "browserContextId"]);
+  const saved = await chrome.storage.session.get(["shared", "attached", "browserContextId", "downSince"]);
+  state.downSince = Number(saved.downSince) || 0;
   for (const entry of saved.shared || []) {
     try {
       await chrome.tabs.get(entry.tabId);
@@ -130,14 +135,30 @@ async function persist() {
 }
 
 // ---------------------------------------------------------------- relay connection
+// Reconnecting (docs/extension.md, "Coming back after a relay restart"): while the relay is
+// unreachable the worker probes it once a second for the first 25 s (the worker is still
+// alive then, so a restarted relay gets its tabs back within about a second), then stops
+// all traffic and lets Chrome stop the worker; the 30 s alarm wakes it for one probe at a
+// time. A probe is one tokenless GET of /extension/check; only a relay that answers gets
+// the WebSocket, and only a relay that proves it knows the token gets anything else.
 async function maybeConnect(why) {
   const ws = state.ws;
   if (ws && (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING)) return;
+  if (state.probing) return;
   if (state.stopRetrying && why !== "user" && why !== "settings") return;
   if (state.retryTimer) {
     clearTimeout(state.retryTimer);
     state.retryTimer = null;
   }
+  state.probing = true;
+  try {
+    await connectOnce(why);
+  } finally {
+    state.probing = false;
+  }
+}
+
+async function connectOnce(why) {
   const { relayPort, relayToken } = await chrome.storage.local.get(["relayPort", "relayToken"]);
   if (state.ws && state.ws.readyState <= WebSocket.OPEN) return; // raced with another caller
   if (!relayToken) {
@@ -146,32 +167,69 @@ async function maybeConnect(why) {
   }
   state.port = Number(relayPort) || DEFAULT_PORT;
   const port = state.port;
-  setStatus("connecting", `Connecting to browserdeck on 127.0.0.1:${port}…`);
+  if (state.status !== "error" || why === "user" || why === "settings") {
+    setStatus("connecting", `Connecting to browserdeck on 127.0.0.1:${port}…`);
+  }
+  const diagnosis = await probe(port);
+  if (!diagnosis.ok) {
+    state.stopRetrying = Boolean(diagnosis.stop);
+    setStatus(diagnosis.status, diagnosis.detail);
+    await markDown();
+    scheduleReconnect(diagnosis.slow);
+    return;
+  }
   let sock;
   try {
-    sock = new WebSocket(
-      `ws://127.0.0.1:${port}/extension?instance=${encodeURIComponent(state.instance)}`,
-      [SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX + relayToken],
-    );
+    // No token here: it never goes on the wire (see onChallenge).
+    sock = new WebSocket(`ws://127.0.0.1:${port}/extension?instance=${encodeURIComponent(state.instance)}`, [SUBPROTOCOL]);
   } catch (error) {
-    setStatus("error", `Cannot connect: ${error.message}. Check the token in Options.`);
+    setStatus("error", `Cannot connect: ${error.message}. Check the port in Options.`);
     state.stopRetrying = true;
     return;
   }
   state.ws = sock;
-  let opened = false;
-  sock.onopen = () => {
-    opened = true;
-    void onOpen(sock);
-  };
+  sock.authNonce = null;
+  sock.authed = false;
+  sock.onopen = () => void onOpen(sock);
   sock.onmessage = (event) => onRelayMessage(sock, event.data);
-  sock.onclose = (event) => void onClose(sock, event, opened, port, relayToken);
+  sock.onclose = (event) => void onClose(sock, event);
   sock.onerror = () => {}; // onclose follows with the details we can get
+}
+
+// Browsers hide why a WebSocket upgrade failed; the relay says it over plain HTTP, and
+// this is also the cheap "is anything there" probe. It carries no token.
+async function probe(port) {
+  let response;
+  try {
+    response = await fetch(`http://127.0.0.1:${port}/extension/check?instance=${encodeURIComponent(state.instance)}`, { cache: "no-store" });
+  } catch {
+    return { ok: false, status: "error", detail: `browserdeck is not running on port ${port}: start it (tray app or \`browserdeck serve\`), or fix the port in Options.` };
+  }
+  if (response.status === 200) return { ok: true };
+  if (response.status === 409) {
+    return { ok: false, status: "error", slow: true, detail: "Another browser's browserdeck extension is connected to this relay." };
+  }
+  if (response.status === 403) {
+    return { ok: false, status: "error", stop: true, detail: "The relay refused this extension's origin (wrong extension id?)." };
+  }
+  return { ok: false, status: "error", detail: `Something on 127.0.0.1:${port} answered HTTP ${response.status}; it does not look like browserdeck. Retrying…` };
+}
+
+async function markDown() {
+  if (state.downSince) return;
+  state.downSince = Date.now();
+  await chrome.storage.session.set({ downSince: state.downSince }).catch(() => {});
+}
+
+async function markUp() {
+  state.downSince = 0;
+  await chrome.storage.session.set({ downSince: 0 }).catch(() => {});
 }
 
 async function reconnect(why) {
   state.stopRetrying = false;
   state.retries = 0;
+  await markUp(); // the user (or new settings) asked: a fresh 25 s of fast probes
   const ws = state.ws;
   state.ws = null;
   if (ws) {
@@ -183,10 +241,42 @@ async function reconnect(why) {
   await maybeConnect(why);
 }
 
-async function onOpen(ws) {
+function onOpen(ws) {
   if (ws !== state.ws) return;
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  ws.authNonce = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  send(ws, { method: "auth", params: { nonce: ws.authNonce, protocol: PROTOCOL_VERSION } });
+}
+
+async function hmacHex(token, message) {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(token), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message)));
+  return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// The relay proves it knows the token before we prove it back or send anything else
+// (relay/protocol.py, auth_proof). Whatever else listens on the port learns a random nonce.
+async function onChallenge(ws, params) {
+  const { relayToken } = await chrome.storage.local.get(["relayToken"]);
+  const nonce = typeof params.nonce === "string" ? params.nonce : "";
+  const expected = relayToken && nonce ? await hmacHex(relayToken, `browserdeck-relay\n${ws.authNonce}\n${nonce}`) : "";
+  if (ws !== state.ws) return;
+  if (!expected || params.proof !== expected) {
+    ws.authFailed = true;
+    ws.close(1000, "the relay did not prove it knows the token");
+    return;
+  }
+  const proof = await hmacHex(relayToken, `browserdeck-extension\n${ws.authNonce}\n${nonce}`);
+  if (ws !== state.ws) return;
+  send(ws, { method: "authProof", params: { proof } });
+  ws.authed = true;
+  await onAuthenticated(ws);
+}
+
+async function onAuthenticated(ws) {
   state.retries = 0;
   state.lastHeard = Date.now();
+  await markUp();
   // A new relay connection has no client sessions: start from a clean debugger slate so
   // no client inherits another one's scripts or emulation (and the banner goes away).
   await releaseDebuggers();
@@ -203,6 +293,7 @@ async function onOpen(ws) {
       protocol: PROTOCOL_VERSION,
       version: chrome.runtime.getManifest().version,
       userAgent: navigator.userAgent,
+      fullVersion: await fullVersion(),
       extensionId: chrome.runtime.id,
       instance: state.instance,
       browserContextId: state.browserContextId,
@@ -213,63 +304,52 @@ async function onOpen(ws) {
   startKeepalive(ws);
 }
 
-async function onClose(ws, event, opened, port, token) {
+// The full browser version (the user agent string is reduced to 156.0.0.0).
+async function fullVersion() {
+  try {
+    const data = await navigator.userAgentData.getHighEntropyValues(["fullVersionList"]);
+    const brands = data.fullVersionList || [];
+    const brand = brands.find((b) => /Chrom/.test(b.brand) && !/Not/.test(b.brand)) || brands.find((b) => !/Not/.test(b.brand));
+    return brand ? brand.version : "";
+  } catch {
+    return "";
+  }
+}
+
+async function onClose(ws, event) {
   if (ws !== state.ws) return;
   state.ws = null;
   stopKeepalive();
   await releaseDebuggers();
+  await markDown();
   let slow = false;
-  if (event.code === 4401) {
+  if (ws.authFailed) {
+    setStatus("error", `The program on 127.0.0.1:${state.port} could not prove that it knows this extension's token, so nothing was sent to it. Either the token is out of date (pair again: \`browserdeck pair\`), or another program is using the port.`);
+  } else if (event.code === 4401) {
     state.stopRetrying = true;
-    setStatus("error", "The relay token changed: pair again (`browserdeck pair`).");
+    setStatus("error", "browserdeck refused the token: pair again (`browserdeck pair`), or paste the output of `browserdeck token --relay` in Options.");
   } else if (event.code === 4400) {
     state.stopRetrying = true;
     setStatus("error", "This extension and browserdeck speak different protocol versions: reload the extension from browserdeck's extension/ folder.");
   } else if (event.code === 4409) {
     slow = true;
     setStatus("error", "Another browser's browserdeck extension is connected to this relay.");
-  } else if (!opened) {
-    const diagnosis = await diagnose(port, token);
-    state.stopRetrying = Boolean(diagnosis.stop);
-    slow = Boolean(diagnosis.slow);
-    setStatus(diagnosis.status, diagnosis.detail);
   } else {
     setStatus("connecting", `Lost the connection to browserdeck (${event.code || "closed"}); reconnecting…`);
   }
   scheduleReconnect(slow);
 }
 
-// Browsers hide why a WebSocket upgrade failed; the relay says it over plain HTTP.
-async function diagnose(port, token) {
-  try {
-    const response = await fetch(
-      `http://127.0.0.1:${port}/extension/check?instance=${encodeURIComponent(state.instance)}`,
-      { headers: { Authorization: `Bearer ${token}` }, cache: "no-store" },
-    );
-    if (response.status === 401) {
-      return { status: "error", stop: true, detail: "browserdeck refused the token: pair again (`browserdeck pair`), or paste the output of `browserdeck token --relay` in Options." };
-    }
-    if (response.status === 409) {
-      return { status: "error", slow: true, detail: "Another browser's browserdeck extension is connected to this relay." };
-    }
-    if (response.status === 403) {
-      return { status: "error", stop: true, detail: "The relay refused this extension's origin (wrong extension id?)." };
-    }
-    return { status: "connecting", detail: `The relay answered but refused the connection (HTTP ${response.status}); retrying…` };
-  } catch {
-    return { status: "error", detail: `browserdeck is not running on port ${port}: start it (tray app or \`browserdeck serve\`), or fix the port in Options.` };
-  }
-}
-
 function scheduleReconnect(slow) {
   if (state.stopRetrying || state.retryTimer) return;
-  const base = slow ? BUSY_RETRY_MS : Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** state.retries);
-  const delay = base * (0.8 + Math.random() * 0.4);
+  // After the first 25 s of an outage (or for a busy relay), no timer: the alarm brings
+  // the worker back for the next probe, and Chrome may stop it in between.
+  if (slow || !state.downSince || Date.now() - state.downSince >= FAST_PROBE_WINDOW_MS) return;
   state.retries += 1;
   state.retryTimer = setTimeout(() => {
     state.retryTimer = null;
     void maybeConnect("retry");
-  }, delay);
+  }, PROBE_EVERY_MS);
 }
 
 function startKeepalive(ws) {
@@ -312,6 +392,17 @@ function onRelayMessage(ws, data) {
   } catch {
     return;
   }
+  if (!ws.authed) {
+    // Nothing but the relay's proof is accepted before the exchange is done.
+    if (header.method === "authChallenge" && ws.authNonce && !ws.challenged) {
+      ws.challenged = true;
+      void onChallenge(ws, header.params || {});
+    } else {
+      ws.authFailed = true;
+      ws.close(1000, "unexpected message before authentication");
+    }
+    return;
+  }
   if (header.id !== undefined) {
     void handleRequest(ws, header, newline < 0 ? null : data.slice(newline + 1));
     return;
@@ -334,6 +425,7 @@ async function handleRequest(ws, header, body) {
     let result;
     if (header.method === "cdp") {
       // Hot path: nothing awaited before the command goes to Chrome.
+      requireShared(header.tabId);
       const debuggee = header.sessionId
         ? { tabId: header.tabId, sessionId: header.sessionId }
         : { tabId: header.tabId };
@@ -387,6 +479,7 @@ const OPS = {
     return { tab: info };
   },
   async closeTab({ tabId }) {
+    requireShared(tabId);
     // Forget it first so onRemoved does not report it a second time.
     state.shared.delete(tabId);
     state.attached.delete(tabId);
@@ -396,12 +489,15 @@ const OPS = {
     return {};
   },
   async activateTab({ tabId }) {
+    requireShared(tabId);
     const tab = await chrome.tabs.update(tabId, { active: true });
     await chrome.windows.update(tab.windowId, { focused: true });
     return {};
   },
   async getWindow({ tabId, windowId }) {
+    if (windowId === undefined || windowId === null) requireShared(tabId);
     const id = windowId ?? (await chrome.tabs.get(tabId)).windowId;
+    await requireSharedWindow(id);
     const win = await chrome.windows.get(id);
     return {
       windowId: win.id,
@@ -409,6 +505,7 @@ const OPS = {
     };
   },
   async setWindowBounds({ windowId, bounds }) {
+    await requireSharedWindow(windowId);
     const update = {};
     for (const key of ["left", "top", "width", "height"]) if (bounds[key] !== undefined) update[key] = bounds[key];
     if (bounds.windowState) update.state = bounds.windowState;
@@ -416,6 +513,20 @@ const OPS = {
     return {};
   },
 };
+
+// The relay (or whatever holds the connection) reaches only tabs the user shared, tabs
+// it opened itself, and their popups: everything else is refused here, in the browser.
+function requireShared(tabId) {
+  if (!state.shared.has(tabId)) throw new Error(`tab ${tabId} is not shared with browserdeck`);
+}
+
+async function requireSharedWindow(windowId) {
+  if (!Number.isInteger(windowId)) throw new Error("a windowId is required");
+  const tabs = await chrome.tabs.query({ windowId });
+  if (!tabs.some((tab) => state.shared.has(tab.id))) {
+    throw new Error(`window ${windowId} has no tab shared with browserdeck`);
+  }
+}
 
 // ---------------------------------------------------------------- debugger
 // Attach and detach of one tab never overlap: each waits for the previous one.

@@ -1,11 +1,10 @@
 // Constants shared by the service worker, the popup and the options page.
 
 export const DEFAULT_PORT = 18792;
-export const PROTOCOL_VERSION = 1;
-// The relay selects this subprotocol; the token travels as a second one ("bdtoken.<token>")
-// because the browser WebSocket API cannot send an Authorization header.
+export const PROTOCOL_VERSION = 2;
+// The relay selects this subprotocol. The token never travels: the extension and the relay
+// prove to each other that they know it (HMAC challenge, relay/protocol.py).
 export const SUBPROTOCOL = "browserdeck-relay";
-export const TOKEN_SUBPROTOCOL_PREFIX = "bdtoken.";
 export const DEFAULT_COLOR = "#00AA00";
 
 // Pages Chrome does not let extensions debug (or that belong to Chrome/other extensions).

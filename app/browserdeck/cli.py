@@ -156,8 +156,25 @@ def cmd_profiles(args: argparse.Namespace, client: ApiClient) -> int:
     return 0
 
 
+def _read_secret(prompt: str) -> str:
+    """A secret from stdin (piped) or typed without echo; never from argv (ps shows argv)."""
+    if sys.stdin.isatty():
+        import getpass
+
+        return getpass.getpass(prompt).strip()
+    return sys.stdin.readline().strip()
+
+
 def cmd_create_profile(args: argparse.Namespace, client: ApiClient) -> int:
-    body = {"name": args.name, "color": args.color, "cdpUrl": args.cdp_url, "driver": args.driver}
+    body: dict[str, Any] = {
+        "name": args.name, "color": args.color, "cdpUrl": args.cdp_url, "driver": args.driver,
+        "tokenParam": args.token_param, "tokenHeader": args.token_header,
+        "poolIdleSeconds": args.pool_idle,
+    }
+    if args.pool:
+        body["pool"] = True
+    if args.token_stdin:
+        body["token"] = _read_secret("service token: ")
     data = client.post("/profiles/create", json={k: v for k, v in body.items() if v is not None})
     client.print_result(data, args, "created " + _status_text(data))
     return 0
@@ -174,6 +191,14 @@ def _segment(value: str, what: str) -> str:
                           f"pass a {what} as listed by `browserdeck "
                           f"{'tabs' if what == 'tab id' else 'profiles'}`")
     return urllib.parse.quote(value, safe="")
+
+
+def cmd_remote_token(args: argparse.Namespace, client: ApiClient) -> int:
+    token = _read_secret("service token: ")
+    data = client.post("/profiles/token", params=_profile(args), json={"token": token})
+    client.print_result(data, args, f"stored the service token of {data['profile']} "
+                        f"({'OS keyring' if data['stored'] == 'keyring' else '0600 file'})")
+    return 0
 
 
 def cmd_delete_profile(args: argparse.Namespace, client: ApiClient) -> int:
@@ -255,6 +280,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--color", help="#RRGGBB")
     p.add_argument("--cdp-url", help="remote CDP endpoint (makes a remote profile)")
     p.add_argument("--driver", choices=("managed", "extension", "remote"))
+    p.add_argument("--pool", action="store_true",
+                   help="remote ws(s) service: one browser per agent session")
+    p.add_argument("--pool-idle", type=int, metavar="SECONDS",
+                   help="release a pooled session's browser after this long idle")
+    p.add_argument("--token-param", metavar="NAME",
+                   help="the URL query parameter for the service token (default: token)")
+    p.add_argument("--token-header", metavar="NAME",
+                   help="send the service token in this header (default: in the URL query)")
+    p.add_argument("--token-stdin", action="store_true",
+                   help="read the service token from stdin (a token in --cdp-url works too); "
+                   "it goes to the OS keyring or a 0600 file, never config.json")
+    p = client_cmd("remote-token", cmd_remote_token,
+                   "store a remote service profile's token (read from stdin)")
     p = client_cmd("delete-profile", cmd_delete_profile, "delete a profile and its browser data")
     p.add_argument("--name", required=True)
     client_cmd("tabs", cmd_tabs, "list tabs")

@@ -62,6 +62,16 @@ def discover_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
+def _headers(token: str) -> dict[str, str]:
+    headers = {"Authorization": f"Bearer {token}", "X-Browserdeck-Client": CLIENT_NAME}
+    # A named CLI client is an agent session of its own: a pooled remote profile gives it
+    # its own browser, kept across commands until it idles or `browserdeck stop`.
+    name = os.environ.get("BROWSERDECK_CLIENT", "").strip()
+    if name:
+        headers["X-Browserdeck-Session"] = f"cli:{name}"[:200]
+    return headers
+
+
 def _user(uid: int) -> str:
     try:
         import pwd
@@ -131,8 +141,7 @@ class ApiClient:
         try:
             self._http = httpx.Client(
                 base_url=self.url, timeout=timeout, trust_env=False,
-                headers={"Authorization": f"Bearer {self.token}",
-                         "X-Browserdeck-Client": CLIENT_NAME},
+                headers=_headers(self.token),
             )
         except httpx.InvalidURL as exc:
             raise ClientError(f"invalid control API URL {self.url!r}: {exc}",

@@ -239,7 +239,45 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         "managed: the CDP port (allocated from 18800-18899 once); extension: the "
         "relay port (defaults to relayPort).",
     ),
-    Setting("cdpUrl", "url", None, "remote: the CDP endpoint, e.g. http://10.0.0.42:9222."),
+    Setting(
+        "cdpUrl",
+        "url",
+        None,
+        "remote: the CDP endpoint. http(s)://host:9222 for a browser started with "
+        "--remote-debugging-port; ws(s)://… for a browser service (Browserless, Browserbase, "
+        "Steel, Selenium Grid se:cdp), reached over that WebSocket alone (see docs/remote.md). "
+        "A token in its query is moved to the secret store when the profile is created.",
+    ),
+    Setting(
+        "tokenParam",
+        "string",
+        None,
+        "remote ws(s): the query parameter that carries the service token kept in the secret "
+        "store (e.g. token, apiKey); default: token, unless tokenHeader is set.",
+    ),
+    Setting(
+        "tokenHeader",
+        "string",
+        None,
+        "remote ws(s): send the stored token in this header instead (Authorization is sent "
+        "as 'Bearer TOKEN', any other header as the bare token).",
+    ),
+    Setting(
+        "pool",
+        "bool",
+        None,
+        "remote ws(s): one browser from the service per agent session (MCP session, "
+        "BROWSERDECK_CLIENT, X-Browserdeck-Session), released when the session ends or idles; "
+        "off: one browser shared by every caller of the profile.",
+    ),
+    Setting(
+        "poolIdleSeconds",
+        "int",
+        300,
+        "remote pool: release a session's browser after this long without a call.",
+        minimum=10,
+        maximum=86400,
+    ),
     Setting("headless", "bool", None, "Override the global headless setting for this profile."),
     Setting("attachOnly", "bool", None, "Never launch; only attach (forced for remote)."),
     Setting(
@@ -265,12 +303,27 @@ class ProfileConfig:
     headless: bool | None = None
     attach_only: bool | None = None
     user_data_dir: str | None = None
+    token_param: str | None = None
+    token_header: str | None = None
+    pool: bool | None = None
+    pool_idle_seconds: int | None = None
+
+    @property
+    def is_service(self) -> bool:
+        """A remote profile on a ws(s):// endpoint: a browser service, driven over that socket."""
+        return self.driver == "remote" and bool(self.cdp_url) and str(
+            self.cdp_url
+        ).lower().startswith(("ws://", "wss://"))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"driver": self.driver, "color": self.color}
         for key, value in (
             ("cdpPort", self.cdp_port),
             ("cdpUrl", self.cdp_url),
+            ("tokenParam", self.token_param),
+            ("tokenHeader", self.token_header),
+            ("pool", self.pool),
+            ("poolIdleSeconds", self.pool_idle_seconds),
             ("headless", self.headless),
             ("attachOnly", self.attach_only),
             ("userDataDir", self.user_data_dir),
@@ -491,13 +544,17 @@ def _check_type(setting: Setting, value: Any, where: str) -> Any:
                 f"invalid {where} {value!r}: expected a list of paths", code="invalid_setting"
             )
         return [v.strip() for v in value]
-    if kind in ("path", "profile-ref"):
+    if kind in ("path", "profile-ref", "string"):
         if not isinstance(value, str) or not value.strip():
             raise InvalidInput(
                 f"invalid {where} {value!r}: expected a non-empty string", code="invalid_setting"
             )
         return value
     raise AssertionError(f"unknown setting type {kind}")
+
+
+_QUERY_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_HEADER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
@@ -524,7 +581,31 @@ def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
         headless=values.get("headless"),
         attach_only=values.get("attachOnly"),
         user_data_dir=values.get("userDataDir"),
+        token_param=values.get("tokenParam"),
+        token_header=values.get("tokenHeader"),
+        pool=values.get("pool"),
+        pool_idle_seconds=values.get("poolIdleSeconds"),
     )
+    if not profile.is_service and any(
+        v is not None for v in (profile.token_param, profile.token_header, profile.pool)
+    ):
+        raise InvalidInput(
+            f"{where}: tokenParam, tokenHeader and pool are for remote profiles with a "
+            "ws(s):// cdpUrl (a browser service)",
+            hint="remove them, or set driver 'remote' and a ws:// or wss:// cdpUrl",
+            code="invalid_setting",
+        )
+    for key, value, pattern in (
+        ("tokenParam", profile.token_param, _QUERY_NAME_RE),
+        ("tokenHeader", profile.token_header, _HEADER_NAME_RE),
+    ):
+        if value is not None and not pattern.match(value):
+            raise InvalidInput(
+                f"{where}.{key} {value!r} is not a valid name",
+                hint="letters, digits, '-' and '_' (a query parameter may also have '.'), "
+                "at most 64",
+                code="invalid_setting",
+            )
     if profile.driver == "managed" and profile.cdp_port is None:
         raise InvalidInput(
             f"{where}: a managed profile needs a cdpPort",
@@ -602,14 +683,27 @@ def check_consistency(config: Config) -> None:
         owners[port] = label
 
 
+def _listened_on(port: int) -> bool:
+    """Something (maybe another user's Chrome) already accepts connections on the port."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 def allocate_cdp_port(config: Config, reserved: Iterable[int] = ()) -> int:
-    """The lowest free port of 18800-18899, taking every configured listener into account."""
+    """The lowest free port of 18800-18899, taking every configured listener into account.
+
+    A port something already listens on is skipped: it may be another user's Chrome,
+    and a profile given that port would drive it (issue 10 item 8).
+    """
     used = set(reserved) | {config.control_port, config.relay_port}
     for profile in config.profiles.values():
         if profile.cdp_port is not None:
             used.add(profile.cdp_port)
     for port in MANAGED_PORT_RANGE:
-        if port not in used:
+        if port not in used and not _listened_on(port):
             return port
     raise Conflict(
         "no free CDP port left in 18800-18899: all 100 are allocated to profiles",

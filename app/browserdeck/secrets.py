@@ -101,6 +101,19 @@ def store_token(kind: str, value: str) -> str:
     return str(paths.token_file(kind))
 
 
+def delete_token(kind: str) -> None:
+    """Forget a stored secret (a deleted remote profile's service token), wherever it is."""
+    try:
+        import keyring
+        from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
+    except ImportError:  # pragma: no cover
+        pass
+    else:
+        with contextlib.suppress(NoKeyringError, KeyringError, PasswordDeleteError, RuntimeError):
+            keyring.delete_password(SERVICE, f"{kind}-token")
+    paths.token_file(kind).unlink(missing_ok=True)
+
+
 def rotate_token(kind: str = "api") -> str:
     value = new_token()
     store_token(kind, value)

@@ -27,7 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from browserdeck import __version__, aio, artifacts, config, logsetup, paths, secrets, states, urls
+from browserdeck import (
+    __version__,
+    aio,
+    artifacts,
+    config,
+    logsetup,
+    paths,
+    remote,
+    secrets,
+    states,
+    urls,
+)
 from browserdeck.chrome import endpoint, launcher, procs
 from browserdeck.chrome.cdp import CDPClient
 from browserdeck.config import Config, ProfileConfig
@@ -87,6 +98,7 @@ class ProfileContext:
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
         self.restart_note: str | None = None
+        self._service: remote.ServiceDriver | None = None
 
     # --- identity --------------------------------------------------------
     @property
@@ -102,7 +114,18 @@ class ProfileContext:
         return self.service.config
 
     @property
+    def remote(self) -> remote.ServiceDriver | None:
+        """The browser-service driver when cdpUrl is a ws(s):// service endpoint (remote.py)."""
+        if not self.profile.is_service:
+            return None
+        if self._service is None:
+            self._service = remote.ServiceDriver(self)
+        return self._service
+
+    @property
     def cdp_url(self) -> str:
+        if self.remote is not None:
+            return self.remote.public_url
         if self.relay is not None:
             return self.relay.cdp_url
         return self.config.cdp_url_of(self.profile)
@@ -165,9 +188,18 @@ class ProfileContext:
             relay_status = self.relay.status() if self.relay else {}
             out["relay"] = relay_status
             out["extensionConnected"] = bool(relay_status.get("extensionConnected"))
-        # The browser counts as running if its endpoint answers (covers attach-only and remote).
         answers = False
-        if self.config.enabled:
+        service = self.remote
+        if service is not None:
+            out["remote"] = await service.status()
+            out["running"] = service.connected()
+            out["tabs"] = sum(s["tabs"] for s in out["remote"]["sessions"])
+            # Connected, or nothing held (all released) while the service itself answers.
+            answers = out["running"] or (
+                not service.leases and bool(out["remote"]["health"].get("ok"))
+            )
+        # The browser counts as running if its endpoint answers (covers attach-only and remote).
+        elif self.config.enabled:
             tabs = await self.peek_tabs()
             if tabs is not None:
                 answers = True
@@ -194,6 +226,14 @@ class ProfileContext:
             self.relay is None or not self.relay.extension_connected
         ):
             return None
+        if self.remote is not None:
+            lease = self.remote.current()
+            if lease is None or lease.conn is None or lease.conn.lost:
+                return None
+            try:
+                return await asyncio.wait_for(self.remote.tabs(lease), 1.5)
+            except (BrowserdeckError, TimeoutError):
+                return None
         try:
             return await self._list_tabs_raw(wait=1.5)
         except BrowserdeckError:
@@ -207,6 +247,10 @@ class ProfileContext:
                 await self._start_managed()
             elif self.driver == "extension":
                 await self._start_relay()
+            elif self.remote is not None:
+                # Start means connect: the caller's browser from the service.
+                await self.remote.lease()
+                self._set_state("running", None)
             else:
                 await self._attach_remote()
         return await self.status()
@@ -340,6 +384,11 @@ class ProfileContext:
         self._set_state("running", None)
 
     async def stop(self) -> dict[str, Any]:
+        service = self.remote
+        if service is not None and service.pooled and remote.CURRENT_AGENT.get() is not None:
+            # A pooled session stopping releases its own browser, not the others'.
+            await service.release(remote.CURRENT_AGENT.get()[0])  # type: ignore[index]
+            return await self.status()
         async with self._lock:
             await self._stop_locked()
         return await self.status()
@@ -379,6 +428,11 @@ class ProfileContext:
                     "pair it first with `browserdeck pair` if you have not",
                     code="extension_not_connected",
                 )
+        elif self.remote is not None:
+            lease = await self.remote.lease()
+            if self.state != "running":
+                self._set_state("running", None)
+            return lease.key
         elif self.state != "running":
             await self.start()
         return self.cdp_url
@@ -410,6 +464,16 @@ class ProfileContext:
         """
         if self._stopping or self.state == "stopped":
             return f"profile {self.name!r}: its browser was stopped while this was running"
+        if self.remote is not None:
+            lease = self.remote.current()
+            if lease is not None and lease.conn is not None and lease.conn.lost:
+                return (
+                    f"profile {self.name!r}: the connection to the browser service dropped "
+                    "while this was running (the service restarted, or ended the browser, "
+                    "e.g. at its session timeout), and the service ended the browser with it, so "
+                    "tabs from before are gone; the next call reconnects to a new browser"
+                )
+            return None
         if self.driver == "extension":
             if self.relay is not None and not self.relay.extension_connected:
                 return (
@@ -427,11 +491,22 @@ class ProfileContext:
 
     def _refuse_non_browser_owner(self, port: int) -> None:
         """reset-profile clears orphaned browsers; any other program on the port is not ours."""
-        others = [
-            pid
-            for pid in procs.listening_pids(port)
-            if pid != os.getpid() and not procs.is_chrome_process(pid)
+        holders = [pid for pid in procs.listening_pids(port) if pid != os.getpid()]
+        strangers = [pid for pid in holders if not procs.owned_by_us(pid)]
+        # The socket's owner tells even when the process is hidden from us (not root).
+        foreign = [
+            uid for _inode, uid in procs.loopback_listeners(port) or [] if uid != os.getuid()
         ]
+        if strangers or foreign:
+            # Another user's process: never killed, whatever it is.
+            who = f"pid {strangers[0]}" if strangers else f"uid {foreign[0]}"
+            raise Conflict(
+                f"profile {self.name!r}: port {port} is held by {who} of another user; "
+                "reset-profile only kills this user's orphaned browsers",
+                hint="give the profile another cdpPort (Settings), or ask that user to stop it",
+                code="port_held_by_other_user",
+            )
+        others = [pid for pid in holders if not procs.is_chrome_process(pid)]
         if others:
             argv = procs.process_cmdline(others[0]) or ["?"]
             raise Conflict(
@@ -443,6 +518,9 @@ class ProfileContext:
             )
 
     async def _drop_connections(self) -> None:
+        if self._service is not None:
+            # Release, never kill: closing our connection is how a service ends its browser.
+            await self._service.release_all()
         if self._cdp is not None:
             client, self._cdp = self._cdp, None
             await client.close()
@@ -459,6 +537,8 @@ class ProfileContext:
 
     # --- tabs --------------------------------------------------------------
     async def _list_tabs_raw(self, wait: float = 5.0) -> list[Tab]:
+        if self.remote is not None:
+            return await self.remote.tabs(await self.remote.lease())
         try:
             targets = await endpoint.devtools_json(
                 self.cdp_url, "/json/list", timeout=wait, headers=self.headers
@@ -505,7 +585,8 @@ class ProfileContext:
         if len(matches) == 1:
             return matches[0].target_id
         if not matches:
-            why = self.restart_note or "it may have been closed"
+            lease = self.remote.current() if self.remote is not None else None
+            why = (lease.note if lease else None) or self.restart_note or "it may have been closed"
             raise NotFound(
                 f"no tab {target!r} in profile {self.name!r} ({why})",
                 hint="list tabs with GET /tabs and use a targetId from there",
@@ -540,6 +621,9 @@ class ProfileContext:
             ) from None
 
     async def _cdp_call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if self.remote is not None:
+            reply: dict[str, Any] = await self.remote.send(await self.remote.lease(), method, params)
+            return reply
         client = await self._browser_cdp()
         try:
             return await client.send(method, params)
@@ -566,6 +650,12 @@ class ProfileContext:
             return await self._open_tab_unlocked(url)
 
     async def _open_tab_unlocked(self, url: str) -> Tab:
+        if self.remote is not None:
+            lease = await self.remote.lease()
+            target_id = await self.remote.open_tab(lease, url)
+            self.service.events.tabs_changed.send(profile=self.name)
+            tabs = {t.target_id: t for t in await self.remote.tabs(lease)}
+            return tabs.get(target_id) or Tab(target_id, "", url)
         try:
             # Not background:true: a background tab of a managed browser is not rendered, so
             # its screenshots wait for a frame that never comes. And a window of its own
@@ -812,6 +902,11 @@ class Service:
         cdp_url: str | None = None,
         driver: str | None = None,
         headless: bool | None = None,
+        token: str | None = None,
+        token_param: str | None = None,
+        token_header: str | None = None,
+        pool: bool | None = None,
+        pool_idle_seconds: int | None = None,
     ) -> dict[str, Any]:
         name = config.validate_profile_name(name)
         if name in self.config.profiles:
@@ -835,6 +930,32 @@ class Service:
                     "a remote profile needs cdpUrl", hint="e.g. http://10.0.0.42:9222"
                 )
             raw["cdpUrl"] = config.validate_cdp_url(cdp_url)
+            # A service token in the URL goes to the secret store, not into config.json.
+            clean, in_url, param = remote.split_token(raw["cdpUrl"])
+            if in_url is not None:
+                if token is not None and token != in_url:
+                    raise InvalidInput(
+                        "two different tokens: one in cdpUrl and one in token",
+                        hint="pass the token once",
+                    )
+                raw["cdpUrl"], token = clean, in_url
+                if param != "token" and not token_header:
+                    raw["tokenParam"] = param
+            for key, value in (
+                ("tokenParam", token_param),
+                ("tokenHeader", token_header),
+                ("pool", pool),
+                ("poolIdleSeconds", pool_idle_seconds),
+            ):
+                if value is not None:
+                    raw[key] = value
+            if token is not None and not remote.split_token(raw["cdpUrl"])[0].lower().startswith(
+                ("ws://", "wss://")
+            ):
+                raise InvalidInput(
+                    "a token is for a browser service's ws:// or wss:// endpoint",
+                    hint="use the service's WebSocket URL as cdpUrl (see docs/remote.md)",
+                )
         elif cdp_url:
             raise InvalidInput(
                 f"cdpUrl is only for remote profiles, not {kind}",
@@ -847,7 +968,14 @@ class Service:
         def add(c: Config) -> None:
             c.profiles[name] = profile
 
-        await self.apply_config(config.updated(self.config, add))
+        if token is not None:
+            remote.store_token(name, token)
+        try:
+            await self.apply_config(config.updated(self.config, add))
+        except BaseException:
+            if token is not None:
+                secrets.delete_token(remote.secret_kind(name))
+            raise
         return await self.contexts[name].status()
 
     async def delete_profile(self, name: str) -> dict[str, Any]:
@@ -871,6 +999,7 @@ class Service:
             del c.profiles[name]
 
         await self.apply_config(config.updated(self.config, drop))
+        secrets.delete_token(remote.secret_kind(name))
         return {"deleted": name, "removedData": removed}
 
     async def apply_config(self, new: Config) -> None:

@@ -94,6 +94,8 @@ def label(status: dict[str, Any]) -> str:
     driver = str(status.get("driver", "managed"))
     n = int(status.get("tabs") or 0)
     tabs = f"{n} tab{'s' if n != 1 else ''}"
+    if status.get("remote") and state in (State.RUNNING, State.STOPPED):
+        return " · ".join(remote_lines(status)[:2])
     if state == State.RUNNING:
         return f"Chrome connected · {tabs}" if driver == "extension" else f"running · {tabs}"
     return {
@@ -105,6 +107,33 @@ def label(status: dict[str, Any]) -> str:
         State.ERROR: "could not start",
         State.DISABLED: "disabled in settings",
     }[state]
+
+
+def remote_lines(status: dict[str, Any]) -> list[str]:
+    """A browser-service profile (remote.py): browsers held, the service's load, then who
+    holds which browser, one line each."""
+    service = status.get("remote") or {}
+    sessions = list(service.get("sessions") or [])
+    n = len(sessions)
+    held = f"{n} browser{'s' if n != 1 else ''} held" if n else "no browser held"
+    lines = [("pool · " if service.get("pool") else "") + held]
+    health = service.get("health") or {}
+    if health.get("service") == "browserless":
+        lines.append(
+            f"service {health.get('running')}/{health.get('maxConcurrent')} busy, "
+            f"{health.get('queued')} waiting"
+        )
+    elif health.get("ok") is False:
+        lines.append(f"service: {health.get('error')}")
+    else:
+        lines.append("service answers")
+    for s in sessions:
+        tabs = int(s.get("tabs", 0))
+        lines.append(
+            f"{s.get('label')}: {tabs} tab{'s' if tabs != 1 else ''}, "
+            f"idle {int(s.get('idleSeconds', 0))} s"
+        )
+    return lines
 
 
 def is_active(status: dict[str, Any]) -> bool:

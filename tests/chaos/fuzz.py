@@ -74,6 +74,7 @@ async def run(cases: int, report_dir: Path) -> tuple[int, str]:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             env={**os.environ, "NO_COLOR": "1", "SCHEMATHESIS_HOOKS": ""},
+            cwd=report_dir,  # its .schemathesis cache goes there, not into the repo
         )
         out, _ = await proc.communicate()
         return proc.returncode or 0, out.decode(errors="replace")

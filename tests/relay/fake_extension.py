@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,10 +19,25 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from browserdeck.relay.extension_id import EXTENSION_ORIGIN
+from browserdeck.relay.protocol import PROTOCOL_VERSION, auth_proof, proof_ok
 from browserdeck.relay.server import RelayServer
 
 UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.7777.1 Safari/537.36"
 CdpHandler = Callable[["FakeExtension", dict[str, Any], dict[str, Any]], Awaitable[Any]]
+
+
+async def authenticate(ws: ClientConnection, token: str) -> None:
+    """The extension's half of the mutual proof (extension/background.js does the same)."""
+    nonce = secrets.token_hex(32)
+    await ws.send(json.dumps({"method": "auth", "params": {"nonce": nonce, "protocol": 2}}))
+    challenge = json.loads(await ws.recv())
+    params = challenge.get("params") or {}
+    assert challenge.get("method") == "authChallenge", challenge
+    assert proof_ok(token, "relay", nonce, params["nonce"], params.get("proof")), (
+        "the relay could not prove it knows the token"
+    )
+    proof = auth_proof(token, "extension", nonce, params["nonce"])
+    await ws.send(json.dumps({"method": "authProof", "params": {"proof": proof}}))
 
 
 @dataclass
@@ -59,9 +75,10 @@ class FakeExtension:
         ws = await websockets.connect(
             f"ws://127.0.0.1:{relay.port}/extension?instance={instance}",
             origin=origin,  # type: ignore[arg-type]
-            subprotocols=["browserdeck-relay", f"bdtoken.{token}"],  # type: ignore[list-item]
+            subprotocols=["browserdeck-relay"],  # type: ignore[list-item]
             max_size=None,
         )
+        await authenticate(ws, token)
         fake = cls(ws, {t.tab_id: t for t in tabs or []})
         fake._reader = asyncio.get_running_loop().create_task(fake._read())
         if hello:
@@ -69,9 +86,11 @@ class FakeExtension:
                 {
                     "method": "hello",
                     "params": {
-                        "protocol": 1,
+                        "protocol": PROTOCOL_VERSION,
                         "version": "0.0-fake",
                         "userAgent": UA,
+                        # What a real extension sends once it has attached anywhere.
+                        "browserContextId": "CTXFAKE",
                         "tabs": [fake.tab_info(t) for t in fake.tabs.values()],
                     },
                 }

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -273,6 +274,27 @@ async def launch_ext_browser(
         await chromium.close()
         raise
     return ExtBrowser(chromium, cdp, relay)
+
+
+class ProbeCounter:
+    """Stands on the relay port while it is down: accepts and drops every connection (so
+    the extension sees no relay) and records when each probe came."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.server: asyncio.Server | None = None
+
+    async def start(self, port: int) -> None:
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.times.append(time.monotonic())
+            writer.transport.abort()
+
+        self.server = await asyncio.start_server(on_connect, "127.0.0.1", port)
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
 
 
 async def wait_until(predicate: Any, *, wait: float = 10.0, what: str = "condition") -> None:

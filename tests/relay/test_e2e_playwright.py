@@ -13,9 +13,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
+import pytest
 from playwright.async_api import Browser, Playwright
 
-from browserdeck.chrome.cdp import CDPClient
+from browserdeck.chrome.cdp import CDPClient, CDPError
 from browserdeck.relay.server import RelayServer
 from tests.relay.harness import ExtBrowser, Site, wait_until
 
@@ -241,8 +242,9 @@ async def test_detach_from_target_from_the_root(
             raise AssertionError("a detached session still answered")
         except Exception as exc:
             assert "Session with given id not found" in str(exc)
-        # Unknown sessions are fine to detach (Playwright does it during teardown).
-        assert await cdp.send("Target.detachFromTarget", {"sessionId": "nope"}) == {}
+        # Unknown sessions: Chrome's error (the conformance suite compares it with Chrome).
+        with pytest.raises(CDPError, match="No session with given id"):
+            await cdp.send("Target.detachFromTarget", {"sessionId": "nope"})
 
         again = await cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})
         value = await cdp.send(

@@ -1,21 +1,26 @@
 """Who may talk to the relay: loopback Host only, no web Origins, the token, the pinned
-extension origin, one extension at a time (research/relay.md section 5)."""
+extension origin and proof of the token, one extension at a time, nothing on unshared tabs."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
+from pathlib import Path
 
 import httpx
 import pytest
 import websockets
-from websockets.exceptions import InvalidStatus
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.http11 import Request, Response
 
 from browserdeck.relay.extension_id import EXTENSION_ORIGIN
+from browserdeck.relay.protocol import CdpError, auth_proof, proof_ok
 from browserdeck.relay.server import RelayServer
 from browserdeck.secrets import new_token
 from tests.relay.fake_extension import FakeExtension, FakeTab
-from tests.relay.harness import ExtBrowser, wait_until
+from tests.relay.harness import ExtBrowser, Site, launch_ext_browser, wait_until
 
 
 def raw_http(port: int, request: str) -> str:
@@ -109,30 +114,56 @@ async def test_cdp_websocket_refusals(relay: RelayServer) -> None:
 
 async def test_extension_endpoint_refusals(relay: RelayServer) -> None:
     url = f"ws://127.0.0.1:{relay.port}/extension"
-    good = f"bdtoken.{relay.token_headers()['Authorization'][7:]}"
     other_extension = "chrome-extension://" + "b" * 32
-    # Wrong origin (another extension, a web page, none): 403 even with the token.
+    # Wrong origin (another extension, a web page, none): 403.
+    assert await status_of(url, origin=other_extension, subprotocols=["browserdeck-relay"]) == 403
     assert (
-        await status_of(url, origin=other_extension, subprotocols=["browserdeck-relay", good])
+        await status_of(url, origin="https://evil.example", subprotocols=["browserdeck-relay"])
         == 403
     )
-    assert (
-        await status_of(
-            url, origin="https://evil.example", subprotocols=["browserdeck-relay", good]
+    assert await status_of(url, subprotocols=["browserdeck-relay"]) == 403
+
+    # Right origin (any local process can forge it) but no proof of the token: closed 4401
+    # before the relay accepts anything, and no extension counts as connected.
+    async with websockets.connect(
+        url, origin=EXTENSION_ORIGIN, subprotocols=["browserdeck-relay"]
+    ) as ws:
+        nonce = "ab" * 32
+        await ws.send(json.dumps({"method": "auth", "params": {"nonce": nonce, "protocol": 2}}))
+        challenge = json.loads(await ws.recv())
+        assert challenge["method"] == "authChallenge"
+        # The relay proved it knows the token (and the proof is bound to our nonce).
+        token = relay.token_headers()["Authorization"][7:]
+        assert proof_ok(token, "relay", nonce, challenge["params"]["nonce"],
+                        challenge["params"]["proof"])  # fmt: skip
+        assert not proof_ok(new_token(), "relay", nonce, challenge["params"]["nonce"],
+                            challenge["params"]["proof"])  # fmt: skip
+        wrong = auth_proof(new_token(), "extension", nonce, challenge["params"]["nonce"])
+        await ws.send(json.dumps({"method": "authProof", "params": {"proof": wrong}}))
+        with pytest.raises(ConnectionClosed) as closed:
+            await ws.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
+    # Replaying the relay's own proof as the extension's is refused too (labels differ).
+    async with websockets.connect(
+        url, origin=EXTENSION_ORIGIN, subprotocols=["browserdeck-relay"]
+    ) as ws:
+        await ws.send(json.dumps({"method": "auth", "params": {"nonce": nonce, "protocol": 2}}))
+        challenge = json.loads(await ws.recv())
+        await ws.send(
+            json.dumps({"method": "authProof", "params": {"proof": challenge["params"]["proof"]}})
         )
-        == 403
-    )
-    assert await status_of(url, subprotocols=["browserdeck-relay", good]) == 403
-    # Right origin, no or wrong token: 401 (any local process can forge an Origin).
-    assert await status_of(url, origin=EXTENSION_ORIGIN, subprotocols=["browserdeck-relay"]) == 401
-    assert (
-        await status_of(
-            url,
-            origin=EXTENSION_ORIGIN,
-            subprotocols=["browserdeck-relay", f"bdtoken.{new_token()}"],
-        )
-        == 401
-    )
+        with pytest.raises(ConnectionClosed) as closed:
+            await ws.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
+    # Talking before the exchange (an old extension's hello) is a protocol mismatch.
+    async with websockets.connect(
+        url, origin=EXTENSION_ORIGIN, subprotocols=["browserdeck-relay"]
+    ) as ws:
+        await ws.send(json.dumps({"method": "hello", "params": {"protocol": 1, "tabs": []}}))
+        with pytest.raises(ConnectionClosed) as closed:
+            await ws.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4400
+    assert not relay.extension_connected
 
     first = await FakeExtension.connect(
         relay, tabs=[FakeTab(1, "C" * 32, "https://a.test/")], instance="one"
@@ -141,12 +172,19 @@ async def test_extension_endpoint_refusals(relay: RelayServer) -> None:
         # A second browser: 409, and the first keeps the slot.
         assert (
             await status_of(
-                f"{url}?instance=two",
-                origin=EXTENSION_ORIGIN,
-                subprotocols=["browserdeck-relay", good],
+                f"{url}?instance=two", origin=EXTENSION_ORIGIN, subprotocols=["browserdeck-relay"]
             )
             == 409
         )
+        # Claiming the first one's instance without the token does not replace it.
+        async with websockets.connect(
+            f"{url}?instance=one", origin=EXTENSION_ORIGIN, subprotocols=["browserdeck-relay"]
+        ) as ws:
+            await ws.send(json.dumps({"method": "auth", "params": {"nonce": nonce, "protocol": 2}}))
+            await ws.recv()
+            await ws.send(json.dumps({"method": "authProof", "params": {"proof": "00"}}))
+            with pytest.raises(ConnectionClosed):
+                await ws.recv()
         assert relay.status()["extensionConnected"] and relay.status()["tabs"] == 1
         # The same browser reconnecting (its worker restarted) replaces its old socket.
         again = await FakeExtension.connect(relay, tabs=[], instance="one", hello=False)
@@ -168,20 +206,78 @@ async def test_extension_endpoint_refusals(relay: RelayServer) -> None:
 async def test_real_second_extension_gets_409_over_http_check(
     ext: ExtBrowser, relay: RelayServer
 ) -> None:
-    """What the extension's failure diagnosis sees while another browser holds the slot."""
+    """What the extension's probe sees while another browser holds the slot (no token)."""
     async with httpx.AsyncClient(base_url=relay.cdp_url) as http:
         busy = await http.get(
-            "/extension/check?instance=someone-else",
-            headers={**relay.token_headers(), "Origin": EXTENSION_ORIGIN},
+            "/extension/check?instance=someone-else", headers={"Origin": EXTENSION_ORIGIN}
         )
         assert busy.status_code == 409
         assert "another browser" in busy.json()["error"]["message"]
+        assert (
+            await http.get("/extension/check", headers={"Origin": "https://evil.example"})
+        ).status_code == 403
     state = await ext.sw_eval("browserdeck.snapshot()")
     same = await ext.sw_eval(
-        f"fetch('{relay.cdp_url}/extension/check?instance=' + browserdeck.state.instance,"
-        f" {{headers: {{Authorization: '{relay.token_headers()['Authorization']}'}}}}).then(r => r.status)"
+        f"fetch('{relay.cdp_url}/extension/check?instance=' + browserdeck.state.instance)"
+        ".then(r => r.status)"
     )
     assert state["connected"] is True and same == 200
+
+
+async def test_a_squatter_on_the_relay_port_gets_no_token(
+    chromium_path: str, tmp_path: Path, relay: RelayServer
+) -> None:
+    """Issue 10.3: with the relay stopped, a plain websockets server on its port used to
+    receive ``bdtoken.<token>``. Now it gets a random nonce and nothing else, even when it
+    answers like the relay would (200 on the probe, a challenge with a made-up proof)."""
+    token = relay.token_headers()["Authorization"][7:]
+    seen: list[str] = []
+
+    def process_request(connection: ServerConnection, request: Request) -> Response | None:
+        seen.append(request.path)
+        seen.extend(f"{k}: {v}" for k, v in request.headers.raw_items())
+        if request.headers.get("Upgrade", "").lower() != "websocket":
+            return connection.respond(200, "{}")  # looks like a relay's /extension/check
+        return None
+
+    async def handler(ws: ServerConnection) -> None:
+        async for message in ws:
+            seen.append(str(message))
+            header = json.loads(str(message).split("\n", 1)[0])
+            if header.get("method") == "auth":
+                bogus = {"nonce": "cd" * 32, "proof": "ef" * 32}
+                await ws.send(json.dumps({"method": "authChallenge", "params": bogus}))
+
+    squatter = await websockets.serve(
+        handler,
+        "127.0.0.1",
+        0,
+        process_request=process_request,
+        select_subprotocol=lambda conn, offered: offered[0] if offered else None,
+    )
+    port = next(iter(squatter.sockets)).getsockname()[1]
+    browser = await launch_ext_browser(chromium_path, tmp_path / "squatted-chromium", relay)
+    try:
+        tab_id, _ = await browser.open_tab("about:blank#private")
+        await browser.pair(port=port, token=token)
+        await browser.share(tab_id)
+        state: dict[str, object] = {}
+        for _ in range(300):
+            state = await browser.sw_eval("browserdeck.snapshot()")
+            if "could not prove" in str(state["detail"]):
+                break
+            await asyncio.sleep(0.05)
+        assert "could not prove" in str(state["detail"]), state
+        await asyncio.sleep(2.5)  # a few more probes and attempts
+        assert any(s.startswith("/extension") for s in seen), seen
+        messages = [json.loads(m.split("\n", 1)[0]) for m in seen if m.startswith("{")]
+        assert messages and {m["method"] for m in messages} == {"auth"}, messages
+        assert not any(token in s for s in seen), "the squatter received the relay token"
+        assert state["connected"] is False
+    finally:
+        await browser.close()
+        squatter.close()
+        await squatter.wait_closed()
 
 
 @pytest.mark.parametrize("mode", ["single-active", "multi-client"])
@@ -213,3 +309,83 @@ def test_bad_settings_are_refused() -> None:
         RelayServer(port=0, token="t", client_mode="free-for-all")
     with pytest.raises(errors.InvalidInput):
         RelayServer(port=0, token="")
+
+
+async def test_the_extension_refuses_every_operation_on_unshared_tabs(
+    ext: ExtBrowser, relay: RelayServer, site: Site
+) -> None:
+    """Issue 10.3: whatever holds the extension's connection reaches only shared tabs,
+    tabs it opened itself and their popups; asked straight over the extension link (as a
+    rogue relay would), the extension refuses the rest."""
+    link = relay.relay.link
+    assert link is not None
+    shared_id, _ = await ext.open_shared(site.url("/page?title=Shared"))
+    private_id, private_target = await ext.open_tab(site.url("/page?title=Private"))
+    # A window holding only the private tab.
+    lonely = await ext.cdp.send(
+        "Target.createTarget", {"url": site.url("/page?title=Lonely"), "newWindow": True}
+    )
+    lonely_tab = await ext.sw_eval(
+        "(async () => { for (let i = 0; i < 100; i++) { const t = (await chrome.debugger"
+        f".getTargets()).find(x => x.id === {json.dumps(lonely['targetId'])});"
+        " if (t && t.tabId !== undefined) return t.tabId;"
+        " await new Promise(r => setTimeout(r, 20)); } return null; })()"
+    )
+    lonely_window = await ext.sw_eval(f"chrome.tabs.get({lonely_tab}).then(t => t.windowId)")
+
+    refusals = {
+        "attach": lambda: link.call("attach", {"tabId": private_id}),
+        "cdp": lambda: link.cdp(private_id, "Runtime.evaluate", {"expression": "1"}),
+        "closeTab": lambda: link.call("closeTab", {"tabId": private_id}),
+        "activateTab": lambda: link.call("activateTab", {"tabId": private_id}),
+        "getWindow(tab)": lambda: link.call("getWindow", {"tabId": private_id}),
+        "getWindow(window)": lambda: link.call("getWindow", {"windowId": lonely_window}),
+        "getWindow(none)": lambda: link.call("getWindow", {}),
+        "setWindowBounds": lambda: link.call(
+            "setWindowBounds", {"windowId": lonely_window, "bounds": {"width": 500}}
+        ),
+    }
+    for name, call in refusals.items():
+        with pytest.raises(CdpError) as refused:
+            await call()
+        assert "not shared" in refused.value.message or "no tab shared" in refused.value.message, (
+            name,
+            refused.value.message,
+        )
+    # The private tab is still open, untouched, and no debugger went near it.
+    targets = {t["targetId"]: t for t in await ext.browser_targets()}
+    assert private_target in targets and not targets[private_target]["attached"]
+    # The shared tab's window is reachable.
+    window = await link.call("getWindow", {"tabId": shared_id})
+    assert isinstance(window.get("windowId"), int)
+
+    # A tab the agent opens through the relay, and a popup of a shared tab, are shared
+    # automatically and carry the badge; the private tab does not.
+    created = await relay.relay.create_tab(site.url("/opener?title=Agent"))
+    popup_of = await ext.sw_eval("chrome.tabs.query({}).then(ts => ts.map(t => t.id))")
+    await relay.relay.tab_call(
+        created,
+        "Runtime.evaluate",
+        {
+            "expression": "new Promise(r => document.readyState === 'complete' ? r()"
+            " : addEventListener('load', r)).then(() => document.getElementById('wo').click())",
+            "awaitPromise": True,
+            "userGesture": True,
+        },
+    )
+    await wait_until(lambda: relay.status()["tabs"] == 3, what="the popup to be shared")
+    popup = next(
+        t for t in relay.relay.shared_tabs() if t.tab_id not in (shared_id, created.tab_id)
+    )
+    assert popup.tab_id not in popup_of and popup.opener_tab_id == created.tab_id
+
+    async def badge(tab_id: int) -> str:
+        return str(await ext.sw_eval(f"chrome.action.getBadgeText({{tabId: {tab_id}}})"))
+
+    for tab_id in (shared_id, created.tab_id, popup.tab_id):
+        for _ in range(50):
+            if await badge(tab_id) == "ON":
+                break
+            await asyncio.sleep(0.05)
+        assert await badge(tab_id) == "ON", tab_id
+    assert await badge(private_id) != "ON"

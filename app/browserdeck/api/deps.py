@@ -24,7 +24,22 @@ def engine_of(request: Request) -> Engine:
 
 
 def profile_of(request: Request, profile: str | None) -> ProfileContext:
+    _note_agent(request)
     return service_of(request).profile(profile)
+
+
+def _note_agent(request: Request) -> None:
+    """Who calls (X-Browserdeck-Session), for a pooled remote profile's one-browser-per-session.
+
+    A contextvar set in the request's own task: every ProfileContext method this request
+    runs sees it, without a parameter threaded through each of them.
+    """
+    from browserdeck import remote
+
+    session = (request.headers.get(remote.SESSION_HEADER) or "").strip()[:200]
+    client = request.headers.get("X-Browserdeck-Client", "client")[:60]
+    # Set even when absent: an in-process ASGI call runs in its caller's context.
+    remote.CURRENT_AGENT.set((session, f"{client} {session[:24]}") if session else None)
 
 
 @dataclass

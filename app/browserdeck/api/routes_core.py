@@ -69,14 +69,59 @@ class CreateProfile(BaseModel):
     cdpUrl: str | None = Field(None, description="makes a remote profile")
     driver: str | None = Field(None, description="managed (default), extension or remote")
     headless: bool | None = None
+    token: str | None = Field(
+        None, description="a browser service's token (kept in the secret store, not config)"
+    )
+    tokenParam: str | None = Field(None, description="the query parameter for the token")
+    tokenHeader: str | None = Field(None, description="send the token in this header")
+    pool: bool | None = Field(None, description="one browser from the service per agent session")
+    poolIdleSeconds: int | None = None
 
 
 @router.post("/profiles/create", summary="Create a profile (managed profiles get a CDP port)")
 async def create_profile(request: Request, body: CreateProfile) -> dict[str, Any]:
     return await service_of(request).create_profile(
         body.name, color=body.color, cdp_url=body.cdpUrl, driver=body.driver,
-        headless=body.headless,
+        headless=body.headless, token=body.token, token_param=body.tokenParam, token_header=body.tokenHeader,
+        pool=body.pool, pool_idle_seconds=body.poolIdleSeconds,
     )
+
+
+class ServiceToken(BaseModel):
+    token: str = Field(description="the browser service's token or API key", max_length=4096)
+
+
+@router.post("/profiles/token", summary="Store a remote profile's service token (secret store)")
+async def set_service_token(
+    request: Request, body: ServiceToken, profile: ProfileQ = None
+) -> dict[str, Any]:
+    from browserdeck import remote
+
+    ctx = profile_of(request, profile)
+    if ctx.remote is None:
+        from browserdeck.errors import InvalidInput
+
+        raise InvalidInput(
+            f"profile {ctx.name!r} is not a browser-service profile (a ws:// or wss:// cdpUrl)",
+            hint="a token is only stored for remote profiles on a service endpoint",
+        )
+    where = remote.store_token(ctx.name, body.token)
+    await ctx.stop()  # browsers connected with the old token are released
+    return {"profile": ctx.name, "stored": "keyring" if where == "keyring" else "file"}
+
+
+class ReleaseSession(BaseModel):
+    session: str = Field(description="the X-Browserdeck-Session id whose browsers to release")
+
+
+@router.post("/sessions/release", summary="Release an agent session's pooled remote browsers")
+async def release_session(request: Request, body: ReleaseSession) -> dict[str, Any]:
+    service = service_of(request)
+    released = []
+    for ctx in list(service.contexts.values()):
+        if ctx.remote is not None and await ctx.remote.release(body.session[:200]):
+            released.append(ctx.name)
+    return {"session": body.session, "released": released}
 
 
 @router.delete("/profiles/{name}", summary="Delete a profile (stops it; removes managed user data)")

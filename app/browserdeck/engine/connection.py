@@ -63,6 +63,19 @@ class BrowserPool:
         self._events = events
         self._conns: dict[str, Connection] = {}
         self._connecting: dict[str, asyncio.Future[Connection]] = {}
+        # key -> (real URL, headers, tries, timeout ms): a browser-service profile
+        # (browserdeck.remote) names each of its connections by a key without the secret,
+        # and each try at its URL starts a browser there, so it is tried once.
+        self._endpoints: dict[str, tuple[str, dict[str, str], int, int]] = {}
+
+    def set_endpoint(
+        self, key: str, url: str, headers: dict[str, str], *, tries: int = 1, timeout_ms: int = 20_000
+    ) -> None:
+        """Connect ``key`` to ``url`` with ``headers`` (the URL and headers may hold a secret)."""
+        self._endpoints[key] = (url, headers, tries, timeout_ms)
+
+    def forget_endpoint(self, key: str) -> None:
+        self._endpoints.pop(key, None)
 
     # --- connections -----------------------------------------------------
     async def connection(self, cdp_url: str, headers: dict[str, str] | None) -> Connection:
@@ -94,22 +107,27 @@ class BrowserPool:
             # (polling /client-slot with jitter) rather than fail, then name the holder.
             await wait_for_client_slot(cdp_url, headers, wait=RELAY_SLOT_WAIT)
         last: Exception | None = None
-        for attempt in range(CONNECT_TRIES):
-            timeout_ms = 5_000 + attempt * 2_500
+        target, tries, fixed_timeout = cdp_url, CONNECT_TRIES, 0
+        if cdp_url in self._endpoints:
+            target, extra, tries, fixed_timeout = self._endpoints[cdp_url]
+            headers = {**(headers or {}), **extra}
+        for attempt in range(tries):
+            timeout_ms = fixed_timeout or 5_000 + attempt * 2_500
             try:
                 browser = await self._pw.chromium.connect_over_cdp(
-                    cdp_url, timeout=timeout_ms, headers=headers or None
+                    target, timeout=timeout_ms, headers=headers or None
                 )
             except PlaywrightError as exc:
-                last = exc
+                # The message may quote the real URL, with its token: name it by its key.
+                last = PlaywrightError(str(exc).replace(target, cdp_url)) if target != cdp_url else exc
                 if headers and SLOT_HEADER in headers and is_slot_busy_error(exc):
                     # Someone took the slot between our check and the connect.
                     await wait_for_client_slot(cdp_url, headers, wait=RELAY_SLOT_WAIT)
                     continue
                 log.info(
-                    "connect %s try %d failed: %s", cdp_url, attempt + 1, str(exc).splitlines()[0]
+                    "connect %s try %d failed: %s", cdp_url, attempt + 1, str(last).splitlines()[0]
                 )
-                if attempt + 1 < CONNECT_TRIES:
+                if attempt + 1 < tries:
                     await asyncio.sleep(0.2 * (attempt + 1))
                 continue
             conn = Connection(cdp_url, browser)
@@ -128,7 +146,7 @@ class BrowserPool:
             return conn
         first = str(last).strip().splitlines()[0] if last else "unknown error"
         raise Unavailable(
-            f"cannot connect to the browser at {cdp_url} after {CONNECT_TRIES} tries: {first}",
+            f"cannot connect to the browser at {cdp_url} after {tries} tries: {first}",
             hint="check that the profile's browser is running (GET /) and start it with "
             "POST /start; an extension profile needs the extension connected",
             code="browser_unreachable",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 import weakref
 from collections.abc import Awaitable, Callable
@@ -77,6 +78,42 @@ def tab_crashed(what: str) -> Conflict:
         hint=CRASHED_HINT,
         code="tab_crashed",
     )
+
+
+# Text in password fields never leaves the engine (issue 10 item 8): not in snapshots (the
+# ai/role formats print a textbox's value), not echoed by fill. The accessibility tree
+# already shows bullets for them; this does the same for our own formats.
+MASK = "••••••••"
+_TEXTBOX_VALUE = re.compile(r"- textbox\b[^\n]*\]: ")
+_PASSWORD_VALUES_JS = (
+    "() => Array.from(document.querySelectorAll('input[type=password]'), e => e.value)"
+    ".filter(Boolean)"
+)
+
+
+async def password_values(state: PageState) -> list[str]:
+    """The current values of the tab's password inputs, in every frame."""
+    values: list[str] = []
+    for frame in state.page.frames:
+        try:
+            found = await frame.evaluate(_PASSWORD_VALUES_JS)
+        except Exception:  # a frame that navigated or went away: nothing to mask there
+            continue
+        values.extend(str(v) for v in found if isinstance(v, str))
+    return values
+
+
+def mask_passwords(text: str, values: list[str]) -> str:
+    """``text`` with each textbox line whose value is a password shown as bullets."""
+    if not values:
+        return text
+    secret = set(values)
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        match = _TEXTBOX_VALUE.search(line)
+        if match and line[match.end() :] in secret:
+            lines[i] = line[: match.end()] + MASK
+    return "\n".join(lines)
 
 
 class Engine:
@@ -395,10 +432,15 @@ class Engine:
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
-        taken = await self._bounded(
-            state, "snapshot", SNAPSHOT_DEADLINE, snap.snapshot(state, opts or o.SnapshotOptions())
-        )
-        return self._finish(state, before, taken)
+        async def take() -> dict[str, Any]:
+            result = await snap.snapshot(state, opts or o.SnapshotOptions())
+            text = result.get("snapshot")
+            if isinstance(text, str) and _TEXTBOX_VALUE.search(text):
+                result["snapshot"] = mask_passwords(text, await password_values(state))
+            return result
+
+        result = await self._bounded(state, "snapshot", SNAPSHOT_DEADLINE, take())
+        return self._finish(state, before, result)
 
     async def act(
         self,
@@ -410,10 +452,19 @@ class Engine:
         state = await self.page_state(cdp_url, target_id, headers, reads=action.kind != "close")
         before = self._file_visits.get(state, 0)
         state.actions += 1
-        done = await self._bounded(
-            state, action.kind, o.act_deadline(action) + DEADLINE_GRACE, actions.act(state, action)
+        async def run() -> dict[str, Any]:
+            result = await actions.act(state, action)
+            if action.kind == "fill" and isinstance(result.get("filled"), list):
+                secret = set(await password_values(state))
+                for entry in result["filled"]:
+                    if isinstance(entry, dict) and entry.get("value") in secret:
+                        entry["value"] = MASK
+            return result
+
+        result = await self._bounded(
+            state, action.kind, o.act_deadline(action) + DEADLINE_GRACE, run()
         )
-        return self._finish(state, before, done)
+        return self._finish(state, before, result)
 
     async def navigate(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.NavigateOptions

@@ -451,6 +451,8 @@ class StatusPanel(QMainWindow):
                 lines.append(" · ".join(bits))
             if status.get("detail"):
                 lines.append(str(status["detail"]))
+            if status.get("remote"):
+                lines.extend(states.remote_lines(status))
         self.detail_label.setText("\n".join(lines))
         can_open = running and (driver != "extension" or bool(status.get("extensionConnected")))
         can_open = can_open or (driver == "managed" and self.model.service is not None)

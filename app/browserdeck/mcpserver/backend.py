@@ -47,6 +47,7 @@ class Backend(Protocol):
         *,
         params: dict[str, Any] | None = None,
         json: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> Any: ...
 
     def describe(self) -> str: ...
@@ -110,6 +111,7 @@ class ApiBackend:
         *,
         params: dict[str, Any] | None = None,
         json: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         clean = {k: v for k, v in (params or {}).items() if v is not None}
         if self._prove is not None:
@@ -124,7 +126,9 @@ class ApiBackend:
                 raise Unavailable(problem[1], hint=NOT_OURS_HINT, code=problem[0])
             self._prove = None
         try:
-            resp = await self.client.request(method, path, params=clean, json=json)
+            resp = await self.client.request(
+                method, path, params=clean, json=json, headers=headers
+            )
         except httpx.ConnectError:
             raise Unavailable(
                 f"{self.label} does not answer",
@@ -201,11 +205,12 @@ class InProcessBackend:
         *,
         params: dict[str, Any] | None = None,
         json: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         api = await self._ensure()
         self._busy += 1
         try:
-            return await api.request(method, path, params=params, json=json)
+            return await api.request(method, path, params=params, json=json, headers=headers)
         except BrowserdeckError as exc:
             if exc.code == "port_in_use" and "DevTools endpoint" in exc.message:
                 # Most likely another `browserdeck mcp` without a service, with its own
@@ -323,10 +328,11 @@ class AutoBackend:
         *,
         params: dict[str, Any] | None = None,
         json: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         backend = await self._pick()
         try:
-            return await backend.request(method, path, params=params, json=json)
+            return await backend.request(method, path, params=params, json=json, headers=headers)
         except Unavailable as exc:
             if exc.code == "service_gone" and not self._explicit_url:
                 # The service went away: look again on the next call (in-process, or

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from browserdeck.errors import BrowserdeckError, Conflict, NotFound
 from browserdeck.mcpserver.claims import Owner
+from browserdeck.remote import SESSION_HEADER
 
 if TYPE_CHECKING:
     from browserdeck.mcpserver.server import McpApp
@@ -107,7 +108,13 @@ class Call:
         self, method: str, path: str, *, params: dict[str, Any] | None = None, json: Any = None
     ) -> Any:
         query = {"profile": self.session.profile, **(params or {})}
-        return await self.app.backend.request(method, path, params=query, json=json)
+        # The session's identity: a pooled remote profile gives each session its own browser.
+        return await self.app.backend.request(
+            method, path, params=query, json=json, headers=self.session_headers()
+        )
+
+    def session_headers(self) -> dict[str, str]:
+        return {SESSION_HEADER: self.session.owner.id}
 
     async def profile_name(self) -> str:
         """The session's profile, resolved to a name (the default profile when unset)."""

@@ -26,7 +26,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from browserdeck import __version__, confine
+from browserdeck import __version__, aio, confine
 from browserdeck.config import Config
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.mcpserver import output, tools
@@ -106,6 +106,7 @@ class McpApp:
         self.settings = settings
         self.claims = claims or TabClaims()
         self.sessions: dict[str, AgentSession] = {}
+        self._releases: set[asyncio.Task[None]] = set()
         self._selections: dict[str, dict[str, tools.ToolSpec]] = {}
         select_tools(tools_spec, run_code=self.run_code_enabled())  # fail early on a bad spec
         self.server: Server[Any] = Server(
@@ -206,6 +207,18 @@ class McpApp:
         session = self.sessions.pop(key, None)
         if session is not None:
             self.claims.release(session.owner)
+            # Its browsers from a pooled remote profile go back to the service.
+            task = aio.create_task(
+                self._release_remote(session.owner.id), name="mcp-release-session"
+            )
+            self._releases.add(task)
+            task.add_done_callback(self._releases.discard)
+
+    async def _release_remote(self, owner_id: str) -> None:
+        try:
+            await self.backend.request("POST", "/sessions/release", json={"session": owner_id})
+        except Exception as exc:  # the backend may be gone at shutdown
+            log.debug("releasing remote browsers of %s: %s", owner_id, exc)
 
     # --- MCP handlers -------------------------------------------------------------
     async def _list_tools(
@@ -313,6 +326,8 @@ class McpApp:
             session = self.sessions[key]
             await runcode.reset(session)
             self.end_session(key)
+        if self._releases:
+            await asyncio.wait(set(self._releases), timeout=5)
         await self.backend.close()
 
     async def run_stdio(self) -> None:

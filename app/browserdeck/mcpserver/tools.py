@@ -828,7 +828,9 @@ async def profiles(call: Call) -> Reply:
             f"this session now uses profile {name} ({status.get('driver')}, "
             f"{'running' if status.get('running') else 'not running yet'})"
         )
-    data = await call.app.backend.request("POST", f"/{action}", params={"profile": name})
+    data = await call.app.backend.request(
+        "POST", f"/{action}", params={"profile": name}, headers=call.session_headers()
+    )
     return Reply(
         f"profile {name}: {data.get('state', 'done')}"
         + (f" ({data['detail']})" if data.get("detail") else "")
@@ -1066,15 +1068,16 @@ async def set_offline(call: Call) -> Reply:
 @tool(
     "browser_run_code",
     "Run Python with Playwright objects in scope: page (this tab), context, browser, state "
-    "(a dict kept between calls). Use await; return a value.",
-    obj({"code": s()}, ["code"]),
+    "(a dict kept between calls). Use await; return a value. Runs in its own process; "
+    "stopped after timeout seconds (default 30).",
+    obj({"code": s(), "timeout": n("seconds, default 30, at most 300")}, ["code"]),
     group="code",
     narrow="Return less",
 )
 async def run_code(call: Call) -> Reply:
     from browserdeck.mcpserver import runcode
 
-    return Reply(await runcode.run(call, call.args["code"]))
+    return Reply(await runcode.run(call, call.args["code"], call.args.get("timeout")))
 
 
 @tool("browser_reset", "Drop browser_run_code's connection and state.", obj(), group="code")

@@ -3,7 +3,7 @@
 The extension can only debug single tabs (``chrome.debugger``), so the relay plays
 the browser: it answers the browser-level ``Browser.*`` and ``Target.*`` commands from
 its own bookkeeping and forwards everything else to the right tab. What Playwright
-needs from it is listed in shared/research/relay.md; the rules that matter most:
+needs from it is summarised in docs/extension.md; the rules that matter most:
 
 * ``Target.attachedToTarget`` is sent before the reply of the command that caused it
   (``setAutoAttach``, ``createTarget``, ``attachToTarget``), with a real targetId, a
@@ -31,6 +31,7 @@ import json
 import logging
 import secrets
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +86,32 @@ CONTEXT_EVENTS = frozenset(
         "Runtime.executionContextCreated",
         "Runtime.executionContextDestroyed",
         "Runtime.executionContextsCleared",
+    }
+)
+# Domains whose events Chrome sends to a session only after it enabled them (X.enable or
+# one of ENABLERS). Events of other domains (Inspector, Target, ...) go to every session.
+ENABLE_DOMAINS = frozenset(
+    {
+        "Accessibility", "Animation", "Audits", "Autofill", "BackgroundService", "CSS",
+        "Cast", "Console", "DOM", "DOMStorage", "Database", "Debugger", "DeviceAccess",
+        "FedCm", "Fetch", "HeapProfiler", "IndexedDB", "Input", "LayerTree", "Log", "Media",
+        "Network", "Overlay", "Page", "Performance", "PerformanceTimeline", "Preload",
+        "Profiler", "Runtime", "Security", "ServiceWorker", "Tracing", "WebAudio", "WebAuthn",
+    }
+)  # fmt: skip
+# Commands other than X.enable after which Chrome sends a session events of their domain.
+ENABLERS = frozenset(
+    {
+        "Page.setLifecycleEventsEnabled",
+        "Page.startScreencast",
+        "Page.setInterceptFileChooserDialog",
+        "DOM.getDocument",
+        "DOM.getFlattenedDocument",
+        "Tracing.start",
+        "Input.setInterceptDrags",
+        "Profiler.startPreciseCoverage",
+        "HeapProfiler.startSampling",
+        "HeapProfiler.startTrackingHeapObjects",
     }
 )
 # Commands that create a session on a tab and so need the client slot.
@@ -177,6 +204,11 @@ class Session:
     # (key, domain) pairs this session enabled; key "" is the tab, else a child session id.
     enabled: set[tuple[str, str]] = field(default_factory=set)
     known_children: set[str] = field(default_factory=set)
+    # Keys ("" = the tab, else a child session id) on which this session asked for
+    # Target.setAutoAttach: only these sessions hear about new children there, as in
+    # Chrome. Announcing a child on another session too makes Puppeteer replace its
+    # frame session with an orphan (issue 12.1).
+    auto_attach: set[str] = field(default_factory=set)
 
     def runtime_on(self, key: str) -> bool:
         return (key, "Runtime") in self.enabled
@@ -279,8 +311,12 @@ class Relay:
         self.user_agent = ""
         self.product = "Chrome/unknown"
         self.extension_version = ""
+        # Chrome's id for the user's profile context, learnt from the extension (which
+        # keeps it from an earlier attach) or from our first attach; until then a stand-in.
         self.context_id = "BD" + secrets.token_hex(15).upper()
-        self.browser_target_id = secrets.token_hex(16).upper()
+        self.context_known = False
+        # Chrome's browser target id is a UUID (page targets are 32 hex digits).
+        self.browser_target_id = str(uuid.uuid4())
         self._on_tabs_changed = on_tabs_changed or (lambda: None)
         self._slot_guard = slot_guard or (lambda client: None)
         self.command_timeout = command_timeout
@@ -306,6 +342,8 @@ class Relay:
         if opener is not None:
             info["openerId"] = opener.target_id
             info["canAccessOpener"] = True
+            # A popup's opener frame is its opener's main frame, whose id is the target id.
+            info["openerFrameId"] = opener.target_id
         return info
 
     def browser_target_info(self) -> dict[str, Any]:
@@ -338,8 +376,9 @@ class Relay:
             raise CdpError(NO_EXTENSION_MESSAGE)
         if tab is None or not tab.exposable:
             raise CdpError(
-                f"No target with given id found: {target_id!r} is not a tab shared with "
-                "the browserdeck extension"
+                "No target with given id found",
+                INVALID_PARAMS,
+                f"{target_id!r} is not a tab shared with the browserdeck extension",
             )
         return tab
 
@@ -393,7 +432,9 @@ class Relay:
         elif method == "tabUnshared":
             tab = self.tabs.get(params.get("tabId"))  # type: ignore[arg-type]
             if tab is not None:
-                await self._remove_tab(tab, detach_debugger=False)
+                await self._remove_tab(
+                    tab, detach_debugger=False, closed=params.get("reason") == "closed"
+                )
                 self._on_tabs_changed()
         elif method == "debuggerDetached":
             await self._on_debugger_detached(params)
@@ -410,14 +451,17 @@ class Relay:
         self.extension_version = link.info.version
         if ua:
             self.user_agent = ua
-            self.product = _product_from_ua(ua)
+            self.product = _product_from_ua(ua, str(params.get("fullVersion") or ""))
         if link.info.browser_context_id:
             self.context_id = str(link.info.browser_context_id)
+            self.context_known = True
         for info in params.get("tabs") or []:
             await self._add_tab(info, notify=False)
         self._on_tabs_changed()
 
-    async def _add_tab(self, info: dict[str, Any], *, notify: bool = True) -> Tab | None:
+    async def _add_tab(
+        self, info: dict[str, Any], *, notify: bool = True, fresh: bool = False
+    ) -> Tab | None:
         tab_id = info.get("tabId")
         target_id = info.get("targetId")
         if not isinstance(tab_id, int) or not isinstance(target_id, str) or not target_id:
@@ -435,22 +479,26 @@ class Relay:
             tab.opener_tab_id = opener
         if isinstance(info.get("windowId"), int):
             tab.window_id = info["windowId"]
-        await self._announce_everywhere(tab)
+        await self._announce_everywhere(tab, fresh=fresh or tab.opener_tab_id is not None)
         if notify:
             self._on_tabs_changed()
         return tab
 
-    async def _announce_everywhere(self, tab: Tab) -> None:
+    async def _announce_everywhere(self, tab: Tab, *, fresh: bool = False) -> None:
         if not tab.exposable:
             return
         for client in list(self.clients.values()):
             for scope in list(client.scopes.values()):
                 if scope.discover and tab.target_id not in scope.discovered:
                     scope.discovered.add(tab.target_id)
+                    info = self.target_info(tab, attached=bool(tab.sessions))
+                    if fresh:
+                        # Like Chrome: a new tab is announced before it has a title.
+                        info["title"] = ""
                     await client.send(
                         event_message(
                             "Target.targetCreated",
-                            dumps({"targetInfo": self.target_info(tab, attached=False)}),
+                            dumps({"targetInfo": info}),
                             client.wire_sid(scope.session_id),
                         )
                     )
@@ -467,6 +515,7 @@ class Relay:
             return None
         session = self._new_session(client, tab, scope)
         scope.announced[tab.target_id] = session
+        await self._attachment_changed(tab)
         await client.send(
             event_message(
                 "Target.attachedToTarget",
@@ -482,19 +531,65 @@ class Relay:
         )
         return session
 
+    def _learn_context_id(self, info: dict[str, Any]) -> None:
+        if info.get("browserContextId") and not self.context_known:
+            self.context_id = str(info["browserContextId"])
+            self.context_known = True
+
+    async def learn_context(self, tab: Tab | None = None, *, keep: bool = False) -> None:
+        """Before the first announcement, attach to one shared tab to learn Chrome's real
+        browserContextId (the extension remembers it afterwards), so tabs and their
+        iframes carry the same one. The debugger stays on: a session follows at once."""
+        if self.context_known or self.link is None or self.link.closed:
+            return
+        tab = tab or next(iter(self.shared_tabs()), None)
+        if tab is None or tab.attached or tab.attaching is not None:
+            return
+        tab.attaching = []
+        tab.attach_done = asyncio.Event()
+        await self._attach(tab, keep=True)
+        if not keep:
+            self._maybe_detach(tab)
+
+    async def _attachment_changed(self, tab: Tab) -> None:
+        """Chrome reports a target's ``attached`` flag flipping (first session in, last
+        one out) to every client discovering targets."""
+        if len(tab.sessions) > 1 or tab.removed:
+            return
+        info = dumps({"targetInfo": self.target_info(tab, attached=bool(tab.sessions))})
+        for client in list(self.clients.values()):
+            for scope in list(client.scopes.values()):
+                if scope.discover and tab.target_id in scope.discovered:
+                    await client.send(
+                        event_message(
+                            "Target.targetInfoChanged", info, client.wire_sid(scope.session_id)
+                        )
+                    )
+
     def _new_session(self, client: Client, tab: Tab, scope: Scope) -> Session:
         session = Session(new_session_id(), client, tab, scope)
         client.sessions[session.session_id] = session
         tab.sessions.append(session)
         return session
 
-    async def _drop_session(self, session: Session, *, notify: bool = True) -> None:
+    async def _drop_session(
+        self, session: Session, *, notify: bool = True, closed: bool = False
+    ) -> None:
         client, tab, scope = session.client, session.tab, session.scope
         client.sessions.pop(session.session_id, None)
         if session in tab.sessions:
             tab.sessions.remove(session)
         if scope.announced.get(tab.target_id) is session:
             del scope.announced[tab.target_id]
+        if notify and closed and not client.closed:
+            # What Chrome tells a session whose page was closed.
+            await client.send(
+                event_message(
+                    "Inspector.detached",
+                    '{"reason":"Render process gone."}',
+                    client.wire_sid(session.session_id),
+                )
+            )
         if notify and not client.closed:
             if client.implicit is session:
                 # A per-page connection whose page went away: Chrome closes it too.
@@ -507,6 +602,8 @@ class Relay:
                         client.wire_sid(scope.session_id),
                     )
                 )
+        if not tab.sessions and not closed:
+            await self._attachment_changed(tab)
         self._maybe_detach(tab)
 
     def _maybe_detach(self, tab: Tab) -> None:
@@ -526,10 +623,10 @@ class Relay:
         except CdpError as exc:
             log.debug("detaching the debugger from tab %s: %s", tab_id, exc.message)
 
-    async def _hide_tab(self, tab: Tab) -> None:
+    async def _hide_tab(self, tab: Tab, *, closed: bool = False) -> None:
         """Take a tab away from every client (closed, unshared, or gone restricted)."""
         for session in list(tab.sessions):
-            await self._drop_session(session)
+            await self._drop_session(session, closed=closed)
         for client in list(self.clients.values()):
             for scope in client.scopes.values():
                 if tab.target_id in scope.discovered:
@@ -542,13 +639,13 @@ class Relay:
                         )
                     )
 
-    async def _remove_tab(self, tab: Tab, *, detach_debugger: bool) -> None:
+    async def _remove_tab(self, tab: Tab, *, detach_debugger: bool, closed: bool = False) -> None:
         if tab.removed:
             return
         if not detach_debugger:
             # The extension already let go of it (closed tab, unshared, disconnected).
             tab.attached = False
-        await self._hide_tab(tab)
+        await self._hide_tab(tab, closed=closed)
         tab.removed = True
         for child in tab.reset_debugger_state():
             self.child_owner.pop(child, None)
@@ -564,6 +661,7 @@ class Relay:
         if tab is None:
             return
         was_exposable = tab.exposable
+        old_url = tab.url
         if isinstance(params.get("url"), str) and params["url"]:
             tab.url = params["url"]
         if isinstance(params.get("title"), str):
@@ -574,8 +672,10 @@ class Relay:
             await self._hide_tab(tab)
         elif not was_exposable and tab.exposable:
             await self._announce_everywhere(tab)
-        elif tab.exposable:
-            info = dumps({"targetInfo": self.target_info(tab)})
+        elif tab.exposable and tab.url != old_url:
+            # Chrome reports targetInfoChanged when a navigation commits, not when only
+            # the title changes.
+            info = dumps({"targetInfo": self.target_info(tab, attached=bool(tab.sessions))})
             for client in list(self.clients.values()):
                 for scope in client.scopes.values():
                     if scope.discover and tab.target_id in scope.discovered:
@@ -640,9 +740,7 @@ class Relay:
                         )
                     )
             return
-        for session in list(tab.sessions):
-            if key and key not in session.known_children:
-                continue
+        for session in self._event_sessions(tab, key, method):
             client = session.client
             await client.send(
                 event_message(method, params_json, client.wire_sid(key or session.session_id))
@@ -653,6 +751,22 @@ class Relay:
             browser_method = method.replace("Page.", "Browser.", 1)
             for client in {s.client for s in tab.sessions}:
                 await client.send(event_message(browser_method, params_json, None))
+
+    @staticmethod
+    def _event_sessions(tab: Tab, key: str, method: str) -> list[Session]:
+        """The sessions of ``tab`` that get an event: as in Chrome, only those that enabled
+        its domain (issue 12.2); all of them for domains that need no enable."""
+        domain = method.partition(".")[0]
+        if domain in ENABLE_DOMAINS:
+            return [s for s in tab.sessions if (key, domain) in s.enabled]
+        if domain == "Target":
+            # Children's targetInfoChanged & co. belong to the sessions auto-attaching them.
+            return [
+                s
+                for s in tab.sessions
+                if key in s.auto_attach and (not key or key in s.known_children)
+            ]
+        return [s for s in tab.sessions if not key or key in s.known_children]
 
     def _track_context(self, tab: Tab, key: str, method: str, params_json: str) -> None:
         params = json.loads(params_json)
@@ -686,7 +800,7 @@ class Relay:
         tab.children[child_sid] = Child(child_sid, key, info)
         self.child_owner[child_sid] = tab
         for session in list(tab.sessions):
-            if key and key not in session.known_children:
+            if key not in session.auto_attach or (key and key not in session.known_children):
                 continue
             session.known_children.add(child_sid)
             client = session.client
@@ -827,11 +941,11 @@ class Relay:
             await client.send(
                 error_message(
                     msg_id,
-                    f"'{method}' wasn't found: the browserdeck relay answers browser-level "
-                    "commands itself and does not support this one (send page commands on "
-                    "a page session)",
+                    f"'{method}' wasn't found",
                     reply_sid,
                     METHOD_NOT_FOUND,
+                    "the browserdeck relay answers browser-level commands itself and does "
+                    "not support this one (send page commands on a page session)",
                 )
             )
             return
@@ -864,13 +978,15 @@ class Relay:
         try:
             result = await handler(self, client, scope, params, session)
         except CdpError as exc:
-            await client.send(error_message(msg_id, exc.message, reply_sid, exc.code))
+            await client.send(error_message(msg_id, exc.message, reply_sid, exc.code, exc.data))
             return
         except Exception as exc:
             log.exception("relay: handling a browser-level command failed")
             await client.send(error_message(msg_id, f"relay error: {exc}", reply_sid))
             return
         await client.send(result_message(msg_id, dumps(result), reply_sid))
+        if isinstance(result, _Then):
+            await result.after()
 
     # Page-session commands ------------------------------------------------------
     async def _session_command(
@@ -939,6 +1055,8 @@ class Relay:
         reply_sid: str | None,
     ) -> None:
         hook: Hook | None = None
+        if method in ENABLERS:
+            session.enabled.add((key, domain))
         if name == "enable":
             if domain != "Runtime" or session.runtime_on(key):
                 session.enabled.add((key, domain))
@@ -963,8 +1081,16 @@ class Relay:
             if domain == "Runtime":
                 tab.runtime_enabled.discard(key)
                 tab.contexts.pop(key, None)
-        elif method == "Target.setAutoAttach" and params.get("autoAttach"):
-            hook = self._replay_children_hook(session, key, client)
+        elif method == "Target.setAutoAttach":
+            if params.get("autoAttach"):
+                session.auto_attach.add(key)
+                hook = self._replay_children_hook(session, key, client)
+            else:
+                session.auto_attach.discard(key)
+                if any(key in other.auto_attach for other in tab.sessions):
+                    # Another session still wants the children: keep Chrome auto-attaching.
+                    await client.send(result_message(msg_id, "{}", reply_sid))
+                    return
         await self._forward(
             _Command(
                 client,
@@ -1041,13 +1167,14 @@ class Relay:
             tab.attach_done = asyncio.Event()
             create_task(self._attach(tab), name=f"relay-attach-{tab.tab_id}")
 
-    async def _attach(self, tab: Tab) -> None:
+    async def _attach(self, tab: Tab, *, keep: bool = False) -> None:
         error: str | None = None
         try:
             link = self._require_link()
             result = await link.call("attach", {"tabId": tab.tab_id}, reply_timeout=self.op_timeout)
             info = result.get("targetInfo") if isinstance(result, dict) else None
             if isinstance(info, dict):
+                self._learn_context_id(info)
                 if info.get("url"):
                     tab.url = str(info["url"])
                 if info.get("title"):
@@ -1070,7 +1197,8 @@ class Relay:
         tab.attached = True
         if done is not None:
             done.set()
-        self._maybe_detach(tab)
+        if not keep:
+            self._maybe_detach(tab)
 
     async def _send_command(self, cmd: _Command) -> None:
         link = self.link
@@ -1140,7 +1268,7 @@ class Relay:
             reply_timeout=self.op_timeout,
         )
         info = result.get("tab") if isinstance(result, dict) else None
-        tab = await self._add_tab(info or {}) if isinstance(info, dict) else None
+        tab = await self._add_tab(info or {}, fresh=True) if isinstance(info, dict) else None
         if tab is None:
             raise CdpError("the extension opened a tab but did not report it")
         return tab
@@ -1148,7 +1276,10 @@ class Relay:
     async def close_tab(self, tab: Tab) -> None:
         link = self._require_link()
         await link.call("closeTab", {"tabId": tab.tab_id}, reply_timeout=self.op_timeout)
-        await self._remove_tab(tab, detach_debugger=False)
+        await self.forget_closed_tab(tab)
+
+    async def forget_closed_tab(self, tab: Tab) -> None:
+        await self._remove_tab(tab, detach_debugger=False, closed=True)
         self._on_tabs_changed()
 
     async def activate_tab(self, tab: Tab) -> None:
@@ -1159,12 +1290,23 @@ class Relay:
         return self._tab_by_target(target_id)
 
 
-def _product_from_ua(ua: str) -> str:
+def _product_from_ua(ua: str, full_version: str = "") -> str:
+    # The user agent carries a reduced version (156.0.0.0); the extension sends the full
+    # one from navigator.userAgentData, which is what Chrome's own product string has.
+    # Chrome's product is "Chrome/<version>" even headless (the UA then says HeadlessChrome).
     for token in ua.split():
         name, _, version = token.partition("/")
         if name in ("Chrome", "HeadlessChrome", "Chromium") and version:
-            return f"{name}/{version}"
+            return f"Chrome/{full_version or version}"
     return "Chrome/unknown"
+
+
+class _Then(dict[str, Any]):
+    """A handler's result plus what to do once the reply is on its way."""
+
+    def __init__(self, result: dict[str, Any], after: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(result)
+        self.after = after
 
 
 # ---------------------------------------------------------------------------
@@ -1241,10 +1383,17 @@ async def _set_window_bounds(
 async def _set_auto_attach(
     r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
+    if not p.get("flatten"):
+        raise CdpError(
+            "Only flatten protocol is supported with browser level auto-attach", INVALID_PARAMS
+        )
     s.auto_attach = bool(p.get("autoAttach"))
     if s.auto_attach:
+        await r.learn_context(keep=True)
         for tab in r.shared_tabs():
             await r._announce(c, s, tab)
+        for tab in r.shared_tabs():
+            r._maybe_detach(tab)  # the tab used to learn the context, if it was declined
     return {}
 
 
@@ -1253,19 +1402,14 @@ async def _set_discover(
 ) -> dict[str, Any]:
     s.discover = bool(p.get("discover"))
     if s.discover:
+        await r.learn_context()
         for tab in r.shared_tabs():
             if tab.target_id not in s.discovered:
                 s.discovered.add(tab.target_id)
                 await c.send(
                     event_message(
                         "Target.targetCreated",
-                        dumps(
-                            {
-                                "targetInfo": r.target_info(
-                                    tab, attached=tab.target_id in s.announced
-                                )
-                            }
-                        ),
+                        dumps({"targetInfo": r.target_info(tab, attached=bool(tab.sessions))}),
                         c.wire_sid(s.session_id),
                     )
                 )
@@ -1277,6 +1421,7 @@ async def _set_discover(
 async def _get_targets(
     r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
+    await r.learn_context()
     return {
         "targetInfos": [r.target_info(tab, attached=bool(tab.sessions)) for tab in r.shared_tabs()]
     }
@@ -1294,7 +1439,11 @@ async def _get_target_info(
             for child in owner.children.values():
                 if child.target_info.get("targetId") == target_id:
                     return {"targetInfo": child.target_info}
-        raise CdpError(f"No target with given id found: {target_id!r}")
+        raise CdpError(
+            "No target with given id found",
+            INVALID_PARAMS,
+            f"{target_id!r} is not a tab shared with the browserdeck extension",
+        )
     if sess is not None:
         return {"targetInfo": r.target_info(sess.tab)}
     return {"targetInfo": r.browser_target_info()}
@@ -1346,8 +1495,10 @@ async def _attach_to_target(
             "only flat sessions are supported: send Target.attachToTarget with flatten: true"
         )
     tab = r._tab_by_target(p.get("targetId"))
+    await r.learn_context(tab, keep=True)
     session = r._new_session(c, tab, s)
     s.declined.discard(tab.target_id)
+    await r._attachment_changed(tab)
     await c.send(
         event_message(
             "Target.attachedToTarget",
@@ -1372,7 +1523,7 @@ async def _detach_from_target(
         tab = r.by_target.get(p["targetId"])
         sid = next((x.session_id for x in (tab.sessions if tab else []) if x.client is c), None)
     if not isinstance(sid, str):
-        return {}
+        raise CdpError("No session with given id", INVALID_PARAMS)
     session = c.sessions.get(sid)
     if session is not None:
         if session.scope.announced.get(session.tab.target_id) is session:
@@ -1402,7 +1553,8 @@ async def _detach_from_target(
             session_id=tab.children[sid].parent or None,
             reply_timeout=r.op_timeout,
         )
-    return {}
+        return {}
+    raise CdpError("No session with given id", INVALID_PARAMS)
 
 
 async def _create_target(
@@ -1413,6 +1565,7 @@ async def _create_target(
         raise CdpError(
             f"unknown browserContextId {context!r}: the relay has only the default context"
         )
+    await r.learn_context()
     tab = await r.create_tab(
         str(p.get("url") or "about:blank"),
         background=bool(p.get("background")),
@@ -1425,8 +1578,9 @@ async def _close_target(
     r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     tab = r._tab_by_target(p.get("targetId"))
-    await r.close_tab(tab)
-    return {"success": True}
+    await r._require_link().call("closeTab", {"tabId": tab.tab_id}, reply_timeout=r.op_timeout)
+    # Chrome answers first, then reports the sessions and the target going.
+    return _Then({"success": True}, lambda: r.forget_closed_tab(tab))
 
 
 async def _activate_target(

@@ -16,6 +16,7 @@ Relay → extension requests (``id`` set; the extension replies with the same id
 ``cdp`` (tabId, sessionId?, cdpMethod + payload), ``attach`` / ``detach`` (tabId),
 ``createTab`` (url, background, newWindow), ``closeTab`` / ``activateTab`` (tabId),
 ``getWindow`` (tabId), ``setWindowBounds`` (windowId, bounds).
+Before any of these, the auth exchange described at AUTH_NONCE_BYTES below.
 Relay → extension notices: ``welcome`` (profile, color), ``ping``, ``pong``.
 Extension → relay notices: ``hello`` (tabs, userAgent, version, browserContextId),
 ``tabShared`` (tab), ``tabUpdated`` (tabId, url?, title?), ``tabUnshared`` (tabId,
@@ -25,15 +26,38 @@ reason), ``debuggerDetached`` (tabId, reason), ``ping``, ``pong``; CDP events as
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from typing import Any
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 SUBPROTOCOL = "browserdeck-relay"
-# The browser WebSocket API cannot set headers, so the extension offers its token as a
-# second subprotocol "bdtoken.<token>" (base64url is a valid subprotocol token). The
-# relay never selects it, so it is not echoed back.
-TOKEN_SUBPROTOCOL_PREFIX = "bdtoken."
+# Mutual proof before anything else on /extension (issue 10.3: whatever listened on the
+# relay port used to receive the token). The token itself never goes on the wire:
+#   extension -> relay  {"method":"auth","params":{"nonce":NE,"protocol":2}}
+#   relay -> extension  {"method":"authChallenge","params":{"nonce":NR,"proof":P_relay}}
+#   extension -> relay  {"method":"authProof","params":{"proof":P_ext}}   then "hello"
+# with P_x = hex(HMAC-SHA256(token, "browserdeck-<x>\n" + NE + "\n" + NR)), x = relay or
+# extension. The extension checks P_relay before it sends its own proof or any tab data,
+# so a squatter on the port learns only a random nonce; the relay checks P_ext before it
+# accepts anything. The labels stop one side's proof from being replayed as the other's.
+AUTH_NONCE_BYTES = 32
+AUTH_TIMEOUT = 5.0
+
+
+def auth_proof(token: str, side: str, extension_nonce: str, relay_nonce: str) -> str:
+    """The HMAC one side sends to prove it knows ``token`` (``side``: relay|extension)."""
+    message = f"browserdeck-{side}\n{extension_nonce}\n{relay_nonce}".encode()
+    return hmac.new(token.encode(), message, hashlib.sha256).hexdigest()
+
+
+def proof_ok(token: str, side: str, extension_nonce: str, relay_nonce: str, proof: Any) -> bool:
+    if not isinstance(proof, str) or not proof.isascii():
+        return False
+    expected = auth_proof(token, side, extension_nonce, relay_nonce)
+    return hmac.compare_digest(expected.encode(), proof.encode())
+
 
 NO_EXTENSION_MESSAGE = (
     "no browser is connected to the relay: connect the browserdeck extension "
@@ -112,9 +136,16 @@ def result_message(msg_id: Any, result_json: str, session_id: str | None) -> str
 
 
 def error_message(
-    msg_id: Any, message: str, session_id: str | None, code: int = SERVER_ERROR
+    msg_id: Any,
+    message: str,
+    session_id: str | None,
+    code: int = SERVER_ERROR,
+    data: str | None = None,
 ) -> str:
-    out: dict[str, Any] = {"id": msg_id, "error": {"code": code, "message": message}}
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data:
+        error["data"] = data
+    out: dict[str, Any] = {"id": msg_id, "error": error}
     if session_id:
         out["sessionId"] = session_id
     return dumps(out)
@@ -123,7 +154,10 @@ def error_message(
 class CdpError(Exception):
     """A CDP-level failure to report to the client that sent the command."""
 
-    def __init__(self, message: str, code: int = SERVER_ERROR) -> None:
+    def __init__(self, message: str, code: int = SERVER_ERROR, data: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
+        # Chrome's own message goes in ``message`` (clients match on it); why, and what to
+        # do, in ``data``, where CDP puts details.
+        self.data = data

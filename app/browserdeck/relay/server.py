@@ -3,12 +3,13 @@
 One ``RelayServer`` per ``extension`` profile, on 127.0.0.1 (18792 by default):
 
 * ``/extension`` (WebSocket): the browserdeck extension, one at a time. It must come
-  from the pinned ``chrome-extension://<id>`` origin *and* carry the relay token.
+  from the pinned ``chrome-extension://<id>`` origin *and* prove it knows the relay
+  token, after the relay proved it first (protocol.auth_proof; no token on the wire).
 * ``/cdp`` (also ``/devtools/browser/<any>``, ``/devtools/page/<targetId>``): CDP clients
   (our engine, the service, a user's own Playwright/Puppeteer) with the token.
 * HTTP: ``GET /`` (health, no token), ``/json/version``, ``/json/list``, ``/json/new``,
   ``/json/activate/<id>``, ``/json/close/<id>``, ``/extension/status``,
-  ``/extension/check``, ``/client-slot`` (token).
+  ``/client-slot`` (token); ``/extension/check`` (our extension's Origin, no token).
 
 Every request is refused unless it comes from a loopback address with a loopback
 ``Host`` (DNS rebinding) and without a web page's ``Origin``. Client arbitration:
@@ -19,10 +20,12 @@ naming the holder; ``multi-client`` lets everyone in. See docs/extension.md.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import itertools
 import json
 import logging
+import secrets
 import time
 import urllib.parse
 from collections.abc import Sequence
@@ -32,6 +35,7 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 from websockets.typing import Subprotocol
 
 from browserdeck import errors, guard
@@ -41,10 +45,14 @@ from browserdeck.relay.core import Client, Relay, Tab
 from browserdeck.relay.extension_id import EXTENSION_ID
 from browserdeck.relay.link import ExtensionLink
 from browserdeck.relay.protocol import (
+    AUTH_NONCE_BYTES,
+    AUTH_TIMEOUT,
     PROTOCOL_VERSION,
     SUBPROTOCOL,
-    TOKEN_SUBPROTOCOL_PREFIX,
     CdpError,
+    auth_proof,
+    frame,
+    proof_ok,
     split_frame,
 )
 
@@ -57,6 +65,10 @@ MAX_MESSAGE = 256 * 1024 * 1024
 # and answers our pings).
 EXTENSION_SILENCE_LIMIT = 45.0
 PING_EVERY = 10.0
+# How long a new client waits for the slot holder's socket to finish closing before it
+# gets 409: a client that disconnects and reconnects at once (Puppeteer's disconnect()
+# does not wait for the close handshake) would otherwise race its own old connection.
+SLOT_HANDOVER_WAIT = 1.0
 SLOT_HEADER = "X-Browserdeck-Slot"
 CLIENT_HEADER = "X-Browserdeck-Client"
 
@@ -112,6 +124,7 @@ class RelayServer:
         self._upgrades: dict[int, _Upgrade] = {}
         self._client_ids = itertools.count(1)
         self._slot_holder: Client | None = None
+        self._slot_freed = asyncio.Event()
         self._extension_ready = asyncio.Event()
         self._stopping = False
         self.relay = Relay(
@@ -271,8 +284,8 @@ class RelayServer:
             )
         if self.client_mode == "multi-client":
             return None
-        holder = self._slot_holder
-        if holder is None or holder.closed:
+        holder = self._live_holder()
+        if holder is None:
             self._slot_holder = client
             return None
         if holder is client:
@@ -337,6 +350,12 @@ class RelayServer:
 
         if path == "/extension":
             return self._check_extension_upgrade(connection, request, query)
+        if path == "/extension/check":
+            # No token: the extension never sends it over HTTP (a squatter could be
+            # listening). It says only whether the extension slot is free (no secrets);
+            # web pages were refused above by their Origin. Chrome sends no Origin on an
+            # extension's GET to a host it has permissions for.
+            return self._extension_check(connection, query, origin)
 
         if not self._has_token(headers, query):
             return self._json(
@@ -351,18 +370,32 @@ class RelayServer:
             )
 
         if path == "/cdp" or path.startswith("/devtools/browser"):
-            return self._check_cdp_upgrade(connection, request, query, None)
+            return await self._check_cdp_upgrade(connection, request, query, None)
         if path.startswith("/devtools/page/"):
             target = path.rsplit("/", 1)[-1]
             if target not in self.relay.by_target:
                 return _text(connection, 404, f"No such target id: {target}\n")
-            return self._check_cdp_upgrade(connection, request, query, target)
+            return await self._check_cdp_upgrade(connection, request, query, target)
 
         if method not in ("GET", "PUT", "HEAD"):
             return _text(connection, 405, "Method Not Allowed\n")
         host = self._public_host(headers)
         if path in ("/json/version", "/json/version/"):
             return self._json(connection, 200, self._version_json(host), origin)
+        if path in ("/json/protocol", "/json/protocol/"):
+            # chrome.debugger gives an extension no way to read Chrome's protocol schema.
+            return self._json(
+                connection,
+                404,
+                _error_body(
+                    "not_available",
+                    "/json/protocol is not available through the extension relay: Chrome "
+                    "does not let extensions read its protocol description",
+                    "use the devtools-protocol package matching the browser version "
+                    "(/json/version)",
+                ),
+                origin,
+            )
         if path in ("/json", "/json/", "/json/list", "/json/list/"):
             return self._json(connection, 200, self._list_json(host), origin)
         if path in ("/json/new", "/json/new/"):
@@ -395,8 +428,6 @@ class RelayServer:
                 )
         if path == "/extension/status":
             return self._json(connection, 200, self._extension_status(), origin)
-        if path == "/extension/check":
-            return self._extension_check(connection, query, origin)
         if path == "/client-slot":
             return self._json(connection, 200, self.slot_info(), origin)
         return _text(connection, 404, "Not Found\n")
@@ -446,20 +477,8 @@ class RelayServer:
                 "Forbidden: /extension accepts only the browserdeck extension "
                 f"(chrome-extension://{self.extension_ids[0]})\n",
             )
-        offered = _subprotocols(request)
-        token_ok = self._has_token(
-            guard.headers_from_pairs(request.headers.raw_items()), query
-        ) or any(
-            p.startswith(TOKEN_SUBPROTOCOL_PREFIX)
-            and guard.tokens_equal(p[len(TOKEN_SUBPROTOCOL_PREFIX) :], self._token)
-            for p in offered
-        )
-        if not token_ok:
-            return _text(
-                connection,
-                401,
-                "Unauthorized: wrong or missing relay token; pair the extension again (browserdeck pair)\n",
-            )
+        # The token is checked after the upgrade, by mutual proof (protocol.auth_proof):
+        # the extension never puts it on the wire.
         instance = (query.get("instance") or [""])[0]
         link = self.relay.link
         if link is not None and not link.closed and not self._replaceable(link, instance):
@@ -483,7 +502,29 @@ class RelayServer:
             return True
         return asyncio.get_running_loop().time() - link.last_seen > EXTENSION_SILENCE_LIMIT
 
-    def _check_cdp_upgrade(
+    def _live_holder(self) -> Client | None:
+        """The slot holder, unless its socket is already closing (the slot is then free:
+        it no longer sends commands, and its cleanup may lag behind a reconnect)."""
+        holder = self._slot_holder
+        if holder is None or holder.closed:
+            return None
+        if getattr(holder.ws, "state", State.OPEN) is not State.OPEN:
+            return None
+        return holder
+
+    async def _wait_for_slot(self) -> Client | None:
+        """The live holder after giving a disconnecting one a moment to go."""
+        deadline = asyncio.get_running_loop().time() + SLOT_HANDOVER_WAIT
+        while (holder := self._live_holder()) is not None:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return holder
+            self._slot_freed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._slot_freed.wait(), min(left, 0.05))
+        return None
+
+    async def _check_cdp_upgrade(
         self,
         connection: ServerConnection,
         request: Request,
@@ -496,13 +537,12 @@ class RelayServer:
         if slot_mode not in ("eager", "lazy", "none"):
             slot_mode = "eager"
         label = _first_header(request, CLIENT_HEADER) or _first_header(request, "User-Agent")
-        holder = self._slot_holder
-        if (
-            self.client_mode == "single-active"
-            and slot_mode == "eager"
-            and holder is not None
-            and not holder.closed
-        ):
+        holder = (
+            await self._wait_for_slot()
+            if self.client_mode == "single-active" and slot_mode == "eager"
+            else None
+        )
+        if holder is not None:
             return self._json(
                 connection,
                 409,
@@ -538,6 +578,8 @@ class RelayServer:
         head: bool = False,
     ) -> Response:
         response = _text(connection, status, "" if head else json.dumps(body, indent=2) + "\n")
+        # websockets' respond() already set text/plain; assigning would add a second one.
+        del response.headers["Content-Type"]
         response.headers["Content-Type"] = "application/json; charset=utf-8"
         response.headers["Cache-Control"] = "no-store"
         if origin is not None and self._is_our_origin(origin):
@@ -566,6 +608,9 @@ class RelayServer:
             "title": tab.title or tab.url,
             "url": tab.url,
             "description": "",
+            # Chrome's own form; the relay serves no DevTools front-end, so opening it
+            # needs a DevTools build that can reach the WebSocket (docs/extension.md).
+            "devtoolsFrontendUrl": f"/devtools/inspector.html?ws={host}/devtools/page/{tab.target_id}",
             "webSocketDebuggerUrl": f"ws://{host}/devtools/page/{tab.target_id}",
         }
 
@@ -618,7 +663,56 @@ class RelayServer:
         else:
             await self._serve_client(ws, upgrade)
 
+    async def _authenticate_extension(self, ws: ServerConnection) -> bool:
+        """The mutual proof (protocol.py): True once the extension proved the token."""
+        try:
+            header, _ = split_frame(_text_of(await asyncio.wait_for(ws.recv(), AUTH_TIMEOUT)))
+            params = header.get("params") or {}
+            nonce = params.get("nonce")
+            if (
+                header.get("method") != "auth"
+                or params.get("protocol") != PROTOCOL_VERSION
+                or not isinstance(nonce, str)
+                or not 32 <= len(nonce) <= 256
+                or not nonce.isascii()
+            ):
+                await ws.close(
+                    4400,
+                    "protocol mismatch: reload the extension from this browserdeck's "
+                    "extension/ folder",
+                )
+                return False
+            mine = secrets.token_hex(AUTH_NONCE_BYTES)
+            await ws.send(
+                frame(
+                    {
+                        "method": "authChallenge",
+                        "params": {
+                            "nonce": mine,
+                            "proof": auth_proof(self._token, "relay", nonce, mine),
+                        },
+                    }
+                )
+            )
+            header, _ = split_frame(_text_of(await asyncio.wait_for(ws.recv(), AUTH_TIMEOUT)))
+            params = header.get("params") or {}
+            if header.get("method") != "authProof" or not proof_ok(
+                self._token, "extension", nonce, mine, params.get("proof")
+            ):
+                log.warning("relay: an /extension connection failed the token proof")
+                await ws.close(
+                    4401, "wrong relay token: pair the extension again (browserdeck pair)"
+                )
+                return False
+            return True
+        except (TimeoutError, ValueError, ConnectionClosed):
+            with contextlib.suppress(Exception):
+                await ws.close(4408, "no valid auth exchange")
+            return False
+
     async def _serve_extension(self, ws: ServerConnection, upgrade: _Upgrade) -> None:
+        if not await self._authenticate_extension(ws):
+            return
         current = self.relay.link
         if current is not None and not current.closed:
             if not self._replaceable(current, upgrade.instance):
@@ -700,8 +794,8 @@ class RelayServer:
             page_target=upgrade.page_target,
         )
         if self.client_mode == "single-active" and upgrade.slot_mode == "eager":
-            holder = self._slot_holder
-            if holder is not None and not holder.closed and holder is not client:
+            holder = self._live_holder()
+            if holder is not None and holder is not client:
                 await ws.close(4409, self._busy_message(holder))
                 return
             self._slot_holder = client
@@ -718,9 +812,12 @@ class RelayServer:
         except ConnectionClosed:
             pass
         finally:
-            await self.relay.remove_client(client)
+            # Free the slot before the (slower) session cleanup, so a reconnect gets in.
+            client.closed = True
             if self._slot_holder is client:
                 self._slot_holder = None
+            self._slot_freed.set()
+            await self.relay.remove_client(client)
 
 
 def _select_subprotocol(
@@ -729,11 +826,10 @@ def _select_subprotocol(
     return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in subprotocols else None
 
 
-def _subprotocols(request: Request) -> list[str]:
-    out: list[str] = []
-    for value in request.headers.get_all("Sec-WebSocket-Protocol"):
-        out.extend(part.strip() for part in value.split(",") if part.strip())
-    return out
+def _text_of(message: str | bytes) -> str:
+    if isinstance(message, bytes):
+        raise ValueError("binary frame during the auth exchange")
+    return message
 
 
 def _first_header(request: Request, name: str) -> str:
