@@ -74,9 +74,12 @@ class Tab:
         return {"targetId": self.target_id, "title": self.title, "url": self.url, "type": self.type}
 
 
-def _wait_group_gone(pgid: int, within: float) -> None:
+def _wait_released(pgid: int, port: int, within: float) -> None:
+    """Until a killed browser's process group is gone and its CDP port is free again."""
     deadline = time.monotonic() + within
-    while procs.process_group_alive(pgid) and time.monotonic() < deadline:
+    while time.monotonic() < deadline and (
+        procs.process_group_alive(pgid) or procs.port_in_use(port)
+    ):
         time.sleep(0.02)
 
 
@@ -291,7 +294,7 @@ class ProfileContext:
             if self.chrome is not None:
                 # Its helpers (same process group) die a moment after it and may hold the
                 # CDP port until then: "port in use" would be a false answer.
-                await asyncio.to_thread(_wait_group_gone, self.chrome.pid, 5.0)
+                await asyncio.to_thread(_wait_released, self.chrome.pid, p.cdp_port, 10.0)
         self._set_state("starting", None)
         try:
             self.chrome = await launcher.launch(
