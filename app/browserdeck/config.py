@@ -165,6 +165,16 @@ SETTINGS: tuple[Setting, ...] = (
         advanced=True,
     ),
     Setting(
+        "actionWaitMs",
+        "int",
+        5000,
+        "Longest an action (click, type, press, select, drag, upload) waits for what it "
+        "caused: a navigation it started, the requests it started. 0: do not wait.",
+        minimum=0,
+        maximum=60000,
+        advanced=True,
+    ),
+    Setting(
         "allowFileUrls",
         "bool",
         False,
@@ -349,6 +359,7 @@ class Config:
     mcp_idle_minutes: int = 30
     mcp_run_code: bool = False
     screenshot_max_dimension: int = 1568
+    action_wait_ms: int = 5000
     allow_file_urls: bool = False
     max_tabs: int = 40
     artifacts_max_mb: int = 500

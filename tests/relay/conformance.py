@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ DROP_KEYS = frozenset(
         "auxData", "data",
     }
 )  # fmt: skip
+BLOB_ID = re.compile(r"/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 # Chrome drops these through the relay on purpose (core.DROPPED_EVENTS).
 IGNORED_EVENTS = frozenset({"Network.dataReceived", "Network.resourceChangedPriority"})
 # Not counted: whether the initial about:blank's stop arrives after Page.enable is racy in
@@ -197,6 +199,8 @@ class Normaliser:
             return self.ident(value)
         if key in TIME_KEYS:
             return "<t>"
+        if isinstance(value, str) and value.startswith("blob:"):
+            return BLOB_ID.sub("/<uuid>", value)  # a fresh UUID per blob
         return value
 
 

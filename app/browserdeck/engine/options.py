@@ -114,6 +114,14 @@ DEFAULT_AX_LIMIT = 2_000
 
 class _Act(_TabBody):
     timeout_ms: int | None = Field(default=None, description="default 8000, clamped to 500–60000")
+    wait_ms: int | None = Field(
+        default=None,
+        ge=0,
+        le=60_000,
+        description="click, type, press, select, fill, drag: the longest wait for what the "
+        "action caused (navigation, requests); default the actionWaitMs setting (5000), "
+        "0 = do not wait",
+    )
 
 
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
@@ -238,12 +246,16 @@ Act = Annotated[AnyAct, Field(discriminator="kind")]
 def act_deadline(action: AnyAct) -> float:
     """Seconds an act may take in all: each Playwright step has the action timeout, and
     the engine stops waiting (and looks for a runaway script) after the sum."""
+    from browserdeck.engine.consequences import DEFAULT_WAIT_MS
+
     step = action_timeout(action.timeout_ms) / 1000
+    # Then the wait for what the action caused (waitMs, engine/consequences.py).
+    after = (DEFAULT_WAIT_MS if action.wait_ms is None else action.wait_ms) / 1000
     if isinstance(action, FillAct):
-        return step * (len(action.fields) + 1)
+        return step * (len(action.fields) + 1) + after
     if isinstance(action, TypeAct):
         slow = SLOW_TYPE_DELAY_MS * len(action.text) / 1000 if action.slowly else 0.0
-        return step * 3 + slow
+        return step * 3 + slow + after
     if isinstance(action, WaitAct):
         conditions = sum(
             value is not None
@@ -253,7 +265,8 @@ def act_deadline(action: AnyAct) -> float:
             )
         )
         return (action.time_ms or 0) / 1000 + step * max(conditions, 1)
-    return step + 1.0  # the action; the ref lookup before it is quick unless the page hangs
+    # The action; the ref lookup before it is quick unless the page hangs.
+    return step + 1.0 + after
 
 
 # --- navigate, screenshot, console, pdf, hooks -------------------------------------
