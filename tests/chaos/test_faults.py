@@ -57,7 +57,10 @@ async def test_a_page_stuck_in_its_own_loop_is_reported_and_navigation_frees_it(
     assert resp.status_code == 200, resp.text
     await asyncio.sleep(0.3)
     resp = await deck.call(
-        "POST", "/act", json={"kind": "click", "ref": ref, "timeoutMs": 1000, "targetId": target}
+        "POST",
+        "/act",
+        # waitMs 0: the deadline is then timeoutMs + 3 s (else + the 5 s consequence wait).
+        json={"kind": "click", "ref": ref, "timeoutMs": 1000, "waitMs": 0, "targetId": target},
     )
     assert resp.status_code == 504, resp.text
     assert error_of(resp)["code"] == "tab_unresponsive"
