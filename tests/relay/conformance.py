@@ -91,11 +91,12 @@ class Recorder:
             msg = json.loads(raw)
             if "id" in msg:
                 # Recorded here, in arrival order (the awaiting coroutine resumes later).
-                label = self._labels.pop(msg["id"], "?")
-                self.replies.append(
-                    (label, {k: v for k, v in msg.items() if k in ("result", "error")})
-                )
-                self.order.append(("reply", label))
+                label = self._labels.pop(msg["id"], None)
+                if label is not None:
+                    self.replies.append(
+                        (label, {k: v for k, v in msg.items() if k in ("result", "error")})
+                    )
+                    self.order.append(("reply", label))
                 fut = self._pending.pop(msg["id"], None)
                 if fut is not None and not fut.done():
                     fut.set_result(msg)
@@ -122,14 +123,18 @@ class Recorder:
         *,
         label: str | None = None,
         timeout: float = 15.0,
+        record: bool = True,
     ) -> dict[str, Any]:
+        """Send a command; ``record=False`` keeps its reply out of the transcript (polls
+        whose count depends on timing)."""
         msg_id = next(self._ids)
         msg: dict[str, Any] = {"id": msg_id, "method": method, "params": params or {}}
         if session:
             msg["sessionId"] = session
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = fut
-        self._labels[msg_id] = label or method
+        if record:
+            self._labels[msg_id] = label or method
         await self.ws.send(json.dumps(msg))
         reply = await asyncio.wait_for(fut, timeout)
         if method == "Target.createTarget" and "result" in reply:

@@ -232,6 +232,12 @@ async def popups(c: Recorder, site: Site) -> None:
         "Target.targetCreated", lambda s, p: p["targetInfo"].get("openerId") == target
     )
     popup = created["targetInfo"]["targetId"]
+    # Attach once the popup has its page (when Chrome alone attaches earlier is a race).
+    for _ in range(200):
+        reply = await c.send("Target.getTargetInfo", {"targetId": popup}, record=False)
+        if reply.get("result", {}).get("targetInfo", {}).get("title") == "Opened":
+            break
+        await asyncio.sleep(0.05)
     psid = (await c.result("Target.attachToTarget", {"targetId": popup, "flatten": True}))[
         "sessionId"
     ]
