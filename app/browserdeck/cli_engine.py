@@ -49,8 +49,13 @@ def _dialog_lines(data: dict[str, Any]) -> list[str]:
 def _act(
     args: argparse.Namespace, client: ApiClient, kind: str, summary: str, **fields: Any
 ) -> int:
-    data = client.post("/act", json=_body(args, kind=kind, **fields), params=_params(args))
+    body = _body(args, kind=kind, **fields)
+    if getattr(args, "wait_ms", None) is not None:
+        body["waitMs"] = args.wait_ms
+    data = client.post("/act", json=body, params=_params(args))
     lines = [summary]
+    if data.get("outcome"):  # what the action caused, in one line
+        lines.append(str(data["outcome"]))
     if "result" in data:
         lines.append(json.dumps(data["result"], indent=2, ensure_ascii=False))
     if data.get("navigated"):
@@ -329,9 +334,17 @@ def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
     tab = argparse.ArgumentParser(add_help=False)
-    tab.add_argument("--target", "-t", help="tab: targetId or unique prefix (default: first tab)")
+    tab.add_argument(
+        "--target", "-t", help="tab: targetId or unique prefix (default: your last used tab)"
+    )
     timed = argparse.ArgumentParser(add_help=False)
     timed.add_argument("--timeout-ms", type=int, help="default 8000 (navigate 20000)")
+    timed.add_argument(
+        "--wait-ms",
+        type=int,
+        help="actions: longest wait for what the action caused (navigation, requests); "
+        "default the actionWaitMs setting, 0 = none",
+    )
 
     def cmd(name: str, func: Any, help_: str, *, timeout: bool = False) -> argparse.ArgumentParser:
         parents = [common, tab] + ([timed] if timeout else [])

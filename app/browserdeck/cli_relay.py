@@ -42,10 +42,16 @@ def cmd_pair(args: argparse.Namespace) -> int:
         return 0
     opened = False
     if args.open:
-        opened = open_in_chrome(url)
+        # Never the pairing URL itself: a command line is world-readable (/proc/*/cmdline)
+        # and the URL carries the relay token. The bare options page holds no secret.
+        opened = open_in_chrome(pairing.options_url())
     print(pairing.pairing_help(port, token, profile=name))
     if opened:
-        print("\n(opened it in Chrome for you)", file=sys.stderr)
+        print(
+            "\n(opened the extension's options in Chrome: paste the address above into its "
+            "address bar, or enter the port and token there)",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -165,6 +165,16 @@ SETTINGS: tuple[Setting, ...] = (
         advanced=True,
     ),
     Setting(
+        "actionWaitMs",
+        "int",
+        5000,
+        "Longest an action (click, type, press, select, drag, upload) waits for what it "
+        "caused: a navigation it started, the requests it started. 0: do not wait.",
+        minimum=0,
+        maximum=60000,
+        advanced=True,
+    ),
+    Setting(
         "allowFileUrls",
         "bool",
         False,
@@ -320,6 +330,7 @@ class Config:
     mcp_idle_minutes: int = 30
     mcp_run_code: bool = False
     screenshot_max_dimension: int = 1568
+    action_wait_ms: int = 5000
     allow_file_urls: bool = False
     max_tabs: int = 40
     upload_roots: list[str] = field(default_factory=list)
@@ -651,14 +662,27 @@ def check_consistency(config: Config) -> None:
         owners[port] = label
 
 
+def _listened_on(port: int) -> bool:
+    """Something (maybe another user's Chrome) already accepts connections on the port."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 def allocate_cdp_port(config: Config, reserved: Iterable[int] = ()) -> int:
-    """The lowest free port of 18800-18899, taking every configured listener into account."""
+    """The lowest free port of 18800-18899, taking every configured listener into account.
+
+    A port something already listens on is skipped: it may be another user's Chrome,
+    and a profile given that port would drive it (issue 10 item 8).
+    """
     used = set(reserved) | {config.control_port, config.relay_port}
     for profile in config.profiles.values():
         if profile.cdp_port is not None:
             used.add(profile.cdp_port)
     for port in MANAGED_PORT_RANGE:
-        if port not in used:
+        if port not in used and not _listened_on(port):
             return port
     raise Conflict(
         "no free CDP port left in 18800-18899: all 100 are allocated to profiles",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import logging
 import os
@@ -52,15 +53,43 @@ log = logging.getLogger(__name__)
 CLOSED_BY_USER = "the browser was closed"
 
 
+# The built-in front-ends' X-Browserdeck-Client labels name a tool, not a caller: their
+# calls count as unnamed ones (one shared history per profile), as do calls with none.
+TOOL_CLIENTS = frozenset({"browserdeck-cli", "browserdeck-mcp", "browserdeck-gui", ""})
+# The panel's own calls (its live screenshots) are not an agent acting.
+QUIET_CLIENTS = frozenset({"browserdeck-gui"})
+RECENT_TABS_MAX = 50
+# Pages the engine cannot (or must not) drive: DevTools and extensions' own pages.
+_UNATTACHABLE = ("devtools://", "chrome-extension://", "chrome-untrusted://")
+
+
+def client_key(client: str | None) -> str:
+    name = (client or "").strip()
+    return "" if name in TOOL_CLIENTS else name[:200]
+
+
+def attachable(tab: Tab) -> bool:
+    return tab.type == "page" and not tab.url.startswith(_UNATTACHABLE)
+
+
 @dataclass
 class Tab:
     target_id: str
     title: str
     url: str
     type: str = "page"
+    status: int | None = None  # the HTTP status of the page it was opened on, when known
 
     def to_json(self) -> dict[str, Any]:
-        return {"targetId": self.target_id, "title": self.title, "url": self.url, "type": self.type}
+        out: dict[str, Any] = {
+            "targetId": self.target_id,
+            "title": self.title,
+            "url": self.url,
+            "type": self.type,
+        }
+        if self.status is not None:
+            out["status"] = self.status
+        return out
 
 
 class ProfileContext:
@@ -81,6 +110,11 @@ class ProfileContext:
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
         self.restart_note: str | None = None
+        # The default tab (docs/api.md "Which tab"): per client, the tab it last used and
+        # the one it last opened; and the profile's tabs by last use through browserdeck.
+        self._used: dict[str, str] = {}
+        self._opened: dict[str, str] = {}
+        self._recent: list[str] = []
         self._service: remote.ServiceDriver | None = None
 
     # --- identity --------------------------------------------------------
@@ -456,11 +490,22 @@ class ProfileContext:
 
     def _refuse_non_browser_owner(self, port: int) -> None:
         """reset-profile clears orphaned browsers; any other program on the port is not ours."""
-        others = [
-            pid
-            for pid in procs.listening_pids(port)
-            if pid != os.getpid() and not procs.is_chrome_process(pid)
+        holders = [pid for pid in procs.listening_pids(port) if pid != os.getpid()]
+        strangers = [pid for pid in holders if not procs.owned_by_us(pid)]
+        # The socket's owner tells even when the process is hidden from us (not root).
+        foreign = [
+            uid for _inode, uid in procs.loopback_listeners(port) or [] if uid != os.getuid()
         ]
+        if strangers or foreign:
+            # Another user's process: never killed, whatever it is.
+            who = f"pid {strangers[0]}" if strangers else f"uid {foreign[0]}"
+            raise Conflict(
+                f"profile {self.name!r}: port {port} is held by {who} of another user; "
+                "reset-profile only kills this user's orphaned browsers",
+                hint="give the profile another cdpPort (Settings), or ask that user to stop it",
+                code="port_held_by_other_user",
+            )
+        others = [pid for pid in holders if not procs.is_chrome_process(pid)]
         if others:
             argv = procs.process_cmdline(others[0]) or ["?"]
             raise Conflict(
@@ -504,8 +549,11 @@ class ProfileContext:
                 hint=self._not_running_hint(),
                 code="browser_unreachable",
             ) from None
+        # Chrome's /json/list HTML-escapes titles ("A &amp; B"); the relay's list is plain
+        # text, as its tab titles come straight from the extension.
+        unescape = html.unescape if self.driver != "extension" else str
         return [
-            Tab(t["id"], t.get("title", ""), t.get("url", ""), t.get("type", "page"))
+            Tab(t["id"], unescape(t.get("title", "")), t.get("url", ""), t.get("type", "page"))
             for t in targets
             if t.get("type") == "page"
         ]
@@ -521,8 +569,45 @@ class ProfileContext:
         await self.ensure_browser()
         return await self._list_tabs_raw()
 
-    async def resolve_target(self, target: str | None) -> str:
-        """A full targetId from an id, a unique prefix, or None (the first page tab)."""
+    # --- the default tab ----------------------------------------------------
+    def note_used(self, client: str | None, target_id: str) -> None:
+        """``client`` acted on ``target_id``: it becomes that client's (and the profile's) latest."""
+        if client in QUIET_CLIENTS:  # the panel watching is not a use
+            return
+        key = client_key(client)
+        self._used[key] = target_id
+        if target_id in self._recent:
+            self._recent.remove(target_id)
+        self._recent.append(target_id)
+        del self._recent[:-RECENT_TABS_MAX]
+        self.service.events.agent_tab.send(profile=self.name, target_id=target_id, client=client)
+
+    def note_opened(self, client: str | None, target_id: str) -> None:
+        self._opened[client_key(client)] = target_id
+        self.note_used(client, target_id)
+
+    def default_target(self, tabs: list[Tab], client: str | None) -> str:
+        """The tab a call that names none acts on (never one the engine cannot attach to)."""
+        usable = [t for t in tabs if attachable(t)]
+        if not usable:
+            raise NotFound(
+                f"profile {self.name!r} has no tab an agent can use "
+                f"({len(tabs)} open, all browser-internal pages)",
+                hint="open one with POST /tabs/open or `browserdeck open URL`",
+                code="no_tabs",
+            )
+        ids = {t.target_id for t in usable}
+        key = client_key(client)
+        for candidate in (self._used.get(key), self._opened.get(key), *reversed(self._recent)):
+            if candidate in ids:
+                return candidate
+        # Nothing used through browserdeck yet: Chrome lists tabs by last activity, so its
+        # first is the profile's most recently used one. The call then records it, so the
+        # choice stays put however Chrome reorders its list.
+        return usable[0].target_id
+
+    async def resolve_target(self, target: str | None, client: str | None = None) -> str:
+        """A full targetId from an id, a unique prefix, or None (the default tab)."""
         tabs = await self.list_tabs()
         if not tabs:
             raise NotFound(
@@ -531,7 +616,7 @@ class ProfileContext:
                 code="no_tabs",
             )
         if not target:
-            return tabs[0].target_id
+            return self.default_target(tabs, client)
         exact = [t for t in tabs if t.target_id == target]
         if exact:
             return exact[0].target_id
@@ -590,6 +675,11 @@ class ProfileContext:
     async def open_tab(self, url: str = "about:blank") -> Tab:
         url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
         await self.ensure_browser()
+        engine = self.service.engine
+        # A URL is opened blank, then navigated by the engine: a URL that cannot load (no
+        # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
+        # and an HTTP error page is a success that carries its status, as with /navigate.
+        navigate = url != "about:blank" and engine is not None
         async with self._open_lock:
             open_now = len(await self._list_tabs_raw())
             limit = self.config.max_tabs
@@ -601,7 +691,26 @@ class ProfileContext:
                     "action=close), or raise maxTabs in Settings",
                     code="too_many_tabs",
                 )
-            return await self._open_tab_unlocked(url)
+            tab = await self._open_tab_unlocked("about:blank" if navigate else url)
+        if not navigate or engine is None:
+            return tab
+        from browserdeck.engine.options import NavigateOptions
+
+        try:
+            result = await engine.navigate(
+                self.cdp_url, tab.target_id, self.headers, NavigateOptions(url=url)
+            )
+        except BrowserdeckError as exc:
+            with contextlib.suppress(BrowserdeckError):
+                await self.close_tab(tab.target_id)
+            exc.message = f"could not open {url}: {exc.message} (the tab was closed)"
+            raise
+        return Tab(
+            tab.target_id,
+            str(result.get("title") or ""),
+            str(result.get("url") or url),
+            status=result.get("status"),
+        )
 
     async def _open_tab_unlocked(self, url: str) -> Tab:
         if self.remote is not None:

@@ -58,7 +58,7 @@ async def test_navigation_errors_say_what_failed(tab: Tab) -> None:
     closed = f"http://127.0.0.1:{free_port()}/"
     with pytest.raises(NavigationFailed, match="ERR_CONNECTION_REFUSED"):
         await tab.goto(closed)
-    with pytest.raises(InvalidInput, match="cannot navigate"):
+    with pytest.raises(InvalidInput, match="javascript: scheme"):
         await tab.engine.navigate(
             tab.cdp_url, tab.target_id, None, options.NavigateOptions(url="javascript:alert(1)")
         )

@@ -55,5 +55,15 @@ class BrowserTarget:
 async def browser_target(request: Request, profile: str | None, target_id: str | None) -> BrowserTarget:
     ctx = profile_of(request, profile)
     cdp_url = await ctx.ensure_browser()
-    resolved = await ctx.resolve_target(target_id)
+    client = client_of(request)
+    resolved = await ctx.resolve_target(target_id, client)
+    ctx.note_used(client, resolved)
     return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)
+
+
+def client_of(request: Request) -> str | None:
+    """Who is calling, for the default tab: X-Browserdeck-Session (the CLI sends
+    ``cli:<BROWSERDECK_CLIENT>``), else X-Browserdeck-Client."""
+    return request.headers.get("x-browserdeck-session") or request.headers.get(
+        "x-browserdeck-client"
+    )

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, Field
 
 from browserdeck import __version__
-from browserdeck.api.deps import profile_of, service_of
+from browserdeck.api.deps import client_of, profile_of, service_of
 
 router = APIRouter()
 
@@ -130,7 +130,9 @@ class OpenTab(BaseModel):
 async def open_tab(
     request: Request, body: Annotated[OpenTab | None, Body()] = None, profile: ProfileQ = None
 ) -> dict[str, Any]:
-    tab = await profile_of(request, profile).open_tab((body or OpenTab()).url)
+    ctx = profile_of(request, profile)
+    tab = await ctx.open_tab((body or OpenTab()).url)
+    ctx.note_opened(client_of(request), tab.target_id)
     return tab.to_json()
 
 

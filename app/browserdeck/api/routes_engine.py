@@ -90,6 +90,8 @@ async def act(
     profile: ProfileQ = None,
     target_id: TargetQ = None,
 ) -> dict[str, Any]:
+    if body.wait_ms is None:  # the actionWaitMs setting bounds the wait for consequences
+        body = body.model_copy(update={"wait_ms": service_of(request).config.action_wait_ms})
     t = await _target(request, profile, body.target_id or target_id)
     out = await engine_of(request).act(t.cdp_url, t.target_id, t.headers, body)
     if out.get("closed") or out.get("navigated"):

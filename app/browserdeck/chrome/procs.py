@@ -22,12 +22,14 @@ __all__ = [
     "kill_port_owner",
     "listening_pids",
     "loopback_listeners",
+    "owned_by_us",
     "pid_alive",
     "pid_holds_socket",
     "port_in_use",
     "process_cmdline",
     "process_group_alive",
     "process_group_members",
+    "process_uid",
     "signal_process_group",
 ]
 
@@ -169,6 +171,27 @@ def process_cmdline(pid: int) -> list[str] | None:
     return None
 
 
+def process_uid(pid: int) -> int | None:
+    """The real uid the process runs as, or None when it cannot be told (not Linux, gone)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def owned_by_us(pid: int) -> bool:
+    """True when ``pid`` runs as our uid (unknown counts as ours only off Linux)."""
+    uid = process_uid(pid)
+    if uid is None:
+        return not sys.platform.startswith("linux") and hasattr(os, "getuid")
+    return hasattr(os, "getuid") and uid == os.getuid()
+
+
 def is_chrome_process(pid: int) -> bool:
     argv = process_cmdline(pid)
     if not argv:
@@ -289,7 +312,9 @@ def kill_port_owner(port: int, timeout: float = 5.0) -> list[int]:
     touched.  Used by ``reset-profile`` to clear an orphan from an earlier run.
     """
     me = os.getpid()
-    pids = [pid for pid in listening_pids(port) if pid != me]
+    # Another user's process is never ours to kill, even when we are root: it may be their
+    # own Chrome on the same port (issue 10 item 8).
+    pids = [pid for pid in listening_pids(port) if pid != me and owned_by_us(pid)]
     if not pids:
         return []
     groups: dict[int, int | None] = {}

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import async_playwright
 
 from browserdeck import aio, urls
-from browserdeck.engine import actions, offline
+from browserdeck.engine import actions, consequences, offline
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
@@ -285,7 +285,19 @@ class Engine:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(state, before, await actions.arm_file_chooser(state, opts))
+        if not (opts.ref or opts.input_ref or opts.element):  # only arming: nothing happens yet
+            return self._finish(state, before, await actions.arm_file_chooser(state, opts))
+        # Setting the files is an action like a click: wait for what it caused (an upload
+        # the page starts on "change"), engine/consequences.py.
+        watch = await consequences.watch(state, consequences.DEFAULT_WAIT_MS)
+        try:
+            result = await actions.arm_file_chooser(state, opts)
+            if watch is not None and not state.page.is_closed():
+                result.update(await watch.settle())
+        finally:
+            if watch is not None:
+                watch.stop()
+        return self._finish(state, before, result)
 
     async def arm_dialog(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.DialogOptions

@@ -92,6 +92,14 @@ DEFAULT_AX_LIMIT = 2_000
 
 class _Act(_TabBody):
     timeout_ms: int | None = Field(default=None, description="default 8000, clamped to 500–60000")
+    wait_ms: int | None = Field(
+        default=None,
+        ge=0,
+        le=60_000,
+        description="click, type, press, select, fill, drag: the longest wait for what the "
+        "action caused (navigation, requests); default the actionWaitMs setting (5000), "
+        "0 = do not wait",
+    )
 
 
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]

@@ -63,8 +63,8 @@ _OVERLAY_FN = """function drawLabels(labels, fixed, id) {
 _COLLECT_JS = """([refs, bases, max, fullPage, draw, id]) => {
   const want = new Set(refs.split(' '));
   const label = (ref) => {
-    const i = ref.lastIndexOf('e'), prefix = ref.slice(0, i), base = bases[prefix] || 0;
-    return base ? prefix + 'e' + (Number(ref.slice(i + 1)) + base) : ref;
+    const i = ref.lastIndexOf('e'), mapped = bases[ref.slice(0, i)];
+    return mapped ? mapped[0] + 'e' + (Number(ref.slice(i + 1)) + mapped[1]) : ref;
   };
   const vw = innerWidth, vh = innerHeight, sx = scrollX, sy = scrollY;
   const found = [];
@@ -326,13 +326,17 @@ def _in_view(boxes: list[Label], view: dict[str, Any], full_page: bool) -> list[
     return out[:MAX_LABELS]
 
 
-def _offsets(infos: list[RefInfo]) -> dict[str, int]:
-    """Per Playwright frame prefix, what the engine added to Playwright's ref numbers."""
-    out: dict[str, int] = {}
+def _offsets(infos: list[RefInfo]) -> dict[str, tuple[str, int]]:
+    """Per Playwright frame prefix, the engine's prefix and what it added to the numbers.
+
+    The main frame's refs lose Playwright's per-navigation prefix (``f2e5`` -> ``e45``).
+    """
+    out: dict[str, tuple[str, int]] = {}
     for info in infos:
         prefix, _, digits = info.pw_ref.rpartition("e")
         if prefix not in out:
-            out[prefix] = int(info.ref.rpartition("e")[2]) - int(digits)
+            ours, _, number = info.ref.rpartition("e")
+            out[prefix] = (ours, int(number) - int(digits))
     return out
 
 

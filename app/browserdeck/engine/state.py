@@ -131,15 +131,12 @@ class TargetMemories:
 class PreparedSnapshot:
     """A first snapshot of a new document, taken right after the navigation (docs/engine.md).
 
-    The next plain snapshot call gets it instead of taking another one, if the page has
-    not changed since (``snapshot.take_prepared``); it is handed out once.
+    It makes the agent's next snapshot cheap (Playwright's injected script is compiled
+    for the document by then); it is never handed out in place of a new snapshot.
     """
 
     actions: int  # PageState.actions when it was started
     task: asyncio.Task[dict[str, Any] | None] | None = None
-    watch: str | None = None  # remote object id of the change watch, None: not watched
-    table: RefTable | None = None  # the ref table it made
-    done_at: float | None = None  # monotonic
 
 
 @dataclass

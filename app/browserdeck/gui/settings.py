@@ -69,6 +69,7 @@ LABELS: dict[str, str] = {
     "mcpIdleMinutes": "Close idle MCP browser after (minutes)",
     "mcpRunCode": "Allow MCP to run Python code",
     "screenshotMaxDimension": "Largest MCP screenshot side (px)",
+    "actionWaitMs": "Longest wait for an action's effects (ms)",
     # profile fields
     "driver": "Driver",
     "color": "Colour",

@@ -1,127 +1,134 @@
-"""A session's own Playwright connection: ``browser_run_code``/``browser_reset``.
+"""``browser_run_code``/``browser_reset``: agent Python in a child process of its own.
 
 ``browser_run_code`` runs Python Playwright snippets, as BrowserForce's execute/reset
-do. It is off unless the ``mcpRunCode`` setting is on: the code runs with this
-process's rights. It gets its own Playwright connection to the profile's CDP
-endpoint (from ``GET /``), so it cannot disturb the engine's connection. ``page``
-is this session's tab, found by its targetId; ``state`` is a dict that survives
-between calls until reset.
+do. It is off unless the ``mcpRunCode`` setting is on. The code never runs in this
+process: each MCP session gets a child process (``runcode_worker``) with its own
+Playwright connection to the profile's CDP endpoint, authenticated with that
+endpoint's token, so it cannot disturb the engine's connection and a ``while True``
+cannot freeze the API, the relay or the tray (issue 10 item 6). A snippet that runs
+longer than its time limit is stopped by killing the child; its state goes with it.
+``page`` is this session's tab, found by its targetId; ``state`` is a dict that
+survives between calls until reset (or a timeout).
 """
 
 from __future__ import annotations
 
-import ast
+import asyncio
 import contextlib
-import io
 import json
+import os
+import signal
+import sys
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from browserdeck.errors import BrowserdeckError, InvalidInput
+from browserdeck import secrets
+from browserdeck.errors import ActionTimeout, BrowserdeckError, InvalidInput
 
 if TYPE_CHECKING:
     from browserdeck.mcpserver.context import AgentSession, Call
 
+DEFAULT_TIMEOUT = 30.0
+MAX_TIMEOUT = 300.0
 
-def _compile(code: str) -> Any:
-    """The snippet as an async function; a lone expression is returned, as in a REPL."""
-    code = textwrap.dedent(code).strip()
+
+def _check_syntax(code: str) -> None:
+    """A syntax error is reported without starting anything."""
+    import ast
+
     try:
-        tree = ast.parse(code, mode="exec")
+        ast.parse(textwrap.dedent(code).strip(), mode="exec")
     except SyntaxError as exc:
         raise InvalidInput(f"syntax error in the code, line {exc.lineno}: {exc.msg}") from None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = tree.body[-1]
-        tree.body[-1] = ast.copy_location(ast.Return(value=last.value), last)
-    module = ast.parse("async def __browser_run_code(page, context, browser, state):\n  pass\n")
-    func = module.body[0]
-    assert isinstance(func, ast.AsyncFunctionDef)
-    func.body = tree.body or [ast.Pass()]
-    ast.fix_missing_locations(module)
-    namespace: dict[str, Any] = {}
-    exec(compile(module, "<browser_run_code>", "exec"), namespace)
-    return namespace["__browser_run_code"]
 
 
-async def page_for(call: Call) -> tuple[Any, Any, Any]:
-    from playwright.async_api import async_playwright
+async def _worker(session: AgentSession) -> asyncio.subprocess.Process:
+    proc: asyncio.subprocess.Process | None = session.code_state.get("proc")
+    if proc is not None and proc.returncode is None:
+        return proc
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "browserdeck.mcpserver.runcode_worker",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: a timeout kills all of it
+    )
+    session.code_state["proc"] = proc
+    return proc
 
-    st = call.session.code_state
+
+def _cdp_headers(status: dict[str, Any]) -> dict[str, str]:
+    """The token the profile's CDP endpoint checks: the relay's for an extension profile,
+    else the API token (browserdeck's own endpoints take it)."""
+    kind = "relay" if status.get("driver") == "extension" else "api"
+    token = secrets.get_token(kind, create=False) or ""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+async def run(call: Call, code: str, timeout: float | None = None) -> str:
+    _check_syntax(code)
+    limit = min(max(timeout or DEFAULT_TIMEOUT, 1.0), MAX_TIMEOUT)
     target = await call.tab()
     status = await call.api("GET", "/")
-    cdp_url = str(status["cdpUrl"])
-    browser = st.get("browser")
-    if browser is None or not browser.is_connected() or st.get("cdp_url") != cdp_url:
-        await reset(call.session)
-        pw = await async_playwright().start()
-        try:
-            browser = await pw.chromium.connect_over_cdp(cdp_url)
-        except Exception as exc:
-            await pw.stop()
-            raise BrowserdeckError(
-                f"browser_run_code could not connect to {cdp_url}: {exc}",
-                hint="check the profile runs (browser_profiles action=list)",
-                code="connect_failed",
-            ) from None
-        st.update(pw=pw, browser=browser, cdp_url=cdp_url, pages={})
-    pages: dict[str, Any] = st["pages"]
-    page = pages.get(target)
-    if page is None or page.is_closed():
-        page = None
-        for ctx in browser.contexts:
-            for candidate in ctx.pages:
-                cdp = await ctx.new_cdp_session(candidate)
-                try:
-                    info = await cdp.send("Target.getTargetInfo")
-                finally:
-                    await cdp.detach()
-                if info["targetInfo"]["targetId"] == target:
-                    page = candidate
-                    break
-            if page is not None:
-                break
-        if page is None:
-            raise BrowserdeckError(
-                f"browser_run_code cannot see this session's tab {target[:8]}",
-                hint="call browser_reset and try again",
-                code="tab_not_found",
-            )
-        pages[target] = page
-    return page, page.context, browser
-
-
-async def run(call: Call, code: str) -> str:
-    func = _compile(code)
-    page, context, browser = await page_for(call)
-    state = call.session.code_state.setdefault("state", {})
-    printed = io.StringIO()
+    request = {
+        "code": code,
+        "cdpUrl": str(status["cdpUrl"]),
+        "headers": _cdp_headers(status),
+        "target": target,
+    }
+    proc = await _worker(call.session)
+    assert proc.stdin is not None and proc.stdout is not None
     try:
-        with contextlib.redirect_stdout(printed):
-            result = await func(page, context, browser, state)
-    except Exception as exc:
-        out = printed.getvalue()
+        proc.stdin.write((json.dumps(request) + "\n").encode())
+        await proc.stdin.drain()
+        line = await asyncio.wait_for(proc.stdout.readline(), limit)
+    except TimeoutError:
+        await reset(call.session)
+        raise ActionTimeout(
+            f"the code ran longer than {limit:g} s and was stopped; its state and "
+            "connection were reset",
+            hint="make it finish sooner (no endless loops), or pass a larger timeout "
+            f"(at most {MAX_TIMEOUT:g} s)",
+            code="code_timeout",
+        ) from None
+    except (BrokenPipeError, ConnectionResetError):
+        line = b""
+    if not line:
+        code_ = proc.returncode
+        await reset(call.session)
         raise BrowserdeckError(
-            f"the code raised {type(exc).__name__}: {exc}",
+            f"the code's process ended (exit code {code_}); its state was reset",
+            hint="run it again; if it keeps ending, it may exit or crash the interpreter",
+            code="code_error",
+        )
+    reply = json.loads(line)
+    if not reply.get("ok"):
+        out = str(reply.get("printed") or "")
+        raise BrowserdeckError(
+            f"the code raised {reply.get('error')}",
             hint=(f"it printed:\n{out}" if out else None) or "fix the code and run it again",
             code="code_error",
-        ) from None
-    parts = [printed.getvalue().rstrip()]
-    if result is not None:
-        try:
-            parts.append(json.dumps(result, ensure_ascii=False, indent=1, default=repr))
-        except (TypeError, ValueError):
-            parts.append(repr(result))
-    text = "\n".join(p for p in parts if p)
+        )
+    text = str(reply.get("text") or "")
     return text or "done (no output; return a value or print to see one)"
 
 
 async def reset(session: AgentSession) -> None:
-    st = session.code_state
-    pw = st.pop("pw", None)
-    st.pop("browser", None)
-    st.pop("pages", None)
-    st.pop("cdp_url", None)
-    st.pop("state", None)
-    if pw is not None:
+    """Stop the session's code process (and everything it started) and forget its state."""
+    proc: asyncio.subprocess.Process | None = session.code_state.pop("proc", None)
+    session.code_state.clear()
+    if proc is None:
+        return
+    if proc.returncode is None:
+        if hasattr(os, "killpg"):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(proc.wait(), 5)
+    if proc.stdin is not None:
         with contextlib.suppress(Exception):
-            await pw.stop()
+            proc.stdin.close()

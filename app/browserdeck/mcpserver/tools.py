@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from browserdeck.engine.consequences import NOTHING
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, NotFound
 from browserdeck.mcpserver import dom, images, snapshot
 from browserdeck.mcpserver.context import Call, Reply
@@ -61,8 +62,8 @@ SNAP = b("also return what changed on the page")
 SELECTOR = s("CSS selector (instead of ref)")
 # Navigations take the new page's first snapshot before answering (as Playwright MCP
 # does): the first snapshot of a document is the expensive one (Playwright compiles its
-# injected script for it), and agents ask for a snapshot next. The engine hands that
-# snapshot to the next browser_snapshot if the page has not changed (docs/mcp.md).
+# injected script for it), and agents ask for a snapshot next; the browser_snapshot that
+# follows takes its own, cheap one (a snapshot is never handed out twice, docs/engine.md).
 PREPARE_SNAPSHOT = "wait"
 
 
@@ -87,6 +88,9 @@ def _notes(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return []
     notes: list[str] = []
+    # What the action caused (engine/consequences.py), one line; "nothing" goes unsaid.
+    if data.get("outcome") and data["outcome"] != NOTHING:
+        notes.append(str(data["outcome"]))
     for dialog in data.get("dialogs") or ([data["dialog"]] if data.get("dialog") else []):
         if not isinstance(dialog, dict):
             notes.append(f"dialog: {dialog}")
@@ -1068,15 +1072,16 @@ async def set_offline(call: Call) -> Reply:
 @tool(
     "browser_run_code",
     "Run Python with Playwright objects in scope: page (this tab), context, browser, state "
-    "(a dict kept between calls). Use await; return a value.",
-    obj({"code": s()}, ["code"]),
+    "(a dict kept between calls). Use await; return a value. Runs in its own process; "
+    "stopped after timeout seconds (default 30).",
+    obj({"code": s(), "timeout": n("seconds, default 30, at most 300")}, ["code"]),
     group="code",
     narrow="Return less",
 )
 async def run_code(call: Call) -> Reply:
     from browserdeck.mcpserver import runcode
 
-    return Reply(await runcode.run(call, call.args["code"]))
+    return Reply(await runcode.run(call, call.args["code"], call.args.get("timeout")))
 
 
 @tool("browser_reset", "Drop browser_run_code's connection and state.", obj(), group="code")
