@@ -41,7 +41,7 @@ class _Model(BaseModel):
 
 class _TabBody(_Model):
     target_id: str | None = Field(
-        default=None, description="tab: CDP targetId or a unique prefix; default: the first tab"
+        default=None, description="tab: CDP targetId or a unique prefix; default: your last used tab (docs/api.md)"
     )
 
 
