@@ -712,7 +712,8 @@ class ProfileContext:
 
     async def open_tab(self, url: str = "about:blank") -> Tab:
         url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
-        await self.ensure_browser()
+        # (For a browser service: the engine's name for the caller's own browser.)
+        cdp_url = await self.ensure_browser()
         engine = self.service.engine
         # A URL is opened blank, then navigated by the engine: a URL that cannot load (no
         # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
@@ -736,7 +737,7 @@ class ProfileContext:
 
         try:
             result = await engine.navigate(
-                self.cdp_url, tab.target_id, self.headers, NavigateOptions(url=url)
+                cdp_url, tab.target_id, self.headers, NavigateOptions(url=url)
             )
         except BrowserdeckError as exc:
             with contextlib.suppress(BrowserdeckError):
