@@ -28,7 +28,18 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from browserdeck import __version__, aio, config, paths, remote, secrets, states, urls
+from browserdeck import (
+    __version__,
+    aio,
+    artifacts,
+    config,
+    logsetup,
+    paths,
+    remote,
+    secrets,
+    states,
+    urls,
+)
 from browserdeck.chrome import endpoint, launcher, procs
 from browserdeck.chrome.cdp import CDPClient
 from browserdeck.config import Config, ProfileConfig
@@ -90,6 +101,15 @@ class Tab:
         if self.status is not None:
             out["status"] = self.status
         return out
+
+
+def _wait_released(pgid: int, port: int, within: float) -> None:
+    """Until a killed browser's process group is gone and its CDP port is free again."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and (
+        procs.process_group_alive(pgid) or procs.port_in_use(port)
+    ):
+        time.sleep(0.02)
 
 
 class ProfileContext:
@@ -278,7 +298,17 @@ class ProfileContext:
     async def _start_managed(self) -> None:
         p = self.profile
         if self.chrome is not None and self.chrome.alive():
-            return
+            if await launcher.is_cdp_ready(self.cdp_url, timeout=2.0):
+                return
+            # Alive by our records but not answering: it is dying (a crash a few ms ago
+            # that the exit watcher has not reaped yet). Wait for the exit and relaunch,
+            # rather than answer "started" with a dead pid.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.chrome.wait_exit(), 5.0)
+            if self.chrome.alive():
+                return  # alive and hung: the status says "unreachable"
+            await self._drop_connections()
+            log.warning("profile %s: the browser exited just before /start; relaunching", p.name)
         assert p.cdp_port is not None
         if not self.config.may_launch(p):
             if await launcher.is_cdp_ready(self.cdp_url):
@@ -294,6 +324,14 @@ class ProfileContext:
         # A browser that exited without a stop (the exit watcher may not have run yet).
         crashed = self.state == "crashed" or (self.chrome is not None and not self._stopping)
         closed = self.state == "stopped" and self.detail == CLOSED_BY_USER
+        if crashed:
+            # The exit watcher may not have run yet: connections to the dead browser must
+            # not be mistaken for connections to the new one on the same port.
+            await self._drop_connections()
+            if self.chrome is not None:
+                # Its helpers (same process group) die a moment after it and may hold the
+                # CDP port until then: "port in use" would be a false answer.
+                await asyncio.to_thread(_wait_released, self.chrome.pid, p.cdp_port, 10.0)
         self._set_state("starting", None)
         try:
             self.chrome = await launcher.launch(
@@ -677,7 +715,8 @@ class ProfileContext:
 
     async def open_tab(self, url: str = "about:blank") -> Tab:
         url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
-        await self.ensure_browser()
+        # (For a browser service: the engine's name for the caller's own browser.)
+        cdp_url = await self.ensure_browser()
         engine = self.service.engine
         # A URL is opened blank, then navigated by the engine: a URL that cannot load (no
         # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
@@ -701,7 +740,7 @@ class ProfileContext:
 
         try:
             result = await engine.navigate(
-                self.cdp_url, tab.target_id, self.headers, NavigateOptions(url=url)
+                cdp_url, tab.target_id, self.headers, NavigateOptions(url=url)
             )
         except BrowserdeckError as exc:
             with contextlib.suppress(BrowserdeckError):
@@ -840,6 +879,7 @@ class Service:
         loaded = config.load(self.config_path)
         self.config, self.config_problem = loaded.config, loaded.problem
         self._config_on_disk = self._read_config_bytes()
+        self._apply_disk_limits()
         if self.config_problem:
             log.error("%s", self.config_problem)
             self.events.notice.send(
@@ -1116,6 +1156,7 @@ class Service:
                 message=f"the API moves to port {new.control_port} at the "
                 "next start of browserdeck",
             )
+        self._apply_disk_limits()
         self.events.config_changed.send()
 
     async def stop_all_agents(self) -> dict[str, int]:
@@ -1158,6 +1199,12 @@ class Service:
                 except Exception as exc:  # the extension went away meanwhile
                     log.info("stop all agents: unsharing failed: %s", exc)
         return {"sessions": sessions, "closedTabs": closed, "unsharedTabs": unshared}
+
+    def _apply_disk_limits(self) -> None:
+        artifacts.configure(
+            max_mb=self.config.artifacts_max_mb, max_age_days=self.config.artifacts_max_age_days
+        )
+        logsetup.set_max_mb(self.config.log_max_mb)
 
     async def update_settings(self, change: Callable[[Config], None]) -> None:
         await self.apply_config(config.updated(self.config, change))

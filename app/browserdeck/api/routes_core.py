@@ -15,17 +15,30 @@ router = APIRouter()
 ProfileQ = Annotated[str | None, Query(description="profile name; default: defaultProfile")]
 
 
-@router.get("/health", summary="Liveness; no token needed")
-async def health() -> dict[str, Any]:
-    return {"ok": True, "version": __version__}
+def _engine_status(request: Request) -> dict[str, Any]:
+    engine = service_of(request).engine
+    if engine is None:
+        return {"state": "stopped", "driverPid": None, "restarts": 0, "lastFailure": None}
+    return engine.status()
 
 
-@router.get("/", summary="Status of a profile")
+@router.get(
+    "/health",
+    summary="Liveness and the browser engine's state; no token needed. ok is false while "
+    "the engine (its Playwright driver) is restarting",
+)
+async def health(request: Request) -> dict[str, Any]:
+    engine = _engine_status(request)
+    return {"ok": engine["state"] == "running", "version": __version__, "engine": engine}
+
+
+@router.get("/", summary="Status of a profile (and of the browser engine)")
 async def status(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
     service = service_of(request)
     out = await profile_of(request, profile).status()
     out["defaultProfile"] = service.config.default_profile
     out["configProblem"] = service.config_problem
+    out["engine"] = _engine_status(request)
     return out
 
 

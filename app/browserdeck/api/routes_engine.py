@@ -22,7 +22,7 @@ router = APIRouter(tags=["engine"])
 ProfileQ = Annotated[str | None, Query(description="profile name; default: defaultProfile")]
 TargetQ = Annotated[
     str | None,
-    Query(alias="targetId", description="tab: CDP targetId or a unique prefix; default: first"),
+    Query(alias="targetId", description="tab: CDP targetId or a unique prefix; default: yours"),
 ]
 M = TypeVar("M", bound=BaseModel)
 
