@@ -476,6 +476,12 @@ const OPS = {
     await detachTab(tabId);
     return {};
   },
+  // The tray's "Stop all agents": stop sharing every tab (as the popup's Unshare all).
+  async unshareAll() {
+    const tabs = [...state.shared.keys()];
+    for (const tabId of tabs) await unshareTab(tabId, "stopped_by_user");
+    return { unshared: tabs.length };
+  },
   async createTab({ url, background, newWindow }) {
     let tab;
     if (newWindow) {

@@ -288,7 +288,21 @@ def cmd_wait(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(args, client, "evaluate", "evaluated", fn=args.fn, ref=args.ref)
+    fn = args.function or args.fn
+    if not fn:
+        raise ClientError(
+            "evaluate needs a function", "e.g. browserdeck evaluate '() => document.title'"
+        )
+    data = client.post(
+        "/act", json=_body(args, kind="evaluate", fn=fn, ref=args.ref), params=_params(args)
+    )
+    # Just the result, as JSON (no "evaluated" line in front): scripts can parse it.
+    lines = [json.dumps(data.get("result"), indent=2, ensure_ascii=False)]
+    if data.get("navigated"):
+        lines.append(f"now at {data.get('url')}")
+    lines += _dialog_lines(data)
+    client.print_result(data, args, "\n".join(lines))
+    return 0
 
 
 # --- arming -----------------------------------------------------------------------
@@ -425,7 +439,10 @@ def register(
     p.add_argument("--time", type=int, help="milliseconds")
 
     p = cmd("evaluate", cmd_evaluate, "run JavaScript in the page", timeout=True)
-    p.add_argument("--fn", required=True, help="'() => document.title' or '(el) => ...'")
+    p.add_argument(
+        "function", nargs="?", help="'() => document.title' or '(el) => el.value' with --ref"
+    )
+    p.add_argument("--fn", help=argparse.SUPPRESS)  # the old spelling keeps working
     p.add_argument("--ref", help="pass this element to the function")
 
     p = cmd("console", cmd_console, "console messages and page errors")

@@ -193,6 +193,35 @@ SETTINGS: tuple[Setting, ...] = (
         advanced=True,
     ),
     Setting(
+        "artifactsMaxMb",
+        "int",
+        500,
+        "Most disk space (MB) each folder of saved files may use: screenshots, PDFs, "
+        "downloads, MCP output. The oldest files are removed first.",
+        minimum=10,
+        maximum=1_000_000,
+        advanced=True,
+    ),
+    Setting(
+        "artifactsMaxAgeDays",
+        "int",
+        7,
+        "Saved screenshots, PDFs, downloads and MCP output older than this many days are "
+        "removed.",
+        minimum=1,
+        maximum=3650,
+        advanced=True,
+    ),
+    Setting(
+        "logMaxMb",
+        "int",
+        20,
+        "Most disk space (MB) the log files may use (rotated in four files).",
+        minimum=1,
+        maximum=10_000,
+        advanced=True,
+    ),
+    Setting(
         "uploadRoots",
         "paths",
         [],
@@ -336,6 +365,9 @@ class Config:
     action_wait_ms: int = 5000
     allow_file_urls: bool = False
     max_tabs: int = 40
+    artifacts_max_mb: int = 500
+    artifacts_max_age_days: int = 7
+    log_max_mb: int = 20
     upload_roots: list[str] = field(default_factory=list)
     profiles: dict[str, ProfileConfig] = field(default_factory=dict)
 

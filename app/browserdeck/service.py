@@ -28,7 +28,18 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from browserdeck import __version__, aio, config, paths, remote, secrets, states, urls
+from browserdeck import (
+    __version__,
+    aio,
+    artifacts,
+    config,
+    logsetup,
+    paths,
+    remote,
+    secrets,
+    states,
+    urls,
+)
 from browserdeck.chrome import endpoint, launcher, procs
 from browserdeck.chrome.cdp import CDPClient
 from browserdeck.config import Config, ProfileConfig
@@ -92,6 +103,15 @@ class Tab:
         return out
 
 
+def _wait_released(pgid: int, port: int, within: float) -> None:
+    """Until a killed browser's process group is gone and its CDP port is free again."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and (
+        procs.process_group_alive(pgid) or procs.port_in_use(port)
+    ):
+        time.sleep(0.02)
+
+
 class ProfileContext:
     """One profile: its browser (launched, relayed or remote) and its tabs."""
 
@@ -110,6 +130,9 @@ class ProfileContext:
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
         self.restart_note: str | None = None
+        # Tabs agents opened through the API (not the user in the tray or the CLI): what
+        # "Stop all agents" closes.
+        self.agent_tabs: set[str] = set()
         # The default tab (docs/api.md "Which tab"): per client, the tab it last used and
         # the one it last opened; and the profile's tabs by last use through browserdeck.
         self._used: dict[str, str] = {}
@@ -280,7 +303,17 @@ class ProfileContext:
     async def _start_managed(self) -> None:
         p = self.profile
         if self.chrome is not None and self.chrome.alive():
-            return
+            if await launcher.is_cdp_ready(self.cdp_url, timeout=2.0):
+                return
+            # Alive by our records but not answering: it is dying (a crash a few ms ago
+            # that the exit watcher has not reaped yet). Wait for the exit and relaunch,
+            # rather than answer "started" with a dead pid.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.chrome.wait_exit(), 5.0)
+            if self.chrome.alive():
+                return  # alive and hung: the status says "unreachable"
+            await self._drop_connections()
+            log.warning("profile %s: the browser exited just before /start; relaunching", p.name)
         assert p.cdp_port is not None
         if not self.config.may_launch(p):
             if await launcher.is_cdp_ready(self.cdp_url):
@@ -296,6 +329,14 @@ class ProfileContext:
         # A browser that exited without a stop (the exit watcher may not have run yet).
         crashed = self.state == "crashed" or (self.chrome is not None and not self._stopping)
         closed = self.state == "stopped" and self.detail == CLOSED_BY_USER
+        if crashed:
+            # The exit watcher may not have run yet: connections to the dead browser must
+            # not be mistaken for connections to the new one on the same port.
+            await self._drop_connections()
+            if self.chrome is not None:
+                # Its helpers (same process group) die a moment after it and may hold the
+                # CDP port until then: "port in use" would be a false answer.
+                await asyncio.to_thread(_wait_released, self.chrome.pid, p.cdp_port, 10.0)
         self._set_state("starting", None)
         try:
             self.chrome = await launcher.launch(
@@ -683,7 +724,8 @@ class ProfileContext:
 
     async def open_tab(self, url: str = "about:blank") -> Tab:
         url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
-        await self.ensure_browser()
+        # (For a browser service: the engine's name for the caller's own browser.)
+        cdp_url = await self.ensure_browser()
         engine = self.service.engine
         # A URL is opened blank, then navigated by the engine: a URL that cannot load (no
         # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
@@ -707,7 +749,7 @@ class ProfileContext:
 
         try:
             result = await engine.navigate(
-                self.cdp_url, tab.target_id, self.headers, NavigateOptions(url=url)
+                cdp_url, tab.target_id, self.headers, NavigateOptions(url=url)
             )
         except BrowserdeckError as exc:
             with contextlib.suppress(BrowserdeckError):
@@ -729,13 +771,16 @@ class ProfileContext:
             tabs = {t.target_id: t for t in await self.remote.tabs(lease)}
             return tabs.get(target_id) or Tab(target_id, "", url)
         try:
-            # Not background:true: a background tab of a managed browser is not rendered, so
-            # its screenshots wait for a frame that never comes. And a window of its own
-            # (as Playwright gives each page): a tab that shares a window is hidden as soon
-            # as a later tab opens, and its screenshots hang the same way. (The managed
-            # browser is the agent's own; the user's Chrome gets plain tabs via the relay.)
+            # A window of its own (as Playwright gives each page): a background tab that
+            # shares a window is not rendered, so its screenshots wait for a frame that
+            # never comes. And background with newWindow: Chromium shows that window
+            # inactive, so an agent's tab never jumps over what the user is doing, while
+            # it is the active tab of a visible window and renders (issue 15; Focus brings
+            # it forward). The user's Chrome gets plain tabs via the relay.
+            own_window = self.driver != "extension"
             created = await self._cdp_call(
-                "Target.createTarget", {"url": url, "newWindow": self.driver != "extension"}
+                "Target.createTarget",
+                {"url": url, "newWindow": own_window, "background": own_window},
             )
             target_id = str(created["targetId"])
         except BrowserdeckError as exc:
@@ -843,6 +888,7 @@ class Service:
         loaded = config.load(self.config_path)
         self.config, self.config_problem = loaded.config, loaded.problem
         self._config_on_disk = self._read_config_bytes()
+        self._apply_disk_limits()
         if self.config_problem:
             log.error("%s", self.config_problem)
             self.events.notice.send(
@@ -1119,7 +1165,55 @@ class Service:
                 message=f"the API moves to port {new.control_port} at the "
                 "next start of browserdeck",
             )
+        self._apply_disk_limits()
         self.events.config_changed.send()
+
+    async def stop_all_agents(self) -> dict[str, int]:
+        """End every agent session, close the tabs agents opened in managed profiles and
+        stop sharing every tab of the user's Chrome (the tray's one-click switch).
+
+        MCP sessions over /mcp end here; agents in their own `browserdeck mcp` process
+        lose their tab claims and those tabs, and must start again.
+        """
+        sessions = 0
+        endpoint = self.api.mcp_endpoint if self.api is not None else None
+        mcp = getattr(endpoint, "mcp", None)
+        if mcp is not None:
+            for key in list(mcp.sessions):
+                mcp.end_session(key)
+                sessions += 1
+        try:
+            from browserdeck.mcpserver import claims
+        except ImportError:  # a build without the MCP server
+            claimed: dict[str, set[str]] = {}
+        else:
+            claimed = {}
+            for claim in claims.release_all():
+                claimed.setdefault(claim.profile, set()).add(claim.target_id)
+        closed = unshared = 0
+        for ctx in list(self.contexts.values()):
+            if ctx.driver == "managed":
+                wanted = ctx.agent_tabs | claimed.get(ctx.name, set())
+                ctx.agent_tabs = set()
+                open_now = {t.target_id for t in await ctx.peek_tabs() or []}
+                for target_id in wanted & open_now:
+                    try:
+                        await ctx.close_tab(target_id)
+                        closed += 1
+                    except BrowserdeckError as exc:
+                        log.info("stop all agents: %s", exc)
+            elif ctx.driver == "extension" and ctx.relay is not None:
+                try:
+                    unshared += await ctx.relay.unshare_all()
+                except Exception as exc:  # the extension went away meanwhile
+                    log.info("stop all agents: unsharing failed: %s", exc)
+        return {"sessions": sessions, "closedTabs": closed, "unsharedTabs": unshared}
+
+    def _apply_disk_limits(self) -> None:
+        artifacts.configure(
+            max_mb=self.config.artifacts_max_mb, max_age_days=self.config.artifacts_max_age_days
+        )
+        logsetup.set_max_mb(self.config.log_max_mb)
 
     async def update_settings(self, change: Callable[[Config], None]) -> None:
         await self.apply_config(config.updated(self.config, change))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from browserdeck import aio, paths, urls
+from browserdeck import aio, artifacts, paths, urls
 from browserdeck.engine import consequences
 from browserdeck.engine import options as o
 from browserdeck.engine.errors import playwright_errors
@@ -25,10 +25,9 @@ if TYPE_CHECKING:
     from playwright.async_api import Download, Response
 
 EVALUATE_MAX_CHARS = 100_000
-SLOW_TYPE_DELAY_MS = 75
+SLOW_TYPE_DELAY_MS = o.SLOW_TYPE_DELAY_MS
 CHECK_ROLES = frozenset({"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"})
 SELECT_ROLES = frozenset({"combobox", "listbox"})
-ARTIFACTS_KEEP = 200
 
 
 # --- /act ------------------------------------------------------------------------
@@ -384,6 +383,7 @@ async def save_download(download: Download) -> dict[str, Any]:
     try:
         await asyncio.wait_for(download.save_as(target), 60)
         info["path"] = str(target)
+        artifacts.prune(target.parent, keep=target)
     except (PlaywrightError, TimeoutError) as exc:
         info["error"] = str(exc).splitlines()[0] if str(exc) else "the download did not finish"
     return info
@@ -456,14 +456,8 @@ def write_artifact(kind: str, target_id: str, ext: str, data: bytes) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 1_000_000:06d}"
     path = folder / f"{stamp}-{target_id[:8].lower()}.{ext}"
     path.write_bytes(data)
-    _prune(folder)
+    artifacts.prune(folder, keep=path)
     return path
-
-
-def _prune(folder: Path) -> None:
-    files = sorted((p for p in folder.iterdir() if p.is_file()), key=lambda p: p.stat().st_mtime)
-    for old in files[:-ARTIFACTS_KEEP]:
-        old.unlink(missing_ok=True)
 
 
 async def pdf(state: PageState, opts: o.PdfOptions) -> dict[str, Any]:

@@ -9,7 +9,7 @@ caught up with it, so the next observation shows the outcome:
 * **requests it started** (document, fetch, XHR, script, in any frame), until each
   finished or failed, including requests started by promises (they start before the
   action returns) and by timers it scheduled: when the action started a request or a
-  navigation, scrolled, or scheduled a timer or an animation frame, a request that
+  navigation, scrolled, or scheduled a timer, a request that
   starts within ``GRACE_MS`` of the last such effect is the action's too. An action that
   did none of these (a counter, a toggle) pays no grace window;
 * all bounded by ``waitMs`` (the ``actionWaitMs`` setting, default 5000): a long poll
@@ -19,8 +19,8 @@ Long-lived connections never stall an action: WebSockets are not requests here a
 EventSource streams (resource type ``eventsource``) are not waited for. Nothing
 depends on ``requestAnimationFrame`` firing (Chrome pauses it in background tabs, the
 normal state of a tab shared from the user's Chrome): the only page-side probe is one
-``Runtime.evaluate`` before the action and one call after it, comparing timer and
-animation-frame ids and the scroll position, and the grace window is timed here, not by
+``Runtime.evaluate`` before the action and one call after it, comparing timer ids and
+the scroll position, and the grace window is timed here, not by
 page timers (which Chrome throttles to once a second in background tabs).
 
 The response gets ``outcome``, one line saying what happened ("navigated to X",
@@ -59,27 +59,23 @@ UNREAD_BODY_S = 0.2
 WAITED_TYPES = frozenset({"document", "fetch", "xhr", "script"})
 
 # Armed in the main world before the action, read after it: did the action schedule
-# timers or animation frames, or scroll the page? Timer ids (setTimeout and setInterval
-# share one pool) and animation-frame ids are handed out in sequence per document, so
-# one probe id before and one after tell whether the page scheduled any in between,
-# without wrapping any page function. Held only by our CDP session (a remote object);
-# null when the page replaced the functions it relies on (then the action counts as
-# having scheduled something).
+# timers, or scroll the page? Timer ids (setTimeout and setInterval share one pool) are
+# handed out in sequence per window, so one probe id before and one after tell whether
+# the page scheduled any in between, without wrapping any page function. (Animation
+# frames are not counted: Playwright's own click waits two of them in the same id pool,
+# and Chrome pauses them in background tabs.) Held only by our CDP session (a remote
+# object); null when the page replaced the functions it relies on (then the action
+# counts as having scheduled something).
 _WATCH_JS = """(() => {
   const show = Function.prototype.toString;
   const native = (f) => typeof f === 'function' && /\\{\\s*\\[native code\\]\\s*\\}$/.test(show.call(f));
-  if (![show, setTimeout, clearTimeout, requestAnimationFrame, cancelAnimationFrame].every(native)) return null;
-  const noop = () => {};
-  const t = setTimeout(noop, 0); clearTimeout(t);
-  const r = requestAnimationFrame(noop); cancelAnimationFrame(r);
-  return {t, r, x: scrollX, y: scrollY};
+  if (![show, setTimeout, clearTimeout].every(native)) return null;
+  const t = setTimeout(() => {}, 0); clearTimeout(t);
+  return {t, x: scrollX, y: scrollY};
 })()"""
 _READ_FN = """function () {
-  const noop = () => {};
-  const t = setTimeout(noop, 0); clearTimeout(t);
-  const r = requestAnimationFrame(noop); cancelAnimationFrame(r);
-  return {scheduled: t !== this.t + 1 || r !== this.r + 1,
-          scrolled: scrollX !== this.x || scrollY !== this.y};
+  const t = setTimeout(() => {}, 0); clearTimeout(t);
+  return {scheduled: t !== this.t + 1, scrolled: scrollX !== this.x || scrollY !== this.y};
 }"""
 # A (smooth) scroll is followed until it stops: pages load more when it reaches the end.
 SCROLL_POLL_S = 0.05
@@ -333,7 +329,7 @@ async def _arm(state: PageState) -> str | None:
 
 
 async def _read(state: PageState, watch_id: str | None) -> tuple[bool, bool]:
-    """(scheduled timers or frames, scrolled) during the action; (True, False) if unknown."""
+    """(scheduled timers, scrolled) during the action; (True, False) if unknown."""
     if state.cdp is None or watch_id is None:
         return True, False
     try:

@@ -183,6 +183,9 @@ class PageState:
         self.offline_workers: WorkerOffline | None = None
         self.offline_lock = asyncio.Lock()
         self._watched: set[Frame] = set()
+        # Set when the tab's renderer crashed (Playwright's "crash"): Playwright keeps this
+        # Page dead for good, so only a navigation on a fresh connection revives the tab.
+        self.crashed = asyncio.Event()
 
     async def title(self) -> str:
         """The page's title; "" while it cannot be read (navigating).

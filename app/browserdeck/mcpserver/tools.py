@@ -559,6 +559,9 @@ async def screenshot(call: Call) -> Reply:
             f"{label.get('ref')}: {box.get('x')},{box.get('y')} "
             f"{box.get('width')}x{box.get('height')}"
         )
+    if data.get("unplaced"):
+        # Boxed in the image but with no room for a badge: the agent must know which.
+        lines.append("no room for a badge (boxed, not labelled): " + ", ".join(data["unplaced"]))
     if data.get("note"):
         lines.append(str(data["note"]))
     reply.text = "\n".join(lines)
