@@ -303,7 +303,7 @@ class ProfileContext:
     async def _start_managed(self) -> None:
         p = self.profile
         if self.chrome is not None and self.chrome.alive():
-            if await launcher.is_cdp_ready(self.cdp_url, timeout=2.0):
+            if await launcher.is_cdp_ready(self.cdp_url, timeout=2.0, headers=self.headers):
                 return
             # Alive by our records but not answering: it is dying (a crash a few ms ago
             # that the exit watcher has not reaped yet). Wait for the exit and relaunch,
@@ -334,6 +334,9 @@ class ProfileContext:
             # not be mistaken for connections to the new one on the same port.
             await self._drop_connections()
             if self.chrome is not None:
+                # Its CDP endpoint (ours, in this process) holds the port until stopped;
+                # stop() of an exited browser only reaps and closes that endpoint.
+                await self.chrome.stop()
                 # Its helpers (same process group) die a moment after it and may hold the
                 # CDP port until then: "port in use" would be a false answer.
                 await asyncio.to_thread(_wait_released, self.chrome.pid, p.cdp_port, 10.0)

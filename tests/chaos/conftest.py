@@ -60,7 +60,9 @@ class Deck:
     async def page_cdp(self, target_id: str, method: str, params: dict[str, Any] | None = None) -> None:
         """Send one CDP command to a tab over our own websocket (not through browserdeck)."""
         url = f"ws://127.0.0.1:{self.cdp_port}/devtools/page/{target_id}"
-        async with websockets.connect(url, max_size=10_000_000) as ws:
+        # The managed browser's CDP endpoint takes the API token (issue 10 item 2).
+        auth = {"Authorization": f"Bearer {self.service.api_token}"}
+        async with websockets.connect(url, max_size=10_000_000, additional_headers=auth) as ws:
             await ws.send(json.dumps({"id": 1, "method": method, "params": params or {}}))
             # Page.crash never answers: the renderer is gone.
             with contextlib.suppress(TimeoutError, websockets.ConnectionClosed):

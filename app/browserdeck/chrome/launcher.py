@@ -892,15 +892,19 @@ def _low_fds_taken() -> Iterator[None]:
             os.close(fd)
 
 
-async def is_cdp_ready(cdp_url: str, timeout: float = 2.0) -> bool:
+async def is_cdp_ready(
+    cdp_url: str, timeout: float = 2.0, headers: dict[str, str] | None = None
+) -> bool:
     """``/json/version`` answers and its browser WebSocket accepts a handshake."""
     try:
         async with asyncio.timeout(timeout):
-            version = await fetch_version(cdp_url, timeout=timeout)
+            version = await fetch_version(cdp_url, timeout=timeout, headers=headers)
             ws_url = version.get("webSocketDebuggerUrl")
             if not isinstance(ws_url, str) or not ws_url:
                 return False
-            client = await CDPClient.connect(normalize_ws_url(ws_url, cdp_url), timeout=timeout)
+            client = await CDPClient.connect(
+                normalize_ws_url(ws_url, cdp_url), headers=headers, timeout=timeout
+            )
             await client.close()
             return True
     except (TimeoutError, Unavailable):
