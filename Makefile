@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 
-.PHONY: lock run serve test lint typecheck pytest bench browser system-deps node-clients browserless clean package screenshots
+.PHONY: lock run serve test lint typecheck pytest bench fuzz browser system-deps node-clients browserless clean package screenshots
 
 # requirements.lock pins every transitive version we test with (pip freeze of .venv);
 # refresh it with `make lock` after changing dependencies in pyproject.toml.
@@ -66,6 +66,11 @@ pytest: $(STAMP) browser system-deps node-clients browserless
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 test: lint typecheck pytest
+
+# The full API fuzz (schemathesis, every phase, >= 5,000 cases) against a real service;
+# make test runs a short one (tests/chaos/test_fuzz.py).
+fuzz: $(STAMP) browser
+	$(PY) -m tests.chaos.fuzz 5000
 
 bench: $(STAMP) browser
 	$(PY) bench/run_all.py

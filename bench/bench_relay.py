@@ -152,6 +152,7 @@ async def python_relay_round_trips(n: int) -> list[float]:
         await eval_round_trips(via, sid, 50)
         out = await eval_round_trips(via, sid, n)
         await via.close()
+        await asyncio.sleep(0.3)  # let the relay's debugger release reach the fake
         return out
     finally:
         await fake.close()

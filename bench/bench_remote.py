@@ -4,7 +4,8 @@ Same Chromium binary (Browserless's playwright-core is pointed at this machine's
 page, one service. Each call runs interleaved on both profiles; medians.
 
   * per call (snapshot, click, navigate): browserdeck's overhead on each profile is its
-    HTTP time minus a bare Playwright call on the same page over the same connection
+    HTTP time minus a bare Playwright call on the same page over the same connection,
+    taken back to back (median of the paired differences)
     (the engine's own Page object: on the remote profile that call pays the service's
     hop too). Target: remote overhead - local overhead <= +3 ms, i.e. browserdeck adds
     at most 3 ms per call beyond the service's own hop.
@@ -58,13 +59,24 @@ async def timed(fn: Timed) -> float:
 
 
 async def interleave(runs: int, fns: dict[str, Timed]) -> dict[str, float]:
+    """Medians (ms) of each function, and of each http-X minus bare-X pair ("d-X").
+
+    The pairs are taken back to back in the same round, so the machine's load (shared by
+    several test runs here) moves both halves of a difference alike; the median of the
+    differences is the overhead estimate, steadier than a difference of medians.
+    """
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for fn in fns.values():
         await fn()
     for _ in range(runs):
         for name, fn in fns.items():
             samples[name].append(await timed(fn))
-    return {name: statistics.median(s) * 1000 for name, s in samples.items()}
+    out = {name: statistics.median(s) * 1000 for name, s in samples.items()}
+    for name in fns:
+        if name.startswith("http-") and f"bare-{name[5:]}" in samples:
+            pairs = zip(samples[name], samples[f"bare-{name[5:]}"], strict=True)
+            out[f"d-{name[5:]}"] = statistics.median(a - b for a, b in pairs) * 1000
+    return out
 
 
 async def main() -> int:
@@ -117,6 +129,21 @@ async def main() -> int:
             t = await interleave(args.runs, {n: rtt(s) for n, s in sides.items()})
             hop = t["farm"] - t["agent"]
             rows.append(("CDP round trip", "", t["agent"], t["farm"], hop, "(the hop)"))
+
+            # --- what the service adds per request before the engine: the tab lookup -------
+            def lookup(name: str, side: dict[str, Any]) -> Timed:
+                ctx = service.profile(name)
+
+                async def go() -> None:
+                    await ctx.ensure_browser()
+                    await ctx.resolve_target(side["q"]["targetId"])
+
+                return go
+
+            t = await interleave(args.runs, {n: lookup(n, s) for n, s in sides.items()})
+            rows.append(
+                ("tab lookup", "", t["agent"], t["farm"], t["farm"] - t["agent"], "(service)")
+            )
 
             # --- snapshot ----------------------------------------------------------------
             def http_snapshot(side: dict[str, Any]) -> Timed:
@@ -231,8 +258,8 @@ def add_rows(
 ) -> None:
     rows.append((what, "bare", t["bare-agent"], t["bare-farm"], t["bare-farm"] - t["bare-agent"], ""))
     rows.append((what, "HTTP", t["http-agent"], t["http-farm"], t["http-farm"] - t["http-agent"], ""))
-    ours_local = t["http-agent"] - t["bare-agent"]
-    ours_remote = t["http-farm"] - t["bare-farm"]
+    ours_local = t["d-agent"]  # median of paired (HTTP - bare) differences
+    ours_remote = t["d-farm"]
     rows.append(
         (
             what,

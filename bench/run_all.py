@@ -1,6 +1,6 @@
 """Run every benchmark in bench/ in turn (each prints its own side-by-side table).
 
-.venv/bin/python bench/run_all.py [name ...]     # e.g. core engine relay mcp gui
+.venv/bin/python bench/run_all.py [name ...]     # e.g. core engine relay mcp truth gui
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ("core", "chrome", "engine", "relay", "mcp", "gui")
+ORDER = ("core", "chrome", "engine", "relay", "mcp", "truth", "gui", "remote")
 
 
 def main(argv: list[str]) -> int:

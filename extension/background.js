@@ -52,6 +52,8 @@ const state = {
   lastHeard: 0,
   stopRetrying: false,
   probing: false,
+  lastProbe: 0,
+  fullVersion: null, // promise of the full browser version
   downSince: 0, // when the relay became unreachable (0 while connected); survives restarts
   instance: "",
   browserContextId: null,
@@ -76,6 +78,7 @@ chrome.commands.onCommand.addListener((command) => {
 });
 
 const ready = boot();
+void fullVersion(); // off the reconnect path
 
 // The popup and the test harness use these; nothing outside the extension can reach them.
 globalThis.browserdeck = {
@@ -146,11 +149,15 @@ async function maybeConnect(why) {
   if (ws && (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING)) return;
   if (state.probing) return;
   if (state.stopRetrying && why !== "user" && why !== "settings") return;
+  // At most one probe a second, whatever asks (the retry timer, the alarm, tab events).
+  // (A restarted worker probes at boot; the alarm that woke it must not probe again.)
+  if (why !== "user" && why !== "settings" && Date.now() - state.lastProbe < PROBE_EVERY_MS - 20) return;
   if (state.retryTimer) {
     clearTimeout(state.retryTimer);
     state.retryTimer = null;
   }
   state.probing = true;
+  state.lastProbe = Date.now();
   try {
     await connectOnce(why);
   } finally {
@@ -304,8 +311,13 @@ async function onAuthenticated(ws) {
   startKeepalive(ws);
 }
 
-// The full browser version (the user agent string is reduced to 156.0.0.0).
-async function fullVersion() {
+// The full browser version (the user agent string is reduced to 156.0.0.0); asked once.
+function fullVersion() {
+  if (!state.fullVersion) state.fullVersion = readFullVersion();
+  return state.fullVersion;
+}
+
+async function readFullVersion() {
   try {
     const data = await navigator.userAgentData.getHighEntropyValues(["fullVersionList"]);
     const brands = data.fullVersionList || [];
@@ -346,10 +358,13 @@ function scheduleReconnect(slow) {
   // the worker back for the next probe, and Chrome may stop it in between.
   if (slow || !state.downSince || Date.now() - state.downSince >= FAST_PROBE_WINDOW_MS) return;
   state.retries += 1;
+  // Probes start a second apart (not a second after the last one ended), so a relay that
+  // comes back waits at most a second for the next one.
+  const wait = Math.max(0, PROBE_EVERY_MS - (Date.now() - state.lastProbe));
   state.retryTimer = setTimeout(() => {
     state.retryTimer = null;
     void maybeConnect("retry");
-  }, PROBE_EVERY_MS);
+  }, wait);
 }
 
 function startKeepalive(ws) {
@@ -460,6 +475,12 @@ const OPS = {
   async detach({ tabId }) {
     await detachTab(tabId);
     return {};
+  },
+  // The tray's "Stop all agents": stop sharing every tab (as the popup's Unshare all).
+  async unshareAll() {
+    const tabs = [...state.shared.keys()];
+    for (const tabId of tabs) await unshareTab(tabId, "stopped_by_user");
+    return { unshared: tabs.length };
   },
   async createTab({ url, background, newWindow }) {
     let tab;

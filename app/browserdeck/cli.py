@@ -92,12 +92,15 @@ def cmd_paths(args: argparse.Namespace) -> int:
         "profiles": str(paths.browser_dir()),
         "state": str(paths.state_dir()),
         "logs": str(paths.log_dir()),
+        "api token": secrets.location("api"),
+        "relay token": secrets.location("relay"),
+        "screenshots": str(paths.artifacts_dir("screenshots")),
     }
     if args.json:
         print(json.dumps(data, indent=2))
     else:
         for key, value in data.items():
-            print(f"{key:9} {value}")
+            print(f"{key:12} {value}")
     return 0
 
 
@@ -156,6 +159,15 @@ def cmd_profiles(args: argparse.Namespace, client: ApiClient) -> int:
     return 0
 
 
+def _name(args: argparse.Namespace) -> str:
+    name = args.name or args.name_option
+    if not name:
+        raise ClientError(
+            "which profile? give its name", f"e.g. browserdeck {args.command} work"
+        )
+    return str(name)
+
+
 def _read_secret(prompt: str) -> str:
     """A secret from stdin (piped) or typed without echo; never from argv (ps shows argv)."""
     if sys.stdin.isatty():
@@ -167,7 +179,7 @@ def _read_secret(prompt: str) -> str:
 
 def cmd_create_profile(args: argparse.Namespace, client: ApiClient) -> int:
     body: dict[str, Any] = {
-        "name": args.name, "color": args.color, "cdpUrl": args.cdp_url, "driver": args.driver,
+        "name": _name(args), "color": args.color, "cdpUrl": args.cdp_url, "driver": args.driver,
         "tokenParam": args.token_param, "tokenHeader": args.token_header,
         "poolIdleSeconds": args.pool_idle,
     }
@@ -202,9 +214,10 @@ def cmd_remote_token(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_delete_profile(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.delete(f"/profiles/{_segment(args.name, 'profile name')}")
+    name = _name(args)
+    data = client.delete(f"/profiles/{_segment(name, 'profile name')}")
     removed = data.get("removedData")
-    client.print_result(data, args, f"deleted {args.name}" + (f" (removed {removed})" if removed else ""))
+    client.print_result(data, args, f"deleted {name}" + (f" (removed {removed})" if removed else ""))
     return 0
 
 
@@ -220,6 +233,18 @@ def cmd_tabs(args: argparse.Namespace, client: ApiClient) -> int:
 
 def cmd_open(args: argparse.Namespace, client: ApiClient) -> int:
     data = client.post("/tabs/open", json={"url": args.address}, params=_profile(args))
+    # The tab answers before its page loads (its title and URL are still empty): wait for
+    # the load, then print the tab as it is. A page that never loads is still open.
+    try:
+        client.post(
+            "/act",
+            json={"kind": "wait", "loadState": "load", "targetId": data["targetId"]},
+            params=_profile(args),
+        )
+        tabs = client.get("/tabs", params=_profile(args))["tabs"]
+        data = next((t for t in tabs if t["targetId"] == data["targetId"]), data)
+    except ClientError:
+        pass
     client.print_result(data, args, _tab_line(data))
     return 0
 
@@ -276,7 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     client_cmd("reset-profile", cmd_reset, "kill an orphaned browser on the profile's port")
     client_cmd("profiles", cmd_profiles, "list profiles")
     p = client_cmd("create-profile", cmd_create_profile, "create a profile")
-    p.add_argument("--name", required=True)
+    p.add_argument("name", nargs="?", help="the new profile's name")
+    p.add_argument("--name", dest="name_option", help=argparse.SUPPRESS)  # older spelling
     p.add_argument("--color", help="#RRGGBB")
     p.add_argument("--cdp-url", help="remote CDP endpoint (makes a remote profile)")
     p.add_argument("--driver", choices=("managed", "extension", "remote"))
@@ -294,7 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = client_cmd("remote-token", cmd_remote_token,
                    "store a remote service profile's token (read from stdin)")
     p = client_cmd("delete-profile", cmd_delete_profile, "delete a profile and its browser data")
-    p.add_argument("--name", required=True)
+    p.add_argument("name", nargs="?", help="the profile to delete")
+    p.add_argument("--name", dest="name_option", help=argparse.SUPPRESS)  # older spelling
     client_cmd("tabs", cmd_tabs, "list tabs")
     p = client_cmd("open", cmd_open, "open a tab")
     p.add_argument("address", metavar="URL")  # not "url": --url is the control API

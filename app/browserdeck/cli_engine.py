@@ -49,8 +49,13 @@ def _dialog_lines(data: dict[str, Any]) -> list[str]:
 def _act(
     args: argparse.Namespace, client: ApiClient, kind: str, summary: str, **fields: Any
 ) -> int:
-    data = client.post("/act", json=_body(args, kind=kind, **fields), params=_params(args))
+    body = _body(args, kind=kind, **fields)
+    if getattr(args, "wait_ms", None) is not None:
+        body["waitMs"] = args.wait_ms
+    data = client.post("/act", json=body, params=_params(args))
     lines = [summary]
+    if data.get("outcome"):  # what the action caused, in one line
+        lines.append(str(data["outcome"]))
     if "result" in data:
         lines.append(json.dumps(data["result"], indent=2, ensure_ascii=False))
     if data.get("navigated"):
@@ -283,7 +288,21 @@ def cmd_wait(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(args, client, "evaluate", "evaluated", fn=args.fn, ref=args.ref)
+    fn = args.function or args.fn
+    if not fn:
+        raise ClientError(
+            "evaluate needs a function", "e.g. browserdeck evaluate '() => document.title'"
+        )
+    data = client.post(
+        "/act", json=_body(args, kind="evaluate", fn=fn, ref=args.ref), params=_params(args)
+    )
+    # Just the result, as JSON (no "evaluated" line in front): scripts can parse it.
+    lines = [json.dumps(data.get("result"), indent=2, ensure_ascii=False)]
+    if data.get("navigated"):
+        lines.append(f"now at {data.get('url')}")
+    lines += _dialog_lines(data)
+    client.print_result(data, args, "\n".join(lines))
+    return 0
 
 
 # --- arming -----------------------------------------------------------------------
@@ -329,9 +348,17 @@ def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
     tab = argparse.ArgumentParser(add_help=False)
-    tab.add_argument("--target", "-t", help="tab: targetId or unique prefix (default: first tab)")
+    tab.add_argument(
+        "--target", "-t", help="tab: targetId or unique prefix (default: your last used tab)"
+    )
     timed = argparse.ArgumentParser(add_help=False)
     timed.add_argument("--timeout-ms", type=int, help="default 8000 (navigate 20000)")
+    timed.add_argument(
+        "--wait-ms",
+        type=int,
+        help="actions: longest wait for what the action caused (navigation, requests); "
+        "default the actionWaitMs setting, 0 = none",
+    )
 
     def cmd(name: str, func: Any, help_: str, *, timeout: bool = False) -> argparse.ArgumentParser:
         parents = [common, tab] + ([timed] if timeout else [])
@@ -412,7 +439,10 @@ def register(
     p.add_argument("--time", type=int, help="milliseconds")
 
     p = cmd("evaluate", cmd_evaluate, "run JavaScript in the page", timeout=True)
-    p.add_argument("--fn", required=True, help="'() => document.title' or '(el) => ...'")
+    p.add_argument(
+        "function", nargs="?", help="'() => document.title' or '(el) => el.value' with --ref"
+    )
+    p.add_argument("--fn", help=argparse.SUPPRESS)  # the old spelling keeps working
     p.add_argument("--ref", help="pass this element to the function")
 
     p = cmd("console", cmd_console, "console messages and page errors")

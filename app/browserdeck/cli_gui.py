@@ -7,10 +7,78 @@ imported only when the tray actually starts.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import socket
+import sys
+from collections.abc import Mapping
 from typing import Any
 
 
+def display_problem(env: Mapping[str, str] | None = None) -> str | None:
+    """Why Qt could not open a window here (Linux/BSD), or None.
+
+    Without this, QApplication aborts the process ("could not connect to display …
+    Aborted") before any of our code can say anything.
+    """
+    env = os.environ if env is None else env
+    if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return None
+    platform = env.get("QT_QPA_PLATFORM", "")
+    if platform and not platform.startswith(("xcb", "wayland")):
+        return None  # offscreen, vnc, eglfs…: the user picked a platform that needs no display
+    wayland = env.get("WAYLAND_DISPLAY")
+    if wayland and not platform.startswith("xcb"):
+        runtime = env.get("XDG_RUNTIME_DIR", "")
+        path = wayland if os.path.isabs(wayland) else os.path.join(runtime, wayland)
+        if _connects(path):
+            return None
+        if not env.get("DISPLAY"):
+            return f"the Wayland display {wayland} does not answer"
+    display = env.get("DISPLAY")
+    if not display:
+        return "no display: DISPLAY and WAYLAND_DISPLAY are unset"
+    host, _, rest = display.rpartition(":")
+    number = rest.split(".")[0]
+    if not number.isdigit():
+        return f"DISPLAY={display} is not a display name"
+    if host in ("", "unix"):
+        if _connects(f"/tmp/.X11-unix/X{number}") or _connects(f"@/tmp/.X11-unix/X{number}"):
+            return None
+        return f"the X display {display} does not answer"
+    try:
+        with socket.create_connection((host, 6000 + int(number)), timeout=2):
+            return None
+    except OSError:
+        return f"the X display {display} does not answer"
+
+
+def _connects(path: str) -> bool:
+    address = "\0" + path[1:] if path.startswith("@") else path  # "@": abstract socket
+    if not path.startswith("@") and not os.path.exists(path):
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(2)
+        try:
+            sock.connect(address)
+        except OSError:
+            return False
+    return True
+
+
 def cmd_tray(args: argparse.Namespace) -> int:
+    problem = display_problem()
+    if problem is not None:
+        # One line, then what `browserdeck serve` does: the service works without a desktop.
+        print(
+            f"browserdeck: {problem}, so no tray icon or windows; running the service "
+            "headless instead (as `browserdeck serve --headless`). Ctrl+C stops it.",
+            file=sys.stderr,
+            flush=True,
+        )
+        from browserdeck.cli import run_service
+
+        return asyncio.run(run_service(headless=True, port=getattr(args, "port", None)))
     from browserdeck.gui.app import run
 
     return run(args)

@@ -28,7 +28,7 @@ def _extension_profile(name: str | None) -> tuple[str, int]:
         found = [p for p in cfg.profiles.values() if p.driver == "extension"]
         if not found:
             raise SystemExit("error: no extension profile is configured\n"
-                             "  hint: browserdeck create-profile --name chrome --driver extension")
+                             "  hint: browserdeck create-profile chrome --driver extension")
         profile = found[0]
     return profile.name, cfg.relay_port_of(profile)
 

@@ -165,6 +165,16 @@ SETTINGS: tuple[Setting, ...] = (
         advanced=True,
     ),
     Setting(
+        "actionWaitMs",
+        "int",
+        5000,
+        "Longest an action (click, type, press, select, drag, upload) waits for what it "
+        "caused: a navigation it started, the requests it started. 0: do not wait.",
+        minimum=0,
+        maximum=60000,
+        advanced=True,
+    ),
+    Setting(
         "allowFileUrls",
         "bool",
         False,
@@ -180,6 +190,35 @@ SETTINGS: tuple[Setting, ...] = (
         "is refused until one is closed.",
         minimum=1,
         maximum=500,
+        advanced=True,
+    ),
+    Setting(
+        "artifactsMaxMb",
+        "int",
+        500,
+        "Most disk space (MB) each folder of saved files may use: screenshots, PDFs, "
+        "downloads, MCP output. The oldest files are removed first.",
+        minimum=10,
+        maximum=1_000_000,
+        advanced=True,
+    ),
+    Setting(
+        "artifactsMaxAgeDays",
+        "int",
+        7,
+        "Saved screenshots, PDFs, downloads and MCP output older than this many days are "
+        "removed.",
+        minimum=1,
+        maximum=3650,
+        advanced=True,
+    ),
+    Setting(
+        "logMaxMb",
+        "int",
+        20,
+        "Most disk space (MB) the log files may use (rotated in four files).",
+        minimum=1,
+        maximum=10_000,
         advanced=True,
     ),
     Setting(
@@ -320,8 +359,12 @@ class Config:
     mcp_idle_minutes: int = 30
     mcp_run_code: bool = False
     screenshot_max_dimension: int = 1568
+    action_wait_ms: int = 5000
     allow_file_urls: bool = False
     max_tabs: int = 40
+    artifacts_max_mb: int = 500
+    artifacts_max_age_days: int = 7
+    log_max_mb: int = 20
     upload_roots: list[str] = field(default_factory=list)
     profiles: dict[str, ProfileConfig] = field(default_factory=dict)
 

@@ -46,6 +46,9 @@ class ServiceEvents:
         self.profile_state = Signal("profile_state")
         # profile=str (tabs of that profile changed: opened/closed/navigated)
         self.tabs_changed = Signal("tabs_changed")
+        # profile=str, target_id=str, client=str|None: an agent's call acted on (or opened)
+        # that tab; the latest one is "the tab the agent last acted on" ("follow agent")
+        self.agent_tab = Signal("agent_tab")
         # profile=str, connected=bool, detail=str|None
         self.extension = Signal("extension")
         # entry=dict {time, client, method, path, profile, target, status, ms}

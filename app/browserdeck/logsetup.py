@@ -45,3 +45,10 @@ def setup(level: int = logging.INFO, *, stderr: bool = True) -> None:
     for name in ("httpx", "httpcore", "websockets", "uvicorn.error", "asyncio"):
         logging.getLogger(name).setLevel(logging.WARNING)
     root._browserdeck = True  # type: ignore[attr-defined]
+
+
+def set_max_mb(max_mb: int) -> None:
+    """The logMaxMb setting: the rotated log files together stay under it."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.handlers.RotatingFileHandler):
+            handler.maxBytes = max(1, max_mb * 2**20 // (handler.backupCount + 1))

@@ -87,6 +87,15 @@ def get_token(kind: str = "api", *, create: bool = True) -> str | None:
     return value
 
 
+def location(kind: str = "api") -> str:
+    """Where the ``kind`` token is kept, for `browserdeck paths` (never the token itself)."""
+    if os.environ.get(TOKEN_ENV.get(kind, "")):
+        return f"${TOKEN_ENV[kind]} (environment)"
+    if _keyring_get(kind):
+        return f"the OS keyring (service {SERVICE!r}, entry '{kind}-token')"
+    return str(paths.token_file(kind))
+
+
 def store_token(kind: str, value: str) -> str:
     """Store in the keyring when it works, else in the 0600 file. Returns where it went."""
     # Read back: a keyring that accepts and drops writes (the null backend that

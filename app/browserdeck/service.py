@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import logging
 import os
@@ -27,7 +28,18 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from browserdeck import __version__, aio, config, paths, remote, secrets, states, urls
+from browserdeck import (
+    __version__,
+    aio,
+    artifacts,
+    config,
+    logsetup,
+    paths,
+    remote,
+    secrets,
+    states,
+    urls,
+)
 from browserdeck.chrome import endpoint, launcher, procs
 from browserdeck.chrome.cdp import CDPClient
 from browserdeck.config import Config, ProfileConfig
@@ -52,15 +64,52 @@ log = logging.getLogger(__name__)
 CLOSED_BY_USER = "the browser was closed"
 
 
+# The built-in front-ends' X-Browserdeck-Client labels name a tool, not a caller: their
+# calls count as unnamed ones (one shared history per profile), as do calls with none.
+TOOL_CLIENTS = frozenset({"browserdeck-cli", "browserdeck-mcp", "browserdeck-gui", ""})
+# The panel's own calls (its live screenshots) are not an agent acting.
+QUIET_CLIENTS = frozenset({"browserdeck-gui"})
+RECENT_TABS_MAX = 50
+# Pages the engine cannot (or must not) drive: DevTools and extensions' own pages.
+_UNATTACHABLE = ("devtools://", "chrome-extension://", "chrome-untrusted://")
+
+
+def client_key(client: str | None) -> str:
+    name = (client or "").strip()
+    return "" if name in TOOL_CLIENTS else name[:200]
+
+
+def attachable(tab: Tab) -> bool:
+    return tab.type == "page" and not tab.url.startswith(_UNATTACHABLE)
+
+
 @dataclass
 class Tab:
     target_id: str
     title: str
     url: str
     type: str = "page"
+    status: int | None = None  # the HTTP status of the page it was opened on, when known
 
     def to_json(self) -> dict[str, Any]:
-        return {"targetId": self.target_id, "title": self.title, "url": self.url, "type": self.type}
+        out: dict[str, Any] = {
+            "targetId": self.target_id,
+            "title": self.title,
+            "url": self.url,
+            "type": self.type,
+        }
+        if self.status is not None:
+            out["status"] = self.status
+        return out
+
+
+def _wait_released(pgid: int, port: int, within: float) -> None:
+    """Until a killed browser's process group is gone and its CDP port is free again."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and (
+        procs.process_group_alive(pgid) or procs.port_in_use(port)
+    ):
+        time.sleep(0.02)
 
 
 class ProfileContext:
@@ -81,6 +130,14 @@ class ProfileContext:
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
         self.restart_note: str | None = None
+        # Tabs agents opened through the API (not the user in the tray or the CLI): what
+        # "Stop all agents" closes.
+        self.agent_tabs: set[str] = set()
+        # The default tab (docs/api.md "Which tab"): per client, the tab it last used and
+        # the one it last opened; and the profile's tabs by last use through browserdeck.
+        self._used: dict[str, str] = {}
+        self._opened: dict[str, str] = {}
+        self._recent: list[str] = []
         self._service: remote.ServiceDriver | None = None
 
     # --- identity --------------------------------------------------------
@@ -241,7 +298,17 @@ class ProfileContext:
     async def _start_managed(self) -> None:
         p = self.profile
         if self.chrome is not None and self.chrome.alive():
-            return
+            if await launcher.is_cdp_ready(self.cdp_url, timeout=2.0):
+                return
+            # Alive by our records but not answering: it is dying (a crash a few ms ago
+            # that the exit watcher has not reaped yet). Wait for the exit and relaunch,
+            # rather than answer "started" with a dead pid.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.chrome.wait_exit(), 5.0)
+            if self.chrome.alive():
+                return  # alive and hung: the status says "unreachable"
+            await self._drop_connections()
+            log.warning("profile %s: the browser exited just before /start; relaunching", p.name)
         assert p.cdp_port is not None
         if not self.config.may_launch(p):
             if await launcher.is_cdp_ready(self.cdp_url):
@@ -257,6 +324,14 @@ class ProfileContext:
         # A browser that exited without a stop (the exit watcher may not have run yet).
         crashed = self.state == "crashed" or (self.chrome is not None and not self._stopping)
         closed = self.state == "stopped" and self.detail == CLOSED_BY_USER
+        if crashed:
+            # The exit watcher may not have run yet: connections to the dead browser must
+            # not be mistaken for connections to the new one on the same port.
+            await self._drop_connections()
+            if self.chrome is not None:
+                # Its helpers (same process group) die a moment after it and may hold the
+                # CDP port until then: "port in use" would be a false answer.
+                await asyncio.to_thread(_wait_released, self.chrome.pid, p.cdp_port, 10.0)
         self._set_state("starting", None)
         try:
             self.chrome = await launcher.launch(
@@ -515,8 +590,11 @@ class ProfileContext:
                 hint=self._not_running_hint(),
                 code="browser_unreachable",
             ) from None
+        # Chrome's /json/list HTML-escapes titles ("A &amp; B"); the relay's list is plain
+        # text, as its tab titles come straight from the extension.
+        unescape = html.unescape if self.driver != "extension" else str
         return [
-            Tab(t["id"], t.get("title", ""), t.get("url", ""), t.get("type", "page"))
+            Tab(t["id"], unescape(t.get("title", "")), t.get("url", ""), t.get("type", "page"))
             for t in targets
             if t.get("type") == "page"
         ]
@@ -532,8 +610,45 @@ class ProfileContext:
         await self.ensure_browser()
         return await self._list_tabs_raw()
 
-    async def resolve_target(self, target: str | None) -> str:
-        """A full targetId from an id, a unique prefix, or None (the first page tab)."""
+    # --- the default tab ----------------------------------------------------
+    def note_used(self, client: str | None, target_id: str) -> None:
+        """``client`` acted on ``target_id``: it becomes that client's (and the profile's) latest."""
+        if client in QUIET_CLIENTS:  # the panel watching is not a use
+            return
+        key = client_key(client)
+        self._used[key] = target_id
+        if target_id in self._recent:
+            self._recent.remove(target_id)
+        self._recent.append(target_id)
+        del self._recent[:-RECENT_TABS_MAX]
+        self.service.events.agent_tab.send(profile=self.name, target_id=target_id, client=client)
+
+    def note_opened(self, client: str | None, target_id: str) -> None:
+        self._opened[client_key(client)] = target_id
+        self.note_used(client, target_id)
+
+    def default_target(self, tabs: list[Tab], client: str | None) -> str:
+        """The tab a call that names none acts on (never one the engine cannot attach to)."""
+        usable = [t for t in tabs if attachable(t)]
+        if not usable:
+            raise NotFound(
+                f"profile {self.name!r} has no tab an agent can use "
+                f"({len(tabs)} open, all browser-internal pages)",
+                hint="open one with POST /tabs/open or `browserdeck open URL`",
+                code="no_tabs",
+            )
+        ids = {t.target_id for t in usable}
+        key = client_key(client)
+        for candidate in (self._used.get(key), self._opened.get(key), *reversed(self._recent)):
+            if candidate in ids:
+                return candidate
+        # Nothing used through browserdeck yet: Chrome lists tabs by last activity, so its
+        # first is the profile's most recently used one. The call then records it, so the
+        # choice stays put however Chrome reorders its list.
+        return usable[0].target_id
+
+    async def resolve_target(self, target: str | None, client: str | None = None) -> str:
+        """A full targetId from an id, a unique prefix, or None (the default tab)."""
         tabs = await self.list_tabs()
         if not tabs:
             raise NotFound(
@@ -542,7 +657,7 @@ class ProfileContext:
                 code="no_tabs",
             )
         if not target:
-            return tabs[0].target_id
+            return self.default_target(tabs, client)
         exact = [t for t in tabs if t.target_id == target]
         if exact:
             return exact[0].target_id
@@ -600,7 +715,13 @@ class ProfileContext:
 
     async def open_tab(self, url: str = "about:blank") -> Tab:
         url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
-        await self.ensure_browser()
+        # (For a browser service: the engine's name for the caller's own browser.)
+        cdp_url = await self.ensure_browser()
+        engine = self.service.engine
+        # A URL is opened blank, then navigated by the engine: a URL that cannot load (no
+        # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
+        # and an HTTP error page is a success that carries its status, as with /navigate.
+        navigate = url != "about:blank" and engine is not None
         async with self._open_lock:
             open_now = len(await self._list_tabs_raw())
             limit = self.config.max_tabs
@@ -612,7 +733,26 @@ class ProfileContext:
                     "action=close), or raise maxTabs in Settings",
                     code="too_many_tabs",
                 )
-            return await self._open_tab_unlocked(url)
+            tab = await self._open_tab_unlocked("about:blank" if navigate else url)
+        if not navigate or engine is None:
+            return tab
+        from browserdeck.engine.options import NavigateOptions
+
+        try:
+            result = await engine.navigate(
+                cdp_url, tab.target_id, self.headers, NavigateOptions(url=url)
+            )
+        except BrowserdeckError as exc:
+            with contextlib.suppress(BrowserdeckError):
+                await self.close_tab(tab.target_id)
+            exc.message = f"could not open {url}: {exc.message} (the tab was closed)"
+            raise
+        return Tab(
+            tab.target_id,
+            str(result.get("title") or ""),
+            str(result.get("url") or url),
+            status=result.get("status"),
+        )
 
     async def _open_tab_unlocked(self, url: str) -> Tab:
         if self.remote is not None:
@@ -622,13 +762,16 @@ class ProfileContext:
             tabs = {t.target_id: t for t in await self.remote.tabs(lease)}
             return tabs.get(target_id) or Tab(target_id, "", url)
         try:
-            # Not background:true: a background tab of a managed browser is not rendered, so
-            # its screenshots wait for a frame that never comes. And a window of its own
-            # (as Playwright gives each page): a tab that shares a window is hidden as soon
-            # as a later tab opens, and its screenshots hang the same way. (The managed
-            # browser is the agent's own; the user's Chrome gets plain tabs via the relay.)
+            # A window of its own (as Playwright gives each page): a background tab that
+            # shares a window is not rendered, so its screenshots wait for a frame that
+            # never comes. And background with newWindow: Chromium shows that window
+            # inactive, so an agent's tab never jumps over what the user is doing, while
+            # it is the active tab of a visible window and renders (issue 15; Focus brings
+            # it forward). The user's Chrome gets plain tabs via the relay.
+            own_window = self.driver != "extension"
             created = await self._cdp_call(
-                "Target.createTarget", {"url": url, "newWindow": self.driver != "extension"}
+                "Target.createTarget",
+                {"url": url, "newWindow": own_window, "background": own_window},
             )
             target_id = str(created["targetId"])
         except BrowserdeckError as exc:
@@ -736,6 +879,7 @@ class Service:
         loaded = config.load(self.config_path)
         self.config, self.config_problem = loaded.config, loaded.problem
         self._config_on_disk = self._read_config_bytes()
+        self._apply_disk_limits()
         if self.config_problem:
             log.error("%s", self.config_problem)
             self.events.notice.send(
@@ -1012,7 +1156,55 @@ class Service:
                 message=f"the API moves to port {new.control_port} at the "
                 "next start of browserdeck",
             )
+        self._apply_disk_limits()
         self.events.config_changed.send()
+
+    async def stop_all_agents(self) -> dict[str, int]:
+        """End every agent session, close the tabs agents opened in managed profiles and
+        stop sharing every tab of the user's Chrome (the tray's one-click switch).
+
+        MCP sessions over /mcp end here; agents in their own `browserdeck mcp` process
+        lose their tab claims and those tabs, and must start again.
+        """
+        sessions = 0
+        endpoint = self.api.mcp_endpoint if self.api is not None else None
+        mcp = getattr(endpoint, "mcp", None)
+        if mcp is not None:
+            for key in list(mcp.sessions):
+                mcp.end_session(key)
+                sessions += 1
+        try:
+            from browserdeck.mcpserver import claims
+        except ImportError:  # a build without the MCP server
+            claimed: dict[str, set[str]] = {}
+        else:
+            claimed = {}
+            for claim in claims.release_all():
+                claimed.setdefault(claim.profile, set()).add(claim.target_id)
+        closed = unshared = 0
+        for ctx in list(self.contexts.values()):
+            if ctx.driver == "managed":
+                wanted = ctx.agent_tabs | claimed.get(ctx.name, set())
+                ctx.agent_tabs = set()
+                open_now = {t.target_id for t in await ctx.peek_tabs() or []}
+                for target_id in wanted & open_now:
+                    try:
+                        await ctx.close_tab(target_id)
+                        closed += 1
+                    except BrowserdeckError as exc:
+                        log.info("stop all agents: %s", exc)
+            elif ctx.driver == "extension" and ctx.relay is not None:
+                try:
+                    unshared += await ctx.relay.unshare_all()
+                except Exception as exc:  # the extension went away meanwhile
+                    log.info("stop all agents: unsharing failed: %s", exc)
+        return {"sessions": sessions, "closedTabs": closed, "unsharedTabs": unshared}
+
+    def _apply_disk_limits(self) -> None:
+        artifacts.configure(
+            max_mb=self.config.artifacts_max_mb, max_age_days=self.config.artifacts_max_age_days
+        )
+        logsetup.set_max_mb(self.config.log_max_mb)
 
     async def update_settings(self, change: Callable[[Config], None]) -> None:
         await self.apply_config(config.updated(self.config, change))

@@ -7,8 +7,10 @@ TrayApp and Service as `browserdeck`) in a child process on that display, plays 
 short agent session through the control API against a local demo page, and saves:
 
   docs/screenshots/tray-menu.png   the tray icon and its menu, with the agent submenu
-  docs/screenshots/panel.png       the status panel with a labelled screenshot
+  docs/screenshots/panel.png       the status panel at 100% on a dense page (form + table)
+  docs/screenshots/activity.png    the activity log: kinds, refs, elements, an error row
   docs/screenshots/settings.png    the settings dialog (General and Profiles pages)
+  docs/screenshots/settings-errors.png  a port another program holds, a bad colour
 
 Everything runs with a temp BROWSERDECK_HOME and free ports; nothing of the user's
 is touched.
@@ -31,32 +33,52 @@ OUT = ROOT / "docs" / "screenshots"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "app"))
 
-DEMO_PAGE = """<!doctype html><html><head><title>New ticket · Acme Helpdesk</title><style>
+DEMO_PAGE = """<!doctype html><html><head><title>Tickets · Acme Helpdesk</title><style>
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
-header{background:#1f2a44;color:#fff;padding:14px 28px;display:flex;gap:24px;align-items:center}
-header b{font-size:18px;margin-right:18px} header a{color:#c9d3ea;text-decoration:none}
-main{max-width:760px;margin:26px auto;background:#fff;border-radius:10px;padding:24px 32px;
-box-shadow:0 1px 3px rgba(0,0,0,.12)}
-h1{font-size:22px;margin:0 0 18px} label{display:block;font-size:13px;margin:12px 0 4px;color:#555}
-input,select,textarea{width:100%;box-sizing:border-box;padding:9px 10px;border:1px solid #c8ccd4;
-border-radius:6px;font-size:14px} textarea{height:90px}
-.row{display:flex;gap:16px}.row>div{flex:1}
-.actions{margin-top:18px;display:flex;gap:10px}
-button{padding:9px 18px;border-radius:6px;border:1px solid #c8ccd4;background:#fff;font-size:14px}
+header{background:#1f2a44;color:#fff;padding:12px 24px;display:flex;gap:22px;align-items:center}
+header b{font-size:17px;margin-right:14px} header a{color:#c9d3ea;text-decoration:none}
+main{display:flex;gap:20px;padding:18px 24px}
+section{background:#fff;border-radius:10px;padding:16px 20px;box-shadow:0 1px 3px rgba(0,0,0,.12)}
+h1{font-size:18px;margin:0 0 10px} label{display:block;font-size:13px;margin:10px 0 4px;color:#555}
+input,select{width:100%;box-sizing:border-box;padding:7px 9px;border:1px solid #c8ccd4;
+border-radius:6px;font-size:14px}
+table{border-collapse:collapse;font-size:14px} td,th{padding:5px 8px;border-bottom:1px solid #eceef2;
+text-align:left} th{font-size:12px;color:#666;text-transform:uppercase}
+button{padding:5px 11px;border-radius:6px;border:1px solid #c8ccd4;background:#fff;font-size:13px}
 button.primary{background:#2f6fed;color:#fff;border-color:#2f6fed}
 </style></head><body>
 <header><b>Acme Helpdesk</b><a href="#">Tickets</a><a href="#">Customers</a><a href="#">Reports</a></header>
-<main><h1>New ticket</h1>
-<div class="row"><div><label for="email">Customer email</label>
-<input id="email" value="dana@example.com"></div>
-<div><label for="prio">Priority</label><select id="prio"><option>Normal</option>
-<option selected>High</option></select></div></div>
+<main><section style="width:300px"><h1>New ticket</h1>
+<label for="email">Customer email</label><input id="email" value="dana@example.com">
 <label for="subject">Subject</label><input id="subject">
-<label for="desc">Description</label>
-<textarea id="desc">The March invoice applies 19% instead of 7% on the book order.</textarea>
+<label for="prio">Priority</label><select id="prio"><option>Normal</option>
+<option selected>High</option></select>
 <label><input type="checkbox" checked style="width:auto"> Notify the customer</label>
-<div class="actions"><button class="primary">Create ticket</button><button>Save draft</button>
-<button>Cancel</button></div></main></body></html>"""
+<p><button class="primary">Create ticket</button> <button>Save draft</button></p></section>
+<section style="flex:1"><h1>Open tickets</h1><table>
+<tr><th>#</th><th>Subject</th><th>Customer</th><th></th></tr>
+__ROWS__
+</table></section></main></body></html>""".replace(
+    "__ROWS__",
+    "".join(
+        f"<tr><td>{2280 + i}</td><td>{subject}</td><td>{who}</td><td><button>Open</button> "
+        "<button>Assign</button> <button>Close</button></td></tr>"
+        for i, (subject, who) in enumerate(
+            [
+                ("Wrong VAT on invoice", "dana@example.com"),
+                ("Login link expired", "li@example.org"),
+                ("Refund for order 5512", "sam@example.net"),
+                ("Cannot change address", "ana@example.com"),
+                ("Duplicate charge", "tom@example.org"),
+                ("Export to CSV fails", "kim@example.net"),
+                ("Password reset mail", "eve@example.com"),
+                ("Late delivery", "raj@example.org"),
+                ("Coupon not applied", "zoe@example.net"),
+                ("Invoice address typo", "max@example.com"),
+            ]
+        )
+    ),
+)
 
 
 class DemoPage(BaseHTTPRequestHandler):
@@ -114,23 +136,26 @@ async def session(app: Any, qapp: Any) -> None:
                     return str(ref)
             return None
 
+        target = {"targetId": tab["targetId"]}
         subject = ref_of("textbox", "Subject")
         if subject:
             await api.post(
                 "/act",
-                json={
-                    "kind": "type",
-                    "ref": subject,
-                    "targetId": tab["targetId"],
-                    "text": "Invoice 2291 shows the wrong VAT rate",
-                },
+                json={"kind": "type", "ref": subject, "text": "Invoice 2291 VAT", **target},
             )
-        await api.get("/console", params={"targetId": tab["targetId"]})
+        prio = ref_of("combobox", "Priority")
+        if prio:
+            await api.post(
+                "/act", json={"kind": "select", "ref": prio, "values": ["High"], **target}
+            )
+        assign = ref_of("button", "Assign")
+        if assign:
+            await api.post("/act", json={"kind": "hover", "ref": assign, **target})
+        await api.get("/console", params=target)
         await api.post(
-            "/act", json={"kind": "click", "ref": "e999", "targetId": tab["targetId"]}
-        )  # a stale ref: fails closed
-        await api.post("/screenshot", json={"labels": True, "targetId": tab["targetId"]})
-        await api.get("/tabs")
+            "/act", json={"kind": "click", "ref": "e999", **target}
+        )  # a stale ref: the error row
+        await api.post("/screenshot", json={"labels": True, **target})
 
     # The tray menu, opened on the agent profile, as it sits under the tray.
     tray = app.tray
@@ -158,11 +183,12 @@ async def session(app: Any, qapp: Any) -> None:
     agent_menu.hide()
     menu.hide()
 
-    # The panel, with a labelled screenshot and a hovered label.
+    # The panel at 100%, with a labelled screenshot and a hovered label.
     panel = app.show_panel()
-    panel.resize(1220, 820)
-    panel.move(40, 40)
+    panel.resize(1400, 860)
+    panel.move(20, 34)
     panel.auto_box.setChecked(False)
+    panel.set_zoom("100%")
     await app.model.refresh_now()
     await wait_for(lambda: panel.selected_tab() == tab["targetId"], 20, "the demo tab")
     panel.refresh_screenshot()
@@ -173,12 +199,22 @@ async def session(app: Any, qapp: Any) -> None:
     )
     await asyncio.sleep(0.3)
     labels = panel.shot.capture.labels
-    target = next((lb for lb in labels if lb.name == "Create ticket"), labels[0])
-    point = panel.shot.view_rect_of(target).center().toPoint()
-    await in_qt(lambda: QTest.mouseMove(panel.shot, point))
-    await wait_for(lambda: panel.shot.hover is not None, 10, "the hover")
+    target_box = next((lb for lb in labels if lb.name == "Create ticket"), labels[0])
+    point = panel.shot.view_rect_of(target_box).center().toPoint()
+    for nudge in range(6):  # a loaded machine may drop a synthetic move: try again
+        await in_qt(lambda n=nudge: QTest.mouseMove(panel.shot, point + QPoint(n, 0)))
+        await asyncio.sleep(0.5)
+        if panel.shot.hover is not None:
+            break
+    # The failed call's row selected: its message and hint show under the list.
+    for i in range(panel.activity.topLevelItemCount()):
+        item = panel.activity.topLevelItem(i)
+        if item is not None and item.text(3) == "e999":
+            panel.activity.setCurrentItem(item)
     await asyncio.sleep(0.3)
     panel.grab().save(str(OUT / "panel.png"))
+    activity = panel.activity_stack.parentWidget()
+    activity.grab().save(str(OUT / "activity.png"))
     panel.hide()
 
     # The settings dialog: General, and Profiles with the agent profile selected.
@@ -191,15 +227,34 @@ async def session(app: Any, qapp: Any) -> None:
     profiles = dialog.grab()
     from PySide6.QtGui import QColor, QPainter, QPixmap
 
-    both = QPixmap(
-        general.width() + profiles.width() + 24, max(general.height(), profiles.height())
-    )
-    both.fill(QColor(0, 0, 0, 0))
-    p = QPainter(both)
-    p.drawPixmap(0, 0, general)
-    p.drawPixmap(general.width() + 24, 0, profiles)
-    p.end()
-    both.save(str(OUT / "settings.png"))
+    def side_by_side(left: QPixmap, right: QPixmap, path: Path) -> None:
+        both = QPixmap(left.width() + right.width() + 24, max(left.height(), right.height()))
+        both.fill(QColor(0, 0, 0, 0))
+        p = QPainter(both)
+        p.drawPixmap(0, 0, left)
+        p.drawPixmap(left.width() + 24, 0, right)
+        p.end()
+        both.save(str(path))
+
+    side_by_side(general, profiles, OUT / "settings.png")
+
+    # Error states: a port another program holds (probed), a bad colour.
+    import socket
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    dialog.tabs.setCurrentIndex(0)
+    dialog.fields["relayPort"].widget.setValue(holder.getsockname()[1])
+    await asyncio.sleep(0.3)
+    port_error = dialog.grab()
+    dialog.select_profile("agent")
+    dialog.profile_fields["color"].widget.set_value("#12345")
+    dialog.validate()
+    await asyncio.sleep(0.3)
+    colour_error = dialog.grab()
+    side_by_side(port_error, colour_error, OUT / "settings-errors.png")
+    holder.close()
     dialog.close()
     server.shutdown()
     app.request_quit()
@@ -265,7 +320,13 @@ def parent() -> int:
         done = subprocess.run([sys.executable, __file__, "--child"], env=env, timeout=300)
         if done.returncode != 0:
             return done.returncode
-    for name in ("tray-menu.png", "panel.png", "settings.png"):
+    for name in (
+        "tray-menu.png",
+        "panel.png",
+        "activity.png",
+        "settings.png",
+        "settings-errors.png",
+    ):
         print(f"wrote {OUT / name}")
     return 0
 

@@ -33,7 +33,7 @@ def served(bd_home: Path) -> Iterator[tuple[dict[str, str], subprocess.Popen[str
     proc = subprocess.Popen([sys.executable, "-m", "browserdeck", "serve", "--headless"], env=env,
                             stdout=log, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{cfg.control_port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90  # generous: a loaded shared machine starts slowly
     while True:
         try:
             if httpx.get(url + "/health", timeout=1).status_code == 200:

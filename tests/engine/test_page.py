@@ -58,7 +58,7 @@ async def test_navigation_errors_say_what_failed(tab: Tab) -> None:
     closed = f"http://127.0.0.1:{free_port()}/"
     with pytest.raises(NavigationFailed, match="ERR_CONNECTION_REFUSED"):
         await tab.goto(closed)
-    with pytest.raises(InvalidInput, match="cannot navigate"):
+    with pytest.raises(InvalidInput, match="javascript: scheme"):
         await tab.engine.navigate(
             tab.cdp_url, tab.target_id, None, options.NavigateOptions(url="javascript:alert(1)")
         )
@@ -221,3 +221,56 @@ async def test_labels_use_the_offset_refs_after_a_new_document(tab: Tab) -> None
     labelled = {label["ref"] for label in out["labels"]}
     assert labelled and labelled <= refs
     assert ref_of(snap, 'button "Add row"') in labelled
+
+
+DENSE = (
+    "data:text/html,<style>body{font:14px sans-serif;margin:8px}td{padding:2px}"
+    "label{display:block;margin-top:6px}</style>"
+    "<form><label for=n>Full name</label><input id=n>"
+    "<label for=m>Email address</label><input id=m></form><table>"
+    + "".join(
+        f"<tr><td>Row {i}</td><td><button>Edit</button><button>Copy</button>"
+        "<button>Delete</button></td></tr>"
+        for i in range(14)
+    )
+    + "</table>"
+)
+
+
+async def test_label_badges_sit_outside_boxes_off_text_and_each_other(tab: Tab) -> None:
+    await tab.goto(DENSE)
+    await tab.act(kind="resize", width=800, height=600)
+    await tab.snap()
+    out = await tab.shot(labels=True, inline=True)
+    labels = out["labels"]
+    assert labels
+    rect = lambda d: (d["x"], d["y"], d["x"] + d["width"], d["y"] + d["height"])  # noqa: E731
+
+    def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+        ax1, ay1, ax2, ay2 = rect(a)
+        bx1, by1, bx2, by2 = rect(b)
+        return min(ax2, bx2) - max(ax1, bx1) > 0.5 and min(ay2, by2) - max(ay1, by1) > 0.5
+
+    badges = [lb["badge"] for lb in labels if lb["badge"]]
+    boxes = [lb["box"] for lb in labels]
+    # Every ref is drawn or listed: nothing silently dropped.
+    assert len(badges) + len(out["unplaced"]) == len(labels)
+    assert {lb["ref"] for lb in labels if not lb["badge"]} == set(out["unplaced"])
+    for i, badge in enumerate(badges):
+        assert not any(overlap(badge, b) for b in badges[i + 1 :]), "badges overlap"
+        assert not any(overlap(badge, b) for b in boxes), "a badge covers an element"
+    # The field labels' text stays readable ("Full name" was cut to "ll name").
+    for word in ("Full name", "Email address"):
+        text = await tab.js(
+            "(() => { const l = [...document.querySelectorAll('label')]"
+            f".find(l => l.textContent === '{word}'); const r = document.createRange();"
+            " r.selectNodeContents(l); const b = r.getBoundingClientRect();"
+            " return {x: b.x, y: b.y, width: b.width, height: b.height} })()"
+        )
+        assert not any(overlap(badge, text) for badge in badges), f"a badge covers {word!r}"
+    # A badge that moved away from its box has a leader line; the image has the badge.
+    assert any(lb["leader"] for lb in labels)
+    img = image(out).convert("RGB")
+    first = badges[0]
+    r, g, b = img.getpixel((int(first["x"]) + 1, int(first["y"] + first["height"] / 2)))
+    assert r > 200 and 40 < g < 110 and b < 60

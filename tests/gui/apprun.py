@@ -54,7 +54,7 @@ class AppProcess:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
 
-    def wait_event(self, name: str, timeout: float = 30.0) -> dict[str, Any]:
+    def wait_event(self, name: str, timeout: float = 90.0) -> dict[str, Any]:
         """The first event called ``name`` (already seen or still to come)."""
         for event in self.events:
             if event.get("event") == name:

@@ -156,6 +156,8 @@ async def running_tray(qapp: QApplication, **kwargs: Any) -> AsyncIterator[Any]:
                 or app.model.service_error
                 or task.done()
             ),
+            # Generous: six engineers share two cores; a loaded machine starts slowly.
+            timeout=90,
             what="the service to start",
         )
         if task.done():

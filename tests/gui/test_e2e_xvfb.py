@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtGui import QColor, QImage
@@ -76,3 +77,53 @@ def test_tray_panel_screenshot_and_clean_exit(
     assert port_is_free(cfg.control_port)
     assert port_is_free(cfg.profiles["agent"].cdp_port or 0)
     assert not paths.instance_file().exists()
+
+
+def test_user_closing_the_browser_window_is_stopped_not_crashed(
+    bd_home: Path, chromium_path: str
+) -> None:
+    """Issue 15 item 1, as a person does it: the × of the agent's browser window."""
+    cfg = gui_config(start_default_profile=True, headless=False)
+    config.save(cfg)
+    with xvfb_with_tray() as x:
+        env = app_env(BROWSERDECK_CHROME=chromium_path, **x.env())
+        with running_app(env=env) as app:
+            app.wait_event("service-started", timeout=90)
+            pids = wait_until(
+                lambda: chromium_pids(str(bd_home)), timeout=60, what="the headed browser"
+            )
+
+            def browser_windows() -> list[str]:
+                # Its normal top-level windows (not the hidden client-leader window).
+                return [
+                    w
+                    for w in x.window_ids()
+                    if x.window_pid(w) in pids
+                    and "_NET_WM_WINDOW_TYPE_NORMAL" in x.run("xprop", "-id", w)
+                ]
+
+            windows = wait_until(browser_windows, timeout=30, what="the browser's window")
+            for window in windows:
+                x.close_window(window)
+            wait_until(
+                lambda: not chromium_pids(str(bd_home)),
+                timeout=30,
+                what=f"it to exit (closed {windows}, left {browser_windows()})\n{app.log()}",
+            )
+
+            def closed_notice() -> dict[str, Any] | None:
+                return next(
+                    (
+                        e
+                        for e in list(app.events)
+                        if e.get("event") == "notice" and e.get("title") == "agent: browser closed"
+                    ),
+                    None,
+                )
+
+            notice = wait_until(closed_notice, timeout=30, what=f"the closed notice\n{app.log()}")
+            assert notice["level"] == "info" and "POST" not in notice["message"]
+            assert not any(
+                e.get("event") == "notice" and "crashed" in str(e.get("title")) for e in app.events
+            )
+            assert app.terminate() == 0

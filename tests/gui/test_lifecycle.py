@@ -98,7 +98,9 @@ def test_second_launch_next_to_serve_is_refused(bd_home: Path) -> None:
     config.save(cfg)
     env = app_env()
     with running_app("serve", env=env) as serve:
-        wait_until(lambda: paths.instance_file().exists(), what="serve to write its instance file")
+        wait_until(
+            lambda: paths.instance_file().exists(), timeout=90, what="serve to write its instance file"
+        )
         wait_until(lambda: any("serving" in line for line in serve.output), what="serve to start")
         tray = run_cli("tray", env=env)
         assert tray.returncode == 1

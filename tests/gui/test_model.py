@@ -1,39 +1,59 @@
-"""The pure parts of the GUI model: activity rows and the tray state (no Qt event loop needed)."""
+"""The pure parts of the GUI model: activity rows (no Qt event loop needed)."""
 
 from __future__ import annotations
 
-from browserdeck.gui.model import describe_call
+from browserdeck.gui.model import describe_call, short_id
 
 
-def test_describe_call_names_the_action_and_target() -> None:
+def test_describe_call_says_kind_ref_element_and_tab() -> None:
     row = describe_call(
         {
             "time": 1.0,
-            "client": "claude",
+            "client": "claude-code via MCP",
             "method": "POST",
             "path": "/act",
-            "query": "profile=work&targetId=ABCDEF",
+            "query": "profile=work",
             "status": 200,
             "ms": 12.3,
+            "detail": {
+                "kind": "type",
+                "ref": "e12",
+                "element": 'textbox "Password"',
+                "typedChars": 8,
+                "profile": "work",
+                "targetId": "ABCDEF0123456789",
+            },
         }
     )
-    assert (row.client, row.action, row.target, row.result, row.ok) == (
-        "claude",
-        "act",
-        "work · ABCDEF",
-        "200 OK",
+    assert (row.client, row.action, row.result, row.ok) == (
+        "claude-code via MCP",
+        "type",
+        "OK",
         True,
     )
+    assert row.target == "e12 · textbox “Password” · typed 8 characters"
+    assert (row.profile, row.target_id) == ("work", "ABCDEF0123456789")
 
 
-def test_describe_call_close_tab_and_failure() -> None:
+def test_describe_call_failure_has_message_and_hint() -> None:
     row = describe_call(
-        {"method": "DELETE", "path": "/tabs/0123456789ABCDEF0123", "query": "", "status": 404},
+        {
+            "method": "DELETE",
+            "path": "/tabs/0123456789ABCDEF0123",
+            "query": "",
+            "status": 404,
+            "error": {"code": "tab_not_found", "message": "no tab 'x'", "hint": "list tabs"},
+        },
         default_profile="agent",
     )
-    assert row.action == "close tab"
-    assert row.target == "agent · 01234567…"
-    assert row.result == "404 not found" and not row.ok
+    assert row.action == "close tab" and row.target_id == "0123456789ABCDEF0123"
+    assert row.result == "not found: no tab 'x'" and not row.ok
+    assert "What to do: list tabs" in row.details()
+
+
+def test_one_way_to_shorten_a_tab_id() -> None:
+    assert short_id("0123456789ABCDEF") == "01234567…"
+    assert short_id("ABC") == "ABC"
 
 
 def test_describe_call_unknown_route() -> None:

@@ -18,7 +18,8 @@ def _submenus(menu: QMenu) -> list[QMenu]:
 
 
 def _tab_titles(tray: Any) -> list[str]:
-    return [m.title() for m in _submenus(tray.profile_menus["agent"].menu)]
+    pm = tray.profile_menus["agent"]
+    return [t.action.text() for t in pm.tab_menus.values() if t.action in pm.menu.actions()]
 
 
 def _action(menu: QMenu, text: str) -> QAction:
@@ -69,16 +70,15 @@ async def test_menu_follows_state_live_and_lists_tabs(qapp: Any, saved_config: A
 
         model.open_tab("agent", "data:text/html,<title>Hello tray</title><p>hi")
         await wait_for(lambda: "Hello tray" in _tab_titles(tray), what="the new tab in the menu")
-        tab_menu = next(
-            m for m in _submenus(tray.profile_menus["agent"].menu) if m.title() == "Hello tray"
-        )
-        assert tab_menu.menuAction().toolTip().startswith("data:text/html")
-        _action(tab_menu, "Close").trigger()
+        # Tabs are plain entries (no third-level submenu that opens over the main menu).
+        assert _submenus(tray.profile_menus["agent"].menu) == []
+        tab = _action(tray.profile_menus["agent"].menu, "Hello tray")
+        assert tab.toolTip().startswith("data:text/html")
+        tab.trigger()  # brings it to the front
+        target = next(t.target_id for t in tray_app.model.tabs["agent"] if t.title == "Hello tray")
+        await tray_app.service.contexts["agent"].close_tab(target)
         await wait_for(
             lambda: "Hello tray" not in _tab_titles(tray), what="the closed tab to leave the menu"
-        )
-        assert all(
-            t.title != "Hello tray" for t in await tray_app.service.contexts["agent"].list_tabs()
         )
 
         # A stop from elsewhere (the API/CLI) reaches the menu through service events.
@@ -87,6 +87,22 @@ async def test_menu_follows_state_live_and_lists_tabs(qapp: Any, saved_config: A
             lambda: "Start browser" in _texts(tray.profile_menus["agent"].menu),
             what="the menu to show Start browser again",
         )
+
+
+async def test_menu_glitches_fixed(qapp: Any, saved_config: Any) -> None:
+    """Item 10: no dead Ctrl+Q, a coloured header chip with words (not '#FF4500')."""
+    from PySide6.QtGui import QColor, QIcon
+
+    async with running_tray(qapp) as tray_app:
+        tray = tray_app.tray
+        quit_action = _action(tray.menu, "Quit browserdeck")
+        assert quit_action.shortcut().isEmpty()
+        info = tray.profile_menus["agent"].info
+        assert "#" not in info.text() and "browserdeck's own browser" in info.text()
+        assert not info.isEnabled()
+        pixmap = info.icon().pixmap(16, 16, QIcon.Mode.Disabled)
+        center = QColor(pixmap.toImage().pixel(8, 8))
+        assert center.red() > 200 and center.green() < 120, "the disabled chip keeps its colour"
 
 
 async def test_copy_token_and_mcp_config(qapp: Any, saved_config: Any) -> None:

@@ -63,6 +63,66 @@ class XDisplay:
             capture_output=True,
         )
 
+    def window_ids(self) -> list[str]:
+        """Every window id in the tree."""
+        out = []
+        for line in self.tree().splitlines():
+            word = line.strip().split(" ", 1)[0]
+            if word.startswith("0x"):
+                out.append(word)
+        return out
+
+    def close_window(self, window_id: str) -> None:
+        """What a window manager does when the user clicks a window's close button: send
+        it a WM_DELETE_WINDOW client message (ICCCM). libX11 through ctypes."""
+        import ctypes
+        import ctypes.util
+
+        x = ctypes.cdll.LoadLibrary(ctypes.util.find_library("X11") or "libX11.so.6")
+        x.XOpenDisplay.restype = ctypes.c_void_p
+        x.XOpenDisplay.argtypes = [ctypes.c_char_p]
+        x.XInternAtom.restype = ctypes.c_ulong
+        x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+        x.XSendEvent.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_ulong,
+            ctypes.c_int,
+            ctypes.c_long,
+            ctypes.c_void_p,
+        ]
+        x.XFlush.argtypes = [ctypes.c_void_p]
+        x.XCloseDisplay.argtypes = [ctypes.c_void_p]
+
+        class ClientMessage(ctypes.Structure):
+            _fields_ = [
+                ("type", ctypes.c_int),
+                ("serial", ctypes.c_ulong),
+                ("send_event", ctypes.c_int),
+                ("display", ctypes.c_void_p),
+                ("window", ctypes.c_ulong),
+                ("message_type", ctypes.c_ulong),
+                ("format", ctypes.c_int),
+                ("data", ctypes.c_long * 5),
+                ("pad", ctypes.c_char * 96),  # XEvent is a 192-byte union
+            ]
+
+        dpy = x.XOpenDisplay(self.display.encode())
+        if not dpy:
+            raise RuntimeError(f"cannot open {self.display}")
+        try:
+            event = ClientMessage()
+            event.type = 33  # ClientMessage
+            event.send_event = 1
+            event.window = int(window_id, 16)
+            event.message_type = x.XInternAtom(dpy, b"WM_PROTOCOLS", 0)
+            event.format = 32
+            event.data[0] = x.XInternAtom(dpy, b"WM_DELETE_WINDOW", 0)
+            event.data[1] = 0  # CurrentTime
+            x.XSendEvent(dpy, event.window, 0, 0, ctypes.byref(event))
+            x.XFlush(dpy)
+        finally:
+            x.XCloseDisplay(dpy)
+
     def tray_children(self) -> list[str]:
         """Window ids embedded in trayer's panel (the tray icons)."""
         lines = self.tree().splitlines()
@@ -117,7 +177,7 @@ def xvfb_with_tray(
         if not number:
             raise RuntimeError("Xvfb did not report a display number")
         display = XDisplay(f":{number}", xvfb, None)
-        if background:
+        if background and shutil.which("xsetroot"):  # a plain backdrop if it is missing
             display.run("xsetroot", "-solid", background)
         if tray:
             trayer = subprocess.Popen(

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ DROP_KEYS = frozenset(
         "auxData", "data",
     }
 )  # fmt: skip
+BLOB_ID = re.compile(r"/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 # Chrome drops these through the relay on purpose (core.DROPPED_EVENTS).
 IGNORED_EVENTS = frozenset({"Network.dataReceived", "Network.resourceChangedPriority"})
 # Not counted: whether the initial about:blank's stop arrives after Page.enable is racy in
@@ -89,11 +91,12 @@ class Recorder:
             msg = json.loads(raw)
             if "id" in msg:
                 # Recorded here, in arrival order (the awaiting coroutine resumes later).
-                label = self._labels.pop(msg["id"], "?")
-                self.replies.append(
-                    (label, {k: v for k, v in msg.items() if k in ("result", "error")})
-                )
-                self.order.append(("reply", label))
+                label = self._labels.pop(msg["id"], None)
+                if label is not None:
+                    self.replies.append(
+                        (label, {k: v for k, v in msg.items() if k in ("result", "error")})
+                    )
+                    self.order.append(("reply", label))
                 fut = self._pending.pop(msg["id"], None)
                 if fut is not None and not fut.done():
                     fut.set_result(msg)
@@ -120,14 +123,18 @@ class Recorder:
         *,
         label: str | None = None,
         timeout: float = 15.0,
+        record: bool = True,
     ) -> dict[str, Any]:
+        """Send a command; ``record=False`` keeps its reply out of the transcript (polls
+        whose count depends on timing)."""
         msg_id = next(self._ids)
         msg: dict[str, Any] = {"id": msg_id, "method": method, "params": params or {}}
         if session:
             msg["sessionId"] = session
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = fut
-        self._labels[msg_id] = label or method
+        if record:
+            self._labels[msg_id] = label or method
         await self.ws.send(json.dumps(msg))
         reply = await asyncio.wait_for(fut, timeout)
         if method == "Target.createTarget" and "result" in reply:
@@ -197,6 +204,8 @@ class Normaliser:
             return self.ident(value)
         if key in TIME_KEYS:
             return "<t>"
+        if isinstance(value, str) and value.startswith("blob:"):
+            return BLOB_ID.sub("/<uuid>", value)  # a fresh UUID per blob
         return value
 
 

@@ -99,6 +99,14 @@ class Site:
                 title=title,
                 extra=f'<iframe id="f" src="{frame}" width="400" height="200"></iframe>',
             )
+        if path == "/worker":
+            # A dedicated worker: a child target of type "worker" under auto-attach.
+            return PAGE.format(
+                title=title,
+                extra="<script>window.w = new Worker(URL.createObjectURL(new Blob("
+                "['onmessage = e => postMessage(e.data * 2)'], {type: 'text/javascript'})));"
+                "</script>",
+            )
         if path == "/frame":
             return (
                 "<!doctype html><title>Inner</title><button id='ib' "

@@ -157,6 +157,25 @@ async def auto_attach_with_an_oopif(c: Recorder, site: Site) -> None:
     await c.result("Runtime.evaluate", {"expression": "1"}, other)
 
 
+async def auto_attach_with_a_worker(c: Recorder, site: Site) -> None:
+    _, sid = await new_page(c)
+    await c.result(
+        "Target.setAutoAttach",
+        {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
+        sid,
+    )
+    await c.result("Page.enable", {}, sid)
+    await navigate(c, sid, site.url("/worker?title=Worker"))
+    _, info = await c.wait_event(
+        "Target.attachedToTarget", lambda s, p: p["targetInfo"]["type"] == "worker"
+    )
+    worker = info["sessionId"]
+    await c.result("Runtime.enable", {}, worker)
+    await c.result("Runtime.runIfWaitingForDebugger", {}, worker)
+    await c.result("Runtime.evaluate", {"expression": "typeof postMessage"}, worker)
+    await c.result("Target.detachFromTarget", {"sessionId": worker}, sid)
+
+
 async def create_and_close_target(c: Recorder, site: Site) -> None:
     target, sid = await new_page(c)
     await c.result("Page.enable", {}, sid)
@@ -213,6 +232,12 @@ async def popups(c: Recorder, site: Site) -> None:
         "Target.targetCreated", lambda s, p: p["targetInfo"].get("openerId") == target
     )
     popup = created["targetInfo"]["targetId"]
+    # Attach once the popup has its page (when Chrome alone attaches earlier is a race).
+    for _ in range(200):
+        reply = await c.send("Target.getTargetInfo", {"targetId": popup}, record=False)
+        if reply.get("result", {}).get("targetInfo", {}).get("title") == "Opened":
+            break
+        await asyncio.sleep(0.05)
     psid = (await c.result("Target.attachToTarget", {"targetId": popup, "flatten": True}))[
         "sessionId"
     ]
@@ -250,6 +275,10 @@ SCENARIOS: dict[str, tuple[Scenario, frozenset[str]]] = {
         frozenset({"Runtime.consoleAPICalled", "Page.frameNavigated"}),
     ),
     "auto-attach with an out-of-process iframe": (auto_attach_with_an_oopif, TARGET_EVENTS),
+    "auto-attach with a worker": (
+        auto_attach_with_a_worker,
+        TARGET_EVENTS | {"Runtime.executionContextCreated"},
+    ),
     "create and close target": (create_and_close_target, TARGET_EVENTS),
     "discover targets": (discover_targets, TARGET_EVENTS),
     "navigation and reload": (navigation_and_reload, frozenset({"Page.frameNavigated"})),

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from browserdeck import __version__, paths
+from browserdeck.api.cancel import CancelOnDisconnect
 from browserdeck.api.security import LoopbackGuard
 from browserdeck.errors import BrowserdeckError
 
@@ -26,8 +27,32 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def error_response(status: int, code: str, message: str, hint: str | None) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message, "hint": hint}}, status)
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    hint: str | None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": message, "hint": hint}}, status, headers=headers
+    )
+
+
+def log_server_error(request: Request, status: int, code: str, message: str) -> None:
+    """Every 5xx leaves one line: the route, the profile and the cause."""
+    if status < 500:
+        return
+    profile = request.query_params.get("profile") or "(default)"
+    log.error(
+        "%s %s profile=%s -> %d %s: %s",
+        request.method,
+        request.url.path,
+        profile,
+        status,
+        code,
+        message,
+    )
 
 
 def create_app(service: Service) -> Any:
@@ -60,6 +85,7 @@ def create_app(service: Service) -> Any:
                     if ctx.driver == "extension"
                     else "start it again (POST /start, `browserdeck start`)"
                 )
+                log_server_error(request, 503, "browser_gone", why)
                 return error_response(
                     503,
                     "browser_gone",
@@ -67,6 +93,7 @@ def create_app(service: Service) -> Any:
                     f"{again}, then list tabs and take a new snapshot: tabs and refs from "
                     "before are gone",
                 )
+        log_server_error(request, exc.status, exc.code, exc.message)
         return error_response(exc.status, exc.code, exc.message, exc.hint)
 
     @app.exception_handler(RequestValidationError)
@@ -103,6 +130,7 @@ def create_app(service: Service) -> Any:
                 "method_not_allowed",
                 f"{where} is not allowed",
                 f"this route takes {allowed or 'another method'}; see GET /openapi.json",
+                headers={"Allow": allowed} if allowed else None,
             )
         if status == 400:
             return error_response(
@@ -111,17 +139,30 @@ def create_app(service: Service) -> Any:
                 f"cannot read the request body: {exc.detail}",
                 'send a JSON object encoded as UTF-8, e.g. {"url": "https://example.com"}',
             )
+        log_server_error(request, status, "http_error", str(exc.detail))
         return error_response(status, "http_error", str(exc.detail), None)
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.exception("unexpected error")
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception(
+            "unexpected error in %s %s profile=%s",
+            request.method,
+            request.url.path,
+            request.query_params.get("profile") or "(default)",
+        )
         return error_response(
             500,
             "internal",
             f"{type(exc).__name__}: {exc}",
             f"this is a browserdeck bug; details are in {paths.log_dir()}",
         )
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = finish_openapi(FastAPI.openapi(app))
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     from browserdeck.api import routes_core
 
@@ -140,12 +181,93 @@ def create_app(service: Service) -> Any:
         mcp_http.mount(app, service)
 
     return LoopbackGuard(
-        app,
+        CancelOnDisconnect(app),
         token=lambda: service.api_token,
         on_request=lambda entry: service.events.api_call.send(entry=entry),
     )
 
 
 def openapi_of(asgi: Any) -> dict[str, Any]:
-    app: FastAPI = asgi.app
-    return app.openapi()
+    app = asgi.app
+    while not isinstance(app, FastAPI):  # the ASGI wrappers around it
+        app = app.app
+    spec: dict[str, Any] = app.openapi()
+    return spec
+
+
+# Every status the API answers with an error body, and what it means. Documented on every
+# operation: which one a call gets depends on the profile's state as much as on the route.
+ERROR_STATUSES = {
+    "400": "invalid input (the message names the field)",
+    "401": "missing or wrong API token",
+    "403": "refused: not from this machine, a web page's Origin, a non-loopback Host, or "
+    "a file: URL while allowFileUrls is off",
+    "404": "no such profile, tab, ref or route",
+    "409": "conflict: a stale or ambiguous ref, a crashed tab (tab_crashed), a busy port, "
+    "a config changed on disk",
+    "413": "the request body is too large",
+    "500": "a browserdeck bug (logged with its traceback)",
+    "502": "the page could not be loaded (navigation_failed)",
+    "503": "the browser, extension or engine is not available (browser_gone, "
+    "engine_restarting, disabled …)",
+    "504": "the call did not finish within its deadline (timeout, tab_unresponsive)",
+}
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "hint"],
+            "properties": {
+                "code": {"type": "string", "description": "stable, machine-readable"},
+                "message": {"type": "string", "description": "what happened and why"},
+                "hint": {
+                    "type": ["string", "null"],
+                    "description": "what to do next",
+                },
+            },
+        }
+    },
+}
+
+
+def finish_openapi(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec as the server really answers: no 422 (validation errors are 400s), every
+    error status with the error body, and the profile-name rule on every profile name."""
+    from browserdeck.config import PROFILE_NAME_RE
+
+    schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+    schemas["Error"] = ERROR_SCHEMA
+    name_schema = {"type": "string", "pattern": PROFILE_NAME_RE.pattern}
+    # ?profile= (empty) means the default profile, as leaving it out does.
+    query_schema = {"type": "string", "pattern": "^(" + PROFILE_NAME_RE.pattern[1:-1] + ")?$"}
+    for path, ops in spec.get("paths", {}).items():
+        for op in ops.values():
+            if not isinstance(op, dict):
+                continue
+            responses = op.setdefault("responses", {})
+            responses.pop("422", None)
+            for status, why in ERROR_STATUSES.items():
+                responses.setdefault(
+                    status,
+                    {
+                        "description": why,
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
+                        },
+                    },
+                )
+            for param in op.get("parameters", []):
+                if param.get("in") == "query" and param.get("name") == "profile":
+                    param["schema"] = dict(query_schema, description="profile name")
+                elif (
+                    param.get("in") == "path"
+                    and param.get("name") == "name"
+                    and path.startswith("/profiles/")
+                ):
+                    param["schema"] = dict(name_schema, description="profile name")
+    return spec

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 
@@ -21,6 +21,18 @@ def engine_of(request: Request) -> Engine:
     engine = service_of(request).engine
     assert engine is not None, "the engine starts before the API"
     return engine
+
+
+def note(request: Request, **details: Any) -> None:
+    """Say what this call did, for the activity log (tray panel, events).
+
+    Kept in the request's scope state; the guard that reports every call
+    (``api_call`` events) adds it to its entry. Never put secrets here: typed text
+    goes in as its length only.
+    """
+    state = request.scope.setdefault("state", {})
+    activity = state.setdefault("activity", {})
+    activity.update({k: v for k, v in details.items() if v is not None})
 
 
 def profile_of(request: Request, profile: str | None) -> ProfileContext:
@@ -55,5 +67,16 @@ class BrowserTarget:
 async def browser_target(request: Request, profile: str | None, target_id: str | None) -> BrowserTarget:
     ctx = profile_of(request, profile)
     cdp_url = await ctx.ensure_browser()
-    resolved = await ctx.resolve_target(target_id)
+    client = client_of(request)
+    resolved = await ctx.resolve_target(target_id, client)
+    ctx.note_used(client, resolved)
+    note(request, profile=ctx.name, targetId=resolved)
     return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)
+
+
+def client_of(request: Request) -> str | None:
+    """Who is calling, for the default tab: X-Browserdeck-Session (the CLI sends
+    ``cli:<BROWSERDECK_CLIENT>``), else X-Browserdeck-Client."""
+    return request.headers.get("x-browserdeck-session") or request.headers.get(
+        "x-browserdeck-client"
+    )

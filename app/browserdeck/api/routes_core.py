@@ -8,24 +8,37 @@ from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, Field
 
 from browserdeck import __version__
-from browserdeck.api.deps import profile_of, service_of
+from browserdeck.api.deps import client_of, note, profile_of, service_of
 
 router = APIRouter()
 
 ProfileQ = Annotated[str | None, Query(description="profile name; default: defaultProfile")]
 
 
-@router.get("/health", summary="Liveness; no token needed")
-async def health() -> dict[str, Any]:
-    return {"ok": True, "version": __version__}
+def _engine_status(request: Request) -> dict[str, Any]:
+    engine = service_of(request).engine
+    if engine is None:
+        return {"state": "stopped", "driverPid": None, "restarts": 0, "lastFailure": None}
+    return engine.status()
 
 
-@router.get("/", summary="Status of a profile")
+@router.get(
+    "/health",
+    summary="Liveness and the browser engine's state; no token needed. ok is false while "
+    "the engine (its Playwright driver) is restarting",
+)
+async def health(request: Request) -> dict[str, Any]:
+    engine = _engine_status(request)
+    return {"ok": engine["state"] == "running", "version": __version__, "engine": engine}
+
+
+@router.get("/", summary="Status of a profile (and of the browser engine)")
 async def status(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
     service = service_of(request)
     out = await profile_of(request, profile).status()
     out["defaultProfile"] = service.config.default_profile
     out["configProblem"] = service.config_problem
+    out["engine"] = _engine_status(request)
     return out
 
 
@@ -130,8 +143,18 @@ class OpenTab(BaseModel):
 async def open_tab(
     request: Request, body: Annotated[OpenTab | None, Body()] = None, profile: ProfileQ = None
 ) -> dict[str, Any]:
-    tab = await profile_of(request, profile).open_tab((body or OpenTab()).url)
+    ctx = profile_of(request, profile)
+    note(request, profile=ctx.name, url=(body or OpenTab()).url)
+    tab = await ctx.open_tab((body or OpenTab()).url)
+    ctx.note_opened(client_of(request), tab.target_id)
+    note(request, targetId=tab.target_id, url=tab.url or None)
+    if request.headers.get("x-browserdeck-client") not in USER_CLIENTS:
+        ctx.agent_tabs.add(tab.target_id)  # "Stop all agents" closes it
     return tab.to_json()
+
+
+# Clients that are the user, not an agent: the tray panel and the command line.
+USER_CLIENTS = frozenset({"browserdeck-gui", "browserdeck-cli"})
 
 
 class FocusTab(BaseModel):
@@ -140,11 +163,17 @@ class FocusTab(BaseModel):
 
 @router.post("/tabs/focus", summary="Bring a tab to the front")
 async def focus_tab(request: Request, body: FocusTab, profile: ProfileQ = None) -> dict[str, Any]:
-    tab = await profile_of(request, profile).focus_tab(body.targetId)
+    ctx = profile_of(request, profile)
+    note(request, profile=ctx.name, targetId=body.targetId)
+    tab = await ctx.focus_tab(body.targetId)
+    note(request, targetId=tab.target_id)
     return {"focused": tab.target_id, **tab.to_json()}
 
 
 @router.delete("/tabs/{target_id}", summary="Close a tab by targetId or unique prefix")
 async def close_tab(request: Request, target_id: str, profile: ProfileQ = None) -> dict[str, Any]:
-    closed = await profile_of(request, profile).close_tab(target_id)
+    ctx = profile_of(request, profile)
+    note(request, profile=ctx.name, targetId=target_id)
+    closed = await ctx.close_tab(target_id)
+    note(request, targetId=closed)
     return {"closed": closed}

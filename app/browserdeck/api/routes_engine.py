@@ -13,7 +13,7 @@ from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, ValidationError
 
 from browserdeck import confine, urls
-from browserdeck.api.deps import BrowserTarget, browser_target, engine_of, service_of
+from browserdeck.api.deps import BrowserTarget, browser_target, engine_of, note, service_of
 from browserdeck.engine import options as o
 from browserdeck.errors import InvalidInput
 
@@ -22,7 +22,7 @@ router = APIRouter(tags=["engine"])
 ProfileQ = Annotated[str | None, Query(description="profile name; default: defaultProfile")]
 TargetQ = Annotated[
     str | None,
-    Query(alias="targetId", description="tab: CDP targetId or a unique prefix; default: first"),
+    Query(alias="targetId", description="tab: CDP targetId or a unique prefix; default: yours"),
 ]
 M = TypeVar("M", bound=BaseModel)
 
@@ -90,11 +90,55 @@ async def act(
     profile: ProfileQ = None,
     target_id: TargetQ = None,
 ) -> dict[str, Any]:
+    note(request, **_act_details(body))
+    if body.wait_ms is None:  # the actionWaitMs setting bounds the wait for consequences
+        body = body.model_copy(update={"wait_ms": service_of(request).config.action_wait_ms})
     t = await _target(request, profile, body.target_id or target_id)
-    out = await engine_of(request).act(t.cdp_url, t.target_id, t.headers, body)
+    try:
+        out = await engine_of(request).act(t.cdp_url, t.target_id, t.headers, body)
+    finally:
+        await _note_elements(request, t, body)
     if out.get("closed") or out.get("navigated"):
         _tabs_changed(request, t)
     return out
+
+
+def _act_details(body: o.AnyAct) -> dict[str, Any]:
+    """Kind, ref(s) and what was typed (its length only: it may be a password)."""
+    details: dict[str, Any] = {"kind": body.kind}
+    names = {"ref": "ref", "start_ref": "startRef", "end_ref": "endRef", "key": "key"}
+    for field, name in names.items():
+        value = getattr(body, field, None)
+        if isinstance(value, str) and value:
+            details[name] = value
+    text = getattr(body, "text", None)
+    if body.kind in ("type", "fill") and isinstance(text, str):
+        details["typedChars"] = len(text)
+    values = getattr(body, "values", None)
+    if body.kind == "select" and isinstance(values, list):
+        details["values"] = [str(v)[:60] for v in values[:5]]
+    return details
+
+
+async def _note_elements(request: Request, t: BrowserTarget, body: o.AnyAct) -> None:
+    """The role and name of the element(s) acted on, from the tab's ref table."""
+    refs = [getattr(body, f, None) for f in ("ref", "start_ref")]
+    wanted = [r for r in refs if isinstance(r, str) and r]
+    if not wanted:
+        return
+    try:
+        state = await engine_of(request).pool.page(t.cdp_url, t.target_id, t.headers)
+    except Exception:  # the tab or browser went: the error says so, the name is extra
+        return
+    table = state.table
+    if table is None:
+        return
+    by_ref = {info.ref: info for info in table.refs.values()}
+    from browserdeck.engine.refs import normalize
+
+    info = by_ref.get(normalize(wanted[0]))
+    if info is not None:
+        note(request, element=info.describe())
 
 
 @router.post("/navigate", summary="Go to a URL, or back/forward/reload (action)")
@@ -107,6 +151,7 @@ async def navigate(
     if body.action == "goto":
         allow = service_of(request).config.allow_file_urls
         body = body.model_copy(update={"url": urls.prepare(body.url, allow_file_urls=allow)})
+    note(request, kind=body.action, url=body.url if body.action == "goto" else None)
     t = await _target(request, profile, body.target_id or target_id)
     out = await engine_of(request).navigate(t.cdp_url, t.target_id, t.headers, body)
     _tabs_changed(request, t)

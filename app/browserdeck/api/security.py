@@ -36,6 +36,27 @@ async def send_error(send: Send, status: int, code: str, message: str, hint: str
     await send({"type": "http.response.body", "body": body})
 
 
+ERROR_KEEP = 4096
+
+
+def client_label(headers: dict[str, str]) -> str:
+    """Who called: X-Browserdeck-Client, else the User-Agent's product (curl/8.5.0)."""
+    return headers.get("x-browserdeck-client") or headers.get("user-agent", "").split(" ")[0]
+
+
+def _error_of(body: bytes) -> dict[str, Any]:
+    """``{code, message, hint}`` of an error answer (anything else: its first 300 chars)."""
+    try:
+        err = json.loads(body)["error"]
+        return {
+            "code": str(err.get("code") or ""),
+            "message": str(err.get("message") or ""),
+            "hint": str(err.get("hint") or "") or None,
+        }
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return {"code": "", "message": body[:300].decode("utf-8", "replace"), "hint": None}
+
+
 async def _too_large(send: Send, size: str) -> None:
     await send_error(
         send,
@@ -122,25 +143,37 @@ class LoopbackGuard:
             return
         status = 0
         started = time.perf_counter()
+        error_body = bytearray()
 
         async def send_wrapper(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+            elif (
+                message["type"] == "http.response.body"
+                and status >= 400
+                and len(error_body) < ERROR_KEEP
+            ):
+                # An error answer is small JSON ({"error": …}): keep it for the activity log.
+                error_body.extend(message.get("body", b"")[: ERROR_KEEP - len(error_body)])
             await send(message)
 
         try:
             await self.app(scope, receive, send_wrapper)
         finally:
-            self.on_request(
-                {
-                    "time": time.time(),
-                    "client": headers.get("x-browserdeck-client")
-                    or headers.get("user-agent", "").split(" ")[0],
-                    "method": scope.get("method", "WS"),
-                    "path": path,
-                    "query": scope.get("query_string", b"").decode("latin-1"),
-                    "status": status,
-                    "ms": round((time.perf_counter() - started) * 1000, 1),
-                }
-            )
+            entry: dict[str, Any] = {
+                "time": time.time(),
+                "client": client_label(headers),
+                "method": scope.get("method", "WS"),
+                "path": path,
+                "query": scope.get("query_string", b"").decode("latin-1"),
+                "status": status,
+                "ms": round((time.perf_counter() - started) * 1000, 1),
+            }
+            # What the route said it did (api.deps.note): kind, ref, element, tab, url.
+            activity = (scope.get("state") or {}).get("activity")
+            if isinstance(activity, dict):
+                entry["detail"] = dict(activity)
+            if error_body:
+                entry["error"] = _error_of(bytes(error_body))
+            self.on_request(entry)

@@ -68,6 +68,12 @@ class ApiServer:
         self._sock: socket.socket | None = None
         self._app: Any = None
 
+    @property
+    def mcp_endpoint(self) -> Any:
+        """The /mcp endpoint (its live sessions), or None before start or without MCP."""
+        app = getattr(self._app, "app", self._app)
+        return getattr(getattr(app, "state", None), "mcp", None)
+
     async def start(self) -> None:
         from browserdeck.api.app import create_app
 

@@ -347,7 +347,9 @@ class ChromeProcess:
     # -- state --
 
     def alive(self) -> bool:
-        return self._returncode is None
+        # The exit thread reaps the process a moment after it dies; a request in that
+        # moment must not take a killed browser for a running one (zombie = gone).
+        return self._returncode is None and pid_alive(self.pid)
 
     def returncode(self) -> int | None:
         return self._returncode

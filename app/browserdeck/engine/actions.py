@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from browserdeck import aio, paths, urls
+from browserdeck import aio, artifacts, paths, urls
+from browserdeck.engine import consequences
 from browserdeck.engine import options as o
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
@@ -24,10 +25,9 @@ if TYPE_CHECKING:
     from playwright.async_api import Download, Response
 
 EVALUATE_MAX_CHARS = 100_000
-SLOW_TYPE_DELAY_MS = 75
+SLOW_TYPE_DELAY_MS = o.SLOW_TYPE_DELAY_MS
 CHECK_ROLES = frozenset({"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"})
 SELECT_ROLES = frozenset({"combobox", "listbox"})
-ARTIFACTS_KEEP = 200
 
 
 # --- /act ------------------------------------------------------------------------
@@ -41,7 +41,43 @@ async def act(
     timeout = o.action_timeout(action.timeout_ms)
     before = (state.main_epoch, page.url)
     out: dict[str, Any] = {"ok": True, "kind": action.kind, "targetId": state.target_id}
+    watch = None
+    if isinstance(action, WAITED_ACTS):
+        bound = consequences.DEFAULT_WAIT_MS if action.wait_ms is None else action.wait_ms
+        scrolls = isinstance(action, o.PressAct) and (
+            action.key.rsplit("+", 1)[-1] in consequences.SCROLL_KEYS
+        )
+        watch = await consequences.watch(state, bound, scrolls=scrolls)
+    try:
+        await _dispatch(state, action, timeout, out)
+        if watch is not None and not page.is_closed():
+            out.update(await watch.settle())
+    finally:
+        if watch is not None:
+            watch.stop()
+    if out.get("closed"):
+        return out
 
+    if not page.is_closed():
+        out["url"] = page.url
+        if (state.main_epoch, page.url) != before:
+            out["navigated"] = True
+            if state.main_epoch != before[0]:
+                out["note"] = (
+                    "the page loaded a new document: refs from earlier snapshots "
+                    "are stale; take a new snapshot"
+                )
+    return out
+
+
+# Actions whose consequences (navigation, requests) are awaited (engine/consequences.py).
+WAITED_ACTS = (o.ClickAct, o.TypeAct, o.PressAct, o.DragAct, o.SelectAct, o.FillAct)
+
+
+async def _dispatch(
+    state: PageState, action: o.AnyAct, timeout: int, out: dict[str, Any]
+) -> None:
+    page = state.page
     if isinstance(action, o.ClickAct):
         r = await resolve(state, action.ref, "click")
         verb = "double-click" if action.double_click else "click"
@@ -102,7 +138,6 @@ async def act(
         with playwright_errors("close the tab"):
             await page.close()
         out["closed"] = True
-        return out
     elif isinstance(action, o.ScrollIntoViewAct):
         r = await resolve(state, action.ref, "scroll to")
         with playwright_errors(r.what("scroll to"), timeout):
@@ -110,17 +145,6 @@ async def act(
         out["ref"] = r.ref
     else:  # pragma: no cover - the model's discriminator rules this out
         raise InvalidInput(f"unknown act kind {action!r}")
-
-    if not page.is_closed():
-        out["url"] = page.url
-        if (state.main_epoch, page.url) != before:
-            out["navigated"] = True
-            if state.main_epoch != before[0]:
-                out["note"] = (
-                    "the page loaded a new document: refs from earlier snapshots "
-                    "are stale; take a new snapshot"
-                )
-    return out
 
 
 async def _press(state: PageState, action: o.PressAct, timeout: int) -> None:
@@ -359,6 +383,7 @@ async def save_download(download: Download) -> dict[str, Any]:
     try:
         await asyncio.wait_for(download.save_as(target), 60)
         info["path"] = str(target)
+        artifacts.prune(target.parent, keep=target)
     except (PlaywrightError, TimeoutError) as exc:
         info["error"] = str(exc).splitlines()[0] if str(exc) else "the download did not finish"
     return info
@@ -431,14 +456,8 @@ def write_artifact(kind: str, target_id: str, ext: str, data: bytes) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 1_000_000:06d}"
     path = folder / f"{stamp}-{target_id[:8].lower()}.{ext}"
     path.write_bytes(data)
-    _prune(folder)
+    artifacts.prune(folder, keep=path)
     return path
-
-
-def _prune(folder: Path) -> None:
-    files = sorted((p for p in folder.iterdir() if p.is_file()), key=lambda p: p.stat().st_mtime)
-    for old in files[:-ARTIFACTS_KEEP]:
-        old.unlink(missing_ok=True)
 
 
 async def pdf(state: PageState, opts: o.PdfOptions) -> dict[str, Any]:

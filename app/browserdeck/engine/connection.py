@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from playwright.async_api import Error as PlaywrightError
 
+from browserdeck import aio
 from browserdeck.engine import offline
 from browserdeck.engine.state import ConsoleContext, PageState, TargetMemories, origin_of
 from browserdeck.errors import NotFound, Unavailable
@@ -36,6 +37,8 @@ CONNECT_TRIES = 3
 # someone else (a user's own script) holds, before it says who holds it.
 RELAY_SLOT_WAIT = 30.0
 SLOT_HEADER = "X-Browserdeck-Slot"
+# A connection retired after a tab's renderer crashed is closed this long after (seconds).
+RETIRED_CLOSE_AFTER = 60.0
 PAGE_APPEAR_WAIT = 3.0  # a tab the service just opened may reach Playwright a moment later
 
 
@@ -185,6 +188,29 @@ class BrowserPool:
             del self._conns[conn.cdp_url]
         log.info("disconnected from %s", conn.cdp_url)
 
+    def gone_event(self, cdp_url: str) -> asyncio.Event | None:
+        """Set when the current connection to ``cdp_url`` drops (None: not connected)."""
+        conn = self._conns.get(cdp_url)
+        return conn.gone if conn is not None else None
+
+    async def refresh(self, cdp_url: str) -> None:
+        """Make the next call connect anew (a crashed tab's Page is dead in Playwright).
+
+        The old connection is retired, not closed at once: calls of other tabs still
+        running on it finish there; it is closed a minute later.
+        """
+        conn = self._conns.pop(cdp_url, None)
+        if conn is None:
+            return
+
+        async def close_later() -> None:
+            await asyncio.sleep(RETIRED_CLOSE_AFTER)
+            conn.gone.set()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.browser.close(), 10)
+
+        aio.create_task(close_later(), name=f"retire-{cdp_url}")
+
     async def drop(self, cdp_url: str) -> None:
         """Forget the connection (the profile stopped); never closes the browser itself."""
         conn = self._conns.pop(cdp_url, None)
@@ -269,3 +295,11 @@ class BrowserPool:
             conn.by_page.pop(page, None)
 
         page.on("close", on_close)
+
+        def on_crash(_p: Page) -> None:
+            state.crashed.set()
+            state.cancel_arms()
+            log.warning("tab %s of %s: the renderer crashed (%s)", target_id[:8], conn.cdp_url,
+                        page.url[:200])
+
+        page.on("crash", on_crash)

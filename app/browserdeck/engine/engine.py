@@ -7,27 +7,35 @@ plus typed options, and returns a plain JSON-able dict. Errors are
 
 A dialog that opened with nothing armed was dismissed so it could not block the
 page; every response of that tab carries it once under ``dialogs``.
+
+Reliability (docs/reliability.md): every call runs under its own deadline and ends
+early when the browser connection drops or the tab's renderer crashes; a call that
+hits its deadline on a page whose main thread is busy (a runaway script) stops that
+script with ``Runtime.terminateExecution`` and says so. The Playwright driver is
+watched: when it exits, calls answer 503 ``engine_restarting`` while a new one starts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
+import time
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from playwright.async_api import async_playwright
 
 from browserdeck import aio, urls
-from browserdeck.engine import actions, offline
+from browserdeck.engine import actions, consequences, offline
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
 from browserdeck.engine.connection import BrowserPool
 from browserdeck.engine.state import PageState, TargetMemories
-from browserdeck.errors import Forbidden, Unavailable
+from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, Forbidden, Unavailable
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame, Playwright
@@ -37,6 +45,39 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Headers = dict[str, str] | None
+T = TypeVar("T")
+EngineState = Literal["stopped", "running", "restarting"]
+
+# Deadlines of calls that take no timeoutMs (seconds). A snapshot of a very large page is
+# slow but finite; past this the page is treated as stuck.
+SNAPSHOT_DEADLINE = 15.0
+SCREENSHOT_DEADLINE = 15.0
+CONSOLE_DEADLINE = 5.0
+OFFLINE_DEADLINE = 10.0
+# Added to a call's own timeout: the engine's bookkeeping around the Playwright call.
+DEADLINE_GRACE = 2.0
+# How long a page may take to answer "0" before its main thread counts as busy.
+PROBE_WAIT = 1.0
+# Driver restarts back off up to this long between tries.
+RESTART_BACKOFF_MAX = 10.0
+
+UNRESPONSIVE_HINT = (
+    "browserdeck stopped the script (Runtime.terminateExecution); retry the call. If the "
+    "page starts it again, navigate or reload the tab (POST /navigate) or close it"
+)
+CRASHED_HINT = (
+    "reload it (POST /navigate with action=reload) or navigate it to a URL: that starts a "
+    "new renderer; or close the tab. Refs from before the crash are gone"
+)
+
+
+def tab_crashed(what: str) -> Conflict:
+    return Conflict(
+        f"{what}: the tab's renderer crashed (out of memory, killed, or chrome://kill), so "
+        "the page is gone",
+        hint=CRASHED_HINT,
+        code="tab_crashed",
+    )
 
 
 # Text in password fields never leaves the engine (issue 10 item 8): not in snapshots (the
@@ -91,17 +132,91 @@ class Engine:
         self._pw: Playwright | None = None
         self._pool: BrowserPool | None = None
         self.memories = TargetMemories()
+        self.state: EngineState = "stopped"
+        self.restarts = 0  # driver restarts since start()
+        self.last_failure: str | None = None  # why the driver last went away
+        self._stopping = False
+        self._watch: asyncio.Task[None] | None = None
 
     # --- lifecycle -------------------------------------------------------
     async def start(self) -> None:
         if self._pw is not None:
             return
-        self._pw_cm = async_playwright()
-        self._pw = await self._pw_cm.start()
-        self._pool = BrowserPool(self._pw, self.memories, self.events)
-        log.info("engine started")
+        self._stopping = False
+        await self._start_driver()
+        self._watch = aio.create_task(self._watch_driver(), name="engine-driver-watch")
+        log.info("engine started (Playwright driver pid %s)", self.driver_pid)
+
+    async def _start_driver(self) -> None:
+        cm = async_playwright()
+        pw = await cm.start()
+        self._pw_cm, self._pw = cm, pw
+        self._pool = BrowserPool(pw, self.memories, self.events)
+        self.state = "running"
+
+    @property
+    def driver_pid(self) -> int | None:
+        """The Playwright driver (node) process, for status and for fault tests."""
+        client = getattr(self._pw_cm, "_client", None)
+        proc = getattr(getattr(client, "_transport", None), "_proc", None)
+        pid = getattr(proc, "pid", None)
+        return pid if isinstance(pid, int) else None
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "driverPid": self.driver_pid,
+            "restarts": self.restarts,
+            "lastFailure": self.last_failure,
+        }
+
+    async def _watch_driver(self) -> None:
+        # playwright==1.65 (pinned): the client's close promise resolves when the driver's
+        # pipe closes, whoever closed it; only our own stop() sets _stopping first.
+        while not self._stopping:
+            closed = getattr(getattr(self._pw_cm, "_client", None), "_close_promise", None)
+            if closed is None:
+                return
+            await asyncio.shield(closed)
+            error = getattr(getattr(self._pw_cm._client, "_transport", None), "on_error_future", None)
+            if error is not None and error.done() and not error.cancelled():
+                error.exception()  # read: asyncio must not log "never retrieved" at exit
+            if self._stopping:
+                return
+            self.state = "restarting"
+            self.restarts += 1
+            self.last_failure = (
+                f"the Playwright driver exited unexpectedly at {time.strftime('%H:%M:%S')}"
+            )
+            log.error("%s; restarting it (browsers keep running)", self.last_failure)
+            if self.events is not None:
+                self.events.notice.send(
+                    level="warning",
+                    title="Browser engine restarting",
+                    message=f"{self.last_failure}; tabs stay open, refs must be taken again",
+                )
+            self._pool, self._pw = None, None
+            old, self._pw_cm = self._pw_cm, None
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(old.__aexit__(), 5)
+            delay = 0.2
+            while not self._stopping:
+                try:
+                    await self._start_driver()
+                except Exception as exc:
+                    self.last_failure = f"restarting the Playwright driver failed: {exc}"
+                    log.error("%s; next try in %.1f s", self.last_failure, delay)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, RESTART_BACKOFF_MAX)
+                    continue
+                log.info("Playwright driver restarted (pid %s)", self.driver_pid)
+                break
 
     async def stop(self) -> None:
+        self._stopping = True
+        self.state = "stopped"
+        watch, self._watch = self._watch, None
+        await aio.cancel_and_wait(watch)
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close_all()
@@ -120,6 +235,8 @@ class Engine:
 
     @property
     def pool(self) -> BrowserPool:
+        if self._pool is None and self.state == "restarting":
+            raise self._restarting_error()
         if self._pool is None:
             raise Unavailable(
                 "the browser engine is not running",
@@ -127,6 +244,14 @@ class Engine:
                 code="engine_stopped",
             )
         return self._pool
+
+    def _restarting_error(self) -> Unavailable:
+        return Unavailable(
+            f"the browser engine is restarting: {self.last_failure or 'its driver exited'}",
+            hint="retry in a few seconds; tabs stay open, but take a new snapshot: refs from "
+            "before the restart cannot be used",
+            code="engine_restarting",
+        )
 
     async def page_state(
         self, cdp_url: str, target_id: str, headers: Headers, *, reads: bool = True
@@ -136,13 +261,120 @@ class Engine:
         ``reads=False`` for calls that only take the tab elsewhere (navigate, close): the
         way out of a file: page must stay open.
         """
-        state = await self.pool.page(cdp_url, target_id, headers)
+        pool = self.pool
+        try:
+            state = await pool.page(cdp_url, target_id, headers)
+        except BrowserdeckError:
+            if self._pool is not pool:  # the driver died while connecting
+                raise self._restarting_error() from None
+            raise
         self._watch_file_pages(state)
         if reads:
             self._refuse_file_page(state)
         if state.cleanup is not None:
             await state.settle()
         return state
+
+    async def _bounded(
+        self, state: PageState, what: str, seconds: float, work: Awaitable[T]
+    ) -> T:
+        """Run ``work`` until it ends, its deadline passes, the connection drops or the
+        tab's renderer crashes; whichever comes first answers."""
+        pool = self._pool
+        if state.crashed.is_set():
+            close = getattr(work, "close", None)
+            if close is not None:
+                close()  # never awaited: no "coroutine was never awaited" warning
+            raise tab_crashed(what)
+        task = asyncio.ensure_future(work)
+        stops: list[asyncio.Task[Any]] = [
+            asyncio.ensure_future(state.crashed.wait()),
+        ]
+        gone = pool.gone_event(state.cdp_url) if pool is not None else None
+        if gone is not None:
+            stops.append(asyncio.ensure_future(gone.wait()))
+        try:
+            done, _ = await asyncio.wait(
+                [task, *stops], timeout=seconds, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for stop in stops:
+                stop.cancel()
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(task, 1.0)
+        if task in done:
+            try:
+                return task.result()
+            except BrowserdeckError as exc:
+                raise await self._explain(state, what, exc) from None
+        if state.crashed.is_set():
+            raise tab_crashed(what)
+        if self._pool is not pool:
+            raise self._restarting_error()
+        if gone is not None and gone.is_set():
+            raise Unavailable(
+                f"{what}: the connection to the browser was lost while this was running",
+                hint="check the profile (GET /); start it again with POST /start if it stopped",
+                code="browser_gone",
+            )
+        if await self.free_if_busy(state):
+            raise ActionTimeout(
+                f"{what} did not finish within {seconds:g} s: the page was unresponsive "
+                "(a script kept its main thread busy)",
+                hint=UNRESPONSIVE_HINT,
+                code="tab_unresponsive",
+            )
+        raise ActionTimeout(
+            f"{what} did not finish within {seconds:g} s",
+            hint="retry; for a very large page narrow the call (snapshot: selector=, "
+            "interactive=true, limit=); or raise timeoutMs",
+        )
+
+    async def _explain(
+        self, state: PageState, what: str, exc: BrowserdeckError
+    ) -> BrowserdeckError:
+        """A clearer error than Playwright's for a failure caused by a crash, a dead driver
+        or a runaway script."""
+        if state.crashed.is_set() or exc.code == "tab_crashed":
+            return tab_crashed(what)
+        if self.state != "running" and exc.code in ("tab_closed", "browser_gone", "browser_error"):
+            return self._restarting_error()
+        if exc.status == 504 and exc.code != "tab_unresponsive" and await self.free_if_busy(state):
+            return ActionTimeout(
+                f"{exc.message}; the page was unresponsive (a script kept its main thread busy)",
+                hint=UNRESPONSIVE_HINT,
+                code="tab_unresponsive",
+            )
+        return exc
+
+    async def free_if_busy(self, state: PageState) -> bool:
+        """If the page's main thread does not answer, stop the script that holds it.
+
+        ``Runtime.terminateExecution`` ends the running script (or, if none runs, the next
+        one), so it is sent only when a trivial evaluate did not come back in time.
+        """
+        cdp = state.cdp
+        if cdp is None or state.page.is_closed():
+            return False
+        try:
+            await asyncio.wait_for(
+                cdp.send("Runtime.evaluate", {"expression": "0", "returnByValue": True}),
+                PROBE_WAIT,
+            )
+            return False
+        except TimeoutError:
+            pass
+        except Exception:  # navigating or closing: not a busy script
+            return False
+        log.warning(
+            "tab %s (%s) is unresponsive: stopping its running script", state.target_id[:8],
+            state.cdp_url,
+        )
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(cdp.send("Runtime.terminateExecution"), 2.0)
+        return True
 
     # The backstop behind urls.prepare (issue 10 item 1): whatever way a tab reached a
     # file: page (a redirect, a script setting location.href on a file: page opened while
@@ -200,10 +432,14 @@ class Engine:
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
-        result = await snap.snapshot(state, opts or o.SnapshotOptions())
-        text = result.get("snapshot")
-        if isinstance(text, str) and _TEXTBOX_VALUE.search(text):
-            result["snapshot"] = mask_passwords(text, await password_values(state))
+        async def take() -> dict[str, Any]:
+            result = await snap.snapshot(state, opts or o.SnapshotOptions())
+            text = result.get("snapshot")
+            if isinstance(text, str) and _TEXTBOX_VALUE.search(text):
+                result["snapshot"] = mask_passwords(text, await password_values(state))
+            return result
+
+        result = await self._bounded(state, "snapshot", SNAPSHOT_DEADLINE, take())
         return self._finish(state, before, result)
 
     async def act(
@@ -216,12 +452,18 @@ class Engine:
         state = await self.page_state(cdp_url, target_id, headers, reads=action.kind != "close")
         before = self._file_visits.get(state, 0)
         state.actions += 1
-        result = await actions.act(state, action)
-        if action.kind == "fill" and isinstance(result.get("filled"), list):
-            secret = set(await password_values(state))
-            for entry in result["filled"]:
-                if isinstance(entry, dict) and entry.get("value") in secret:
-                    entry["value"] = MASK
+        async def run() -> dict[str, Any]:
+            result = await actions.act(state, action)
+            if action.kind == "fill" and isinstance(result.get("filled"), list):
+                secret = set(await password_values(state))
+                for entry in result["filled"]:
+                    if isinstance(entry, dict) and entry.get("value") in secret:
+                        entry["value"] = MASK
+            return result
+
+        result = await self._bounded(
+            state, action.kind, o.act_deadline(action) + DEADLINE_GRACE, run()
+        )
         return self._finish(state, before, result)
 
     async def navigate(
@@ -229,6 +471,44 @@ class Engine:
     ) -> dict[str, Any]:
         # Taking the tab elsewhere reads nothing: the way out of a file: page stays open.
         state = await self.page_state(cdp_url, target_id, headers, reads=False)
+        if state.crashed.is_set():
+            state, opts = await self._revive(state, cdp_url, target_id, headers, opts)
+        else:
+            # A page stuck in a script cannot unload: free it first (a cheap probe when not).
+            await self.free_if_busy(state)
+        seconds = o.navigate_timeout(opts.timeout_ms) / 1000 * 2 + DEADLINE_GRACE
+        return await self._bounded(
+            state, f"navigate ({opts.action})", seconds, self._navigate(state, opts)
+        )
+
+    async def _revive(
+        self,
+        state: PageState,
+        cdp_url: str,
+        target_id: str,
+        headers: Headers,
+        opts: o.NavigateOptions,
+    ) -> tuple[PageState, o.NavigateOptions]:
+        """A crashed tab: give it a new renderer (about:blank over the tab's own CDP session),
+        then a fresh connection, since Playwright keeps a crashed Page dead for good."""
+        if opts.action not in ("goto", "reload"):
+            raise tab_crashed(f"go {opts.action}")
+        crashed_url = state.page.url
+        if state.cdp is None:
+            raise tab_crashed("navigate")
+        try:
+            await asyncio.wait_for(state.cdp.send("Page.navigate", {"url": "about:blank"}), 10)
+        except Exception as exc:
+            raise tab_crashed(f"revive the tab ({exc})") from None
+        log.warning("tab %s crashed; reviving it (%s)", target_id[:8], opts.action)
+        await self.pool.refresh(cdp_url)
+        fresh = await self.page_state(cdp_url, target_id, headers, reads=False)
+        if opts.action == "reload" and crashed_url and crashed_url != "about:blank":
+            # The crashed document is gone: "reload" loads its URL again.
+            opts = opts.model_copy(update={"action": "goto", "url": crashed_url})
+        return fresh, opts
+
+    async def _navigate(self, state: PageState, opts: o.NavigateOptions) -> dict[str, Any]:
         before = self._file_visits.get(state, 0)
         state.actions += 1
         wait = opts.prepare_snapshot == "wait"
@@ -255,7 +535,10 @@ class Engine:
         opts = opts or o.ScreenshotOptions()
         if opts.labels:  # draws (and removes) an overlay in the page
             state.actions += 1
-        return self._finish(state, before, await shots.screenshot(state, opts))
+        shot = await self._bounded(
+            state, "screenshot", SCREENSHOT_DEADLINE, shots.screenshot(state, opts)
+        )
+        return self._finish(state, before, shot)
 
     async def console(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.ConsoleOptions | None = None
@@ -270,14 +553,20 @@ class Engine:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(state, before, await offline.set_offline(state, opts))
+        done = await self._bounded(
+            state, "set offline", OFFLINE_DEADLINE, offline.set_offline(state, opts)
+        )
+        return self._finish(state, before, done)
 
     async def pdf(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.PdfOptions | None = None
     ) -> dict[str, Any]:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
-        return self._finish(state, before, await actions.pdf(state, opts or o.PdfOptions()))
+        opts = opts or o.PdfOptions()
+        seconds = o.navigate_timeout(opts.timeout_ms) / 1000 + DEADLINE_GRACE
+        done = await self._bounded(state, "pdf", seconds, actions.pdf(state, opts))
+        return self._finish(state, before, done)
 
     async def arm_file_chooser(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.FileChooserOptions
@@ -285,7 +574,27 @@ class Engine:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(state, before, await actions.arm_file_chooser(state, opts))
+        if not (opts.ref or opts.input_ref or opts.element):  # only arming: nothing happens yet
+            return self._finish(state, before, await actions.arm_file_chooser(state, opts))
+
+        async def run() -> dict[str, Any]:
+            # Setting the files is an action like a click: wait for what it caused (an
+            # upload the page starts on "change"), engine/consequences.py.
+            watch = await consequences.watch(state, consequences.DEFAULT_WAIT_MS)
+            try:
+                result = await actions.arm_file_chooser(state, opts)
+                if watch is not None and not state.page.is_closed():
+                    result.update(await watch.settle())
+            finally:
+                if watch is not None:
+                    watch.stop()
+            return result
+
+        seconds = (
+            o.action_timeout(None) * 2 + consequences.DEFAULT_WAIT_MS
+        ) / 1000 + DEADLINE_GRACE
+        result = await self._bounded(state, "file chooser", seconds, run())
+        return self._finish(state, before, result)
 
     async def arm_dialog(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.DialogOptions

@@ -104,6 +104,13 @@ def translate(exc: PlaywrightError, what: str, timeout_ms: int | None = None) ->
             hint=NEW_SNAPSHOT,
             code="stale_ref",
         )
+    if "target crashed" in low or "page crashed" in low:
+        return Conflict(
+            f"{what}: the tab's renderer crashed, so the page is gone",
+            hint="reload it (POST /navigate with action=reload) or navigate it to a URL; or "
+            "close the tab",
+            code="tab_crashed",
+        )
     if "target page, context or browser has been closed" in low or "target closed" in low:
         return NotFound(
             f"{what}: the tab was closed",
@@ -149,7 +156,11 @@ def translate(exc: PlaywrightError, what: str, timeout_ms: int | None = None) ->
             hint="select needs a combobox/listbox ref of a <select>; for custom "
             "dropdowns click the control, then click the option",
         )
-    if "while parsing css selector" in low or "is not a valid selector" in low:
+    if (
+        "while parsing css selector" in low
+        or "is not a valid selector" in low
+        or "selector cannot start with" in low
+    ):
         return InvalidInput(
             f"{what}: invalid CSS selector ({_first_line(exc)})",
             hint="fix the selector, e.g. '#id', '.class' or 'button[name=go]'",

@@ -7,14 +7,16 @@ are camelCase (``timeoutMs``); Python code uses snake_case.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 ACTION_TIMEOUT_MS = 8_000
 NAVIGATE_TIMEOUT_MS = 20_000
 ARM_TIMEOUT_MS = 120_000
+SLOW_TYPE_DELAY_MS = 75  # per key when typing slowly
 
 
 def clamp(value: int | None, default: int, low: int, high: int) -> int:
@@ -35,13 +37,33 @@ def arm_timeout(value: int | None) -> int:
     return clamp(value, ARM_TIMEOUT_MS, 500, ARM_TIMEOUT_MS)
 
 
+def _css_only(value: str) -> str:
+    # Playwright also reads its own selector engines here ("internal:control=enter-frame",
+    # "xpath=", "text="); the API promises CSS, and the private ones fail as 500s.
+    head = value.lstrip().lower()
+    if head.startswith("internal:") or re.match(r"^[a-z][a-z0-9_-]*=", head):
+        raise ValueError(
+            "only CSS selectors are accepted (not Playwright selector engines such as "
+            "internal:..., text=, xpath=)"
+        )
+    return value
+
+
+# A CSS selector as the API takes it.
+Css = Annotated[str, AfterValidator(_css_only)]
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    # strict: JSON true is not the integer 1, "5" is not 5 (one schema: what the OpenAPI
+    # spec says is what the server accepts).
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
+    )
 
 
 class _TabBody(_Model):
     target_id: str | None = Field(
-        default=None, description="tab: CDP targetId or a unique prefix; default: the first tab"
+        default=None, description="tab: CDP targetId or a unique prefix; default: your last used tab (docs/api.md)"
     )
 
 
@@ -66,10 +88,10 @@ class SnapshotOptions(_Model):
     interactive: bool = Field(default=False, description="only elements an agent can act on, flat")
     compact: bool = Field(default=False, description="drop unnamed structural wrappers")
     depth: int | None = Field(default=None, ge=1, le=200, description="maximum tree depth")
-    selector: str | None = Field(
+    selector: Css | None = Field(
         default=None, description="CSS selector: snapshot only this element"
     )
-    frame: str | None = Field(
+    frame: Css | None = Field(
         default=None, description="CSS selector of an <iframe>: snapshot inside it"
     )
     limit: int | None = Field(
@@ -92,6 +114,14 @@ DEFAULT_AX_LIMIT = 2_000
 
 class _Act(_TabBody):
     timeout_ms: int | None = Field(default=None, description="default 8000, clamped to 500–60000")
+    wait_ms: int | None = Field(
+        default=None,
+        ge=0,
+        le=60_000,
+        description="click, type, press, select, fill, drag: the longest wait for what the "
+        "action caused (navigation, requests); default the actionWaitMs setting (5000), "
+        "0 = do not wait",
+    )
 
 
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
@@ -160,12 +190,24 @@ class ResizeAct(_Act):
 class WaitAct(_Act):
     kind: Literal["wait"]
     time_ms: int | None = Field(default=None, ge=0, le=60_000, description="just wait this long")
-    text: str | None = Field(default=None, description="until this text is visible")
-    text_gone: str | None = Field(default=None, description="until this text is gone")
-    selector: str | None = Field(default=None, description="until this CSS selector is visible")
-    url: str | None = Field(default=None, description="until the URL matches (glob, e.g. **/done)")
+    # Empty strings are refused: an empty text is on every page (or never gone), an empty
+    # function never returns truthy, so such a wait could only time out.
+    text: str | None = Field(
+        default=None, min_length=1, description="until this text is visible"
+    )
+    text_gone: str | None = Field(
+        default=None, min_length=1, description="until this text is gone"
+    )
+    selector: Css | None = Field(
+        default=None, min_length=1, description="until this CSS selector is visible"
+    )
+    url: str | None = Field(
+        default=None, min_length=1, description="until the URL matches (glob, e.g. **/done)"
+    )
     load_state: Literal["load", "domcontentloaded", "networkidle"] | None = None
-    fn: str | None = Field(default=None, description="until this JS function returns truthy")
+    fn: str | None = Field(
+        default=None, min_length=1, description="until this JS function returns truthy"
+    )
 
 
 class EvaluateAct(_Act):
@@ -201,6 +243,32 @@ AnyAct = (
 Act = Annotated[AnyAct, Field(discriminator="kind")]
 
 
+def act_deadline(action: AnyAct) -> float:
+    """Seconds an act may take in all: each Playwright step has the action timeout, and
+    the engine stops waiting (and looks for a runaway script) after the sum."""
+    from browserdeck.engine.consequences import DEFAULT_WAIT_MS
+
+    step = action_timeout(action.timeout_ms) / 1000
+    # Then the wait for what the action caused (waitMs, engine/consequences.py).
+    after = (DEFAULT_WAIT_MS if action.wait_ms is None else action.wait_ms) / 1000
+    if isinstance(action, FillAct):
+        return step * (len(action.fields) + 1) + after
+    if isinstance(action, TypeAct):
+        slow = SLOW_TYPE_DELAY_MS * len(action.text) / 1000 if action.slowly else 0.0
+        return step * 3 + slow + after
+    if isinstance(action, WaitAct):
+        conditions = sum(
+            value is not None
+            for value in (
+                action.text, action.text_gone, action.selector, action.url,
+                action.load_state, action.fn,
+            )
+        )
+        return (action.time_ms or 0) / 1000 + step * max(conditions, 1)
+    # The action; the ref lookup before it is quick unless the page hangs.
+    return step + 1.0 + after
+
+
 # --- navigate, screenshot, console, pdf, hooks -------------------------------------
 
 
@@ -220,7 +288,7 @@ class NavigateOptions(_TabBody):
 class ScreenshotOptions(_TabBody):
     full_page: bool = False
     ref: str | None = Field(default=None, description="only this element")
-    element: str | None = Field(default=None, description="only this element (CSS selector)")
+    element: Css | None = Field(default=None, description="only this element (CSS selector)")
     type: Literal["png", "jpeg"] = "png"
     quality: int | None = Field(default=None, ge=1, le=100, description="jpeg only")
     labels: bool = Field(default=False, description="draw ref labels (max 150, those in view)")
@@ -271,7 +339,9 @@ class FileChooserOptions(_TabBody):
     input_ref: str | None = Field(
         default=None, description="set the files on this <input type=file>"
     )
-    element: str | None = Field(default=None, description="CSS selector of an <input type=file>")
+    element: Css | None = Field(
+        default=None, description="CSS selector of an <input type=file>"
+    )
     timeout_ms: int | None = Field(default=None, description="default and maximum 120000")
 
 

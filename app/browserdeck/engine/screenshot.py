@@ -22,6 +22,7 @@ from PIL import Image
 from playwright.async_api import Error as PlaywrightError
 
 from browserdeck import aio
+from browserdeck import labels as label_layout
 from browserdeck.engine import options as o
 from browserdeck.engine import snapshot as snap
 from browserdeck.engine.actions import write_artifact
@@ -36,6 +37,8 @@ MAX_LABELS = 150
 SCREENSHOT_TIMEOUT_MS = 20_000
 OVERLAY_ID = "__browserdeck_labels__"
 
+# Draws what labels.place() decided: per ref its box, its badge (or none: it is listed in
+# the answer's "unplaced"), and a leader line from a badge that had to move away.
 _OVERLAY_FN = """function drawLabels(labels, fixed, id) {
   document.getElementById(id)?.remove();
   const host = document.createElement('div');
@@ -43,50 +46,83 @@ _OVERLAY_FN = """function drawLabels(labels, fixed, id) {
   host.style.cssText = 'position:' + (fixed ? 'fixed' : 'absolute') +
     ';left:0;top:0;width:0;height:0;overflow:visible;z-index:2147483647;pointer-events:none;';
   const root = host.attachShadow({mode: 'closed'});
-  for (const [ref, x, y, w, h] of labels) {
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(NS, 'svg');
+  svg.setAttribute('style', 'position:absolute;left:0;top:0;overflow:visible;');
+  svg.setAttribute('width', '1');
+  svg.setAttribute('height', '1');
+  root.append(svg);
+  for (const [ref, x, y, w, h, badge, leader] of labels) {
     const box = document.createElement('div');
     box.style.cssText = `position:absolute;left:${x}px;top:${y}px;width:${w}px;` +
       `height:${h}px;border:2px solid #FF4500;box-sizing:border-box;`;
+    root.append(box);
+    if (leader) {
+      const line = document.createElementNS(NS, 'line');
+      line.setAttribute('x1', leader[0]); line.setAttribute('y1', leader[1]);
+      line.setAttribute('x2', leader[2]); line.setAttribute('y2', leader[3]);
+      line.setAttribute('stroke', '#FF4500'); line.setAttribute('stroke-width', '1.5');
+      svg.append(line);
+    }
+    if (!badge) continue;
     const tag = document.createElement('div');
     tag.textContent = ref;
-    tag.style.cssText = `position:absolute;left:${x}px;top:${Math.max(0, y - 15)}px;` +
-      'background:#FF4500;color:#fff;font:bold 11px/13px monospace;padding:1px 3px;' +
-      'border-radius:2px;white-space:nowrap;';
-    root.append(box, tag);
+    tag.style.cssText = `position:absolute;left:${badge[0]}px;top:${badge[1]}px;` +
+      `width:${badge[2]}px;height:${badge[3]}px;box-sizing:border-box;text-align:center;` +
+      'background:#FF4500;color:#fff;font:bold __FONT__px/__LINE__px monospace;' +
+      'border-radius:2px;white-space:nowrap;overflow:hidden;';
+    root.append(tag);
   }
   document.documentElement.appendChild(host);
-}"""
+}""".replace("__FONT__", str(label_layout.FONT_PX)).replace(
+    "__LINE__", str(label_layout.BADGE_HEIGHT)
+)
 
 # Runs in Playwright's utility world, where its AI snapshot tagged each element with
-# `_ariaRef`: the boxes of the wanted refs that are in view (page order, capped), and
-# the overlay drawn right away when nothing else has to be measured first.
-_COLLECT_JS = """([refs, bases, max, fullPage, draw, id]) => {
+# `_ariaRef`: the boxes of the wanted refs that are in view (page order, capped), and the
+# page's visible text rectangles, which the badges avoid (labels.place).
+_COLLECT_JS = """([refs, bases, max, fullPage, maxTexts]) => {
   const want = new Set(refs.split(' '));
   const label = (ref) => {
-    const i = ref.lastIndexOf('e'), prefix = ref.slice(0, i), base = bases[prefix] || 0;
-    return base ? prefix + 'e' + (Number(ref.slice(i + 1)) + base) : ref;
+    const i = ref.lastIndexOf('e'), mapped = bases[ref.slice(0, i)];
+    return mapped ? mapped[0] + 'e' + (Number(ref.slice(i + 1)) + mapped[1]) : ref;
   };
   const vw = innerWidth, vh = innerHeight, sx = scrollX, sy = scrollY;
-  const found = [];
+  const ox = fullPage ? sx : 0, oy = fullPage ? sy : 0;
+  const found = [], texts = [];
+  const range = document.createRange();
   const walk = (root) => {
-    const it = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    const it = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
     for (let n = it.currentNode; n; n = it.nextNode()) {
+      if (n.nodeType === 3) {
+        if (texts.length >= maxTexts || !n.data.trim()) continue;
+        range.selectNodeContents(n);
+        for (const b of range.getClientRects()) {
+          if (b.width <= 0 || b.height <= 0) continue;
+          if (!fullPage && (b.right <= 0 || b.bottom <= 0 || b.left >= vw || b.top >= vh)) continue;
+          texts.push([b.x + ox, b.y + oy, b.width, b.height]);
+        }
+        continue;
+      }
       if (n.shadowRoot) walk(n.shadowRoot);
       const r = n._ariaRef;
       if (!r || found.length >= max || !want.has(r.ref)) continue;
       const b = n.getBoundingClientRect();
       if (b.width <= 0 || b.height <= 0) continue;
       if (!fullPage && (b.right <= 0 || b.bottom <= 0 || b.left >= vw || b.top >= vh)) continue;
-      found.push([label(r.ref), b.x + (fullPage ? sx : 0), b.y + (fullPage ? sy : 0), b.width,
-                  b.height]);
+      found.push([label(r.ref), b.x + ox, b.y + oy, b.width, b.height]);
     }
   };
   walk(document.documentElement);
-  if (draw) (__DRAW__)(found, !fullPage, id);
-  return {found, vw, vh, sx, sy};
-}""".replace("__DRAW__", _OVERLAY_FN)
+  const doc = document.documentElement;
+  return {found, texts, vw, vh, sx, sy, dw: doc.scrollWidth, dh: doc.scrollHeight};
+}"""
 
-_VIEWPORT_JS = "() => ({vw: innerWidth, vh: innerHeight, sx: scrollX, sy: scrollY})"
+_VIEWPORT_JS = (
+    "() => ({vw: innerWidth, vh: innerHeight, sx: scrollX, sy: scrollY, "
+    "dw: document.documentElement.scrollWidth, dh: document.documentElement.scrollHeight, "
+    "texts: []})"
+)
 
 _DRAW_JS = "([labels, fixed, id]) => (" + _OVERLAY_FN + ")(labels, fixed, id)"
 
@@ -109,6 +145,7 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
     if opts.type == "jpeg":
         kwargs["quality"] = opts.quality or 80
     labels: list[dict[str, Any]] = []
+    unplaced: list[str] = []
     skipped = 0
     snapshot_taken = False
 
@@ -117,19 +154,9 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
             if not _table_usable(state):
                 await _snapshot_unlocked(state)
                 snapshot_taken = True
-            found, skipped = await _draw_labels(state, opts.full_page)
-            labels = [
-                {
-                    "ref": r,
-                    "box": {
-                        "x": round(x, 1),
-                        "y": round(y, 1),
-                        "width": round(w, 1),
-                        "height": round(h, 1),
-                    },
-                }
-                for r, x, y, w, h in found
-            ]
+            placement, skipped = await _draw_labels(state, opts.full_page)
+            labels = [_label_json(p) for p in placement.placed]
+            unplaced = placement.unplaced
             try:
                 if opts.full_page:
                     with playwright_errors("screenshot", timeout):
@@ -161,7 +188,11 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
     )
     if scale != 1.0:
         for label in labels:
-            label["box"] = {k: round(v * scale, 1) for k, v in label["box"].items()}
+            for key in ("box", "badge"):
+                if label.get(key):
+                    label[key] = {k: round(v * scale, 1) for k, v in label[key].items()}
+            if label.get("leader"):
+                label["leader"] = [round(v * scale, 1) for v in label["leader"]]
     out: dict[str, Any] = {
         "ok": True,
         "targetId": state.target_id,
@@ -180,9 +211,30 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
     if opts.labels:
         out["labels"] = labels
         out["skipped"] = skipped
+        # Refs in view whose badge fit nowhere on the image (never dropped silently).
+        out["unplaced"] = unplaced
         if snapshot_taken:
             out["note"] = "no usable snapshot: took one; the labels are its refs"
     return out
+
+
+def _rect_json(r: label_layout.Rect) -> dict[str, float]:
+    return {
+        "x": round(r.x, 1),
+        "y": round(r.y, 1),
+        "width": round(r.width, 1),
+        "height": round(r.height, 1),
+    }
+
+
+def _label_json(p: label_layout.Placed) -> dict[str, Any]:
+    """A ref's box, its badge (None: listed in "unplaced") and the leader line if moved."""
+    return {
+        "ref": p.ref,
+        "box": _rect_json(p.box),
+        "badge": _rect_json(p.badge) if p.badge is not None else None,
+        "leader": list(p.leader) if p.leader is not None else None,
+    }
 
 
 async def capture_viewport(
@@ -287,16 +339,22 @@ Label = tuple[str, float, float, float, float]  # ref, x, y, width, height
 LOCATOR_FALLBACK_MAX = 300
 
 
-async def _draw_labels(state: PageState, full_page: bool) -> tuple[list[Label], int]:
-    """Draw the overlay for interactive refs of the latest snapshot that are in view."""
+MAX_TEXT_RECTS = 4000  # page text the badges avoid; a cap keeps huge pages quick
+
+
+async def _draw_labels(state: PageState, full_page: bool) -> tuple[label_layout.Placement, int]:
+    """Draw the overlay for interactive refs of the latest snapshot that are in view.
+
+    The boxes (and the page's text) are measured first, the badges placed by
+    ``labels.place`` (the panel shows this same image), then the overlay drawn.
+    """
     table = state.table
     assert table is not None
     wanted = [info for info in table.refs.values() if info.interactive]
     main = [i for i in wanted if not i.frame_chain]
     framed = [i for i in wanted if i.frame_chain]
     page = state.page
-    view = await _collect_in_utility_world(state, main, full_page, draw=not framed)
-    drawn = view is not None and not framed
+    view = await _collect_in_utility_world(state, main, full_page)
     if view is None:  # no utility world reachable: one call per element
         with playwright_errors("measure the viewport"):
             view = await page.evaluate(_VIEWPORT_JS)
@@ -306,10 +364,23 @@ async def _draw_labels(state: PageState, full_page: bool) -> tuple[list[Label], 
     if framed and len(found) < MAX_LABELS:
         boxes = await _boxes_by_locator(state, framed[:LOCATOR_FALLBACK_MAX])
         found += _in_view(boxes, view, full_page)[: MAX_LABELS - len(found)]
-    if not drawn:
-        with playwright_errors("draw labels"):
-            await page.evaluate(_DRAW_JS, [found, not full_page, OVERLAY_ID])
-    return found, len(wanted) - len(found)
+    if full_page:
+        width, height = float(view.get("dw") or view["vw"]), float(view.get("dh") or view["vh"])
+    else:
+        width, height = float(view["vw"]), float(view["vh"])
+    texts = [(float(x), float(y), float(w), float(h)) for x, y, w, h in view.get("texts") or []]
+    placement = await asyncio.to_thread(label_layout.place, found, width, height, texts)
+    drawn = [
+        [
+            *(p.ref, p.box.x, p.box.y, p.box.width, p.box.height),
+            p.badge.as_list() if p.badge else None,
+            list(p.leader) if p.leader else None,
+        ]
+        for p in placement.placed
+    ]
+    with playwright_errors("draw labels"):
+        await page.evaluate(_DRAW_JS, [drawn, not full_page, OVERLAY_ID])
+    return placement, len(wanted) - len(found)
 
 
 def _in_view(boxes: list[Label], view: dict[str, Any], full_page: bool) -> list[Label]:
@@ -326,18 +397,22 @@ def _in_view(boxes: list[Label], view: dict[str, Any], full_page: bool) -> list[
     return out[:MAX_LABELS]
 
 
-def _offsets(infos: list[RefInfo]) -> dict[str, int]:
-    """Per Playwright frame prefix, what the engine added to Playwright's ref numbers."""
-    out: dict[str, int] = {}
+def _offsets(infos: list[RefInfo]) -> dict[str, tuple[str, int]]:
+    """Per Playwright frame prefix, the engine's prefix and what it added to the numbers.
+
+    The main frame's refs lose Playwright's per-navigation prefix (``f2e5`` -> ``e45``).
+    """
+    out: dict[str, tuple[str, int]] = {}
     for info in infos:
         prefix, _, digits = info.pw_ref.rpartition("e")
         if prefix not in out:
-            out[prefix] = int(info.ref.rpartition("e")[2]) - int(digits)
+            ours, _, number = info.ref.rpartition("e")
+            out[prefix] = (ours, int(number) - int(digits))
     return out
 
 
 async def _collect_in_utility_world(
-    state: PageState, want: list[RefInfo], full_page: bool, *, draw: bool
+    state: PageState, want: list[RefInfo], full_page: bool
 ) -> dict[str, Any] | None:
     cdp = state.cdp
     if cdp is None:
@@ -351,7 +426,7 @@ async def _collect_in_utility_world(
             return None
         # Compact on purpose: thousands of refs are common and this is the hot path.
         refs = " ".join(i.pw_ref for i in want)
-        arg = json.dumps([refs, _offsets(want), MAX_LABELS, full_page, draw, OVERLAY_ID])
+        arg = json.dumps([refs, _offsets(want), MAX_LABELS, full_page, MAX_TEXT_RECTS])
         result = await cdp.send(
             "Runtime.evaluate",
             {"expression": f"({_COLLECT_JS})({arg})", "contextId": ctx, "returnByValue": True},

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio
@@ -88,9 +87,15 @@ def build_table(
         prefix, _, digits = pw_ref.rpartition("e")
         if not digits.isdigit():
             continue
+        main = main_root and not chain
+        # Playwright prefixes even the main frame's refs with a new "f<seq>" after each
+        # navigation (its frame sequence number); the agent sees one counter per tab with
+        # no prefix there, and the "f" prefix only inside iframes.
+        if main:
+            prefix = ""
         base = bases.get(prefix)
         if base is None:
-            key = keys[main_root and not chain]
+            key = keys[main]
             entry = memory.bases.get(prefix)
             if entry is None:
                 entry = (0, key)  # a prefix never seen in this tab cannot clash
@@ -101,7 +106,7 @@ def build_table(
             memory.bases[prefix] = entry
             base = bases[prefix] = entry[0]
         number = int(digits) + base
-        ours = f"{prefix}e{number}" if base else pw_ref
+        ours = f"{prefix}e{number}"
         if number > memory.issued_max:
             memory.issued_max = number
         refs[ours] = RefInfo(
@@ -174,10 +179,10 @@ def render(text: str, opts: SnapshotOptions, table: RefTable, shown: dict[str, s
 async def snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]:
     if opts.format == "aria":
         return await ax_snapshot(state, opts)
-    if state.prepared is not None and _plain(opts):
-        prepared = await take_prepared(state)
-        if prepared is not None:
-            return prepared
+    prepared, state.prepared = state.prepared, None
+    if prepared is not None and prepared.task is not None and not prepared.task.done():
+        # Shielded: a caller that gives up must not cancel it for the next one.
+        await asyncio.shield(prepared.task)
     return await _take(state, opts)
 
 
@@ -238,143 +243,31 @@ async def _title(state: PageState) -> str:
 # The first ai snapshot of a document costs several times a later one: most of it is
 # Chromium compiling Playwright's injected script for the new document (a V8 profile of
 # it is mostly "(program)", not the snapshot's own JavaScript). POST /navigate with
-# prepareSnapshot takes it at once; the next plain snapshot call waits for it if it is
-# still running and returns it instead of taking a second one, when nothing can have
-# changed since: no engine action on the tab, no other snapshot, the same document, no
-# iframes or open shadow roots (their mutations do not reach a document observer), at
-# most PREPARED_MAX_AGE old, and the change watch saw nothing.
+# prepareSnapshot takes it at once, so the agent's own snapshot is a cheap one.
 #
-# The change watch is a MutationObserver plus input/change/focus listeners, armed with
-# one Runtime.evaluate over the tab's CDP session just before the snapshot. It lives in
-# the page's main world but under no global name: only our session holds it (a remote
-# object id), and it refuses to start when the page replaced the browser functions it
-# relies on.
-
-PREPARED_MAX_AGE = 2.0
-_WATCH_JS = """(() => {
-  const show = Function.prototype.toString;
-  const native = (f) => typeof f === 'function' && /\\{\\s*\\[native code\\]\\s*\\}$/.test(show.call(f));
-  if (![show, MutationObserver, EventTarget.prototype.addEventListener,
-        document.createTreeWalker].every(native)) return null;
-  const watch = {changed: false};
-  const mark = () => { watch.changed = true; };
-  new MutationObserver(mark).observe(document,
-    {subtree: true, childList: true, attributes: true, characterData: true});
-  for (const type of ['input', 'change', 'focusin', 'focusout']) addEventListener(type, mark, true);
-  return watch;
-})()"""
-_UNCHANGED_FN = """function () {
-  if (this.changed) return false;
-  const walk = document.createTreeWalker(document, NodeFilter.SHOW_ELEMENT);
-  for (let n = walk.nextNode(); n; n = walk.nextNode()) if (n.shadowRoot) return false;
-  return true;
-}"""
-
-
-def _plain(opts: SnapshotOptions) -> bool:
-    """A snapshot with the options a prepared one was taken with (format ai, no others)."""
-    return (
-        opts.format == "ai"
-        and opts.refs in (None, "aria")
-        and opts == SnapshotOptions(refs=opts.refs)
-    )
+# It is never handed out later in place of a new snapshot: a page changes without any DOM
+# mutation (CSS animations and transitions, stylesheets changed through the CSSOM, media
+# queries, timers that do either), so no watch can prove an older snapshot still true.
+# A snapshot call waits for it if it is still running (they share the tab's lock) and
+# then takes its own (docs/engine.md, "Snapshots are never older than the page").
 
 
 def prepare(state: PageState) -> PreparedSnapshot:
     """Start the first snapshot of the page's new document (in the background)."""
     prepared = PreparedSnapshot(actions=state.actions)
     prepared.task = aio.create_task(
-        _prepare(state, prepared), name=f"prepare-snapshot-{state.target_id[:8]}"
+        _prepare(state), name=f"prepare-snapshot-{state.target_id[:8]}"
     )
     state.prepared = prepared
     return prepared
 
 
-async def _prepare(state: PageState, prepared: PreparedSnapshot) -> dict[str, Any] | None:
-    result: dict[str, Any]
+async def _prepare(state: PageState) -> dict[str, Any] | None:
     try:
-        table = state.table
-        if table is None or table.page_token != state.token or table.main_epoch != state.main_epoch:
-            # The document's first snapshot: Playwright compiles its injected script for it
-            # (tens of milliseconds) before its snapshot reads the page, so the watch, sent
-            # first, is armed by then, and its round trip (slow right after a load) overlaps
-            # that compile. Kept only if it answered before the snapshot did: the page's
-            # main thread runs one at a time, and the snapshot reads the page in the task
-            # that answers it, so the watch was armed before that read.
-            done: list[str] = []
-
-            async def arm() -> str | None:
-                watch = await _arm_watch(state)
-                done.append("watch")
-                return watch
-
-            watch, result = await asyncio.gather(arm(), _take(state, SnapshotOptions(), read=done))
-            prepared.watch = watch if done[0] == "watch" else None
-        else:
-            prepared.watch = await _arm_watch(state)
-            result = await _take(state, SnapshotOptions())
+        return await _take(state, SnapshotOptions())
     except Exception as exc:  # the page went away or navigated again: no matter
         log.debug("prepared snapshot of %s: %s", state.target_id[:8], exc)
         return None
-    prepared.table = state.table
-    prepared.done_at = time.monotonic()
-    return result
-
-
-async def _arm_watch(state: PageState) -> str | None:
-    """Arm the change watch in the current document; its remote object id, or None."""
-    cdp = state.cdp
-    if cdp is None:
-        return None
-    try:
-        armed = await cdp.send("Runtime.evaluate", {"expression": _WATCH_JS})
-    except Exception as exc:  # navigating again: nothing to watch
-        log.debug("change watch of %s: %s", state.target_id[:8], exc)
-        return None
-    object_id = (armed.get("result") or {}).get("objectId")
-    return str(object_id) if object_id and "exceptionDetails" not in armed else None
-
-
-async def take_prepared(state: PageState) -> dict[str, Any] | None:
-    """The prepared snapshot, if it still shows the page as it is; handed out once."""
-    prepared, state.prepared = state.prepared, None
-    if prepared is None or prepared.task is None:
-        return None
-    # Shielded: a caller that gives up must not cancel the snapshot for the next one.
-    result = await asyncio.shield(prepared.task)
-    if result is None or not await _unchanged(state, prepared):
-        return None
-    return {**result, "prepared": True}
-
-
-async def _unchanged(state: PageState, prepared: PreparedSnapshot) -> bool:
-    table = state.table
-    if (
-        prepared.watch is None
-        or prepared.done_at is None
-        or prepared.actions != state.actions
-        or table is None
-        or table is not prepared.table
-        or table.page_token != state.token
-        or table.main_epoch != state.main_epoch
-        or table.child_epoch != state.child_epoch
-        or time.monotonic() - prepared.done_at > PREPARED_MAX_AGE
-        or len(state.page.frames) > 1
-        or state.cdp is None
-    ):
-        return False
-    try:
-        answer = await state.cdp.send(
-            "Runtime.callFunctionOn",
-            {
-                "objectId": prepared.watch,
-                "functionDeclaration": _UNCHANGED_FN,
-                "returnByValue": True,
-            },
-        )
-    except Exception:  # the object is gone with its document
-        return False
-    return (answer.get("result") or {}).get("value") is True
 
 
 # --- format=aria: the raw accessibility tree over CDP ---------------------------------

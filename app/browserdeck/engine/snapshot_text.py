@@ -20,9 +20,15 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+# Roles an agent acts on: the one set the API (format=role, interactive=true) and MCP (its
+# compact form) share. Composite widgets (grid cells, menus, scrollbars) are included.
 INTERACTIVE_ROLES = frozenset(
     {
         "button",
+        "gridcell",
+        "menu",
+        "menubar",
+        "scrollbar",
         "checkbox",
         "combobox",
         "link",

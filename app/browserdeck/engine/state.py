@@ -131,15 +131,12 @@ class TargetMemories:
 class PreparedSnapshot:
     """A first snapshot of a new document, taken right after the navigation (docs/engine.md).
 
-    The next plain snapshot call gets it instead of taking another one, if the page has
-    not changed since (``snapshot.take_prepared``); it is handed out once.
+    It makes the agent's next snapshot cheap (Playwright's injected script is compiled
+    for the document by then); it is never handed out in place of a new snapshot.
     """
 
     actions: int  # PageState.actions when it was started
     task: asyncio.Task[dict[str, Any] | None] | None = None
-    watch: str | None = None  # remote object id of the change watch, None: not watched
-    table: RefTable | None = None  # the ref table it made
-    done_at: float | None = None  # monotonic
 
 
 @dataclass
@@ -186,6 +183,9 @@ class PageState:
         self.offline_workers: WorkerOffline | None = None
         self.offline_lock = asyncio.Lock()
         self._watched: set[Frame] = set()
+        # Set when the tab's renderer crashed (Playwright's "crash"): Playwright keeps this
+        # Page dead for good, so only a navigation on a fresh connection revives the tab.
+        self.crashed = asyncio.Event()
 
     async def title(self) -> str:
         """The page's title; "" while it cannot be read (navigating).

@@ -28,8 +28,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, QUrl
-from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
 from browserdeck import __version__, aio, autostart, config, paths
@@ -55,6 +55,10 @@ QLabel#profileDetail { color: palette(dark); padding: 4px 2px; }
 QLabel#hoverLabel, QLabel#shotInfo { color: palette(dark); }
 QTreeWidget, QListWidget { border: 1px solid palette(mid); border-radius: 4px; }
 ScreenshotView, QWidget#screenshotView { border: 1px solid palette(mid); border-radius: 4px; }
+QLineEdit[readOnly="true"] { background: palette(window); color: palette(dark);
+                             border: 1px dashed palette(mid); border-radius: 3px; }
+QLabel#activityEmpty { color: palette(dark); border: 1px solid palette(mid);
+                       border-radius: 4px; }
 """
 
 
@@ -269,6 +273,7 @@ class TrayApp(QObject):
         tray.copyMcpRequested.connect(self.copy_mcp_config)
         tray.openLogsRequested.connect(self.open_logs)
         tray.retryRequested.connect(self.retry)
+        tray.stopAgentsRequested.connect(self.stop_all_agents)
         tray.quitRequested.connect(self.request_quit)
 
     def _watch_tray_visible(self) -> None:
@@ -296,7 +301,9 @@ class TrayApp(QObject):
     def show_panel(self) -> StatusPanel:
         if self.panel is None:
             panel = StatusPanel(self.model, tray_available=self.tray_available)
-            panel.settingsRequested.connect(self.show_settings)
+            panel.settingsRequested.connect(
+                lambda: self.show_settings(profile=panel.selected_profile)
+            )
             panel.retryRequested.connect(self.retry)
             panel.quitRequested.connect(self.request_quit)
             panel.firstPaint.connect(lambda: trace.emit("panel-painted"))
@@ -305,9 +312,11 @@ class TrayApp(QObject):
         trace.emit("panel-shown")
         return self.panel
 
-    def show_settings(self) -> SettingsDialog:
+    def show_settings(self, profile: str | None = None) -> SettingsDialog:
         if self.settings_dialog is not None:
             with contextlib.suppress(RuntimeError):
+                if profile:
+                    self.settings_dialog.select_profile(profile)
                 self.settings_dialog.show()
                 self.settings_dialog.raise_()
                 self.settings_dialog.activateWindow()
@@ -319,6 +328,8 @@ class TrayApp(QObject):
             lambda *_: self.notify("info", "Settings saved", "Changes are applied.")
         )
         self.settings_dialog = dialog
+        if profile:
+            dialog.select_profile(profile)  # from the panel: the profile selected there
         dialog.show()
         dialog.raise_()
         dialog.activateWindow()
@@ -401,7 +412,37 @@ class TrayApp(QObject):
         )
 
     def open_logs(self) -> None:
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+        from browserdeck.gui.pairing import open_path
+
+        folder = paths.log_dir()
+        if open_path(folder):
+            self.notify("info", "Logs folder", f"Opened {folder}")
+        else:
+            # Never a silent no-op: say where the logs are, so they can be opened by hand.
+            self.notify(
+                "warning",
+                "Could not open the logs folder",
+                f"No file manager could be started. The logs are in {folder} "
+                "(`browserdeck paths` prints it too).",
+            )
+
+    def stop_all_agents(self) -> None:
+        """One click: every agent session ends, agent tabs close, Chrome tabs are unshared."""
+        service = self.service
+        if service is None:
+            return
+
+        def done(summary: dict[str, int]) -> None:
+            n, tabs, shared = summary["sessions"], summary["closedTabs"], summary["unsharedTabs"]
+            self.notify(
+                "info",
+                "All agents stopped",
+                f"Ended {n} agent session{'s' if n != 1 else ''}, closed {tabs} tab"
+                f"{'s' if tabs != 1 else ''} agents opened and stopped sharing {shared} "
+                f"Chrome tab{'s' if shared != 1 else ''}.",
+            )
+
+        self.model.run(service.stop_all_agents(), "Could not stop all agents", done)
 
     def retry(self) -> None:
         aio.create_task(self.start_service(), name="gui-retry-start")

@@ -20,6 +20,7 @@ class ServiceBridge(QObject):
 
     profileState = Signal(str, str, object)  # profile, state, detail (str | None)
     tabsChanged = Signal(str)  # profile
+    agentTab = Signal(str, str, object)  # profile, targetId, client (str | None)
     extension = Signal(str, bool, object)  # profile, connected, detail (str | None)
     apiCall = Signal(object)  # entry dict: time, client, method, path, query, status, ms
     notice = Signal(str, str, str)  # level, title, message
@@ -35,6 +36,7 @@ class ServiceBridge(QObject):
         self._events = events
         events.profile_state.connect(self._on_profile_state)
         events.tabs_changed.connect(self._on_tabs_changed)
+        events.agent_tab.connect(self._on_agent_tab)
         events.extension.connect(self._on_extension)
         events.api_call.connect(self._on_api_call)
         events.notice.connect(self._on_notice)
@@ -46,6 +48,7 @@ class ServiceBridge(QObject):
             return
         events.profile_state.disconnect(self._on_profile_state)
         events.tabs_changed.disconnect(self._on_tabs_changed)
+        events.agent_tab.disconnect(self._on_agent_tab)
         events.extension.disconnect(self._on_extension)
         events.api_call.disconnect(self._on_api_call)
         events.notice.disconnect(self._on_notice)
@@ -59,6 +62,11 @@ class ServiceBridge(QObject):
 
     def _on_tabs_changed(self, *, profile: str, **_: Any) -> None:
         self.tabsChanged.emit(profile)
+
+    def _on_agent_tab(
+        self, *, profile: str, target_id: str, client: str | None = None, **_: Any
+    ) -> None:
+        self.agentTab.emit(profile, target_id, client)
 
     def _on_extension(
         self, *, profile: str, connected: bool, detail: str | None = None, **_: Any

@@ -40,12 +40,26 @@ class Activity:
 
     time: float
     client: str
-    action: str
-    target: str
-    result: str
+    action: str  # "click", "type", "navigate", "open tab", …
+    target: str  # the element: "e12 · button “Save”" (or a URL for navigations)
+    result: str  # "OK", or what went wrong in a few words
     ok: bool
     ms: float
     profile: str
+    target_id: str = ""  # the tab (full id); the panel shows its title
+    error: str = ""  # the error's message, for the details pane / tooltip
+    hint: str = ""  # what to do about it
+
+    def details(self) -> str:
+        """The full story of a failure (or of a success): for a tooltip or details pane."""
+        # The result line names the outcome; the message follows once, on its own line.
+        outcome = self.result.split(":", 1)[0] if self.error else self.result
+        lines = [f"{self.action} {self.target}".strip() + f" — {outcome}"]
+        if self.error:
+            lines.append(self.error)
+        if self.hint:
+            lines.append("What to do: " + self.hint)
+        return "\n".join(lines)
 
 
 # Routes → the verb a person understands. Unknown routes show as "METHOD /path".
@@ -60,25 +74,24 @@ _ACTIONS: dict[tuple[str, str], str] = {
     ("POST", "/tabs/open"): "open tab",
     ("POST", "/tabs/focus"): "focus tab",
     ("POST", "/navigate"): "navigate",
-    ("POST", "/back"): "go back",
-    ("POST", "/forward"): "go forward",
     ("GET", "/snapshot"): "snapshot",
     ("POST", "/act"): "act",
     ("POST", "/screenshot"): "screenshot",
     ("GET", "/console"): "read console",
+    ("POST", "/set/offline"): "set offline",
     ("POST", "/pdf"): "save PDF",
     ("POST", "/hooks/file-chooser"): "arm file chooser",
     ("POST", "/hooks/dialog"): "arm dialog",
     ("GET", "/openapi.json"): "read API spec",
 }
 
+# Navigate's kinds in words.
+_NAV_KINDS = {"goto": "navigate", "back": "go back", "forward": "go forward", "reload": "reload"}
+
 _REASONS = {
-    200: "OK",
-    201: "created",
-    204: "OK",
     400: "invalid input",
     401: "no token",
-    403: "forbidden",
+    403: "refused",
     404: "not found",
     409: "conflict",
     500: "internal error",
@@ -87,39 +100,91 @@ _REASONS = {
 }
 
 
+def short_id(target_id: str) -> str:
+    """The one way a tab id is shortened anywhere in the GUI: its first 8 characters."""
+    return target_id[:8] + "…" if len(target_id) > 9 else target_id
+
+
 def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
     """Turn an ``api_call`` event entry into a row of the activity list."""
     method = str(entry.get("method", ""))
     path = str(entry.get("path", ""))
     query = parse_qs(str(entry.get("query", "")))
-    profile = (query.get("profile") or [str(entry.get("profile") or default_profile)])[0]
-    target = str(entry.get("target") or (query.get("targetId") or [""])[0])
+    raw_detail, raw_error = entry.get("detail"), entry.get("error")
+    detail: dict[str, Any] = raw_detail if isinstance(raw_detail, dict) else {}
+    profile = str(
+        detail.get("profile")
+        or (query.get("profile") or [str(entry.get("profile") or default_profile)])[0]
+    )
+    target_id = str(detail.get("targetId") or (query.get("targetId") or [""])[0])
     action = _ACTIONS.get((method, path))
     if action is None:
         if method == "DELETE" and path.startswith("/tabs/"):
-            action, target = "close tab", unquote(path[len("/tabs/") :])
+            action = "close tab"
+            target_id = target_id or unquote(path[len("/tabs/") :])
         elif method == "DELETE" and path.startswith("/profiles/"):
-            action, target = "delete profile", unquote(path[len("/profiles/") :])
+            action = "delete profile"
         elif path.startswith("/mcp"):
             action = "MCP request"
         else:
             action = f"{method} {path}"
+    kind = str(detail.get("kind") or "")
+    if path == "/act" and kind:
+        action = kind
+    elif path == "/navigate" and kind:
+        action = _NAV_KINDS.get(kind, kind)
+    target = ""
+    if detail.get("ref"):
+        target = str(detail["ref"])
+        if detail.get("element"):
+            target += f" · {_element_words(str(detail['element']))}"
+    if detail.get("endRef"):
+        target = f"{detail.get('startRef', '')} → {detail['endRef']}"
+    if detail.get("key"):
+        target = (target + " · " if target else "") + f"key {detail['key']}"
+    if "typedChars" in detail:
+        # Never the text itself: it may be a password.
+        n = int(detail["typedChars"])
+        target += f" · typed {n} character{'s' if n != 1 else ''}"
+    if detail.get("values"):
+        target += " · " + ", ".join(f"“{v}”" for v in detail["values"])
+    if detail.get("url") and not target:
+        target = str(detail["url"])
+    if action == "delete profile":
+        target = unquote(path[len("/profiles/") :])
     status = int(entry.get("status") or 0)
     ok = 0 < status < 400
-    result = f"{status} {_REASONS.get(status, '')}".strip() if status else "no answer"
-    if target and len(target) > 12:  # a targetId: 8 characters tell tabs apart
-        target = target[:8] + "…"
-    where = profile + (f" · {target}" if target else "")
+    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
+    message, hint = str(error.get("message") or ""), str(error.get("hint") or "")
+    if ok:
+        result = "OK"
+    elif not status:
+        result = "no answer"
+    else:
+        result = _REASONS.get(status, f"HTTP {status}")
+        if message:
+            result = f"{result}: {message}"
     return Activity(
         time=float(entry.get("time") or time.time()),
         client=str(entry.get("client") or "?"),
         action=action,
-        target=where,
+        target=target,
         result=result,
         ok=ok,
         ms=float(entry.get("ms") or 0.0),
         profile=profile,
+        target_id=target_id,
+        error=message,
+        hint=hint,
     )
+
+
+def _element_words(element: str) -> str:
+    """'button "Save"' (the engine's RefInfo.describe) -> 'button “Save”'."""
+    role, _, name = element.partition(" ")
+    if name.startswith('"') and name.endswith('"') and len(name) >= 2:
+        return f"{role} “{name[1:-1]}”"
+    return element
 
 
 async def peek_tabs(ctx: ProfileContext) -> list[Tab]:
@@ -138,6 +203,7 @@ class DeckModel(QObject):
     tabsChanged = Signal(str)  # the tabs of one profile were refreshed
     activityAdded = Signal(object)  # an Activity
     actionFailed = Signal(str, str)  # title, message (with the hint) of a failed user action
+    tabOpened = Signal(str, str)  # profile, targetId of a tab the user opened (panel/tray)
 
     POLL_MS = 5000
 
@@ -282,7 +348,11 @@ class DeckModel(QObject):
         return aio.create_task(runner(), name=f"gui-{title}")
 
     def _ctx_call(
-        self, name: str, title: str, call: Callable[[Any], Awaitable[Any]]
+        self,
+        name: str,
+        title: str,
+        call: Callable[[Any], Awaitable[Any]],
+        done: Callable[[Any], None] | None = None,
     ) -> asyncio.Task[None] | None:
         service = self.service
         if service is None:
@@ -292,7 +362,7 @@ class DeckModel(QObject):
         async def go() -> Any:
             return await call(service.profile(name))
 
-        return self.run(go(), title)
+        return self.run(go(), title, done)
 
     def start_profile(self, name: str) -> asyncio.Task[None] | None:
         return self._ctx_call(name, f"Could not start {name}", lambda c: c.start())
@@ -301,7 +371,13 @@ class DeckModel(QObject):
         return self._ctx_call(name, f"Could not stop {name}", lambda c: c.stop())
 
     def open_tab(self, name: str, url: str) -> asyncio.Task[None] | None:
-        return self._ctx_call(name, f"Could not open a tab in {name}", lambda c: c.open_tab(url))
+        """Open a tab; the panel selects it (tabOpened) once it is open."""
+        return self._ctx_call(
+            name,
+            f"Could not open a tab in {name}",
+            lambda c: c.open_tab(url),
+            done=lambda tab: self.tabOpened.emit(name, str(tab.target_id)),
+        )
 
     def focus_tab(self, name: str, target_id: str) -> asyncio.Task[None] | None:
         return self._ctx_call(name, "Could not focus the tab", lambda c: c.focus_tab(target_id))

@@ -85,39 +85,42 @@ class PairDialog(QDialog):
         steps.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(steps)
         grid = QGridLayout()
-        for row, (label, value, copy_text) in enumerate(
+        self.folder = folder
+        # The token is a secret: masked wherever it shows (in the link too); Copy copies it.
+        shown_link = mask_token(self.link, token) if self.link else "not available in this build"
+        for row, (label, value, shown, copy_text) in enumerate(
             (
                 (
                     "Extension folder",
+                    str(folder) if folder else "",
                     str(folder) if folder else "not found in this install",
                     "Open",
                 ),
-                ("Pairing link", self.link or "not available in this build", "Copy"),
-                ("Relay port", str(relay_port), None),
-                ("Relay token", token, "Copy"),
+                ("Pairing link", self.link or "", shown_link, "Copy"),
+                ("Relay port", str(relay_port), str(relay_port), None),
+                ("Relay token", token, "•" * 12, "Copy"),
             )
         ):
             grid.addWidget(QLabel(label + ":"), row, 0)
-            edit = QLineEdit(value)
+            edit = QLineEdit(shown)
             edit.setReadOnly(True)
             edit.setObjectName(label.lower().replace(" ", "-"))
-            if label == "Relay token":
-                edit.setEchoMode(QLineEdit.EchoMode.Password)
             grid.addWidget(edit, row, 1)
-            if copy_text and (label != "Pairing link" or self.link):
+            if copy_text and value:
                 button = QPushButton(copy_text)
-                if copy_text == "Open" and folder is not None:
-                    button.clicked.connect(
-                        lambda *_, f=folder: QDesktopServices.openUrl(QUrl.fromLocalFile(str(f)))
-                    )
-                elif copy_text == "Copy":
-                    button.clicked.connect(
-                        lambda *_, v=value: QGuiApplication.clipboard().setText(v)
-                    )
+                if copy_text == "Open":
+                    button.clicked.connect(lambda *_: self.open_folder())
                 else:
-                    button.setEnabled(False)
+                    button.clicked.connect(lambda *_, v=value: self.copy(v))
                 grid.addWidget(button, row, 2)
         layout.addLayout(grid)
+        # Why an Open did not work, and what to do instead (never a silent no-op).
+        self.message = QLabel()
+        self.message.setObjectName("pairMessage")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.hide()
+        layout.addWidget(self.message)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.open_button = buttons.addButton(
             "Open pairing page", QDialogButtonBox.ButtonRole.ActionRole
@@ -128,6 +131,51 @@ class PairDialog(QDialog):
         layout.addWidget(buttons)
         self.resize(620, self.sizeHint().height())
 
+    def say(self, text: str) -> None:
+        self.message.setText(text)
+        self.message.show()
+
+    def copy(self, value: str) -> None:
+        QGuiApplication.clipboard().setText(value)
+        self.say("Copied.")
+
     def open_link(self) -> None:
-        if self.link:
-            QDesktopServices.openUrl(QUrl(self.link))
+        """Open the pairing page in Chrome (only Chrome can open an extension's page).
+
+        Chrome is started directly with its output discarded: handing the link to the
+        desktop's opener (xdg-open) printed it, token and all, on stderr when no handler
+        took it.
+        """
+        if not self.link:
+            return
+        from browserdeck.cli_relay import open_in_chrome
+
+        if open_in_chrome(self.link):
+            self.say("Opened the pairing page in Chrome. Check it says “Paired”.")
+        else:
+            self.say(
+                "Could not find Chrome on this computer to open the pairing page. Click "
+                "Copy next to the pairing link, paste it into the address bar of the Chrome "
+                "that has the extension, and press Enter."
+            )
+
+    def open_folder(self) -> None:
+        if self.folder is None:
+            return
+        if open_path(self.folder):
+            self.say(f"Opened {self.folder} in your file manager.")
+        else:
+            self.say(
+                f"Could not open a file manager. The extension folder is:\n{self.folder}\n"
+                "In chrome://extensions click “Load unpacked” and choose that folder."
+            )
+
+
+def mask_token(text: str, token: str) -> str:
+    """``text`` with the token hidden (the same dots as the token field)."""
+    return text.replace(token, "•" * 12) if token else text
+
+
+def open_path(path: Path) -> bool:
+    """Open a folder in the desktop's file manager; False if that could not be started."""
+    return bool(QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))))

@@ -23,10 +23,12 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QBrush, QCloseEvent, QColor, QFont, QPainter, QPalette
+from PySide6.QtGui import QBrush, QCloseEvent, QColor, QFont, QGuiApplication, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QButtonGroup,
     QCheckBox,
+    QComboBox,
     QFrame,
     QHBoxLayout,
     QHeaderView,
@@ -36,7 +38,9 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMainWindow,
     QPushButton,
+    QScrollArea,
     QSplitter,
+    QStackedWidget,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -49,8 +53,15 @@ from PySide6.QtWidgets import (
 
 from browserdeck import __version__, aio, states
 from browserdeck.gui import icons
-from browserdeck.gui.model import Activity, DeckModel
-from browserdeck.gui.screenshot import CaptureError, LabelBox, ScreenshotView, capture
+from browserdeck.gui.model import Activity, DeckModel, short_id
+from browserdeck.gui.screenshot import (
+    ZOOMS,
+    Capture,
+    CaptureError,
+    LabelBox,
+    ScreenshotView,
+    capture,
+)
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +179,19 @@ class Banner(QFrame):
         self.show()
 
 
+def tab_holders(profile: str) -> dict[str, str]:
+    """targetId -> the agent holding that tab (the MCP servers' tab claims)."""
+    try:
+        from browserdeck.mcpserver import claims
+    except ImportError:  # a build without the MCP server
+        return {}
+    try:
+        return {c.target_id: c.label for c in claims.read_claims(profile)}
+    except (OSError, ValueError):
+        log.debug("reading tab claims", exc_info=True)
+        return {}
+
+
 def _section(title: str) -> QLabel:
     label = QLabel(title)
     font = label.font()
@@ -230,6 +254,10 @@ class StatusPanel(QMainWindow):
         model.profilesChanged.connect(self._on_profiles_changed)
         model.tabsChanged.connect(self._on_tabs_changed)
         model.activityAdded.connect(self._add_activity)
+        model.tabOpened.connect(self.select_tab)
+        # Follow agent: the service says which tab an agent's call acted on (agent_tab).
+        model.bridge.agentTab.connect(self._follow)
+        self._pending_tab: tuple[str, str] | None = None
         for activity in model.activity:
             self._add_activity(activity)
         self.resize(1220, 820)
@@ -286,10 +314,17 @@ class StatusPanel(QMainWindow):
         self.open_button.clicked.connect(self._open_tab)
         head.addWidget(self.url_edit)
         head.addWidget(self.open_button)
+        self.follow_box = QCheckBox("Follow agent")
+        self.follow_box.setObjectName("followAgent")
+        self.follow_box.setChecked(True)
+        self.follow_box.setToolTip(
+            "Select the profile and tab an agent acts on, as it acts (its screenshot follows)"
+        )
+        head.addWidget(self.follow_box)
         col.addLayout(head)
         self.tab_tree = QTreeWidget()
         self.tab_tree.setObjectName("tabs")
-        self.tab_tree.setHeaderLabels(["Title", "URL", ""])
+        self.tab_tree.setHeaderLabels(["Title", "URL", "Agent", ""])
         self.tab_tree.setRootIsDecorated(False)
         self.tab_tree.setUniformRowHeights(True)
         self.tab_tree.setAlternatingRowColors(True)
@@ -298,6 +333,7 @@ class StatusPanel(QMainWindow):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
         self.tab_tree.currentItemChanged.connect(lambda *_: self._on_tab_selected())
         self.tab_tree.itemDoubleClicked.connect(lambda *_: self._focus_selected())
@@ -330,18 +366,63 @@ class StatusPanel(QMainWindow):
         self.refresh_button.setObjectName("refreshShot")
         self.refresh_button.setText("Refresh")
         self.refresh_button.clicked.connect(lambda *_: self.refresh_screenshot())
+        self.zoom_buttons: dict[str, QToolButton] = {}
+        zoom_group = QButtonGroup(self)
+        zoom_group.setExclusive(True)
+        for text in ZOOMS:
+            button = QToolButton()
+            button.setText(text)
+            button.setObjectName(f"zoom-{text}")
+            button.setCheckable(True)
+            button.setToolTip(
+                "Fit the page into the view"
+                if ZOOMS[text] is None
+                else f"Show the page at {text} (drag to pan)"
+            )
+            button.clicked.connect(lambda *_, t=text: self.set_zoom(t))
+            zoom_group.addButton(button)
+            self.zoom_buttons[text] = button
+            head.addWidget(button)
+        head.addSpacing(8)
         head.addWidget(self.labels_box)
         head.addWidget(self.auto_box)
         head.addWidget(self.refresh_button)
         col.addLayout(head)
+        body = QHBoxLayout()
         self.shot = ScreenshotView()
         self.shot.hovered.connect(self._on_label_hovered)
-        col.addWidget(self.shot, 1)
+        self.shot.refClicked.connect(self._copy_ref)
+        self.shot_scroll = QScrollArea()
+        self.shot_scroll.setObjectName("screenshotScroll")
+        self.shot_scroll.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.shot_scroll.setWidget(self.shot)
+        self.shot.panned.connect(self._pan)
+        body.addWidget(self.shot_scroll, 1)
+        # Refs whose badge found no room on the image: listed, never silently dropped.
+        self.unplaced_box = QWidget()
+        side = QVBoxLayout(self.unplaced_box)
+        side.setContentsMargins(0, 0, 0, 0)
+        self.unplaced_title = QLabel("Not labelled in the image (no room):")
+        self.unplaced_title.setObjectName("hint")
+        self.unplaced_title.setWordWrap(True)
+        self.unplaced_list = QListWidget()
+        self.unplaced_list.setObjectName("unplaced")
+        self.unplaced_list.setToolTip("Click a ref to copy it")
+        self.unplaced_list.itemClicked.connect(
+            lambda item: self._copy_ref(str(item.data(NAME_ROLE)))
+        )
+        side.addWidget(self.unplaced_title)
+        side.addWidget(self.unplaced_list, 1)
+        self.unplaced_box.setFixedWidth(220)
+        self.unplaced_box.hide()
+        body.addWidget(self.unplaced_box)
+        col.addLayout(body, 1)
         self.hover_label = QLabel(" ")
         self.hover_label.setObjectName("hoverLabel")
         self.hover_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         col.addWidget(self.hover_label)
         splitter.addWidget(shot_box)
+        self.set_zoom("100%")
 
         # Activity
         act_box = QWidget()
@@ -349,9 +430,15 @@ class StatusPanel(QMainWindow):
         col.setContentsMargins(0, 6, 0, 0)
         head = QHBoxLayout()
         head.addWidget(_section("Activity"))
-        self.activity_hint = QLabel("API calls from agents, the CLI and MCP, newest first")
+        self.activity_hint = QLabel("What agents, the CLI and MCP clients did, newest first")
         self.activity_hint.setObjectName("hint")
         head.addWidget(self.activity_hint, 1)
+        self.client_filter = QComboBox()
+        self.client_filter.setObjectName("clientFilter")
+        self.client_filter.addItem("All clients", "")
+        self.client_filter.setToolTip("Show the calls of one client only")
+        self.client_filter.currentIndexChanged.connect(lambda *_: self._apply_client_filter())
+        head.addWidget(self.client_filter)
         clear = QToolButton()
         clear.setText("Clear")
         clear.clicked.connect(self._clear_activity)
@@ -359,26 +446,46 @@ class StatusPanel(QMainWindow):
         col.addLayout(head)
         self.activity = QTreeWidget()
         self.activity.setObjectName("activity")
-        self.activity.setHeaderLabels(["Time", "Client", "Action", "Target", "Result", "ms"])
+        self.activity.setHeaderLabels(
+            ["Time", "Client", "Action", "Element", "Tab", "Result", "ms"]
+        )
         self.activity.setRootIsDecorated(False)
         self.activity.setUniformRowHeights(True)
         self.activity.setAlternatingRowColors(True)
         header = self.activity.header()
-        for i, width in enumerate((70, 130, 140, 200, 110, 50)):
+        for i, width in enumerate((64, 150, 90, 240, 150, 200, 44)):
             self.activity.setColumnWidth(i, width)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
         header.setStretchLastSection(False)
+        self.activity.currentItemChanged.connect(lambda *_: self._show_activity_details())
+        # The empty state sits inside the list's own box (a page of the same stack).
         self.activity_empty = QLabel(
             "No API calls yet. When an agent drives a browser, each call shows up here."
         )
-        self.activity_empty.setObjectName("hint")
-        col.addWidget(self.activity, 1)
-        col.addWidget(self.activity_empty)
+        self.activity_empty.setObjectName("activityEmpty")
+        self.activity_empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.activity_empty.setWordWrap(True)
+        self.activity_empty.setFrameShape(QFrame.Shape.StyledPanel)
+        self.activity_stack = QStackedWidget()
+        self.activity_stack.addWidget(self.activity_empty)
+        self.activity_stack.addWidget(self.activity)
+        col.addWidget(self.activity_stack, 1)
+        self.activity_details = QLabel()
+        self.activity_details.setObjectName("activityDetails")
+        self.activity_details.setWordWrap(True)
+        self.activity_details.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+        )
+        self.activity_details.hide()
+        col.addWidget(self.activity_details)
         splitter.addWidget(act_box)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 5)
         splitter.setStretchFactor(2, 2)
-        splitter.setSizes([120, 520, 170])
+        # The tabs pane shows about five rows before it scrolls (it showed three).
+        self.tab_tree.setMinimumHeight(self.tab_tree.fontMetrics().height() * 9)
+        splitter.setSizes([150, 440, 250])
         return splitter
 
     # --- profiles --------------------------------------------------------------------
@@ -422,7 +529,7 @@ class StatusPanel(QMainWindow):
         self.selected_profile = item.data(NAME_ROLE) if item else None
         self._update_profile_controls()
         self._on_tabs_changed(self.selected_profile or "")
-        self.shot.set_capture(None, "")
+        self._set_capture(None, "")
         self.refresh_screenshot()
 
     def _status(self) -> dict[str, Any]:
@@ -477,18 +584,29 @@ class StatusPanel(QMainWindow):
             return
         tabs = self.model.tabs.get(profile, [])
         selected = self.selected_tab()
+        holders = tab_holders(profile)
         self.tab_tree.blockSignals(True)
         try:
             self.tab_tree.clear()
             for tab in tabs:
-                item = QTreeWidgetItem([tab.title or "(untitled)", tab.url, ""])
+                holder = holders.get(tab.target_id, "")
+                item = QTreeWidgetItem([tab.title or "(untitled)", tab.url, holder, ""])
+                if holder:
+                    item.setToolTip(2, f"{holder} holds this tab (MCP tab claim)")
                 item.setData(0, NAME_ROLE, tab.target_id)
                 item.setToolTip(0, f"{tab.title}\n{tab.target_id}")
                 item.setToolTip(1, tab.url)
                 self.tab_tree.addTopLevelItem(item)
-                self.tab_tree.setItemWidget(item, 2, self._tab_buttons(tab.target_id))
+                self.tab_tree.setItemWidget(item, 3, self._tab_buttons(tab.target_id))
                 if tab.target_id == selected:
                     self.tab_tree.setCurrentItem(item)
+            pending = self._pending_tab
+            if pending is not None and pending[0] == profile:
+                for i in range(self.tab_tree.topLevelItemCount()):
+                    row = self.tab_tree.topLevelItem(i)
+                    if row is not None and row.data(0, NAME_ROLE) == pending[1]:
+                        self.tab_tree.setCurrentItem(row)
+                        self._pending_tab = None
             first = self.tab_tree.topLevelItem(0)
             if self.tab_tree.currentItem() is None and first is not None:
                 self.tab_tree.setCurrentItem(first)
@@ -498,7 +616,7 @@ class StatusPanel(QMainWindow):
             self._on_tab_selected()
         self._update_profile_controls()
         if not tabs:
-            self.shot.set_capture(None, self._no_tab_message())
+            self._set_capture(None, self._no_tab_message())
 
     def _tab_buttons(self, target_id: str) -> QWidget:
         box = QWidget()
@@ -523,8 +641,34 @@ class StatusPanel(QMainWindow):
         return item.data(0, NAME_ROLE) if item is not None else None
 
     def _on_tab_selected(self) -> None:
-        self.shot.set_capture(None, "")
+        self._set_capture(None, "")
         self.refresh_screenshot()
+
+    def select_tab(self, profile: str, target_id: str) -> None:
+        """Show this profile and tab (a tab just opened, or the one an agent acts on)."""
+        if profile != self.selected_profile:
+            for i in range(self.profile_list.count()):
+                row = self.profile_list.item(i)
+                if row.data(NAME_ROLE) == profile:
+                    self.profile_list.setCurrentItem(row)
+        if self.selected_tab() == target_id:
+            return
+        for i in range(self.tab_tree.topLevelItemCount()):
+            item = self.tab_tree.topLevelItem(i)
+            if item is not None and item.data(0, NAME_ROLE) == target_id:
+                self._pending_tab = None
+                self.tab_tree.setCurrentItem(item)
+                return
+        # Not listed yet (the tab list refreshes on the tabs-changed event): select it then.
+        self._pending_tab = (profile, target_id)
+        self.model.refresh()
+
+    def _follow(self, profile: str, target_id: str, client: object) -> None:
+        from browserdeck.gui.model import GUI_CLIENT
+
+        if not self.follow_box.isChecked() or client == GUI_CLIENT:
+            return  # the panel's own screenshots must not move the selection
+        self.select_tab(profile, target_id)
 
     def _focus(self, target_id: str) -> None:
         if self.selected_profile:
@@ -574,7 +718,7 @@ class StatusPanel(QMainWindow):
         if service is None or not service.started or name is None or target is None:
             if self.capture_busy():
                 return None
-            self.shot.set_capture(None, self._no_tab_message())
+            self._set_capture(None, self._no_tab_message())
             self.shot_info.setText("")
             return None
         if self.capture_busy():
@@ -587,11 +731,11 @@ class StatusPanel(QMainWindow):
                 shot = await capture(service, name, target, labels=labels)
             except CaptureError as exc:
                 if (name, target) == (self.selected_profile, self.selected_tab()):
-                    self.shot.set_capture(None, str(exc))
+                    self._set_capture(None, str(exc))
                     self.shot_info.setText("")
             else:
                 if (name, target) == (self.selected_profile, self.selected_tab()):
-                    self.shot.set_capture(shot)
+                    self._set_capture(shot)
                     stamp = time.strftime("%H:%M:%S", time.localtime(shot.taken))
                     n = len(shot.labels)
                     self.shot_info.setText(
@@ -624,35 +768,109 @@ class StatusPanel(QMainWindow):
         self.model.set_fast_poll(self.isVisible())
 
     def _on_label_hovered(self, label: LabelBox | None) -> None:
-        self.hover_label.setText(label.describe() if label is not None else " ")
+        if label is None:
+            self.hover_label.setText(" ")
+        else:
+            self.hover_label.setText(f"{label.describe()}  —  click to copy {label.ref}")
+
+    def _set_capture(self, shot: Capture | None, message: str = "") -> None:
+        self.shot.set_capture(shot, message)
+        self._show_unplaced(shot)
+
+    def set_zoom(self, text: str) -> None:
+        """Fit, 100% or 200%; zoomed, the view scrolls and a drag pans."""
+        zoom = ZOOMS[text]
+        self.zoom_buttons[text].setChecked(True)
+        self.shot.set_zoom(zoom)  # first: fit mode lifts the fixed size the zoom set
+        self.shot_scroll.setWidgetResizable(zoom is None)
+
+    def _pan(self, dx: int, dy: int) -> None:
+        for bar, d in (
+            (self.shot_scroll.horizontalScrollBar(), dx),
+            (self.shot_scroll.verticalScrollBar(), dy),
+        ):
+            bar.setValue(bar.value() + d)
+
+    def _copy_ref(self, ref: str) -> None:
+        QGuiApplication.clipboard().setText(ref)
+        self.statusBar().showMessage(f"Copied {ref} to the clipboard", 4000)
+
+    def _show_unplaced(self, shot: Capture | None) -> None:
+        self.unplaced_list.clear()
+        refs = shot.unplaced if shot is not None else []
+        by_ref = {lb.ref: lb for lb in shot.labels} if shot is not None else {}
+        for ref in refs:
+            label = by_ref.get(ref)
+            item = QListWidgetItem(label.describe() if label is not None else ref)
+            item.setData(NAME_ROLE, ref)
+            self.unplaced_list.addItem(item)
+        self.unplaced_box.setVisible(bool(refs))
 
     # --- activity ---------------------------------------------------------------------
     def _add_activity(self, activity: Activity) -> None:
         stamp = time.strftime("%H:%M:%S", time.localtime(activity.time))
+        tab = self._tab_title(activity.profile, activity.target_id)
         item = QTreeWidgetItem(
             [
                 stamp,
                 activity.client,
                 activity.action,
                 activity.target,
+                tab,
                 activity.result,
                 f"{activity.ms:.0f}",
             ]
         )
-        item.setToolTip(3, activity.target)
+        item.setData(0, NAME_ROLE, activity)
+        details = activity.details()
+        for column in range(7):
+            item.setToolTip(column, details)
         if not activity.ok:
             brush = QBrush(QColor("#C62828"))
-            item.setForeground(4, brush)
-        item.setTextAlignment(5, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setForeground(2, brush)
+            item.setForeground(5, brush)
+        item.setTextAlignment(6, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.activity.insertTopLevelItem(0, item)
         while self.activity.topLevelItemCount() > 300:
             self.activity.takeTopLevelItem(self.activity.topLevelItemCount() - 1)
-        self.activity_empty.hide()
+        if self.client_filter.findData(activity.client) < 0:
+            self.client_filter.addItem(activity.client, activity.client)
+        wanted = self.client_filter.currentData()
+        item.setHidden(bool(wanted) and activity.client != wanted)
+        self.activity_stack.setCurrentWidget(self.activity)
+
+    def _tab_title(self, profile: str, target_id: str) -> str:
+        """The tab's title as the panel knows it (one short form of an id otherwise)."""
+        if not target_id:
+            return ""
+        for tab in self.model.tabs.get(profile, []):
+            if tab.target_id == target_id:
+                return tab.title or tab.url or short_id(target_id)
+        return short_id(target_id)
+
+    def _apply_client_filter(self) -> None:
+        wanted = self.client_filter.currentData()
+        for i in range(self.activity.topLevelItemCount()):
+            item = self.activity.topLevelItem(i)
+            if item is None:
+                continue
+            activity: Activity = item.data(0, NAME_ROLE)
+            item.setHidden(bool(wanted) and activity.client != wanted)
+
+    def _show_activity_details(self) -> None:
+        item = self.activity.currentItem()
+        activity: Activity | None = item.data(0, NAME_ROLE) if item is not None else None
+        if activity is None or activity.ok:
+            self.activity_details.hide()
+            return
+        self.activity_details.setText(activity.details())
+        self.activity_details.show()
 
     def _clear_activity(self) -> None:
         self.activity.clear()
         self.model.activity.clear()
-        self.activity_empty.show()
+        self.activity_details.hide()
+        self.activity_stack.setCurrentWidget(self.activity_empty)
 
     # --- banner, status bar -----------------------------------------------------------
     def _update_api_label(self) -> None:

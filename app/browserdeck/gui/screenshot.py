@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+from PySide6.QtGui import QColor, QCursor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from browserdeck.gui.model import GUI_CLIENT
 
@@ -56,6 +56,8 @@ class LabelBox:
 class Capture:
     image: QImage
     labels: list[LabelBox] = field(default_factory=list)
+    # Refs in view whose badge found no room on the image (labels.place): listed beside it.
+    unplaced: list[str] = field(default_factory=list)
     target_id: str = ""
     url: str = ""
     title: str = ""
@@ -163,9 +165,11 @@ async def capture(
     boxes = parse_labels(data.get("labels"), scale)
     if boxes and not any(b.role for b in boxes):
         boxes = await _with_roles(service, profile, str(data.get("targetId") or target_id), boxes)
+    unplaced = data.get("unplaced")
     return Capture(
         image=image,
         labels=boxes,
+        unplaced=[str(r) for r in unplaced] if isinstance(unplaced, list) else [],
         target_id=str(data.get("targetId") or target_id or ""),
         url=str(data.get("url") or ""),
         title=str(data.get("title") or ""),
@@ -202,10 +206,16 @@ async def _with_roles(
     return out
 
 
+ZOOMS = {"Fit": None, "100%": 1.0, "200%": 2.0}
+
+
 class ScreenshotView(QWidget):
-    """Paints a capture scaled to fit; outlines and names the label under the mouse."""
+    """Paints a capture (fit, or at a zoom inside a scroll area); outlines and names the
+    label under the mouse; a click on a box copies its ref; a drag pans."""
 
     hovered = Signal(object)  # LabelBox | None
+    refClicked = Signal(str)  # the ref of the box that was clicked
+    panned = Signal(int, int)  # dx, dy of a drag (the scroll area moves by it)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -217,14 +227,41 @@ class ScreenshotView(QWidget):
         self.message = "No screenshot yet."
         self.hover: LabelBox | None = None
         self.accent = QColor("#FF4500")
+        self.zoom: float | None = 1.0  # None: fit the widget
+        self._press: QPointF | None = None
+        self._dragged = False
 
     def sizeHint(self) -> QSize:
+        if self.capture is not None and self.zoom is not None:
+            img = self.capture.image
+            return QSize(int(img.width() * self.zoom) + 16, int(img.height() * self.zoom) + 16)
         return QSize(640, 400)
+
+    def set_zoom(self, zoom: float | None) -> None:
+        self.zoom = zoom
+        self._fit_size()
+        self.update()
+
+    def _fit_size(self) -> None:
+        if self.zoom is None or self.capture is None:
+            self.setMinimumSize(320, 200)
+            self.setMaximumSize(16777215, 16777215)
+        else:
+            self.setFixedSize(self.sizeHint())
+        self.updateGeometry()
 
     def set_capture(self, capture: Capture | None, message: str = "") -> None:
         self.capture = capture
         self.message = message
-        self.hover = None
+        self._fit_size()
+        # The caption must not outlive the image it named: name what is under the mouse
+        # in the new image, or nothing.
+        hover = (
+            self.label_at(QPointF(self.mapFromGlobal(QCursor.pos()))) if self.underMouse() else None
+        )
+        if hover != self.hover:
+            self.hover = hover
+            self.hovered.emit(hover)
         self.update()
 
     def set_message(self, message: str) -> None:
@@ -239,11 +276,14 @@ class ScreenshotView(QWidget):
         area = QRectF(self.rect()).adjusted(8, 8, -8, -8)
         if img.width() == 0 or img.height() == 0:
             return area
+        if self.zoom is not None:
+            return QRectF(area.x(), area.y(), img.width() * self.zoom, img.height() * self.zoom)
         scale = min(area.width() / img.width(), area.height() / img.height(), 1.0)
         w, h = img.width() * scale, img.height() * scale
         return QRectF(area.x() + (area.width() - w) / 2, area.y() + (area.height() - h) / 2, w, h)
 
-    def _scale(self) -> float:
+    def scale(self) -> float:
+        """Screen pixels per image pixel as drawn now."""
         assert self.capture is not None
         return self._target_rect().width() / max(1, self.capture.image.width())
 
@@ -251,7 +291,7 @@ class ScreenshotView(QWidget):
         if self.capture is None or not self.capture.labels:
             return None
         target = self._target_rect()
-        s = self._scale()
+        s = self.scale()
         x = (pos.x() - target.x()) / s
         y = (pos.y() - target.y()) / s
         hits = [lb for lb in self.capture.labels if lb.rect().contains(QPointF(x, y))]
@@ -260,22 +300,45 @@ class ScreenshotView(QWidget):
 
     def view_rect_of(self, label: LabelBox) -> QRectF:
         target = self._target_rect()
-        s = self._scale()
+        s = self.scale()
         return QRectF(
             target.x() + label.x * s, target.y() + label.y * s, label.width * s, label.height * s
         )
 
     # --- events ---------------------------------------------------------------------
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._press, self._dragged = event.globalPosition(), False
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self._press is not None:
+            if not self._dragged:
+                label = self.label_at(event.position())
+                if label is not None:
+                    self.refClicked.emit(label.ref)
+            self._press = None
+            self.unsetCursor()
+        super().mouseReleaseEvent(event)
+
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._press is not None and self.zoom is not None:
+            delta = event.globalPosition() - self._press
+            if self._dragged or abs(delta.x()) + abs(delta.y()) > 4:
+                self._dragged = True
+                self.setCursor(Qt.CursorShape.ClosedHandCursor)
+                self.panned.emit(int(-delta.x()), int(-delta.y()))
+                self._press = event.globalPosition()
+                return
         label = self.label_at(event.position())
         if label != self.hover:
             self.hover = label
             self.hovered.emit(label)
+            if label is not None:
+                self.setCursor(Qt.CursorShape.PointingHandCursor)
+            else:
+                self.unsetCursor()
             self.update()
-        if label is not None:
-            QToolTip.showText(event.globalPosition().toPoint(), label.describe(), self)
-        else:
-            QToolTip.hideText()
         super().mouseMoveEvent(event)
 
     def leaveEvent(self, event: Any) -> None:
@@ -301,11 +364,11 @@ class ScreenshotView(QWidget):
             p.setPen(QPen(QColor(0, 0, 0, 60), 1))
             p.drawRect(target.adjusted(-0.5, -0.5, 0.5, 0.5))
             if self.hover is not None:
+                # Only an outline here: the caption under the view names it (one display).
                 rect = self.view_rect_of(self.hover)
                 p.setPen(QPen(self.accent, 2))
                 p.setBrush(QColor(self.accent.red(), self.accent.green(), self.accent.blue(), 40))
                 p.drawRect(rect)
-                self._paint_tag(p, rect, self.hover.describe())
             if self.message:
                 self._paint_banner(p, self.message)
         finally:
@@ -321,19 +384,6 @@ class ScreenshotView(QWidget):
             Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
             text,
         )
-
-    def _paint_tag(self, p: QPainter, rect: QRectF, text: str) -> None:
-        fm = p.fontMetrics()
-        w = fm.horizontalAdvance(text) + 12
-        h = fm.height() + 6
-        x = min(max(rect.x(), 0.0), self.width() - w)
-        y = rect.y() - h - 2 if rect.y() - h - 2 > 0 else rect.bottom() + 2
-        tag = QRectF(x, y, w, h)
-        p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(QColor(20, 20, 20, 220))
-        p.drawRoundedRect(tag, 4, 4)
-        p.setPen(QColor("#FFFFFF"))
-        p.drawText(tag, Qt.AlignmentFlag.AlignCenter, text)
 
     def _paint_banner(self, p: QPainter, text: str) -> None:
         fm = p.fontMetrics()

@@ -15,6 +15,7 @@ import copy
 import logging
 import os
 import re
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -69,6 +70,7 @@ LABELS: dict[str, str] = {
     "mcpIdleMinutes": "Close idle MCP browser after (minutes)",
     "mcpRunCode": "Allow MCP to run Python code",
     "screenshotMaxDimension": "Largest MCP screenshot side (px)",
+    "actionWaitMs": "Longest wait for an action's effects (ms)",
     # profile fields
     "driver": "Driver",
     "color": "Colour",
@@ -79,11 +81,55 @@ LABELS: dict[str, str] = {
 CHECKBOX_TEXT: dict[str, str] = {
     "enabled": "Let agents use browsers",
     "headless": "No visible windows",
-    "noSandbox": "Pass --no-sandbox",
+    "noSandbox": "Run browsers without the sandbox",
     "attachOnly": "Never launch a browser",
     "startDefaultProfile": "Start it when browserdeck starts",
     "startAtLogin": "Start when I log in",
-    "mcpRunCode": "Expose browser_run_code",
+    "mcpRunCode": "Let MCP clients run Python code",
+    "allowFileUrls": "Let agents open files on this computer",
+}
+# The help line under each field, in a user's words. The schema's descriptions (the
+# API, the CLI and the config reference use them) name routes and JSON keys; a person
+# in this dialog needs what the setting does for them, never a repeat of its checkbox.
+HELP: dict[str, str] = {
+    "enabled": "When this is off, agents cannot open or drive any browser; browserdeck "
+    "keeps running and tells them browser control is switched off.",
+    "controlPort": "Agents, the command line and MCP clients connect to browserdeck on "
+    "this port. Only programs on this computer can reach it.",
+    "relayPort": "The browserdeck extension in your Chrome connects on this port (unless "
+    "a Chrome profile below sets its own).",
+    "defaultProfile": "The browser agents get when they do not ask for a particular one.",
+    "headless": "Agents still get screenshots. On Linux without a desktop, browsers always "
+    "run this way.",
+    "noSandbox": "Only for machines where Chromium's sandbox cannot start, such as "
+    "containers or running as root; it makes the browser less safe.",
+    "attachOnly": "browserdeck then only connects to a browser you started yourself with "
+    "remote debugging on.",
+    "executablePath": "The Chrome or Chromium program to start. Leave empty to use the one "
+    "browserdeck finds.",
+    "relayClientMode": "Whether several agents may use your Chrome at the same time, or "
+    "one at a time (the next one waits until the first is done).",
+    "startDefaultProfile": "Its browser is ready before the first agent asks for it.",
+    "startAtLogin": "It waits in the tray, so agents can connect as soon as you are logged in.",
+    "mcpIdleMinutes": "A browser started for an MCP client closes after this long without "
+    "use (0: never).",
+    "mcpRunCode": "The code they send runs with full control of the browser. Only turn "
+    "this on for agents you trust.",
+    "screenshotMaxDimension": "Screenshots sent to AI models are scaled down to at most "
+    "this many pixels wide or high.",
+    "allowFileUrls": "With file:// links an agent could read any file you can read. Off "
+    "unless you need it.",
+    "color": "Tints this profile's browser window and its icon, so you can tell them apart.",
+    "cdpPort": "The port browserdeck uses to control this browser (for Chrome profiles: "
+    "the port the extension connects to).",
+    "cdpUrl": "The address of a browser on another machine or container, with remote "
+    "debugging on.",
+    "userDataDir": "Where this browser keeps its cookies, logins and history. Leave empty "
+    "for browserdeck's own folder.",
+}
+RELAY_MODES = {
+    "single-active": "One agent at a time",
+    "multi-client": "Several agents at once",
 }
 # Keys of SETTINGS shown on the Profiles page (they apply to every managed profile).
 BROWSER_KEYS = ("executablePath", "noSandbox")
@@ -173,6 +219,7 @@ class Field(QObject):
         super().__init__(parent)
         self.setting = setting
         self.error = FieldError()
+        self.warned = False  # the error line shows a port-in-use warning (not an error)
         self.widget: QWidget
         self._tristate = setting.type == "bool" and setting.default is None
         kind = setting.type
@@ -213,7 +260,7 @@ class Field(QObject):
             )
             combo.setMinimumContentsLength(18)
             for choice in setting.choices:
-                combo.addItem(DRIVER_TEXT.get(choice, choice), choice)
+                combo.addItem(DRIVER_TEXT.get(choice) or RELAY_MODES.get(choice, choice), choice)
             combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
             self.widget = combo
         elif kind == "color":
@@ -228,7 +275,6 @@ class Field(QObject):
             edit.textChanged.connect(lambda *_: self.changed.emit())
             self.widget = edit
         self.widget.setObjectName(f"field-{setting.key}")
-        self.widget.setToolTip(setting.description)
 
     # --- value ------------------------------------------------------------------
     def value(self) -> Any:
@@ -392,7 +438,7 @@ def _form_row(
     column.setSpacing(2)
     column.addWidget(field.widget)
     if hint:
-        column.addWidget(_hint_label(field.setting.description))
+        column.addWidget(_hint_label(HELP.get(field.setting.key, field.setting.description)))
     column.addWidget(field.error)
     title = QLabel(label if label is not None else label_of(field.setting.key) + ":")
     title.setBuddy(field.widget)
@@ -420,6 +466,7 @@ class SettingsDialog(QDialog):
         )
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.original = current
+        self.running = running
         self.working = copy.deepcopy(current)
         self.deleted: list[str] = []
         self._apply = apply
@@ -496,7 +543,7 @@ class SettingsDialog(QDialog):
     def _advanced_page(self) -> QWidget:
         page = QWidget()
         outer = QVBoxLayout(page)
-        note = _hint_label("Rarely needed. Each setting is documented in docs/configuration.md.")
+        note = _hint_label("Rarely needed. Every setting is also in the config file (`browserdeck paths` shows where).")
         outer.addWidget(note)
         form = QFormLayout()
         for setting in SETTINGS:
@@ -627,6 +674,9 @@ class SettingsDialog(QDialog):
             self.name_edit.setText(name)
             is_new = name in self.new_profiles
             self.name_edit.setReadOnly(not is_new)
+            # The app's style sheet greys read-only fields (a [readOnly] selector): re-apply it.
+            self.name_edit.style().unpolish(self.name_edit)
+            self.name_edit.style().polish(self.name_edit)
             self.name_edit.setToolTip(
                 "" if is_new else "Names cannot change; add a new profile instead."
             )
@@ -657,7 +707,13 @@ class SettingsDialog(QDialog):
             "headless": driver == "managed",
             "attachOnly": driver == "managed",
             "userDataDir": driver == "managed",
+            # A remote browser service's settings: noise on any other profile.
+            "tokenParam": driver == "remote",
+            "tokenHeader": driver == "remote",
+            "pool": driver == "remote",
+            "poolIdleSeconds": driver == "remote",
         }
+        visible = {k: v for k, v in visible.items() if k in self.profile_fields}
         for key, show in visible.items():
             form.setRowVisible(self._row_of(key), show)
         spin = self.profile_fields["cdpPort"].widget
@@ -811,10 +867,12 @@ class SettingsDialog(QDialog):
     def validate(self) -> list[str]:
         """Check every field and the whole candidate; returns the problems (empty = OK)."""
         problems: list[str] = []
+        inline: list[str] = []  # shown under their field already: not repeated below
         for field in self.fields.values():
             message = field.validate()
             if message:
                 problems.append(message)
+                inline.append(message)
         exe = self.fields["executablePath"].value()
         if exe and not problems and not os.access(os.path.expanduser(exe), os.X_OK):
             self.fields["executablePath"].error.show_error(
@@ -830,40 +888,85 @@ class SettingsDialog(QDialog):
                 message = field.validate()
                 if message:
                     problems.append(f"{self.current_profile}: {message}")
+                    inline.append(problems[-1])
         if self.name_error.isVisible():
             problems.append(self.name_error.text())
+            inline.append(problems[-1])
         for name, p in self.working.profiles.items():
             try:
                 config.parse_profile(name, p.to_json(), f"profile {name!r}")
             except InvalidInput as exc:
-                problems.append(exc.message)
+                shown_here = name == self.current_profile and any(
+                    p.startswith(f"{name}: ") for p in inline
+                )
+                if not shown_here:  # else its field already says it, once
+                    problems.append(exc.message)
         if not problems:
             try:
                 config.check_consistency(self.working)
             except InvalidInput as exc:
                 problems.append(exc.message)
-                self._mark_collision(exc.message)
+                if self._mark_collision(exc.message):
+                    inline.append(exc.message)
         self._problems = problems
-        self.problem.setText("\n".join(dict.fromkeys(problems)))
+        # Each problem is shown once: under its field when it has one, else here.
+        rest = [p for p in dict.fromkeys(problems) if p not in inline]
+        if problems and not rest:
+            rest = ["Fix the field marked ✕ to save."]
+        self.problem.setText("\n".join(rest))
         self.problem.setVisible(bool(problems))
+        self._probe_ports()
         self._update_save()
         return problems
 
-    def _mark_collision(self, message: str) -> None:
-        """Show a port collision under each port field holding that port."""
+    def _mark_collision(self, message: str) -> bool:
+        """Show a port collision under each port field holding that port (True: shown)."""
         match = re.search(r"port (\d+) is used twice", message)
         if not match:
-            return
+            return False
         port = int(match.group(1))
+        shown = False
         for key in NETWORK_KEYS:
             if self.fields[key].value() == port:
                 self.fields[key].error.show_error(message)
+                shown = True
         if self.current_profile is not None:
             field = self.profile_fields["cdpPort"]
             p = self.working.profiles[self.current_profile]
             effective = self.working.relay_port_of(p) if p.driver == "extension" else p.cdp_port
             if effective == port:
                 field.error.show_error(message)
+                shown = True
+        return shown
+
+    def _probe_ports(self) -> None:
+        """Flag, under its field, a port another program already holds (probed now).
+
+        A port this browserdeck holds itself (the saved value, while it runs) is not a
+        problem; any other port that cannot be bound on 127.0.0.1 would fail at start.
+        """
+        checks: list[tuple[Field, int | None, int | None]] = [
+            (self.fields[key], self.fields[key].value(), getattr(self.original, attr_of(key)))
+            for key in NETWORK_KEYS
+        ]
+        if self.current_profile is not None:
+            p = self.working.profiles[self.current_profile]
+            before = self.original.profiles.get(self.current_profile)
+            if p.driver == "managed":
+                checks.append(
+                    (self.profile_fields["cdpPort"], p.cdp_port, before.cdp_port if before else None)
+                )
+        for field, port, saved in checks:
+            if not isinstance(port, int) or (field.error.text() and not field.warned):
+                continue  # a real error is already shown there
+            ours = self.running and port == saved
+            holder = None if ours else port_holder(port)
+            if holder is not None:
+                field.error.show_error(holder, warning=True)
+                field.warned = True
+            elif field.warned:
+                field.error.show_error(None)
+                field.warned = False
 
     def _update_save(self) -> None:
         blocked = bool(getattr(self, "_problems", [])) or self.name_error.isVisible()
@@ -914,6 +1017,28 @@ class SettingsDialog(QDialog):
         """Open the Profiles page on ``name`` (used by the tray and tests)."""
         self.tabs.setCurrentIndex(1)
         self._refresh_profile_list(select=name)
+
+
+def port_holder(port: int) -> str | None:
+    """Why ``port`` cannot be used on 127.0.0.1 right now (another program holds it), or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            pass
+        else:
+            return None
+    who = ""
+    try:
+        from browserdeck.chrome import procs
+
+        pids = [pid for pid in procs.listening_pids(port) if pid != os.getpid()]
+        if pids:
+            argv = procs.process_cmdline(pids[0]) or ["?"]
+            who = f" ({os.path.basename(argv[0])}, pid {pids[0]})"
+    except Exception:  # naming the program is a courtesy; the port is busy either way
+        log.debug("who holds port %s", port, exc_info=True)
+    return f"port {port} is in use by another program{who}: pick another port"
 
 
 def _scrolled(page: QWidget) -> QScrollArea:

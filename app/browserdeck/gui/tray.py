@@ -56,6 +56,7 @@ class TrayController(QObject):
     copyMcpRequested = Signal()
     openLogsRequested = Signal()
     retryRequested = Signal()
+    stopAgentsRequested = Signal()
     quitRequested = Signal()
     visibleChanged = Signal(bool)
 
@@ -82,14 +83,20 @@ class TrayController(QObject):
         self.error_action.setEnabled(False)
         self.retry_action = QAction("Retry starting browserdeck", self)
         self.retry_action.triggered.connect(self.retryRequested)
+        self.stop_agents_action = self._action("Stop all agents", self.stopAgentsRequested)
+        self.stop_agents_action.setObjectName("stopAllAgents")
+        self.stop_agents_action.setToolTip(
+            "End every agent session, close the tabs agents opened and stop sharing "
+            "your Chrome tabs"
+        )
         self.panel_action = self._action("Open status panel", self.openPanelRequested)
         self.settings_action = self._action("Settings…", self.settingsRequested)
         self.pair_action = self._action("Pair extension…", self.pairRequested)
         self.token_action = self._action("Copy API token", self.copyTokenRequested)
         self.mcp_action = self._action("Copy MCP config", self.copyMcpRequested)
         self.logs_action = self._action("Open logs folder", self.openLogsRequested)
+        # No shortcut shown: a key sequence does nothing in a tray menu (issue 15).
         self.quit_action = self._action("Quit browserdeck", self.quitRequested)
-        self.quit_action.setShortcut("Ctrl+Q")
         self.panel_action.setFont(_bold(self.panel_action))
 
         model.profilesChanged.connect(self.rebuild)
@@ -174,6 +181,8 @@ class TrayController(QObject):
             pm.update()
             desired.append(pm.menu.menuAction())
         desired += [
+            self._separator("agents"),
+            self.stop_agents_action,
             self._separator("windows"),
             self.panel_action,
             self.settings_action,
@@ -189,6 +198,7 @@ class TrayController(QObject):
         running = service is not None and service.started
         for action in (self.token_action, self.mcp_action, self.pair_action):
             action.setEnabled(running)
+        self.stop_agents_action.setEnabled(running)
 
     def _rebuild_profile(self, name: str) -> None:
         pm = self.profile_menus.get(name)
@@ -285,7 +295,7 @@ class ProfileMenu(QObject):
         self.heading.setEnabled(False)
         self.more = QAction(self)
         self.more.triggered.connect(lambda *_: tray.openPanelRequested.emit())
-        self.tab_menus: dict[str, TabMenu] = {}
+        self.tab_menus: dict[str, TabAction] = {}
         self._active = False
 
     def _toggle(self) -> None:
@@ -319,14 +329,14 @@ class ProfileMenu(QObject):
         for gone in set(self.tab_menus) - {t.target_id for t in shown}:
             self.tab_menus.pop(gone).dispose()
         if tabs:
-            self.heading.setText(f"Open tabs ({len(tabs)})")
+            self.heading.setText(f"Open tabs ({len(tabs)}) — click one to bring it to the front")
             desired += [self.sep_tabs, self.heading]
             for tab in shown:
                 tm = self.tab_menus.get(tab.target_id)
                 if tm is None:
-                    tm = self.tab_menus[tab.target_id] = TabMenu(self, tab)
+                    tm = self.tab_menus[tab.target_id] = TabAction(self, tab)
                 tm.update(tab)
-                desired.append(tm.menu.menuAction())
+                desired.append(tm.action)
             if len(tabs) > MAX_MENU_TABS:
                 self.more.setText(f"… {len(tabs) - MAX_MENU_TABS} more in the status panel")
                 desired.append(self.more)
@@ -340,30 +350,24 @@ class ProfileMenu(QObject):
         self.deleteLater()
 
 
-class TabMenu(QObject):
-    """One open tab in a profile's submenu: its URL, Focus and Close."""
+class TabAction(QObject):
+    """One open tab in a profile's submenu: click brings it to the front.
+
+    An action, not a third-level submenu: a submenu of a submenu opened over the main
+    menu at the screen's edge (issue 15). Tabs are closed from the status panel.
+    """
 
     def __init__(self, parent: ProfileMenu, tab: Tab) -> None:
         super().__init__(parent)
         model, profile, target = parent.tray.model, parent.name, tab.target_id
-        self.menu = QMenu()
-        self.menu.setToolTipsVisible(True)
-        self.url = QAction(self)
-        self.url.setEnabled(False)
-        focus = QAction("Focus", self)
-        focus.triggered.connect(lambda *_: model.focus_tab(profile, target))
-        close = QAction("Close", self)
-        close.triggered.connect(lambda *_: model.close_tab(profile, target))
-        for action in (self.url, focus, close):
-            self.menu.addAction(action)
+        self.action = QAction(self)
+        self.action.triggered.connect(lambda *_: model.focus_tab(profile, target))
 
     def update(self, tab: Tab) -> None:
-        self.menu.setTitle(elide(tab.title or tab.url or "(untitled)", 44))
-        self.menu.menuAction().setToolTip(tab.url)
-        self.url.setText(elide(tab.url, 60))
+        self.action.setText(elide(tab.title or tab.url or "(untitled)", 44))
+        self.action.setToolTip(f"{tab.url}\nClick to bring it to the front")
 
     def dispose(self) -> None:
-        self.menu.deleteLater()
         self.deleteLater()
 
 

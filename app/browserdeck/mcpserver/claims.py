@@ -168,6 +168,17 @@ def read_claims(profile: str | None = None) -> list[Claim]:
     ]
 
 
+def release_all() -> list[Claim]:
+    """Drop every claim (the tray's Stop all agents); returns the live ones it dropped."""
+    path = claims_file()
+    now = time.time()
+    with _locked(path):
+        claims = _load(path)
+        if claims:
+            _save(path, {})
+    return [c for c in claims.values() if c.live(now)]
+
+
 class TabClaims:
     """The claims file, as one MCP server process uses it."""
 

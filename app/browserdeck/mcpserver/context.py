@@ -46,6 +46,7 @@ class AgentSession:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # Playwright objects of browser_run_code, kept between calls until browser_reset.
     code_state: dict[str, Any] = field(default_factory=dict)
+    client: str | None = None  # the MCP client's own name (initialize: clientInfo.name)
 
     @classmethod
     def new(
@@ -64,7 +65,7 @@ class AgentSession:
             pid=os.getpid(),
             ttl=ttl,
         )
-        return cls(owner=owner, profile=profile)
+        return cls(owner=owner, profile=profile, client=client)
 
 
 @dataclass
@@ -114,7 +115,11 @@ class Call:
         )
 
     def session_headers(self) -> dict[str, str]:
-        return {SESSION_HEADER: self.session.owner.id}
+        headers = {SESSION_HEADER: self.session.owner.id}
+        if self.session.client:
+            # The activity log names the agent ("claude-code via MCP"), not just "MCP".
+            headers["X-Browserdeck-Client"] = f"{self.session.client} via MCP"
+        return headers
 
     async def profile_name(self) -> str:
         """The session's profile, resolved to a name (the default profile when unset)."""

@@ -47,6 +47,10 @@ def offload(text: str, tool: str, suffix: str = ".txt") -> Path:
 
 
 def _prune(folder: Path) -> None:
+    # The service's disk limits (artifactsMaxMb), and at most a day for offloaded output.
+    from browserdeck import artifacts
+
+    artifacts.prune(folder)
     cutoff = time.time() - KEEP_SECONDS
     try:
         entries = list(folder.iterdir())

@@ -72,6 +72,14 @@ async def run(call: Call, code: str, timeout: float | None = None) -> str:
     limit = min(max(timeout or DEFAULT_TIMEOUT, 1.0), MAX_TIMEOUT)
     target = await call.tab()
     status = await call.api("GET", "/")
+    if status.get("remote"):
+        # Its own Playwright connection would be a second browser at the service, not this tab.
+        raise InvalidInput(
+            f"browser_run_code cannot run on profile {status.get('profile')!r}: it is a "
+            "browser service, where a second connection starts a second browser",
+            hint="use the other browser_* tools there, or a managed profile for run_code",
+            code="unsupported_on_service",
+        )
     request = {
         "code": code,
         "cdpUrl": str(status["cdpUrl"]),

@@ -19,39 +19,16 @@ import json
 import re
 from dataclasses import dataclass, field
 
-# Roles an agent acts on; their refs are always kept (OpenClaw's and Playwright's set).
-INTERACTIVE_ROLES = frozenset(
-    {
-        "button",
-        "gridcell",  # cells of ARIA grids are widgets (selectable, editable)
-        "link",
-        "textbox",
-        "searchbox",
-        "checkbox",
-        "radio",
-        "combobox",
-        "listbox",
-        "option",
-        "menuitem",
-        "menuitemcheckbox",
-        "menuitemradio",
-        "slider",
-        "spinbutton",
-        "switch",
-        "tab",
-        "treeitem",
-        "textarea",
-        "menu",
-        "menubar",
-        "scrollbar",
-    }
-)
+from browserdeck.engine import snapshot_text as st
+
+# One parser and one "interactive" role set for the API and MCP: the engine's
+# (browserdeck.engine.snapshot_text). This module only builds the tree MCP renders.
+INTERACTIVE_ROLES = st.INTERACTIVE_ROLES
 # Unnamed nodes of these roles only group their children: drop the line, keep the children.
 WRAPPER_ROLES = frozenset({"generic", "rowgroup", "none", "presentation"})
 
-_LINE = re.compile(r"^( *)- (.*)$")
-_ROLE = re.compile(r"[A-Za-z/][\w/-]*")
 _REF = re.compile(r"\[ref=([^\]\s]+)\]")
+_ATTR = re.compile(r"\[([^\]]*)\]")
 
 
 @dataclass
@@ -73,107 +50,35 @@ class Node:
         return None
 
 
-def _scan_string(s: str, i: int, quote: str) -> int:
-    """Index just past the closing quote of the string starting at ``s[i] == quote``."""
-    j = i + 1
-    while j < len(s):
-        if quote == '"' and s[j] == "\\":
-            j += 2
-            continue
-        if s[j] == quote:
-            if quote == "'" and j + 1 < len(s) and s[j + 1] == "'":  # YAML '' escape
-                j += 2
-                continue
-            return j + 1
-        j += 1
-    raise ValueError("unterminated string")
-
-
-def _parse_key(key: str, node: Node) -> bool:
-    m = _ROLE.match(key)
-    if not m:
-        return False
-    node.role = m.group(0)
-    i = m.end()
-    while i < len(key):
-        if key[i] != " ":
-            return False
-        i += 1
-        if i >= len(key):
-            return False
-        ch = key[i]
-        if ch == '"':
-            end = _scan_string(key, i, '"')
-            if node.name is not None or node.attrs:
-                return False
-            node.name = key[i:end]
-            i = end
-        elif ch == "/" and node.name is None and not node.attrs:  # a regex name
-            end = key.find("/", i + 1)
-            if end < 0:
-                return False
-            node.name = key[i : end + 1]
-            i = end + 1
-        elif ch == "[":
-            end = key.find("]", i)
-            if end < 0:
-                return False
-            node.attrs.append(key[i + 1 : end])
-            i = end + 1
-        else:
-            return False
-    return True
+def _from_line(line: st.Node) -> Node:
+    if not line.role:  # not understood: kept verbatim
+        return Node(indent=line.indent, raw=line.raw)
+    tail = line.tail
+    return Node(
+        indent=line.indent,
+        raw=line.raw,
+        role=line.role,
+        name=line.name_raw.strip() or None,
+        attrs=_ATTR.findall(line.attrs),
+        colon=tail.startswith(":"),
+        value=tail[1:].strip() or None if tail.startswith(":") else None,
+    )
 
 
 def parse_line(line: str) -> Node | None:
     """One snapshot line as a Node, or None when it is not a ``- key[: value]`` entry."""
-    m = _LINE.match(line)
-    if not m:
-        return None
-    indent, body = len(m.group(1)), m.group(2)
-    node = Node(indent=indent, raw=line)
-    try:
-        if body.startswith("'"):
-            end = _scan_string(body, 0, "'")
-            key = body[1 : end - 1].replace("''", "'")
-            rest = body[end:]
-        else:
-            # The key ends at the first ':' outside quotes and brackets.
-            i, depth = 0, 0
-            while i < len(body):
-                ch = body[i]
-                if ch == '"' and depth == 0:
-                    i = _scan_string(body, i, '"')
-                    continue
-                if ch == "[":
-                    depth += 1
-                elif ch == "]":
-                    depth = max(0, depth - 1)
-                elif ch == ":" and depth == 0 and (i + 1 == len(body) or body[i + 1] == " "):
-                    break
-                i += 1
-            key, rest = body[:i], body[i:]
-    except ValueError:
-        return None
-    if rest.startswith(":"):
-        node.colon = True
-        value = rest[1:].strip()
-        node.value = value or None
-    elif rest:
-        return None
-    if not _parse_key(key, node):
-        return None
-    return node
+    parsed = st.parse(line)
+    return _from_line(parsed[0]) if parsed and parsed[0].role else None
 
 
 def parse(text: str) -> list[Node]:
     """The snapshot as a forest; unparseable lines become leaf nodes kept verbatim."""
     roots: list[Node] = []
     stack: list[Node] = []
-    for line in text.splitlines():
-        if not line.strip():
+    for line in st.parse(text):
+        if not line.raw.strip():
             continue
-        node = parse_line(line) or Node(indent=len(line) - len(line.lstrip(" ")), raw=line)
+        node = _from_line(line)
         while stack and stack[-1].indent >= node.indent:
             stack.pop()
         (stack[-1].children if stack else roots).append(node)

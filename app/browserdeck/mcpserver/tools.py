@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from browserdeck.engine.consequences import NOTHING
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, NotFound
 from browserdeck.mcpserver import dom, images, snapshot
 from browserdeck.mcpserver.context import Call, Reply
@@ -61,8 +62,8 @@ SNAP = b("also return what changed on the page")
 SELECTOR = s("CSS selector (instead of ref)")
 # Navigations take the new page's first snapshot before answering (as Playwright MCP
 # does): the first snapshot of a document is the expensive one (Playwright compiles its
-# injected script for it), and agents ask for a snapshot next. The engine hands that
-# snapshot to the next browser_snapshot if the page has not changed (docs/mcp.md).
+# injected script for it), and agents ask for a snapshot next; the browser_snapshot that
+# follows takes its own, cheap one (a snapshot is never handed out twice, docs/engine.md).
 PREPARE_SNAPSHOT = "wait"
 
 
@@ -87,6 +88,9 @@ def _notes(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return []
     notes: list[str] = []
+    # What the action caused (engine/consequences.py), one line; "nothing" goes unsaid.
+    if data.get("outcome") and data["outcome"] != NOTHING:
+        notes.append(str(data["outcome"]))
     for dialog in data.get("dialogs") or ([data["dialog"]] if data.get("dialog") else []):
         if not isinstance(dialog, dict):
             notes.append(f"dialog: {dialog}")
@@ -555,6 +559,9 @@ async def screenshot(call: Call) -> Reply:
             f"{label.get('ref')}: {box.get('x')},{box.get('y')} "
             f"{box.get('width')}x{box.get('height')}"
         )
+    if data.get("unplaced"):
+        # Boxed in the image but with no room for a badge: the agent must know which.
+        lines.append("no room for a badge (boxed, not labelled): " + ", ".join(data["unplaced"]))
     if data.get("note"):
         lines.append(str(data["note"]))
     reply.text = "\n".join(lines)

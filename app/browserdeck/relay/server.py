@@ -210,6 +210,14 @@ class RelayServer:
                 code="extension_not_connected",
             ) from None
 
+    async def unshare_all(self) -> int:
+        """Ask the extension to stop sharing every tab (the tray's Stop all agents)."""
+        link = self.relay.link
+        if link is None or link.closed:
+            return 0
+        result = await link.call("unshareAll", {}, reply_timeout=10.0)
+        return int(result.get("unshared") or 0) if isinstance(result, dict) else 0
+
     async def update_token(self, token: str) -> None:
         """Switch to a new relay token; connections made with the old one are closed."""
         self._token = token
