@@ -48,6 +48,7 @@ async def bare_spawn(executable: str, root: Path, run: int) -> tuple[float, floa
         f"bare{run}", free_port(), root / f"bare{run}" / "user-data", "#FF4500", True, False
     )
     opts.user_data_dir.mkdir(parents=True)
+    opts.pipe = False  # bare Chromium answers on its own port
     start = time.perf_counter()
     proc = subprocess.Popen(
         [executable, *chrome_args(opts)],
@@ -81,15 +82,17 @@ async def managed(executable: str, opts: LaunchOptions) -> tuple[float, float]:
     return ready, time.perf_counter() - start
 
 
-async def fetch_compare(url: str, n: int) -> tuple[list[float], list[float]]:
+async def fetch_compare(
+    url: str, n: int, headers: dict[str, str]
+) -> tuple[list[float], list[float]]:
     raw: list[float] = []
     via_httpx: list[float] = []
     for _ in range(n):
         start = time.perf_counter()
-        await fetch_version(url)
+        await fetch_version(url, headers=headers)
         raw.append(time.perf_counter() - start)
         start = time.perf_counter()
-        async with httpx.AsyncClient(trust_env=False) as client:
+        async with httpx.AsyncClient(trust_env=False, headers=headers) as client:
             (await client.get(f"{url}/json/version")).json()
         via_httpx.append(time.perf_counter() - start)
     return raw, via_httpx
@@ -128,10 +131,13 @@ async def main() -> int:
             results["warm_stop"].append(stop)
 
         opts = LaunchOptions("io", free_port(), root / "io" / "user-data", "#FF4500", True, False)
+        opts.token = lambda: "bench"
         browser = await launch(opts)
         try:
-            raw, via_httpx = await fetch_compare(browser.cdp_url, 50)
-            async with await CDPClient.connect(browser.ws_url) as cdp:
+            raw, via_httpx = await fetch_compare(browser.cdp_url, 50, browser.auth_headers())
+            async with await CDPClient.connect(
+                browser.ws_url, headers=browser.auth_headers()
+            ) as cdp:
                 rtt = []
                 for _ in range(200):
                     start = time.perf_counter()

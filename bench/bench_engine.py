@@ -60,8 +60,8 @@ async def interleave(runs: int, fns: dict[str, Timed]) -> dict[str, float]:
     return {name: statistics.median(s) * 1000 for name, s in samples.items()}
 
 
-async def bare_page(cdp_url: str, target_id: str, pw: Any) -> Page:
-    browser = await pw.chromium.connect_over_cdp(cdp_url)
+async def bare_page(cdp_url: str, target_id: str, pw: Any, headers: dict[str, str]) -> Page:
+    browser = await pw.chromium.connect_over_cdp(cdp_url, headers=headers)
     for context in browser.contexts:
         for page in context.pages:
             session = await context.new_cdp_session(page)
@@ -94,7 +94,7 @@ async def main() -> int:
             url = site.url(f"big.html?n={args.elements}")
             nav = await client.post("/navigate", json={"targetId": tid, "url": url})
             assert nav.status_code == 200, nav.text
-            page = await bare_page(cdp_url, tid, pw)
+            page = await bare_page(cdp_url, tid, pw, headers)
             count = await page.evaluate("document.querySelectorAll('button,a').length")
             print(f"page: {count} buttons and links; {args.runs} interleaved runs, medians\n")
 

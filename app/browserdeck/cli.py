@@ -342,8 +342,8 @@ def _extension_modules() -> list[Any]:
     found = []
     # Each owner keeps its commands in its own module: engine actions, relay pairing,
     # the MCP server, the tray.
-    for name in ("browserdeck.cli_engine", "browserdeck.cli_relay", "browserdeck.cli_mcp",
-                 "browserdeck.cli_gui"):
+    for name in ("browserdeck.cli_engine", "browserdeck.cli_relay", "browserdeck.cli_cdp",
+                 "browserdeck.cli_mcp", "browserdeck.cli_gui"):
         try:
             found.append(importlib.import_module(name))
         except ModuleNotFoundError as exc:

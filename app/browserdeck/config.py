@@ -246,7 +246,10 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         "cdpPort",
         "port",
         None,
-        "managed: the CDP port (allocated from 18800-18899 once); extension: the "
+        "managed: the port of browserdeck's CDP endpoint for this profile's browser "
+        "(127.0.0.1, API token required; the browser itself listens on no port; "
+        "`browserdeck cdp-url` prints how to connect; allocated from 18800-18899 once); "
+        "with attachOnly, the port of the browser you started yourself; extension: the "
         "relay port (defaults to relayPort).",
     ),
     Setting(

@@ -172,8 +172,13 @@ class ProfileContext:
 
     @property
     def headers(self) -> dict[str, str]:
-        """What a CDP client must send to this profile's endpoint (the relay needs its token)."""
-        return self.relay.auth_headers() if self.relay is not None else {}
+        """What a CDP client must send to this profile's endpoint: the relay's token, or
+        the API token for a managed browser's CDP endpoint (none for attach-only/remote)."""
+        if self.relay is not None:
+            return self.relay.auth_headers()
+        if self.chrome is not None:
+            return self.chrome.auth_headers()
+        return {}
 
     def headless(self) -> tuple[bool, str | None]:
         """Whether a managed browser runs headless, and why when it is forced."""
@@ -343,6 +348,8 @@ class ProfileContext:
                     headless=headless,
                     no_sandbox=self.config.no_sandbox,
                     executable=self.config.executable_path or os.environ.get("BROWSERDECK_CHROME"),
+                    token=lambda: self.service.api_token,
+                    allow_file_urls=lambda: self.config.allow_file_urls,
                 )
             )
         except BrowserdeckError as exc:
@@ -371,6 +378,8 @@ class ProfileContext:
             if self._stopping or chrome is not self.chrome:
                 return
             self.chrome = None
+            # Reaps what is left and frees the CDP endpoint's port for a restart.
+            await chrome.stop()
             clean = code == 0
             if clean:
                 # Not asked to stop, but a clean exit: the user closed its last window (or

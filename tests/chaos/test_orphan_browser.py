@@ -40,7 +40,7 @@ class Serve:
         )
         log.close()
         self.procs.append(proc)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # a no-hang bound; a loaded CI box is slow
         while True:
             try:
                 if httpx.get(self.url + "/health", timeout=1, trust_env=False).status_code == 200:
@@ -100,6 +100,8 @@ def test_restart_after_sigkill_starts_the_profile(serve: Serve) -> None:
     browser_pid = started.json()["pid"]
     first.kill()
     first.wait()
+    # On a pipe the browser cannot be adopted by the next run: it dies with its owner.
+    assert wait_gone(browser_pid), "the browser outlived the SIGKILLed serve"
     # What a save killed half-way leaves behind (aged: see remove_stale_temp_files).
     stale = paths.config_file().parent / ".config-killed.tmp"
     stale.write_text("{")
@@ -142,3 +144,65 @@ def test_a_leftover_browser_on_the_profile_is_closed_at_start_up(
     finally:
         if pid_alive(orphan):
             os.killpg(orphan, signal.SIGKILL)
+
+
+# A browser that answers on its DevTools pipe but, unlike Chrome, ignores the pipe's end:
+# what a hung browser looks like. Only the parent-death signal can end it. (A stand-in:
+# a real Chrome cannot be made to hang on purpose.)
+HUNG_BROWSER = """#!/usr/bin/python3
+import json, os, time
+buf = b""
+while True:
+    chunk = os.read(3, 65536)
+    if not chunk:
+        break
+    buf += chunk
+    while b"\\0" in buf:
+        raw, buf = buf.split(b"\\0", 1)
+        msg = json.loads(raw)
+        result = {"product": "Hung/1.0"} if msg["method"] == "Browser.getVersion" else {}
+        os.write(4, json.dumps({"id": msg["id"], "result": result}).encode() + b"\\0")
+time.sleep(3600)
+"""
+
+OWNER = """
+import asyncio, sys
+from pathlib import Path
+from browserdeck.chrome.launcher import LaunchOptions, launch
+async def main():
+    chrome = await launch(LaunchOptions(
+        profile="hung", port=int(sys.argv[1]), user_data_dir=Path(sys.argv[2]),
+        color="#FF4500", headless=True, no_sandbox=True, executable=sys.argv[3],
+        token=lambda: "t"))
+    print(chrome.pid, flush=True)
+    await asyncio.sleep(3600)
+asyncio.run(main())
+"""
+
+
+def test_a_hung_browser_dies_with_its_owner(tmp_path: Path) -> None:
+    fake = tmp_path / "hung-browser"
+    fake.write_text(HUNG_BROWSER)
+    fake.chmod(0o755)
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(free_port()), str(tmp_path / "udd"), str(fake)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    browser = 0
+    try:
+        assert owner.stdout is not None
+        line = owner.stdout.readline()
+        assert line.strip().isdigit(), f"the owner did not launch the browser: {line!r}"
+        browser = int(line)
+        assert pid_alive(browser)
+        owner.kill()
+        owner.wait()
+        assert wait_gone(browser), "the browser outlived its SIGKILLed owner"
+    finally:
+        if browser and pid_alive(browser):
+            os.kill(browser, signal.SIGKILL)
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()
+        if owner.stdout is not None:
+            owner.stdout.close()

@@ -12,6 +12,8 @@ from browserdeck.chrome.launcher import ChromeProcess, LaunchOptions, launch
 from tests.support.net import free_port
 
 OptionsFactory = Callable[..., LaunchOptions]
+# The token of the CDP endpoint of browsers launched here (the API token in the service).
+TOKEN = "chrome-tests-token"
 
 
 def make_options(
@@ -25,6 +27,7 @@ def make_options(
         "headless": True,
         "no_sandbox": False,  # root is detected by the launcher itself
         "executable": chromium_path,
+        "token": lambda: TOKEN,
     }
     fields.update(overrides)
     return LaunchOptions(**fields)  # type: ignore[arg-type]

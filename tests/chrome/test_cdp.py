@@ -25,7 +25,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def cdp(shared_browser: ChromeProcess) -> AsyncIterator[CDPClient]:
-    client = await CDPClient.connect(shared_browser.ws_url)
+    client = await CDPClient.connect(shared_browser.ws_url, headers=shared_browser.auth_headers())
     yield client
     await client.close()
 
@@ -125,7 +125,7 @@ async def test_timeout_leaves_the_connection_usable(cdp: CDPClient) -> None:
 
 
 async def test_close_fails_pending_calls_and_is_idempotent(shared_browser: ChromeProcess) -> None:
-    client = await CDPClient.connect(shared_browser.ws_url)
+    client = await CDPClient.connect(shared_browser.ws_url, headers=shared_browser.auth_headers())
     target, session = await new_page(client)
     pending = asyncio.ensure_future(
         client.send(
@@ -147,7 +147,7 @@ async def test_close_fails_pending_calls_and_is_idempotent(shared_browser: Chrom
     assert err.value.code == "cdp_closed"
     assert client.closed
     await client.close()
-    async with await CDPClient.connect(shared_browser.cdp_url) as other:  # http URL works too
+    async with await CDPClient.connect(shared_browser.cdp_url, headers=shared_browser.auth_headers()) as other:  # http URL works too
         await other.send("Target.closeTarget", {"targetId": target})
 
 
@@ -189,17 +189,22 @@ async def test_connect_errors() -> None:
 
 
 async def test_http_helpers(shared_browser: ChromeProcess) -> None:
-    version = await fetch_version(shared_browser.cdp_url)
-    assert await browser_ws_url(shared_browser.cdp_url) == version["webSocketDebuggerUrl"]
+    auth = shared_browser.auth_headers()
+    version = await fetch_version(shared_browser.cdp_url, headers=auth)
+    assert await browser_ws_url(shared_browser.cdp_url, headers=auth) == version[
+        "webSocketDebuggerUrl"
+    ]
     assert await browser_ws_url(shared_browser.ws_url) == shared_browser.ws_url
-    targets = await list_targets(shared_browser.cdp_url + "/")
+    targets = await list_targets(shared_browser.cdp_url + "/", headers=auth)
     assert any(t["type"] == "page" for t in targets)
     status, body = await devtools_http(
-        shared_browser.cdp_url, "/json/new?about:blank", method="PUT"
+        shared_browser.cdp_url, "/json/new?about:blank", method="PUT", headers=auth
     )
     assert status == 200
     created = json.loads(body)
-    status, body = await devtools_http(shared_browser.cdp_url, f"/json/close/{created['id']}")
+    status, body = await devtools_http(
+        shared_browser.cdp_url, f"/json/close/{created['id']}", headers=auth
+    )
     assert status == 200
 
 

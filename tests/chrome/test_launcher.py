@@ -52,8 +52,12 @@ def test_flags(tmp_path: Path) -> None:
         window_size=(1000, 700),
     )
     args = chrome_args(opts, system="Linux", as_root=False)
-    assert "--remote-debugging-port=18999" in args
-    assert "--remote-debugging-address=127.0.0.1" in args
+    # DevTools over fds 3/4, never a port of the browser's own (issue 10 item 2).
+    assert "--remote-debugging-pipe" in args
+    assert not [a for a in args if a.startswith("--remote-debugging-port")]
+    opts.pipe = False  # Windows: the browser's own port, as before
+    assert "--remote-debugging-port=18999" in chrome_args(opts, system="Windows", as_root=False)
+    opts.pipe = True
     assert f"--user-data-dir={tmp_path / 'user-data'}" in args
     assert "--headless=new" in args
     assert "--window-size=1000,700" in args
@@ -117,7 +121,7 @@ def test_stale_profile_locks_are_removed(tmp_path: Path) -> None:
 
 async def live_prefs(browser: ChromeProcess) -> dict[str, Any]:
     """The prefs Chrome has loaded, read from its own chrome://prefs-internals page."""
-    async with await CDPClient.connect(browser.ws_url) as cdp:
+    async with await CDPClient.connect(browser.ws_url, headers=browser.auth_headers()) as cdp:
         target = (await cdp.send("Target.createTarget", {"url": "chrome://prefs-internals"}))[
             "targetId"
         ]
@@ -153,11 +157,12 @@ async def test_launch_is_ready_and_isolated(
     launched.append(browser)
     assert browser.alive() and browser.returncode() is None
     assert browser.cdp_url == f"http://127.0.0.1:{opts.port}"
-    version = await fetch_version(browser.cdp_url)
+    version = await fetch_version(browser.cdp_url, headers=browser.auth_headers())
     assert version["webSocketDebuggerUrl"] == browser.ws_url
     assert "Chrome/" in version["Browser"]
-    assert await is_cdp_ready(browser.cdp_url)
-    pages = [t for t in await list_targets(browser.cdp_url) if t["type"] == "page"]
+    # Without the token the endpoint refuses, so to a stranger nothing is "ready".
+    assert not await is_cdp_ready(browser.cdp_url)
+    pages = [t for t in await list_targets(browser.cdp_url, headers=browser.auth_headers()) if t["type"] == "page"]
     assert [p["url"] for p in pages] == ["about:blank"]
     # Its own session/process group, and HOME under the profile (Linux).
     assert os.getpgid(browser.pid) == browser.pid
@@ -217,7 +222,7 @@ async def test_stop_leaves_nothing_behind(options: OptionsFactory) -> None:
 
 async def test_a_killed_browser_is_noticed(options: OptionsFactory) -> None:
     browser = await launch(options())
-    cdp = await CDPClient.connect(browser.ws_url)
+    cdp = await CDPClient.connect(browser.ws_url, headers=browser.auth_headers())
     try:
         target = (await cdp.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
         session = (await cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True}))[
@@ -345,7 +350,7 @@ async def test_two_browsers_at_once(options: OptionsFactory) -> None:
     a, b = await asyncio.gather(launch(options("one")), launch(options("two", color="#00AA00")))
     try:
         assert a.pid != b.pid and a.port != b.port
-        va, vb = await asyncio.gather(fetch_version(a.cdp_url), fetch_version(b.cdp_url))
+        va, vb = await asyncio.gather(fetch_version(a.cdp_url, headers=a.auth_headers()), fetch_version(b.cdp_url, headers=b.auth_headers()))
         assert va["webSocketDebuggerUrl"] == a.ws_url
         assert vb["webSocketDebuggerUrl"] == b.ws_url
         assert a.ws_url != b.ws_url

@@ -58,8 +58,10 @@ async def test_user_closing_the_browser_is_stopped_not_crashed(
         await ctx.start()
         await wait_for(lambda: app.model.tray_state() == "running", what="running mark")
         # Browser.close from outside: what closing its last window does (a clean exit, 0).
-        version = await endpoint.devtools_json(ctx.cdp_url, "/json/version")
-        client = await CDPClient.connect(str(version["webSocketDebuggerUrl"]))
+        version = await endpoint.devtools_json(ctx.cdp_url, "/json/version", headers=ctx.headers)
+        client = await CDPClient.connect(
+            str(version["webSocketDebuggerUrl"]), headers=ctx.headers
+        )
         with contextlib.suppress(Exception):  # the socket may drop before the answer
             await client.send("Browser.close", {})
         await client.close()

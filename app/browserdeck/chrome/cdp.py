@@ -91,7 +91,7 @@ class CDPClient:
     ) -> CDPClient:
         """Open a connection; ``ws_url`` may also be an http(s) cdpUrl (resolved via /json/version)."""
         if urlsplit(ws_url).scheme in ("http", "https"):
-            ws_url = await browser_ws_url(ws_url, timeout=timeout)
+            ws_url = await browser_ws_url(ws_url, timeout=timeout, headers=headers)
         loopback = is_loopback_name(urlsplit(ws_url).hostname)
         try:
             ws = await asyncio.wait_for(

@@ -173,9 +173,11 @@ async def devtools_json(
         ) from None
 
 
-async def fetch_version(cdp_url: str, timeout: float = 2.0) -> dict[str, Any]:
+async def fetch_version(
+    cdp_url: str, timeout: float = 2.0, headers: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """``GET /json/version``: Browser, Protocol-Version, webSocketDebuggerUrl, ..."""
-    data = await devtools_json(cdp_url, "/json/version", timeout=timeout)
+    data = await devtools_json(cdp_url, "/json/version", timeout=timeout, headers=headers)
     if not isinstance(data, dict):
         raise Unavailable(
             f"{endpoint_url(cdp_url, '/json/version')} answered {type(data).__name__}, not an object",
@@ -185,9 +187,11 @@ async def fetch_version(cdp_url: str, timeout: float = 2.0) -> dict[str, Any]:
     return data
 
 
-async def list_targets(cdp_url: str, timeout: float = 2.0) -> list[dict[str, Any]]:
+async def list_targets(
+    cdp_url: str, timeout: float = 2.0, headers: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
     """``GET /json/list``: every target (pages, workers, ...) the browser exposes."""
-    data = await devtools_json(cdp_url, "/json/list", timeout=timeout)
+    data = await devtools_json(cdp_url, "/json/list", timeout=timeout, headers=headers)
     if not isinstance(data, list):
         raise Unavailable(
             f"{endpoint_url(cdp_url, '/json/list')} answered {type(data).__name__}, not a list",
@@ -219,12 +223,14 @@ def normalize_ws_url(ws_url: str, cdp_url: str) -> str:
     return urlunsplit((scheme, netloc, ws.path, query, ""))
 
 
-async def browser_ws_url(cdp_url: str, timeout: float = 2.0) -> str:
+async def browser_ws_url(
+    cdp_url: str, timeout: float = 2.0, headers: Mapping[str, str] | None = None
+) -> str:
     """The browser-level WebSocket URL for ``cdp_url`` (a ``ws(s)://`` URL is returned as is)."""
     scheme = urlsplit(cdp_url).scheme
     if scheme in ("ws", "wss"):
         return cdp_url
-    version = await fetch_version(cdp_url, timeout)
+    version = await fetch_version(cdp_url, timeout, headers)
     ws_url = version.get("webSocketDebuggerUrl")
     if not isinstance(ws_url, str) or not ws_url:
         raise Unavailable(

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -39,6 +40,8 @@ from browserdeck.chrome.cdp import CDPClient, CDPError
 from browserdeck.chrome.decorate import decorate_profile
 from browserdeck.chrome.endpoint import fetch_version, list_targets, normalize_ws_url
 from browserdeck.chrome.executables import BrowserExecutable, find_browser
+from browserdeck.chrome.gateway import CdpGateway
+from browserdeck.chrome.pipe import BrowserPipe, PipeCallError
 from browserdeck.chrome.procs import (
     kill_port_owner,
     listening_pids,
@@ -94,6 +97,13 @@ class LaunchOptions:
     # Linux: the browser's HOME/XDG dirs (see child_env). None = child_home(opts).
     home_dir: Path | None = None
     isolate_home: bool = True
+    # DevTools over --remote-debugging-pipe behind our CDP endpoint on ``port`` (issue 10
+    # item 2). Off only on Windows, where the pipe's fds 3/4 do not exist: there Chrome
+    # listens on ``port`` itself, as before.
+    pipe: bool = sys.platform != "win32"
+    # The endpoint's token (the API token) and the URL policy it applies to clients.
+    token: Callable[[], str] = lambda: ""
+    allow_file_urls: Callable[[], bool] = lambda: False
 
 
 # -- flags and environment -----------------------------------------------------------
@@ -117,9 +127,13 @@ def chrome_args(
     system = system or platform.system()
     as_root = running_as_root() if as_root is None else as_root
     width, height = opts.window_size
+    devtools = (
+        ["--remote-debugging-pipe"]
+        if opts.pipe
+        else [f"--remote-debugging-port={opts.port}", "--remote-debugging-address=127.0.0.1"]
+    )
     args = [
-        f"--remote-debugging-port={opts.port}",
-        "--remote-debugging-address=127.0.0.1",
+        *devtools,
         f"--user-data-dir={opts.user_data_dir}",
         "--no-first-run",
         "--no-default-browser-check",
@@ -323,12 +337,16 @@ class ChromeProcess:
         self.version: dict[str, Any] = {}
         self.started_at = time.time()
         self._output: collections.deque[str] = collections.deque(maxlen=_OUTPUT_LINES)
+        self._output_done = threading.Event()
         self._banner_ws: str | None = None  # from "DevTools listening on ws://..."
         self._devtools_failed: str | None = None
         self._returncode: int | None = None
         self._lock = threading.Lock()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._stop_lock: asyncio.Lock | None = None
+        # Set by launch() when the browser runs on a pipe behind our CDP endpoint.
+        self.pipe: BrowserPipe | None = None
+        self.gateway: CdpGateway | None = None
         if proc.stdout is not None:
             threading.Thread(
                 target=self._pump_output,
@@ -343,6 +361,10 @@ class ChromeProcess:
     def __repr__(self) -> str:
         state = "alive" if self.alive() else f"exited {self._returncode}"
         return f"<ChromeProcess {self.profile!r} pid={self.pid} port={self.port} {state}>"
+
+    def auth_headers(self) -> dict[str, str]:
+        """What a CDP client must send to this browser's endpoint (none for a plain port)."""
+        return self.gateway.auth_headers() if self.gateway is not None else {}
 
     # -- state --
 
@@ -391,8 +413,22 @@ class ChromeProcess:
                         self._signal(_SIGKILL)
                         await self._wait_exit_for(10.0)
             await self._sweep_group()
+            await self._close_endpoint()
+
+    async def _close_endpoint(self) -> None:
+        if self.pipe is not None:
+            self.pipe.close("the browser was stopped")
+        if self.gateway is not None:
+            await self.gateway.stop()
 
     async def _close_via_cdp(self, timeout: float) -> None:
+        if self.pipe is not None:
+            try:
+                await self.pipe.call("Browser.close", timeout=timeout)
+            except (Unavailable, ActionTimeout, PipeCallError) as exc:
+                if not self.pipe.closed:  # closed: it went while closing, which is fine
+                    log.warning("Browser.close on %r failed: %s", self, exc)
+            return
         if not self.ws_url:
             return
         try:
@@ -470,6 +506,44 @@ class ChromeProcess:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(future, min(_READY_POLL, max(remaining, 0.001)))
 
+    async def _wait_pipe_ready(self, timeout: float) -> None:
+        """Open the pipe and wait for ``Browser.getVersion`` (or the browser's exit)."""
+        assert self.pipe is not None and self.gateway is not None
+        await self.pipe.open()
+        asked = asyncio.ensure_future(self.pipe.call("Browser.getVersion", timeout=timeout))
+        exited = asyncio.ensure_future(self.wait_exit())
+        try:
+            done, _ = await asyncio.wait(
+                {asked, exited}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for future in (asked, exited):
+                if not future.done():
+                    future.cancel()
+                    with contextlib.suppress(BaseException):
+                        await future
+        failure = None
+        if asked in done and not asked.cancelled():
+            failure = asked.exception()
+            if failure is None:
+                await self.gateway.attach(self.pipe, asked.result())
+                self.cdp_url = self.gateway.cdp_url
+                self.ws_url = self.gateway.ws_url
+                self.version = self.gateway.version_json()
+                return
+            # The pipe closed because the browser is exiting: report its exit code.
+            await self._wait_exit_for(2.0)
+        if self._returncode is not None:
+            # Its last words are what the user needs; the output thread ends at EOF.
+            await asyncio.to_thread(self._output_done.wait, 2.0)
+            raise self._launch_failed(
+                f"{describe_exit(self._returncode)} before its DevTools pipe answered"
+            )
+        raise self._launch_failed(
+            f"did not get ready on its DevTools pipe within {timeout:g} s"
+            + (f" ({failure})" if failure else "")
+        )
+
     async def _probe(self, timeout: float) -> None:
         version = await fetch_version(self.cdp_url, timeout=timeout)
         ws_url = version.get("webSocketDebuggerUrl")
@@ -538,6 +612,7 @@ class ChromeProcess:
         finally:
             with contextlib.suppress(OSError):
                 stream.close()
+            self._output_done.set()
 
     def _wait_thread(self) -> None:
         code = self._proc.wait()
@@ -649,43 +724,93 @@ def _prepare(opts: LaunchOptions) -> tuple[BrowserExecutable, list[str], dict[st
 async def launch(opts: LaunchOptions) -> ChromeProcess:
     """Start a managed browser and return once its CDP endpoint is ready.
 
+    With ``opts.pipe`` (everywhere but Windows) the browser gets no DevTools port: it
+    talks over fds 3/4, and our CDP endpoint (chrome/gateway.py) listens on
+    ``opts.port`` behind the API token. The endpoint binds first, so a taken port fails
+    before any browser starts.
+
     Raises ``Conflict`` (``port_in_use``, ``profile_locked``), ``Unavailable``
     (``no_browser``, ``launch_failed`` with the exit code and the browser's last
     output) or ``InvalidInput`` (a bad colour).
     """
-    if await asyncio.to_thread(port_in_use, opts.port):
-        raise await _port_conflict(opts.port, opts.profile)
-    executable, args, env = await asyncio.to_thread(_prepare, opts)
-    popen_kwargs: dict[str, Any] = {}
-    if sys.platform == "win32":
-        popen_kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
-    else:
-        # Its own session and process group: stop() can signal every helper process,
-        # and a Ctrl-C in our terminal does not hit the browser.
-        popen_kwargs["start_new_session"] = True
-    try:
-        # Spawning in the loop is deliberate (~2 ms): in a worker thread, a cancelled
-        # launch could not kill the browser the thread was still starting.
-        proc = subprocess.Popen(
-            [executable.path, *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
-            close_fds=True,
-            **popen_kwargs,
+    gateway: CdpGateway | None = None
+    if opts.pipe:
+        gateway = CdpGateway(
+            port=opts.port,
+            token=opts.token,
+            allow_file_urls=opts.allow_file_urls,
+            profile=opts.profile,
         )
-    except OSError as exc:
-        raise Unavailable(
-            f"cannot start the browser {executable.path} for profile '{opts.profile}': {exc}",
-            hint=_failure_hint(""),
-            code="launch_failed",
-        ) from None
+        try:
+            await gateway.bind()
+        except Conflict:
+            raise await _port_conflict(opts.port, opts.profile) from None
+    elif await asyncio.to_thread(port_in_use, opts.port):
+        raise await _port_conflict(opts.port, opts.profile)
+    pipe_ends: _PipeEnds | None = None
+    try:
+        executable, args, env = await asyncio.to_thread(_prepare, opts)
+        popen_kwargs: dict[str, Any] = {}
+        if sys.platform == "win32":
+            popen_kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
+        else:
+            # Its own session and process group: stop() can signal every helper process,
+            # and a Ctrl-C in our terminal does not hit the browser.
+            popen_kwargs["start_new_session"] = True
+        if opts.pipe:
+            pipe_ends = _PipeEnds()
+            popen_kwargs["preexec_fn"] = pipe_ends.in_child
+            popen_kwargs["pass_fds"] = (3, 4)
+        try:
+            # Spawning in the loop is deliberate (~2 ms): in a worker thread, a cancelled
+            # launch could not kill the browser the thread was still starting; and the
+            # parent-death signal is tied to the thread that spawns (see _PipeEnds).
+            with _low_fds_taken() if opts.pipe else contextlib.nullcontext():
+                proc = subprocess.Popen(
+                    [executable.path, *args],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    close_fds=True,
+                    **popen_kwargs,
+                )
+        except OSError as exc:
+            raise Unavailable(
+                f"cannot start the browser {executable.path} for profile '{opts.profile}': {exc}",
+                hint=_failure_hint(""),
+                code="launch_failed",
+            ) from None
+        finally:
+            if pipe_ends is not None:
+                pipe_ends.close_child_ends()
+    except BaseException:
+        if pipe_ends is not None:
+            pipe_ends.close_parent_ends()
+        if gateway is not None:
+            await asyncio.shield(gateway.stop())
+        raise
     chrome = ChromeProcess(proc, executable, opts, args)
     try:
-        await chrome._wait_ready(opts.ready_timeout)
+        if pipe_ends is not None and gateway is not None:
+            chrome.pipe = BrowserPipe(
+                pipe_ends.parent_write, pipe_ends.parent_read, label=f"browser of {opts.profile!r}"
+            )
+            chrome.gateway = gateway
+            await chrome._wait_pipe_ready(opts.ready_timeout)
+        else:
+            await chrome._wait_ready(opts.ready_timeout)
     except BaseException:
         chrome.kill_now()
+        # Reaped before the error is raised: nothing of the failed launch is left running.
+        with contextlib.suppress(BaseException):
+            await asyncio.shield(chrome._wait_exit_for(5.0))
+        if chrome.pipe is not None:
+            chrome.pipe.close("the launch failed")
+        elif pipe_ends is not None:
+            pipe_ends.close_parent_ends()
+        if gateway is not None:
+            await asyncio.shield(gateway.stop())
         raise
     log.info(
         "started %s (%s) for profile %r: pid %d, %s",
@@ -696,6 +821,75 @@ async def launch(opts: LaunchOptions) -> ChromeProcess:
         chrome.cdp_url,
     )
     return chrome
+
+
+# PR_SET_PDEATHSIG (linux/prctl.h): the kernel signals the child when the thread that
+# spawned it exits, so a browser on a pipe (which no later process can adopt) dies with
+# its browserdeck even after a SIGKILL.
+_PR_SET_PDEATHSIG = 1
+_prctl: Any = None
+if sys.platform.startswith("linux"):
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        _prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+
+class _PipeEnds:
+    """The two pipes of ``--remote-debugging-pipe``: Chrome reads fd 3, writes fd 4."""
+
+    def __init__(self) -> None:
+        import fcntl
+
+        to_child_read, self.parent_write = os.pipe()
+        self.parent_read, from_child_write = os.pipe()
+        # The child's ends are moved above fd 9, so dup2 onto 3 and 4 in the child can
+        # never overwrite one of them.
+        self.child_read = fcntl.fcntl(to_child_read, fcntl.F_DUPFD_CLOEXEC, 10)
+        self.child_write = fcntl.fcntl(from_child_write, fcntl.F_DUPFD_CLOEXEC, 10)
+        os.close(to_child_read)
+        os.close(from_child_write)
+        self._parent_pid = os.getpid()
+
+    def in_child(self) -> None:
+        """preexec_fn: runs in the forked child, before exec; async-signal-safe calls only."""
+        os.dup2(self.child_read, 3)
+        os.dup2(self.child_write, 4)
+        if _prctl is not None:
+            _prctl(_PR_SET_PDEATHSIG, int(_SIGKILL), 0, 0, 0)
+        if os.getppid() != self._parent_pid:
+            os._exit(1)  # the parent died before the death signal was armed
+
+    def close_child_ends(self) -> None:
+        for fd in (self.child_read, self.child_write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def close_parent_ends(self) -> None:
+        for fd in (self.parent_write, self.parent_read):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+@contextlib.contextmanager
+def _low_fds_taken() -> Iterator[None]:
+    """Keep fds 3 and 4 occupied while Popen runs.
+
+    Popen's own error pipe must not land on 3 or 4, where the child's dup2 would replace
+    it (a failed exec would then go unreported). A busy service has them taken anyway.
+    """
+    placeholders: list[int] = []
+    try:
+        while True:
+            fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+            if fd > 4:
+                os.close(fd)
+                break
+            placeholders.append(fd)
+        yield
+    finally:
+        for fd in placeholders:
+            os.close(fd)
 
 
 async def is_cdp_ready(cdp_url: str, timeout: float = 2.0) -> bool:
