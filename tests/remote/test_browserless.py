@@ -159,12 +159,19 @@ async def test_limit_reached_is_a_clear_error_not_a_hang(
             await asyncio.sleep(0.1)
         r = await client.get("/tabs", params={"profile": "farm"}, headers=b)
         assert r.status_code == 200, r.text
-        status = (await client.get("/", params={"profile": "farm"})).json()
-        assert [s["session"] for s in status["remote"]["sessions"]] == ["agent-b"]
         # What the tray and panel show for it: sessions, who holds them, the service's load.
+        # The load is the service's own /pressure report, which counts b's new browser a
+        # moment after b got it: poll for it (bounded) rather than race it.
         from browserdeck import states
 
-        assert status["stateText"] == "pool · 1 browser held · service 1/1 busy, 0 waiting"
+        want = "pool · 1 browser held · service 1/1 busy, 0 waiting"
+        for _ in range(50):
+            status = (await client.get("/", params={"profile": "farm"})).json()
+            if status["stateText"] == want:
+                break
+            await asyncio.sleep(0.1)
+        assert [s["session"] for s in status["remote"]["sessions"]] == ["agent-b"]
+        assert status["stateText"] == want
         assert states.remote_lines(status)[2].startswith("client agent-b: ")
 
 

@@ -155,7 +155,14 @@ async def shutdown(asgi: Any) -> None:
     For ``ApiServer.stop()``, before it tells uvicorn to exit, so connected MCP
     clients do not hold the service's shutdown for uvicorn's graceful timeout.
     """
-    app = getattr(asgi, "app", asgi)
-    endpoint = getattr(getattr(app, "state", None), "mcp", None)
-    if isinstance(endpoint, McpHttpEndpoint):
-        await endpoint.shutdown()
+    # The app sits under several middlewares (guard, body limit, cancellation): walk the
+    # `.app` chain down to the one holding the endpoint, however many there are.
+    app: Any = asgi
+    for _ in range(16):
+        endpoint = getattr(getattr(app, "state", None), "mcp", None)
+        if isinstance(endpoint, McpHttpEndpoint):
+            await endpoint.shutdown()
+            return
+        app = getattr(app, "app", None)
+        if app is None:
+            return
