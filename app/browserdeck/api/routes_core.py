@@ -1,4 +1,4 @@
-"""Status, lifecycle, profiles and tabs (DESIGN.md "Control API")."""
+"""Status, lifecycle, profiles and tabs."""
 
 from __future__ import annotations
 

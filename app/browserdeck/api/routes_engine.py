@@ -1,4 +1,4 @@
-"""Snapshot, act, navigate, screenshot, console, offline, PDF and arming (DESIGN.md "Control API").
+"""Snapshot, act, navigate, screenshot, console, offline, PDF and arming.
 
 Routes only translate HTTP <-> engine: resolve the profile's browser and the tab
 (``browser_target``), build the engine's typed options, return its dict. Every
