@@ -95,7 +95,13 @@ async def test_api_drives_a_browserless_profile(
         await client.post("/act", params=q, json={"kind": "click", "ref": ask})
         assert "confirm: true" in (await client.get("/snapshot", params=q)).json()["snapshot"]
 
-        status = (await client.get("/", params={"profile": "farm"})).json()
+        # The service's load comes from its own /pressure report, which can lag a moment
+        # behind the browser it just handed out: poll it (bounded) rather than race it.
+        for _ in range(50):
+            status = (await client.get("/", params={"profile": "farm"})).json()
+            if status["remote"]["health"].get("running", 0) >= 1:
+                break
+            await asyncio.sleep(0.1)
         assert status["running"] and status["remote"]["health"]["service"] == "browserless"
         assert status["remote"]["health"]["running"] >= 1
         assert browserless.token not in json.dumps(status)
