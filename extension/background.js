@@ -385,8 +385,13 @@ function stopKeepalive() {
   state.keepaliveTimer = null;
 }
 
+// Until the relay has proved it knows the token, only our side of the handshake may go to
+// it: a squatter on the port must not even learn which tabs are shared (issue 10 item 3).
+const HANDSHAKE = new Set(["auth", "authProof"]);
+
 function send(ws, header, payload) {
   if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+  if (!ws.authed && !HANDSHAKE.has(header.method)) return false;
   const head = JSON.stringify(header);
   ws.send(payload === undefined ? head : `${head}\n${JSON.stringify(payload)}`);
   return true;
@@ -602,7 +607,7 @@ async function releaseDebuggers() {
 
 function onDebuggerEvent(source, method, params) {
   const ws = state.ws;
-  if (!ws || ws.readyState !== WebSocket.OPEN || !state.shared.has(source.tabId)) return;
+  if (!ws || ws.readyState !== WebSocket.OPEN || !ws.authed || !state.shared.has(source.tabId)) return;
   if (DROPPED_EVENTS.has(method)) return;
   const head = source.sessionId
     ? `{"event":"${method}","tabId":${source.tabId},"sessionId":"${source.sessionId}"}`
