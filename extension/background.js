@@ -731,7 +731,9 @@ async function onTabUpdated(tabId, change, tab) {
   if (change.url !== undefined || change.title !== undefined) {
     sendToRelay({ method: "tabUpdated", params: { tabId, url: tab.url, title: tab.title, windowId: tab.windowId } });
   }
-  if (change.status === "loading" || change.url !== undefined) void updateBadges();
+  // Chrome clears a tab's own badge when a navigation commits, which can come after the
+  // "loading" update: set it again on every status or URL change.
+  if (change.status !== undefined || change.url !== undefined) void updateBadges();
 }
 
 // Popups and target=_blank links from a shared tab are shared too (Playwright expects a
@@ -842,12 +844,16 @@ async function updateBadges() {
     await chrome.action.setBadgeText({ text });
     await chrome.action.setBadgeBackgroundColor({ color });
     await chrome.action.setTitle({ title: `browserdeck: ${STATUS_TEXT[status] || status}${state.detail ? ` — ${state.detail}` : ""}` });
-    for (const tabId of state.shared.keys()) {
+  } catch {
+    // The worker is shutting down; the next update sets everything again.
+  }
+  for (const tabId of state.shared.keys()) {
+    try {
       await chrome.action.setBadgeText({ tabId, text: status === "connected" ? "ON" : text || "ON" });
       await chrome.action.setBadgeBackgroundColor({ tabId, color: status === "connected" ? state.color : color });
+    } catch {
+      // This tab closed between listing and updating it; the others still get their badge.
     }
-  } catch {
-    // A tab closed between listing and updating it.
   }
 }
 
