@@ -56,8 +56,9 @@ BLOB_ID = re.compile(r"/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 # Chrome drops these through the relay on purpose (core.DROPPED_EVENTS).
 IGNORED_EVENTS = frozenset({"Network.dataReceived", "Network.resourceChangedPriority"})
 # Not counted: whether the initial about:blank's stop arrives after Page.enable is racy in
-# Chrome alone.
-UNCOUNTED_EVENTS = frozenset({"Page.frameStoppedLoading"})
+# Chrome alone; so is whether a worker's script has loaded by the time its session attaches
+# (Inspector.workerScriptLoaded arrived in one of four full runs, through the relay).
+UNCOUNTED_EVENTS = frozenset({"Page.frameStoppedLoading", "Inspector.workerScriptLoaded"})
 
 
 @dataclass
