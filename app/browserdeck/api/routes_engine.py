@@ -62,6 +62,7 @@ async def snapshot(
     frame: Annotated[str | None, Query(description="CSS of an iframe: inside it")] = None,
     limit: Annotated[int | None, Query(ge=1, le=20_000, description="max lines/nodes")] = None,
     max_chars: Annotated[int | None, Query(alias="maxChars", ge=500, le=2_000_000)] = None,
+    viewport: Annotated[bool, Query(description="only what is inside the viewport")] = False,
 ) -> dict[str, Any]:
     opts = _build(
         o.SnapshotOptions,
@@ -74,6 +75,7 @@ async def snapshot(
         frame=frame,
         limit=limit,
         max_chars=max_chars,
+        viewport=viewport,
     )
     t = await _target(request, profile, target_id)
     return await engine_of(request).snapshot(t.cdp_url, t.target_id, t.headers, opts)

@@ -22,7 +22,7 @@ from typing import Any
 
 from browserdeck.engine.consequences import NOTHING
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, NotFound
-from browserdeck.mcpserver import dom, images, snapshot
+from browserdeck.mcpserver import dom, images, output, snapshot
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import JSON, arr, b, i, n, obj, s
 
@@ -141,14 +141,17 @@ async def _snapshot_text(
     selector: str | None = None,
     depth: int | None = None,
     full: bool = False,
+    viewport: bool = False,
 ) -> str:
     params: dict[str, Any] = {"format": "ai", "selector": selector, "depth": depth}
+    if viewport:
+        params["viewport"] = True
     data = await call.on_tab("GET", "/snapshot", params=params)
     raw = _snapshot_body(data)
     body = raw if full else snapshot.compact(raw)
     target = call.session.tab or ""
     header = _page_line(data)
-    scoped = selector is not None or depth is not None or full
+    scoped = selector is not None or depth is not None or full or viewport
     notes = _notes(data)
     if not scoped:
         previous = call.session.snapshots.get(target)
@@ -159,7 +162,60 @@ async def _snapshot_text(
                 return "\n".join([header, *notes, "no changes since your last snapshot"])
             if len(changes) < len(body):
                 return "\n".join([header, *notes, "changes since your last snapshot:", changes])
-    return "\n".join([header, *notes, body])
+    text = "\n".join([header, *notes, body])
+    cap = call.app.max_chars
+    if full or len(text) <= cap:
+        return text
+    # Over the cap: fold repeated rows, items and cards so the whole page's shape fits;
+    # the unfolded text still goes to a file for clients that can read one.
+    room = cap - len(text) + len(body) - 400
+    small = snapshot.folded(raw, max(room, 0))
+    if small is None or len(small) >= len(body):
+        return text  # nothing folds: the server's cap cuts it and saves the whole
+    path = output.offload(text, "browser_snapshot")
+    note = (
+        f"[folded to fit {cap:,} characters: look-alike rows, items and cards show their "
+        f"first and last few; the whole snapshot ({len(body):,} characters) is in {path}]"
+    )
+    return "\n".join([header, *notes, small, note])
+
+
+def _range(raw: str | None) -> tuple[int, int | None]:
+    """``"4-197"`` -> (4, 197); ``"12"`` -> (12, 12); None -> everything."""
+    if raw is None:
+        return 1, None
+    text = str(raw).replace("–", "-").replace(" ", "")
+    first, _, last = text.partition("-")
+    try:
+        a = int(first)
+        b = int(last) if last else a
+    except ValueError:
+        a = b = 0
+    if a < 1 or b < a:
+        raise InvalidInput(
+            f"range {raw!r} is not a range of children",
+            hint='1-based and inclusive, e.g. "4-197" (as a fold line shows it)',
+        )
+    return a, b
+
+
+async def _expand(call: Call, ref: str, span: str | None) -> str:
+    first, last = _range(span)
+    data = await call.on_tab("GET", "/snapshot", params={"format": "ai"})
+    raw = _snapshot_body(data)
+    ref = ref.strip().removeprefix("@").removeprefix("ref=")
+    found = snapshot.expand(raw, ref, first, last if last is not None else 1_000_000)
+    if found is None:
+        raise NotFound(
+            f"ref {ref} is not on the page now",
+            hint="take a new browser_snapshot and use the ref its fold line gives",
+            code="unknown_ref",
+        )
+    text, total = found
+    shown_last = min(last if last is not None else total, total)
+    if first > total:
+        return f"{_page_line(data)}\n{ref} has {total} children; nothing at {first}"
+    return "\n".join([_page_line(data), f"{ref}: children {first}–{shown_last} of {total}", text])
 
 
 # --- navigation ---------------------------------------------------------------
@@ -201,25 +257,34 @@ async def navigate_forward(call: Call) -> Reply:
 @tool(
     "browser_snapshot",
     "Accessibility snapshot of this tab; act on elements by their [ref=eN]. Compact: refs "
-    "only on actionable elements.",
+    "only on actionable elements. Over the size cap, look-alike rows/items/cards fold; a "
+    "fold line says how to see them (ref + range).",
     obj(
         {
             "diff": b("only what changed since your last snapshot"),
             "selector": s("CSS selector to scope to"),
             "depth": i("limit tree depth"),
             "full": b("Playwright's full snapshot, refs on every node"),
+            "viewport": b("only what is inside the viewport"),
+            "ref": s("with range: show these children of this element (from a fold line)"),
+            "range": s('children to show, 1-based, e.g. "4-197"'),
         }
     ),
     narrow="Narrow it: browser_find (search), or selector/depth",
 )
 async def snapshot_tool(call: Call) -> Reply:
     a = call.args
+    if a.get("ref"):
+        return Reply(await _expand(call, str(a["ref"]), a.get("range")))
+    if a.get("range"):
+        raise InvalidInput("range needs ref", hint="pass both, as a fold line shows them")
     text = await _snapshot_text(
         call,
         diff=bool(a.get("diff")),
         selector=a.get("selector"),
         depth=a.get("depth"),
         full=bool(a.get("full")),
+        viewport=bool(a.get("viewport")),
     )
     return Reply(text)
 
