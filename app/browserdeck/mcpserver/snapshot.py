@@ -112,7 +112,14 @@ TEXT_ROLES = frozenset({"paragraph", "text"})
 INLINE_ROLES = frozenset({"row", "listitem"})
 CELL_ROLES = frozenset({"cell", "gridcell", "columnheader", "rowheader"})
 # Fold labels: what the folded siblings are called in "rows 4–197: 194 more like the above".
-_FOLD_NOUN = {"row": "rows", "listitem": "items", "article": "articles", "option": "options"}
+_FOLD_NOUN = {
+    "row": "rows",
+    "listitem": "items",
+    "article": "articles",
+    "option": "options",
+    "paragraph": "paragraphs",
+    "text": "paragraphs",
+}
 
 
 @dataclass
@@ -216,6 +223,8 @@ def _shape(node: Node, depth: int = 0) -> str:
     """Roles of a subtree (names left out): what "looks alike" means for folding."""
     if node.role is None:
         return "?"
+    if node.role == "paragraph":
+        return "paragraph"  # prose is alike whatever links it holds
     kids = [c for c in node.children if not (c.role or "").startswith("/")]
     if not kids or depth >= 4:
         return node.role
@@ -239,7 +248,10 @@ def _plan(children: list[Node], fold: Fold) -> list[tuple[int, int] | int]:
     ("Edit"/"Refund" stay, "Item 37" is data).
     """
     plan: list[tuple[int, int] | int] = []
-    shapes = [_shape(c) if c.role is not None and c.children else None for c in children]
+    shapes = [
+        _shape(c) if c.role is not None and (c.children or c.role in TEXT_ROLES) else None
+        for c in children
+    ]
     i = 0
     while i < len(children):
         j = i + 1
@@ -262,12 +274,13 @@ def _plan(children: list[Node], fold: Fold) -> list[tuple[int, int] | int]:
                 shown.add(k)
                 seen |= mine
         start = None
-        for k in range(i, j):
-            if k in shown:
-                if start is not None:
+        for k in range(i, j + 1):
+            if k == j or k in shown:
+                if start is not None:  # a hidden stretch ends: one fold (one item: shown)
                     plan.extend([(start, k - 1)] if k - start > 1 else range(start, k))
                     start = None
-                plan.append(k)
+                if k < j:
+                    plan.append(k)
             elif start is None:
                 start = k
         i = j
@@ -346,7 +359,15 @@ def compact(text: str) -> str:
     return "\n".join(out)
 
 
-FOLDS = (Fold(), Fold(head=2, tail=1, min_run=5), Fold(head=1, tail=1, min_run=3))
+# Gentlest first. The last ones keep only the page's outline (headings, landmarks,
+# distinct controls) and a fold line where look-alike siblings were: long prose needs it.
+FOLDS = (
+    Fold(),
+    Fold(head=2, tail=1, min_run=5),
+    Fold(head=1, tail=1, min_run=3),
+    Fold(head=1, tail=0, min_run=2),
+    Fold(head=0, tail=0, min_run=2),
+)
 
 
 def folded(text: str, max_chars: int) -> str | None:
