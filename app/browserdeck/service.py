@@ -989,7 +989,9 @@ class Service:
 
     # --- instance discovery (CLI, second launch) -------------------------------
     def _write_instance_file(self) -> None:
-        data = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        data: dict[str, Any] = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        if self.api is not None and self.api.socket_path is not None:
+            data["socket"] = str(self.api.socket_path)
         path = paths.instance_file()
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data), encoding="utf-8")
