@@ -82,6 +82,7 @@ class Bridge:
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._stream_started = False
+        self._stream_open = threading.Event()
         self._closed = threading.Event()
         self.headers = {
             "Content-Type": "application/json",
@@ -196,6 +197,7 @@ class Bridge:
             del headers["Content-Type"]
             conn.request("GET", self.path, headers=headers)
             resp = conn.getresponse()
+            self._stream_open.set()
             if resp.status != 200:
                 resp.read()
                 return
@@ -203,6 +205,8 @@ class Bridge:
                 self.write(data)
         except (OSError, http.client.HTTPException):
             return  # the service went away; requests say so
+        finally:
+            self._stream_open.set()
 
     # --- the loop --------------------------------------------------------------------
     def handle(self, line: bytes) -> None:
@@ -222,6 +226,9 @@ class Bridge:
             if method == "notifications/initialized" and self.session_id and not self._stream_started:
                 self._stream_started = True
                 threading.Thread(target=self._listen, name="mcp-stream", daemon=True).start()
+                # Open before the next request: a roots/list the service sends while no
+                # stream is open would be lost, and the client's roots with it.
+                self._stream_open.wait(5.0)
             return
         threading.Thread(target=self.post, args=(line, msg), name="mcp-call", daemon=True).start()
 

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import os
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,12 @@ class McpApp:
         session = ctx.session
         if session.check_client_capability(types.ClientCapabilities(roots=types.RootsCapability())):
             try:
-                listed = await asyncio.wait_for(session.list_roots(), ROOTS_TIMEOUT)
+                with warnings.catch_warnings():
+                    # Deprecated from the 2026-07-28 protocol on, and still how clients on
+                    # the handshake protocol name their workspace.
+                    warnings.simplefilter("ignore")
+                    asked = session.list_roots()
+                listed = await asyncio.wait_for(asked, ROOTS_TIMEOUT)
                 return [str(root.uri) for root in listed.roots if str(root.uri).startswith("file:")]
             except Exception as exc:  # the client did not answer: no roots, not a crash
                 log.info("MCP roots/list failed: %s", exc)
