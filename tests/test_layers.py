@@ -1,6 +1,6 @@
 """Contract: the import layers of browserdeck (issue 13, in the spirit of test_no_qt_in_core).
 
-    core -> engine -> service / front door -> api, mcp -> gui, cli, composition root
+    core -> engine -> service / front door -> api, mcp -> gui, cli -> composition root
 
 A module may import its own layer and the layers below it, never one above, and no
 two modules import each other round a loop. The source is parsed, not imported, so
@@ -42,6 +42,7 @@ LAYERS: dict[str, int] = {
             "paths",
             "secrets",
             "states",
+            "tabs",
             "urls",
             "chrome",
             "relay",
@@ -54,14 +55,13 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(("service", "remote", "deck"), 2),
     # 3: the ways in: HTTP API and MCP.
     **dict.fromkeys(("api", "mcpserver"), 3),
-    # 4: front-ends and the composition root that wires service, API and MCP together.
-    **dict.fromkeys(
-        ("master", "gui", "cli", "cli_cdp", "cli_engine", "cli_gui", "cli_mcp", "cli_relay"),
-        4,
-    ),
-    "__main__": 4,
+    # 4: the front-ends: the tray app and the CLI's commands.
+    **dict.fromkeys(("gui", "cli_cdp", "cli_engine", "cli_mcp", "cli_relay"), 4),
+    # 5: the composition root that wires service, API and MCP together, and the entry
+    # points that start it (`browserdeck serve`, `browserdeck tray`).
+    **dict.fromkeys(("master", "cli", "cli_gui", "__main__"), 5),
 }
-NAMES = {0: "core", 1: "engine", 2: "service/front door", 3: "api/mcp", 4: "gui/cli/root"}
+NAMES = {0: "core", 1: "engine", 2: "service/front door", 3: "api/mcp", 4: "gui/cli", 5: "root"}
 
 
 def _module_name(path: Path) -> str:
@@ -99,9 +99,7 @@ def _imports(module: str) -> Iterator[tuple[str, int, bool]]:
             anchor = package[: len(package) - (node.level - 1)]
             base = ".".join(anchor + ([base] if base else []))
         # `from browserdeck import config` names a module; `from x import Name` names x.
-        return [
-            f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
-        ]
+        return [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
 
     def visit(node: ast.AST, typing_only: bool) -> Iterator[tuple[str, int, bool]]:
         for child in ast.iter_child_nodes(node):

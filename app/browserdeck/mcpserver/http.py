@@ -1,6 +1,7 @@
 """MCP over streamable HTTP at ``/mcp`` on the control port.
 
-``api.app.create_app`` calls ``mount``. The route sits behind the API's own
+The composition root (``browserdeck.master``) calls ``mount`` through
+``api.app.create_app(extend=...)``. The route sits behind the API's own
 loopback guard, so ``/mcp`` needs the bearer token, refuses non-loopback ``Host``
 headers and browser ``Origin``s like every other route; the SDK's DNS-rebinding
 protection is on as well. Query parameters pick per client what the stdio flags
@@ -149,20 +150,39 @@ def mount(app: FastAPI, service: Service) -> None:
     app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
 
 
-async def shutdown(asgi: Any) -> None:
-    """End the MCP sessions of an app built by ``create_app`` (guarded or not).
-
-    For ``ApiServer.stop()``, before it tells uvicorn to exit, so connected MCP
-    clients do not hold the service's shutdown for uvicorn's graceful timeout.
-    """
+def _endpoint_of(asgi: Any) -> McpHttpEndpoint | None:
     # The app sits under several middlewares (guard, body limit, cancellation): walk the
     # `.app` chain down to the one holding the endpoint, however many there are.
     app: Any = asgi
     for _ in range(16):
         endpoint = getattr(getattr(app, "state", None), "mcp", None)
         if isinstance(endpoint, McpHttpEndpoint):
-            await endpoint.shutdown()
-            return
+            return endpoint
         app = getattr(app, "app", None)
         if app is None:
-            return
+            return None
+    return None
+
+
+async def shutdown(asgi: Any) -> None:
+    """End the MCP sessions of an app built by ``create_app`` (guarded or not).
+
+    For ``ApiServer.stop()``, before it tells uvicorn to exit, so connected MCP
+    clients do not hold the service's shutdown for uvicorn's graceful timeout.
+    """
+    endpoint = _endpoint_of(asgi)
+    if endpoint is not None:
+        await endpoint.shutdown()
+
+
+def end_sessions(asgi: Any) -> int:
+    """End every live MCP session at ``/mcp`` of this app (the tray's "stop all agents");
+    how many there were."""
+    endpoint = _endpoint_of(asgi)
+    mcp = endpoint.mcp if endpoint is not None else None
+    if mcp is None:
+        return 0
+    keys = list(mcp.sessions)
+    for key in keys:
+        mcp.end_session(key)
+    return len(keys)
