@@ -52,6 +52,7 @@ from browserdeck.errors import (
     Unavailable,
 )
 from browserdeck.events import ServiceEvents
+from browserdeck.files import write_atomic
 
 if TYPE_CHECKING:
     from browserdeck.api.server import ApiServer
@@ -990,10 +991,7 @@ class Service:
     # --- instance discovery (CLI, second launch) -------------------------------
     def _write_instance_file(self) -> None:
         data = {"url": self.url, "pid": os.getpid(), "version": __version__}
-        path = paths.instance_file()
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(paths.instance_file(), json.dumps(data))
 
     def _remove_instance_file(self) -> None:
         path = paths.instance_file()
