@@ -1173,16 +1173,15 @@ class Service:
         """End every agent session, close the tabs agents opened in managed profiles and
         stop sharing every tab of the user's Chrome (the tray's one-click switch).
 
-        MCP sessions over /mcp end here; agents in their own `browserdeck mcp` process
-        lose their tab claims and those tabs, and must start again.
+        Every /mcp session ends (a client's next request is refused as an ended
+        session, so a `browserdeck mcp` bridge ends its stdio session too); agents in an
+        older stand-alone `browserdeck mcp` process lose their tab claims and those tabs.
+        Browsers a pooled remote profile leased to agent sessions go back to the service.
         """
         sessions = 0
         endpoint = self.api.mcp_endpoint if self.api is not None else None
-        mcp = getattr(endpoint, "mcp", None)
-        if mcp is not None:
-            for key in list(mcp.sessions):
-                mcp.end_session(key)
-                sessions += 1
+        if endpoint is not None:
+            sessions += await endpoint.end_all_sessions()
         try:
             from browserdeck.mcpserver import claims
         except ImportError:  # a build without the MCP server
@@ -1203,6 +1202,11 @@ class Service:
                         closed += 1
                     except BrowserdeckError as exc:
                         log.info("stop all agents: %s", exc)
+            elif ctx.remote is not None and ctx.remote.pooled:
+                # Not counted again: these are the browsers of the sessions ended above
+                # (or of CLI sessions), released now rather than by a task later.
+                for agent in [a for a in ctx.remote.leases if a is not None]:
+                    await ctx.remote.release(agent)
             elif ctx.driver == "extension" and ctx.relay is not None:
                 try:
                     unshared += await ctx.relay.unshare_all()

@@ -71,8 +71,13 @@ class ApiServer:
     @property
     def mcp_endpoint(self) -> Any:
         """The /mcp endpoint (its live sessions), or None before start or without MCP."""
-        app = getattr(self._app, "app", self._app)
-        return getattr(getattr(app, "state", None), "mcp", None)
+        if self._app is None:
+            return None
+        try:
+            from browserdeck.mcpserver import http as mcp_http
+        except ImportError:  # a build without the MCP server
+            return None
+        return mcp_http.endpoint_of(self._app)
 
     async def start(self) -> None:
         from browserdeck.api.app import create_app
