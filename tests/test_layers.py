@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
             "confine",
             "errors",
             "events",
+            "files",
             "guard",
             "labels",
             "logsetup",

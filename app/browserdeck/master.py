@@ -30,16 +30,15 @@ def control_api(service: Service, port: int) -> ApiServer:
     )
 
 
-def release_agents(service: Service) -> tuple[int, dict[str, set[str]]]:
+async def release_agents(service: Service) -> tuple[int, dict[str, set[str]]]:
     """End the MCP sessions at ``/mcp`` and release every MCP server's tab claims.
 
     Agents in their own ``browserdeck mcp`` process lose their claims (and, through
     ``Service.stop_all_agents``, the tabs), and must start again.
     """
     api = service.api
-    sessions = (
-        mcp_http.end_sessions(api.app) if isinstance(api, ApiServer) and api.app is not None else 0
-    )
+    endpoint = mcp_http.endpoint_of(api.app) if isinstance(api, ApiServer) else None
+    sessions = await endpoint.end_all_sessions() if endpoint is not None else 0
     held: dict[str, set[str]] = {}
     for claim in claims.release_all():
         held.setdefault(claim.profile, set()).add(claim.target_id)

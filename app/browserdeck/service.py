@@ -21,7 +21,7 @@ import os
 import shutil
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -51,6 +51,7 @@ from browserdeck.errors import (
     Unavailable,
 )
 from browserdeck.events import ServiceEvents
+from browserdeck.files import write_atomic
 from browserdeck.tabs import Tab
 
 if TYPE_CHECKING:
@@ -831,7 +832,7 @@ class FrontEnd(Protocol):
 
 # Ends the agent sessions a way in holds (MCP) and releases their tab claims: how many
 # sessions ended, and per profile the target ids of the tabs agents held.
-AgentReleaser = Callable[[], tuple[int, dict[str, set[str]]]]
+AgentReleaser = Callable[[], Awaitable[tuple[int, dict[str, set[str]]]]]
 
 
 class Service:
@@ -990,10 +991,7 @@ class Service:
     # --- instance discovery (CLI, second launch) -------------------------------
     def _write_instance_file(self) -> None:
         data = {"url": self.url, "pid": os.getpid(), "version": __version__}
-        path = paths.instance_file()
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(paths.instance_file(), json.dumps(data))
 
     def _remove_instance_file(self) -> None:
         path = paths.instance_file()
@@ -1175,13 +1173,15 @@ class Service:
         """End every agent session, close the tabs agents opened in managed profiles and
         stop sharing every tab of the user's Chrome (the tray's one-click switch).
 
-        MCP sessions over /mcp end here; agents in their own `browserdeck mcp` process
-        lose their tab claims and those tabs, and must start again.
+        Every /mcp session ends (a client's next request is refused as an ended
+        session, so a `browserdeck mcp` bridge ends its stdio session too); agents in an
+        older stand-alone `browserdeck mcp` process lose their tab claims and those tabs.
+        Browsers a pooled remote profile leased to agent sessions go back to the service.
         """
         sessions = 0
         claimed: dict[str, set[str]] = {}
         for release in self.agent_releasers:
-            ended, held = release()
+            ended, held = await release()
             sessions += ended
             for profile, target_ids in held.items():
                 claimed.setdefault(profile, set()).update(target_ids)
@@ -1197,6 +1197,11 @@ class Service:
                         closed += 1
                     except BrowserdeckError as exc:
                         log.info("stop all agents: %s", exc)
+            elif ctx.remote is not None and ctx.remote.pooled:
+                # Not counted again: these are the browsers of the sessions ended above
+                # (or of CLI sessions), released now rather than by a task later.
+                for agent in [a for a in ctx.remote.leases if a is not None]:
+                    await ctx.remote.release(agent)
             elif ctx.driver == "extension" and ctx.relay is not None:
                 try:
                     unshared += await ctx.relay.unshare_all()

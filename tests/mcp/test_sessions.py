@@ -254,3 +254,34 @@ async def test_a_closed_tab_is_reported_and_navigate_opens_a_new_one(
             assert "profile work: stopped" in stopped
     finally:
         await service.stop()
+
+
+async def test_stop_all_agents_ends_every_mcp_session(bd_home: Path) -> None:
+    """The tray's Stop all agents ends each /mcp session for real: the client's next call
+    is refused (its session is gone, per the MCP spec a 404), not served in a fresh
+    session as if nothing happened; the tabs the sessions opened are closed; a new
+    session works."""
+    mcp_config(bd_home)
+    service = build_service(force_headless=True)
+    await service.start()
+    url = f"{service.url}/mcp"
+    try:
+        async with (
+            http_client(url, service.api_token) as a,
+            http_client(url, service.api_token) as b,
+        ):
+            opened = await call(a, "browser_tabs", {"action": "new"})
+            tab_a = re.search(r"opened tab (\w+)", opened).group(1)  # type: ignore[union-attr]
+            await call(b, "browser_tabs", {"action": "list"})
+            summary = await service.stop_all_agents()
+            assert summary["sessions"] == 2, summary
+            for client in (a, b):
+                with pytest.raises(MCPError) as ended:
+                    await asyncio.wait_for(client.call_tool("browser_tabs", {"action": "list"}), 10)
+                assert "session" in str(ended.value).lower(), ended.value
+        left = {t.target_id for t in await service.contexts["agent"].list_tabs()}
+        assert tab_a not in left, "the tab an MCP session opened is still open"
+        async with http_client(url, service.api_token) as c:
+            await call(c, "browser_tabs", {"action": "list"})
+    finally:
+        await service.stop()

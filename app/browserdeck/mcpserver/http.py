@@ -120,6 +120,31 @@ class McpHttpEndpoint:
             except TimeoutError:
                 await aio.cancel_and_wait(self._task)
 
+    async def end_all_sessions(self) -> int:
+        """End every open ``/mcp`` session now (the tray's Stop all agents); how many.
+
+        The MCP state (tab claims, pooled browsers) goes, and the SDK's transport is
+        terminated too: its open event streams close and its next request answers
+        404 "Session not found", which the MCP spec tells a client to treat as the
+        end of its session. Forgetting only our state would let the client carry on
+        in a fresh session without noticing it was stopped.
+        """
+        keys: set[str] = set()
+        manager = self.manager
+        if manager is not None:
+            # The SDK has no public call to end a session from the server side; its
+            # own DELETE and idle paths end one through ``_discard_session``.
+            instances: dict[str, Any] = getattr(manager, "_server_instances", {})
+            for sid, transport in list(instances.items()):
+                keys.add(sid)
+                await manager._discard_session(sid, transport)
+        if self.mcp is not None:
+            # Sessions keyed by X-Browserdeck-Session (stateless clients) have no transport.
+            keys.update(self.mcp.sessions)
+            for key in list(self.mcp.sessions):
+                self.mcp.end_session(key)
+        return len(keys)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._shutdown.is_set():
             from starlette.responses import JSONResponse
@@ -150,7 +175,8 @@ def mount(app: FastAPI, service: Service) -> None:
     app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
 
 
-def _endpoint_of(asgi: Any) -> McpHttpEndpoint | None:
+def endpoint_of(asgi: Any) -> McpHttpEndpoint | None:
+    """The ``/mcp`` endpoint of an app built by ``create_app`` (guarded or not), if any."""
     # The app sits under several middlewares (guard, body limit, cancellation): walk the
     # `.app` chain down to the one holding the endpoint, however many there are.
     app: Any = asgi
@@ -170,19 +196,6 @@ async def shutdown(asgi: Any) -> None:
     For ``ApiServer.stop()``, before it tells uvicorn to exit, so connected MCP
     clients do not hold the service's shutdown for uvicorn's graceful timeout.
     """
-    endpoint = _endpoint_of(asgi)
+    endpoint = endpoint_of(asgi)
     if endpoint is not None:
         await endpoint.shutdown()
-
-
-def end_sessions(asgi: Any) -> int:
-    """End every live MCP session at ``/mcp`` of this app (the tray's "stop all agents");
-    how many there were."""
-    endpoint = _endpoint_of(asgi)
-    mcp = endpoint.mcp if endpoint is not None else None
-    if mcp is None:
-        return 0
-    keys = list(mcp.sessions)
-    for key in keys:
-        mcp.end_session(key)
-    return len(keys)
