@@ -21,10 +21,9 @@ import os
 import shutil
 import time
 import urllib.parse
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -53,9 +52,9 @@ from browserdeck.errors import (
 )
 from browserdeck.events import ServiceEvents
 from browserdeck.files import write_atomic
+from browserdeck.tabs import Tab
 
 if TYPE_CHECKING:
-    from browserdeck.api.server import ApiServer
     from browserdeck.engine import Engine
     from browserdeck.relay.server import RelayServer
 
@@ -82,26 +81,6 @@ def client_key(client: str | None) -> str:
 
 def attachable(tab: Tab) -> bool:
     return tab.type == "page" and not tab.url.startswith(_UNATTACHABLE)
-
-
-@dataclass
-class Tab:
-    target_id: str
-    title: str
-    url: str
-    type: str = "page"
-    status: int | None = None  # the HTTP status of the page it was opened on, when known
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "targetId": self.target_id,
-            "title": self.title,
-            "url": self.url,
-            "type": self.type,
-        }
-        if self.status is not None:
-            out["status"] = self.status
-        return out
 
 
 def _wait_released(pgid: int, port: int, within: float) -> None:
@@ -837,6 +816,25 @@ class ProfileContext:
             await asyncio.sleep(0.02)
 
 
+class FrontEnd(Protocol):
+    """A way in that the service starts after its engine and stops first: the control API.
+
+    The composition root (``browserdeck.master``) hands the service a factory for one, so
+    the service never imports the API (nor the MCP server mounted on it).
+    """
+
+    port: int
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+# Ends the agent sessions a way in holds (MCP) and releases their tab claims: how many
+# sessions ended, and per profile the target ids of the tabs agents held.
+AgentReleaser = Callable[[], Awaitable[tuple[int, dict[str, set[str]]]]]
+
+
 class Service:
     """Owns config, engine, relays, managed browsers and the control API; one shutdown path."""
 
@@ -845,14 +843,18 @@ class Service:
         *,
         force_headless: bool = False,
         control_port: int | None = None,
-        serve_api: bool = True,
+        front_end: Callable[[Service, int], FrontEnd] | None = None,
         run_relays: bool = True,
         config_path: Path | None = None,
     ) -> None:
         self.events = ServiceEvents()
         self.force_headless = force_headless
         self._control_port_override = control_port
-        self._serve_api = serve_api
+        # The control API, built by the composition root; None: no API socket (the
+        # in-process MCP fallback).
+        self._front_end = front_end
+        # Registered by the composition root; run by stop_all_agents().
+        self.agent_releasers: list[AgentReleaser] = []
         # The in-process MCP fallback runs without relays (and without starting the default
         # profile): it must not hold the relay port the tray or `serve` will want.
         self._run_relays = run_relays
@@ -864,7 +866,7 @@ class Service:
         self._config_on_disk: bytes | None = None
         self.contexts: dict[str, ProfileContext] = {}
         self.engine: Engine | None = None
-        self.api: ApiServer | None = None
+        self.api: FrontEnd | None = None
         # For in-process front-ends (the GUI) that call the control API like any client.
         self.http = httpx.AsyncClient(trust_env=False)
         self.api_token = ""
@@ -909,10 +911,8 @@ class Service:
                 events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
             )
             await self.engine.start()
-            if self._serve_api:
-                from browserdeck.api.server import ApiServer
-
-                self.api = ApiServer(self, port=self.control_port)
+            if self._front_end is not None:
+                self.api = self._front_end(self, self.control_port)
                 await self.api.start()
                 self._write_instance_file()
             if self.config.enabled and self._run_relays:
@@ -1179,17 +1179,12 @@ class Service:
         Browsers a pooled remote profile leased to agent sessions go back to the service.
         """
         sessions = 0
-        endpoint = self.api.mcp_endpoint if self.api is not None else None
-        if endpoint is not None:
-            sessions += await endpoint.end_all_sessions()
-        try:
-            from browserdeck.mcpserver import claims
-        except ImportError:  # a build without the MCP server
-            claimed: dict[str, set[str]] = {}
-        else:
-            claimed = {}
-            for claim in claims.release_all():
-                claimed.setdefault(claim.profile, set()).add(claim.target_id)
+        claimed: dict[str, set[str]] = {}
+        for release in self.agent_releasers:
+            ended, held = await release()
+            sessions += ended
+            for profile, target_ids in held.items():
+                claimed.setdefault(profile, set()).update(target_ids)
         closed = unshared = 0
         for ctx in list(self.contexts.values()):
             if ctx.driver == "managed":

@@ -1,6 +1,7 @@
 """MCP over streamable HTTP at ``/mcp`` on the control port.
 
-``api.app.create_app`` calls ``mount``. The route sits behind the API's own
+The composition root (``browserdeck.master``) calls ``mount`` through
+``api.app.create_app(extend=...)``. The route sits behind the API's own
 loopback guard, so ``/mcp`` needs the bearer token, refuses non-loopback ``Host``
 headers and browser ``Origin``s like every other route; the SDK's DNS-rebinding
 protection is on as well. Query parameters pick per client what the stdio flags
