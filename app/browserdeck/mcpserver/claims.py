@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from browserdeck import paths
+from browserdeck.files import write_atomic
 
 
 @dataclass(frozen=True)
@@ -153,9 +154,7 @@ def _load(path: Path) -> dict[str, Claim]:
 
 
 def _save(path: Path, claims: dict[str, Claim]) -> None:
-    tmp = path.with_suffix(f".tmp-{os.getpid()}")
-    tmp.write_text(json.dumps({k: c.to_json() for k, c in claims.items()}), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps({k: c.to_json() for k, c in claims.items()}))
 
 
 def read_claims(profile: str | None = None) -> list[Claim]:
