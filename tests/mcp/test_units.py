@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from browserdeck import confine
+from browserdeck.chrome.procs import pid_alive
 from browserdeck.errors import InvalidInput
 from browserdeck.mcpserver import client_config_snippet, output
-from browserdeck.mcpserver.claims import Owner, TabClaims, pid_alive
+from browserdeck.mcpserver.claims import Owner, TabClaims
 from browserdeck.mcpserver.schema import validate_object
 from browserdeck.mcpserver.server import select_tools
 from browserdeck.mcpserver.tools import REGISTRY

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from browserdeck import paths
+from browserdeck.chrome.procs import pid_alive
 from browserdeck.files import write_atomic
 
 
@@ -66,31 +67,6 @@ class Claim:
 
 def claims_file() -> Path:
     return paths.state_dir() / "mcp-tab-claims.json"
-
-
-def pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    if pid <= 0:
-        return False
-    if sys.platform == "win32":  # os.kill(pid, 0) would terminate the process on Windows
-        import ctypes
-
-        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
-        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-        if not handle:
-            return False
-        code = ctypes.c_ulong()
-        ok = kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
-        kernel32.CloseHandle(handle)
-        return bool(ok) and code.value == 259  # STILL_ACTIVE
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @contextlib.contextmanager
