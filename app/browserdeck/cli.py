@@ -49,9 +49,9 @@ async def run_service(
     import contextlib
     import signal
 
-    from browserdeck.service import Service
+    from browserdeck.master import build_service
 
-    service = Service(force_headless=headless, control_port=port)
+    service = build_service(force_headless=headless, control_port=port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     # SIGHUP too: closing the terminal that runs `serve` must not orphan the browsers.
