@@ -28,11 +28,12 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from browserdeck import __version__, aio, confine
+from browserdeck.chrome.procs import pid_alive
 from browserdeck.config import Config
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.mcpserver import output, tools
 from browserdeck.mcpserver.backend import Backend, load_config
-from browserdeck.mcpserver.claims import TabClaims, pid_alive
+from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply
 from browserdeck.mcpserver.schema import validate_object
 
