@@ -31,9 +31,9 @@ Handler = Callable[[argparse.Namespace, ApiClient], int]
 
 
 async def run_service(*, headless: bool, port: int | None) -> int:
-    from browserdeck.service import Service
+    from browserdeck.master import build_service
 
-    service = Service(force_headless=headless, control_port=port)
+    service = build_service(force_headless=headless, control_port=port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     # SIGHUP too: closing the terminal that runs `serve` must not orphan the browsers.

@@ -80,8 +80,9 @@ def cmd_tray(args: argparse.Namespace) -> int:
 
         return asyncio.run(run_service(headless=True, port=getattr(args, "port", None)))
     from browserdeck.gui.app import run
+    from browserdeck.master import build_service
 
-    return run(args)
+    return run(args, build_service)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

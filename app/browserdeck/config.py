@@ -19,7 +19,6 @@ import copy
 import json
 import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from urllib.parse import urlparse
 
 from browserdeck import paths
 from browserdeck.errors import ConfigError, Conflict, InvalidInput
+from browserdeck.files import stale_temp_files, write_atomic
 from browserdeck.guard import is_loopback_url
 
 Driver = Literal["managed", "extension", "remote"]
@@ -807,39 +807,33 @@ def read(path: Path | None = None) -> Config:
 
 
 def save(config: Config, path: Path | None = None) -> None:
-    """Write atomically: a temp file in the same directory, fsync, then os.replace."""
+    """Write atomically (``files.write_atomic``: unique temp, fsync, replace, fsync dir)."""
     path = path or paths.config_file()
     check_consistency(config)
-    data = json.dumps(config.to_json(), indent=2, sort_keys=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(config.to_json(), indent=2, sort_keys=False) + "\n")
 
 
 def remove_stale_temp_files(path: Path | None = None) -> list[Path]:
-    """Delete the ``.config-*.tmp`` files that a save killed half-way left behind.
+    """Delete the temp files that a save killed half-way left behind.
 
     Called once at start-up (issue 11 item 6: 8 were left in 20 SIGKILLs of ``serve``).
-    Files younger than a few seconds are kept: another browserdeck process (the tray
-    beside ``serve``) may be saving right now, and its ``os.replace`` must still find
-    its file.
+    Those are ``write_atomic``'s ``.config.json.<random>.tmp``, and the
+    ``.config-<random>.tmp`` that versions before it wrote. Files younger than a few
+    seconds are kept: another browserdeck process (the tray beside ``serve``) may be
+    saving right now, and its ``os.replace`` must still find its file.
     """
     path = path or paths.config_file()
-    removed: list[Path] = []
     cutoff = time.time() - 5.0
-    for tmp in path.parent.glob(".config-*.tmp"):
+    legacy = [
+        tmp
+        for tmp in path.parent.glob(".config-*.tmp")
+        if tmp.is_file() and tmp.stat().st_mtime < cutoff
+    ]
+    removed: list[Path] = []
+    for tmp in [*stale_temp_files(path, older_than=5.0), *legacy]:
         with contextlib.suppress(OSError):
-            if tmp.is_file() and tmp.stat().st_mtime < cutoff:
-                tmp.unlink()
-                removed.append(tmp)
+            tmp.unlink()
+            removed.append(tmp)
     return removed
 
 

@@ -13,7 +13,7 @@ import contextlib
 import errno
 import logging
 import socket
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
@@ -22,6 +22,8 @@ from browserdeck import aio
 from browserdeck.errors import Conflict
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
@@ -59,27 +61,43 @@ def bind_loopback(port: int, what: str) -> socket.socket:
 
 
 class ApiServer:
-    def __init__(self, service: Service, *, port: int) -> None:
+    """The control API on 127.0.0.1: the service's front end (``service.FrontEnd``).
+
+    ``extend`` adds routes to the app before it serves (the composition root mounts
+    MCP at ``/mcp`` with it); ``before_stop`` runs with the app before uvicorn is told
+    to exit (the root ends MCP streams with it, which would otherwise hold uvicorn's
+    graceful shutdown for its whole timeout).
+    """
+
+    def __init__(
+        self,
+        service: Service,
+        *,
+        port: int,
+        extend: Callable[[FastAPI], None] | None = None,
+        before_stop: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> None:
         self.service = service
         self.requested_port = port
         self.port = port
+        self._extend = extend
+        self._before_stop = before_stop
         self._server: _Server | None = None
         self._task: asyncio.Task[None] | None = None
         self._sock: socket.socket | None = None
         self._app: Any = None
 
     @property
-    def mcp_endpoint(self) -> Any:
-        """The /mcp endpoint (its live sessions), or None before start or without MCP."""
-        app = getattr(self._app, "app", self._app)
-        return getattr(getattr(app, "state", None), "mcp", None)
+    def app(self) -> Any:
+        """The ASGI app being served (None before start and after stop)."""
+        return self._app
 
     async def start(self) -> None:
         from browserdeck.api.app import create_app
 
         self._sock = bind_loopback(self.requested_port, "control API")
         self.port = int(self._sock.getsockname()[1])
-        self._app = create_app(self.service)
+        self._app = create_app(self.service, extend=self._extend)
         config = uvicorn.Config(
             self._app,
             log_config=None,
@@ -99,12 +117,9 @@ class ApiServer:
 
     async def stop(self) -> None:
         if self._app is not None:
-            # End MCP streams first: an open event stream would otherwise hold uvicorn's
-            # graceful shutdown for its whole timeout.
-            from browserdeck.mcpserver import http as mcp_http
-
-            await mcp_http.shutdown(self._app)
-            self._app = None
+            app, self._app = self._app, None
+            if self._before_stop is not None:
+                await self._before_stop(app)
         if self._server is not None:
             self._server.should_exit = True
         if self._task is not None:

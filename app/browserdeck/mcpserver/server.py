@@ -350,20 +350,8 @@ def _save_reply(reply: Reply, folder: Path, name: str) -> Reply:
     else:
         data = reply.text.encode("utf-8")
         what = f"{len(reply.text):,} characters"
-    path = write_output(folder, name, data)
+    path = output.write_output(folder, name, data)
     return Reply(f"saved {what} to {path}")
-
-
-def write_output(folder: Path, name: str, data: bytes) -> Path:
-    """confine.write_new with a clear error when the folder cannot be written."""
-    try:
-        return confine.write_new(folder, name, data)
-    except OSError as exc:
-        raise InvalidInput(
-            f"cannot write {name!r} in {folder}: {exc.strerror or exc}",
-            hint="leave filename out to get the result inline",
-            code="write_failed",
-        ) from None
 
 
 def _error(exc: BrowserdeckError) -> types.CallToolResult:

@@ -711,7 +711,7 @@ async def network_requests(call: Call) -> Reply:
 )
 async def pdf_save(call: Call) -> Reply:
     from browserdeck import confine
-    from browserdeck.mcpserver.server import write_output
+    from browserdeck.mcpserver.output import write_output
 
     filename = call.args.get("filename")
     # Checked before the PDF is made: a refused name fails fast and writes nothing.
