@@ -873,6 +873,8 @@ class Service:
         self.relay_token = ""
         self.started = False
         self.stopped = asyncio.Event()
+        # Background work the service started; stop() cancels what is still running.
+        self.tasks = aio.Tasks()
 
     @property
     def config_path(self) -> Path:
@@ -920,7 +922,7 @@ class Service:
                 if self.config.start_default_profile:
                     default = self.contexts.get(self.config.default_profile)
                     if default is not None and default.driver == "managed":
-                        aio.create_task(self._start_quietly(default), name="start-default-profile")
+                        self.tasks.spawn(self._start_quietly(default), name="start-default-profile")
             self.started = True
         except BaseException:
             await self.stop()
@@ -960,6 +962,7 @@ class Service:
     async def stop(self) -> None:
         """Stop in reverse order of start; every step runs even if an earlier one fails."""
         try:
+            await self.tasks.cancel_all()
             if self.api is not None:
                 api, self.api = self.api, None
                 try:
