@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 from tests.gui.conftest import running_tray, wait_for
+from tests.relay.harness import launch_ext_browser, start_site
 
 from browserdeck.mcpserver import claims
 from browserdeck.mcpserver.claims import Owner, TabClaims
@@ -46,3 +47,71 @@ async def test_stop_all_agents_closes_agent_tabs_and_keeps_the_users(
         message = next(m for _, _, t, m in app.notices if t == "All agents stopped")
         assert "closed" in message
         assert claims.read_claims("agent") == []
+
+
+async def test_stop_all_agents_unshares_every_tab_of_the_users_chrome(
+    qapp: Any, saved_config: Any, chromium_path: str, tmp_path: Any
+) -> None:
+    """The real extension in a real Chromium, paired with the tray's own relay: after one
+    click no tab is shared any more, in the extension, in the relay and in Chrome itself
+    (no debugger left on the tabs), and the user's tabs stay open."""
+    site = start_site()
+    try:
+        async with running_tray(qapp) as app:
+            service = app.service
+            relay = service.contexts["chrome"].relay
+            assert relay is not None
+            ext = await launch_ext_browser(chromium_path, tmp_path / "users-chrome", relay)
+            try:
+                await ext.pair()
+                await relay.wait_for_extension(15)
+                one = await ext.open_shared(site.url("/page?title=One"))
+                two = await ext.open_shared(site.url("/page?title=Two"))
+                # An agent works in one of them, so Chrome has a debugger on it.
+                async with httpx.AsyncClient(
+                    base_url=service.url,
+                    trust_env=False,
+                    timeout=30,
+                    headers={"Authorization": f"Bearer {service.api_token}"},
+                ) as agent:
+                    r = await agent.post(
+                        "/act",
+                        params={"profile": "chrome", "targetId": one[1]},
+                        json={"kind": "evaluate", "fn": "() => document.title"},
+                    )
+                    assert r.status_code == 200, r.text
+                    attached = await ext.sw_eval(
+                        "chrome.debugger.getTargets().then(ts => ts.filter(t => t.attached)"
+                        ".map(t => t.tabId))"
+                    )
+                    assert one[0] in attached, attached
+
+                    app.tray.stop_agents_action.trigger()
+                    await wait_for(
+                        lambda: any(t == "All agents stopped" for _, _, t, _ in app.notices),
+                        what="the confirmation notice",
+                    )
+                    message = next(m for _, _, t, m in app.notices if t == "All agents stopped")
+                    assert "stopped sharing 2 Chrome tabs" in message, message
+                    assert await ext.sw_eval("browserdeck.state.shared.size") == 0
+                    assert relay.relay.shared_tabs() == []
+                    attached = await ext.sw_eval(
+                        "chrome.debugger.getTargets().then(ts => ts.filter(t => t.attached)"
+                        ".map(t => t.tabId))"
+                    )
+                    assert one[0] not in attached and two[0] not in attached, attached
+                    # The user's tabs are theirs: unshared, never closed.
+                    pages = {p["targetId"] for p in await ext.browser_targets()}
+                    assert {one[1], two[1]} <= pages
+                    # And the agent is told, not handed a tab it may no longer touch.
+                    r = await agent.post(
+                        "/act",
+                        params={"profile": "chrome", "targetId": one[1]},
+                        json={"kind": "evaluate", "fn": "() => document.title"},
+                    )
+                    assert r.status_code >= 400, r.text
+            finally:
+                await ext.close()
+    finally:
+        site.server.shutdown()
+        site.server.server_close()

@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from browserdeck import config
+from browserdeck.master import build_service
 from browserdeck.mcpserver import http as mcp_http
 from browserdeck.mcpserver.backend import InProcessBackend
 from browserdeck.mcpserver.claims import read_claims
-from browserdeck.service import Service
 from mcp import MCPError
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of, stdio_client
 from tests.support.net import free_port
@@ -84,7 +84,7 @@ async def test_stdio_in_process_fallback_tabs_and_profiles(
 
 async def test_http_needs_the_token_and_a_loopback_host(bd_home: Path, site: str) -> None:
     mcp_config(bd_home)
-    service = Service(force_headless=True)
+    service = build_service(force_headless=True)
     await service.start()
     try:
         url = f"{service.url}/mcp"
@@ -135,7 +135,7 @@ async def test_http_needs_the_token_and_a_loopback_host(bd_home: Path, site: str
 
 async def test_two_http_sessions_keep_their_own_tabs(bd_home: Path) -> None:
     mcp_config(bd_home)
-    service = Service(force_headless=True)
+    service = build_service(force_headless=True)
     await service.start()
     url = f"{service.url}/mcp"
     try:
@@ -182,7 +182,7 @@ async def test_two_http_sessions_keep_their_own_tabs(bd_home: Path) -> None:
 async def test_two_stdio_agents_on_one_running_service(bd_home: Path, chromium_path: str) -> None:
     """Two `browserdeck mcp` processes find the running service and do not share tabs."""
     mcp_config(bd_home)
-    service = Service(force_headless=True)
+    service = build_service(force_headless=True)
     await service.start()
     try:
         async with (
@@ -231,7 +231,7 @@ async def test_a_closed_tab_is_reported_and_navigate_opens_a_new_one(
     cfg = mcp_config(bd_home)
     cfg.profiles["work"] = config.ProfileConfig("work", "managed", "#0066CC", cdp_port=free_port())
     config.save(cfg)
-    service = Service(force_headless=True)
+    service = build_service(force_headless=True)
     await service.start()
     url = f"{service.url}/mcp"
     try:
@@ -252,5 +252,36 @@ async def test_a_closed_tab_is_reported_and_navigate_opens_a_new_one(
             assert "* work (managed, running" in listing
             stopped = await call(client, "browser_profiles", {"action": "stop", "name": "work"})
             assert "profile work: stopped" in stopped
+    finally:
+        await service.stop()
+
+
+async def test_stop_all_agents_ends_every_mcp_session(bd_home: Path) -> None:
+    """The tray's Stop all agents ends each /mcp session for real: the client's next call
+    is refused (its session is gone, per the MCP spec a 404), not served in a fresh
+    session as if nothing happened; the tabs the sessions opened are closed; a new
+    session works."""
+    mcp_config(bd_home)
+    service = build_service(force_headless=True)
+    await service.start()
+    url = f"{service.url}/mcp"
+    try:
+        async with (
+            http_client(url, service.api_token) as a,
+            http_client(url, service.api_token) as b,
+        ):
+            opened = await call(a, "browser_tabs", {"action": "new"})
+            tab_a = re.search(r"opened tab (\w+)", opened).group(1)  # type: ignore[union-attr]
+            await call(b, "browser_tabs", {"action": "list"})
+            summary = await service.stop_all_agents()
+            assert summary["sessions"] == 2, summary
+            for client in (a, b):
+                with pytest.raises(MCPError) as ended:
+                    await asyncio.wait_for(client.call_tool("browser_tabs", {"action": "list"}), 10)
+                assert "session" in str(ended.value).lower(), ended.value
+        left = {t.target_id for t in await service.contexts["agent"].list_tabs()}
+        assert tab_a not in left, "the tab an MCP session opened is still open"
+        async with http_client(url, service.api_token) as c:
+            await call(c, "browser_tabs", {"action": "list"})
     finally:
         await service.stop()

@@ -1,6 +1,7 @@
 """MCP over streamable HTTP at ``/mcp`` on the control port.
 
-``api.app.create_app`` calls ``mount``. The route sits behind the API's own
+The composition root (``browserdeck.master``) calls ``mount`` through
+``api.app.create_app(extend=...)``. The route sits behind the API's own
 loopback guard, so ``/mcp`` needs the bearer token, refuses non-loopback ``Host``
 headers and browser ``Origin``s like every other route; the SDK's DNS-rebinding
 protection is on as well. Query parameters pick per client what the stdio flags
@@ -119,6 +120,31 @@ class McpHttpEndpoint:
             except TimeoutError:
                 await aio.cancel_and_wait(self._task)
 
+    async def end_all_sessions(self) -> int:
+        """End every open ``/mcp`` session now (the tray's Stop all agents); how many.
+
+        The MCP state (tab claims, pooled browsers) goes, and the SDK's transport is
+        terminated too: its open event streams close and its next request answers
+        404 "Session not found", which the MCP spec tells a client to treat as the
+        end of its session. Forgetting only our state would let the client carry on
+        in a fresh session without noticing it was stopped.
+        """
+        keys: set[str] = set()
+        manager = self.manager
+        if manager is not None:
+            # The SDK has no public call to end a session from the server side; its
+            # own DELETE and idle paths end one through ``_discard_session``.
+            instances: dict[str, Any] = getattr(manager, "_server_instances", {})
+            for sid, transport in list(instances.items()):
+                keys.add(sid)
+                await manager._discard_session(sid, transport)
+        if self.mcp is not None:
+            # Sessions keyed by X-Browserdeck-Session (stateless clients) have no transport.
+            keys.update(self.mcp.sessions)
+            for key in list(self.mcp.sessions):
+                self.mcp.end_session(key)
+        return len(keys)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._shutdown.is_set():
             from starlette.responses import JSONResponse
@@ -137,8 +163,10 @@ class McpHttpEndpoint:
         manager = await self._ensure()
         await manager.handle_request(scope, receive, send)
         if scope.get("method") == "DELETE" and self.mcp is not None:
+            # The session named either way (the stateless protocol has no Mcp-Session-Id;
+            # `browserdeck mcp` names its own with X-Browserdeck-Session).
             for key, value in scope.get("headers", []):
-                if key == b"mcp-session-id":
+                if key in (b"mcp-session-id", b"x-browserdeck-session"):
                     self.mcp.end_session(value.decode("latin-1"))
 
 
@@ -149,20 +177,27 @@ def mount(app: FastAPI, service: Service) -> None:
     app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
 
 
-async def shutdown(asgi: Any) -> None:
-    """End the MCP sessions of an app built by ``create_app`` (guarded or not).
-
-    For ``ApiServer.stop()``, before it tells uvicorn to exit, so connected MCP
-    clients do not hold the service's shutdown for uvicorn's graceful timeout.
-    """
+def endpoint_of(asgi: Any) -> McpHttpEndpoint | None:
+    """The ``/mcp`` endpoint of an app built by ``create_app`` (guarded or not), if any."""
     # The app sits under several middlewares (guard, body limit, cancellation): walk the
     # `.app` chain down to the one holding the endpoint, however many there are.
     app: Any = asgi
     for _ in range(16):
         endpoint = getattr(getattr(app, "state", None), "mcp", None)
         if isinstance(endpoint, McpHttpEndpoint):
-            await endpoint.shutdown()
-            return
+            return endpoint
         app = getattr(app, "app", None)
         if app is None:
-            return
+            return None
+    return None
+
+
+async def shutdown(asgi: Any) -> None:
+    """End the MCP sessions of an app built by ``create_app`` (guarded or not).
+
+    For ``ApiServer.stop()``, before it tells uvicorn to exit, so connected MCP
+    clients do not hold the service's shutdown for uvicorn's graceful timeout.
+    """
+    endpoint = endpoint_of(asgi)
+    if endpoint is not None:
+        await endpoint.shutdown()
