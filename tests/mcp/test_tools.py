@@ -209,9 +209,9 @@ async def test_output_cap_offloads_to_a_file(bd_home: Path, chromium_path: str, 
         match = re.search(r"the whole snapshot \(([\d,]+) characters\) is in (\S+?)\]", snap)
         assert match, snap[-400:]
         full = Path(match.group(2)).read_text(encoding="utf-8")
-        assert 'link "link 1499"' in full and 'link "link 1499"' not in snap
+        assert 'link "link 700"' in full and 'link "link 700"' not in snap
         assert bd_home in Path(match.group(2)).parents
-        found = await call(client, "browser_find", {"text": "link 1499"})
+        found = await call(client, "browser_find", {"text": "link 700"})
         assert "[ref=" in found
         # What cannot fold is cut, and saved whole.
         text = await call(client, "browser_evaluate", {"function": "() => 'x'.repeat(9000)"})

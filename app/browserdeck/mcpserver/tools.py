@@ -167,7 +167,7 @@ async def _snapshot_text(
             if len(changes) < len(body):
                 return "\n".join([header, *notes, "changes since your last snapshot:", changes])
     text = "\n".join([header, *notes, body])
-    cap = call.app.max_chars
+    cap = call.max_chars
     if full or len(text) <= cap:
         return text
     # Over the cap: fold repeated rows, items and cards so the whole page's shape fits;
