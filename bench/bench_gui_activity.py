@@ -38,7 +38,7 @@ async def run(calls: int) -> dict[str, list[float]]:
 
     from browserdeck import config
     from browserdeck.gui.app import TrayApp, make_qapp
-    from browserdeck.service import Service
+    from browserdeck.master import build_service
 
     cfg = config.default_config()
     cfg.control_port, cfg.relay_port = free_port(), free_port()
@@ -46,7 +46,7 @@ async def run(calls: int) -> dict[str, list[float]]:
     cfg.no_sandbox = os.geteuid() == 0
     config.save(cfg)
     qapp = make_qapp()
-    app = TrayApp(qapp, service_factory=lambda: Service(force_headless=True), tray=False)
+    app = TrayApp(qapp, service_factory=lambda: build_service(force_headless=True), tray=False)
     runner = asyncio.ensure_future(app.run())
     while app.service is None or not app.service.started:  # noqa: ASYNC110 (a Qt-side flag)
         await asyncio.sleep(0.02)

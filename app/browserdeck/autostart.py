@@ -20,6 +20,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from browserdeck.files import write_atomic
+
 log = logging.getLogger(__name__)
 
 APP_ID = "io.github.browserdeck.BrowserDeck"
@@ -159,10 +161,8 @@ def _write_or_remove(path: Path, enabled: bool, content: bytes) -> None:
     if not enabled:
         path.unlink(missing_ok=True)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(content)
-    os.replace(tmp, path)
+    # 0644 as a desktop entry / LaunchAgent usually is (launchd refuses group/world-writable).
+    write_atomic(path, content, mode=0o644)
 
 
 def _read_run_value() -> str | None:  # pragma: no cover - Windows only

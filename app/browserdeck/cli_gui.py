@@ -7,7 +7,6 @@ imported only when the tray actually starts.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import socket
 import sys
@@ -76,12 +75,15 @@ def cmd_tray(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+        import asyncio
+
         from browserdeck.cli import run_service
 
         return asyncio.run(run_service(headless=True, port=getattr(args, "port", None)))
     from browserdeck.gui.app import run
+    from browserdeck.master import build_service
 
-    return run(args)
+    return run(args, build_service)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

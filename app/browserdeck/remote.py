@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from browserdeck.config import ProfileConfig
     from browserdeck.engine import Engine
     from browserdeck.engine.connection import Connection
-    from browserdeck.service import ProfileContext, Tab
+    from browserdeck.service import ProfileContext
+    from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
 
@@ -323,7 +324,7 @@ class ServiceDriver:
         return cdp
 
     async def tabs(self, lease: Lease) -> list[Tab]:
-        from browserdeck.service import Tab
+        from browserdeck.tabs import Tab
 
         if lease.cdp is None or lease.conn is None or lease.conn.lost:
             await self.send(lease, "Target.getTargets")  # (re)connects and starts the watch

@@ -10,10 +10,10 @@ import contextlib
 import logging
 import os
 import secrets as _secrets
-import tempfile
 from pathlib import Path
 
 from browserdeck import paths
+from browserdeck.files import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -60,18 +60,8 @@ def _file_get(path: Path) -> str | None:
 
 
 def _file_set(path: Path, value: str) -> None:
-    """Write with mode 0600 from the first byte (mkstemp), then atomically replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(value + "\n")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    """Write with mode 0600 from the first byte, then atomically replace."""
+    write_atomic(path, value + "\n", mode=0o600)
 
 
 def get_token(kind: str = "api", *, create: bool = True) -> str | None:

@@ -21,10 +21,9 @@ import os
 import shutil
 import time
 import urllib.parse
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -52,9 +51,10 @@ from browserdeck.errors import (
     Unavailable,
 )
 from browserdeck.events import ServiceEvents
+from browserdeck.files import write_atomic
+from browserdeck.tabs import Tab
 
 if TYPE_CHECKING:
-    from browserdeck.api.server import ApiServer
     from browserdeck.engine import Engine
     from browserdeck.relay.server import RelayServer
 
@@ -81,26 +81,6 @@ def client_key(client: str | None) -> str:
 
 def attachable(tab: Tab) -> bool:
     return tab.type == "page" and not tab.url.startswith(_UNATTACHABLE)
-
-
-@dataclass
-class Tab:
-    target_id: str
-    title: str
-    url: str
-    type: str = "page"
-    status: int | None = None  # the HTTP status of the page it was opened on, when known
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "targetId": self.target_id,
-            "title": self.title,
-            "url": self.url,
-            "type": self.type,
-        }
-        if self.status is not None:
-            out["status"] = self.status
-        return out
 
 
 def _wait_released(pgid: int, port: int, within: float) -> None:
@@ -568,13 +548,13 @@ class ProfileContext:
         """reset-profile clears orphaned browsers; any other program on the port is not ours."""
         holders = [pid for pid in procs.listening_pids(port) if pid != os.getpid()]
         strangers = [pid for pid in holders if not procs.owned_by_us(pid)]
-        # The socket's owner tells even when the process is hidden from us (not root).
+        # A listener whose process is hidden from us (not root) is another user's.
         foreign = [
-            uid for _inode, uid in procs.loopback_listeners(port) or [] if uid != os.getuid()
+            lst for lst in procs.loopback_listeners(port) or [] if lst.uid != os.getuid()
         ]
         if strangers or foreign:
             # Another user's process: never killed, whatever it is.
-            who = f"pid {strangers[0]}" if strangers else f"uid {foreign[0]}"
+            who = f"pid {strangers[0]}" if strangers else "a process"
             raise Conflict(
                 f"profile {self.name!r}: port {port} is held by {who} of another user; "
                 "reset-profile only kills this user's orphaned browsers",
@@ -859,6 +839,25 @@ class ProfileContext:
             await asyncio.sleep(0.02)
 
 
+class FrontEnd(Protocol):
+    """A way in that the service starts after its engine and stops first: the control API.
+
+    The composition root (``browserdeck.master``) hands the service a factory for one, so
+    the service never imports the API (nor the MCP server mounted on it).
+    """
+
+    port: int
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+# Ends the agent sessions a way in holds (MCP) and releases their tab claims: how many
+# sessions ended, and per profile the target ids of the tabs agents held.
+AgentReleaser = Callable[[], Awaitable[tuple[int, dict[str, set[str]]]]]
+
+
 class Service:
     """Owns config, engine, relays, managed browsers and the control API; one shutdown path."""
 
@@ -867,14 +866,18 @@ class Service:
         *,
         force_headless: bool = False,
         control_port: int | None = None,
-        serve_api: bool = True,
+        front_end: Callable[[Service, int], FrontEnd] | None = None,
         run_relays: bool = True,
         config_path: Path | None = None,
     ) -> None:
         self.events = ServiceEvents()
         self.force_headless = force_headless
         self._control_port_override = control_port
-        self._serve_api = serve_api
+        # The control API, built by the composition root; None: no API socket (the
+        # in-process MCP fallback).
+        self._front_end = front_end
+        # Registered by the composition root; run by stop_all_agents().
+        self.agent_releasers: list[AgentReleaser] = []
         # The in-process MCP fallback runs without relays (and without starting the default
         # profile): it must not hold the relay port the tray or `serve` will want.
         self._run_relays = run_relays
@@ -886,13 +889,15 @@ class Service:
         self._config_on_disk: bytes | None = None
         self.contexts: dict[str, ProfileContext] = {}
         self.engine: Engine | None = None
-        self.api: ApiServer | None = None
+        self.api: FrontEnd | None = None
         # For in-process front-ends (the GUI) that call the control API like any client.
         self.http = httpx.AsyncClient(trust_env=False)
         self.api_token = ""
         self.relay_token = ""
         self.started = False
         self.stopped = asyncio.Event()
+        # Background work the service started; stop() cancels what is still running.
+        self.tasks = aio.Tasks()
 
     @property
     def config_path(self) -> Path:
@@ -931,10 +936,8 @@ class Service:
                 events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
             )
             await self.engine.start()
-            if self._serve_api:
-                from browserdeck.api.server import ApiServer
-
-                self.api = ApiServer(self, port=self.control_port)
+            if self._front_end is not None:
+                self.api = self._front_end(self, self.control_port)
                 await self.api.start()
                 self._write_instance_file()
             if self.config.enabled and self._run_relays:
@@ -942,7 +945,7 @@ class Service:
                 if self.config.start_default_profile:
                     default = self.contexts.get(self.config.default_profile)
                     if default is not None and default.driver == "managed":
-                        aio.create_task(self._start_quietly(default), name="start-default-profile")
+                        self.tasks.spawn(self._start_quietly(default), name="start-default-profile")
             self.started = True
         except BaseException:
             await self.stop()
@@ -982,6 +985,7 @@ class Service:
     async def stop(self) -> None:
         """Stop in reverse order of start; every step runs even if an earlier one fails."""
         try:
+            await self.tasks.cancel_all()
             if self.api is not None:
                 api, self.api = self.api, None
                 try:
@@ -1012,11 +1016,11 @@ class Service:
 
     # --- instance discovery (CLI, second launch) -------------------------------
     def _write_instance_file(self) -> None:
-        data = {"url": self.url, "pid": os.getpid(), "version": __version__}
-        path = paths.instance_file()
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        data: dict[str, Any] = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        socket_path = getattr(self.api, "socket_path", None)
+        if socket_path is not None:
+            data["socket"] = str(socket_path)
+        write_atomic(paths.instance_file(), json.dumps(data))
 
     def _remove_instance_file(self) -> None:
         path = paths.instance_file()
@@ -1204,17 +1208,12 @@ class Service:
         Browsers a pooled remote profile leased to agent sessions go back to the service.
         """
         sessions = 0
-        endpoint = self.api.mcp_endpoint if self.api is not None else None
-        if endpoint is not None:
-            sessions += await endpoint.end_all_sessions()
-        try:
-            from browserdeck.mcpserver import claims
-        except ImportError:  # a build without the MCP server
-            claimed: dict[str, set[str]] = {}
-        else:
-            claimed = {}
-            for claim in claims.release_all():
-                claimed.setdefault(claim.profile, set()).add(claim.target_id)
+        claimed: dict[str, set[str]] = {}
+        for release in self.agent_releasers:
+            ended, held = await release()
+            sessions += ended
+            for profile, target_ids in held.items():
+                claimed.setdefault(profile, set()).update(target_ids)
         closed = unshared = 0
         for ctx in list(self.contexts.values()):
             if ctx.driver == "managed":

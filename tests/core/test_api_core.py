@@ -13,22 +13,10 @@ import httpx
 import pytest
 
 from browserdeck import config, paths
-from browserdeck.service import Service
+from browserdeck.chrome.procs import pid_alive
+from browserdeck.master import build_service
 from tests.support.net import free_port
 from tests.support.service import running_service, service_config
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still "exists"; treat it as dead.
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 async def test_health_needs_no_token_and_everything_else_does() -> None:
@@ -252,7 +240,7 @@ async def test_control_port_in_use_is_a_clear_error() -> None:
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", cfg.control_port))
         squatter.listen(1)
-        service = Service(force_headless=True)
+        service = build_service(force_headless=True)
         from browserdeck.errors import Conflict
 
         with pytest.raises(
@@ -293,7 +281,7 @@ async def test_disabled_browser_control() -> None:
 async def test_corrupt_config_is_reported_on_status() -> None:
     paths.config_file().write_text("{ definitely not json")
     cfg_port = free_port()
-    service = Service(force_headless=True, control_port=cfg_port)
+    service = build_service(force_headless=True, control_port=cfg_port)
     await service.start()
     try:
         async with httpx.AsyncClient(

@@ -144,10 +144,10 @@ async def running_tray(qapp: QApplication, **kwargs: Any) -> AsyncIterator[Any]:
     test body are separate run_until_complete calls, so the app must live inside one.
     """
     from browserdeck.gui.app import TrayApp
-    from browserdeck.service import Service
+    from browserdeck.master import build_service
 
     kwargs.setdefault("tray", True)
-    app = TrayApp(qapp, service_factory=lambda: Service(force_headless=True), **kwargs)
+    app = TrayApp(qapp, service_factory=lambda: build_service(force_headless=True), **kwargs)
     task = asyncio.ensure_future(app.run())
     try:
         await wait_for(

@@ -43,13 +43,13 @@ def _focus(display: str) -> int:
 async def test_agent_tabs_do_not_steal_focus_and_screenshot(
     bd_home: Any, chromium_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from browserdeck.service import Service
+    from browserdeck.master import build_service
 
     monkeypatch.setenv("BROWSERDECK_CHROME", chromium_path)
     config.save(gui_config(headless=False))
     with xvfb_with_tray(tray=False) as x:
         monkeypatch.setenv("DISPLAY", x.display)
-        service = Service()
+        service = build_service()
         await service.start()
         try:
             ctx = service.contexts["agent"]

@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from browserdeck import config
+from browserdeck.master import build_service
 from browserdeck.mcpserver import http as mcp_http
 from browserdeck.mcpserver.backend import InProcessBackend
 from browserdeck.mcpserver.claims import read_claims
-from browserdeck.service import Service
 from mcp import MCPError
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of, stdio_client
 from tests.support.net import free_port
@@ -84,7 +84,7 @@ async def test_stdio_in_process_fallback_tabs_and_profiles(
 
 async def test_http_needs_the_token_and_a_loopback_host(bd_home: Path, site: str) -> None:
     mcp_config(bd_home)
-    service = Service(force_headless=True)
+    service = build_service(force_headless=True)
     await service.start()
     try:
         url = f"{service.url}/mcp"
@@ -135,7 +135,7 @@ async def test_http_needs_the_token_and_a_loopback_host(bd_home: Path, site: str
 
 async def test_two_http_sessions_keep_their_own_tabs(bd_home: Path) -> None:
     mcp_config(bd_home)
-    service = Service(force_headless=True)
+    service = build_service(force_headless=True)
     await service.start()
     url = f"{service.url}/mcp"
     try:
@@ -182,7 +182,7 @@ async def test_two_http_sessions_keep_their_own_tabs(bd_home: Path) -> None:
 async def test_two_stdio_agents_on_one_running_service(bd_home: Path, chromium_path: str) -> None:
     """Two `browserdeck mcp` processes find the running service and do not share tabs."""
     mcp_config(bd_home)
-    service = Service(force_headless=True)
+    service = build_service(force_headless=True)
     await service.start()
     try:
         async with (
@@ -231,7 +231,7 @@ async def test_a_closed_tab_is_reported_and_navigate_opens_a_new_one(
     cfg = mcp_config(bd_home)
     cfg.profiles["work"] = config.ProfileConfig("work", "managed", "#0066CC", cdp_port=free_port())
     config.save(cfg)
-    service = Service(force_headless=True)
+    service = build_service(force_headless=True)
     await service.start()
     url = f"{service.url}/mcp"
     try:
@@ -262,7 +262,7 @@ async def test_stop_all_agents_ends_every_mcp_session(bd_home: Path) -> None:
     session as if nothing happened; the tabs the sessions opened are closed; a new
     session works."""
     mcp_config(bd_home)
-    service = Service(force_headless=True)
+    service = build_service(force_headless=True)
     await service.start()
     url = f"{service.url}/mcp"
     try:

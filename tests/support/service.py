@@ -9,6 +9,7 @@ import httpx
 
 from browserdeck import config
 from browserdeck.config import Config
+from browserdeck.master import build_service
 from browserdeck.service import Service
 from tests.support.net import free_port
 
@@ -32,7 +33,7 @@ async def running_service(
     if tweak:
         tweak(cfg)
     config.save(cfg)
-    service = Service(force_headless=True)
+    service = build_service(force_headless=True)
     await service.start()
     try:
         async with httpx.AsyncClient(

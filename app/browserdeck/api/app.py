@@ -9,6 +9,7 @@ logged with its traceback.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
@@ -55,8 +56,12 @@ def log_server_error(request: Request, status: int, code: str, message: str) -> 
     )
 
 
-def create_app(service: Service) -> Any:
-    """The ASGI app: the FastAPI routes wrapped in the loopback/token guard."""
+def create_app(service: Service, *, extend: Callable[[FastAPI], None] | None = None) -> Any:
+    """The ASGI app: the FastAPI routes wrapped in the loopback/token guard.
+
+    ``extend`` adds routes before the guard is put round them: the composition root
+    (``browserdeck.master``) mounts MCP at ``/mcp`` with it, so the API never imports MCP.
+    """
     app = FastAPI(
         title="browserdeck control API",
         version=__version__,
@@ -173,12 +178,8 @@ def create_app(service: Service) -> Any:
         log.warning("engine routes are not available")
     else:
         app.include_router(routes_engine.router)
-    try:
-        from browserdeck.mcpserver import http as mcp_http
-    except ImportError:  # MCP over HTTP lands separately
-        pass
-    else:
-        mcp_http.mount(app, service)
+    if extend is not None:
+        extend(app)  # the composition root's routes (MCP at /mcp), behind the same guard
 
     return LoopbackGuard(
         CancelOnDisconnect(app),

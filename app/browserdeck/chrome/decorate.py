@@ -20,18 +20,17 @@ when nothing changed.  A file that does not parse is kept aside as
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import re
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from browserdeck.errors import InvalidInput
+from browserdeck.files import write_atomic
 
 __all__ = [
     "color_to_skcolor",
@@ -99,19 +98,8 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            # Chrome writes its prefs compact and UTF-8; match it.
-            json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    # Chrome writes its prefs compact and UTF-8; match it.
+    write_atomic(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
 def _node(root: dict[str, Any], *keys: str) -> dict[str, Any]:

@@ -566,11 +566,11 @@ def second_launch(show: str = "show-panel") -> int | None:
     return None
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, build_service: Callable[..., Service]) -> int:
+    """The tray app; ``build_service`` is the composition root's (``master.build_service``)."""
     import qasync
 
     from browserdeck import logsetup
-    from browserdeck.service import Service
 
     logsetup.setup()
     qapp = make_qapp()
@@ -583,7 +583,7 @@ def run(args: argparse.Namespace) -> int:
     port = getattr(args, "port", None)
     app = TrayApp(
         qapp,
-        service_factory=lambda: Service(force_headless=headless, control_port=port),
+        service_factory=lambda: build_service(force_headless=headless, control_port=port),
         tray=False if getattr(args, "no_tray", False) else None,
         show_panel=bool(getattr(args, "panel", False)),
         show_settings=bool(getattr(args, "settings", False)),

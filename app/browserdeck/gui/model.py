@@ -26,7 +26,8 @@ from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.bridge import ServiceBridge
 
 if TYPE_CHECKING:
-    from browserdeck.service import ProfileContext, Service, Tab
+    from browserdeck.service import ProfileContext, Service
+    from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
 

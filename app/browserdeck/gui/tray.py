@@ -28,7 +28,7 @@ from browserdeck.gui import icons
 from browserdeck.gui.model import DeckModel
 
 if TYPE_CHECKING:
-    from browserdeck.service import Tab
+    from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
 

@@ -186,7 +186,7 @@ class InProcessBackend:
                 from browserdeck.api.app import create_app
                 from browserdeck.service import Service
 
-                service = Service(force_headless=True, serve_api=False, run_relays=False)
+                service = Service(force_headless=True, run_relays=False)
                 await service.start()
                 self.service = service
                 self._api = ApiBackend.for_app(

@@ -1,6 +1,7 @@
 """MCP over streamable HTTP at ``/mcp`` on the control port.
 
-``api.app.create_app`` calls ``mount``. The route sits behind the API's own
+The composition root (``browserdeck.master``) calls ``mount`` through
+``api.app.create_app(extend=...)``. The route sits behind the API's own
 loopback guard, so ``/mcp`` needs the bearer token, refuses non-loopback ``Host``
 headers and browser ``Origin``s like every other route; the SDK's DNS-rebinding
 protection is on as well. Query parameters pick per client what the stdio flags
@@ -162,8 +163,10 @@ class McpHttpEndpoint:
         manager = await self._ensure()
         await manager.handle_request(scope, receive, send)
         if scope.get("method") == "DELETE" and self.mcp is not None:
+            # The session named either way (the stateless protocol has no Mcp-Session-Id;
+            # `browserdeck mcp` names its own with X-Browserdeck-Session).
             for key, value in scope.get("headers", []):
-                if key == b"mcp-session-id":
+                if key in (b"mcp-session-id", b"x-browserdeck-session"):
                     self.mcp.end_session(value.decode("latin-1"))
 
 

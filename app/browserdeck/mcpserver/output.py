@@ -14,7 +14,8 @@ import re
 import time
 from pathlib import Path
 
-from browserdeck import paths
+from browserdeck import confine, paths
+from browserdeck.errors import InvalidInput
 
 DEFAULT_MAX_CHARS = 20_000
 MIN_MAX_CHARS = 500
@@ -80,3 +81,15 @@ def cap(text: str, *, tool: str, max_chars: int, narrow: str | None = None) -> s
     )
     marker += f". {narrow}]" if narrow else "]"
     return head + marker
+
+
+def write_output(folder: Path, name: str, data: bytes) -> Path:
+    """confine.write_new with a clear error when the folder cannot be written."""
+    try:
+        return confine.write_new(folder, name, data)
+    except OSError as exc:
+        raise InvalidInput(
+            f"cannot write {name!r} in {folder}: {exc.strerror or exc}",
+            hint="leave filename out to get the result inline",
+            code="write_failed",
+        ) from None

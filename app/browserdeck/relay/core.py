@@ -36,8 +36,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from browserdeck.aio import create_task
-from browserdeck.relay.link import ExtensionLink, Socket
+from browserdeck.aio import Tasks
+from browserdeck.relay.link import ExtensionLink, Socket, send_text
 from browserdeck.relay.protocol import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -249,7 +249,7 @@ class Client:
         if self.closed:
             return
         try:
-            await self.ws.send(text)
+            await send_text(self.ws, text)
         except Exception:
             # The client went away mid-send; its reader loop will clean up.
             self.closed = True
@@ -322,6 +322,9 @@ class Relay:
         self.command_timeout = command_timeout
         self.long_command_timeout = long_command_timeout
         self.op_timeout = op_timeout
+        # Detaches, re-announcements, attaches: RelayServer.stop() cancels what still runs
+        # (a re-announcement sleeps up to 30 s).
+        self.tasks = Tasks()
 
     # ------------------------------------------------------------------ queries
     def shared_tabs(self) -> list[Tab]:
@@ -615,7 +618,7 @@ class Relay:
         link = self.link
         if link is None:
             return
-        create_task(self._detach_debugger(link, tab.tab_id), name=f"relay-detach-{tab.tab_id}")
+        self.tasks.spawn(self._detach_debugger(link, tab.tab_id), name=f"relay-detach-{tab.tab_id}")
 
     async def _detach_debugger(self, link: ExtensionLink, tab_id: int) -> None:
         try:
@@ -704,7 +707,7 @@ class Relay:
         delay = min(REANNOUNCE_DELAY * (2 ** (tab.strikes - 1)), 30.0)
         await self._hide_tab(tab)
         tab.cooling_until = now + delay
-        create_task(self._reannounce_later(tab, delay), name=f"relay-reannounce-{tab.tab_id}")
+        self.tasks.spawn(self._reannounce_later(tab, delay), name=f"relay-reannounce-{tab.tab_id}")
 
     async def _reannounce_later(self, tab: Tab, delay: float) -> None:
         await asyncio.sleep(delay)
@@ -790,7 +793,7 @@ class Relay:
             # Resume it if Chrome paused it for us, then let go of it.
             link = self.link
             if link is not None:
-                create_task(
+                self.tasks.spawn(
                     self._release_child(
                         link, tab, key, child_sid, bool(params.get("waitingForDebugger"))
                     ),
@@ -958,7 +961,7 @@ class Relay:
                 return
         if method in _SLOW_ROOT:
             # Waits on the extension: do not hold up this client's other commands.
-            create_task(
+            self.tasks.spawn(
                 self._run_root(handler, client, scope, msg_id, params, reply_sid, None),
                 name=f"relay-{method}",
             )
@@ -1165,7 +1168,7 @@ class Relay:
         else:
             tab.attaching = [cmd]
             tab.attach_done = asyncio.Event()
-            create_task(self._attach(tab), name=f"relay-attach-{tab.tab_id}")
+            self.tasks.spawn(self._attach(tab), name=f"relay-attach-{tab.tab_id}")
 
     async def _attach(self, tab: Tab, *, keep: bool = False) -> None:
         error: str | None = None
