@@ -7,22 +7,19 @@ service over HTTP; when none runs it says so and how to start one.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import json
-import logging
 import os
-import signal
 import sys
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from browserdeck import __version__, paths, secrets
+from browserdeck import __version__, paths
 from browserdeck.client import ApiClient, ClientError, fail
 from browserdeck.errors import BrowserdeckError
 
-log = logging.getLogger(__name__)
+# A CLI call is a process of its own: modules that only some commands need (asyncio,
+# the token store, the service) are imported in those commands (issue 14).
 
 Handler = Callable[[argparse.Namespace, ApiClient], int]
 
@@ -30,7 +27,28 @@ Handler = Callable[[argparse.Namespace, ApiClient], int]
 # --- the service ----------------------------------------------------------------
 
 
-async def run_service(*, headless: bool, port: int | None) -> int:
+async def _exit_when_idle(service: Any, stop: Any, seconds: float) -> None:
+    """``serve --idle-exit``: set ``stop`` once nothing has used the API for ``seconds``
+    (negative: the mcpIdleMinutes setting, read each time; 0 never)."""
+    import asyncio
+
+    while not stop.is_set():
+        limit = seconds if seconds >= 0 else service.config.mcp_idle_minutes * 60.0
+        activity = service.api.activity if service.api is not None else None
+        if limit > 0 and activity is not None and activity.idle_seconds() >= limit:
+            print("browserdeck: no MCP client for a while; stopping", file=sys.stderr)
+            stop.set()
+            return
+        await asyncio.sleep(min(5.0, max(limit / 4, 0.2)) if limit > 0 else 5.0)
+
+
+async def run_service(
+    *, headless: bool, port: int | None, idle_exit: float | None = None
+) -> int:
+    import asyncio
+    import contextlib
+    import signal
+
     from browserdeck.master import build_service
 
     service = build_service(force_headless=headless, control_port=port)
@@ -47,6 +65,10 @@ async def run_service(*, headless: bool, port: int | None) -> int:
               file=sys.stderr)
         return 1
     print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
+    if idle_exit is not None:
+        from browserdeck import aio
+
+        aio.create_task(_exit_when_idle(service, stop, idle_exit), name="idle-exit")
     if service.config_problem:
         print(f"warning: {service.config_problem}", file=sys.stderr)
     try:
@@ -70,13 +92,19 @@ def _port(text: str) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
     from browserdeck import logsetup
 
     logsetup.setup()
-    return asyncio.run(run_service(headless=args.headless, port=args.port))
+    return asyncio.run(
+        run_service(headless=args.headless, port=args.port, idle_exit=args.idle_exit)
+    )
 
 
 def cmd_token(args: argparse.Namespace) -> int:
+    from browserdeck import secrets
+
     kind = "relay" if args.relay else "api"
     if args.rotate:
         secrets.rotate_token(kind)
@@ -86,6 +114,8 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 
 def cmd_paths(args: argparse.Namespace) -> int:
+    from browserdeck import secrets
+
     data = {
         "config": str(paths.config_file()),
         "data": str(paths.data_dir()),
@@ -280,6 +310,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the service without a GUI (API, relays, browsers)")
     p.add_argument("--headless", action="store_true", help="force managed browsers headless")
     p.add_argument("--port", type=_port, help="control API port (default: controlPort setting)")
+    p.add_argument(
+        "--idle-exit", type=float, nargs="?", const=-1.0, metavar="SECONDS",
+        help="stop after this long with no API call and no `browserdeck mcp` alive (default: "
+        "the mcpIdleMinutes setting); how `browserdeck mcp` starts the service",
+    )
     p.set_defaults(local=cmd_serve)
 
     p = sub.add_parser("token", help="print the API token (or the relay token)")
