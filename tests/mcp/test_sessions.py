@@ -256,7 +256,7 @@ async def test_a_closed_tab_is_reported_and_navigate_opens_a_new_one(
         await service.stop()
 
 
-async def test_stop_all_agents_ends_every_mcp_session(bd_home: Path) -> None:
+async def test_stop_all_agents_ends_every_mcp_session(bd_home: Path, chromium_path: str) -> None:
     """The tray's Stop all agents ends each /mcp session for real: the client's next call
     is refused (its session is gone, per the MCP spec a 404), not served in a fresh
     session as if nothing happened; the tabs the sessions opened are closed; a new
@@ -269,13 +269,15 @@ async def test_stop_all_agents_ends_every_mcp_session(bd_home: Path) -> None:
         async with (
             http_client(url, service.api_token) as a,
             http_client(url, service.api_token) as b,
+            stdio_client(bd_home, chromium_path) as bridged,  # `browserdeck mcp`: a bridge
         ):
             opened = await call(a, "browser_tabs", {"action": "new"})
             tab_a = re.search(r"opened tab (\w+)", opened).group(1)  # type: ignore[union-attr]
             await call(b, "browser_tabs", {"action": "list"})
+            await call(bridged, "browser_tabs", {"action": "list"})
             summary = await service.stop_all_agents()
-            assert summary["sessions"] == 2, summary
-            for client in (a, b):
+            assert summary["sessions"] == 3, summary
+            for client in (a, b, bridged):
                 with pytest.raises(MCPError) as ended:
                     await asyncio.wait_for(client.call_tool("browser_tabs", {"action": "list"}), 10)
                 assert "session" in str(ended.value).lower(), ended.value
