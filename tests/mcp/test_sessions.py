@@ -287,3 +287,38 @@ async def test_stop_all_agents_ends_every_mcp_session(bd_home: Path, chromium_pa
             await call(c, "browser_tabs", {"action": "list"})
     finally:
         await service.stop()
+
+
+@pytest.mark.parametrize("via", ["http", "bridge"])
+async def test_mcp_cancelled_notification_cancels_the_engine_work(
+    bd_home: Path, chromium_path: str, via: str
+) -> None:
+    """A client that gives up on a call sends `notifications/cancelled` (the SDK client does
+    when the caller is cancelled): the tool's API call and its engine work end at once,
+    not after their own 8 s, and the session's next call runs without waiting for them."""
+    mcp_config(bd_home)
+    service = build_service(force_headless=True)
+    await service.start()
+    ended: list[dict[str, object]] = []
+    service.events.api_call.connect(lambda entry: ended.append(entry))
+    url = f"{service.url}/mcp"
+    try:
+        client_cm = (
+            http_client(url, service.api_token)
+            if via == "http"
+            else stdio_client(bd_home, chromium_path)
+        )
+        async with client_cm as client:
+            await call(client, "browser_navigate", {"url": "data:text/html,<title>w</title>"})
+            ended.clear()
+            started = asyncio.get_running_loop().time()
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(client.call_tool("browser_wait_for", {"time": 8}), 1.0)
+            while not any(e["path"] == "/act" for e in ended):
+                elapsed = asyncio.get_running_loop().time() - started
+                assert elapsed < 5, "the engine work went on after the client cancelled"
+                await asyncio.sleep(0.05)
+            # The session is free again at once (its calls run one at a time).
+            await asyncio.wait_for(call(client, "browser_tabs", {"action": "list"}), 5)
+    finally:
+        await service.stop()
