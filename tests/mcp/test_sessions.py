@@ -31,7 +31,7 @@ def tab_ids(listing: str) -> dict[str, str]:
     }
 
 
-async def test_stdio_lists_tools_without_starting_anything(
+async def test_stdio_lists_tools(
     bd_home: Path, chromium_path: str
 ) -> None:
     mcp_config(bd_home)
@@ -53,8 +53,9 @@ async def test_stdio_lists_tools_without_starting_anything(
         json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in core])
     )
     assert size < 10_000  # Playwright MCP 0.0.83's is 21,332; the target is <= 0.6x
-    # Nothing was started: listing tools needs no browser and no service.
-    assert not (bd_home / "data" / "browser" / "agent").exists()
+    # The tools came from the service that `browserdeck mcp` started (issue 14): it is
+    # still up for the next client, by design (docs/mcp.md).
+    assert (bd_home / "state" / "instance.json").exists()
 
 
 async def test_stdio_in_process_fallback_tabs_and_profiles(
