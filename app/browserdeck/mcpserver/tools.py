@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from browserdeck.engine import options as o
 from browserdeck.engine.consequences import NOTHING
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, NotFound
 from browserdeck.mcpserver import dom, images, snapshot
@@ -143,7 +144,7 @@ async def _snapshot_text(
     full: bool = False,
 ) -> str:
     params: dict[str, Any] = {"format": "ai", "selector": selector, "depth": depth}
-    data = await call.on_tab("GET", "/snapshot", params=params)
+    data = await call.on_tab(o.SnapshotOptions, params)
     raw = _snapshot_body(data)
     body = raw if full else snapshot.compact(raw)
     target = call.session.tab or ""
@@ -172,7 +173,7 @@ async def _snapshot_text(
 )
 async def navigate(call: Call) -> Reply:
     body = {"url": call.args["url"], "prepareSnapshot": PREPARE_SNAPSHOT}
-    data = await call.on_tab("POST", "/navigate", json=body, retry_fresh=True)
+    data = await call.on_tab(o.NavigateOptions, body, retry_fresh=True)
     status = data.get("status")
     line = _page_line(data) + (f" (HTTP {status})" if status else "")
     return await _finish(call, line, data)
@@ -180,7 +181,7 @@ async def navigate(call: Call) -> Reply:
 
 async def _history(call: Call, direction: str) -> Reply:
     data = await call.on_tab(
-        "POST", "/navigate", json={"action": direction, "prepareSnapshot": PREPARE_SNAPSHOT}
+        o.NavigateOptions, {"action": direction, "prepareSnapshot": PREPARE_SNAPSHOT}
     )
     return await _finish(call, _page_line(data) or f"went {direction}", data)
 
@@ -238,7 +239,7 @@ async def find(call: Call) -> Reply:
             "browser_find needs text or regex (one of them)",
             hint='e.g. {"text": "Sign in"} or {"regex": "/price|total/i"}',
         )
-    data = await call.on_tab("GET", "/snapshot", params={"format": "ai"})
+    data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
     raw = _snapshot_body(data)
     try:
         lines, total = snapshot.find(raw, pattern or text or "", regex=bool(pattern))
@@ -478,7 +479,7 @@ async def file_upload(call: Call) -> Reply:
             "evaluate", ref=a["ref"], fn="(el) => el.localName === 'input' && el.type === 'file'"
         )
         body["inputRef" if probe.get("result") is True else "ref"] = a["ref"]
-    data = await call.on_tab("POST", "/hooks/file-chooser", json=body)
+    data = await call.on_tab(o.FileChooserOptions, body)
     done = (
         f"uploaded {len(a['paths'])} file(s) via {a['ref']}"
         if a.get("ref")
@@ -498,7 +499,7 @@ async def file_upload(call: Call) -> Reply:
 async def handle_dialog(call: Call) -> Reply:
     a = call.args
     data = await call.on_tab(
-        "POST", "/hooks/dialog", json={"accept": a["accept"], "promptText": a.get("promptText")}
+        o.DialogOptions, {"accept": a["accept"], "promptText": a.get("promptText")}
     )
     verb = "accept" if a["accept"] else "dismiss"
     return await _finish(
@@ -537,9 +538,7 @@ async def screenshot(call: Call) -> Reply:
         "maxWidth": limit,
         "maxHeight": limit,
     }
-    data = await call.on_tab(
-        "POST", "/screenshot", json={k: v for k, v in body.items() if v is not None}
-    )
+    data = await call.on_tab(o.ScreenshotOptions, body)
     raw = _image_bytes(data)
     w, h = data.get("width"), data.get("height")
     if isinstance(w, int) and isinstance(h, int) and max(w, h) <= limit:
@@ -568,21 +567,9 @@ async def screenshot(call: Call) -> Reply:
     return reply
 
 
-def _image_bytes(data: Any) -> bytes:
-    if isinstance(data, bytes):
-        return data
-    for key in ("base64", "data", "image"):
-        if isinstance(data.get(key), str):
-            return Reply.b64(data[key])
-    if data.get("path"):
-        from pathlib import Path
-
-        return Path(str(data["path"])).read_bytes()
-    raise BrowserdeckError(
-        "the screenshot route answered without an image",
-        code="internal",
-        hint="this is a browserdeck bug",
-    )
+def _image_bytes(data: dict[str, Any]) -> bytes:
+    # Asked with inline: true, the engine answers the image as base64 (engine/screenshot.py).
+    return Reply.b64(str(data["base64"]))
 
 
 def _entry_time(entry: dict[str, Any]) -> float:
@@ -602,7 +589,7 @@ def _entry_time(entry: dict[str, Any]) -> float:
 )
 async def console_messages(call: Call) -> Reply:
     a = call.args
-    data = await call.on_tab("GET", "/console", params={"level": a.get("level")})
+    data = await call.on_tab(o.ConsoleOptions, {"level": a.get("level")})
     entries = [e for e in _list_of(data, "messages", "console") if isinstance(e, dict)]
     errors = [e for e in _list_of(data, "errors", "pageErrors") if isinstance(e, dict)]
     target = call.session.tab or ""
@@ -658,7 +645,7 @@ def _console_line(e: dict[str, Any]) -> str:
     narrow="Pass filter to see fewer requests",
 )
 async def network_requests(call: Call) -> Reply:
-    data = await call.on_tab("GET", "/console")
+    data = await call.on_tab(o.ConsoleOptions)
     needle = (call.args.get("filter") or "").lower()
     rows = []
     for r in _list_of(data, "requests", "network"):
@@ -689,7 +676,7 @@ async def pdf_save(call: Call) -> Reply:
     filename = call.args.get("filename")
     # Checked before the PDF is made: a refused name fails fast and writes nothing.
     name = confine.output_name(str(filename)) if filename else None
-    data = await call.on_tab("POST", "/pdf", json={"inline": bool(filename)})
+    data = await call.on_tab(o.PdfOptions, {"inline": bool(filename)})
     if name is not None:
         folder = call.app.output_folder(await call.roots())
         target = write_output(folder, name, Reply.b64(str(data["base64"])))
@@ -718,7 +705,9 @@ async def tabs(call: Call) -> Reply:
     a = call.args
     action = a["action"]
     if action == "new":
-        opened = await call.api("POST", "/tabs/open", json={"url": a.get("url") or "about:blank"})
+        opened = await call.app.backend.open_tab(
+            call.caller(), call.profile, a.get("url") or "about:blank"
+        )
         target = str(opened["targetId"])
         call.app.claims.claim(await call.profile_name(), target, call.session.owner)
         call.session.tab = target
@@ -761,7 +750,7 @@ async def _close_tab(call: Call, target: str, *, force: bool) -> str:
             hint="close your own tabs, or pass force: true",
             code="tab_owned",
         )
-    await call.api("DELETE", f"/tabs/{target_id}")
+    await call.app.backend.close_tab(call.caller(), call.profile, target_id)
     call.app.claims.release(call.session.owner, profile, target_id)
     call.forget_tab(target_id)
     return f"closed tab {target_id[:8]}"
@@ -807,7 +796,7 @@ async def profiles(call: Call) -> Reply:
     a = call.args
     action, name = a["action"], a.get("name")
     if action == "list":
-        data = await call.app.backend.request("GET", "/profiles")
+        data = await call.app.backend.profiles(call.caller())
         current = call.session.profile or data.get("defaultProfile")
         lines = []
         for p in data.get("profiles", []):
@@ -825,7 +814,7 @@ async def profiles(call: Call) -> Reply:
             f"browser_profiles action={action} needs name", hint="list profiles with action=list"
         )
     if action == "use":
-        status = await call.app.backend.request("GET", "/", params={"profile": name})
+        status = await call.app.backend.status(call.caller(), name)
         if call.session.tab is not None:
             call.app.claims.release(call.session.owner, await call.profile_name())
         call.session.profile = name
@@ -835,9 +824,8 @@ async def profiles(call: Call) -> Reply:
             f"this session now uses profile {name} ({status.get('driver')}, "
             f"{'running' if status.get('running') else 'not running yet'})"
         )
-    data = await call.app.backend.request(
-        "POST", f"/{action}", params={"profile": name}, headers=call.session_headers()
-    )
+    backend = call.app.backend
+    data = await (backend.start if action == "start" else backend.stop)(call.caller(), name)
     return Reply(
         f"profile {name}: {data.get('state', 'done')}"
         + (f" ({data['detail']})" if data.get("detail") else "")
@@ -1057,7 +1045,7 @@ async def network_sources(call: Call) -> Reply:
 )
 async def set_offline(call: Call) -> Reply:
     offline = bool(call.args["offline"])
-    data = await call.on_tab("POST", "/set/offline", json={"offline": offline})
+    data = await call.on_tab(o.OfflineOptions, {"offline": offline})
     if not offline:
         return await _finish(call, "back online", data)
     workers = [str(w) for w in data.get("serviceWorkers") or []]
