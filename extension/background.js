@@ -255,8 +255,11 @@ function onOpen(ws) {
   send(ws, { method: "auth", params: { nonce: ws.authNonce, protocol: PROTOCOL_VERSION } });
 }
 
-async function hmacHex(token, message) {
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(token), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+function hmacKey(token) {
+  return crypto.subtle.importKey("raw", new TextEncoder().encode(token), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+}
+
+async function hmacHex(key, message) {
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message)));
   return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -266,14 +269,20 @@ async function hmacHex(token, message) {
 async function onChallenge(ws, params) {
   const { relayToken } = await chrome.storage.local.get(["relayToken"]);
   const nonce = typeof params.nonce === "string" ? params.nonce : "";
-  const expected = relayToken && nonce ? await hmacHex(relayToken, `browserdeck-relay\n${ws.authNonce}\n${nonce}`) : "";
+  // Both proofs in one go (one key import): the reconnect path counts (docs/extension.md).
+  const key = relayToken && nonce ? await hmacKey(relayToken) : null;
+  const [expected, proof] = key
+    ? await Promise.all([
+        hmacHex(key, `browserdeck-relay\n${ws.authNonce}\n${nonce}`),
+        hmacHex(key, `browserdeck-extension\n${ws.authNonce}\n${nonce}`),
+      ])
+    : ["", ""];
   if (ws !== state.ws) return;
   if (!expected || params.proof !== expected) {
     ws.authFailed = true;
     ws.close(1000, "the relay did not prove it knows the token");
     return;
   }
-  const proof = await hmacHex(relayToken, `browserdeck-extension\n${ws.authNonce}\n${nonce}`);
   if (ws !== state.ws) return;
   send(ws, { method: "authProof", params: { proof } });
   ws.authed = true;
@@ -287,13 +296,15 @@ async function onAuthenticated(ws) {
   // A new relay connection has no client sessions: start from a clean debugger slate so
   // no client inherits another one's scripts or emulation (and the banner goes away).
   await releaseDebuggers();
+  // All tabs at once, and storage after the hello: tabs are back on the relay sooner.
+  const ids = [...state.shared.keys()];
+  const infos = await Promise.all(ids.map((tabId) => tabInfo(tabId)));
   const tabs = [];
-  for (const tabId of [...state.shared.keys()]) {
-    const info = await tabInfo(tabId);
-    if (info) tabs.push(info);
+  ids.forEach((tabId, i) => {
+    if (infos[i]) tabs.push(infos[i]);
     else state.shared.delete(tabId);
-  }
-  await persist();
+  });
+  if (ws !== state.ws) return;
   send(ws, {
     method: "hello",
     params: {
@@ -307,6 +318,7 @@ async function onAuthenticated(ws) {
       tabs,
     },
   });
+  void persist();
   setStatus("connected", `Connected to browserdeck on 127.0.0.1:${state.port}.`);
   startKeepalive(ws);
 }

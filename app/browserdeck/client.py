@@ -90,8 +90,8 @@ def unproven_server(url: str) -> tuple[str, str] | None:
     not running (issue 10, item 4). Every socket that could take our connection must be
     owned by our own uid; and when the instance file names a live browserdeck for this
     port, that very process must hold the socket (a second program of ours on the port,
-    e.g. a dev server, is not browserdeck either). Linux reads ``/proc/net/tcp*``;
-    elsewhere the check is skipped (docs/security.md). A non-loopback URL is one the user
+    e.g. a dev server, is not browserdeck either). psutil lists the sockets; where
+    it cannot list other users' (macOS without root) the check is skipped (docs/security.md). A non-loopback URL is one the user
     typed (``--url``/``BROWSERDECK_URL``, a tunnel) and is trusted as given.
     """
     parts = urlsplit(url)
@@ -105,10 +105,12 @@ def unproven_server(url: str) -> tuple[str, str] | None:
     if not listeners:
         return "not_running", f"nothing listens on {host}:{port}"
     me = os.getuid()
-    strangers = sorted({uid for _inode, uid in listeners if uid != me})
+    # A listener whose process we cannot see is another user's (ours are always visible).
+    strangers = sorted({lst.uid if lst.uid is not None else -1 for lst in listeners} - {me})
     if strangers:
+        who = "another user" if strangers[-1] == -1 else _user(strangers[-1])
         return "not_our_server", (
-            f"the program listening on {host}:{port} runs as {_user(strangers[0])}, not as "
+            f"the program listening on {host}:{port} runs as {who}, not as "
             f"you ({_user(me)}): it is not your browserdeck, so your API token was not sent"
         )
     try:
@@ -117,7 +119,7 @@ def unproven_server(url: str) -> tuple[str, str] | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if recorded.port == port and pid != os.getpid() and procs.pid_alive(pid) and not any(
-        procs.pid_holds_socket(pid, inode) for inode, _uid in listeners
+        lst.pid == pid for lst in listeners
     ):
         return "not_our_server", (
             f"{host}:{port} is held by another program, not by the browserdeck process "

@@ -699,11 +699,9 @@ def check_consistency(config: Config) -> None:
 
 def _listened_on(port: int) -> bool:
     """Something (maybe another user's Chrome) already accepts connections on the port."""
-    import socket
+    from browserdeck.chrome.procs import port_in_use  # psutil: only when allocating
 
-    with socket.socket() as sock:
-        sock.settimeout(0.2)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
+    return port_in_use(port)
 
 
 def allocate_cdp_port(config: Config, reserved: Iterable[int] = ()) -> int:

@@ -525,13 +525,13 @@ class ProfileContext:
         """reset-profile clears orphaned browsers; any other program on the port is not ours."""
         holders = [pid for pid in procs.listening_pids(port) if pid != os.getpid()]
         strangers = [pid for pid in holders if not procs.owned_by_us(pid)]
-        # The socket's owner tells even when the process is hidden from us (not root).
+        # A listener whose process is hidden from us (not root) is another user's.
         foreign = [
-            uid for _inode, uid in procs.loopback_listeners(port) or [] if uid != os.getuid()
+            lst for lst in procs.loopback_listeners(port) or [] if lst.uid != os.getuid()
         ]
         if strangers or foreign:
             # Another user's process: never killed, whatever it is.
-            who = f"pid {strangers[0]}" if strangers else f"uid {foreign[0]}"
+            who = f"pid {strangers[0]}" if strangers else "a process"
             raise Conflict(
                 f"profile {self.name!r}: port {port} is held by {who} of another user; "
                 "reset-profile only kills this user's orphaned browsers",

@@ -13,22 +13,10 @@ import httpx
 import pytest
 
 from browserdeck import config, paths
+from browserdeck.chrome.procs import pid_alive
 from browserdeck.master import build_service
 from tests.support.net import free_port
 from tests.support.service import running_service, service_config
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still "exists"; treat it as dead.
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 async def test_health_needs_no_token_and_everything_else_does() -> None:

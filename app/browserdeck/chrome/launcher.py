@@ -45,10 +45,12 @@ from browserdeck.chrome.pipe import BrowserPipe, PipeCallError
 from browserdeck.chrome.procs import (
     kill_port_owner,
     listening_pids,
+    parent_pid,
     pid_alive,
     port_in_use,
     process_cmdline,
     process_group_alive,
+    process_uid,
     signal_process_group,
 )
 from browserdeck.errors import ActionTimeout, Conflict, Unavailable
@@ -259,12 +261,10 @@ def close_orphan(user_data_dir: Path, timeout: float = 5.0) -> int | None:
     pid = profile_lock_owner(user_data_dir)
     if pid is None or sys.platform == "win32":
         return None
-    try:
-        if os.stat(f"/proc/{pid}").st_uid != os.getuid():
-            return None
-    except OSError:
-        pass  # not Linux (no /proc): the lock lives in our own profile dir anyway
-    parent = _parent_pid(pid)
+    uid = process_uid(pid)
+    if uid is not None and uid != os.getuid():
+        return None  # unknown (gone, hidden): the lock lives in our own profile dir anyway
+    parent = parent_pid(pid)
     if parent is not None and parent > 1 and _is_browserdeck(parent):
         return None
     log.warning(
@@ -287,15 +287,6 @@ def close_orphan(user_data_dir: Path, timeout: float = 5.0) -> int | None:
         _sweep_group_blocking(pid)
     profile_lock_owner(user_data_dir)  # removes the lock it left behind
     return pid
-
-
-def _parent_pid(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rpartition(")")[2].split()
-    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
 
 
 def _is_browserdeck(pid: int) -> bool:

@@ -1,8 +1,9 @@
 """Processes and ports: who listens on a CDP port, is a pid alive, kill a browser's group.
 
-Linux reads ``/proc`` (no psutil dependency); macOS uses ``lsof``/``ps``;
-Windows uses ``netstat``/``taskkill``.  The non-Linux paths are best effort and
-are not exercised by the test suite on this machine.
+All process and socket facts come from psutil (one cross-platform source instead of
+hand-parsed ``/proc``, ``lsof``, ``netstat`` and ``ctypes``). Process groups are POSIX
+(``os.getpgid``/``os.killpg``). Only the Linux paths are exercised by the test suite
+on this machine.
 """
 
 from __future__ import annotations
@@ -12,19 +13,23 @@ import logging
 import os
 import signal
 import socket
-import subprocess
 import sys
 import time
-from pathlib import Path
+from dataclasses import dataclass
+
+import psutil
+
+from browserdeck.guard import is_loopback_address
 
 __all__ = [
+    "Listener",
     "is_chrome_process",
     "kill_port_owner",
     "listening_pids",
     "loopback_listeners",
     "owned_by_us",
+    "parent_pid",
     "pid_alive",
-    "pid_holds_socket",
     "port_in_use",
     "process_cmdline",
     "process_group_alive",
@@ -52,106 +57,64 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
 # -- who listens on a port -----------------------------------------------------------
 
 
-def _linux_listeners(port: int) -> list[tuple[str, int]]:
-    """(inode, owner uid) of LISTEN sockets on ``port`` bound to loopback or a wildcard."""
-    found: list[tuple[str, int]] = []
-    ok_v4 = {"0100007F", "00000000"}  # 127.0.0.1, 0.0.0.0 (little-endian hex)
-    ok_v6 = {
-        "00000000000000000000000000000000",  # ::
-        "00000000000000000000000001000000",  # ::1
-        "0000000000000000FFFF00000100007F",  # ::ffff:127.0.0.1
-    }
-    for table, allowed in (("/proc/net/tcp", ok_v4), ("/proc/net/tcp6", ok_v6)):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
+@dataclass(frozen=True)
+class Listener:
+    """A TCP socket listening where a connection to loopback ``port`` could land.
+
+    ``pid`` and ``uid`` are None when the socket's process is hidden from us: it is
+    another user's (an unprivileged process sees only its own users' sockets' owners).
+    """
+
+    pid: int | None
+    uid: int | None
+
+
+def _takes_loopback(address: str) -> bool:
+    """Whether a socket bound to ``address`` accepts connections to 127.0.0.1 / ::1."""
+    return is_loopback_address(address) or address in ("0.0.0.0", "::", "::ffff:0.0.0.0")
+
+
+def _listeners(port: int) -> list[Listener] | None:
+    """Every LISTEN socket on ``port`` bound to loopback or a wildcard; None when the
+    platform does not let us list other users' sockets (macOS without root)."""
+    try:
+        conns = psutil.net_connections(kind="tcp")
+    except psutil.AccessDenied:
+        return None
+    found: list[Listener] = []
+    for conn in conns:
+        if conn.status != psutil.CONN_LISTEN or not conn.laddr:
             continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) < 10 or fields[3] != "0A":  # 0A = TCP_LISTEN
-                continue
-            address, _, hex_port = fields[1].partition(":")
-            if int(hex_port, 16) == port and address.upper() in allowed:
-                found.append((fields[9], int(fields[7])))
+        if conn.laddr.port == port and _takes_loopback(conn.laddr.ip):
+            found.append(Listener(conn.pid, process_uid(conn.pid) if conn.pid else None))
     return found
 
 
-def _linux_listen_inodes(port: int) -> set[str]:
-    """Inodes of LISTEN sockets on ``port`` bound to loopback or a wildcard address."""
-    return {inode for inode, _uid in _linux_listeners(port)}
-
-
-def loopback_listeners(port: int) -> list[tuple[str, int]] | None:
-    """``(socket inode, owner uid)`` of every socket that could take a connection to
-    loopback ``port``; None where the platform cannot tell (not Linux)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    return _linux_listeners(port)
-
-
-def pid_holds_socket(pid: int, inode: str) -> bool:
-    """Whether process ``pid`` has the socket ``inode`` open (Linux; False when unreadable)."""
-    wanted = f"socket:[{inode}]"
-    try:
-        fds = os.scandir(f"/proc/{pid}/fd")
-    except OSError:
-        return False
-    with fds:
-        for fd in fds:
-            try:
-                if os.readlink(fd.path) == wanted:
-                    return True
-            except OSError:
-                continue
-    return False
-
-
-def _linux_pids_with_sockets(inodes: set[str]) -> list[int]:
-    wanted = {f"socket:[{inode}]" for inode in inodes}
-    pids: list[int] = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            fds = os.scandir(f"/proc/{entry.name}/fd")
-        except OSError:
-            continue
-        with fds:
-            for fd in fds:
-                try:
-                    if os.readlink(fd.path) in wanted:
-                        pids.append(int(entry.name))
-                        break
-                except OSError:
-                    continue
-    return sorted(pids)
+def loopback_listeners(port: int) -> list[Listener] | None:
+    """Every socket that could take a connection to loopback ``port``, with its owner;
+    None where the platform cannot tell (then the caller skips the ownership check)."""
+    return _listeners(port)
 
 
 def listening_pids(port: int) -> list[int]:
-    """Pids of processes listening on loopback ``port`` (empty when unknown)."""
-    if sys.platform.startswith("linux"):
-        inodes = _linux_listen_inodes(port)
-        return _linux_pids_with_sockets(inodes) if inodes else []
-    if sys.platform == "darwin":
-        out = _run(["lsof", "-nP", f"-iTCP:{port}", "-sTCP:LISTEN", "-t"])
-        return sorted({int(tok) for tok in out.split() if tok.isdigit()})
-    if sys.platform == "win32":
-        pids = set()
-        for line in _run(["netstat", "-ano", "-p", "TCP"]).splitlines():
-            parts = line.split()
-            if len(parts) >= 5 and parts[3].upper() == "LISTENING":
-                local = parts[1]
-                if local.rsplit(":", 1)[-1] == str(port) and parts[4].isdigit():
-                    pids.add(int(parts[4]))
-        return sorted(pids)
-    return []
-
-
-def _run(cmd: list[str]) -> str:
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=5, check=False).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ""
+    """Pids of processes listening on loopback ``port`` that we can see (empty when unknown)."""
+    listeners = _listeners(port)
+    if listeners is not None:
+        return sorted({lst.pid for lst in listeners if lst.pid})
+    # No global socket table (macOS without root): our own processes' sockets.
+    pids: set[int] = set()
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            for conn in proc.net_connections(kind="tcp"):
+                if (
+                    conn.status == psutil.CONN_LISTEN
+                    and conn.laddr
+                    and conn.laddr.port == port
+                    and _takes_loopback(conn.laddr.ip)
+                ):
+                    pids.add(proc.pid)
+                    break
+    return sorted(pids)
 
 
 # -- process facts -------------------------------------------------------------------
@@ -159,37 +122,39 @@ def _run(cmd: list[str]) -> str:
 
 def process_cmdline(pid: int) -> list[str] | None:
     """The process's argv, or None when it cannot be read."""
-    if sys.platform.startswith("linux"):
-        try:
-            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return None
-        return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]
-    if sys.platform == "darwin":
-        out = _run(["ps", "-o", "command=", "-p", str(pid)]).strip()
-        return out.split() if out else None
-    return None
+    try:
+        return list(psutil.Process(pid).cmdline())
+    except (psutil.Error, OSError):
+        return None
 
 
 def process_uid(pid: int) -> int | None:
-    """The real uid the process runs as, or None when it cannot be told (not Linux, gone)."""
-    if not sys.platform.startswith("linux"):
+    """The real uid the process runs as, or None when it cannot be told (Windows, gone)."""
+    if sys.platform == "win32":
         return None
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("Uid:"):
-                return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
+        return int(psutil.Process(pid).uids().real)
+    except (psutil.Error, OSError):
         return None
-    return None
+
+
+def parent_pid(pid: int) -> int | None:
+    """The parent's pid, or None when the process is gone or hidden."""
+    try:
+        return int(psutil.Process(pid).ppid())
+    except (psutil.Error, OSError):
+        return None
 
 
 def owned_by_us(pid: int) -> bool:
-    """True when ``pid`` runs as our uid (unknown counts as ours only off Linux)."""
+    """True when ``pid`` runs as our user (unknown counts as not ours)."""
+    if sys.platform == "win32":
+        try:
+            return bool(psutil.Process(pid).username() == psutil.Process().username())
+        except (psutil.Error, OSError):
+            return False
     uid = process_uid(pid)
-    if uid is None:
-        return not sys.platform.startswith("linux") and hasattr(os, "getuid")
-    return hasattr(os, "getuid") and uid == os.getuid()
+    return uid is not None and uid == os.getuid()
 
 
 def is_chrome_process(pid: int) -> bool:
@@ -206,68 +171,23 @@ def pid_alive(pid: int) -> bool:
     """True while ``pid`` runs (a zombie, i.e. exited but not reaped, counts as gone)."""
     if pid <= 0:
         return False
-    if sys.platform == "win32":
-        return _windows_pid_alive(pid)
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    if sys.platform.startswith("linux"):
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            return False
-        # Field 3, after the parenthesised command name (which may contain spaces).
-        state = stat.rpartition(")")[2].split()[:1]
-        return state != ["Z"]
-    return True
-
-
-def _windows_pid_alive(pid: int) -> bool:
-    if sys.platform != "win32":  # keeps mypy's platform narrowing happy
-        return False
-    import ctypes
-
-    # os.kill(pid, 0) would *terminate* the process on Windows; ask the kernel instead.
-    kernel32 = ctypes.windll.kernel32
-    handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-    if not handle:
-        return False
-    try:
-        code = ctypes.c_ulong()
-        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
-            return False
-        return code.value == 259  # STILL_ACTIVE
-    finally:
-        kernel32.CloseHandle(handle)
+    except (psutil.Error, OSError):
+        return True  # it exists, we may just not look at it
 
 
 def process_group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) pids in process group ``pgid`` (Linux; elsewhere [] or [pgid])."""
+    """Live (non-zombie) pids in process group ``pgid`` (POSIX; [] on Windows)."""
     if sys.platform == "win32" or pgid <= 0:
         return []
-    if not sys.platform.startswith("linux"):
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return []
-        except PermissionError:
-            pass
-        return [pgid]
     members = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry.name}/stat").read_text()
-        except OSError:
-            continue
-        # After the parenthesised command name: state, ppid, pgrp, ...
-        fields = stat.rpartition(")")[2].split()
-        if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] != "Z":
-            members.append(int(entry.name))
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                members.append(proc.pid)
     return members
 
 
@@ -286,7 +206,7 @@ def process_group_alive(pgid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return bool(process_group_members(pgid)) if sys.platform.startswith("linux") else True
+    return bool(process_group_members(pgid))
 
 
 def signal_process_group(pgid: int, sig: int) -> bool:
@@ -338,8 +258,13 @@ def kill_port_owner(port: int, timeout: float = 5.0) -> list[int]:
 
 def _signal_all(groups: dict[int, int | None], sig: int) -> None:
     for pid, pgid in groups.items():
-        if sys.platform == "win32":
-            _run(["taskkill", "/PID", str(pid), "/T", "/F"])
+        if sys.platform == "win32":  # no process groups: the process and its descendants
+            with contextlib.suppress(psutil.Error):
+                proc = psutil.Process(pid)
+                for child in proc.children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        child.kill()
+                proc.kill()
             continue
         if pgid is not None and signal_process_group(pgid, sig):
             continue

@@ -15,17 +15,16 @@ The tray can call ``read_claims()`` to show which agent holds which tab.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from browserdeck import paths
+from browserdeck.chrome.procs import pid_alive
 from browserdeck.files import write_atomic
 
 
@@ -68,60 +67,11 @@ def claims_file() -> Path:
     return paths.state_dir() / "mcp-tab-claims.json"
 
 
-def pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    if pid <= 0:
-        return False
-    if sys.platform == "win32":  # os.kill(pid, 0) would terminate the process on Windows
-        import ctypes
-
-        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
-        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-        if not handle:
-            return False
-        code = ctypes.c_ulong()
-        ok = kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
-        kernel32.CloseHandle(handle)
-        return bool(ok) and code.value == 259  # STILL_ACTIVE
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    lock_path = path.with_suffix(".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        if sys.platform == "win32":
-            import msvcrt
-
-            while True:
-                try:
-                    msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
-                    break
-                except OSError:
-                    continue
-            try:
-                yield
-            finally:
-                os.lseek(fd, 0, os.SEEK_SET)
-                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+def _locked(path: Path) -> FileLock:
+    """The inter-process lock every read-modify-write of ``path`` holds (a blocking flock
+    on Unix, LockFileEx on Windows, through filelock); private to the user (0600)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(path.with_suffix(".lock"), mode=0o600)
 
 
 def _key(profile: str, target_id: str) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from browserdeck import imaging
 from browserdeck.engine import options as o
 from browserdeck.engine.consequences import NOTHING
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, NotFound
@@ -545,7 +546,9 @@ async def screenshot(call: Call) -> Reply:
         # The engine already fitted it: no need to look inside the image again.
         fitted, mime = raw, "image/jpeg" if data.get("type") == "jpeg" else "image/png"
     else:
-        fitted, mime, (w, h) = images.fit(raw, limit)
+        fitted_image = imaging.fit(raw, limit, limit)
+        fitted, mime = fitted_image.data, fitted_image.mime
+        w, h = fitted_image.width, fitted_image.height
     reply = Reply(narrow="Take it without labels, or of one element (ref)")
     reply.add_image(fitted, mime)
     lines = [f"screenshot {w}x{h}" + (f", saved to {data['path']}" if data.get("path") else "")]

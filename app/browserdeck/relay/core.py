@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from browserdeck.aio import Tasks
-from browserdeck.relay.link import ExtensionLink, Socket
+from browserdeck.relay.link import ExtensionLink, Socket, send_text
 from browserdeck.relay.protocol import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -249,7 +249,7 @@ class Client:
         if self.closed:
             return
         try:
-            await self.ws.send(text)
+            await send_text(self.ws, text)
         except Exception:
             # The client went away mid-send; its reader loop will clean up.
             self.closed = True
