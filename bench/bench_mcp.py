@@ -225,6 +225,8 @@ def ours_params(home: Path, chromium: str, tools: str = "core") -> StdioServerPa
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", ""),
     }
+    if "PYTHONPATH" in os.environ:  # to bench another checkout: PYTHONPATH=<it>/app
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "browserdeck", "mcp", "--tools", tools],
