@@ -330,26 +330,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = client_cmd("close", cmd_close, "close a tab (targetId or unique prefix)")
     p.add_argument("target_id")
 
-    for module in _extension_modules():
+    # Each area keeps its commands in its own module (engine actions, relay pairing, the
+    # CDP URL, the MCP server, the tray); each imports its heavy parts only when run.
+    from browserdeck import cli_cdp, cli_engine, cli_gui, cli_mcp, cli_relay
+
+    for module in (cli_engine, cli_relay, cli_cdp, cli_mcp, cli_gui):
         module.register(sub, common)
     return parser
-
-
-def _extension_modules() -> list[Any]:
-    """CLI commands contributed by other packages (engine, relay, MCP, GUI), when present."""
-    import importlib
-
-    found = []
-    # Each owner keeps its commands in its own module: engine actions, relay pairing,
-    # the MCP server, the tray.
-    for name in ("browserdeck.cli_engine", "browserdeck.cli_relay", "browserdeck.cli_cdp",
-                 "browserdeck.cli_mcp", "browserdeck.cli_gui"):
-        try:
-            found.append(importlib.import_module(name))
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -149,15 +149,10 @@ def create_app(service: Service, *, extend: Callable[[FastAPI], None] | None = N
 
     app.openapi = openapi  # type: ignore[method-assign]
 
-    from browserdeck.api import routes_core
+    from browserdeck.api import routes_core, routes_engine
 
     app.include_router(routes_core.router)
-    try:
-        from browserdeck.api import routes_engine
-    except ImportError:  # the engine routes land separately; the core API works without them
-        log.warning("engine routes are not available")
-    else:
-        app.include_router(routes_engine.router)
+    app.include_router(routes_engine.router)
     if extend is not None:
         extend(app)  # the composition root's routes (MCP at /mcp), behind the same guard
 
