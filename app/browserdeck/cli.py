@@ -7,53 +7,24 @@ service over HTTP; when none runs it says so and how to start one.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import json
-import logging
 import os
-import signal
 import sys
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from browserdeck import __version__, paths, secrets
+from browserdeck import __version__, paths
 from browserdeck.client import ApiClient, ClientError, fail
 from browserdeck.errors import BrowserdeckError
 
-log = logging.getLogger(__name__)
+# A CLI call is a process of its own: modules that only some commands need (asyncio,
+# the token store, the service) are imported in those commands (issue 14).
 
 Handler = Callable[[argparse.Namespace, ApiClient], int]
 
 
 # --- the service ----------------------------------------------------------------
-
-
-async def run_service(*, headless: bool, port: int | None) -> int:
-    from browserdeck.master import build_service
-
-    service = build_service(force_headless=headless, control_port=port)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    # SIGHUP too: closing the terminal that runs `serve` must not orphan the browsers.
-    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
-        with contextlib.suppress(NotImplementedError):  # Windows
-            loop.add_signal_handler(sig, stop.set)
-    try:
-        await service.start()
-    except BrowserdeckError as exc:
-        print(f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""),
-              file=sys.stderr)
-        return 1
-    print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
-    if service.config_problem:
-        print(f"warning: {service.config_problem}", file=sys.stderr)
-    try:
-        await stop.wait()
-    finally:
-        await service.stop()
-    return 0
 
 
 def _port(text: str) -> int:
@@ -70,13 +41,19 @@ def _port(text: str) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
     from browserdeck import logsetup
 
     logsetup.setup()
-    return asyncio.run(run_service(headless=args.headless, port=args.port))
+    from browserdeck.master import serve
+
+    return asyncio.run(serve(headless=args.headless, port=args.port, idle_exit=args.idle_exit))
 
 
 def cmd_token(args: argparse.Namespace) -> int:
+    from browserdeck import secrets
+
     kind = "relay" if args.relay else "api"
     if args.rotate:
         secrets.rotate_token(kind)
@@ -86,6 +63,8 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 
 def cmd_paths(args: argparse.Namespace) -> int:
+    from browserdeck import secrets
+
     data = {
         "config": str(paths.config_file()),
         "data": str(paths.data_dir()),
@@ -280,6 +259,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the service without a GUI (API, relays, browsers)")
     p.add_argument("--headless", action="store_true", help="force managed browsers headless")
     p.add_argument("--port", type=_port, help="control API port (default: controlPort setting)")
+    p.add_argument(
+        "--idle-exit", type=float, nargs="?", const=-1.0, metavar="SECONDS",
+        help="stop after this long with no API call and no `browserdeck mcp` alive (default: "
+        "the mcpIdleMinutes setting); how `browserdeck mcp` starts the service",
+    )
     p.set_defaults(local=cmd_serve)
 
     p = sub.add_parser("token", help="print the API token (or the relay token)")

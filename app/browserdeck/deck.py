@@ -337,6 +337,8 @@ class Deck:
         allowed = confine.allowed_roots(body.roots, self.service.config.upload_roots)
         files = [str(confine.readable_file(p, allowed)) for p in body.paths]
         body = body.model_copy(update={"paths": files})
+        if body.wait_ms is None:  # setting files is an action: the actionWaitMs setting bounds it
+            body = body.model_copy(update={"wait_ms": self.service.config.action_wait_ms})
         t = await self.target(caller, profile, body.target_id or target_id)
         return await self.engine.arm_file_chooser(t.cdp_url, t.target_id, t.headers, body)
 

@@ -993,7 +993,10 @@ class Service:
 
     # --- instance discovery (CLI, second launch) -------------------------------
     def _write_instance_file(self) -> None:
-        data = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        data: dict[str, Any] = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        socket_path = getattr(self.api, "socket_path", None)
+        if socket_path is not None:
+            data["socket"] = str(socket_path)
         write_atomic(paths.instance_file(), json.dumps(data))
 
     def _remove_instance_file(self) -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -388,3 +389,105 @@ async def watch(state: PageState, bound_ms: int, *, scrolls: bool = False) -> Wa
     w = Watch(state, bound_ms, expect_effect=scrolls)
     await w.start()
     return w
+
+
+# --- an explicit wait: the network has gone quiet ---------------------------------------
+#
+# What an action did not start itself (a debounced search: the page fetches 300 ms after
+# the last key) is not its consequence; the agent waits for it explicitly, for the text it
+# expects or for the network to go quiet. Playwright's "networkidle" load state cannot
+# serve: it belongs to the document's load and, once reached, stays reached.
+
+DEFAULT_QUIET_MS = 500  # Playwright's networkidle window, the figure agents know
+# A request open this long is a long poll or a stream, not something that will finish:
+# it does not keep the network "busy" (the same figure as the default action wait).
+LONG_LIVED_S = DEFAULT_WAIT_MS / 1000
+
+
+async def network_quiet(state: PageState, quiet_ms: int, timeout_ms: int) -> dict[str, Any]:
+    """Return once no request (WAITED_TYPES) has been in flight for ``quiet_ms``.
+
+    The quiet window starts now, not at the last request before the call: a debounce timer
+    the page has armed but not fired yet would otherwise be missed. Event-driven (page
+    request events and their timestamps), no polling. Raises ActionTimeout past
+    ``timeout_ms``, naming what is still open.
+    """
+    from browserdeck.errors import ActionTimeout
+
+    page: Any = state.page
+    began = time.monotonic()
+    deadline = began + timeout_ms / 1000
+    quiet = quiet_ms / 1000
+    # request -> when it started (monotonic), when its response headers came
+    started: dict[Request, float] = {}
+    answered: dict[Request, float] = {}
+    for request, age in state.open_requests():
+        if request.resource_type in WAITED_TYPES:
+            started[request] = began - age
+    last = began
+    requests_seen = 0
+    changed = asyncio.Event()
+
+    def on_request(request: Request) -> None:
+        nonlocal last, requests_seen
+        if request.resource_type in WAITED_TYPES:
+            started[request] = last = time.monotonic()
+            requests_seen += 1
+            changed.set()
+
+    def on_response(response: Response) -> None:
+        if response.request in started:
+            answered[response.request] = time.monotonic()
+            changed.set()
+
+    def on_done(request: Request) -> None:
+        nonlocal last
+        if started.pop(request, None) is not None:
+            answered.pop(request, None)
+            last = time.monotonic()
+            changed.set()
+
+    handlers: list[tuple[str, Any]] = [
+        ("request", on_request),
+        ("response", on_response),
+        ("requestfinished", on_done),
+        ("requestfailed", on_done),
+    ]
+    for name, handler in handlers:
+        page.on(name, handler)
+    try:
+        while True:
+            now = time.monotonic()
+            # When each open request stops counting: its body unread past UNREAD_BODY_S
+            # after the headers, or open past LONG_LIVED_S (a long poll, a stream).
+            busy_until = [
+                min(t + LONG_LIVED_S, answered[r] + UNREAD_BODY_S if r in answered else math.inf)
+                for r, t in started.items()
+            ]
+            busy = [t for t in busy_until if t > now]
+            quiet_at = max([last, *(b for b in busy_until if b <= now)]) + quiet
+            if not busy and now >= quiet_at:
+                break
+            if now >= deadline:
+                still = [r.url[:200] for r, t in zip(started, busy_until, strict=True) if t > now]
+                what = (
+                    f"{len(still)} request{'s' if len(still) != 1 else ''} still open "
+                    f"({', '.join(still[:3])})"
+                    if still
+                    else f"requests kept starting less than {quiet_ms} ms apart"
+                )
+                raise ActionTimeout(
+                    f"the network did not go quiet for {quiet_ms} ms within {timeout_ms} ms: "
+                    f"{what}",
+                    hint="wait for the text you expect instead (kind=wait, text=...), or "
+                    "raise timeoutMs",
+                )
+            wake = min([deadline, *busy]) if busy else min(deadline, quiet_at)
+            changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), max(0.0, wake - now))
+    finally:
+        for name, handler in handlers:
+            with contextlib.suppress(Exception):
+                page.remove_listener(name, handler)
+    return {"requests": requests_seen, "waitedMs": round((time.monotonic() - began) * 1000)}

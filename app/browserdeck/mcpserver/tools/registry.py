@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from browserdeck.mcpserver.context import Call, Reply
-from browserdeck.mcpserver.schema import JSON, b, s
+from browserdeck.mcpserver.schema import JSON, b, i, s
 
 Handler = Callable[[Call], Awaitable[Reply]]
 GROUPS = ("core", "all", "code")
@@ -42,6 +42,11 @@ def tool(
 
 REF = s("element ref from the snapshot, e.g. e12")
 SNAP = b("also return what changed on the page")
+# Per call, like the API's and the CLI's waitMs (engine/consequences.py).
+WAIT = i(
+    "longest wait in ms for what the action caused (navigation, requests); "
+    "default: the actionWaitMs setting; 0 = do not wait"
+)
 SELECTOR = s("CSS selector (instead of ref)")
 # Navigations take the new page's first snapshot before answering (as Playwright MCP
 # does): the first snapshot of a document is the expensive one (Playwright compiles its
