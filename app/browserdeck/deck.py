@@ -23,6 +23,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from browserdeck import confine, remote, urls
 from browserdeck.engine import options as o
 from browserdeck.errors import BrowserdeckError, InvalidInput, Unavailable
+from browserdeck.service import QUIET_CLIENTS
 from browserdeck.tabs import Tab
 
 if TYPE_CHECKING:
@@ -202,6 +203,11 @@ class Deck:
         """The profile's browser, started if need be, and the tab: ``target_id`` (or a
         unique prefix), else the caller's last used tab."""
         ctx = self.profile(caller, profile)
+        if caller.client in QUIET_CLIENTS:
+            # The panel only watches: it never starts a browser on demand. Its capture of a
+            # tab whose browser the user just closed must not relaunch that browser (and, in
+            # the moment before the exit watcher runs, swallow the "browser closed" notice).
+            ctx.refuse_if_not_running()
         cdp_url = await ctx.ensure_browser()
         resolved = await ctx.resolve_target(target_id, caller.key)
         ctx.note_used(caller.key, resolved)
