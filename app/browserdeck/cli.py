@@ -243,7 +243,40 @@ def cmd_close(args: argparse.Namespace, client: ApiClient) -> int:
 # --- parser ---------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Skipped:
+    """Stands for a subcommand's parser that this call does not build: takes any call."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._ignore
+
+    def _ignore(self, *args: Any, **kwargs: Any) -> _Skipped:
+        return self
+
+
+class _OnlyOne:
+    """``add_subparsers()``'s object, building only the subcommand that will run.
+
+    Each subparser costs argparse ~1 ms to build (gettext lookups, regexes); a CLI call
+    is a process of its own and needs one of about forty (issue 14).
+    """
+
+    def __init__(self, sub: Any, only: str) -> None:
+        self.sub = sub
+        self.only = only
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if name == self.only or self.only in kwargs.get("aliases", ()):
+            return self.sub.add_parser(name, **kwargs)
+        return _Skipped()
+
+
+def _command_in(argv: list[str]) -> str | None:
+    """The subcommand an argument list names (its first non-option), if any."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser; with ``only``, just that subcommand's (the rest are not built)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--profile", "-p", help="profile name (default: the default profile)")
     common.add_argument("--json", action="store_true", help="print JSON")
@@ -254,7 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="A real browser for AI agents. Without a command, starts the tray app.",
     )
     parser.add_argument("--version", action="version", version=f"browserdeck {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub: Any = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if only is not None:
+        sub = _OnlyOne(sub, only)
 
     p = sub.add_parser("serve", help="run the service without a GUI (API, relays, browsers)")
     p.add_argument("--headless", action="store_true", help="force managed browsers headless")
@@ -275,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(local=cmd_paths)
 
     def client_cmd(name: str, func: Handler, help_: str) -> argparse.ArgumentParser:
-        cp = sub.add_parser(name, parents=[common], help=help_)
+        cp: argparse.ArgumentParser = sub.add_parser(name, parents=[common], help=help_)
         cp.set_defaults(func=func)
         return cp
 
@@ -335,7 +370,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    parser = build_parser()
+    command = _command_in(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(command)
+    if command is not None and command not in _commands(parser):
+        parser = build_parser()  # a typo: argparse lists every command it could have been
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["tray"] if _has_tray(parser) else ["serve"])
@@ -361,6 +399,13 @@ def _main(argv: list[str] | None) -> int:
         return fail(err, getattr(args, "json", False))
     finally:
         client.close()
+
+
+def _commands(parser: argparse.ArgumentParser) -> set[str]:
+    names: set[str] = set()
+    for action in parser._subparsers._group_actions if parser._subparsers else []:
+        names.update(getattr(action, "choices", None) or {})
+    return names
 
 
 def _has_tray(parser: argparse.ArgumentParser) -> bool:

@@ -56,6 +56,7 @@ def build_service(
     serve_api: bool = True,
     run_relays: bool = True,
     config_path: Path | None = None,
+    prelaunch: bool = False,
 ) -> Service:
     """The service as ``browserdeck serve`` and the tray app run it (not started yet)."""
     service = Service(
@@ -64,6 +65,7 @@ def build_service(
         front_end=control_api if serve_api else None,
         run_relays=run_relays,
         config_path=config_path,
+        prelaunch=prelaunch,
     )
     service.agent_releasers.append(lambda: release_agents(service))
     return service
@@ -92,7 +94,10 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
     import contextlib
     import signal
 
-    service = build_service(force_headless=headless, control_port=port)
+    # A service started for MCP clients (--idle-exit) launches its browser at once.
+    service = build_service(
+        force_headless=headless, control_port=port, prelaunch=idle_exit is not None
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     # SIGHUP too: closing the terminal that runs `serve` must not orphan the browsers.

@@ -869,8 +869,12 @@ class Service:
         front_end: Callable[[Service, int], FrontEnd] | None = None,
         run_relays: bool = True,
         config_path: Path | None = None,
+        prelaunch: bool = False,
     ) -> None:
         self.events = ServiceEvents()
+        # Launch the default managed profile's browser at start, beside the Playwright
+        # driver: a service started for an MCP client will be asked for a page at once.
+        self._prelaunch = prelaunch
         self.force_headless = force_headless
         self._control_port_override = control_port
         # The control API, built by the composition root; None: no API socket (the
@@ -930,6 +934,11 @@ class Service:
         self.contexts = {name: ProfileContext(self, p) for name, p in self.config.profiles.items()}
         await asyncio.to_thread(self._clean_leftovers)
         try:
+            default = self.contexts.get(self.config.default_profile)
+            if self._prelaunch and default is not None and default.driver == "managed":
+                # Chromium starts while the driver does; a page route waits for it under
+                # the profile's lock, and never for what the first page does not need.
+                self.tasks.spawn(self._start_quietly(default), name="prelaunch-default-profile")
             from browserdeck.engine import Engine
 
             self.engine = Engine(
