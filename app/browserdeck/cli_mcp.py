@@ -123,7 +123,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if args.url:
         return _bridge_tcp(args.url.rstrip("/"), path)
     from browserdeck import paths
-    from browserdeck.uds import UnixHTTPConnection
 
     try:
         sock = paths.api_socket()
@@ -141,7 +140,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             print(f"error: could not start browserdeck for MCP: {problem}", file=sys.stderr)
             return 1
     bridge = mcp_bridge.Bridge(
-        lambda: UnixHTTPConnection(socket_path, mcp_bridge.TIMEOUT),
+        lambda: mcp_bridge.UnixHTTPConnection(socket_path),
         path,
         where=f"the browserdeck service (socket {socket_path})",
     )

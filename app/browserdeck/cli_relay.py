@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import subprocess
 import sys
 from typing import Any
 
@@ -60,6 +58,9 @@ def cmd_pair(args: argparse.Namespace) -> int:
 
 def open_in_chrome(url: str) -> bool:
     """Chrome opens chrome-extension:// URLs passed on its command line; a default browser may not."""
+    import shutil
+    import subprocess
+
     for name in ("google-chrome", "google-chrome-stable", "chromium", "chromium-browser", "chrome"):
         exe = shutil.which(name)
         if exe:

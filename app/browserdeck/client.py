@@ -5,14 +5,13 @@ the running service's Unix socket (``paths.api_socket()``: no token, the kernel 
 the service who we are), then the instance file, then the configured control port
 with the token from ``BROWSERDECK_TOKEN`` or the store the service uses.
 
-Every CLI call is a process of its own, so this module imports only the standard
-library's ``http.client`` on the hot path (the socket); the token store (keyring),
-the port-ownership check and the config are imported only for a TCP URL.
+Every CLI call is a process of its own, so the hot path (the socket) imports only a
+few standard modules (uds.py); ``http.client``, the token store (keyring), the
+port-ownership check and the config are imported only for a TCP URL.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import sys
@@ -20,8 +19,7 @@ from argparse import Namespace
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from browserdeck import paths
-from browserdeck.uds import UnixHTTPConnection
+from browserdeck import paths, uds
 
 CLIENT_NAME = "browserdeck-cli"
 
@@ -161,7 +159,6 @@ class ApiClient:
         self.timeout = timeout
         self._token = token
         self._proven = False
-        self._conn: http.client.HTTPConnection | None = None
         explicit = url or os.environ.get("BROWSERDECK_URL")
         self.socket_path = None if explicit else api_socket_path()
         self.url = "" if self.socket_path else (explicit or discover_url()).rstrip("/")
@@ -185,20 +182,7 @@ class ApiClient:
         return self.url or f"the API socket {self.socket_path}"
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def _connection(self) -> http.client.HTTPConnection:
-        if self._conn is None:
-            if self.socket_path:
-                self._conn = UnixHTTPConnection(self.socket_path, self.timeout)
-            else:
-                parts = urlsplit(self.url)
-                cls = (http.client.HTTPSConnection if parts.scheme == "https"
-                       else http.client.HTTPConnection)
-                self._conn = cls(parts.hostname or "", parts.port, timeout=self.timeout)
-        return self._conn
+        """Nothing stays open between requests (kept for callers of the old client)."""
 
     def _headers(self) -> dict[str, str]:
         if self.socket_path:
@@ -210,6 +194,30 @@ class ApiClient:
 
             self._token = secrets.get_token("api", create=False) or ""
         return _headers(self._token)
+
+    def _exchange(self, method: str, target: str, headers: dict[str, str],
+                  body: bytes | None) -> tuple[int, str, bytes]:
+        """(status, content type, body): over the socket with uds.request, else TCP."""
+        if self.socket_path:
+            status, answer, data = uds.request(self.socket_path, method, target, headers=headers,
+                                               body=body, timeout=self.timeout)
+            return status, answer.get("content-type", ""), data
+        import http.client
+
+        parts = urlsplit(self.url)
+        cls = (http.client.HTTPSConnection if parts.scheme == "https"
+               else http.client.HTTPConnection)
+        # One connection per request: a kept-alive one the server closed while a long
+        # call ran would fail the next request half-way.
+        conn = cls(parts.hostname or "", parts.port, timeout=self.timeout)
+        try:
+            conn.request(method, target, body=body, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, resp.getheader("content-type") or "", resp.read()
+        except http.client.HTTPException as exc:
+            raise uds.HttpError(str(exc)) from None
+        finally:
+            conn.close()
 
     def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                 json_body: Any = None) -> Any:
@@ -225,15 +233,8 @@ class ApiClient:
             body = json.dumps(json_body).encode()
             headers["Content-Type"] = "application/json"
         try:
-            conn = self._connection()
-            conn.request(method, target, body=body, headers=headers)
-            resp = conn.getresponse()
-            data = resp.read()
-            # One connection per request: a kept-alive one the server closed while a long
-            # call ran would fail the next request half-way.
-            self.close()
+            status, ctype, data = self._exchange(method, target, headers, body)
         except (ConnectionRefusedError, FileNotFoundError):
-            self.close()
             if self.socket_path:
                 # A socket file left by a service that died: look the TCP way instead,
                 # which says plainly whether anything runs.
@@ -242,25 +243,22 @@ class ApiClient:
             raise ClientError(f"browserdeck is not running at {self.where}", NOT_RUNNING_HINT,
                               exit_code=3, code="not_running") from None
         except TimeoutError:
-            self.close()
             raise ClientError(f"browserdeck at {self.where} did not answer in time",
                               "check `browserdeck status`; the browser may be busy", exit_code=1,
                               code="timeout") from None
-        except (OSError, http.client.HTTPException) as exc:
-            self.close()
+        except (OSError, uds.HttpError) as exc:
             raise ClientError(f"cannot reach browserdeck at {self.where}: {exc}",
                               "check --url / BROWSERDECK_URL (e.g. http://127.0.0.1:18791)",
                               exit_code=3, code="unreachable") from None
-        if resp.status >= 400:
+        if status >= 400:
             text = data.decode("utf-8", "replace")
             try:
                 err = json.loads(data)["error"]
                 raise ClientError(err.get("message", text), err.get("hint"),
-                                  code=err.get("code"), status=resp.status)
+                                  code=err.get("code"), status=status)
             except (ValueError, KeyError, TypeError):
-                raise ClientError(f"HTTP {resp.status}: {text[:300]}",
-                                  status=resp.status) from None
-        if (resp.getheader("content-type") or "").startswith("application/json"):
+                raise ClientError(f"HTTP {status}: {text[:300]}", status=status) from None
+        if ctype.startswith("application/json"):
             return json.loads(data)
         return data
 

@@ -31,6 +31,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 import uuid
@@ -42,6 +43,24 @@ Connect = Callable[[], http.client.HTTPConnection]
 
 # A tool may wait up to a minute or two (navigation, wait_for); the service bounds it.
 TIMEOUT = 300.0
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a Unix socket; ``Host: localhost``, as the service's guard expects."""
+
+    def __init__(self, path: str, timeout: float | None = TIMEOUT) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.socket_path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
 
 
 def sse_messages(stream: BinaryIO) -> Iterator[bytes]:

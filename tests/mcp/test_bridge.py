@@ -204,6 +204,21 @@ async def test_without_a_service_it_starts_one_that_outlives_it(
         instance = json.loads((bd_home / "state" / "instance.json").read_text())
     pid = int(instance["pid"])
     assert pid_alive(pid)  # still there for the next MCP client, on purpose
+
+    def browser_running() -> bool:
+        from browserdeck import uds
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            _, _, body = uds.request(str(bd_home / "run" / "api.sock"), "GET", "/profiles")
+            if any(p["profile"] == "agent" and p["running"] for p in json.loads(body)["profiles"]):
+                return True
+            time.sleep(0.1)
+        return False
+
+    # It launched the default browser by itself, beside the Playwright driver (item 3):
+    # no tool call asked for a page.
+    assert await asyncio.to_thread(browser_running)
     assert os.getsid(pid) == pid  # in a session of its own, not the client's
     # The next client uses it (the same process answers).
     async with Client(params, read_timeout_seconds=90) as client:
@@ -237,7 +252,7 @@ def test_a_service_started_for_mcp_exits_once_no_client_lives(
         deadline = time.monotonic() + 60
         while not sock.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        from browserdeck.uds import UnixHTTPConnection
+        from browserdeck.mcp_bridge import UnixHTTPConnection
 
         conn = UnixHTTPConnection(str(sock), 10)
         conn.request("GET", "/profiles", headers={"X-Browserdeck-Bridge": str(client.pid)})
