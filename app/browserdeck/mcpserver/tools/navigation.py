@@ -1,0 +1,98 @@
+"""Navigation, snapshot and find (core)."""
+
+from __future__ import annotations
+
+from browserdeck.engine import options as o
+from browserdeck.errors import InvalidInput
+from browserdeck.mcpserver import snapshot
+from browserdeck.mcpserver.context import Call, Reply
+from browserdeck.mcpserver.schema import b, i, obj, s
+from browserdeck.mcpserver.tools.registry import PREPARE_SNAPSHOT, tool
+from browserdeck.mcpserver.tools.shared import _finish, _page_line, _snapshot_body, _snapshot_text
+
+# --- navigation ---------------------------------------------------------------
+
+
+@tool(
+    "browser_navigate",
+    "Go to a URL in this session's tab (opens a tab on first use).",
+    obj({"url": s()}, ["url"]),
+)
+async def navigate(call: Call) -> Reply:
+    body = {"url": call.args["url"], "prepareSnapshot": PREPARE_SNAPSHOT}
+    data = await call.on_tab(o.NavigateOptions, body, retry_fresh=True)
+    status = data.get("status")
+    line = _page_line(data) + (f" (HTTP {status})" if status else "")
+    return await _finish(call, line, data)
+
+
+async def _history(call: Call, direction: str) -> Reply:
+    data = await call.on_tab(
+        o.NavigateOptions, {"action": direction, "prepareSnapshot": PREPARE_SNAPSHOT}
+    )
+    return await _finish(call, _page_line(data) or f"went {direction}", data)
+
+
+@tool("browser_navigate_back", "Go back in this tab's history.", obj())
+async def navigate_back(call: Call) -> Reply:
+    return await _history(call, "back")
+
+
+@tool("browser_navigate_forward", "Go forward in this tab's history.", obj())
+async def navigate_forward(call: Call) -> Reply:
+    return await _history(call, "forward")
+
+
+# --- snapshot and search ------------------------------------------------------
+
+
+@tool(
+    "browser_snapshot",
+    "Accessibility snapshot of this tab; act on elements by their [ref=eN]. Compact: refs "
+    "only on actionable elements.",
+    obj(
+        {
+            "diff": b("only what changed since your last snapshot"),
+            "selector": s("CSS selector to scope to"),
+            "depth": i("limit tree depth"),
+            "full": b("Playwright's full snapshot, refs on every node"),
+        }
+    ),
+    narrow="Narrow it: browser_find (search), or selector/depth",
+)
+async def snapshot_tool(call: Call) -> Reply:
+    a = call.args
+    text = await _snapshot_text(
+        call,
+        diff=bool(a.get("diff")),
+        selector=a.get("selector"),
+        depth=a.get("depth"),
+        full=bool(a.get("full")),
+    )
+    return Reply(text)
+
+
+@tool(
+    "browser_find",
+    "Search this tab's snapshot for text (case-insensitive) or a regex (/re/i); returns "
+    "matching lines with refs. Cheaper than a snapshot.",
+    obj({"text": s(), "regex": s()}),
+    narrow="Use a more specific text or regex",
+)
+async def find(call: Call) -> Reply:
+    text, pattern = call.args.get("text"), call.args.get("regex")
+    if bool(text) == bool(pattern):
+        raise InvalidInput(
+            "browser_find needs text or regex (one of them)",
+            hint='e.g. {"text": "Sign in"} or {"regex": "/price|total/i"}',
+        )
+    data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
+    raw = _snapshot_body(data)
+    try:
+        lines, total = snapshot.find(raw, pattern or text or "", regex=bool(pattern))
+    except Exception as exc:  # re.error, with the pattern's own message
+        raise InvalidInput(f"invalid regex {pattern!r}: {exc}") from None
+    if not lines:
+        return Reply(f"no match for {pattern or text!r} on {data.get('url', 'the page')}")
+    more = f"\n({total - len(lines)} more matches not shown)" if total > len(lines) else ""
+    return Reply(f"{total} match(es):\n" + "\n".join(lines) + more)
