@@ -189,7 +189,10 @@ async def mcp_round(side: McpSide, url: str) -> None:
     side.add("spawn + initialize", time.perf_counter() - start)
     server = _new_child(before)
     t = time.perf_counter()
-    result = await client.call_tool("browser_navigate", {"url": url})
+    if side.name == "chrome-devtools-mcp":
+        result = await client.call_tool("navigate_page", {"type": "url", "url": url})
+    else:
+        result = await client.call_tool("browser_navigate", {"url": url})
     side.add("first navigate", time.perf_counter() - t)
     if result.is_error:
         raise RuntimeError(f"{side.name}: navigate failed: {result.content}")
