@@ -42,6 +42,26 @@ async def _exit_when_idle(service: Any, stop: Any, seconds: float) -> None:
         await asyncio.sleep(min(5.0, max(limit / 4, 0.2)) if limit > 0 else 5.0)
 
 
+def _preload_mcp() -> None:
+    """Import the MCP server in a thread while the service starts (``--idle-exit``).
+
+    A service started by ``browserdeck mcp`` is asked ``initialize`` first, and the MCP
+    SDK is the biggest import on that path; the engine's start mostly waits for the
+    Playwright driver and Chromium, so the import runs in that wait instead of after it.
+    """
+    import threading
+
+    def load() -> None:
+        try:
+            import mcp.server.streamable_http_manager  # noqa: F401
+
+            import browserdeck.mcpserver.server  # noqa: F401
+        except Exception:  # the request that needs it will say what is wrong
+            pass
+
+    threading.Thread(target=load, name="preload-mcp", daemon=True).start()
+
+
 async def run_service(
     *, headless: bool, port: int | None, idle_exit: float | None = None
 ) -> int:
@@ -49,6 +69,8 @@ async def run_service(
     import contextlib
     import signal
 
+    if idle_exit is not None:
+        _preload_mcp()
     from browserdeck.master import build_service
 
     # A service started for MCP clients (--idle-exit) launches its browser at once.
