@@ -373,7 +373,16 @@ async def test_the_extension_refuses_every_operation_on_unshared_tabs(
             "userGesture": True,
         },
     )
-    await wait_until(lambda: relay.status()["tabs"] == 3, what="the popup to be shared")
+    try:
+        await wait_until(lambda: relay.status()["tabs"] == 3, what="the popup to be shared")
+    except AssertionError as exc:
+        # Seen intermittently in full runs on a loaded machine: say what each side had.
+        seen = await ext.sw_eval(
+            "(async () => JSON.stringify({shared: [...browserdeck.state.shared.keys()],"
+            " tabs: (await chrome.tabs.query({})).map(t => [t.id, t.url, t.openerTabId])}))()"
+        )
+        relay_tabs = [(t.tab_id, t.url, t.exposable) for t in relay.relay.tabs.values()]
+        raise AssertionError(f"{exc}; relay: {relay_tabs}; extension: {seen}") from None
     popup = next(
         t for t in relay.relay.shared_tabs() if t.tab_id not in (shared_id, created.tab_id)
     )
