@@ -217,3 +217,40 @@ def test_asking_for_an_impossible_profile_name_says_why() -> None:
     with pytest.raises(InvalidInput) as err:
         cfg.profile("ghost")
     assert err.value.code == "unknown_profile" and err.value.status == 404
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "fragment", "code"),
+    [
+        ("controlPort", 80, "ports must be integers from 1024 to 65535", "invalid_port"),
+        ("controlPort", True, "ports must be integers from 1024 to 65535", "invalid_port"),
+        ("mcpIdleMinutes", 1441, "expected a whole number from 0 to 1440", "invalid_setting"),
+        ("mcpIdleMinutes", "5", "expected an integer", "invalid_setting"),
+        ("relayClientMode", "x", "expected one of single-active, multi-client", "invalid_setting"),
+        ("enabled", 1, "expected true or false", "invalid_setting"),
+        ("uploadRoots", ["/ok", " "], "expected a list of paths", "invalid_setting"),
+        ("executablePath", " ", "expected a non-empty string", "invalid_setting"),
+    ],
+)
+def test_every_kind_of_setting_is_refused_in_plain_words(
+    key: str, value: object, fragment: str, code: str
+) -> None:
+    """One check (config.check_setting, pydantic from the declaration) for the loader,
+    profile creation and the settings dialog; its words name the setting and the rule."""
+    with pytest.raises(InvalidInput) as caught:
+        config.from_json({key: value})
+    assert caught.value.message == f"invalid {key} {value!r}: {fragment}" or (
+        caught.value.message == f"invalid {key} {value}: {fragment}"
+    )
+    assert caught.value.code == code
+    # The dialog calls the same check with the field's label in place of the key.
+    with pytest.raises(InvalidInput, match=fragment):
+        config.check_setting(config.SETTING_KEYS[key], value, "Some label")
+
+
+def test_settings_are_normalised_by_the_same_check() -> None:
+    loaded = config.from_json({"uploadRoots": os.pathsep.join(["/a ", "", "/b"])})
+    assert loaded.upload_roots == ["/a", "/b"]
+    profile = config.parse_profile("p", {"driver": "managed", "cdpPort": 18810,
+                                         "color": "#ff4500"}, "profiles.p")
+    assert profile.color == "#FF4500"

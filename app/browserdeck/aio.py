@@ -2,6 +2,8 @@
 
 A bare ``asyncio.create_task`` result can be garbage-collected mid-flight and
 its exception is lost; every background task in browserdeck goes through here.
+A task that outlives the call that started it belongs to an owner (``Tasks``):
+the object that started it cancels it when it stops.
 """
 
 from __future__ import annotations
@@ -31,6 +33,33 @@ def _done(task: asyncio.Task[Any]) -> None:
     exc = task.exception()
     if exc is not None:
         log.error("background task %s failed", task.get_name(), exc_info=exc)
+
+
+class Tasks:
+    """The background tasks one object started; its ``stop()`` ends them with ``cancel_all``.
+
+    Like ``asyncio.TaskGroup`` without its scope: the tasks are started from callbacks
+    and handlers long after ``start()`` returned, and one failing must not cancel the
+    others (each failure is logged, as with ``create_task``).
+    """
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, coro: Coroutine[Any, Any, T], *, name: str) -> asyncio.Task[T]:
+        task = create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    async def cancel_all(self) -> None:
+        """Cancel every task still running and wait until each has ended."""
+        # Again until none is left: a task may start another while it is being cancelled.
+        while running := [t for t in self._tasks if not t.done()]:
+            await asyncio.gather(*(cancel_and_wait(t) for t in running))
 
 
 async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:

@@ -284,6 +284,8 @@ def cmd_wait(args: argparse.Namespace, client: ApiClient) -> int:
         loadState=args.load_state,
         fn=args.fn,
         timeMs=args.time,
+        networkQuiet=args.network_quiet or None,
+        quietMs=args.quiet_ms,
     )
 
 
@@ -316,6 +318,8 @@ def cmd_upload(args: argparse.Namespace, client: ApiClient) -> int:
     body = _body(
         args, paths=files, roots=roots, ref=args.ref, inputRef=args.input_ref, element=args.element
     )
+    if getattr(args, "wait_ms", None) is not None:
+        body["waitMs"] = args.wait_ms
     data = client.post("/hooks/file-chooser", json=body, params=_params(args))
     if data.get("armed"):
         text = (
@@ -324,6 +328,8 @@ def cmd_upload(args: argparse.Namespace, client: ApiClient) -> int:
         )
     else:
         text = f"uploaded {', '.join(data.get('files', []))}"
+        if data.get("outcome"):  # what setting the files caused, in one line
+            text += "\n" + str(data["outcome"])
     client.print_result(data, args, "\n".join([text, *_dialog_lines(data)]))
     return 0
 
@@ -428,7 +434,10 @@ def register(
     p.add_argument("height", type=int)
 
     p = cmd(
-        "wait", cmd_wait, "wait for text, a selector, a URL, a load state or time", timeout=True
+        "wait",
+        cmd_wait,
+        "wait for text, a selector, a URL, a load state, network quiet or time",
+        timeout=True,
     )
     p.add_argument("--text")
     p.add_argument("--text-gone")
@@ -437,6 +446,12 @@ def register(
     p.add_argument("--load-state", choices=("load", "domcontentloaded", "networkidle"))
     p.add_argument("--fn", help="JS function that returns truthy")
     p.add_argument("--time", type=int, help="milliseconds")
+    p.add_argument(
+        "--network-quiet",
+        action="store_true",
+        help="until no request has been in flight for --quiet-ms (default 500)",
+    )
+    p.add_argument("--quiet-ms", type=int, help="the --network-quiet window")
 
     p = cmd("evaluate", cmd_evaluate, "run JavaScript in the page", timeout=True)
     p.add_argument(

@@ -7,7 +7,6 @@ imported only when the tray actually starts.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import socket
 import sys
@@ -76,6 +75,8 @@ def cmd_tray(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+        import asyncio
+
         from browserdeck.cli import run_service
 
         return asyncio.run(run_service(headless=True, port=getattr(args, "port", None)))

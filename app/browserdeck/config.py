@@ -23,10 +23,13 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlparse
 
 from browserdeck import paths
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 from browserdeck.errors import ConfigError, Conflict, InvalidInput
 from browserdeck.files import stale_temp_files, write_atomic
 from browserdeck.guard import is_loopback_url
@@ -141,8 +144,8 @@ SETTINGS: tuple[Setting, ...] = (
         "mcpIdleMinutes",
         "int",
         30,
-        "Close a managed browser that the in-process MCP server started after this "
-        "many idle minutes (0 = never).",
+        "A service that `browserdeck mcp` started stops (closing its browsers cleanly) "
+        "after this many minutes with no MCP client alive and no API call (0 = never).",
         minimum=0,
         maximum=24 * 60,
         advanced=True,
@@ -304,6 +307,7 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
 
 SETTING_KEYS = {s.key: s for s in SETTINGS}
 PROFILE_KEYS = {s.key: s for s in PROFILE_FIELDS}
+_PORT_SETTING = SETTING_KEYS["controlPort"]
 
 
 @dataclass
@@ -473,98 +477,161 @@ def validate_profile_name(name: object) -> str:
     return name
 
 
-def validate_color(value: object, where: str = "color") -> str:
-    if not isinstance(value, str) or not COLOR_RE.match(value):
-        raise InvalidInput(
-            f"invalid {where} {value!r}: expected #RRGGBB",
-            hint="write a hex colour like '#FF4500'",
-            code="invalid_color",
-        )
-    return value.upper()
+def _nonblank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("empty")
+    return value
 
 
-def validate_port(value: object, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1024 <= value <= 65535:
-        raise InvalidInput(
+def _cdp_url_shape(value: str) -> str:
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https", "ws", "wss") or not parsed.hostname:
+        raise ValueError("not a CDP URL")
+    return value
+
+
+def _split_paths(value: Any) -> Any:
+    # A list on disk; one string with os.pathsep between paths from a text field.
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v for v in value.split(os.pathsep) if v.strip()]
+    return value
+
+
+def _path_item(value: str) -> str:
+    if not value.strip() or "\0" in value:
+        raise ValueError("not a path")
+    return value.strip()
+
+
+def _annotation(setting: Setting) -> Any:
+    """The pydantic type of one declared setting (constraints from the declaration)."""
+    # pydantic is imported when a value is first checked, not with this module: the lean
+    # CLI imports config for paths and ports and must not pay for it.
+    from pydantic import AfterValidator, BeforeValidator, StrictBool, StrictInt, StrictStr
+    from pydantic import Field as PydanticField
+
+    kind = setting.type
+    t: Any
+    if kind == "bool":
+        t = StrictBool
+    elif kind == "port":
+        t = Annotated[StrictInt, PydanticField(ge=1024, le=65535)]
+    elif kind == "int":
+        t = Annotated[StrictInt, PydanticField(ge=setting.minimum, le=setting.maximum)]
+    elif kind == "choice":
+        t = Literal[setting.choices]
+    elif kind == "color":
+        t = Annotated[StrictStr, PydanticField(pattern=COLOR_RE.pattern), AfterValidator(str.upper)]
+    elif kind == "url":
+        t = Annotated[StrictStr, AfterValidator(_cdp_url_shape)]
+    elif kind == "paths":
+        t = Annotated[
+            list[Annotated[StrictStr, AfterValidator(_path_item)]], BeforeValidator(_split_paths)
+        ]
+    elif kind in ("path", "profile-ref", "string"):
+        t = Annotated[StrictStr, AfterValidator(_nonblank)]
+    else:
+        raise AssertionError(f"unknown setting type {kind}")
+    return t | None if setting.default is None and kind != "paths" else t
+
+
+_ADAPTERS: dict[tuple[Any, ...], TypeAdapter[Any]] = {}
+
+
+def _adapter(setting: Setting) -> TypeAdapter[Any]:
+    from pydantic import TypeAdapter
+
+    # Built once per declaration (a TypeAdapter compiles a validator); Setting itself is
+    # not hashable (a list default), so its type-relevant parts are the key.
+    key = (
+        setting.type, setting.choices, setting.minimum, setting.maximum, setting.default is None
+    )
+    adapter = _ADAPTERS.get(key)
+    if adapter is None:
+        adapter = _ADAPTERS[key] = TypeAdapter(_annotation(setting))
+    return adapter
+
+
+def _refusal(setting: Setting, value: Any, where: str) -> InvalidInput:
+    """The plain-words error for a value the setting's type refused (what, and what to do)."""
+    kind = setting.type
+    if kind == "port":
+        return InvalidInput(
             f"invalid {where} {value!r}: ports must be integers from 1024 to 65535",
             hint="pick a free port above 1024",
             code="invalid_port",
         )
-    return value
-
-
-def validate_cdp_url(value: object, where: str = "cdpUrl") -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(
-            f"invalid {where} {value!r}: expected a URL",
-            hint="e.g. http://127.0.0.1:9222 or ws://host:9222/devtools/browser/…",
-            code="invalid_url",
+    if kind == "color":
+        return InvalidInput(
+            f"invalid {where} {value!r}: expected #RRGGBB",
+            hint="write a hex colour like '#FF4500'",
+            code="invalid_color",
         )
-    parsed = urlparse(value)
-    if parsed.scheme not in ("http", "https", "ws", "wss") or not parsed.hostname:
-        raise InvalidInput(
+    if kind == "url":
+        if not isinstance(value, str):
+            return InvalidInput(
+                f"invalid {where} {value!r}: expected a URL",
+                hint="e.g. http://127.0.0.1:9222 or ws://host:9222/devtools/browser/…",
+                code="invalid_url",
+            )
+        return InvalidInput(
             f"invalid {where} {value!r}: expected http(s):// or ws(s):// with a host",
             hint="e.g. http://127.0.0.1:9222",
             code="invalid_url",
         )
-    return value
-
-
-def _check_type(setting: Setting, value: Any, where: str) -> Any:
-    if value is None and setting.default is None:
-        return None
-    kind = setting.type
     if kind == "bool":
-        if not isinstance(value, bool):
-            raise InvalidInput(
-                f"invalid {where} {value!r}: expected true or false", code="invalid_setting"
-            )
-        return value
-    if kind == "port":
-        return validate_port(value, where)
-    if kind == "int":
+        why = "expected true or false"
+    elif kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidInput(
-                f"invalid {where} {value!r}: expected an integer", code="invalid_setting"
-            )
-        lo = setting.minimum if setting.minimum is not None else value
-        hi = setting.maximum if setting.maximum is not None else value
-        if not lo <= value <= hi:
-            raise InvalidInput(
-                f"invalid {where} {value}: expected {lo} to {hi}", code="invalid_setting"
-            )
-        return value
-    if kind == "choice":
-        if value not in setting.choices:
-            raise InvalidInput(
-                f"invalid {where} {value!r}: expected one of {', '.join(setting.choices)}",
+            why = "expected an integer"
+        else:
+            lo = setting.minimum if setting.minimum is not None else value
+            hi = setting.maximum if setting.maximum is not None else value
+            return InvalidInput(
+                f"invalid {where} {value}: expected a whole number from {lo} to {hi}",
                 code="invalid_setting",
             )
-        return value
-    if kind == "color":
-        return validate_color(value, where)
-    if kind == "url":
-        return validate_cdp_url(value, where)
-    if kind == "paths":
-        # A list on disk; one string with os.pathsep between paths from a text field.
-        if value is None:
-            return []
-        if isinstance(value, str):
-            value = [v for v in value.split(os.pathsep) if v.strip()]
-        if not isinstance(value, list) or not all(
-            isinstance(v, str) and v.strip() and "\0" not in v for v in value
-        ):
-            raise InvalidInput(
-                f"invalid {where} {value!r}: expected a list of paths", code="invalid_setting"
-            )
-        return [v.strip() for v in value]
-    if kind in ("path", "profile-ref", "string"):
-        if not isinstance(value, str) or not value.strip():
-            raise InvalidInput(
-                f"invalid {where} {value!r}: expected a non-empty string", code="invalid_setting"
-            )
-        return value
-    raise AssertionError(f"unknown setting type {kind}")
+    elif kind == "choice":
+        why = f"expected one of {', '.join(setting.choices)}"
+    elif kind == "paths":
+        why = "expected a list of paths"
+    else:
+        why = "expected a non-empty string"
+    return InvalidInput(f"invalid {where} {value!r}: {why}", code="invalid_setting")
+
+
+def check_setting(setting: Setting, value: Any, where: str | None = None) -> Any:
+    """``value`` validated (and normalised) as ``setting`` declares it; raises InvalidInput.
+
+    The one check of a setting's value: the config loader, profile creation (API, CLI)
+    and the settings dialog all call it, so they cannot disagree. pydantic does the
+    checking from the declaration; the error is written for a person (``_refusal``).
+    """
+    from pydantic import ValidationError
+
+    try:
+        return _adapter(setting).validate_python(value)
+    except ValidationError:
+        raise _refusal(setting, value, where or setting.key) from None
+
+
+def validate_port(value: object, where: str) -> int:
+    port: int = check_setting(_PORT_SETTING, value, where)
+    return port
+
+
+def validate_color(value: object, where: str = "color") -> str:
+    color: str = check_setting(PROFILE_KEYS["color"], value, where)
+    return color
+
+
+def validate_cdp_url(value: object, where: str = "cdpUrl") -> str:
+    if value is None:  # cdpUrl is optional as a field, but here a URL is asked for
+        raise _refusal(PROFILE_KEYS["cdpUrl"], value, where)
+    url: str = check_setting(PROFILE_KEYS["cdpUrl"], value, where)
+    return url
 
 
 _QUERY_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -585,7 +652,7 @@ def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
     values: dict[str, Any] = {}
     for setting in PROFILE_FIELDS:
         if setting.key in raw:
-            values[setting.key] = _check_type(setting, raw[setting.key], f"{where}.{setting.key}")
+            values[setting.key] = check_setting(setting, raw[setting.key], f"{where}.{setting.key}")
     profile = ProfileConfig(
         name=name,
         driver=values.get("driver", "managed"),
@@ -657,7 +724,7 @@ def from_json(raw: Any) -> Config:
     config = Config(profiles={})
     for setting in SETTINGS:
         if setting.key in raw:
-            setattr(config, _attr(setting.key), _check_type(setting, raw[setting.key], setting.key))
+            setattr(config, _attr(setting.key), check_setting(setting, raw[setting.key], setting.key))
     profiles_raw = raw.get("profiles", None)
     if profiles_raw is None:
         config.profiles = default_config().profiles
@@ -699,11 +766,9 @@ def check_consistency(config: Config) -> None:
 
 def _listened_on(port: int) -> bool:
     """Something (maybe another user's Chrome) already accepts connections on the port."""
-    import socket
+    from browserdeck.chrome.procs import port_in_use  # psutil: only when allocating
 
-    with socket.socket() as sock:
-        sock.settimeout(0.2)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
+    return port_in_use(port)
 
 
 def allocate_cdp_port(config: Config, reserved: Iterable[int] = ()) -> int:

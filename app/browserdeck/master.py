@@ -52,6 +52,7 @@ def build_service(
     serve_api: bool = True,
     run_relays: bool = True,
     config_path: Path | None = None,
+    prelaunch: bool = False,
 ) -> Service:
     """The service as ``browserdeck serve`` and the tray app run it (not started yet)."""
     service = Service(
@@ -60,6 +61,7 @@ def build_service(
         front_end=control_api if serve_api else None,
         run_relays=run_relays,
         config_path=config_path,
+        prelaunch=prelaunch,
     )
     service.agent_releasers.append(lambda: release_agents(service))
     return service

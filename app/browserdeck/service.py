@@ -306,20 +306,22 @@ class ProfileContext:
                 code="attach_failed",
             )
         headless, _why = self.headless()
-        # A browser that exited without a stop (the exit watcher may not have run yet).
-        crashed = self.state == "crashed" or (self.chrome is not None and not self._stopping)
+        if self.chrome is not None and not self._stopping:
+            # A browser that exited without a stop, and this request got here before the
+            # exit watcher (it waits for this lock): record the exit now, as the watcher
+            # would (closed or crashed, with its notice), or the user is never told and
+            # a window the user closed reads as a crash.
+            dead = self.chrome
+            with contextlib.suppress(TimeoutError):
+                # alive() is already false for a zombie the exit thread has not reaped.
+                await asyncio.wait_for(dead.wait_exit(), 5.0)
+            code = dead.returncode()
+            await self._exited(dead, -9 if code is None else code)
+            # Its helpers (same process group) die a moment after it and may hold the
+            # CDP port until then: "port in use" would be a false answer.
+            await asyncio.to_thread(_wait_released, dead.pid, p.cdp_port, 10.0)
+        crashed = self.state == "crashed"
         closed = self.state == "stopped" and self.detail == CLOSED_BY_USER
-        if crashed:
-            # The exit watcher may not have run yet: connections to the dead browser must
-            # not be mistaken for connections to the new one on the same port.
-            await self._drop_connections()
-            if self.chrome is not None:
-                # Its CDP endpoint (ours, in this process) holds the port until stopped;
-                # stop() of an exited browser only reaps and closes that endpoint.
-                await self.chrome.stop()
-                # Its helpers (same process group) die a moment after it and may hold the
-                # CDP port until then: "port in use" would be a false answer.
-                await asyncio.to_thread(_wait_released, self.chrome.pid, p.cdp_port, 10.0)
         self._set_state("starting", None)
         try:
             self.chrome = await launcher.launch(
@@ -356,22 +358,30 @@ class ProfileContext:
     async def _watch_exit(self, chrome: launcher.ChromeProcess) -> None:
         code = await chrome.wait_exit()
         # Under the lock: a request that restarts the browser meanwhile must neither be
-        # marked "crashed" afterwards nor lose its new connections to this cleanup.
+        # marked "crashed" afterwards nor lose its new connections to this cleanup. Such a
+        # request records the exit itself (_start_managed), so ``chrome`` is no longer ours.
         async with self._lock:
             if self._stopping or chrome is not self.chrome:
                 return
-            self.chrome = None
-            # Reaps what is left and frees the CDP endpoint's port for a restart.
-            await chrome.stop()
-            clean = code == 0
-            if clean:
-                # Not asked to stop, but a clean exit: the user closed its last window (or
-                # quit it from its menu). That is a stop, not a crash (issue 15).
-                self._set_state("stopped", CLOSED_BY_USER)
-            else:
-                # A signal or an error code: it crashed or was killed from outside.
-                self._set_state("crashed", f"the browser {launcher.describe_exit(code)}")
-            await self._drop_connections()
+            await self._exited(chrome, code)
+
+    async def _exited(self, chrome: launcher.ChromeProcess, code: int) -> None:
+        """``chrome`` exited without being asked to (under the lock): say so, once.
+
+        A clean exit (code 0: the user closed its last window or quit it from its menu)
+        is a stop, not a crash (issue 15); a signal or an error code is a crash.
+        """
+        self.chrome = None
+        # Reaps what is left and frees the CDP endpoint's port for a restart.
+        await chrome.stop()
+        clean = code == 0
+        if clean:
+            self._set_state("stopped", CLOSED_BY_USER)
+        else:
+            self._set_state("crashed", f"the browser {launcher.describe_exit(code)}")
+        # Connections to the dead browser must not be taken for ones to a new browser on
+        # the same port.
+        await self._drop_connections()
         if clean:
             self.service.events.notice.send(
                 level="info",
@@ -438,6 +448,19 @@ class ProfileContext:
             relay, self.relay = self.relay, None
             await relay.stop()
         self._set_state("stopped", None)
+
+    def refuse_if_not_running(self) -> None:
+        """For a watcher (the panel): an error instead of starting a stopped managed browser."""
+        if self.driver != "managed" or (self.chrome is not None and self.chrome.alive()):
+            return
+        word = "crashed" if self.state == "crashed" else "not running"
+        raise Unavailable(
+            f"profile {self.name!r}: the browser is {word}"
+            + (f" ({self.detail})" if self.detail else ""),
+            hint="start it from the tray menu or the panel; an agent's next request also "
+            "starts it",
+            code="browser_stopped",
+        )
 
     async def ensure_browser(self) -> str:
         """The CDP URL of a usable browser; starts a managed one on demand."""
@@ -846,8 +869,12 @@ class Service:
         front_end: Callable[[Service, int], FrontEnd] | None = None,
         run_relays: bool = True,
         config_path: Path | None = None,
+        prelaunch: bool = False,
     ) -> None:
         self.events = ServiceEvents()
+        # Launch the default managed profile's browser at start, beside the Playwright
+        # driver: a service started for an MCP client will be asked for a page at once.
+        self._prelaunch = prelaunch
         self.force_headless = force_headless
         self._control_port_override = control_port
         # The control API, built by the composition root; None: no API socket (the
@@ -873,6 +900,8 @@ class Service:
         self.relay_token = ""
         self.started = False
         self.stopped = asyncio.Event()
+        # Background work the service started; stop() cancels what is still running.
+        self.tasks = aio.Tasks()
 
     @property
     def config_path(self) -> Path:
@@ -905,6 +934,11 @@ class Service:
         self.contexts = {name: ProfileContext(self, p) for name, p in self.config.profiles.items()}
         await asyncio.to_thread(self._clean_leftovers)
         try:
+            default = self.contexts.get(self.config.default_profile)
+            if self._prelaunch and default is not None and default.driver == "managed":
+                # Chromium starts while the driver does; a page route waits for it under
+                # the profile's lock, and never for what the first page does not need.
+                self.tasks.spawn(self._start_quietly(default), name="prelaunch-default-profile")
             from browserdeck.engine import Engine
 
             self.engine = Engine(
@@ -920,7 +954,7 @@ class Service:
                 if self.config.start_default_profile:
                     default = self.contexts.get(self.config.default_profile)
                     if default is not None and default.driver == "managed":
-                        aio.create_task(self._start_quietly(default), name="start-default-profile")
+                        self.tasks.spawn(self._start_quietly(default), name="start-default-profile")
             self.started = True
         except BaseException:
             await self.stop()
@@ -960,6 +994,7 @@ class Service:
     async def stop(self) -> None:
         """Stop in reverse order of start; every step runs even if an earlier one fails."""
         try:
+            await self.tasks.cancel_all()
             if self.api is not None:
                 api, self.api = self.api, None
                 try:
@@ -990,7 +1025,10 @@ class Service:
 
     # --- instance discovery (CLI, second launch) -------------------------------
     def _write_instance_file(self) -> None:
-        data = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        data: dict[str, Any] = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        socket_path = getattr(self.api, "socket_path", None)
+        if socket_path is not None:
+            data["socket"] = str(socket_path)
         write_atomic(paths.instance_file(), json.dumps(data))
 
     def _remove_instance_file(self) -> None:

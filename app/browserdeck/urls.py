@@ -30,6 +30,7 @@ import re
 from urllib.parse import urlsplit
 
 from browserdeck.errors import Forbidden, InvalidInput
+from browserdeck.guard import is_loopback_name
 
 # Chrome's own limit is 2 MiB (url::kMaxURLChars); past it Chrome shows an error page.
 # Ours is lower so a request stays small: a data: URL this big is better served over http.
@@ -68,7 +69,6 @@ _OPAQUE_SCHEMES = frozenset(
 _C0_OR_SPACE = "".join(chr(c) for c in range(0x21))
 # WHATWG forbidden host code points (those that survive urlsplit).
 _FORBIDDEN_HOST = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
-_LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 
 
 def clean(raw: str) -> str:
@@ -91,7 +91,7 @@ def _has_scheme(url: str) -> bool:
 
 def _is_ip_or_local(host: str) -> bool:
     host = host.lower()
-    if host in _LOCAL_NAMES or host.endswith(".localhost"):
+    if is_loopback_name(host) or host.endswith(".localhost"):
         return True
     try:
         ipaddress.ip_address(host.strip("[]"))

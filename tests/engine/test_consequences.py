@@ -19,6 +19,7 @@ import pytest
 import pytest_asyncio
 
 from browserdeck.engine import Engine, options
+from browserdeck.errors import ActionTimeout
 from tests.engine.conftest import Tab, _http, ref_of
 from tests.support.asyncsite import AsyncSite, start_async_site
 from tests.support.browsers import RawChromium
@@ -69,6 +70,15 @@ async def test_a_click_waits_for_the_requests_it_started(atab: ATab, page: str) 
     out = await atab.click('button "Load"')
     assert "1 request finished" in out["outcome"], out
     assert "Loaded: 42" in (await atab.snap())["snapshot"]
+
+
+async def test_a_request_started_in_answer_to_a_response_is_waited_for_too(atab: ATab) -> None:
+    # The second fetch starts only once the first answered: the page's answer to what
+    # finished is still the action's consequence.
+    await atab.open("/chain.html", d=200)
+    out = await atab.click('button "Load"')
+    assert "2 requests finished" in out["outcome"], out
+    assert "Both: 84" in (await atab.snap())["snapshot"]
 
 
 async def test_a_link_to_a_late_page_waits_for_the_new_document(atab: ATab) -> None:
@@ -156,6 +166,31 @@ async def test_a_debounced_search_then_a_wait_for_its_text(atab: ATab) -> None:
     waited = await asyncio.wait_for(atab.act(kind="wait", text="Result for cats"), NO_HANG)
     assert waited["waited"] == ["text"]
     assert "Result for cats" in (await atab.snap())["snapshot"]
+
+
+async def test_a_debounced_search_then_a_wait_for_network_quiet(atab: ATab) -> None:
+    # The same page, waiting for the network instead of a text: the fetch starts 300 ms
+    # after typing (the debounce), so the wait must not return before it even began.
+    # (Playwright's networkidle load state would: it was reached when the page loaded.)
+    await atab.open("/search.html")
+    await atab.act(kind="wait", loadState="networkidle")  # the page's own load is over
+    ref = ref_of((await atab.snap())["snapshot"], 'textbox "Search"')
+    await atab.act(kind="type", ref=ref, text="dogs")
+    waited = await asyncio.wait_for(atab.act(kind="wait", networkQuiet=True), NO_HANG)
+    assert waited["waited"] == ["networkQuiet"]
+    assert "Result for dogs" in (await atab.snap())["snapshot"]
+
+
+async def test_network_quiet_ignores_streams_and_names_what_stays_open(atab: ATab) -> None:
+    # A WebSocket and an EventSource stream never keep the network busy; a long poll the
+    # page starts does, until the timeout, and the error names it.
+    await atab.open("/live.html")
+    await atab.act(kind="wait", text="sse: tick")
+    await atab.click('button "Poll"', waitMs=0)
+    with pytest.raises(ActionTimeout, match=r"did not go quiet.*still open.*/poll\?again=1"):
+        await asyncio.wait_for(
+            atab.act(kind="wait", networkQuiet=True, timeoutMs=1500), NO_HANG
+        )
 
 
 @pytest.mark.parametrize(

@@ -136,3 +136,25 @@ def test_filename_is_a_plain_name_in_the_output_folder(bd_home: Path, tmp_path: 
     first = confine.write_new(folder, "page.png", b"1")
     second = confine.write_new(folder, "page.png", b"2")
     assert first.read_bytes() == b"1" and second.name == "page-1.png"
+
+
+def test_claims_from_several_processes_at_once_are_all_kept(tmp_path: Path) -> None:
+    """The claims file is a read-modify-write shared by every `browserdeck mcp` process:
+    without the inter-process lock, concurrent claims overwrite each other."""
+    path = tmp_path / "claims.json"
+    script = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from browserdeck.mcpserver.claims import Owner, TabClaims\n"
+        "claims = TabClaims(Path(sys.argv[1]))\n"
+        "me = Owner(sys.argv[2], sys.argv[2], int(sys.argv[3]))\n"
+        "for i in range(25):\n"
+        "    assert claims.claim('agent', f'{sys.argv[2]}-{i}', me) is None\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(path), f"w{n}", str(os.getpid())])
+        for n in range(4)
+    ]
+    assert [p.wait(60) for p in procs] == [0, 0, 0, 0]
+    held = TabClaims(path).owners("agent")
+    assert len(held) == 100, sorted(held)

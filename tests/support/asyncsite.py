@@ -7,8 +7,9 @@ Served on a free loopback port by a threaded server; every delay is a query para
 |---|---|---|
 | /fetch.html?d= | click "Load" (fetch) | "Loaded: 42" |
 | /xhr.html?d= | click "Load" (XHR) | "Loaded: 42" |
+| /chain.html?d= | click "Load": a fetch, and in answer to it a second one | "Both: 84" |
 | /timer.html?d= | click "Load" (setTimeout 20 ms, then fetch) | "Loaded: 42" |
-| /link.html?d= | click the link; the target is served after d | heading "Arrived" |
+| /link.html?d= | click the link; the target is served after d | heading "Arrived" (and a button "Stay") |
 | /form.html?d= | type a name + submit: POST, 303, GET | "Thanks, Ann" |
 | /spa.html?d= | click "Items": pushState, fetch, render | "Items: 3", URL /spa/items |
 | /reveal.html, /reveal-timer.html | none: a CSS animation and a CSS transition (no DOM change at all), or a timer, reveal text 300 ms after load | the texts |
@@ -56,6 +57,15 @@ function go() {
   x.open('GET', '/api/data?d=' + D);
   x.onload = () => { document.getElementById('out').textContent = 'Loaded: ' + JSON.parse(x.responseText).value; };
   x.send();
+}
+</script>""",
+    "/chain.html": """<h1>Chain</h1><button onclick="go()">Load</button><p id=out>Idle</p>
+<script>
+async function go() {
+  const a = await (await fetch('/api/data?d=' + D)).json();
+  document.getElementById('out').textContent = 'Half: ' + a.value;
+  const b = await (await fetch('/api/data?d=' + D + '&second=1')).json();
+  document.getElementById('out').textContent = 'Both: ' + (a.value + b.value);
 }
 </script>""",
     "/timer.html": """<h1>Timer</h1><button onclick="go()">Load</button><p id=out>Idle</p>
@@ -205,7 +215,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(200, '{"value": 42}', "application/json")
         elif url.path == "/slow-page":
             time.sleep(d / 1000)
-            self._send(200, _HEAD.format(title="Slow target", style="") + "<body><h1>Arrived</h1></body></html>")
+            self._send(200, _HEAD.format(title="Slow target", style="") + "<body><h1>Arrived</h1><button>Stay</button></body></html>")
         elif url.path == "/done":
             name = parse_qs(url.query).get("name", ["?"])[0]
             self._send(200, _HEAD.format(title="Done", style="") + f"<body><p>Thanks, {name}</p></body></html>")

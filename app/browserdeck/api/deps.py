@@ -66,6 +66,13 @@ class BrowserTarget:
 
 async def browser_target(request: Request, profile: str | None, target_id: str | None) -> BrowserTarget:
     ctx = profile_of(request, profile)
+    from browserdeck.service import QUIET_CLIENTS
+
+    if request.headers.get("x-browserdeck-client") in QUIET_CLIENTS:
+        # The panel only watches: it never starts a browser on demand. Its capture of a
+        # tab whose browser the user just closed must not relaunch that browser (and, in
+        # the moment before the exit watcher runs, swallow the "browser closed" notice).
+        ctx.refuse_if_not_running()
     cdp_url = await ctx.ensure_browser()
     client = client_of(request)
     resolved = await ctx.resolve_target(target_id, client)

@@ -228,6 +228,8 @@ async def file_chooser(
     allowed = confine.allowed_roots(body.roots, service_of(request).config.upload_roots)
     files = [str(confine.readable_file(p, allowed)) for p in body.paths]
     body = body.model_copy(update={"paths": files})
+    if body.wait_ms is None:  # setting files is an action: the actionWaitMs setting bounds it
+        body = body.model_copy(update={"wait_ms": service_of(request).config.action_wait_ms})
     t = await _target(request, profile, body.target_id or target_id)
     return await engine_of(request).arm_file_chooser(t.cdp_url, t.target_id, t.headers, body)
 

@@ -9,7 +9,6 @@ on this machine.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import logging
 import os
 import signal
@@ -19,6 +18,8 @@ import time
 from dataclasses import dataclass
 
 import psutil
+
+from browserdeck.guard import is_loopback_address
 
 __all__ = [
     "Listener",
@@ -70,13 +71,7 @@ class Listener:
 
 def _takes_loopback(address: str) -> bool:
     """Whether a socket bound to ``address`` accepts connections to 127.0.0.1 / ::1."""
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback or ip.is_unspecified
+    return is_loopback_address(address) or address in ("0.0.0.0", "::", "::ffff:0.0.0.0")
 
 
 def _listeners(port: int) -> list[Listener] | None:

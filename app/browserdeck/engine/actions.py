@@ -241,9 +241,13 @@ async def _wait(state: PageState, action: o.WaitAct, timeout: int) -> list[str]:
         with playwright_errors("wait for the function", timeout):
             await page.wait_for_function(action.fn, timeout=timeout)
         done.append("fn")
+    if action.network_quiet:
+        await consequences.network_quiet(state, action.quiet_ms, timeout)
+        done.append("networkQuiet")
     if not done:
         raise InvalidInput(
-            "wait needs one of timeMs, text, textGone, selector, url, loadState, fn",
+            "wait needs one of timeMs, text, textGone, selector, url, loadState, fn, "
+            "networkQuiet",
             hint='e.g. {"kind": "wait", "text": "Saved"}',
         )
     return done

@@ -577,10 +577,12 @@ class Engine:
         if not (opts.ref or opts.input_ref or opts.element):  # only arming: nothing happens yet
             return self._finish(state, before, await actions.arm_file_chooser(state, opts))
 
+        bound = consequences.DEFAULT_WAIT_MS if opts.wait_ms is None else opts.wait_ms
+
         async def run() -> dict[str, Any]:
             # Setting the files is an action like a click: wait for what it caused (an
             # upload the page starts on "change"), engine/consequences.py.
-            watch = await consequences.watch(state, consequences.DEFAULT_WAIT_MS)
+            watch = await consequences.watch(state, bound)
             try:
                 result = await actions.arm_file_chooser(state, opts)
                 if watch is not None and not state.page.is_closed():
@@ -590,9 +592,7 @@ class Engine:
                     watch.stop()
             return result
 
-        seconds = (
-            o.action_timeout(None) * 2 + consequences.DEFAULT_WAIT_MS
-        ) / 1000 + DEADLINE_GRACE
+        seconds = (o.action_timeout(None) * 2 + bound) / 1000 + DEADLINE_GRACE
         result = await self._bounded(state, "file chooser", seconds, run())
         return self._finish(state, before, result)
 

@@ -8,7 +8,7 @@ are camelCase (``timeoutMs``); Python code uses snake_case.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -112,16 +112,19 @@ DEFAULT_AX_LIMIT = 2_000
 # --- act ------------------------------------------------------------------------
 
 
-class _Act(_TabBody):
-    timeout_ms: int | None = Field(default=None, description="default 8000, clamped to 500–60000")
-    wait_ms: int | None = Field(
+def _wait_ms(kinds: str) -> Any:
+    return Field(
         default=None,
         ge=0,
         le=60_000,
-        description="click, type, press, select, fill, drag: the longest wait for what the "
-        "action caused (navigation, requests); default the actionWaitMs setting (5000), "
-        "0 = do not wait",
+        description=f"{kinds}: the longest wait for what the action caused (navigation, "
+        "requests); default the actionWaitMs setting (5000), 0 = do not wait",
     )
+
+
+class _Act(_TabBody):
+    timeout_ms: int | None = Field(default=None, description="default 8000, clamped to 500–60000")
+    wait_ms: int | None = _wait_ms("click, type, press, select, fill, drag")
 
 
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
@@ -208,6 +211,12 @@ class WaitAct(_Act):
     fn: str | None = Field(
         default=None, min_length=1, description="until this JS function returns truthy"
     )
+    network_quiet: bool = Field(
+        default=False,
+        description="until no request (document, fetch, XHR, script) has been in flight for "
+        "quietMs; long polls and streams open over 5 s do not count",
+    )
+    quiet_ms: int = Field(default=500, ge=50, le=10_000, description="networkQuiet's window")
 
 
 class EvaluateAct(_Act):
@@ -263,7 +272,7 @@ def act_deadline(action: AnyAct) -> float:
                 action.text, action.text_gone, action.selector, action.url,
                 action.load_state, action.fn,
             )
-        )
+        ) + action.network_quiet
         return (action.time_ms or 0) / 1000 + step * max(conditions, 1)
     # The action; the ref lookup before it is quick unless the page hangs.
     return step + 1.0 + after
@@ -343,6 +352,7 @@ class FileChooserOptions(_TabBody):
         default=None, description="CSS selector of an <input type=file>"
     )
     timeout_ms: int | None = Field(default=None, description="default and maximum 120000")
+    wait_ms: int | None = _wait_ms("with ref, inputRef or element")
 
 
 class DialogOptions(_TabBody):

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import io
 import json
 import logging
 from typing import Any
 
-from PIL import Image
 from playwright.async_api import Error as PlaywrightError
 
 from browserdeck import aio
@@ -30,6 +28,7 @@ from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
 from browserdeck.engine.state import PageState, RefInfo
 from browserdeck.errors import ActionTimeout, InvalidInput
+from browserdeck.imaging import fit
 
 log = logging.getLogger(__name__)
 
@@ -183,9 +182,9 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
     else:
         data = await capture_viewport(state, opts.type, kwargs.get("quality"), timeout)
 
-    data, width, height, scale = fit(
-        data, opts.type, kwargs.get("quality"), opts.max_width, opts.max_height
-    )
+    # 80: the engine's JPEG quality when the caller gives none (what it always was).
+    fitted = fit(data, opts.max_width, opts.max_height, jpeg_quality=kwargs.get("quality") or 80)
+    data, width, height, scale = fitted.data, fitted.width, fitted.height, fitted.scale
     if scale != 1.0:
         for label in labels:
             for key in ("box", "badge"):
@@ -452,28 +451,3 @@ async def _boxes_by_locator(state: PageState, infos: list[RefInfo]) -> list[Labe
         return (info.ref, rect["x"], rect["y"], rect["width"], rect["height"])
 
     return [box for box in await asyncio.gather(*(one(i) for i in infos)) if box is not None]
-
-
-def fit(
-    data: bytes, fmt: str, quality: int | None, max_width: int | None, max_height: int | None
-) -> tuple[bytes, int, int, float]:
-    """Downscale to fit maxWidth x maxHeight (vision models cap image sizes)."""
-    with Image.open(io.BytesIO(data)) as img:
-        width, height = img.size
-        scale = min(
-            1.0,
-            (max_width / width) if max_width else 1.0,
-            (max_height / height) if max_height else 1.0,
-        )
-        if scale >= 1.0:
-            return data, width, height, 1.0
-        size = (max(1, round(width * scale)), max(1, round(height * scale)))
-        small = img.convert("RGB" if fmt == "jpeg" else "RGBA").resize(
-            size, Image.Resampling.LANCZOS
-        )
-    buf = io.BytesIO()
-    if fmt == "jpeg":
-        small.save(buf, format="JPEG", quality=quality or 80)
-    else:
-        small.save(buf, format="PNG", optimize=False)
-    return buf.getvalue(), size[0], size[1], round(scale, 6)

@@ -343,6 +343,11 @@ class PageState:
         if entry is not None:
             entry["failure"] = request.failure
 
+    def open_requests(self) -> list[tuple[Request, float]]:
+        """Requests still open, each with its age in seconds (a wait for network quiet)."""
+        now = time.time()
+        return [(r, now - float(e["time"])) for r, e in self._open_requests.items()]
+
     # --- dialogs and downloads ---------------------------------------------
     def _on_dialog(self, dialog: Dialog) -> None:
         aio.create_task(self._handle_dialog(dialog), name=f"dialog-{self.target_id[:8]}")

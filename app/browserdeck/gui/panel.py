@@ -396,6 +396,7 @@ class StatusPanel(QMainWindow):
         self.shot_scroll.setObjectName("screenshotScroll")
         self.shot_scroll.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.shot_scroll.setWidget(self.shot)
+        self.shot.attach_message_bar(self.shot_scroll)
         self.shot.panned.connect(self._pan)
         body.addWidget(self.shot_scroll, 1)
         # Refs whose badge found no room on the image: listed, never silently dropped.

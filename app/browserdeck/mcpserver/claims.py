@@ -15,15 +15,13 @@ The tray can call ``read_claims()`` to show which agent holds which tab.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 from browserdeck import paths
 from browserdeck.chrome.procs import pid_alive
@@ -69,35 +67,11 @@ def claims_file() -> Path:
     return paths.state_dir() / "mcp-tab-claims.json"
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    lock_path = path.with_suffix(".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        if sys.platform == "win32":
-            import msvcrt
-
-            while True:
-                try:
-                    msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
-                    break
-                except OSError:
-                    continue
-            try:
-                yield
-            finally:
-                os.lseek(fd, 0, os.SEEK_SET)
-                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+def _locked(path: Path) -> FileLock:
+    """The inter-process lock every read-modify-write of ``path`` holds (a blocking flock
+    on Unix, LockFileEx on Windows, through filelock); private to the user (0600)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(path.with_suffix(".lock"), mode=0o600)
 
 
 def _key(profile: str, target_id: str) -> str:

@@ -57,12 +57,16 @@ class AgentSession:
         ttl: float | None,
         profile: str | None,
         client: str | None = None,
+        pid: int | None = None,
     ) -> AgentSession:
-        label = f"{client or 'MCP client'} ({kind}, pid {os.getpid()})"
+        """``pid``: the process the session lives as long as (this one, or the
+        ``browserdeck mcp`` bridge that carries it to the service)."""
+        pid = pid or os.getpid()
+        label = f"{client or 'MCP client'} ({kind}, pid {pid})"
         owner = Owner(
-            id=f"{kind}-{os.getpid()}-{key}-{uuid.uuid4().hex[:6]}",
+            id=f"{kind}-{pid}-{key}-{uuid.uuid4().hex[:6]}",
             label=label,
-            pid=os.getpid(),
+            pid=pid,
             ttl=ttl,
         )
         return cls(owner=owner, profile=profile, client=client)

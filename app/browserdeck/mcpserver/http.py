@@ -163,8 +163,10 @@ class McpHttpEndpoint:
         manager = await self._ensure()
         await manager.handle_request(scope, receive, send)
         if scope.get("method") == "DELETE" and self.mcp is not None:
+            # The session named either way (the stateless protocol has no Mcp-Session-Id;
+            # `browserdeck mcp` names its own with X-Browserdeck-Session).
             for key, value in scope.get("headers", []):
-                if key == b"mcp-session-id":
+                if key in (b"mcp-session-id", b"x-browserdeck-session"):
                     self.mcp.end_session(value.decode("latin-1"))
 
 

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from browserdeck import imaging
 from browserdeck.engine.consequences import NOTHING
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, NotFound
 from browserdeck.mcpserver import dom, images, snapshot
@@ -59,6 +60,9 @@ def tool(
 
 REF = s("element ref from the snapshot, e.g. e12")
 SNAP = b("also return what changed on the page")
+# Per call, like the API's and the CLI's waitMs (engine/consequences.py).
+WAIT = i("longest wait in ms for what the action caused (navigation, requests); "
+         "default: the actionWaitMs setting; 0 = do not wait")
 SELECTOR = s("CSS selector (instead of ref)")
 # Navigations take the new page's first snapshot before answering (as Playwright MCP
 # does): the first snapshot of a document is the expensive one (Playwright compiles its
@@ -263,6 +267,7 @@ async def find(call: Call) -> Reply:
             "button": s(enum=["left", "right", "middle"]),
             "modifiers": arr(s(enum=["Alt", "Control", "ControlOrMeta", "Meta", "Shift"])),
             "snapshot": SNAP,
+            "waitMs": WAIT,
         },
         ["ref"],
     ),
@@ -275,6 +280,7 @@ async def click(call: Call) -> Reply:
         doubleClick=a.get("doubleClick"),
         button=a.get("button"),
         modifiers=a.get("modifiers"),
+        waitMs=a.get("waitMs"),
     )
     return await _finish(
         call, f"{'double-' if a.get('doubleClick') else ''}clicked {a['ref']}", data
@@ -291,6 +297,7 @@ async def click(call: Call) -> Reply:
             "submit": b("press Enter after"),
             "slowly": b("one key at a time (fires key handlers)"),
             "snapshot": SNAP,
+            "waitMs": WAIT,
         },
         ["ref", "text"],
     ),
@@ -298,7 +305,12 @@ async def click(call: Call) -> Reply:
 async def type_text(call: Call) -> Reply:
     a = call.args
     data = await call.act(
-        "type", ref=a["ref"], text=a["text"], submit=a.get("submit"), slowly=a.get("slowly")
+        "type",
+        ref=a["ref"],
+        text=a["text"],
+        submit=a.get("submit"),
+        slowly=a.get("slowly"),
+        waitMs=a.get("waitMs"),
     )
     return await _finish(
         call, f"typed into {a['ref']}" + (" and submitted" if a.get("submit") else ""), data
@@ -308,10 +320,10 @@ async def type_text(call: Call) -> Reply:
 @tool(
     "browser_press_key",
     "Press a key or chord in the page, e.g. Enter, ArrowDown, Control+a.",
-    obj({"key": s(), "snapshot": SNAP}, ["key"]),
+    obj({"key": s(), "snapshot": SNAP, "waitMs": WAIT}, ["key"]),
 )
 async def press_key(call: Call) -> Reply:
-    data = await call.act("press", key=call.args["key"])
+    data = await call.act("press", key=call.args["key"], waitMs=call.args.get("waitMs"))
     return await _finish(call, f"pressed {call.args['key']}", data)
 
 
@@ -324,22 +336,29 @@ async def hover(call: Call) -> Reply:
 @tool(
     "browser_drag",
     "Drag one element onto another.",
-    obj({"startRef": REF, "endRef": REF, "snapshot": SNAP}, ["startRef", "endRef"]),
+    obj(
+        {"startRef": REF, "endRef": REF, "snapshot": SNAP, "waitMs": WAIT},
+        ["startRef", "endRef"],
+    ),
 )
 async def drag(call: Call) -> Reply:
     a = call.args
-    data = await call.act("drag", startRef=a["startRef"], endRef=a["endRef"])
+    data = await call.act(
+        "drag", startRef=a["startRef"], endRef=a["endRef"], waitMs=a.get("waitMs")
+    )
     return await _finish(call, f"dragged {a['startRef']} to {a['endRef']}", data)
 
 
 @tool(
     "browser_select_option",
     "Select option(s) in a <select> by value or label.",
-    obj({"ref": REF, "values": arr(s()), "snapshot": SNAP}, ["ref", "values"]),
+    obj(
+        {"ref": REF, "values": arr(s()), "snapshot": SNAP, "waitMs": WAIT}, ["ref", "values"]
+    ),
 )
 async def select_option(call: Call) -> Reply:
     a = call.args
-    data = await call.act("select", ref=a["ref"], values=a["values"])
+    data = await call.act("select", ref=a["ref"], values=a["values"], waitMs=a.get("waitMs"))
     return await _finish(call, f"selected {', '.join(map(repr, a['values']))} in {a['ref']}", data)
 
 
@@ -361,13 +380,14 @@ async def select_option(call: Call) -> Reply:
                 )
             ),
             "snapshot": SNAP,
+            "waitMs": WAIT,
         },
         ["fields"],
     ),
 )
 async def fill_form(call: Call) -> Reply:
     fields = [_fill_field(f) for f in call.args["fields"]]
-    data = await call.act("fill", fields=fields)
+    data = await call.act("fill", fields=fields, waitMs=call.args.get("waitMs"))
     return await _finish(call, f"filled {len(fields)} field(s)", data)
 
 
@@ -414,26 +434,30 @@ async def resize(call: Call) -> Reply:
 
 @tool(
     "browser_wait_for",
-    "Wait for text to appear or disappear, a selector, or a time.",
+    "Wait for text to appear or disappear, a selector, the network to go quiet, or a time.",
     obj(
         {
             "text": s(),
             "textGone": s(),
             "selector": s(),
+            "networkQuiet": b("until no request has been in flight for 500 ms"),
             "time": n("seconds"),
         }
     ),
 )
 async def wait_for(call: Call) -> Reply:
     a = call.args
-    if not any(k in a for k in ("text", "textGone", "selector", "time")):
-        raise InvalidInput("browser_wait_for needs text, textGone, selector or time")
+    if not any(a.get(k) for k in ("text", "textGone", "selector", "networkQuiet")) and (
+        "time" not in a
+    ):
+        raise InvalidInput("browser_wait_for needs text, textGone, selector, networkQuiet or time")
     time_ms = round(float(a["time"]) * 1000) if "time" in a else None
     data = await call.act(
         "wait",
         text=a.get("text"),
         textGone=a.get("textGone"),
         selector=a.get("selector"),
+        networkQuiet=a.get("networkQuiet") or None,
         timeMs=time_ms,
     )
     what = (
@@ -443,6 +467,8 @@ async def wait_for(call: Call) -> Reply:
         if "textGone" in a
         else f"{a['selector']!r} appeared"
         if "selector" in a
+        else "the network is quiet"
+        if a.get("networkQuiet")
         else f"waited {a['time']} s"
     )
     return await _finish(call, what, data)
@@ -465,12 +491,14 @@ async def evaluate(call: Call) -> Reply:
     "browser_file_upload",
     "Set files on a file input. With ref (the input, or the button that opens the chooser) "
     "it happens now; without, it answers the next file chooser.",
-    obj({"paths": arr(s(), "absolute paths"), "ref": REF}, ["paths"]),
+    obj({"paths": arr(s(), "absolute paths"), "ref": REF, "waitMs": WAIT}, ["paths"]),
 )
 async def file_upload(call: Call) -> Reply:
     a = call.args
     # The API allows only files inside these roots and uploadRoots (issue 10 item 5).
     body: dict[str, Any] = {"paths": a["paths"], "roots": await call.roots()}
+    if a.get("waitMs") is not None:
+        body["waitMs"] = a["waitMs"]
     if a.get("ref"):
         # An <input type=file> takes the files directly; anything else is clicked and the
         # file chooser it opens gets them.
@@ -546,7 +574,9 @@ async def screenshot(call: Call) -> Reply:
         # The engine already fitted it: no need to look inside the image again.
         fitted, mime = raw, "image/jpeg" if data.get("type") == "jpeg" else "image/png"
     else:
-        fitted, mime, (w, h) = images.fit(raw, limit)
+        fitted_image = imaging.fit(raw, limit, limit)
+        fitted, mime = fitted_image.data, fitted_image.mime
+        w, h = fitted_image.width, fitted_image.height
     reply = Reply(narrow="Take it without labels, or of one element (ref)")
     reply.add_image(fitted, mime)
     lines = [f"screenshot {w}x{h}" + (f", saved to {data['path']}" if data.get("path") else "")]

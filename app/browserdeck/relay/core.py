@@ -36,7 +36,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from browserdeck.aio import create_task
+from browserdeck.aio import Tasks
 from browserdeck.relay.browser_domain import ROOT_HANDLERS, SLOW_ROOT, RootHandler, Then
 from browserdeck.relay.link import ExtensionLink
 from browserdeck.relay.model import (
@@ -175,6 +175,9 @@ class Relay:
         self.command_timeout = command_timeout
         self.long_command_timeout = long_command_timeout
         self.op_timeout = op_timeout
+        # Detaches, re-announcements, attaches: RelayServer.stop() cancels what still runs
+        # (a re-announcement sleeps up to 30 s).
+        self.tasks = Tasks()
 
     # ------------------------------------------------------------------ queries
     def shared_tabs(self) -> list[Tab]:
@@ -468,7 +471,7 @@ class Relay:
         link = self.link
         if link is None:
             return
-        create_task(self._detach_debugger(link, tab.tab_id), name=f"relay-detach-{tab.tab_id}")
+        self.tasks.spawn(self._detach_debugger(link, tab.tab_id), name=f"relay-detach-{tab.tab_id}")
 
     async def _detach_debugger(self, link: ExtensionLink, tab_id: int) -> None:
         try:
@@ -557,7 +560,7 @@ class Relay:
         delay = min(REANNOUNCE_DELAY * (2 ** (tab.strikes - 1)), 30.0)
         await self._hide_tab(tab)
         tab.cooling_until = now + delay
-        create_task(self._reannounce_later(tab, delay), name=f"relay-reannounce-{tab.tab_id}")
+        self.tasks.spawn(self._reannounce_later(tab, delay), name=f"relay-reannounce-{tab.tab_id}")
 
     async def _reannounce_later(self, tab: Tab, delay: float) -> None:
         await asyncio.sleep(delay)
@@ -643,7 +646,7 @@ class Relay:
             # Resume it if Chrome paused it for us, then let go of it.
             link = self.link
             if link is not None:
-                create_task(
+                self.tasks.spawn(
                     self._release_child(
                         link, tab, key, child_sid, bool(params.get("waitingForDebugger"))
                     ),
@@ -811,7 +814,7 @@ class Relay:
                 return
         if method in SLOW_ROOT:
             # Waits on the extension: do not hold up this client's other commands.
-            create_task(
+            self.tasks.spawn(
                 self._run_root(handler, client, scope, msg_id, params, reply_sid, None),
                 name=f"relay-{method}",
             )
@@ -1018,7 +1021,7 @@ class Relay:
         else:
             tab.attaching = [cmd]
             tab.attach_done = asyncio.Event()
-            create_task(self._attach(tab), name=f"relay-attach-{tab.tab_id}")
+            self.tasks.spawn(self._attach(tab), name=f"relay-attach-{tab.tab_id}")
 
     async def _attach(self, tab: Tab, *, keep: bool = False) -> None:
         error: str | None = None

@@ -39,7 +39,7 @@ from websockets.protocol import State
 from websockets.typing import Subprotocol
 
 from browserdeck import errors, guard
-from browserdeck.aio import cancel_and_wait, create_task
+from browserdeck.aio import cancel_and_wait
 from browserdeck.events import ServiceEvents
 from browserdeck.relay.core import Relay
 from browserdeck.relay.extension_id import EXTENSION_ID
@@ -280,6 +280,7 @@ class RelayServer:
         link = self.relay.link
         if link is not None:
             await self.relay.extension_gone(link, "the relay stopped")
+        await self.relay.tasks.cancel_all()
         self._extension_ready.clear()
         self._slot_holder = None
         log.info("extension relay for profile %s stopped", self.profile)
@@ -732,7 +733,9 @@ class RelayServer:
         link = ExtensionLink(ws, remote=remote, instance=upgrade.instance)
         await self.relay.extension_connected(link)
         reason = "the extension closed the connection"
-        heartbeat = create_task(self._heartbeat(link), name=f"relay-heartbeat-{self.profile}")
+        heartbeat = self.relay.tasks.spawn(
+            self._heartbeat(link), name=f"relay-heartbeat-{self.profile}"
+        )
         try:
             await link.notify(
                 "welcome",

@@ -1,0 +1,440 @@
+"""The settings dialog's editors: one ``Field`` per declared ``Setting``, its labels and help.
+
+Every editor is made from a ``Setting``'s type, default, description and choices;
+values are checked as you type by ``config.check_setting`` (the same check the
+config loader and profile creation use).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QColorDialog,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from browserdeck import config
+from browserdeck.config import Setting
+from browserdeck.errors import InvalidInput
+
+log = logging.getLogger(__name__)
+
+# Presentation only: friendlier labels than the camelCase keys, and where keys sit.
+LABELS: dict[str, str] = {
+    "enabled": "Browser control",
+    "controlPort": "Control API port",
+    "relayPort": "Extension relay port",
+    "defaultProfile": "Default profile",
+    "headless": "Run browsers headless",
+    "noSandbox": "No sandbox",
+    "attachOnly": "Attach only",
+    "executablePath": "Browser executable",
+    "relayClientMode": "Relay clients",
+    "startDefaultProfile": "Start the default profile at launch",
+    "startAtLogin": "Start browserdeck at login",
+    "mcpIdleMinutes": "Close idle MCP browser after (minutes)",
+    "mcpRunCode": "Allow MCP to run Python code",
+    "screenshotMaxDimension": "Largest MCP screenshot side (px)",
+    "actionWaitMs": "Longest wait for an action's effects (ms)",
+    # profile fields
+    "driver": "Driver",
+    "color": "Colour",
+    "cdpPort": "CDP port",
+    "cdpUrl": "CDP URL",
+    "userDataDir": "User data directory",
+}
+CHECKBOX_TEXT: dict[str, str] = {
+    "enabled": "Let agents use browsers",
+    "headless": "No visible windows",
+    "noSandbox": "Run browsers without the sandbox",
+    "attachOnly": "Never launch a browser",
+    "startDefaultProfile": "Start it when browserdeck starts",
+    "startAtLogin": "Start when I log in",
+    "mcpRunCode": "Let MCP clients run Python code",
+    "allowFileUrls": "Let agents open files on this computer",
+}
+# The help line under each field, in a user's words. The schema's descriptions (the
+# API, the CLI and the config reference use them) name routes and JSON keys; a person
+# in this dialog needs what the setting does for them, never a repeat of its checkbox.
+HELP: dict[str, str] = {
+    "enabled": "When this is off, agents cannot open or drive any browser; browserdeck "
+    "keeps running and tells them browser control is switched off.",
+    "controlPort": "Agents, the command line and MCP clients connect to browserdeck on "
+    "this port. Only programs on this computer can reach it.",
+    "relayPort": "The browserdeck extension in your Chrome connects on this port (unless "
+    "a Chrome profile below sets its own).",
+    "defaultProfile": "The browser agents get when they do not ask for a particular one.",
+    "headless": "Agents still get screenshots. On Linux without a desktop, browsers always "
+    "run this way.",
+    "noSandbox": "Only for machines where Chromium's sandbox cannot start, such as "
+    "containers or running as root; it makes the browser less safe.",
+    "attachOnly": "browserdeck then only connects to a browser you started yourself with "
+    "remote debugging on.",
+    "executablePath": "The Chrome or Chromium program to start. Leave empty to use the one "
+    "browserdeck finds.",
+    "relayClientMode": "Whether several agents may use your Chrome at the same time, or "
+    "one at a time (the next one waits until the first is done).",
+    "startDefaultProfile": "Its browser is ready before the first agent asks for it.",
+    "startAtLogin": "It waits in the tray, so agents can connect as soon as you are logged in.",
+    "mcpIdleMinutes": "A browser started for an MCP client closes after this long without "
+    "use (0: never).",
+    "mcpRunCode": "The code they send runs with full control of the browser. Only turn "
+    "this on for agents you trust.",
+    "screenshotMaxDimension": "Screenshots sent to AI models are scaled down to at most "
+    "this many pixels wide or high.",
+    "allowFileUrls": "With file:// links an agent could read any file you can read. Off "
+    "unless you need it.",
+    "color": "Tints this profile's browser window and its icon, so you can tell them apart.",
+    "cdpPort": "The port browserdeck uses to control this browser (for Chrome profiles: "
+    "the port the extension connects to).",
+    "cdpUrl": "The address of a browser on another machine or container, with remote "
+    "debugging on.",
+    "userDataDir": "Where this browser keeps its cookies, logins and history. Leave empty "
+    "for browserdeck's own folder.",
+}
+RELAY_MODES = {
+    "single-active": "One agent at a time",
+    "multi-client": "Several agents at once",
+}
+# Keys of SETTINGS shown on the Profiles page (they apply to every managed profile).
+BROWSER_KEYS = ("executablePath", "noSandbox")
+NETWORK_KEYS = ("controlPort", "relayPort")
+DRIVER_TEXT = {
+    "managed": "Managed: browserdeck launches it",
+    "extension": "Extension: your own Chrome",
+    "remote": "Remote: a CDP URL",
+}
+INHERIT = "inherit"
+
+
+def attr_of(key: str) -> str:
+    """The Config/ProfileConfig attribute of a camelCase schema key (controlPort → control_port)."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
+
+
+def label_of(key: str) -> str:
+    return LABELS.get(key) or re.sub(r"(?<!^)([A-Z])", r" \1", key).capitalize()
+
+
+def _hint_label(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setObjectName("hint")
+    label.setProperty("role", "hint")
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
+    return label
+
+
+class FieldError(QLabel):
+    """The inline explanation under a field; hidden when the field is valid."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWordWrap(True)
+        self.setObjectName("fieldError")
+        self.hide()
+
+    def show_error(self, message: str | None, *, warning: bool = False) -> None:
+        if not message:
+            self.clear()
+            self.hide()
+            return
+        color = "#9A6700" if warning else "#C62828"
+        self.setStyleSheet(f"color: {color};")
+        self.setText(("⚠ " if warning else "✕ ") + message)
+        self.show()
+
+
+class Field(QObject):
+    """One editor for one ``Setting``: the widget, its value, and its inline error."""
+
+    changed = Signal()
+
+    def __init__(
+        self,
+        setting: Setting,
+        parent: QWidget,
+        *,
+        tristate_base: bool | None = None,
+        empty_text: str | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setting = setting
+        self.error = FieldError()
+        self.warned = False  # the error line shows a port-in-use warning (not an error)
+        self.widget: QWidget
+        self._tristate = setting.type == "bool" and setting.default is None
+        kind = setting.type
+        if kind == "bool" and not self._tristate:
+            box = QCheckBox(CHECKBOX_TEXT.get(setting.key, label_of(setting.key)))
+            box.toggled.connect(lambda *_: self.changed.emit())
+            self.widget = box
+        elif kind == "bool":
+            combo = QComboBox()
+            combo.setMaximumWidth(420)
+            base = "on" if tristate_base else "off"
+            combo.addItem(f"Use the global setting ({base})", INHERIT)
+            combo.addItem("Yes", True)
+            combo.addItem("No", False)
+            combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
+            self.widget = combo
+        elif kind in ("port", "int"):
+            spin = QSpinBox()
+            lo = 1024 if kind == "port" else (setting.minimum or 0)
+            hi = 65535 if kind == "port" else (setting.maximum or 2**31 - 1)
+            if empty_text is not None:
+                # One below the minimum stands for "not set" (e.g. use the global relay port).
+                spin.setRange(lo - 1, hi)
+                spin.setSpecialValueText(empty_text)
+            else:
+                spin.setRange(lo, hi)
+            spin.setAccelerated(True)
+            spin.setGroupSeparatorShown(False)
+            spin.valueChanged.connect(lambda *_: self.changed.emit())
+            spin.setMinimumWidth(110)
+            spin.setMaximumWidth(150)
+            self.widget = spin
+        elif kind in ("choice", "profile-ref"):
+            combo = QComboBox()
+            combo.setMaximumWidth(420)
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(18)
+            for choice in setting.choices:
+                combo.addItem(DRIVER_TEXT.get(choice) or RELAY_MODES.get(choice, choice), choice)
+            combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
+            self.widget = combo
+        elif kind == "color":
+            self.widget = ColorEdit()
+            self.widget.changed.connect(self.changed)
+        elif kind == "path":
+            self.widget = PathEdit(empty_text or "Not set (automatic)")
+            self.widget.changed.connect(self.changed)
+        else:  # url and anything textual
+            edit = QLineEdit()
+            edit.setPlaceholderText(empty_text or "")
+            edit.textChanged.connect(lambda *_: self.changed.emit())
+            self.widget = edit
+        self.widget.setObjectName(f"field-{setting.key}")
+
+    # --- value ------------------------------------------------------------------
+    def value(self) -> Any:
+        w = self.widget
+        if isinstance(w, QCheckBox):
+            return w.isChecked()
+        if isinstance(w, QComboBox):
+            data = w.currentData()
+            return None if data == INHERIT else data
+        if isinstance(w, QSpinBox):
+            return None if w.value() < w.minimum() + 1 and w.specialValueText() else w.value()
+        if isinstance(w, ColorEdit | PathEdit):
+            return w.value()
+        if isinstance(w, QLineEdit):
+            text = w.text().strip()
+            return text or None
+        raise AssertionError(type(w))
+
+    def set_value(self, value: Any) -> None:
+        w = self.widget
+        blocker = [w.blockSignals(True)]
+        try:
+            if isinstance(w, QCheckBox):
+                w.setChecked(bool(value))
+            elif isinstance(w, QComboBox):
+                index = w.findData(INHERIT if value is None and self._tristate else value)
+                if index < 0 and value is not None:
+                    w.addItem(str(value), value)
+                    index = w.count() - 1
+                w.setCurrentIndex(max(index, 0))
+            elif isinstance(w, QSpinBox):
+                w.setValue(w.minimum() if value is None else int(value))
+            elif isinstance(w, ColorEdit | PathEdit):
+                w.set_value(value)
+            elif isinstance(w, QLineEdit):
+                if isinstance(value, list):  # "paths" settings (uploadRoots)
+                    value = os.pathsep.join(value)
+                w.setText("" if value is None else str(value))
+        finally:
+            w.blockSignals(blocker[0])
+
+    def set_choices(self, choices: list[str], labels: dict[str, str] | None = None) -> None:
+        w = self.widget
+        assert isinstance(w, QComboBox)
+        current = w.currentData()
+        w.blockSignals(True)
+        try:
+            w.clear()
+            for choice in choices:
+                w.addItem((labels or {}).get(choice, choice), choice)
+            index = w.findData(current)
+            w.setCurrentIndex(max(index, 0))
+        finally:
+            w.blockSignals(False)
+
+    def validate(self) -> str | None:
+        """Check the value; show and return the message when it is invalid."""
+        try:
+            config.check_setting(self.setting, self.value(), label_of(self.setting.key))
+        except InvalidInput as exc:
+            self.error.show_error(exc.message)
+            return exc.message
+        self.error.show_error(None)
+        return None
+
+
+class ColorEdit(QWidget):
+    """A colour swatch button (opens a non-modal colour picker) plus the #RRGGBB text."""
+
+    changed = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.swatch = QToolButton()
+        self.swatch.setObjectName("colorSwatch")
+        self.swatch.setFixedSize(34, 24)
+        self.swatch.setToolTip("Pick a colour")
+        self.swatch.clicked.connect(self.pick)
+        self.text = QLineEdit()
+        self.text.setMaxLength(7)
+        self.text.setFixedWidth(90)
+        self.text.setPlaceholderText("#RRGGBB")
+        self.text.textChanged.connect(self._on_text)
+        layout.addWidget(self.swatch)
+        layout.addWidget(self.text)
+        layout.addStretch(1)
+        self._picker: QColorDialog | None = None
+
+    def value(self) -> str:
+        return self.text.text().strip()
+
+    def set_value(self, value: Any) -> None:
+        self.text.setText(str(value or ""))
+        self._paint()
+
+    def _on_picked(self, color: QColor) -> None:
+        self.set_value(color.name().upper())
+        self.changed.emit()
+
+    def _on_text(self) -> None:
+        self._paint()
+        self.changed.emit()
+
+    def _paint(self) -> None:
+        value = self.value()
+        color = value if config.COLOR_RE.match(value) else "#FFFFFF"
+        self.swatch.setStyleSheet(
+            f"QToolButton {{ background: {color}; border: 1px solid #7A7A7A; border-radius: 4px; }}"
+        )
+
+    def pick(self) -> QColorDialog:
+        picker = QColorDialog(QColor(self.value() or "#FF4500"), self)
+        picker.setWindowTitle("Profile colour")
+        picker.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        picker.colorSelected.connect(self._on_picked)
+        self._picker = picker
+        picker.open()
+        return picker
+
+
+class PathEdit(QWidget):
+    """A path line edit with a Browse… button (non-modal file dialog)."""
+
+    changed = Signal()
+
+    def __init__(self, placeholder: str) -> None:
+        super().__init__()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.edit = QLineEdit()
+        self.edit.setPlaceholderText(placeholder)
+        self.edit.textChanged.connect(lambda *_: self.changed.emit())
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self.browse)
+        layout.addWidget(self.edit, 1)
+        layout.addWidget(browse)
+
+    def value(self) -> str | None:
+        return self.edit.text().strip() or None
+
+    def set_value(self, value: Any) -> None:
+        self.edit.setText(str(value or ""))
+
+    def browse(self) -> QFileDialog:
+        dialog = QFileDialog(self, "Choose a file", os.path.dirname(self.value() or "/"))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.fileSelected.connect(self.edit.setText)
+        dialog.open()
+        return dialog
+
+
+def _form_row(
+    form: QFormLayout, field: Field, *, label: str | None = None, hint: bool = True
+) -> None:
+    """A row: label | editor, then the description and the inline error under the editor."""
+    box = QWidget()
+    column = QVBoxLayout(box)
+    column.setContentsMargins(0, 0, 0, 2)
+    column.setSpacing(2)
+    column.addWidget(field.widget)
+    if hint:
+        column.addWidget(_hint_label(HELP.get(field.setting.key, field.setting.description)))
+    column.addWidget(field.error)
+    title = QLabel(label if label is not None else label_of(field.setting.key) + ":")
+    title.setBuddy(field.widget)
+    form.addRow(title, box)
+
+
+def port_holder(port: int) -> str | None:
+    """Why ``port`` cannot be used on 127.0.0.1 right now (another program holds it), or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            pass
+        else:
+            return None
+    who = ""
+    try:
+        from browserdeck.chrome import procs
+
+        pids = [pid for pid in procs.listening_pids(port) if pid != os.getpid()]
+        if pids:
+            argv = procs.process_cmdline(pids[0]) or ["?"]
+            who = f" ({os.path.basename(argv[0])}, pid {pids[0]})"
+    except Exception:  # naming the program is a courtesy; the port is busy either way
+        log.debug("who holds port %s", port, exc_info=True)
+    return f"port {port} is in use by another program{who}: pick another port"
+
+
+def _scrolled(page: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidget(page)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    # Fit the width: hints wrap instead of pushing the form sideways.
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    page.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+    return area
