@@ -123,16 +123,17 @@ def actionable_names(yaml_text: str) -> set[tuple[str, str]]:
     return out
 
 
+# role "name" [attr]... [ref=eN] anywhere on a line: the compact form puts a table row's
+# or a list item's controls on the row's line.
+_WITH_REF = re.compile(r'(?<![\w"])([a-z][\w-]*)( "(?:[^"\\]|\\.)*")?((?: \[[^\]]*\])*)')
+
+
 def ref_names(text: str) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
-
-    def walk(nodes: list[snap.Node]) -> None:
-        for node in nodes:
-            if node.role is not None and node.ref:
-                out.add((node.role, node.name or ""))
-            walk(node.children)
-
-    walk(snap.parse(text))
+    for line in text.splitlines():
+        for m in _WITH_REF.finditer(line):
+            if "[ref=" in (m.group(3) or ""):
+                out.add((m.group(1), (m.group(2) or "").strip()))
     return out
 
 
