@@ -9,7 +9,8 @@ Chromium from the same binary:
   * Playwright MCP: `playwright-mcp --executable-path /usr/bin/chromium --headless
     --isolated --no-sandbox`, run in a temp working directory (it writes files there).
 
-Measured: median latency per call for navigate, snapshot, click, type, screenshot;
+Measured: median latency per call for navigate, snapshot, click, type, screenshot, and
+a tab listing (``tabs list``: little but the MCP server's own per-call overhead);
 snapshot size (characters of the tool result's text) per page, with a check that
 every element Playwright MCP gives an actionable ref also has a ref in ours; and the
 size of `tools/list` (JSON characters) for our `core` and `all` vs theirs.
@@ -48,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 from tests.mcp.site import PAGES, serve_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
 from tests.support.net import free_port  # noqa: E402
+from tests.support.service import stop_lingering_service  # noqa: E402
 
 from browserdeck.mcpserver import snapshot as snap  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
@@ -122,16 +124,17 @@ def actionable_names(yaml_text: str) -> set[tuple[str, str]]:
     return out
 
 
+# role "name" [attr]... [ref=eN] anywhere on a line: the compact form puts a table row's
+# or a list item's controls on the row's line.
+_WITH_REF = re.compile(r'(?<![\w"])([a-z][\w-]*)( "(?:[^"\\]|\\.)*")?((?: \[[^\]]*\])*)')
+
+
 def ref_names(text: str) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
-
-    def walk(nodes: list[snap.Node]) -> None:
-        for node in nodes:
-            if node.role is not None and node.ref:
-                out.add((node.role, node.name or ""))
-            walk(node.children)
-
-    walk(snap.parse(text))
+    for line in text.splitlines():
+        for m in _WITH_REF.finditer(line):
+            if "[ref=" in (m.group(3) or ""):
+                out.add((m.group(1), (m.group(2) or "").strip()))
     return out
 
 
@@ -193,6 +196,8 @@ async def one_round(side: Side, client: Client, site: str) -> None:
     search = ref_of(text, "searchbox", "Search")
     await side.call(client, "browser_click", {side.ref_arg: button}, "click")
     await side.call(client, "browser_type", {side.ref_arg: search, "text": "chair"}, "type")
+    # Almost nothing but the MCP server's own path (one tab listing): its per-call overhead.
+    await side.call(client, "browser_tabs", {"action": "list"}, "tabs list")
     result = await side.call(client, "browser_take_screenshot", {}, "screenshot")
     assert any(c.type == "image" for c in result.content), "screenshot has an image"
     # As an agent works: it reads the navigate result (here: a second) before it asks
@@ -222,6 +227,8 @@ def ours_params(home: Path, chromium: str, tools: str = "core") -> StdioServerPa
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", ""),
     }
+    if "PYTHONPATH" in os.environ:  # to bench another checkout: PYTHONPATH=<it>/app
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "browserdeck", "mcp", "--tools", tools],
@@ -255,6 +262,7 @@ def report(ours: Side, theirs: Side | None, ours_all: int) -> None:
         "click",
         "type",
         "screenshot",
+        "tabs list",
         "navigate+snapshot",
         "snapshot after think",
     ):
@@ -350,7 +358,11 @@ async def main() -> int:
             f"browserdeck MCP vs {'Playwright MCP (' + peer + ')' if peer else 'nothing'}; "
             f"{args.rounds} rounds; Chromium {wrapper}"
         )
-        await drive([ours, theirs] if theirs else [ours], site, args.rounds)
+        try:
+            await drive([ours, theirs] if theirs else [ours], site, args.rounds)
+        finally:
+            # `browserdeck mcp` started a service that outlives it on purpose (docs/mcp.md).
+            stop_lingering_service(home)
         report(ours, theirs, ours_all)
     return 0
 

@@ -27,60 +27,6 @@ Handler = Callable[[argparse.Namespace, ApiClient], int]
 # --- the service ----------------------------------------------------------------
 
 
-async def _exit_when_idle(service: Any, stop: Any, seconds: float) -> None:
-    """``serve --idle-exit``: set ``stop`` once nothing has used the API for ``seconds``
-    (negative: the mcpIdleMinutes setting, read each time; 0 never)."""
-    import asyncio
-
-    while not stop.is_set():
-        limit = seconds if seconds >= 0 else service.config.mcp_idle_minutes * 60.0
-        activity = service.api.activity if service.api is not None else None
-        if limit > 0 and activity is not None and activity.idle_seconds() >= limit:
-            print("browserdeck: no MCP client for a while; stopping", file=sys.stderr)
-            stop.set()
-            return
-        await asyncio.sleep(min(5.0, max(limit / 4, 0.2)) if limit > 0 else 5.0)
-
-
-async def run_service(
-    *, headless: bool, port: int | None, idle_exit: float | None = None
-) -> int:
-    import asyncio
-    import contextlib
-    import signal
-
-    from browserdeck.master import build_service
-
-    # A service started for MCP clients (--idle-exit) launches its browser at once.
-    service = build_service(
-        force_headless=headless, control_port=port, prelaunch=idle_exit is not None
-    )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    # SIGHUP too: closing the terminal that runs `serve` must not orphan the browsers.
-    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
-        with contextlib.suppress(NotImplementedError):  # Windows
-            loop.add_signal_handler(sig, stop.set)
-    try:
-        await service.start()
-    except BrowserdeckError as exc:
-        print(f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""),
-              file=sys.stderr)
-        return 1
-    print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
-    if idle_exit is not None:
-        from browserdeck import aio
-
-        aio.create_task(_exit_when_idle(service, stop, idle_exit), name="idle-exit")
-    if service.config_problem:
-        print(f"warning: {service.config_problem}", file=sys.stderr)
-    try:
-        await stop.wait()
-    finally:
-        await service.stop()
-    return 0
-
-
 def _port(text: str) -> int:
     """``--port``: the same rule as the controlPort setting (1024-65535)."""
     from browserdeck.config import validate_port
@@ -100,9 +46,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from browserdeck import logsetup
 
     logsetup.setup()
-    return asyncio.run(
-        run_service(headless=args.headless, port=args.port, idle_exit=args.idle_exit)
-    )
+    from browserdeck.master import serve
+
+    return asyncio.run(serve(headless=args.headless, port=args.port, idle_exit=args.idle_exit))
 
 
 def cmd_token(args: argparse.Namespace) -> int:
@@ -403,26 +349,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = client_cmd("close", cmd_close, "close a tab (targetId or unique prefix)")
     p.add_argument("target_id")
 
-    for module in _extension_modules():
+    # Each area keeps its commands in its own module (engine actions, relay pairing, the
+    # CDP URL, the MCP server, the tray); each imports its heavy parts only when run.
+    from browserdeck import cli_cdp, cli_engine, cli_gui, cli_mcp, cli_relay
+
+    for module in (cli_engine, cli_relay, cli_cdp, cli_mcp, cli_gui):
         module.register(sub, common)
     return parser
-
-
-def _extension_modules() -> list[Any]:
-    """CLI commands contributed by other packages (engine, relay, MCP, GUI), when present."""
-    import importlib
-
-    found = []
-    # Each owner keeps its commands in its own module: engine actions, relay pairing,
-    # the MCP server, the tray.
-    for name in ("browserdeck.cli_engine", "browserdeck.cli_relay", "browserdeck.cli_cdp",
-                 "browserdeck.cli_mcp", "browserdeck.cli_gui"):
-        try:
-            found.append(importlib.import_module(name))
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -77,9 +77,9 @@ def cmd_tray(args: argparse.Namespace) -> int:
         )
         import asyncio
 
-        from browserdeck.cli import run_service
+        from browserdeck.master import serve
 
-        return asyncio.run(run_service(headless=True, port=getattr(args, "port", None)))
+        return asyncio.run(serve(headless=True, port=getattr(args, "port", None)))
     from browserdeck.gui.app import run
     from browserdeck.master import build_service
 

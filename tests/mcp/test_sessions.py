@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from browserdeck import config
+from browserdeck.deck import Caller
 from browserdeck.master import build_service
 from browserdeck.mcpserver import http as mcp_http
 from browserdeck.mcpserver.backend import InProcessBackend
@@ -213,15 +214,16 @@ async def test_in_process_backend_closes_the_idle_browser(bd_home: Path) -> None
     mcp_config(bd_home)
     backend = InProcessBackend(idle_seconds=0.3)
     try:
-        await backend.request("GET", "/tabs")  # the first call starts the managed browser
-        status = await backend.request("GET", "/")
+        caller = Caller()
+        await backend.tabs(caller, None)  # the first call starts the managed browser
+        status = await backend.status(caller, None)
         assert status["running"] is True
         await asyncio.wait_for(backend.idle_closed.wait(), 30)
         assert backend.idle_closures == 1
-        status = await backend.request("GET", "/")
+        status = await backend.status(caller, None)
         assert status["running"] is False
-        await backend.request("GET", "/tabs")  # and the next call starts it again
-        assert (await backend.request("GET", "/"))["running"] is True
+        await backend.tabs(caller, None)  # and the next call starts it again
+        assert (await backend.status(caller, None))["running"] is True
     finally:
         await backend.close()
 

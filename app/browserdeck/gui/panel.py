@@ -181,10 +181,8 @@ class Banner(QFrame):
 
 def tab_holders(profile: str) -> dict[str, str]:
     """targetId -> the agent holding that tab (the MCP servers' tab claims)."""
-    try:
-        from browserdeck.mcpserver import claims
-    except ImportError:  # a build without the MCP server
-        return {}
+    from browserdeck.mcpserver import claims
+
     try:
         return {c.target_id: c.label for c in claims.read_claims(profile)}
     except (OSError, ValueError):

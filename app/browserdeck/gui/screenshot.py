@@ -121,11 +121,6 @@ async def capture(
         )
     except httpx.HTTPError as exc:
         raise CaptureError(f"the control API did not answer ({exc!s})") from None
-    if resp.status_code == 404 and "error" not in resp.text[:200]:
-        raise CaptureError(
-            "screenshots need the agent engine, which this build does not have "
-            "(POST /screenshot is missing)"
-        )
     if resp.status_code >= 400:
         try:
             err = resp.json()["error"]

@@ -30,9 +30,10 @@ from mcp.server.lowlevel import Server
 from browserdeck import __version__, aio, confine
 from browserdeck.chrome.procs import pid_alive
 from browserdeck.config import Config
+from browserdeck.deck import Caller
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.mcpserver import output, tools
-from browserdeck.mcpserver.backend import Backend, load_config
+from browserdeck.mcpserver.backend import CLIENT_NAME, Backend, load_config
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply
 from browserdeck.mcpserver.schema import validate_object
@@ -239,7 +240,7 @@ class McpApp:
 
     async def _release_remote(self, owner_id: str) -> None:
         try:
-            await self.backend.request("POST", "/sessions/release", json={"session": owner_id})
+            await self.backend.release_session(Caller(client=CLIENT_NAME), owner_id)
         except Exception as exc:  # the backend may be gone at shutdown
             log.debug("releasing remote browsers of %s: %s", owner_id, exc)
 
@@ -298,6 +299,7 @@ class McpApp:
                 args = validate_object(raw_args, spec.schema, name)
                 call = Call(self, session, spec, args)
                 call.roots = lambda: self.client_roots(ctx)
+                call.max_chars = self._max_chars_for(ctx)
                 reply = await spec.handler(call)
                 if save_name is not None:
                     folder = self.output_folder(await call.roots())
