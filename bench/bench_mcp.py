@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 from tests.mcp.site import PAGES, serve_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
 from tests.support.net import free_port  # noqa: E402
+from tests.support.service import stop_lingering_service  # noqa: E402
 
 from browserdeck.mcpserver import snapshot as snap  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
@@ -357,7 +358,11 @@ async def main() -> int:
             f"browserdeck MCP vs {'Playwright MCP (' + peer + ')' if peer else 'nothing'}; "
             f"{args.rounds} rounds; Chromium {wrapper}"
         )
-        await drive([ours, theirs] if theirs else [ours], site, args.rounds)
+        try:
+            await drive([ours, theirs] if theirs else [ours], site, args.rounds)
+        finally:
+            # `browserdeck mcp` started a service that outlives it on purpose (docs/mcp.md).
+            stop_lingering_service(home)
         report(ours, theirs, ours_all)
     return 0
 

@@ -54,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 from tests.support.asyncsite import AsyncSite, start_async_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
 from tests.support.net import free_port  # noqa: E402
+from tests.support.service import stop_lingering_service  # noqa: E402
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
@@ -347,6 +348,9 @@ async def main() -> int:
         report(sides, direct, args)
     finally:
         site.close()
+        # `browserdeck mcp` started services that outlive it on purpose (docs/mcp.md).
+        for home in (tmp / "ours", tmp / "baseline"):
+            stop_lingering_service(home)
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
