@@ -209,7 +209,10 @@ async def big_page(api: httpx.AsyncClient, site_url: str, elements: int, runs: i
 
     status = (await api.get("/")).json()
     async with async_playwright() as pw:
-        browser = await pw.chromium.connect_over_cdp(status["cdpUrl"])
+        # The managed browser's CDP endpoint takes the API token (security issue).
+        browser = await pw.chromium.connect_over_cdp(
+            status["cdpUrl"], headers={"Authorization": f"Bearer {TOKEN}"}
+        )
         page = next(p for c in browser.contexts for p in c.pages if p.url == site_url)
 
         async def peer() -> str:
@@ -245,7 +248,9 @@ async def run(args: argparse.Namespace) -> int:
                 headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60, trust_env=False,
                 limits=httpx.Limits(max_connections=64),
             ) as api:
-                for _ in range(200):
+                # serve took 47 s to come up on a loaded shared machine: wait up to 120 s.
+                up_by = time.monotonic() + 120
+                while time.monotonic() < up_by:
                     try:
                         if (await api.get("/health")).status_code == 200:
                             break
@@ -261,6 +266,8 @@ async def run(args: argparse.Namespace) -> int:
                     tabs.append(resp.json()["targetId"])
 
                 result = await load(api, tabs, args.calls, args.concurrency)
+                # At once: a later phase that fails must not lose these figures.
+                print(f"load errors: {result['errors'] or 0}", flush=True)
                 counts = {"rounds": 0, "errors": 0, "crosstalk": 0, "stale_tried": 0,
                           "stale_refused": 0}
                 until = time.monotonic() + args.seconds

@@ -490,3 +490,32 @@ async def test_file_urls_are_refused_unless_allowed() -> None:
         opened = await client.post("/tabs/open", json={"url": "file:///etc/hostname"})
         assert opened.status_code == 200, opened.text
         assert opened.json()["url"].startswith("file:///etc/hostname")
+
+
+async def test_an_idle_keep_alive_connection_outlives_the_clients_own_expiry() -> None:
+    """httpx drops an idle pooled connection after 5 s; the server must not close it
+    first (uvicorn's default was also 5 s: a request sent just as the server closed
+    the connection failed with a connection error, a few in 10,000 calls under load)."""
+    async with running_service() as (service, _client):
+        reader, writer = await asyncio.open_connection("127.0.0.1", service.api.port)
+        request = (
+            "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Authorization: Bearer {service.api_token}\r\n\r\n"
+        ).encode()
+        try:
+            for _ in range(2):
+                writer.write(request)
+                await writer.drain()
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+                assert head.startswith(b"HTTP/1.1 200"), head
+                length = int(
+                    next(
+                        line.split(b":", 1)[1]
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    )
+                )
+                await reader.readexactly(length)
+                await asyncio.sleep(httpx.Limits().keepalive_expiry + 1.0)
+        finally:
+            writer.close()
