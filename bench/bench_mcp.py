@@ -9,7 +9,8 @@ Chromium from the same binary:
   * Playwright MCP: `playwright-mcp --executable-path /usr/bin/chromium --headless
     --isolated --no-sandbox`, run in a temp working directory (it writes files there).
 
-Measured: median latency per call for navigate, snapshot, click, type, screenshot;
+Measured: median latency per call for navigate, snapshot, click, type, screenshot, and
+a tab listing (``tabs list``: little but the MCP server's own per-call overhead);
 snapshot size (characters of the tool result's text) per page, with a check that
 every element Playwright MCP gives an actionable ref also has a ref in ours; and the
 size of `tools/list` (JSON characters) for our `core` and `all` vs theirs.
@@ -193,6 +194,8 @@ async def one_round(side: Side, client: Client, site: str) -> None:
     search = ref_of(text, "searchbox", "Search")
     await side.call(client, "browser_click", {side.ref_arg: button}, "click")
     await side.call(client, "browser_type", {side.ref_arg: search, "text": "chair"}, "type")
+    # Almost nothing but the MCP server's own path (one tab listing): its per-call overhead.
+    await side.call(client, "browser_tabs", {"action": "list"}, "tabs list")
     result = await side.call(client, "browser_take_screenshot", {}, "screenshot")
     assert any(c.type == "image" for c in result.content), "screenshot has an image"
     # As an agent works: it reads the navigate result (here: a second) before it asks
@@ -222,6 +225,8 @@ def ours_params(home: Path, chromium: str, tools: str = "core") -> StdioServerPa
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", ""),
     }
+    if "PYTHONPATH" in os.environ:  # to bench another checkout: PYTHONPATH=<it>/app
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "browserdeck", "mcp", "--tools", tools],
@@ -255,6 +260,7 @@ def report(ours: Side, theirs: Side | None, ours_all: int) -> None:
         "click",
         "type",
         "screenshot",
+        "tabs list",
         "navigate+snapshot",
         "snapshot after think",
     ):

@@ -7,53 +7,24 @@ service over HTTP; when none runs it says so and how to start one.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import json
-import logging
 import os
-import signal
 import sys
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from browserdeck import __version__, paths, secrets
+from browserdeck import __version__, paths
 from browserdeck.client import ApiClient, ClientError, fail
 from browserdeck.errors import BrowserdeckError
 
-log = logging.getLogger(__name__)
+# A CLI call is a process of its own: modules that only some commands need (asyncio,
+# the token store, the service) are imported in those commands (issue 14).
 
 Handler = Callable[[argparse.Namespace, ApiClient], int]
 
 
 # --- the service ----------------------------------------------------------------
-
-
-async def run_service(*, headless: bool, port: int | None) -> int:
-    from browserdeck.master import build_service
-
-    service = build_service(force_headless=headless, control_port=port)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    # SIGHUP too: closing the terminal that runs `serve` must not orphan the browsers.
-    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
-        with contextlib.suppress(NotImplementedError):  # Windows
-            loop.add_signal_handler(sig, stop.set)
-    try:
-        await service.start()
-    except BrowserdeckError as exc:
-        print(f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""),
-              file=sys.stderr)
-        return 1
-    print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
-    if service.config_problem:
-        print(f"warning: {service.config_problem}", file=sys.stderr)
-    try:
-        await stop.wait()
-    finally:
-        await service.stop()
-    return 0
 
 
 def _port(text: str) -> int:
@@ -70,13 +41,19 @@ def _port(text: str) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
     from browserdeck import logsetup
 
     logsetup.setup()
-    return asyncio.run(run_service(headless=args.headless, port=args.port))
+    from browserdeck.master import serve
+
+    return asyncio.run(serve(headless=args.headless, port=args.port, idle_exit=args.idle_exit))
 
 
 def cmd_token(args: argparse.Namespace) -> int:
+    from browserdeck import secrets
+
     kind = "relay" if args.relay else "api"
     if args.rotate:
         secrets.rotate_token(kind)
@@ -86,6 +63,8 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 
 def cmd_paths(args: argparse.Namespace) -> int:
+    from browserdeck import secrets
+
     data = {
         "config": str(paths.config_file()),
         "data": str(paths.data_dir()),
@@ -264,7 +243,40 @@ def cmd_close(args: argparse.Namespace, client: ApiClient) -> int:
 # --- parser ---------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Skipped:
+    """Stands for a subcommand's parser that this call does not build: takes any call."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._ignore
+
+    def _ignore(self, *args: Any, **kwargs: Any) -> _Skipped:
+        return self
+
+
+class _OnlyOne:
+    """``add_subparsers()``'s object, building only the subcommand that will run.
+
+    Each subparser costs argparse ~1 ms to build (gettext lookups, regexes); a CLI call
+    is a process of its own and needs one of about forty (issue 14).
+    """
+
+    def __init__(self, sub: Any, only: str) -> None:
+        self.sub = sub
+        self.only = only
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if name == self.only or self.only in kwargs.get("aliases", ()):
+            return self.sub.add_parser(name, **kwargs)
+        return _Skipped()
+
+
+def _command_in(argv: list[str]) -> str | None:
+    """The subcommand an argument list names (its first non-option), if any."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser; with ``only``, just that subcommand's (the rest are not built)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--profile", "-p", help="profile name (default: the default profile)")
     common.add_argument("--json", action="store_true", help="print JSON")
@@ -275,11 +287,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="A real browser for AI agents. Without a command, starts the tray app.",
     )
     parser.add_argument("--version", action="version", version=f"browserdeck {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub: Any = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if only is not None:
+        sub = _OnlyOne(sub, only)
 
     p = sub.add_parser("serve", help="run the service without a GUI (API, relays, browsers)")
     p.add_argument("--headless", action="store_true", help="force managed browsers headless")
     p.add_argument("--port", type=_port, help="control API port (default: controlPort setting)")
+    p.add_argument(
+        "--idle-exit", type=float, nargs="?", const=-1.0, metavar="SECONDS",
+        help="stop after this long with no API call and no `browserdeck mcp` alive (default: "
+        "the mcpIdleMinutes setting); how `browserdeck mcp` starts the service",
+    )
     p.set_defaults(local=cmd_serve)
 
     p = sub.add_parser("token", help="print the API token (or the relay token)")
@@ -291,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(local=cmd_paths)
 
     def client_cmd(name: str, func: Handler, help_: str) -> argparse.ArgumentParser:
-        cp = sub.add_parser(name, parents=[common], help=help_)
+        cp: argparse.ArgumentParser = sub.add_parser(name, parents=[common], help=help_)
         cp.set_defaults(func=func)
         return cp
 
@@ -330,26 +349,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = client_cmd("close", cmd_close, "close a tab (targetId or unique prefix)")
     p.add_argument("target_id")
 
-    for module in _extension_modules():
+    # Each area keeps its commands in its own module (engine actions, relay pairing, the
+    # CDP URL, the MCP server, the tray); each imports its heavy parts only when run.
+    from browserdeck import cli_cdp, cli_engine, cli_gui, cli_mcp, cli_relay
+
+    for module in (cli_engine, cli_relay, cli_cdp, cli_mcp, cli_gui):
         module.register(sub, common)
     return parser
-
-
-def _extension_modules() -> list[Any]:
-    """CLI commands contributed by other packages (engine, relay, MCP, GUI), when present."""
-    import importlib
-
-    found = []
-    # Each owner keeps its commands in its own module: engine actions, relay pairing,
-    # the MCP server, the tray.
-    for name in ("browserdeck.cli_engine", "browserdeck.cli_relay", "browserdeck.cli_cdp",
-                 "browserdeck.cli_mcp", "browserdeck.cli_gui"):
-        try:
-            found.append(importlib.import_module(name))
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -364,7 +370,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    parser = build_parser()
+    command = _command_in(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(command)
+    if command is not None and command not in _commands(parser):
+        parser = build_parser()  # a typo: argparse lists every command it could have been
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["tray"] if _has_tray(parser) else ["serve"])
@@ -390,6 +399,13 @@ def _main(argv: list[str] | None) -> int:
         return fail(err, getattr(args, "json", False))
     finally:
         client.close()
+
+
+def _commands(parser: argparse.ArgumentParser) -> set[str]:
+    names: set[str] = set()
+    for action in parser._subparsers._group_actions if parser._subparsers else []:
+        names.update(getattr(action, "choices", None) or {})
+    return names
 
 
 def _has_tray(parser: argparse.ArgumentParser) -> bool:

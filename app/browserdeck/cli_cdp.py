@@ -12,8 +12,6 @@ import argparse
 import json
 from typing import Any
 
-from browserdeck import config, secrets
-
 
 def cdp_url_help(port: int, token: str, *, profile: str) -> str:
     """Text for `browserdeck cdp-url`: the endpoint and how to pass the token."""
@@ -42,6 +40,9 @@ stay refused unless allowFileUrls is on, for these clients as for agents.
 
 
 def cmd_cdp_url(args: argparse.Namespace) -> int:
+    # Imported per command: building the CLI parser must stay cheap (issue 14).
+    from browserdeck import config, secrets
+
     # Read only: a broken file is reported, never moved aside behind the user's back.
     cfg = config.read()
     profile = cfg.profile(args.profile)

@@ -7,7 +7,6 @@ imported only when the tray actually starts.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import socket
 import sys
@@ -76,9 +75,11 @@ def cmd_tray(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        from browserdeck.cli import run_service
+        import asyncio
 
-        return asyncio.run(run_service(headless=True, port=getattr(args, "port", None)))
+        from browserdeck.master import serve
+
+        return asyncio.run(serve(headless=True, port=getattr(args, "port", None)))
     from browserdeck.gui.app import run
     from browserdeck.master import build_service
 

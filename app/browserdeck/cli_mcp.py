@@ -1,18 +1,28 @@
-"""``browserdeck mcp``: the MCP server over stdio (registered by cli.py)."""
+"""``browserdeck mcp``: MCP over stdio (registered by cli.py).
+
+The process is a thin bridge (mcp_bridge.py) to the service's ``/mcp``: over the API's
+Unix socket when a service runs, after starting one (headless, the way ``serve``
+does) when none does. That service outlives this process on purpose and exits by
+itself once no MCP client has used it for ``mcpIdleMinutes`` (docs/mcp.md says why).
+Only ``--list-tools`` and ``--print-config`` load the MCP server code here.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
+import time
 from typing import Any
 
+# How long a service we started may take to answer before we give up.
+START_TIMEOUT = 60.0
 
-def cmd_mcp(args: argparse.Namespace) -> int:
-    from browserdeck import logsetup
+
+def _offline(args: argparse.Namespace) -> int:
+    """``--print-config`` and ``--list-tools``: answered here, no service needed."""
     from browserdeck.errors import BrowserdeckError
-    from browserdeck.mcpserver import client_config_snippet, stdio
+    from browserdeck.mcpserver import client_config_snippet
     from browserdeck.mcpserver.backend import load_config
     from browserdeck.mcpserver.server import McpApp, select_tools
 
@@ -29,22 +39,138 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""), file=sys.stderr
         )
         return 2
-    if args.list_tools:
-        listed = [
-            t.model_dump(by_alias=True, exclude_none=True, mode="json")
-            for t in McpApp.tool_list(chosen)
-        ]
-        for item in listed:
-            print(f"{item['name']:28} {len(json.dumps(item)):6,} chars  {item['description']}")
-        print(f"{len(listed)} tools, tools/list JSON {len(json.dumps(listed)):,} chars")
-        return 0
-    logsetup.setup()
-    asyncio.run(
-        stdio.serve(
-            tools_spec=args.tools, profile=args.profile, url=args.url, max_chars=args.max_chars
-        )
-    )
+    listed = [
+        t.model_dump(by_alias=True, exclude_none=True, mode="json")
+        for t in McpApp.tool_list(chosen)
+    ]
+    for item in listed:
+        print(f"{item['name']:28} {len(json.dumps(item)):6,} chars  {item['description']}")
+    print(f"{len(listed)} tools, tools/list JSON {len(json.dumps(listed)):,} chars")
     return 0
+
+
+def _socket_answers(path: str) -> bool:
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
+def serve_command() -> list[str]:
+    """How to run ``browserdeck serve`` with this very installation."""
+    if getattr(sys, "frozen", False):  # the PyInstaller bundle: the executable is the CLI
+        return [sys.executable, "serve"]
+    return [sys.executable, "-m", "browserdeck", "serve"]
+
+
+def start_service(socket_path: str) -> str | None:
+    """Start ``browserdeck serve --headless --idle-exit`` and wait until its socket
+    answers; None when it does, else why it did not."""
+    import subprocess
+
+    from browserdeck import paths
+
+    err_path = paths.runtime_dir() / "mcp-serve.err"
+    with open(err_path, "wb") as err:
+        # Its own session: the MCP client's signals and its terminal are not its own,
+        # and it outlives this process (see the module docstring). No stdio of ours: the
+        # client waits for our pipes to close, and a service holding them would stall it.
+        proc = subprocess.Popen(
+            [*serve_command(), "--headless", "--idle-exit"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            close_fds=True,
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if _socket_answers(socket_path):
+            return None
+        if proc.poll() is not None:
+            # Another `browserdeck mcp` may have started one at the same moment: its
+            # socket wins, ours stopped on the taken port.
+            if _socket_answers(socket_path):
+                return None
+            text = err_path.read_text(encoding="utf-8", errors="replace").strip()
+            return text or f"`browserdeck serve` exited with code {proc.returncode}"
+        time.sleep(0.01)
+    return f"`browserdeck serve` did not answer within {START_TIMEOUT:.0f} s"
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    if args.print_config or args.list_tools:
+        return _offline(args)
+    from urllib.parse import urlencode
+
+    from browserdeck import mcp_bridge
+    from browserdeck.mcpserver.output import DEFAULT_MAX_CHARS
+
+    query = {
+        "tools": args.tools if args.tools != "core" else None,
+        "profile": args.profile,
+        "maxChars": args.max_chars if args.max_chars != DEFAULT_MAX_CHARS else None,
+    }
+    path = "/mcp"
+    if any(v is not None for v in query.values()):
+        path += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+    if args.url:
+        return _bridge_tcp(args.url.rstrip("/"), path)
+    from browserdeck import paths
+
+    try:
+        sock = paths.api_socket()
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if sock is None:
+        from browserdeck.client import discover_url
+
+        return _bridge_tcp(discover_url(), path)
+    socket_path = str(sock)
+    if not _socket_answers(socket_path):
+        problem = start_service(socket_path)
+        if problem is not None:
+            print(f"error: could not start browserdeck for MCP: {problem}", file=sys.stderr)
+            return 1
+    bridge = mcp_bridge.Bridge(
+        lambda: mcp_bridge.UnixHTTPConnection(socket_path),
+        path,
+        where=f"the browserdeck service (socket {socket_path})",
+    )
+    return mcp_bridge.run(bridge)
+
+
+def _bridge_tcp(url: str, path: str) -> int:
+    """The bridge over a TCP URL: the bearer token goes only to a server proven ours."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    from browserdeck import mcp_bridge, secrets
+    from browserdeck.client import NOT_OURS_HINT, unproven_server
+
+    problem = unproven_server(url)
+    if problem is not None:
+        hint = "start browserdeck (`browserdeck serve` or the tray app)" if problem[0] == (
+            "not_running") else NOT_OURS_HINT
+        print(f"error: {problem[1]}\n  hint: {hint}", file=sys.stderr)
+        return 3
+    parts = urlsplit(url)
+    cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    token = secrets.get_token("api", create=False) or ""
+    bridge = mcp_bridge.Bridge(
+        lambda: cls(parts.hostname or "", parts.port, timeout=mcp_bridge.TIMEOUT),
+        parts.path.rstrip("/") + path,
+        headers={"Authorization": f"Bearer {token}"},
+        where=f"the browserdeck service at {url}",
+    )
+    return mcp_bridge.run(bridge)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -52,10 +178,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser(
         "mcp",
-        help="MCP server over stdio (uses the running service, else starts one in-process)",
-        description="Serve MCP over stdio. Uses the running browserdeck service when there is "
-        "one; otherwise starts a headless one in this process on the first tool call. The same "
-        "server runs over HTTP at /mcp on the control port.",
+        help="MCP server over stdio (a bridge to the running service; starts one if none runs)",
+        description="Serve MCP over stdio: a thin bridge to the browserdeck service's /mcp. "
+        "When no service runs, starts a headless one (as `browserdeck serve --headless`) that "
+        "stays up for the next MCP client and exits after mcpIdleMinutes without one.",
     )
     p.add_argument(
         "--tools", default="core", help="core (default), all, or a comma list of tool names"
@@ -64,7 +190,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--profile", "-p", help="profile for this server's sessions (default: the default profile)"
     )
     p.add_argument(
-        "--url", help="control API URL of the service to use (no in-process fallback then)"
+        "--url", help="control API URL of the service to use (nothing is started then)"
     )
     p.add_argument(
         "--max-chars",

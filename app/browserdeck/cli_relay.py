@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import subprocess
 import sys
 from typing import Any
 
-from browserdeck import config, secrets
-from browserdeck.relay import pairing
-
 
 def _extension_profile(name: str | None) -> tuple[str, int]:
+    from browserdeck import config
+
     # Read only: a broken file is reported, never moved aside behind the user's back.
     cfg = config.read()
     if name:
@@ -34,6 +31,10 @@ def _extension_profile(name: str | None) -> tuple[str, int]:
 
 
 def cmd_pair(args: argparse.Namespace) -> int:
+    # Imported per command: building the CLI parser must stay cheap (issue 14).
+    from browserdeck import secrets
+    from browserdeck.relay import pairing
+
     name, port = _extension_profile(args.profile)
     token = secrets.get_token("relay") or ""
     url = pairing.pairing_url(port, token, profile=name)
@@ -57,6 +58,9 @@ def cmd_pair(args: argparse.Namespace) -> int:
 
 def open_in_chrome(url: str) -> bool:
     """Chrome opens chrome-extension:// URLs passed on its command line; a default browser may not."""
+    import shutil
+    import subprocess
+
     for name in ("google-chrome", "google-chrome-stable", "chromium", "chromium-browser", "chrome"):
         exe = shutil.which(name)
         if exe:
@@ -67,6 +71,9 @@ def open_in_chrome(url: str) -> bool:
 
 
 def cmd_relay_url(args: argparse.Namespace) -> int:
+    from browserdeck import secrets
+    from browserdeck.relay import pairing
+
     name, port = _extension_profile(args.profile)
     token = secrets.get_token("relay") or ""
     if args.json:

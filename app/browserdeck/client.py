@@ -1,8 +1,13 @@
 """A small synchronous client of the control API, used by the CLI (and handy in scripts).
 
 Finds the service the way a user expects: ``--url``, then ``BROWSERDECK_URL``, then
-the running instance's file, then the configured control port. The token comes from
-``BROWSERDECK_TOKEN`` or the same store the service uses.
+the running service's Unix socket (``paths.api_socket()``: no token, the kernel tells
+the service who we are), then the instance file, then the configured control port
+with the token from ``BROWSERDECK_TOKEN`` or the store the service uses.
+
+Every CLI call is a process of its own, so the hot path (the socket) imports only a
+few standard modules (uds.py); ``http.client``, the token store (keyring), the
+port-ownership check and the config are imported only for a TCP URL.
 """
 
 from __future__ import annotations
@@ -12,12 +17,9 @@ import os
 import sys
 from argparse import Namespace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
-import httpx
-
-from browserdeck import config, guard, paths, secrets
-from browserdeck.chrome import procs
+from browserdeck import paths, uds
 
 CLIENT_NAME = "browserdeck-cli"
 
@@ -39,8 +41,6 @@ class ClientError(Exception):
 
 
 def discover_url() -> str:
-    import os
-
     env = os.environ.get("BROWSERDECK_URL")
     if env:
         return env.rstrip("/")
@@ -58,6 +58,8 @@ def discover_url() -> str:
         except (OSError, ValueError, TypeError):
             pass
     else:
+        from browserdeck import config
+
         port = config.default_config().control_port
     return f"http://127.0.0.1:{port}"
 
@@ -94,6 +96,9 @@ def unproven_server(url: str) -> tuple[str, str] | None:
     it cannot list other users' (macOS without root) the check is skipped (docs/security.md). A non-loopback URL is one the user
     typed (``--url``/``BROWSERDECK_URL``, a tunnel) and is trusted as given.
     """
+    from browserdeck import guard
+    from browserdeck.chrome import procs
+
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
     if not guard.is_loopback_name(host):
@@ -134,67 +139,134 @@ NOT_OURS_HINT = (
 )
 
 
+def api_socket_path() -> str | None:
+    """The running service's API socket, if its file is there (it may still be stale)."""
+    try:
+        path = paths.api_socket()
+    except OSError:
+        return None
+    return str(path) if path is not None and path.exists() else None
+
+
+NOT_RUNNING_HINT = (
+    "start it with `browserdeck serve` (headless service) or `browserdeck` (tray app)"
+)
+
+
 class ApiClient:
     def __init__(self, url: str | None = None, token: str | None = None,
                  timeout: float = 90.0) -> None:
-        self.url = (url or discover_url()).rstrip("/")
-        self.token = token or secrets.get_token("api", create=False) or ""
+        self.timeout = timeout
+        self._token = token
         self._proven = False
+        explicit = url or os.environ.get("BROWSERDECK_URL")
+        self.socket_path = None if explicit else api_socket_path()
+        self.url = "" if self.socket_path else (explicit or discover_url()).rstrip("/")
+        if self.url:
+            self._check_url()
+
+    def _check_url(self) -> None:
         try:
-            self._http = httpx.Client(
-                base_url=self.url, timeout=timeout, trust_env=False,
-                headers=_headers(self.token),
-            )
-        except httpx.InvalidURL as exc:
-            raise ClientError(f"invalid control API URL {self.url!r}: {exc}",
+            parts = urlsplit(self.url)
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+            parts.port  # noqa: B018 - raises on a bad port
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ClientError(f"invalid control API URL {self.url!r}",
                               "check --url / BROWSERDECK_URL (e.g. http://127.0.0.1:18791)",
-                              exit_code=2, code="invalid_url") from None
+                              exit_code=2, code="invalid_url")
+
+    @property
+    def where(self) -> str:
+        return self.url or f"the API socket {self.socket_path}"
 
     def close(self) -> None:
-        self._http.close()
+        """Nothing stays open between requests (kept for callers of the old client)."""
+
+    def _headers(self) -> dict[str, str]:
+        if self.socket_path:
+            headers = _headers("")
+            del headers["Authorization"]  # the socket needs none: the kernel vouches for us
+            return headers
+        if self._token is None:
+            from browserdeck import secrets
+
+            self._token = secrets.get_token("api", create=False) or ""
+        return _headers(self._token)
+
+    def _exchange(self, method: str, target: str, headers: dict[str, str],
+                  body: bytes | None) -> tuple[int, str, bytes]:
+        """(status, content type, body): over the socket with uds.request, else TCP."""
+        if self.socket_path:
+            status, answer, data = uds.request(self.socket_path, method, target, headers=headers,
+                                               body=body, timeout=self.timeout)
+            return status, answer.get("content-type", ""), data
+        import http.client
+
+        parts = urlsplit(self.url)
+        cls = (http.client.HTTPSConnection if parts.scheme == "https"
+               else http.client.HTTPConnection)
+        # One connection per request: a kept-alive one the server closed while a long
+        # call ran would fail the next request half-way.
+        conn = cls(parts.hostname or "", parts.port, timeout=self.timeout)
+        try:
+            conn.request(method, target, body=body, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, resp.getheader("content-type") or "", resp.read()
+        except http.client.HTTPException as exc:
+            raise uds.HttpError(str(exc)) from None
+        finally:
+            conn.close()
 
     def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                 json_body: Any = None) -> Any:
         clean = {k: v for k, v in (params or {}).items() if v is not None}
-        if not self._proven:
+        if not self.socket_path and not self._proven:
             self._prove_server()
+        target = (urlsplit(self.url).path.rstrip("/") if self.url else "") + path
+        if clean:
+            target += "?" + urlencode(clean)
+        headers = self._headers()
+        body = None
+        if json_body is not None:
+            body = json.dumps(json_body).encode()
+            headers["Content-Type"] = "application/json"
         try:
-            resp = self._http.request(method, path, params=clean, json=json_body)
-        except httpx.ConnectError:
-            raise ClientError(
-                f"browserdeck is not running at {self.url}",
-                "start it with `browserdeck serve` (headless service) or `browserdeck` (tray app)",
-                exit_code=3, code="not_running",
-            ) from None
-        except httpx.TimeoutException:
-            raise ClientError(f"browserdeck at {self.url} did not answer in time",
+            status, ctype, data = self._exchange(method, target, headers, body)
+        except (ConnectionRefusedError, FileNotFoundError):
+            if self.socket_path:
+                # A socket file left by a service that died: look the TCP way instead,
+                # which says plainly whether anything runs.
+                self.socket_path, self.url = None, discover_url()
+                return self.request(method, path, params=params, json_body=json_body)
+            raise ClientError(f"browserdeck is not running at {self.where}", NOT_RUNNING_HINT,
+                              exit_code=3, code="not_running") from None
+        except TimeoutError:
+            raise ClientError(f"browserdeck at {self.where} did not answer in time",
                               "check `browserdeck status`; the browser may be busy", exit_code=1,
                               code="timeout") from None
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise ClientError(f"cannot reach browserdeck at {self.url}: {exc}",
+        except (OSError, uds.HttpError) as exc:
+            raise ClientError(f"cannot reach browserdeck at {self.where}: {exc}",
                               "check --url / BROWSERDECK_URL (e.g. http://127.0.0.1:18791)",
                               exit_code=3, code="unreachable") from None
-        if resp.status_code >= 400:
+        if status >= 400:
+            text = data.decode("utf-8", "replace")
             try:
-                err = resp.json()["error"]
-                raise ClientError(err.get("message", resp.text), err.get("hint"),
-                                  code=err.get("code"), status=resp.status_code)
+                err = json.loads(data)["error"]
+                raise ClientError(err.get("message", text), err.get("hint"),
+                                  code=err.get("code"), status=status)
             except (ValueError, KeyError, TypeError):
-                raise ClientError(f"HTTP {resp.status_code}: {resp.text[:300]}",
-                                  status=resp.status_code) from None
-        ctype = resp.headers.get("content-type", "")
+                raise ClientError(f"HTTP {status}: {text[:300]}", status=status) from None
         if ctype.startswith("application/json"):
-            return resp.json()
-        return resp.content
+            return json.loads(data)
+        return data
 
     def _prove_server(self) -> None:
         problem = unproven_server(self.url)
         if problem is not None and problem[0] == "not_running":
-            raise ClientError(
-                f"browserdeck is not running at {self.url}",
-                "start it with `browserdeck serve` (headless service) or `browserdeck` (tray app)",
-                exit_code=3, code="not_running",
-            )
+            raise ClientError(f"browserdeck is not running at {self.url}", NOT_RUNNING_HINT,
+                              exit_code=3, code="not_running")
         if problem is not None:
             raise ClientError(problem[1], NOT_OURS_HINT, exit_code=3, code=problem[0])
         self._proven = True

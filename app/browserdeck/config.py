@@ -146,8 +146,8 @@ SETTINGS: tuple[Setting, ...] = (
         "mcpIdleMinutes",
         "int",
         30,
-        "Close a managed browser that the in-process MCP server started after this "
-        "many idle minutes (0 = never).",
+        "A service that `browserdeck mcp` started stops (closing its browsers cleanly) "
+        "after this many minutes with no MCP client alive and no API call (0 = never).",
         minimum=0,
         maximum=24 * 60,
         advanced=True,

@@ -27,8 +27,11 @@ surface renders in its own format. See docs/security.md.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 import secrets
+import socket
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -286,6 +289,40 @@ def check_token(
     return Refusal(401, "unauthorized", f"missing or wrong {what}", hint)
 
 
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket (Linux ``SO_PEERCRED``).
+
+    None where the kernel does not say (another system, not a Unix socket).
+    """
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None or sock.family != getattr(socket, "AF_UNIX", None):
+        return None
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    except OSError:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return int(uid)
+
+
+def check_peer_uid(uid: int | None) -> Refusal | None:
+    """The Unix-socket surface's stand-in for the token: the caller must be this user.
+
+    The socket sits in a 0700 folder of ours (paths.runtime_dir), so nobody else can
+    reach it in the first place; this is the second lock, and it holds for root too (a
+    process of another user that root lets through the folder is still refused).
+    """
+    if uid is not None and uid == os.geteuid():
+        return None
+    return Refusal(
+        403,
+        "forbidden_user",
+        "the API socket serves only the user browserdeck runs as"
+        + (f" (the caller is uid {uid})" if uid is not None else ""),
+        "run the command as the user who runs browserdeck",
+    )
+
+
 def check_request(
     client_address: str | None,
     headers: Headers,
@@ -308,6 +345,7 @@ __all__ = [
     "Refusal",
     "bearer_token",
     "check_origin",
+    "check_peer_uid",
     "check_request",
     "check_token",
     "check_transport",
@@ -320,6 +358,7 @@ __all__ = [
     "is_loopback_url",
     "origin_of",
     "parse_host",
+    "peer_uid",
     "single_header",
     "tokens_equal",
 ]

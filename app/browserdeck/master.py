@@ -4,15 +4,19 @@ Everything below this module is built without knowing what sits on top of it: th
 service (profiles, browsers, relays, engine) never imports the API, the API never
 imports MCP. Here they meet: the service gets a factory for its control API, the
 API gets MCP mounted at ``/mcp``, and the tray's "stop all agents" gets a way to end
-MCP sessions and release their tab claims. ``browserdeck serve`` and the tray app
-both build their service here (tests/test_layers.py keeps it on top).
+MCP sessions and release their tab claims. ``browserdeck serve`` runs here (``serve``),
+and the tray app builds its service here (tests/test_layers.py keeps it on top).
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
+from browserdeck import __version__
 from browserdeck.api.server import ApiServer
+from browserdeck.errors import BrowserdeckError
 from browserdeck.mcpserver import claims
 from browserdeck.mcpserver import http as mcp_http
 from browserdeck.service import Service
@@ -52,6 +56,7 @@ def build_service(
     serve_api: bool = True,
     run_relays: bool = True,
     config_path: Path | None = None,
+    prelaunch: bool = False,
 ) -> Service:
     """The service as ``browserdeck serve`` and the tray app run it (not started yet)."""
     service = Service(
@@ -60,6 +65,59 @@ def build_service(
         front_end=control_api if serve_api else None,
         run_relays=run_relays,
         config_path=config_path,
+        prelaunch=prelaunch,
     )
     service.agent_releasers.append(lambda: release_agents(service))
     return service
+
+
+# --- `browserdeck serve` (and the tray without a display) ------------------------
+
+
+async def _exit_when_idle(service: Any, stop: Any, seconds: float) -> None:
+    """``serve --idle-exit``: set ``stop`` once nothing has used the API for ``seconds``
+    (negative: the mcpIdleMinutes setting, read each time; 0 never)."""
+    import asyncio
+
+    while not stop.is_set():
+        limit = seconds if seconds >= 0 else service.config.mcp_idle_minutes * 60.0
+        activity = service.api.activity if service.api is not None else None
+        if limit > 0 and activity is not None and activity.idle_seconds() >= limit:
+            print("browserdeck: no MCP client for a while; stopping", file=sys.stderr)
+            stop.set()
+            return
+        await asyncio.sleep(min(5.0, max(limit / 4, 0.2)) if limit > 0 else 5.0)
+
+
+async def serve(*, headless: bool, port: int | None, idle_exit: float | None = None) -> int:
+    import asyncio
+    import contextlib
+    import signal
+
+    # A service started for MCP clients (--idle-exit) launches its browser at once.
+    service = build_service(
+        force_headless=headless, control_port=port, prelaunch=idle_exit is not None
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    # SIGHUP too: closing the terminal that runs `serve` must not orphan the browsers.
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
+        with contextlib.suppress(NotImplementedError):  # Windows
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await service.start()
+    except BrowserdeckError as exc:
+        print(
+            f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""), file=sys.stderr
+        )
+        return 1
+    print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
+    if idle_exit is not None:
+        service.tasks.spawn(_exit_when_idle(service, stop, idle_exit), name="idle-exit")
+    if service.config_problem:
+        print(f"warning: {service.config_problem}", file=sys.stderr)
+    try:
+        await stop.wait()
+    finally:
+        await service.stop()
+    return 0

@@ -9,9 +9,9 @@ Nothing here ever points into the user's own Chrome profile.
 from __future__ import annotations
 
 import os
+import stat
+import sys
 from pathlib import Path
-
-import platformdirs
 
 APP_NAME = "browserdeck"
 HOME_ENV = "BROWSERDECK_HOME"
@@ -27,24 +27,31 @@ def _ensure(path: Path) -> Path:
     return path
 
 
+def _platform(kind: str) -> Path:
+    # Imported here: the CLI's hot path (a call over the API socket) never needs it.
+    import platformdirs
+
+    return Path(getattr(platformdirs, f"user_{kind}_dir")(APP_NAME))
+
+
 def config_dir() -> Path:
     home = _home()
-    return _ensure(home / "config" if home else Path(platformdirs.user_config_dir(APP_NAME)))
+    return _ensure(home / "config" if home else _platform("config"))
 
 
 def data_dir() -> Path:
     home = _home()
-    return _ensure(home / "data" if home else Path(platformdirs.user_data_dir(APP_NAME)))
+    return _ensure(home / "data" if home else _platform("data"))
 
 
 def state_dir() -> Path:
     home = _home()
-    return _ensure(home / "state" if home else Path(platformdirs.user_state_dir(APP_NAME)))
+    return _ensure(home / "state" if home else _platform("state"))
 
 
 def cache_dir() -> Path:
     home = _home()
-    return _ensure(home / "cache" if home else Path(platformdirs.user_cache_dir(APP_NAME)))
+    return _ensure(home / "cache" if home else _platform("cache"))
 
 
 def config_file() -> Path:
@@ -81,3 +88,40 @@ def artifacts_dir(kind: str) -> Path:
 def instance_file() -> Path:
     """Where the running service writes its URL and pid for CLI/second-launch discovery."""
     return state_dir() / "instance.json"
+
+
+# sun_path holds 108 bytes on Linux (104 on macOS); a longer socket path cannot be bound.
+MAX_SOCKET_PATH = 100
+
+
+def runtime_dir() -> Path:
+    """A folder only we can enter (0700, owned by us), for the API's Unix socket.
+
+    ``$BROWSERDECK_HOME/run``; else ``$XDG_RUNTIME_DIR/browserdeck`` (a per-user tmpfs);
+    else ``<state>/run``. Raises ``PermissionError`` when the folder is not a plain
+    directory of ours: nobody else may have put the socket's folder there.
+    """
+    home = _home()
+    if home is not None:
+        base = home / "run"
+    else:
+        xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+        base = Path(xdg) / APP_NAME if xdg and os.path.isdir(xdg) else state_dir() / "run"
+    _ensure(base)
+    info = os.lstat(base)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        raise PermissionError(f"{base} is not a directory owned by this user")
+    if info.st_mode & 0o077:
+        os.chmod(base, 0o700)
+    return base
+
+
+def api_socket() -> Path | None:
+    """The control API's Unix socket (Linux: the peer's uid is checked, SO_PEERCRED).
+
+    None where it is not served: other systems, or a path too long for a socket.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    path = runtime_dir() / "api.sock"
+    return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None

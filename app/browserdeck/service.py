@@ -246,6 +246,19 @@ class ProfileContext:
         self._started_by = None
         self._set_state("stopped", None)
 
+    def refuse_if_not_running(self) -> None:
+        """For a watcher (the panel): an error instead of starting a stopped managed browser."""
+        if not self.impl.spec.launches or (self.chrome is not None and self.chrome.alive()):
+            return
+        word = "crashed" if self.state == "crashed" else "not running"
+        raise Unavailable(
+            f"profile {self.name!r}: the browser is {word}"
+            + (f" ({self.detail})" if self.detail else ""),
+            hint="start it from the tray menu or the panel; an agent's next request also "
+            "starts it",
+            code="browser_stopped",
+        )
+
     async def ensure_browser(self) -> str:
         """The CDP URL of a usable browser; starts a managed one on demand."""
         self._ensure_enabled()
@@ -567,8 +580,12 @@ class Service:
         front_end: Callable[[Service, int], FrontEnd] | None = None,
         run_relays: bool = True,
         config_path: Path | None = None,
+        prelaunch: bool = False,
     ) -> None:
         self.events = ServiceEvents()
+        # Launch the default managed profile's browser at start, beside the Playwright
+        # driver: a service started for an MCP client will be asked for a page at once.
+        self._prelaunch = prelaunch
         self.force_headless = force_headless
         self._control_port_override = control_port
         # The control API, built by the composition root; None: no API socket (the
@@ -628,6 +645,11 @@ class Service:
         self.contexts = {name: ProfileContext(self, p) for name, p in self.config.profiles.items()}
         await asyncio.to_thread(self._clean_leftovers)
         try:
+            default = self.contexts.get(self.config.default_profile)
+            if self._prelaunch and default is not None and default.impl.spec.launches:
+                # Chromium starts while the driver does; a page route waits for it under
+                # the profile's lock, and never for what the first page does not need.
+                self.tasks.spawn(self._start_quietly(default), name="prelaunch-default-profile")
             from browserdeck.engine import Engine
 
             self.engine = Engine(
@@ -710,7 +732,10 @@ class Service:
 
     # --- instance discovery (CLI, second launch) -------------------------------
     def _write_instance_file(self) -> None:
-        data = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        data: dict[str, Any] = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        socket_path = getattr(self.api, "socket_path", None)
+        if socket_path is not None:
+            data["socket"] = str(socket_path)
         write_atomic(paths.instance_file(), json.dumps(data))
 
     def _remove_instance_file(self) -> None:

@@ -69,6 +69,17 @@ class Deck:
                 await asyncio.wait_for(ws.recv(), 2)
 
 
+    async def page_cdp_browser(self, method: str) -> None:
+        """Send one CDP command to the browser itself over our own websocket."""
+        url = f"ws://127.0.0.1:{self.cdp_port}/devtools/browser"
+        auth = {"Authorization": f"Bearer {self.service.api_token}"}
+        async with websockets.connect(url, max_size=10_000_000, additional_headers=auth) as ws:
+            await ws.send(json.dumps({"id": 1, "method": method, "params": {}}))
+            # Browser.close may drop the socket before it answers.
+            with contextlib.suppress(TimeoutError, websockets.ConnectionClosed):
+                await asyncio.wait_for(ws.recv(), 2)
+
+
 def page(body: str) -> str:
     return "data:text/html," + body
 

@@ -177,6 +177,49 @@ async def test_start_right_after_a_crash_relaunches(deck: Deck) -> None:
     await deck.open(BUTTON)
 
 
+async def test_a_window_closed_just_before_an_on_demand_start_is_still_told(deck: Deck) -> None:
+    """The interleaving behind a flaky tray test: the user closes the browser (a clean
+    exit), and an agent's request restarts it before the exit watcher has run (the
+    watcher waits for the profile's lock that the start holds). The exit is still
+    reported once, as a close and not a crash, and the restart says so."""
+    ctx = deck.service.profile(None)
+    notices: list[dict[str, object]] = []
+    deck.service.events.notice.connect(lambda **kw: notices.append(kw))
+    chrome = ctx.chrome
+    assert chrome is not None
+    async with ctx._lock:  # what start() holds while the watcher waits for it
+        await deck.page_cdp_browser("Browser.close")
+        assert await asyncio.wait_for(chrome.wait_exit(), NO_HANG) == 0
+        await ctx._start_managed()  # the on-demand restart, first in line
+    assert ctx.chrome is not None and ctx.chrome is not chrome and ctx.chrome.alive()
+    await asyncio.sleep(0.5)  # the watcher of the old browser runs now (and must be quiet)
+    titles = [n["title"] for n in notices]
+    assert titles == ["agent: browser closed"], notices
+    assert ctx.restart_note is not None and "was closed" in ctx.restart_note
+    await deck.open(BUTTON)
+
+
+async def test_the_panel_watching_never_restarts_a_closed_browser(deck: Deck) -> None:
+    """The panel's auto-refreshing screenshot of a tab whose browser the user closed is
+    an error it shows, not an on-demand relaunch (an agent's request does relaunch)."""
+    target = await deck.open(BUTTON)
+    ctx = deck.service.profile(None)
+    chrome = ctx.chrome
+    assert chrome is not None
+    await deck.page_cdp_browser("Browser.close")
+    await asyncio.wait_for(chrome.wait_exit(), NO_HANG)
+    panel = {"X-Browserdeck-Client": "browserdeck-gui"}
+    resp = await deck.call(
+        "POST", "/screenshot", json={"targetId": target, "inline": True}, headers=panel
+    )
+    assert resp.status_code == 503, resp.text
+    assert error_of(resp)["code"] == "browser_stopped"
+    assert ctx.chrome is None or ctx.chrome is chrome, "the panel relaunched the browser"
+    resp = await deck.call("POST", "/screenshot", json={"inline": True})
+    assert resp.status_code in (200, 404), resp.text  # relaunched: no tab yet, or a blank one
+    assert ctx.chrome is not None and ctx.chrome.alive()
+
+
 async def test_stopped_browser_answers_then_recovers_after_sigcont(deck: Deck) -> None:
     target = await deck.open(BUTTON)
     await _ref(deck, target, "Go")

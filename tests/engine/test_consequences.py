@@ -72,6 +72,15 @@ async def test_a_click_waits_for_the_requests_it_started(atab: ATab, page: str) 
     assert "Loaded: 42" in (await atab.snap())["snapshot"]
 
 
+async def test_a_request_started_in_answer_to_a_response_is_waited_for_too(atab: ATab) -> None:
+    # The second fetch starts only once the first answered: the page's answer to what
+    # finished is still the action's consequence.
+    await atab.open("/chain.html", d=200)
+    out = await atab.click('button "Load"')
+    assert "2 requests finished" in out["outcome"], out
+    assert "Both: 84" in (await atab.snap())["snapshot"]
+
+
 async def test_a_link_to_a_late_page_waits_for_the_new_document(atab: ATab) -> None:
     await atab.open("/link.html")
     out = await atab.click('link "Go slow"')

@@ -27,6 +27,26 @@ FULL = (
 )
 
 
+def _message_bar_visible(panel: Any) -> bool:
+    """True when the bottom 40 px of the visible screenshot area hold the dark message bar
+    (what a user sees, from a grab of the scroll area: not the widget's own idea of it)."""
+    qapp_events()
+    viewport = panel.shot_scroll.viewport()
+    image = panel.shot_scroll.grab(viewport.geometry()).toImage()
+    w, h = image.width(), image.height()
+    for y in range(max(0, h - 40), h):
+        dark = sum(1 for x in range(8, w - 8, 4) if image.pixelColor(x, y).lightness() < 90)
+        if dark > 0.8 * len(range(8, w - 8, 4)):
+            return True
+    return False
+
+
+def qapp_events() -> None:
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.processEvents()
+
+
 async def _shot_of(app: Any, panel: Any, url: str) -> Any:
     ctx = app.service.contexts["agent"]
     tab = await ctx.open_tab(url)
@@ -70,6 +90,14 @@ async def test_zoom_pan_hover_and_click_to_copy(qapp: Any, saved_config: Any, qt
             lambda: qtbot.mouseRelease(panel.shot, Qt.MouseButton.LeftButton, pos=QPoint(300, 200))
         )
         await wait_for(lambda: bar.value() > 0, what="the drag to pan the view")
+        # A message over the zoomed image stays at the bottom of what is visible,
+        # wherever the view is scrolled (it scrolled away with the image).
+        panel.shot.set_message("Showing the last screenshot: the agent is stopped")
+        for value in (0, bar.maximum()):
+            bar.setValue(value)
+            await wait_for(lambda: _message_bar_visible(panel), what=f"the message at {value}")
+        panel.shot.set_message("")
+        assert not _message_bar_visible(panel)
         panel.set_zoom("Fit")
         await wait_for(lambda: bar.maximum() == 0, what="fit: nothing to scroll")
         assert panel.shot.scale() <= 1.0

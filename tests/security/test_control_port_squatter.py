@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from browserdeck import paths
+from browserdeck.deck import Caller
 from browserdeck.errors import Unavailable
 from browserdeck.mcpserver.backend import ApiBackend
 from tests.support.net import free_port
@@ -110,7 +111,7 @@ async def test_mcp_backend_refuses_a_squatter_of_another_user(nobody_squatter: S
     backend = ApiBackend.for_url(nobody_squatter.url, TOKEN)
     try:
         with pytest.raises(Unavailable) as caught:
-            await backend.request("GET", "/tabs")
+            await backend.tabs(Caller(), None)
     finally:
         await backend.close()
     assert caught.value.code == "not_our_server"
@@ -130,7 +131,7 @@ async def test_mcp_backend_refuses_a_second_program(same_user_squatter: Squatter
     backend = ApiBackend.for_url(same_user_squatter.url, TOKEN)
     try:
         with pytest.raises(Unavailable) as caught:
-            await backend.request("GET", "/tabs")
+            await backend.tabs(Caller(), None)
     finally:
         await backend.close()
     assert caught.value.code == "not_our_server"

@@ -7,6 +7,7 @@ Served on a free loopback port by a threaded server; every delay is a query para
 |---|---|---|
 | /fetch.html?d= | click "Load" (fetch) | "Loaded: 42" |
 | /xhr.html?d= | click "Load" (XHR) | "Loaded: 42" |
+| /chain.html?d= | click "Load": a fetch, and in answer to it a second one | "Both: 84" |
 | /timer.html?d= | click "Load" (setTimeout 20 ms, then fetch) | "Loaded: 42" |
 | /link.html?d= | click the link; the target is served after d | heading "Arrived" (and a button "Stay") |
 | /form.html?d= | type a name + submit: POST, 303, GET | "Thanks, Ann" |
@@ -56,6 +57,15 @@ function go() {
   x.open('GET', '/api/data?d=' + D);
   x.onload = () => { document.getElementById('out').textContent = 'Loaded: ' + JSON.parse(x.responseText).value; };
   x.send();
+}
+</script>""",
+    "/chain.html": """<h1>Chain</h1><button onclick="go()">Load</button><p id=out>Idle</p>
+<script>
+async function go() {
+  const a = await (await fetch('/api/data?d=' + D)).json();
+  document.getElementById('out').textContent = 'Half: ' + a.value;
+  const b = await (await fetch('/api/data?d=' + D + '&second=1')).json();
+  document.getElementById('out').textContent = 'Both: ' + (a.value + b.value);
 }
 </script>""",
     "/timer.html": """<h1>Timer</h1><button onclick="go()">Load</button><p id=out>Idle</p>

@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from browserdeck import __version__, paths
 from browserdeck.api.cancel import CancelOnDisconnect
 from browserdeck.api.security import LoopbackGuard
+from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
 
 if TYPE_CHECKING:
@@ -72,32 +73,11 @@ def create_app(service: Service, *, extend: Callable[[FastAPI], None] | None = N
         redoc_url=None,
     )
     app.state.service = service
+    # The front door every route calls; mounted routes (MCP) share it.
+    app.state.deck = Deck(service)
 
     @app.exception_handler(BrowserdeckError)
     async def _browserdeck_error(request: Request, exc: BrowserdeckError) -> JSONResponse:
-        if exc.code in ("tab_closed", "browser_gone", "navigated"):
-            # "the tab was closed" (or "navigated": its context went) is all the engine sees
-            # when the browser was stopped, crashed or lost its extension: say which, since
-            # every tab and ref went with it.
-            try:
-                ctx = service.profile(request.query_params.get("profile"))
-                why = await ctx.why_gone()
-            except BrowserdeckError:
-                why = None
-            if why is not None:
-                again = (
-                    "reconnect the extension in Chrome (click its icon)"
-                    if ctx.driver == "extension"
-                    else "start it again (POST /start, `browserdeck start`)"
-                )
-                log_server_error(request, 503, "browser_gone", why)
-                return error_response(
-                    503,
-                    "browser_gone",
-                    why,
-                    f"{again}, then list tabs and take a new snapshot: tabs and refs from "
-                    "before are gone",
-                )
         log_server_error(request, exc.status, exc.code, exc.message)
         return error_response(exc.status, exc.code, exc.message, exc.hint)
 
@@ -169,15 +149,10 @@ def create_app(service: Service, *, extend: Callable[[FastAPI], None] | None = N
 
     app.openapi = openapi  # type: ignore[method-assign]
 
-    from browserdeck.api import routes_core
+    from browserdeck.api import routes_core, routes_engine
 
     app.include_router(routes_core.router)
-    try:
-        from browserdeck.api import routes_engine
-    except ImportError:  # the engine routes land separately; the core API works without them
-        log.warning("engine routes are not available")
-    else:
-        app.include_router(routes_engine.router)
+    app.include_router(routes_engine.router)
     if extend is not None:
         extend(app)  # the composition root's routes (MCP at /mcp), behind the same guard
 

@@ -1,11 +1,12 @@
-"""What routes need from the service: the profile, its running browser, the resolved tab."""
+"""What routes need: the service, its front door (``Deck``) and who calls (``Caller``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
+
+from browserdeck.deck import Caller, Deck
 
 if TYPE_CHECKING:
     from browserdeck.engine import Engine
@@ -35,48 +36,27 @@ def note(request: Request, **details: Any) -> None:
     activity.update({k: v for k, v in details.items() if v is not None})
 
 
+def deck_of(request: Request) -> Deck:
+    deck: Deck = request.app.state.deck
+    return deck
+
+
+def caller_of(request: Request) -> Caller:
+    """Who calls (X-Browserdeck-Client, X-Browserdeck-Session); what the deck notes about
+    the call goes into the request's activity entry (see ``note``)."""
+    state = request.scope.setdefault("state", {})
+    return Caller(
+        client=request.headers.get("x-browserdeck-client"),
+        session=request.headers.get("x-browserdeck-session"),
+        notes=state.setdefault("activity", {}),
+    )
+
+
 def profile_of(request: Request, profile: str | None) -> ProfileContext:
-    _note_agent(request)
-    return service_of(request).profile(profile)
-
-
-def _note_agent(request: Request) -> None:
-    """Who calls (X-Browserdeck-Session), for a pooled remote profile's one-browser-per-session.
-
-    A contextvar set in the request's own task: every ProfileContext method this request
-    runs sees it, without a parameter threaded through each of them.
-    """
-    from browserdeck import remote
-
-    session = (request.headers.get(remote.SESSION_HEADER) or "").strip()[:200]
-    client = request.headers.get("X-Browserdeck-Client", "client")[:60]
-    # Set even when absent: an in-process ASGI call runs in its caller's context.
-    remote.CURRENT_AGENT.set((session, f"{client} {session[:24]}") if session else None)
-
-
-@dataclass
-class BrowserTarget:
-    """The profile's browser is up (started on demand for managed profiles) and the tab resolved."""
-
-    ctx: ProfileContext
-    cdp_url: str
-    target_id: str
-    headers: dict[str, str]
-
-
-async def browser_target(request: Request, profile: str | None, target_id: str | None) -> BrowserTarget:
-    ctx = profile_of(request, profile)
-    cdp_url = await ctx.ensure_browser()
-    client = client_of(request)
-    resolved = await ctx.resolve_target(target_id, client)
-    ctx.note_used(client, resolved)
-    note(request, profile=ctx.name, targetId=resolved)
-    return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)
+    return deck_of(request).profile(caller_of(request), profile)
 
 
 def client_of(request: Request) -> str | None:
     """Who is calling, for the default tab: X-Browserdeck-Session (the CLI sends
     ``cli:<BROWSERDECK_CLIENT>``), else X-Browserdeck-Client."""
-    return request.headers.get("x-browserdeck-session") or request.headers.get(
-        "x-browserdeck-client"
-    )
+    return caller_of(request).key

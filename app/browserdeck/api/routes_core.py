@@ -8,18 +8,11 @@ from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, Field
 
 from browserdeck import __version__
-from browserdeck.api.deps import client_of, note, profile_of, service_of
+from browserdeck.api.deps import caller_of, deck_of, profile_of, service_of
 
 router = APIRouter()
 
 ProfileQ = Annotated[str | None, Query(description="profile name; default: defaultProfile")]
-
-
-def _engine_status(request: Request) -> dict[str, Any]:
-    engine = service_of(request).engine
-    if engine is None:
-        return {"state": "stopped", "driverPid": None, "restarts": 0, "lastFailure": None}
-    return engine.status()
 
 
 @router.get(
@@ -28,28 +21,23 @@ def _engine_status(request: Request) -> dict[str, Any]:
     "the engine (its Playwright driver) is restarting",
 )
 async def health(request: Request) -> dict[str, Any]:
-    engine = _engine_status(request)
+    engine = deck_of(request).engine_status()
     return {"ok": engine["state"] == "running", "version": __version__, "engine": engine}
 
 
 @router.get("/", summary="Status of a profile (and of the browser engine)")
 async def status(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
-    service = service_of(request)
-    out = await profile_of(request, profile).status()
-    out["defaultProfile"] = service.config.default_profile
-    out["configProblem"] = service.config_problem
-    out["engine"] = _engine_status(request)
-    return out
+    return await deck_of(request).status(caller_of(request), profile)
 
 
 @router.post("/start", summary="Launch (managed), start the relay (extension) or attach (remote)")
 async def start(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
-    return await profile_of(request, profile).start()
+    return await deck_of(request).start(caller_of(request), profile)
 
 
 @router.post("/stop", summary="Stop the profile's browser (managed: Browser.close, then kill)")
 async def stop(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
-    return await profile_of(request, profile).stop()
+    return await deck_of(request).stop(caller_of(request), profile)
 
 
 @router.post("/reset-profile", summary="Kill an orphaned browser holding the profile's CDP port")
@@ -59,8 +47,7 @@ async def reset_profile(request: Request, profile: ProfileQ = None) -> dict[str,
 
 @router.get("/profiles", summary="All profiles with their status")
 async def profiles(request: Request) -> dict[str, Any]:
-    service = service_of(request)
-    return {"profiles": await service.list_profiles(), "defaultProfile": service.config.default_profile}
+    return await deck_of(request).profiles()
 
 
 class CreateProfile(BaseModel):
@@ -116,11 +103,7 @@ class ReleaseSession(BaseModel):
 
 @router.post("/sessions/release", summary="Release an agent session's pooled remote browsers")
 async def release_session(request: Request, body: ReleaseSession) -> dict[str, Any]:
-    service = service_of(request)
-    released = []
-    for ctx in list(service.contexts.values()):
-        if ctx.remote is not None and await ctx.remote.release(body.session[:200]):
-            released.append(ctx.name)
+    released = await deck_of(request).release_session(body.session)
     return {"session": body.session, "released": released}
 
 
@@ -131,8 +114,8 @@ async def delete_profile(request: Request, name: str) -> dict[str, Any]:
 
 @router.get("/tabs", summary="Page tabs of the profile's browser")
 async def tabs(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
-    ctx = profile_of(request, profile)
-    return {"profile": ctx.name, "tabs": [t.to_json() for t in await ctx.list_tabs()]}
+    name, tabs = await deck_of(request).tabs(caller_of(request), profile)
+    return {"profile": name, "tabs": [t.to_json() for t in tabs]}
 
 
 class OpenTab(BaseModel):
@@ -143,18 +126,8 @@ class OpenTab(BaseModel):
 async def open_tab(
     request: Request, body: Annotated[OpenTab | None, Body()] = None, profile: ProfileQ = None
 ) -> dict[str, Any]:
-    ctx = profile_of(request, profile)
-    note(request, profile=ctx.name, url=(body or OpenTab()).url)
-    tab = await ctx.open_tab((body or OpenTab()).url)
-    ctx.note_opened(client_of(request), tab.target_id)
-    note(request, targetId=tab.target_id, url=tab.url or None)
-    if request.headers.get("x-browserdeck-client") not in USER_CLIENTS:
-        ctx.agent_tabs.add(tab.target_id)  # "Stop all agents" closes it
+    tab = await deck_of(request).open_tab(caller_of(request), profile, (body or OpenTab()).url)
     return tab.to_json()
-
-
-# Clients that are the user, not an agent: the tray panel and the command line.
-USER_CLIENTS = frozenset({"browserdeck-gui", "browserdeck-cli"})
 
 
 class FocusTab(BaseModel):
@@ -163,17 +136,11 @@ class FocusTab(BaseModel):
 
 @router.post("/tabs/focus", summary="Bring a tab to the front")
 async def focus_tab(request: Request, body: FocusTab, profile: ProfileQ = None) -> dict[str, Any]:
-    ctx = profile_of(request, profile)
-    note(request, profile=ctx.name, targetId=body.targetId)
-    tab = await ctx.focus_tab(body.targetId)
-    note(request, targetId=tab.target_id)
+    tab = await deck_of(request).focus_tab(caller_of(request), profile, body.targetId)
     return {"focused": tab.target_id, **tab.to_json()}
 
 
 @router.delete("/tabs/{target_id}", summary="Close a tab by targetId or unique prefix")
 async def close_tab(request: Request, target_id: str, profile: ProfileQ = None) -> dict[str, Any]:
-    ctx = profile_of(request, profile)
-    note(request, profile=ctx.name, targetId=target_id)
-    closed = await ctx.close_tab(target_id)
-    note(request, targetId=closed)
+    closed = await deck_of(request).close_tab(caller_of(request), profile, target_id)
     return {"closed": closed}

@@ -22,6 +22,10 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 PUBLIC_PATHS = frozenset({"/health"})
+# Set in the scope of a request that came over the API's Unix socket: the peer's uid
+# (SO_PEERCRED, read when the connection was accepted; api/server.py). Such a request
+# needs no token: the kernel vouches for who sent it (guard.check_peer_uid).
+PEER_UID = "browserdeck.peer_uid"
 # The biggest legitimate body is a long evaluate function or typed text; a 200 MB body
 # with a valid token once pushed the service from 104 to 655 MB RSS (issue 10 item 7).
 MAX_BODY_BYTES = 8 * 2**20
@@ -128,7 +132,9 @@ class LoopbackGuard:
         client = scope.get("client")
         # No peer address (an in-process ASGI call): nothing to check on the transport.
         refusal = guard.check_transport((client[0] if client else None) or None, pairs)
-        if refusal is None and path not in PUBLIC_PATHS:
+        if PEER_UID in scope:
+            refusal = refusal or guard.check_origin(pairs) or guard.check_peer_uid(scope[PEER_UID])
+        elif refusal is None and path not in PUBLIC_PATHS:
             refusal = guard.check_origin(pairs) or guard.check_token(pairs, self.token())
         if refusal is not None:
             await send_error(send, refusal.status, refusal.code, refusal.message, refusal.hint)

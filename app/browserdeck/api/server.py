@@ -4,6 +4,11 @@ The listening socket is bound here, before uvicorn starts, so a busy port is a
 clear ``Conflict`` instead of a log line and ``sys.exit`` from inside uvicorn.
 uvicorn's own signal capture is disabled: the front-end (serve, tray) owns
 signals and calls ``Service.stop()``, the one shutdown path.
+
+The same app is served on a Unix socket in the private runtime folder too
+(``paths.api_socket()``; Linux): the CLI and ``browserdeck mcp`` use it without a
+token, because the kernel tells us the caller's uid (``SO_PEERCRED``, checked by the
+shared guard). The TCP port with the bearer token stays for everything else.
 """
 
 from __future__ import annotations
@@ -12,13 +17,18 @@ import asyncio
 import contextlib
 import errno
 import logging
+import os
 import socket
+import time
 from collections.abc import Awaitable, Callable, Generator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from browserdeck import aio
+from browserdeck import aio, guard, paths
+from browserdeck.api.security import PEER_UID, Receive, Scope, Send
 from browserdeck.errors import Conflict
 
 if TYPE_CHECKING:
@@ -33,6 +43,113 @@ class _Server(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         yield
+
+
+BRIDGE_HEADER = b"x-browserdeck-bridge"
+
+
+class Activity:
+    """When the API was last used, and which ``browserdeck mcp`` processes use it.
+
+    For a service that exits when idle (``serve --idle-exit``): it is idle while no
+    request is open, no bridge process that has called it still lives, and no request
+    came for a while. A bridge names its pid on every request (``X-Browserdeck-Bridge``),
+    so an agent that thinks for an hour keeps its service, and one killed with -9 stops
+    counting at once. Any caller can name any pid; the worst it can do is keep an idle
+    service up.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.last = time.monotonic()
+        self.open = 0
+        self.bridges: set[int] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope["headers"]:
+            if key == BRIDGE_HEADER and value.isdigit() and len(value) < 10:
+                self.bridges.add(int(value))
+        self.open += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.open -= 1
+            self.last = time.monotonic()
+
+    def idle_seconds(self) -> float:
+        from browserdeck.chrome.procs import pid_alive
+
+        self.bridges = {pid for pid in self.bridges if pid_alive(pid)}
+        if self.open or self.bridges:
+            self.last = time.monotonic()
+        return time.monotonic() - self.last
+
+
+class _WithPeer:
+    """The app, with the connection's peer uid in every request's scope."""
+
+    def __init__(self, app: Any, uid: int | None) -> None:
+        self.app = app
+        self.uid = uid
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[PEER_UID] = self.uid
+        await self.app(scope, receive, send)
+
+
+class _Protocol(H11Protocol):
+    """uvicorn's HTTP protocol; on a Unix-socket connection it notes who connected.
+
+    The uid is read once, at accept, from the kernel (SO_PEERCRED); the guard
+    (api/security.py) decides with it.
+    """
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family == socket.AF_UNIX:
+            self.app = _WithPeer(self.app, guard.peer_uid(sock))
+
+
+def bind_unix(path: Path) -> socket.socket | None:
+    """Listen on the API's Unix socket at ``path``; None when another browserdeck has it.
+
+    A socket file left by a service that died (kill -9, a crash) refuses connections:
+    it is removed and bound anew. One that answers belongs to a live browserdeck of
+    this user (nobody else can enter the folder): it is left alone, and this service
+    serves TCP only.
+    """
+    if path.exists() or path.is_symlink():
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(1.0)
+        try:
+            probe.connect(str(path))
+        except (ConnectionRefusedError, FileNotFoundError):
+            log.info("removing the stale API socket %s (its service is gone)", path)
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        except OSError as exc:
+            log.warning("API socket %s: %s; serving TCP only", path, exc)
+            return None
+        else:
+            log.warning("another browserdeck answers on %s; serving TCP only", path)
+            return None
+        finally:
+            probe.close()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(str(path))
+        os.chmod(path, 0o600)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        log.warning("cannot serve the API socket %s: %s; serving TCP only", path, exc)
+        return None
+    sock.setblocking(False)
+    return sock
 
 
 def bind_loopback(port: int, what: str) -> socket.socket:
@@ -85,7 +202,11 @@ class ApiServer:
         self._server: _Server | None = None
         self._task: asyncio.Task[None] | None = None
         self._sock: socket.socket | None = None
+        self._unix: socket.socket | None = None
+        self._unix_inode: int | None = None
+        self.socket_path: Path | None = None
         self._app: Any = None
+        self.activity: Activity | None = None
 
     @property
     def app(self) -> Any:
@@ -97,9 +218,22 @@ class ApiServer:
 
         self._sock = bind_loopback(self.requested_port, "control API")
         self.port = int(self._sock.getsockname()[1])
-        self._app = create_app(self.service, extend=self._extend)
+        sockets = [self._sock]
+        try:
+            unix_path = paths.api_socket()
+        except OSError as exc:
+            log.warning("no API socket: %s", exc)
+            unix_path = None
+        if unix_path is not None:
+            self._unix = bind_unix(unix_path)
+            if self._unix is not None:
+                self.socket_path = unix_path
+                self._unix_inode = os.stat(unix_path).st_ino
+                sockets.append(self._unix)
+        self._app = self.activity = Activity(create_app(self.service, extend=self._extend))
         config = uvicorn.Config(
             self._app,
+            http=_Protocol,
             log_config=None,
             lifespan="off",
             access_log=False,
@@ -107,7 +241,7 @@ class ApiServer:
             timeout_graceful_shutdown=3,
         )
         self._server = _Server(config)
-        self._task = aio.create_task(self._server.serve(sockets=[self._sock]), name="api-server")
+        self._task = aio.create_task(self._server.serve(sockets=sockets), name="api-server")
         while not self._server.started:
             if self._task.done():
                 await self._task  # surfaces the startup error
@@ -129,4 +263,10 @@ class ApiServer:
                 await aio.cancel_and_wait(self._task)
         if self._sock is not None:
             self._sock.close()
-        self._server = self._task = self._sock = None
+        if self._unix is not None:
+            self._unix.close()
+            # Only our own socket file: a later service may have bound the path anew.
+            with contextlib.suppress(OSError):
+                if self.socket_path and os.stat(self.socket_path).st_ino == self._unix_inode:
+                    self.socket_path.unlink()
+        self._server = self._task = self._sock = self._unix = None

@@ -662,6 +662,11 @@ def _failure_hint(tail: str) -> str:
 # -- launch --------------------------------------------------------------------------
 
 
+class BrowserOnPort(Conflict):
+    """A browser's DevTools endpoint already listens on the profile's CDP port (a leftover,
+    or another in-process MCP server's browser): callers that know more say so by type."""
+
+
 async def _port_conflict(port: int, profile: str) -> Conflict:
     try:
         version = await fetch_version(f"http://127.0.0.1:{port}", timeout=1.0)
@@ -669,7 +674,7 @@ async def _port_conflict(port: int, profile: str) -> Conflict:
         version = None
     if version is not None:
         browser = version.get("Browser") or "unknown browser"
-        return Conflict(
+        return BrowserOnPort(
             f"cannot start profile '{profile}': a Chrome DevTools endpoint ({browser}) is "
             f"already listening on 127.0.0.1:{port}, probably a browser left over from an "
             "earlier run",

@@ -63,20 +63,22 @@ class Driver(ProfileDriver):
                 code="attach_failed",
             )
         headless, _why = ctx.headless()
-        # A browser that exited without a stop (the exit watcher may not have run yet).
-        crashed = ctx.state == "crashed" or (ctx.chrome is not None and not ctx._stopping)
+        if ctx.chrome is not None and not ctx._stopping:
+            # A browser that exited without a stop, and this request got here before the
+            # exit watcher (it waits for this lock): record the exit now, as the watcher
+            # would (closed or crashed, with its notice), or the user is never told and
+            # a window the user closed reads as a crash.
+            dead = ctx.chrome
+            with contextlib.suppress(TimeoutError):
+                # alive() is already false for a zombie the exit thread has not reaped.
+                await asyncio.wait_for(dead.wait_exit(), 5.0)
+            code = dead.returncode()
+            await self._exited(dead, -9 if code is None else code)
+            # Its helpers (same process group) die a moment after it and may hold the
+            # CDP port until then: "port in use" would be a false answer.
+            await asyncio.to_thread(_wait_released, dead.pid, p.cdp_port, 10.0)
+        crashed = ctx.state == "crashed"
         closed = ctx.state == "stopped" and ctx.detail == CLOSED_BY_USER
-        if crashed:
-            # The exit watcher may not have run yet: connections to the dead browser must
-            # not be mistaken for connections to the new one on the same port.
-            await ctx._drop_connections()
-            if ctx.chrome is not None:
-                # Its CDP endpoint (ours, in this process) holds the port until stopped;
-                # stop() of an exited browser only reaps and closes that endpoint.
-                await ctx.chrome.stop()
-                # Its helpers (same process group) die a moment after it and may hold the
-                # CDP port until then: "port in use" would be a false answer.
-                await asyncio.to_thread(_wait_released, ctx.chrome.pid, p.cdp_port, 10.0)
         ctx._set_state("starting", None)
         try:
             ctx.chrome = await launcher.launch(
@@ -115,22 +117,32 @@ class Driver(ProfileDriver):
         ctx = self.ctx
         code = await chrome.wait_exit()
         # Under the lock: a request that restarts the browser meanwhile must neither be
-        # marked "crashed" afterwards nor lose its new connections to this cleanup.
+        # marked "crashed" afterwards nor lose its new connections to this cleanup. Such a
+        # request records the exit itself (start), so ``chrome`` is no longer ours.
         async with ctx._lock:
             if ctx._stopping or chrome is not ctx.chrome:
                 return
-            ctx.chrome = None
-            # Reaps what is left and frees the CDP endpoint's port for a restart.
-            await chrome.stop()
-            clean = code == 0
-            if clean:
-                # Not asked to stop, but a clean exit: the user closed its last window (or
-                # quit it from its menu). That is a stop, not a crash (issue 15).
-                ctx._set_state("stopped", CLOSED_BY_USER)
-            else:
-                # A signal or an error code: it crashed or was killed from outside.
-                ctx._set_state("crashed", f"the browser {launcher.describe_exit(code)}")
-            await ctx._drop_connections()
+            await self._exited(chrome, code)
+
+
+    async def _exited(self, chrome: launcher.ChromeProcess, code: int) -> None:
+        """``chrome`` exited without being asked to (under the lock): say so, once.
+
+        A clean exit (code 0: the user closed its last window or quit it from its menu)
+        is a stop, not a crash (issue 15); a signal or an error code is a crash.
+        """
+        ctx = self.ctx
+        ctx.chrome = None
+        # Reaps what is left and frees the CDP endpoint's port for a restart.
+        await chrome.stop()
+        clean = code == 0
+        if clean:
+            ctx._set_state("stopped", CLOSED_BY_USER)
+        else:
+            ctx._set_state("crashed", f"the browser {launcher.describe_exit(code)}")
+        # Connections to the dead browser must not be taken for ones to a new browser on
+        # the same port.
+        await ctx._drop_connections()
         if clean:
             ctx.service.events.notice.send(
                 level="info",

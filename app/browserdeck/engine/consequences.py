@@ -8,10 +8,15 @@ caught up with it, so the next observation shows the outcome:
   it is ready for a snapshot; a same-document navigation (pushState) is reported;
 * **requests it started** (document, fetch, XHR, script, in any frame), until each
   finished or failed, including requests started by promises (they start before the
-  action returns) and by timers it scheduled: when the action started a request or a
-  navigation, scrolled, or scheduled a timer, a request that
-  starts within ``GRACE_MS`` of the last such effect is the action's too. An action that
-  did none of these (a counter, a toggle) pays no grace window;
+  action returns), by timers it scheduled (the page runs them first: a timer of ours,
+  ``GRACE_MS``, set after them, fires after them) and by the page's answer to what
+  finished: after each batch of events (a request done, a document loaded) one round
+  trip to the page, a *barrier*, runs after the tasks those events queued there, so a
+  request started in answer is announced before the barrier's reply. No fixed sleep: an
+  action that caused nothing (a counter, a toggle) returns after the one read that
+  follows it, and a click whose fetch answers in 400 ms returns one round trip after the
+  answer. A scroll (followed until it stops) gets ``GRACE_MS`` of time, because the page
+  hears of it only with its next frame;
 * all bounded by ``waitMs`` (the ``actionWaitMs`` setting, default 5000): a long poll
   past it is left running and the response says so.
 
@@ -19,9 +24,9 @@ Long-lived connections never stall an action: WebSockets are not requests here a
 EventSource streams (resource type ``eventsource``) are not waited for. Nothing
 depends on ``requestAnimationFrame`` firing (Chrome pauses it in background tabs, the
 normal state of a tab shared from the user's Chrome): the only page-side probe is one
-``Runtime.evaluate`` before the action and one call after it, comparing timer ids and
-the scroll position, and the grace window is timed here, not by
-page timers (which Chrome throttles to once a second in background tabs).
+``Runtime.evaluate`` before the action and a call after it (and per barrier), comparing
+timer ids and the scroll position. Only a page that scheduled timers pays a page timer
+(which Chrome throttles to once a second in background tabs, bounded by ``waitMs``).
 
 The response gets ``outcome``, one line saying what happened ("navigated to X",
 "2 requests finished", "a dialog opened", "a popup opened", "a download started",
@@ -74,10 +79,16 @@ _WATCH_JS = """(() => {
   const t = setTimeout(() => {}, 0); clearTimeout(t);
   return {t, x: scrollX, y: scrollY};
 })()"""
+# Each read moves the baseline on, so the next read says what happened since this one.
 _READ_FN = """function () {
   const t = setTimeout(() => {}, 0); clearTimeout(t);
-  return {scheduled: t !== this.t + 1, scrolled: scrollX !== this.x || scrollY !== this.y};
+  const out = {scheduled: t !== this.t + 1, scrolled: scrollX !== this.x || scrollY !== this.y};
+  this.t = t; this.x = scrollX; this.y = scrollY;
+  return out;
 }"""
+# After the action's first read, timers the page keeps scheduling (a polling loop) are let
+# run at most this many more times: enough for a chain (response -> timer -> request).
+TIMER_ROUNDS = 2
 # A (smooth) scroll is followed until it stops: pages load more when it reaches the end.
 SCROLL_POLL_S = 0.05
 SCROLL_START_S = 0.1  # a scroll that has not started by then is not coming
@@ -102,19 +113,20 @@ class Watch:
     committed: bool = False
     dcl: bool = False
     popups: list[Page] = field(default_factory=list)
-    last_effect: float | None = None
+    effects: int = 0  # page events so far; a barrier is due when it moved since the last
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     epoch: int = 0
     url: str = ""
     downloads: int = 0
     dialogs: int = 0
     watch_id: str | None = None
+    watch_epoch: int = 0  # the document (main_epoch) the watch object lives in
     opened: int | None = None  # tabs this tab had opened (openerId) before the action
     expect_effect: bool = False  # the action is known to have an effect (a scrolling key)
 
     # --- page events -------------------------------------------------------
     def _effect(self) -> None:
-        self.last_effect = time.monotonic()
+        self.effects += 1
         self.changed.set()
 
     def _on_request(self, request: Request) -> None:
@@ -187,6 +199,7 @@ class Watch:
         for name, handler in self._handlers():
             page.on(name, handler)
         self.watch_id, self.opened = await asyncio.gather(_arm(state), _opened(state))
+        self.watch_epoch = self.epoch
         self.started = time.monotonic()
 
     def stop(self) -> None:
@@ -209,29 +222,40 @@ class Watch:
             # The action opened a tab (window.open, target=_blank): Playwright announces
             # it only once the new page is set up; wait for that (bounded).
             await self._wait_popups(opened - self.opened, deadline)
-        if (scheduled or scrolled or self.expect_effect) and self.last_effect is None:
-            self.last_effect = acted
         if scheduled:
             # Let the page run the timers the action scheduled (up to GRACE_MS): ours,
             # set after them, fires after them, however late a loaded machine runs them.
             await _page_timer(state, deadline)
             self._effect()
+        grace_until = 0.0
         if scrolled or self.expect_effect:
             await self._follow_scroll(deadline)
+            # The page hears of a scroll with its next frame (the scroll event), so what it
+            # starts in answer gets a window of time, not just a round trip.
+            grace_until = time.monotonic() + GRACE_MS / 1000
+        seen = 0 if scheduled else self.effects  # effects the last barrier accounted for
+        timer_rounds = 0
         bound_hit = False
         while True:
             now = time.monotonic()
             pending = self._pending()
-            if not pending and (
-                self.last_effect is None or now - self.last_effect >= GRACE_MS / 1000
-            ):
-                break
+            if not pending and now >= grace_until:
+                if self.effects == seen or now >= deadline:
+                    break  # nothing happened since the page last answered: settled
+                # Something happened (a request finished, a document loaded): one round
+                # trip to the page runs after the tasks those events queued there, so a
+                # request started in answer is announced before the reply. No fixed sleep.
+                seen = self.effects
+                if await self._barrier(deadline) and timer_rounds < TIMER_ROUNDS:
+                    timer_rounds += 1
+                    await _page_timer(state, deadline)
+                    self._effect()
+                continue
             if now >= deadline:
                 bound_hit = bool(pending)
                 break
-            quiet_at = (self.last_effect or now) + GRACE_MS / 1000
             answered = [t + UNREAD_BODY_S for r, t in self.answered.items() if r in self.open]
-            wake = min([deadline, *answered]) if pending else min(deadline, quiet_at)
+            wake = min([deadline, *answered]) if pending else min(deadline, grace_until)
             self.changed.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), max(0.0, wake - now))
@@ -241,6 +265,22 @@ class Watch:
                 with contextlib.suppress(Exception):
                     await popup.wait_for_load_state("domcontentloaded", timeout=left * 1000)
         return self._describe(time.monotonic() - acted, bound_hit)
+
+    async def _barrier(self, deadline: float) -> bool:
+        """One round trip to the page; whether it scheduled timers since the last one."""
+        state = self.state
+        left = max(0.0, deadline - time.monotonic())
+        if self.watch_id is not None and self.watch_epoch == state.main_epoch:
+            with contextlib.suppress(TimeoutError):
+                scheduled, _ = await asyncio.wait_for(_read(state, self.watch_id), left)
+                return scheduled
+            return False
+        # A new document: arm a watch there (its own load's timers are not the action's).
+        self.watch_epoch = state.main_epoch
+        self.watch_id = None
+        with contextlib.suppress(TimeoutError):
+            self.watch_id = await asyncio.wait_for(_arm(state), left)
+        return False
 
     async def _wait_popups(self, count: int, deadline: float) -> None:
         while len(self.popups) < count and time.monotonic() < deadline:

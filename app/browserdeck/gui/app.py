@@ -70,12 +70,9 @@ def mcp_config_snippet() -> str:
             "mcpServers": {"browserdeck": {"command": sys.executable, "args": ["mcp"]}}
         }
     else:
-        try:
-            from browserdeck.mcpserver import client_config_snippet
-        except ImportError:  # a build without the MCP server
-            data = {"mcpServers": {"browserdeck": {"command": "browserdeck", "args": ["mcp"]}}}
-        else:
-            data = client_config_snippet()
+        from browserdeck.mcpserver import client_config_snippet
+
+        data = client_config_snippet()
     return json.dumps(data, indent=2)
 
 

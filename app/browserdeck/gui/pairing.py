@@ -40,11 +40,9 @@ def bundled_dir(name: str) -> Path | None:
     return None
 
 
-def pairing_link(port: int, token: str, profile: str | None = None) -> str | None:
-    try:
-        from browserdeck.relay.pairing import pairing_url
-    except ImportError:  # a build without the relay
-        return None
+def pairing_link(port: int, token: str, profile: str | None = None) -> str:
+    from browserdeck.relay.pairing import pairing_url
+
     return pairing_url(port, token, profile=profile)
 
 
@@ -87,7 +85,7 @@ class PairDialog(QDialog):
         grid = QGridLayout()
         self.folder = folder
         # The token is a secret: masked wherever it shows (in the link too); Copy copies it.
-        shown_link = mask_token(self.link, token) if self.link else "not available in this build"
+        shown_link = mask_token(self.link, token)
         for row, (label, value, shown, copy_text) in enumerate(
             (
                 (

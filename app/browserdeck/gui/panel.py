@@ -181,10 +181,8 @@ class Banner(QFrame):
 
 def tab_holders(profile: str) -> dict[str, str]:
     """targetId -> the agent holding that tab (the MCP servers' tab claims)."""
-    try:
-        from browserdeck.mcpserver import claims
-    except ImportError:  # a build without the MCP server
-        return {}
+    from browserdeck.mcpserver import claims
+
     try:
         return {c.target_id: c.label for c in claims.read_claims(profile)}
     except (OSError, ValueError):
@@ -396,6 +394,7 @@ class StatusPanel(QMainWindow):
         self.shot_scroll.setObjectName("screenshotScroll")
         self.shot_scroll.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.shot_scroll.setWidget(self.shot)
+        self.shot.attach_message_bar(self.shot_scroll)
         self.shot.panned.connect(self._pan)
         body.addWidget(self.shot_scroll, 1)
         # Refs whose badge found no room on the image: listed, never silently dropped.

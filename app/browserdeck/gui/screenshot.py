@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QCursor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QWidget
 
 from browserdeck.gui.model import GUI_CLIENT
 
@@ -121,11 +121,6 @@ async def capture(
         )
     except httpx.HTTPError as exc:
         raise CaptureError(f"the control API did not answer ({exc!s})") from None
-    if resp.status_code == 404 and "error" not in resp.text[:200]:
-        raise CaptureError(
-            "screenshots need the agent engine, which this build does not have "
-            "(POST /screenshot is missing)"
-        )
     if resp.status_code >= 400:
         try:
             err = resp.json()["error"]
@@ -230,12 +225,59 @@ class ScreenshotView(QWidget):
         self.zoom: float | None = 1.0  # None: fit the widget
         self._press: QPointF | None = None
         self._dragged = False
+        # The message over a (stale) capture: a widget of its own, not painted into the
+        # image, so that zoomed inside a scroll area it stays at the bottom of what is
+        # visible instead of scrolling away with the page (attach_message_bar).
+        self.message_bar = QLabel(self)
+        self.message_bar.setObjectName("shotMessage")
+        self.message_bar.setStyleSheet(
+            "QLabel#shotMessage { background: rgba(30, 30, 30, 200); color: white;"
+            " border-radius: 4px; padding: 4px 8px; }"
+        )
+        self.message_bar.hide()
+        self._bar_host: QWidget = self
 
     def sizeHint(self) -> QSize:
         if self.capture is not None and self.zoom is not None:
             img = self.capture.image
             return QSize(int(img.width() * self.zoom) + 16, int(img.height() * self.zoom) + 16)
         return QSize(640, 400)
+
+    def attach_message_bar(self, scroll: QScrollArea) -> None:
+        """Keep the message bar fixed at the bottom of ``scroll``'s visible area."""
+        self._bar_host = scroll
+        self.message_bar.setParent(scroll)
+        scroll.installEventFilter(self)
+        self._place_message_bar()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._bar_host and event.type() == QEvent.Type.Resize:
+            self._place_message_bar()
+        return False
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        if self._bar_host is self:
+            self._place_message_bar()
+
+    def _place_message_bar(self) -> None:
+        bar = self.message_bar
+        show = bool(self.capture is not None and self.message)
+        if not show:
+            bar.hide()
+            return
+        host = self._bar_host
+        area = (
+            host.viewport().geometry() if isinstance(host, QScrollArea) else host.rect()
+        )
+        fm = bar.fontMetrics()
+        height = fm.height() + 10
+        width = max(0, area.width() - 16)
+        bar.setText(fm.elidedText(self.message, Qt.TextElideMode.ElideRight, max(0, width - 16)))
+        bar.setToolTip(self.message)
+        bar.setGeometry(area.x() + 8, area.y() + area.height() - height - 8, width, height)
+        bar.show()
+        bar.raise_()
 
     def set_zoom(self, zoom: float | None) -> None:
         self.zoom = zoom
@@ -262,11 +304,13 @@ class ScreenshotView(QWidget):
         if hover != self.hover:
             self.hover = hover
             self.hovered.emit(hover)
+        self._place_message_bar()
         self.update()
 
     def set_message(self, message: str) -> None:
         """Show ``message`` instead of (no capture) or over (a stale capture) the image."""
         self.message = message
+        self._place_message_bar()
         self.update()
 
     # --- geometry -------------------------------------------------------------------
@@ -369,8 +413,6 @@ class ScreenshotView(QWidget):
                 p.setPen(QPen(self.accent, 2))
                 p.setBrush(QColor(self.accent.red(), self.accent.green(), self.accent.blue(), 40))
                 p.drawRect(rect)
-            if self.message:
-                self._paint_banner(p, self.message)
         finally:
             p.end()
 
@@ -383,17 +425,4 @@ class ScreenshotView(QWidget):
             QRectF(self.rect()).adjusted(24, 24, -24, -24),
             Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
             text,
-        )
-
-    def _paint_banner(self, p: QPainter, text: str) -> None:
-        fm = p.fontMetrics()
-        rect = QRectF(8, self.height() - fm.height() - 18, self.width() - 16, fm.height() + 10)
-        p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(QColor(30, 30, 30, 200))
-        p.drawRoundedRect(rect, 4, 4)
-        p.setPen(QColor("#FFFFFF"))
-        p.drawText(
-            rect.adjusted(8, 0, -8, 0),
-            Qt.AlignmentFlag.AlignVCenter,
-            fm.elidedText(text, Qt.TextElideMode.ElideRight, int(rect.width() - 16)),
         )

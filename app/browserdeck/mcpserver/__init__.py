@@ -11,7 +11,6 @@ Public interface:
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -59,6 +58,8 @@ def client_config_snippet(
         args += ["--profile", profile]
     if url:
         args += ["--url", url]
+    import shutil  # here: the CLI imports this package to build its parser (issue 14)
+
     # The launcher next to this interpreter (a venv's bin/) before whatever PATH finds.
     beside = Path(sys.executable).with_name(
         "browserdeck.exe" if sys.platform == "win32" else "browserdeck"

@@ -1,15 +1,18 @@
-"""How MCP tools reach browserdeck: always through the control API, never its internals.
+"""How MCP tools reach browserdeck: the front door's typed calls (``Backend``).
 
-The same HTTP routes serve every transport, only the way to them differs:
+Tools call typed methods (``status``, ``tabs``, ``on_tab`` with an engine options
+model, ...); the backend carries them out:
 
+- ``DeckBackend``: the service's ``Deck`` in this process (MCP at ``/mcp`` inside the
+  service, and the in-process fallback): a plain call, no HTTP to itself, the core's
+  errors as they are, one activity entry per call;
 - ``ApiBackend`` over a real socket, to the running service (found the way the CLI
-  finds it: ``--url``, ``BROWSERDECK_URL``, the instance file, the configured port);
-- ``ApiBackend`` over ``httpx.ASGITransport`` into an app in this process (the HTTP
-  transport inside the service: no second network hop);
+  finds it: ``--url``, ``BROWSERDECK_URL``, the instance file, the configured port):
+  the one place MCP names the API's routes;
 - ``InProcessBackend``: no service runs, so start one here (headless, no API socket)
-  and call its app in-process. Its managed browsers start on the first tool call (the
-  API starts managed profiles on demand) and are closed after ``mcpIdleMinutes``
-  without a call, to start again on the next one.
+  and call its ``Deck``. Its managed browsers start on the first tool call (profiles
+  start on demand) and are closed after ``mcpIdleMinutes`` without a call, to start
+  again on the next one.
 
 ``AutoBackend`` (stdio) picks between the first and the last at the first call,
 and looks again if the service it was using goes away.
@@ -21,16 +24,22 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import httpx
 
 from browserdeck import aio, config, paths, secrets
 from browserdeck.client import NOT_OURS_HINT, discover_url, unproven_server
+from browserdeck.deck import Caller, TabRequest
+from browserdeck.engine import options as o
 from browserdeck.errors import BrowserdeckError, Unavailable
 
 if TYPE_CHECKING:
+    from browserdeck.deck import Deck
     from browserdeck.service import Service
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -40,19 +49,58 @@ TIMEOUT = httpx.Timeout(150.0, connect=3.0)
 
 
 class Backend(Protocol):
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: dict[str, Any] | None = None,
-        json: Any = None,
-        headers: dict[str, str] | None = None,
-    ) -> Any: ...
+    """What MCP tools ask of browserdeck, typed (see ``Deck`` for what each call does)."""
+
+    async def status(self, caller: Caller, profile: str | None) -> dict[str, Any]: ...
+
+    async def profiles(self, caller: Caller) -> dict[str, Any]: ...
+
+    async def start(self, caller: Caller, profile: str | None) -> dict[str, Any]: ...
+
+    async def stop(self, caller: Caller, profile: str | None) -> dict[str, Any]: ...
+
+    async def tabs(self, caller: Caller, profile: str | None) -> list[dict[str, Any]]: ...
+
+    async def open_tab(self, caller: Caller, profile: str | None, url: str) -> dict[str, Any]: ...
+
+    async def close_tab(self, caller: Caller, profile: str | None, target: str) -> str: ...
+
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target: str | None, request: TabRequest
+    ) -> dict[str, Any]: ...
+
+    async def release_session(self, caller: Caller, session: str) -> list[str]: ...
 
     def describe(self) -> str: ...
 
     async def close(self) -> None: ...
+
+
+# The API route of each tab request: for the wire (ApiBackend) and for the activity log,
+# which names a call by its route whichever way it came in. Any other request is an act.
+TAB_ROUTES: dict[type[Any], tuple[str, str]] = {
+    o.SnapshotOptions: ("GET", "/snapshot"),
+    o.ConsoleOptions: ("GET", "/console"),
+    o.NavigateOptions: ("POST", "/navigate"),
+    o.ScreenshotOptions: ("POST", "/screenshot"),
+    o.OfflineOptions: ("POST", "/set/offline"),
+    o.PdfOptions: ("POST", "/pdf"),
+    o.FileChooserOptions: ("POST", "/hooks/file-chooser"),
+    o.DialogOptions: ("POST", "/hooks/dialog"),
+}
+
+
+def route_of(request: TabRequest) -> tuple[str, str]:
+    return TAB_ROUTES.get(type(request), ("POST", "/act"))
+
+
+def _headers(caller: Caller) -> dict[str, str]:
+    headers = {}
+    if caller.session:
+        headers["X-Browserdeck-Session"] = caller.session
+    if caller.client:
+        headers["X-Browserdeck-Client"] = caller.client
+    return headers
 
 
 def error_from_response(resp: httpx.Response) -> BrowserdeckError:
@@ -72,7 +120,7 @@ def error_from_response(resp: httpx.Response) -> BrowserdeckError:
 
 
 class ApiBackend:
-    """The control API through one httpx client (a socket, or an in-process ASGI app)."""
+    """The control API of a running service, over its socket (one httpx client)."""
 
     def __init__(self, client: httpx.AsyncClient, label: str, *, prove: str | None = None) -> None:
         self.client = client
@@ -90,16 +138,6 @@ class ApiBackend:
             headers={"Authorization": f"Bearer {token}", "X-Browserdeck-Client": CLIENT_NAME},
         )
         return cls(client, f"the browserdeck service at {url}", prove=url)
-
-    @classmethod
-    def for_app(cls, app: Any, token: str, label: str) -> ApiBackend:
-        client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://127.0.0.1",
-            timeout=TIMEOUT,
-            headers={"Authorization": f"Bearer {token}", "X-Browserdeck-Client": CLIENT_NAME},
-        )
-        return cls(client, label)
 
     def describe(self) -> str:
         return self.label
@@ -148,17 +186,224 @@ class ApiBackend:
             return resp.json()
         return resp.content
 
+    # --- the typed calls, over HTTP -------------------------------------------------
+    async def status(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = await self.request(
+            "GET", "/", params={"profile": profile}, headers=_headers(caller)
+        )
+        return out
+
+    async def profiles(self, caller: Caller) -> dict[str, Any]:
+        out: dict[str, Any] = await self.request("GET", "/profiles", headers=_headers(caller))
+        return out
+
+    async def start(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = await self.request(
+            "POST", "/start", params={"profile": profile}, headers=_headers(caller)
+        )
+        return out
+
+    async def stop(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = await self.request(
+            "POST", "/stop", params={"profile": profile}, headers=_headers(caller)
+        )
+        return out
+
+    async def tabs(self, caller: Caller, profile: str | None) -> list[dict[str, Any]]:
+        data = await self.request(
+            "GET", "/tabs", params={"profile": profile}, headers=_headers(caller)
+        )
+        return list(data.get("tabs", []))
+
+    async def open_tab(self, caller: Caller, profile: str | None, url: str) -> dict[str, Any]:
+        out: dict[str, Any] = await self.request(
+            "POST",
+            "/tabs/open",
+            params={"profile": profile},
+            json={"url": url},
+            headers=_headers(caller),
+        )
+        return out
+
+    async def close_tab(self, caller: Caller, profile: str | None, target: str) -> str:
+        data = await self.request(
+            "DELETE", f"/tabs/{target}", params={"profile": profile}, headers=_headers(caller)
+        )
+        return str(data.get("closed") or target)
+
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target: str | None, request: TabRequest
+    ) -> dict[str, Any]:
+        method, path = route_of(request)
+        fields = request.model_dump(by_alias=True, exclude_none=True, mode="json")
+        params: dict[str, Any] = {"profile": profile}
+        if method == "GET":
+            params.update(fields, targetId=target)
+            body = None
+        else:
+            body = {"targetId": target, **fields}
+        out: dict[str, Any] = await self.request(
+            method, path, params=params, json=body, headers=_headers(caller)
+        )
+        return out
+
+    async def release_session(self, caller: Caller, session: str) -> list[str]:
+        data = await self.request(
+            "POST", "/sessions/release", json={"session": session}, headers=_headers(caller)
+        )
+        return list(data.get("released", []))
+
     async def close(self) -> None:
         await self.client.aclose()
 
 
-class InProcessBackend:
+class DeckBackend:
+    """The service's front door in this process: a plain call, one activity entry."""
+
+    def __init__(
+        self, deck: Deck, label: str, *, on_call: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
+        self.deck = deck
+        self.label = label
+        # The activity log's entry for each call (service.events.api_call), in the shape
+        # the API's guard reports an HTTP call in, so the tray shows both alike.
+        self._on_call = on_call
+
+    def describe(self) -> str:
+        return self.label
+
+    async def _report(
+        self,
+        caller: Caller,
+        route: tuple[str, str],
+        profile: str | None,
+        run: Callable[[], Awaitable[T]],
+    ) -> T:
+        started = time.perf_counter()
+        status, error = 200, None
+        try:
+            return await run()
+        except BrowserdeckError as exc:
+            status = exc.status
+            error = {"code": exc.code, "message": exc.message, "hint": exc.hint}
+            raise
+        except Exception:
+            status = 500
+            raise
+        finally:
+            if self._on_call is not None:
+                entry: dict[str, Any] = {
+                    "time": time.time(),
+                    "client": caller.client or CLIENT_NAME,
+                    "method": route[0],
+                    "path": route[1],
+                    "query": f"profile={profile}" if profile else "",
+                    "status": status,
+                    "ms": round((time.perf_counter() - started) * 1000, 1),
+                }
+                if caller.notes:
+                    entry["detail"] = dict(caller.notes)
+                if error is not None:
+                    entry["error"] = error
+                self._on_call(entry)
+
+    async def status(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        return await self.deck.status(caller, profile)
+
+    async def profiles(self, caller: Caller) -> dict[str, Any]:
+        return await self.deck.profiles()
+
+    async def start(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        return await self._report(
+            caller, ("POST", "/start"), profile, lambda: self.deck.start(caller, profile)
+        )
+
+    async def stop(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        return await self._report(
+            caller, ("POST", "/stop"), profile, lambda: self.deck.stop(caller, profile)
+        )
+
+    async def tabs(self, caller: Caller, profile: str | None) -> list[dict[str, Any]]:
+        _, tabs = await self.deck.tabs(caller, profile)
+        return [t.to_json() for t in tabs]
+
+    async def open_tab(self, caller: Caller, profile: str | None, url: str) -> dict[str, Any]:
+        tab = await self._report(
+            caller,
+            ("POST", "/tabs/open"),
+            profile,
+            lambda: self.deck.open_tab(caller, profile, url),
+        )
+        return tab.to_json()
+
+    async def close_tab(self, caller: Caller, profile: str | None, target: str) -> str:
+        return await self._report(
+            caller,
+            ("DELETE", f"/tabs/{target}"),
+            profile,
+            lambda: self.deck.close_tab(caller, profile, target),
+        )
+
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target: str | None, request: TabRequest
+    ) -> dict[str, Any]:
+        return await self._report(
+            caller,
+            route_of(request),
+            profile,
+            lambda: self.deck.on_tab(caller, profile, target, request),
+        )
+
+    async def release_session(self, caller: Caller, session: str) -> list[str]:
+        return await self.deck.release_session(session)
+
+    async def close(self) -> None:
+        pass
+
+
+class _Delegating:
+    """A backend that hands each call to another one (``_run`` picks it)."""
+
+    async def _run(self, use: Callable[[Backend], Awaitable[T]]) -> T:
+        raise NotImplementedError
+
+    async def status(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        return await self._run(lambda b: b.status(caller, profile))
+
+    async def profiles(self, caller: Caller) -> dict[str, Any]:
+        return await self._run(lambda b: b.profiles(caller))
+
+    async def start(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        return await self._run(lambda b: b.start(caller, profile))
+
+    async def stop(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        return await self._run(lambda b: b.stop(caller, profile))
+
+    async def tabs(self, caller: Caller, profile: str | None) -> list[dict[str, Any]]:
+        return await self._run(lambda b: b.tabs(caller, profile))
+
+    async def open_tab(self, caller: Caller, profile: str | None, url: str) -> dict[str, Any]:
+        return await self._run(lambda b: b.open_tab(caller, profile, url))
+
+    async def close_tab(self, caller: Caller, profile: str | None, target: str) -> str:
+        return await self._run(lambda b: b.close_tab(caller, profile, target))
+
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target: str | None, request: TabRequest
+    ) -> dict[str, Any]:
+        return await self._run(lambda b: b.on_tab(caller, profile, target, request))
+
+    async def release_session(self, caller: Caller, session: str) -> list[str]:
+        return await self._run(lambda b: b.release_session(caller, session))
+
+
+class InProcessBackend(_Delegating):
     """A headless service started in this process for as long as the MCP server runs."""
 
     def __init__(self, *, idle_seconds: float | None = None) -> None:
         self._idle_override = idle_seconds
         self.service: Service | None = None
-        self._api: ApiBackend | None = None
+        self._api: DeckBackend | None = None
         self._start_lock = asyncio.Lock()
         self._busy = 0
         self._last_call = time.monotonic()
@@ -178,19 +423,21 @@ class InProcessBackend:
         minutes = self.service.config.mcp_idle_minutes if self.service else 30
         return float(minutes) * 60.0
 
-    async def _ensure(self) -> ApiBackend:
+    async def _ensure(self) -> DeckBackend:
         if self._api is not None:
             return self._api
         async with self._start_lock:
             if self._api is None:
-                from browserdeck.api.app import create_app
+                from browserdeck.deck import Deck
                 from browserdeck.service import Service
 
                 service = Service(force_headless=True, run_relays=False)
                 await service.start()
                 self.service = service
-                self._api = ApiBackend.for_app(
-                    create_app(service), service.api_token, self.describe()
+                self._api = DeckBackend(
+                    Deck(service),
+                    self.describe(),
+                    on_call=lambda entry: service.events.api_call.send(entry=entry),
                 )
                 self._idle_task = aio.create_task(self._close_when_idle(), name="mcp-idle-close")
                 log.info(
@@ -198,33 +445,24 @@ class InProcessBackend:
                 )
         return self._api
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: dict[str, Any] | None = None,
-        json: Any = None,
-        headers: dict[str, str] | None = None,
-    ) -> Any:
+    async def _run(self, use: Callable[[Backend], Awaitable[T]]) -> T:
         api = await self._ensure()
         self._busy += 1
         try:
-            return await api.request(method, path, params=params, json=json, headers=headers)
+            return await use(api)
         except BrowserdeckError as exc:
-            if exc.code == "port_in_use" and "DevTools endpoint" in exc.message:
+            from browserdeck.chrome.launcher import BrowserOnPort
+
+            if isinstance(exc, BrowserOnPort):
                 # Most likely another `browserdeck mcp` without a service, with its own
                 # browser on this profile's port: killing it (the launcher's hint) would
                 # pull the page from under that agent.
-                raise BrowserdeckError(
-                    exc.message,
-                    code=exc.code,
-                    status=exc.status,
-                    hint="if another agent's `browserdeck mcp` started that browser, run "
+                exc.hint = (
+                    "if another agent's `browserdeck mcp` started that browser, run "
                     "browserdeck (`browserdeck serve` or the tray app) so agents share one "
                     "browser, or give this server another profile (--profile); otherwise: "
-                    + (exc.hint or ""),
-                ) from None
+                    + (exc.hint or "")
+                )
             raise
         finally:
             self._busy -= 1
@@ -258,8 +496,9 @@ class InProcessBackend:
         api = self._api
         if api is None:
             return
+        caller = Caller(client=CLIENT_NAME)
         try:
-            listed = await api.request("GET", "/profiles")
+            listed = await api.profiles(caller)
         except BrowserdeckError as exc:
             log.warning("MCP: could not list profiles to close idle browsers: %s", exc)
             return
@@ -268,7 +507,7 @@ class InProcessBackend:
                 continue
             name = profile.get("profile")
             try:
-                await api.request("POST", "/stop", params={"profile": name})
+                await api.stop(caller, name)
                 self.idle_closures += 1
                 log.info("MCP: closed the idle browser of profile %s", name)
             except BrowserdeckError as exc:
@@ -297,7 +536,7 @@ async def service_answers(url: str, wait: float = 1.0) -> bool:
         return False
 
 
-class AutoBackend:
+class AutoBackend(_Delegating):
     """The running service when there is one, else an in-process one (``browserdeck mcp``)."""
 
     def __init__(self, url: str | None = None, *, idle_seconds: float | None = None) -> None:
@@ -321,18 +560,10 @@ class AutoBackend:
                 self.current = InProcessBackend(idle_seconds=self._idle_seconds)
             return self.current
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: dict[str, Any] | None = None,
-        json: Any = None,
-        headers: dict[str, str] | None = None,
-    ) -> Any:
+    async def _run(self, use: Callable[[Backend], Awaitable[T]]) -> T:
         backend = await self._pick()
         try:
-            return await backend.request(method, path, params=params, json=json, headers=headers)
+            return await use(backend)
         except Unavailable as exc:
             if exc.code == "service_gone" and not self._explicit_url:
                 # The service went away: look again on the next call (in-process, or

@@ -1,4 +1,4 @@
-"""Per-session state and what a tool call can do: reach the API for this session's tab.
+"""Per-session state and what a tool call can do: reach the front door for this session's tab.
 
 Implicit sessions (as in Phoenix's browser tool): an agent never passes a session
 or a tab id. Its first call that needs a page takes a free blank tab or opens a new
@@ -17,9 +17,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
+from browserdeck.deck import Caller, TabRequest, build, build_act
 from browserdeck.errors import BrowserdeckError, Conflict, NotFound
+from browserdeck.mcpserver.backend import CLIENT_NAME
 from browserdeck.mcpserver.claims import Owner
-from browserdeck.remote import SESSION_HEADER
 
 if TYPE_CHECKING:
     from browserdeck.mcpserver.server import McpApp
@@ -28,6 +31,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BLANK_URLS = frozenset({"about:blank", ""})
+# The tool's own arguments were checked against its schema; what fails here is ours.
+HINT = "this is a browserdeck bug in the tool's arguments; details are in the log"
 
 
 @dataclass
@@ -57,12 +62,16 @@ class AgentSession:
         ttl: float | None,
         profile: str | None,
         client: str | None = None,
+        pid: int | None = None,
     ) -> AgentSession:
-        label = f"{client or 'MCP client'} ({kind}, pid {os.getpid()})"
+        """``pid``: the process the session lives as long as (this one, or the
+        ``browserdeck mcp`` bridge that carries it to the service)."""
+        pid = pid or os.getpid()
+        label = f"{client or 'MCP client'} ({kind}, pid {pid})"
         owner = Owner(
-            id=f"{kind}-{os.getpid()}-{key}-{uuid.uuid4().hex[:6]}",
+            id=f"{kind}-{pid}-{key}-{uuid.uuid4().hex[:6]}",
             label=label,
-            pid=os.getpid(),
+            pid=pid,
             ttl=ttl,
         )
         return cls(owner=owner, profile=profile, client=client)
@@ -100,41 +109,35 @@ class Call:
         self.args = args
         # The MCP client's workspace folders (set by the server; see McpApp.client_roots).
         self.roots: Callable[[], Awaitable[list[str]]] = _no_roots
+        # This call's output cap (the server's, or the client's ?maxChars=): a snapshot
+        # over it is folded to fit (tools.py).
+        self.max_chars: int = app.max_chars
 
     @property
     def profile(self) -> str | None:
         return self.session.profile
 
-    async def api(
-        self, method: str, path: str, *, params: dict[str, Any] | None = None, json: Any = None
-    ) -> Any:
-        query = {"profile": self.session.profile, **(params or {})}
-        # The session's identity: a pooled remote profile gives each session its own browser.
-        return await self.app.backend.request(
-            method, path, params=query, json=json, headers=self.session_headers()
+    def caller(self) -> Caller:
+        """This session as the front door sees it: a pooled remote profile gives each
+        session its own browser; the activity log names the agent ("claude-code via MCP")."""
+        return Caller(
+            client=f"{self.session.client} via MCP" if self.session.client else CLIENT_NAME,
+            session=self.session.owner.id,
+            via="mcp",
         )
-
-    def session_headers(self) -> dict[str, str]:
-        headers = {SESSION_HEADER: self.session.owner.id}
-        if self.session.client:
-            # The activity log names the agent ("claude-code via MCP"), not just "MCP".
-            headers["X-Browserdeck-Client"] = f"{self.session.client} via MCP"
-        return headers
 
     async def profile_name(self) -> str:
         """The session's profile, resolved to a name (the default profile when unset)."""
         if self.session.profile:
             return self.session.profile
         if self.session.resolved_profile is None:
-            status = await self.app.backend.request("GET", "/")
+            status = await self.app.backend.status(self.caller(), None)
             self.session.resolved_profile = str(status.get("profile") or "default")
         return self.session.resolved_profile
 
     # --- this session's tab --------------------------------------------------
     async def tabs(self) -> list[dict[str, Any]]:
-        data = await self.api("GET", "/tabs")
-        tabs: list[dict[str, Any]] = list(data.get("tabs", []))
-        return tabs
+        return await self.app.backend.tabs(self.caller(), self.session.profile)
 
     async def tab(self) -> str:
         """The session's current tab: kept, or a free blank tab claimed, or a new one."""
@@ -165,7 +168,7 @@ class Call:
             ):
                 self.session.tab = target
                 return target
-        opened = await self.api("POST", "/tabs/open", json={"url": "about:blank"})
+        opened = await self.app.backend.open_tab(self.caller(), self.session.profile, "about:blank")
         target = str(opened["targetId"])
         claims.claim(profile, target, self.session.owner)
         self.session.tab = target
@@ -195,21 +198,24 @@ class Call:
 
     async def on_tab(
         self,
-        method: str,
-        path: str,
+        model: type[BaseModel],
+        values: dict[str, Any] | None = None,
         *,
-        params: dict[str, Any] | None = None,
-        json: dict[str, Any] | None = None,
         retry_fresh: bool = False,
     ) -> Any:
-        """Call a route for the session's tab; a tab that disappeared is said plainly.
+        """Ask for ``model`` (an engine options model, built from ``values``) on the
+        session's tab; a tab that disappeared is said plainly.
 
         ``retry_fresh`` (navigation): when the tab is gone, take a new one and retry once,
         since nothing on the old page mattered.
         """
+        request: TabRequest = build(model, values or {}, hint=HINT)  # type: ignore[assignment]
+        return await self._on_tab(request, retry_fresh=retry_fresh)
+
+    async def _on_tab(self, request: TabRequest, *, retry_fresh: bool = False) -> Any:
         target = await self.tab()
         try:
-            return await self._send(method, path, target, params, json)
+            return await self._send(target, request)
         except BrowserdeckError as exc:
             if exc.code not in ("tab_not_found", "no_tabs", "target_closed"):
                 raise
@@ -224,25 +230,15 @@ class Call:
                     code="tab_gone",
                 ) from None
             target = await self.tab()
-            return await self._send(method, path, target, params, json)
+            return await self._send(target, request)
 
-    async def _send(
-        self,
-        method: str,
-        path: str,
-        target: str,
-        params: dict[str, Any] | None,
-        json: dict[str, Any] | None,
-    ) -> Any:
-        if method == "GET":
-            return await self.api(method, path, params={**(params or {}), "targetId": target})
-        return await self.api(
-            method, path, params=params, json={**(json or {}), "targetId": target}
+    async def _send(self, target: str, request: TabRequest) -> Any:
+        return await self.app.backend.on_tab(
+            self.caller(), self.session.profile, target, request
         )
 
     async def act(self, kind: str, **fields: Any) -> Any:
-        body = {"kind": kind, **{k: v for k, v in fields.items() if v is not None}}
-        return await self.on_tab("POST", "/act", json=body)
+        return await self._on_tab(build_act({"kind": kind, **fields}, hint=HINT))
 
 
 def resolve_tab(tabs: list[dict[str, Any]], target: str) -> dict[str, Any]:

@@ -7,8 +7,9 @@ headers and browser ``Origin``s like every other route; the SDK's DNS-rebinding
 protection is on as well. Query parameters pick per client what the stdio flags
 pick: ``/mcp?tools=all&profile=work``.
 
-Tools reach the API in-process (``httpx.ASGITransport`` into the same app, through
-the same guard): no second network hop, the same code path as every other client.
+Tools call the service's front door (``Deck``, the one the API's routes call)
+in-process: the token is checked once, on the ``/mcp`` request, and the core's errors
+reach the tools as they were raised.
 
 The control API runs uvicorn without lifespan events, so the SDK's session
 manager is started here on the first ``/mcp`` request, in a named task that ends
@@ -24,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from starlette.routing import Route
 
 from browserdeck import aio
-from browserdeck.api.security import LoopbackGuard, Receive, Scope, Send
+from browserdeck.api.security import Receive, Scope, Send
 from browserdeck.guard import LOOPBACK_NAMES
-from browserdeck.mcpserver.backend import ApiBackend
+from browserdeck.mcpserver.backend import DeckBackend
 from browserdeck.mcpserver.server import SESSION_TTL, McpApp
 
 if TYPE_CHECKING:
@@ -71,12 +72,13 @@ class McpHttpEndpoint:
                 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
                 service = self.service
-                guarded = LoopbackGuard(
-                    self.app,
-                    token=lambda: service.api_token,
-                    on_request=lambda entry: service.events.api_call.send(entry=entry),
+                # The same front door the API's routes call, in-process: the /mcp request
+                # passed the API's guard once; each tool call is one activity entry.
+                backend = DeckBackend(
+                    self.app.state.deck,
+                    "the browserdeck service",
+                    on_call=lambda entry: service.events.api_call.send(entry=entry),
                 )
-                backend = ApiBackend.for_app(guarded, service.api_token, "the browserdeck service")
                 self.mcp = McpApp(
                     backend, tools_spec="core", transport="http", settings=lambda: service.config
                 )
@@ -163,8 +165,10 @@ class McpHttpEndpoint:
         manager = await self._ensure()
         await manager.handle_request(scope, receive, send)
         if scope.get("method") == "DELETE" and self.mcp is not None:
+            # The session named either way (the stateless protocol has no Mcp-Session-Id;
+            # `browserdeck mcp` names its own with X-Browserdeck-Session).
             for key, value in scope.get("headers", []):
-                if key == b"mcp-session-id":
+                if key in (b"mcp-session-id", b"x-browserdeck-session"):
                     self.mcp.end_session(value.decode("latin-1"))
 
 

@@ -71,7 +71,7 @@ async def run(call: Call, code: str, timeout: float | None = None) -> str:
     _check_syntax(code)
     limit = min(max(timeout or DEFAULT_TIMEOUT, 1.0), MAX_TIMEOUT)
     target = await call.tab()
-    status = await call.api("GET", "/")
+    status = await call.app.backend.status(call.caller(), call.profile)
     if status.get("remote"):
         # Its own Playwright connection would be a second browser at the service, not this tab.
         raise InvalidInput(

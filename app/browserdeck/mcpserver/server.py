@@ -18,6 +18,7 @@ import asyncio
 import logging
 import os
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,10 +28,12 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from browserdeck import __version__, aio, confine
+from browserdeck.chrome.procs import pid_alive
 from browserdeck.config import Config
+from browserdeck.deck import Caller
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.mcpserver import output, tools
-from browserdeck.mcpserver.backend import Backend, load_config
+from browserdeck.mcpserver.backend import CLIENT_NAME, Backend, load_config
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply
 from browserdeck.mcpserver.schema import validate_object
@@ -122,16 +125,26 @@ class McpApp:
         """The folders the MCP client declares (``roots/list``); else, for stdio, its cwd.
 
         Over HTTP the service's own working directory means nothing about the client, so
-        only declared roots count there.
+        only declared roots count there, or the workspace a ``browserdeck mcp`` bridge
+        names (``X-Browserdeck-Workspace``: its working directory, as the stdio server's
+        own was; a header only the client program sets, never a tool argument).
         """
         session = ctx.session
         if session.check_client_capability(types.ClientCapabilities(roots=types.RootsCapability())):
             try:
-                listed = await asyncio.wait_for(session.list_roots(), ROOTS_TIMEOUT)
+                with warnings.catch_warnings():
+                    # Deprecated from the 2026-07-28 protocol on, and still how clients on
+                    # the handshake protocol name their workspace.
+                    warnings.simplefilter("ignore")
+                    asked = session.list_roots()
+                listed = await asyncio.wait_for(asked, ROOTS_TIMEOUT)
                 return [str(root.uri) for root in listed.roots if str(root.uri).startswith("file:")]
             except Exception as exc:  # the client did not answer: no roots, not a crash
                 log.info("MCP roots/list failed: %s", exc)
-        return [os.getcwd()] if self.transport == "stdio" else []
+        if self.transport == "stdio":
+            return [os.getcwd()]
+        workspace = self._request_headers(ctx)[0].get("x-browserdeck-workspace")
+        return [workspace] if workspace and workspace.startswith("file:") else []
 
     @staticmethod
     def output_folder(roots: list[str]) -> Path:
@@ -182,12 +195,19 @@ class McpApp:
             params = ctx.session.client_params
             if params is not None:
                 client = params.client_info.name
+            kind, pid = self.transport, None
+            bridge = headers.get("x-browserdeck-bridge", "")
+            if self.transport == "http" and bridge.isdigit() and len(bridge) < 10:
+                # A `browserdeck mcp` process carries this client's stdio here: the session
+                # (its tabs) lasts as long as that process, as an in-process one did.
+                kind, pid, ttl = "stdio", int(bridge), None
             session = AgentSession.new(
-                self.transport,
+                kind,
                 key[:12],
                 ttl=ttl,
                 profile=query.get("profile") or self.default_profile,
                 client=client,
+                pid=pid,
             )
             self.sessions[key] = session
             self._expire_sessions()
@@ -199,7 +219,11 @@ class McpApp:
             return
         now = time.monotonic()
         for key, session in list(self.sessions.items()):
-            if now - session.last_used > SESSION_TTL and not session.lock.locked():
+            if session.lock.locked():
+                continue
+            if (
+                session.owner.ttl is None and not pid_alive(session.owner.pid)
+            ) or (session.owner.ttl is not None and now - session.last_used > SESSION_TTL):
                 self.end_session(key)
 
     def end_session(self, key: str) -> None:
@@ -216,7 +240,7 @@ class McpApp:
 
     async def _release_remote(self, owner_id: str) -> None:
         try:
-            await self.backend.request("POST", "/sessions/release", json={"session": owner_id})
+            await self.backend.release_session(Caller(client=CLIENT_NAME), owner_id)
         except Exception as exc:  # the backend may be gone at shutdown
             log.debug("releasing remote browsers of %s: %s", owner_id, exc)
 
@@ -275,6 +299,7 @@ class McpApp:
                 args = validate_object(raw_args, spec.schema, name)
                 call = Call(self, session, spec, args)
                 call.roots = lambda: self.client_roots(ctx)
+                call.max_chars = self._max_chars_for(ctx)
                 reply = await spec.handler(call)
                 if save_name is not None:
                     folder = self.output_folder(await call.roots())
@@ -294,15 +319,24 @@ class McpApp:
                 session.last_used = time.monotonic()
                 if session.owner.ttl is not None:
                     self.claims.touch(session.owner)
-        return self.render(reply, spec)
+        return self.render(reply, spec, self._max_chars_for(ctx))
 
-    def render(self, reply: Reply, spec: tools.ToolSpec) -> types.CallToolResult:
+    def _max_chars_for(self, ctx: ServerRequestContext[Any, Any]) -> int:
+        """``?maxChars=`` on the /mcp URL (``browserdeck mcp --max-chars``), else ours."""
+        raw = self._request_headers(ctx)[1].get("maxChars", "")
+        if raw.isdigit():
+            return max(output.MIN_MAX_CHARS, min(int(raw), 10_000_000))
+        return self.max_chars
+
+    def render(
+        self, reply: Reply, spec: tools.ToolSpec, max_chars: int | None = None
+    ) -> types.CallToolResult:
         content: list[types.ContentBlock] = []
         if reply.text:
             text = output.cap(
                 reply.text,
                 tool=spec.name,
-                max_chars=self.max_chars,
+                max_chars=max_chars or self.max_chars,
                 narrow=reply.narrow or spec.narrow,
             )
             content.append(types.TextContent(type="text", text=text))

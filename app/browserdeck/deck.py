@@ -1,0 +1,366 @@
+"""The typed front door: what a call into browserdeck does, whoever makes it.
+
+API routes, and MCP tools inside the service or in the in-process fallback, call a
+``Deck`` in-process; nothing in-process goes through HTTP to itself. Requests are the
+engine's pydantic models (``engine/options.py``), the same ones the API's OpenAPI
+spec publishes; answers are the engine's result dicts and ``Tab``. Errors are the
+core's ``BrowserdeckError`` s, raised as they are: the API maps them to a status at
+its edge, MCP to a tool error.
+
+A ``Caller`` says who calls (the default tab is per caller; a pooled remote profile
+gives each agent session its own browser) and collects what the call did for the
+activity log (``Caller.note``): the API reports it with the HTTP call, MCP with the
+tool call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from browserdeck import confine, remote, urls
+from browserdeck.engine import options as o
+from browserdeck.errors import BrowserdeckError, InvalidInput, Unavailable
+from browserdeck.service import QUIET_CLIENTS
+from browserdeck.tabs import Tab
+
+if TYPE_CHECKING:
+    from browserdeck.engine import Engine
+    from browserdeck.service import ProfileContext, Service
+
+M = TypeVar("M", bound=BaseModel)
+
+# Clients that are the user, not an agent: the tray panel and the command line.
+USER_CLIENTS = frozenset({"browserdeck-gui", "browserdeck-cli"})
+
+# A request about one tab: the engine's option models.
+TabRequest = (
+    o.SnapshotOptions
+    | o.AnyAct
+    | o.NavigateOptions
+    | o.ScreenshotOptions
+    | o.ConsoleOptions
+    | o.OfflineOptions
+    | o.PdfOptions
+    | o.FileChooserOptions
+    | o.DialogOptions
+)
+
+
+_ACT: TypeAdapter[o.AnyAct] = TypeAdapter(o.Act)
+
+
+def build(model: type[M], values: dict[str, Any], *, hint: str) -> M:
+    """``model`` from plain values (camelCase or snake_case names); None means "not given".
+
+    Invalid values are an ``InvalidInput`` naming each field, with the caller's ``hint``
+    (where the fields are documented for that caller).
+    """
+    try:
+        return model.model_validate({k: v for k, v in values.items() if v is not None})
+    except ValidationError as exc:
+        raise _invalid(exc, hint) from None
+
+
+def build_act(values: dict[str, Any], *, hint: str) -> o.AnyAct:
+    """The act its ``kind`` names, from plain values (as ``build``)."""
+    try:
+        return _ACT.validate_python({k: v for k, v in values.items() if v is not None})
+    except ValidationError as exc:
+        raise _invalid(exc, hint) from None
+
+
+def _invalid(exc: ValidationError, hint: str) -> InvalidInput:
+    problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+    return InvalidInput(f"invalid request: {problems}", hint=hint)
+
+
+@dataclass
+class Caller:
+    """Who calls, and what the call did (for the activity log)."""
+
+    client: str | None = None  # X-Browserdeck-Client: "browserdeck-cli", "claude via MCP"
+    session: str | None = None  # X-Browserdeck-Session: one agent session
+    notes: dict[str, Any] = field(default_factory=dict)
+    # Which words a hint uses for what to do next: routes and commands for HTTP clients,
+    # tool names for MCP clients.
+    via: Literal["api", "mcp"] = "api"
+
+    @property
+    def key(self) -> str | None:
+        """Whose default tab: the session if there is one (the CLI sends ``cli:<name>``),
+        else the client."""
+        return self.session or self.client
+
+    @property
+    def is_agent(self) -> bool:
+        return self.client not in USER_CLIENTS
+
+    def note(self, **details: Any) -> None:
+        """Say what this call did. Never secrets: typed text goes in as its length only."""
+        self.notes.update({k: v for k, v in details.items() if v is not None})
+
+
+@dataclass
+class BrowserTarget:
+    """The profile's browser is up (started on demand for managed profiles) and the tab resolved."""
+
+    ctx: ProfileContext
+    cdp_url: str
+    target_id: str
+    headers: dict[str, str]
+
+
+class Deck:
+    """The service's operations, typed, for every way in."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    @property
+    def engine(self) -> Engine:
+        engine = self.service.engine
+        assert engine is not None, "the engine starts before any way in"
+        return engine
+
+    # --- profiles ----------------------------------------------------------------
+    def profile(self, caller: Caller, name: str | None) -> ProfileContext:
+        """The profile (default: defaultProfile), with the caller's agent session set."""
+        session = (caller.session or "").strip()[:200]
+        label = f"{(caller.client or 'client')[:60]} {session[:24]}"
+        # A contextvar in the caller's task: every ProfileContext method this call runs
+        # sees it. Set even when absent: an in-process call runs in its caller's context.
+        remote.CURRENT_AGENT.set((session, label) if session else None)
+        return self.service.profile(name)
+
+    def engine_status(self) -> dict[str, Any]:
+        engine = self.service.engine
+        if engine is None:
+            return {"state": "stopped", "driverPid": None, "restarts": 0, "lastFailure": None}
+        return engine.status()
+
+    async def status(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        out = await self.profile(caller, profile).status()
+        out["defaultProfile"] = self.service.config.default_profile
+        out["configProblem"] = self.service.config_problem
+        out["engine"] = self.engine_status()
+        return out
+
+    async def profiles(self) -> dict[str, Any]:
+        return {
+            "profiles": await self.service.list_profiles(),
+            "defaultProfile": self.service.config.default_profile,
+        }
+
+    async def start(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        return await self.profile(caller, profile).start()
+
+    async def stop(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+        return await self.profile(caller, profile).stop()
+
+    async def release_session(self, session: str) -> list[str]:
+        """Give back the pooled remote browsers of one agent session; the profiles released."""
+        released = []
+        for ctx in list(self.service.contexts.values()):
+            if ctx.remote is not None and await ctx.remote.release(session[:200]):
+                released.append(ctx.name)
+        return released
+
+    # --- tabs --------------------------------------------------------------------
+    async def tabs(self, caller: Caller, profile: str | None) -> tuple[str, list[Tab]]:
+        ctx = self.profile(caller, profile)
+        return ctx.name, await ctx.list_tabs()
+
+    async def open_tab(self, caller: Caller, profile: str | None, url: str) -> Tab:
+        ctx = self.profile(caller, profile)
+        caller.note(profile=ctx.name, url=url)
+        tab = await ctx.open_tab(url)
+        ctx.note_opened(caller.key, tab.target_id)
+        caller.note(targetId=tab.target_id, url=tab.url or None)
+        if caller.is_agent:
+            ctx.agent_tabs.add(tab.target_id)  # "Stop all agents" closes it
+        return tab
+
+    async def focus_tab(self, caller: Caller, profile: str | None, target: str) -> Tab:
+        ctx = self.profile(caller, profile)
+        caller.note(profile=ctx.name, targetId=target)
+        tab = await ctx.focus_tab(target)
+        caller.note(targetId=tab.target_id)
+        return tab
+
+    async def close_tab(self, caller: Caller, profile: str | None, target: str) -> str:
+        ctx = self.profile(caller, profile)
+        caller.note(profile=ctx.name, targetId=target)
+        closed = await ctx.close_tab(target)
+        caller.note(targetId=closed)
+        return closed
+
+    async def target(
+        self, caller: Caller, profile: str | None, target_id: str | None
+    ) -> BrowserTarget:
+        """The profile's browser, started if need be, and the tab: ``target_id`` (or a
+        unique prefix), else the caller's last used tab."""
+        ctx = self.profile(caller, profile)
+        if caller.client in QUIET_CLIENTS:
+            # The panel only watches: it never starts a browser on demand. Its capture of a
+            # tab whose browser the user just closed must not relaunch that browser (and, in
+            # the moment before the exit watcher runs, swallow the "browser closed" notice).
+            ctx.refuse_if_not_running()
+        cdp_url = await ctx.ensure_browser()
+        resolved = await ctx.resolve_target(target_id, caller.key)
+        ctx.note_used(caller.key, resolved)
+        caller.note(profile=ctx.name, targetId=resolved)
+        return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)
+
+    # --- one tab -----------------------------------------------------------------
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: TabRequest
+    ) -> dict[str, Any]:
+        """Carry out one request about a tab (its model says which); the engine's answer.
+
+        ``target_id`` is the tab when the request does not name one itself.
+        """
+        try:
+            return await self._on_tab(caller, profile, target_id, request)
+        except BrowserdeckError as exc:
+            gone = await self._browser_gone(caller, profile, exc)
+            if gone is None:
+                raise
+            raise gone from None
+
+    async def _browser_gone(
+        self, caller: Caller, profile: str | None, exc: BrowserdeckError
+    ) -> BrowserdeckError | None:
+        """"The tab was closed" (or "navigated": its context went) is all the engine sees
+        when the browser was stopped, crashed or lost its extension: say which, since every
+        tab and ref went with it."""
+        if exc.code not in ("tab_closed", "browser_gone", "navigated"):
+            return None
+        try:
+            ctx = self.service.profile(profile)
+            why = await ctx.why_gone()
+        except BrowserdeckError:
+            return None
+        if why is None:
+            return None
+        if ctx.driver == "extension":
+            again = "reconnect the extension in Chrome (click its icon)"
+        elif caller.via == "mcp":
+            again = "start it again (browser_profiles action=start)"
+        else:
+            again = "start it again (POST /start, `browserdeck start`)"
+        return Unavailable(
+            why,
+            hint=f"{again}, then list tabs and take a new snapshot: tabs and refs from before "
+            "are gone",
+            code="browser_gone",
+        )
+
+    async def _on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: TabRequest
+    ) -> dict[str, Any]:
+        if isinstance(request, o.SnapshotOptions):
+            t = await self.target(caller, profile, target_id)
+            return await self.engine.snapshot(t.cdp_url, t.target_id, t.headers, request)
+        if isinstance(request, o.ConsoleOptions):
+            t = await self.target(caller, profile, target_id)
+            return await self.engine.console(t.cdp_url, t.target_id, t.headers, request)
+        if isinstance(request, o.NavigateOptions):
+            return await self._navigate(caller, profile, target_id, request)
+        if isinstance(request, o.ScreenshotOptions):
+            t = await self.target(caller, profile, request.target_id or target_id)
+            return await self.engine.screenshot(t.cdp_url, t.target_id, t.headers, request)
+        if isinstance(request, o.OfflineOptions):
+            t = await self.target(caller, profile, request.target_id or target_id)
+            return await self.engine.set_offline(t.cdp_url, t.target_id, t.headers, request)
+        if isinstance(request, o.PdfOptions):
+            t = await self.target(caller, profile, request.target_id or target_id)
+            return await self.engine.pdf(t.cdp_url, t.target_id, t.headers, request)
+        if isinstance(request, o.FileChooserOptions):
+            return await self._file_chooser(caller, profile, target_id, request)
+        if isinstance(request, o.DialogOptions):
+            t = await self.target(caller, profile, request.target_id or target_id)
+            return await self.engine.arm_dialog(t.cdp_url, t.target_id, t.headers, request)
+        return await self._act(caller, profile, target_id, request)
+
+    async def _act(
+        self, caller: Caller, profile: str | None, target_id: str | None, body: o.AnyAct
+    ) -> dict[str, Any]:
+        caller.note(**act_details(body))
+        if body.wait_ms is None:  # the actionWaitMs setting bounds the wait for consequences
+            body = body.model_copy(update={"wait_ms": self.service.config.action_wait_ms})
+        t = await self.target(caller, profile, body.target_id or target_id)
+        try:
+            out = await self.engine.act(t.cdp_url, t.target_id, t.headers, body)
+        finally:
+            await self._note_elements(caller, t, body)
+        if out.get("closed") or out.get("navigated"):
+            self.service.events.tabs_changed.send(profile=t.ctx.name)
+        return out
+
+    async def _note_elements(self, caller: Caller, t: BrowserTarget, body: o.AnyAct) -> None:
+        """The role and name of the element(s) acted on, from the tab's ref table."""
+        refs = [getattr(body, f, None) for f in ("ref", "start_ref")]
+        wanted = [r for r in refs if isinstance(r, str) and r]
+        if not wanted:
+            return
+        try:
+            state = await self.engine.pool.page(t.cdp_url, t.target_id, t.headers)
+        except Exception:  # the tab or browser went: the error says so, the name is extra
+            return
+        table = state.table
+        if table is None:
+            return
+        by_ref = {info.ref: info for info in table.refs.values()}
+        from browserdeck.engine.refs import normalize
+
+        info = by_ref.get(normalize(wanted[0]))
+        if info is not None:
+            caller.note(element=info.describe())
+
+    async def _navigate(
+        self, caller: Caller, profile: str | None, target_id: str | None, body: o.NavigateOptions
+    ) -> dict[str, Any]:
+        if body.action == "goto":
+            allow = self.service.config.allow_file_urls
+            body = body.model_copy(update={"url": urls.prepare(body.url, allow_file_urls=allow)})
+        caller.note(kind=body.action, url=body.url if body.action == "goto" else None)
+        t = await self.target(caller, profile, body.target_id or target_id)
+        out = await self.engine.navigate(t.cdp_url, t.target_id, t.headers, body)
+        self.service.events.tabs_changed.send(profile=t.ctx.name)
+        return out
+
+    async def _file_chooser(
+        self,
+        caller: Caller,
+        profile: str | None,
+        target_id: str | None,
+        body: o.FileChooserOptions,
+    ) -> dict[str, Any]:
+        # Only files inside the caller's roots and uploadRoots (issue 10 item 5).
+        allowed = confine.allowed_roots(body.roots, self.service.config.upload_roots)
+        files = [str(confine.readable_file(p, allowed)) for p in body.paths]
+        body = body.model_copy(update={"paths": files})
+        if body.wait_ms is None:  # setting files is an action: the actionWaitMs setting bounds it
+            body = body.model_copy(update={"wait_ms": self.service.config.action_wait_ms})
+        t = await self.target(caller, profile, body.target_id or target_id)
+        return await self.engine.arm_file_chooser(t.cdp_url, t.target_id, t.headers, body)
+
+
+def act_details(body: o.AnyAct) -> dict[str, Any]:
+    """Kind, ref(s) and what was typed (its length only: it may be a password)."""
+    details: dict[str, Any] = {"kind": body.kind}
+    names = {"ref": "ref", "start_ref": "startRef", "end_ref": "endRef", "key": "key"}
+    for name, shown in names.items():
+        value = getattr(body, name, None)
+        if isinstance(value, str) and value:
+            details[shown] = value
+    text = getattr(body, "text", None)
+    if body.kind in ("type", "fill") and isinstance(text, str):
+        details["typedChars"] = len(text)
+    values = getattr(body, "values", None)
+    if body.kind == "select" and isinstance(values, list):
+        details["values"] = [str(v)[:60] for v in values[:5]]
+    return details

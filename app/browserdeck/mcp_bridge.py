@@ -1,0 +1,298 @@
+"""``browserdeck mcp``: a thin stdio <-> ``/mcp`` bridge to the running service.
+
+An MCP client spawns ``browserdeck mcp`` for every agent session, so its start-up is
+the first thing a user feels. The service already serves MCP over streamable HTTP
+(mcpserver/http.py), so this process only carries JSON-RPC lines between the
+client's stdio and the service's ``/mcp``: it imports the standard library and
+nothing else (no MCP SDK, no engine), and there is one MCP implementation.
+
+- The service is reached over its Unix socket (no token: the kernel tells it our
+  uid), or over a TCP URL with the bearer token (``--url``).
+- Each request from the client is one POST; its answer (JSON, or an SSE stream that
+  may carry the service's own requests first, such as ``roots/list``) is copied to
+  stdout as it comes. Requests run on threads of their own, so the client can answer
+  a service request while the request that caused it is still open.
+- After the handshake a GET stream carries what the service sends on its own
+  (``roots/list`` on the handshake protocol).
+- Every POST names this process's workspace (``X-Browserdeck-Workspace``: its working
+  directory, as a ``file:`` URI). The service uses it only when the client declares no
+  roots, as the in-process stdio server did (confine.py; docs/security.md).
+- ``X-Browserdeck-Session`` gives the client a session of its own also on the
+  stateless 2026 protocol, and ``X-Browserdeck-Bridge`` names this pid, so a service
+  started for MCP clients stays up while one of them lives.
+- At the end of stdin (or SIGTERM/SIGINT/SIGHUP) the session is deleted, which gives
+  its tabs back, and the process exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
+from urllib.parse import quote
+
+Connect = Callable[[], http.client.HTTPConnection]
+
+# A tool may wait up to a minute or two (navigation, wait_for); the service bounds it.
+TIMEOUT = 300.0
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a Unix socket; ``Host: localhost``, as the service's guard expects."""
+
+    def __init__(self, path: str, timeout: float | None = TIMEOUT) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.socket_path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def sse_messages(stream: BinaryIO) -> Iterator[bytes]:
+    """The ``data`` of each server-sent event (empty priming events skipped)."""
+    data: list[bytes] = []
+    for raw in stream:
+        line = raw.rstrip(b"\r\n")
+        if not line:
+            if data:
+                yield b"\n".join(data)
+            data = []
+        elif line.startswith(b"data:"):
+            value = line[5:]
+            data.append(value[1:] if value.startswith(b" ") else value)
+    if data:
+        yield b"\n".join(data)
+
+
+def workspace_uri(cwd: str) -> str:
+    return "file://" + quote(cwd, safe="/")
+
+
+class Bridge:
+    def __init__(
+        self,
+        connect: Connect,
+        path: str,
+        *,
+        headers: dict[str, str] | None = None,
+        out: BinaryIO | None = None,
+        where: str = "the browserdeck service",
+    ) -> None:
+        self.connect = connect
+        self.path = path  # /mcp plus the query (?tools=…&profile=…)
+        self.where = where
+        self.out = out or sys.stdout.buffer
+        self._out_lock = threading.Lock()
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._stream_started = False
+        self._stream_open = threading.Event()
+        self._closed = threading.Event()
+        self.headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "X-Browserdeck-Session": f"stdio-{os.getpid()}-{uuid.uuid4().hex[:8]}",
+            "X-Browserdeck-Bridge": str(os.getpid()),
+            **(headers or {}),
+        }
+        with contextlib.suppress(OSError):  # the working directory may have been removed
+            self.headers["X-Browserdeck-Workspace"] = workspace_uri(os.getcwd())
+
+    # --- output ------------------------------------------------------------------
+    def write(self, data: bytes) -> None:
+        with self._out_lock:
+            self.out.write(data.strip() + b"\n")
+            self.out.flush()
+
+    def write_error(self, msg_id: Any, message: str, code: int = -32603) -> None:
+        if msg_id is None:
+            return  # a notification gets no answer
+        error = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+        self.write(json.dumps(error).encode())
+
+    # --- requests ----------------------------------------------------------------
+    def _request_headers(self) -> dict[str, str]:
+        headers = dict(self.headers)
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version:
+            headers["Mcp-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def post(self, body: bytes, msg: dict[str, Any]) -> None:
+        """Send one message; copy whatever the service answers to stdout."""
+        msg_id = msg.get("id") if "method" in msg else None
+        try:
+            conn = self.connect()
+            try:
+                conn.request("POST", self.path, body=body, headers=self._request_headers())
+                resp = conn.getresponse()
+                if msg.get("method") == "initialize":
+                    self.session_id = resp.getheader("mcp-session-id") or self.session_id
+                self._copy(resp, msg_id, initialize=msg.get("method") == "initialize")
+            finally:
+                conn.close()
+        except OSError as exc:
+            self.write_error(
+                msg_id,
+                f"{self.where} does not answer ({exc.strerror or exc}); start browserdeck "
+                "again (`browserdeck serve` or the tray app) and reconnect this MCP server",
+            )
+        except http.client.HTTPException as exc:
+            self.write_error(msg_id, f"{self.where} broke off its answer: {exc!r}")
+
+    def _copy(self, resp: http.client.HTTPResponse, msg_id: Any, *, initialize: bool) -> None:
+        ctype = (resp.getheader("content-type") or "").split(";")[0].strip().lower()
+        if resp.status == 202 or (resp.status < 400 and not ctype):
+            resp.read()
+            return
+        if resp.status >= 400:
+            raw = resp.read()
+            self._forward_error(raw, resp.status, msg_id)
+            return
+        if ctype == "text/event-stream":
+            for data in sse_messages(resp):
+                if initialize:
+                    self._note_version(data)
+                self.write(data)
+            return
+        data = resp.read()
+        if initialize:
+            self._note_version(data)
+        if data.strip():
+            self.write(data)
+
+    def _note_version(self, data: bytes) -> None:
+        try:
+            version = json.loads(data)["result"]["protocolVersion"]
+        except (ValueError, KeyError, TypeError):
+            return
+        if isinstance(version, str):
+            self.protocol_version = version
+
+    def _forward_error(self, raw: bytes, status: int, msg_id: Any) -> None:
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("jsonrpc") == "2.0":
+            if parsed.get("id") is None and msg_id is not None:
+                parsed["id"] = msg_id
+            if parsed.get("id") is not None:
+                self.write(json.dumps(parsed).encode())
+            return
+        # One of browserdeck's own errors ({"error": {code, message, hint}}), e.g. the guard.
+        message = f"HTTP {status} from {self.where}"
+        if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+            err = parsed["error"]
+            message = str(err.get("message") or message)
+            if err.get("hint"):
+                message += f" (hint: {err['hint']})"
+        self.write_error(msg_id, message)
+
+    # --- the service's own stream ---------------------------------------------------
+    def _listen(self) -> None:
+        """GET /mcp: what the service sends outside a request (roots/list)."""
+        try:
+            conn = self.connect()
+            conn.timeout = None  # open for the whole session
+            headers = self._request_headers()
+            headers["Accept"] = "text/event-stream"
+            del headers["Content-Type"]
+            conn.request("GET", self.path, headers=headers)
+            resp = conn.getresponse()
+            self._stream_open.set()
+            if resp.status != 200:
+                resp.read()
+                return
+            for data in sse_messages(resp):
+                self.write(data)
+        except (OSError, http.client.HTTPException):
+            return  # the service went away; requests say so
+        finally:
+            self._stream_open.set()
+
+    # --- the loop --------------------------------------------------------------------
+    def handle(self, line: bytes) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            self.write_error(None, "parse error")
+            return
+        if not isinstance(msg, dict):  # a batch: forward as it is, in order
+            self.post(line, {})
+            return
+        method = msg.get("method")
+        if method == "initialize" or "method" not in msg or "id" not in msg:
+            # The handshake in order (its answer names the session), and notifications and
+            # answers to the service's requests: these answer at once (202).
+            self.post(line, msg)
+            if method == "notifications/initialized" and self.session_id and not self._stream_started:
+                self._stream_started = True
+                threading.Thread(target=self._listen, name="mcp-stream", daemon=True).start()
+                # Open before the next request: a roots/list the service sends while no
+                # stream is open would be lost, and the client's roots with it.
+                self._stream_open.wait(5.0)
+            return
+        threading.Thread(target=self.post, args=(line, msg), name="mcp-call", daemon=True).start()
+
+    def run(self, stdin: BinaryIO | None = None) -> None:
+        source = stdin or sys.stdin.buffer
+        try:
+            for line in source:
+                if line.strip():
+                    self.handle(line)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """End the session on the service (its tabs are given back); quick, bounded."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        try:
+            conn = self.connect()
+            conn.timeout = 2.0
+            headers = self._request_headers()
+            del headers["Content-Type"]
+            conn.request("DELETE", self.path, headers=headers)
+            conn.getresponse().read()
+            conn.close()
+        except (OSError, http.client.HTTPException):
+            pass
+
+
+def _stop_on_signals() -> None:
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(0)
+
+    for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            signal.signal(sig, stop)
+
+
+def run(bridge: Bridge) -> int:
+    _stop_on_signals()
+    try:
+        bridge.run()
+    except SystemExit:
+        bridge.close()
+    except KeyboardInterrupt:
+        bridge.close()
+    return 0

@@ -1,0 +1,186 @@
+"""Screenshot, console, network requests and PDF."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browserdeck import imaging
+from browserdeck.engine import options as o
+from browserdeck.mcpserver.context import Call, Reply
+from browserdeck.mcpserver.schema import b, obj, s
+from browserdeck.mcpserver.tools.registry import REF, tool
+
+# --- screenshot, console, network, pdf ----------------------------------------------
+
+
+@tool(
+    "browser_take_screenshot",
+    "Screenshot of this tab (viewport, full page or one element) as an image; labels draws "
+    "each ref's box on it. Use browser_snapshot to act.",
+    obj(
+        {
+            "ref": REF,
+            "fullPage": b(),
+            "labels": b("label refs on the image"),
+            "type": s(enum=["png", "jpeg"]),
+        }
+    ),
+)
+async def screenshot(call: Call) -> Reply:
+    a = call.args
+    limit = call.app.max_image_dimension()
+    body = {
+        "ref": a.get("ref"),
+        "fullPage": a.get("fullPage"),
+        "labels": a.get("labels"),
+        "type": a.get("type"),
+        "inline": True,
+        "maxWidth": limit,
+        "maxHeight": limit,
+    }
+    data = await call.on_tab(o.ScreenshotOptions, body)
+    raw = _image_bytes(data)
+    w, h = data.get("width"), data.get("height")
+    if isinstance(w, int) and isinstance(h, int) and max(w, h) <= limit:
+        # The engine already fitted it: no need to look inside the image again.
+        fitted, mime = raw, "image/jpeg" if data.get("type") == "jpeg" else "image/png"
+    else:
+        fitted_image = imaging.fit(raw, limit, limit)
+        fitted, mime = fitted_image.data, fitted_image.mime
+        w, h = fitted_image.width, fitted_image.height
+    reply = Reply(narrow="Take it without labels, or of one element (ref)")
+    reply.add_image(fitted, mime)
+    lines = [f"screenshot {w}x{h}" + (f", saved to {data['path']}" if data.get("path") else "")]
+    labels = data.get("labels") or []
+    if labels:
+        lines.append("labels (ref: x,y width x height, in image pixels):")
+    for label in labels:
+        box = label.get("box") or {}
+        lines.append(
+            f"{label.get('ref')}: {box.get('x')},{box.get('y')} "
+            f"{box.get('width')}x{box.get('height')}"
+        )
+    if data.get("unplaced"):
+        # Boxed in the image but with no room for a badge: the agent must know which.
+        lines.append("no room for a badge (boxed, not labelled): " + ", ".join(data["unplaced"]))
+    if data.get("note"):
+        lines.append(str(data["note"]))
+    reply.text = "\n".join(lines)
+    return reply
+
+
+def _image_bytes(data: dict[str, Any]) -> bytes:
+    # Asked with inline: true, the engine answers the image as base64 (engine/screenshot.py).
+    return Reply.b64(str(data["base64"]))
+
+
+def _entry_time(entry: dict[str, Any]) -> float:
+    for key in ("time", "timestamp", "ts"):
+        value = entry.get(key)
+        if isinstance(value, int | float):
+            return float(value)
+    return 0.0
+
+
+@tool(
+    "browser_console_messages",
+    "Console messages of this tab, tagged [page]/[worker]/[service-worker]; clear: true hides "
+    "them from later calls.",
+    obj({"level": s(enum=["error", "warning", "info", "debug"]), "clear": b("mark all as read")}),
+    narrow="Ask for level: error, or clear: true and call again after the next action",
+)
+async def console_messages(call: Call) -> Reply:
+    a = call.args
+    data = await call.on_tab(o.ConsoleOptions, {"level": a.get("level")})
+    entries = [e for e in _list_of(data, "messages", "console") if isinstance(e, dict)]
+    errors = [e for e in _list_of(data, "errors", "pageErrors") if isinstance(e, dict)]
+    target = call.session.tab or ""
+    mark = call.session.console_cleared.get(target, float("-inf"))
+    rows = [(_entry_time(e), _console_line(e)) for e in entries]
+    rows += [
+        (_entry_time(e), "[page] uncaught: " + str(e.get("message") or e.get("text") or e))
+        for e in errors
+        if a.get("level") in (None, "error", "warning", "info", "debug")
+    ]
+    rows = sorted(
+        (r for r in rows if r[0] > mark or (r[0] == 0.0 and mark == float("-inf"))),
+        key=lambda r: r[0],
+    )
+    if a.get("clear"):
+        newest = max([mark, *(t for t, _ in rows)], default=mark)
+        call.session.console_cleared[target] = max(newest, 1.0)
+    if not rows:
+        return Reply(
+            "no console messages" + (" since the last clear" if mark > float("-inf") else "")
+        )
+    text = "\n".join(line for _, line in rows)
+    if a.get("clear"):
+        text += f"\n({len(rows)} message(s) cleared)"
+    return Reply(text)
+
+
+def _list_of(data: Any, *keys: str) -> list[Any]:
+    if isinstance(data, list):
+        return data if keys[0] in ("messages", "console") else []
+    if isinstance(data, dict):
+        for key in keys:
+            value = data.get(key)
+            if isinstance(value, list):
+                return value
+    return []
+
+
+def _console_line(e: dict[str, Any]) -> str:
+    where = str(e.get("context") or e.get("source") or "page")
+    where = {"serviceworker": "service-worker", "service_worker": "service-worker"}.get(
+        where, where
+    )
+    level = e.get("type") or e.get("level") or "log"
+    at = f" ({e['url']}:{e.get('line', '')})" if e.get("url") else ""
+    return f"[{where}] {level}: {e.get('text', e.get('message', ''))}{at}"
+
+
+@tool(
+    "browser_network_requests",
+    "Network requests this tab made (method, status, URL).",
+    obj({"filter": s("only URLs containing this")}),
+    narrow="Pass filter to see fewer requests",
+)
+async def network_requests(call: Call) -> Reply:
+    data = await call.on_tab(o.ConsoleOptions)
+    needle = (call.args.get("filter") or "").lower()
+    rows = []
+    for r in _list_of(data, "requests", "network"):
+        if not isinstance(r, dict) or needle not in str(r.get("url", "")).lower():
+            continue
+        status = r.get("status") or r.get("failure") or "pending"
+        rows.append(
+            f"{r.get('method', 'GET')} {status} {r.get('url')}"
+            + (f" ({r['resourceType']})" if r.get("resourceType") else "")
+        )
+    return Reply(
+        "\n".join(rows)
+        if rows
+        else "no requests recorded" + (f" matching {needle!r}" if needle else "")
+    )
+
+
+@tool(
+    "browser_pdf_save",
+    "Save this tab as a PDF (headless browsers only).",
+    obj({"filename": s("where to write it")}),
+    group="all",
+)
+async def pdf_save(call: Call) -> Reply:
+    from browserdeck import confine
+    from browserdeck.mcpserver.output import write_output
+
+    filename = call.args.get("filename")
+    # Checked before the PDF is made: a refused name fails fast and writes nothing.
+    name = confine.output_name(str(filename)) if filename else None
+    data = await call.on_tab(o.PdfOptions, {"inline": bool(filename)})
+    if name is not None:
+        folder = call.app.output_folder(await call.roots())
+        target = write_output(folder, name, Reply.b64(str(data["base64"])))
+        return Reply(f"saved PDF ({data.get('bytes', 0):,} bytes) to {target}")
+    return Reply(f"saved PDF ({data.get('bytes', 0):,} bytes) to {data.get('path')}")

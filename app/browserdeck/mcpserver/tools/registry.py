@@ -1,0 +1,55 @@
+"""The tool registry: ToolSpec, the @tool decorator and shared argument schemas."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from browserdeck.mcpserver.context import Call, Reply
+from browserdeck.mcpserver.schema import JSON, b, i, s
+
+Handler = Callable[[Call], Awaitable[Reply]]
+GROUPS = ("core", "all", "code")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    schema: JSON
+    handler: Handler
+    group: str = "core"
+    narrow: str | None = None  # how to ask for less when the output is cut
+
+    def to_mcp(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "inputSchema": self.schema}
+
+
+REGISTRY: dict[str, ToolSpec] = {}
+
+
+def tool(
+    name: str, description: str, schema: JSON, *, group: str = "core", narrow: str | None = None
+) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        assert group in GROUPS and name not in REGISTRY
+        REGISTRY[name] = ToolSpec(name, description, schema, handler, group, narrow)
+        return handler
+
+    return register
+
+
+REF = s("element ref from the snapshot, e.g. e12")
+SNAP = b("also return what changed on the page")
+# Per call, like the API's and the CLI's waitMs (engine/consequences.py).
+WAIT = i(
+    "longest wait in ms for what the action caused (navigation, requests); "
+    "default: the actionWaitMs setting; 0 = do not wait"
+)
+SELECTOR = s("CSS selector (instead of ref)")
+# Navigations take the new page's first snapshot before answering (as Playwright MCP
+# does): the first snapshot of a document is the expensive one (Playwright compiles its
+# injected script for it), and agents ask for a snapshot next; the browser_snapshot that
+# follows takes its own, cheap one (a snapshot is never handed out twice, docs/engine.md).
+PREPARE_SNAPSHOT = "wait"

@@ -1,0 +1,124 @@
+"""What several tool groups share: page lines, notes, snapshots after an action."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from browserdeck.engine import options as o
+from browserdeck.engine.consequences import NOTHING
+from browserdeck.errors import BrowserdeckError
+from browserdeck.mcpserver import output, snapshot
+from browserdeck.mcpserver.context import Call, Reply
+
+# --- shared ------------------------------------------------------------------
+
+
+def _dump(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=1, default=str)
+
+
+def _page_line(data: dict[str, Any]) -> str:
+    title, url = data.get("title"), data.get("url")
+    if not url:
+        return ""
+    return f"page: {title} — {url}" if title else f"page: {url}"
+
+
+def _notes(data: Any) -> list[str]:
+    """What an API answer says happened besides the action itself (dialogs, downloads)."""
+    if not isinstance(data, dict):
+        return []
+    notes: list[str] = []
+    # What the action caused (engine/consequences.py), one line; "nothing" goes unsaid.
+    if data.get("outcome") and data["outcome"] != NOTHING:
+        notes.append(str(data["outcome"]))
+    for dialog in data.get("dialogs") or ([data["dialog"]] if data.get("dialog") else []):
+        if not isinstance(dialog, dict):
+            notes.append(f"dialog: {dialog}")
+            continue
+        if dialog.get("type") == "filechooser":
+            notes.append(f"the file chooser got {', '.join(dialog.get('files') or [])}")
+            continue
+        line = (
+            f"a {dialog.get('type', '')} dialog {dialog.get('message', '')!r} was "
+            f"{dialog.get('action') or 'dismissed'}"
+        )
+        if not dialog.get("armed") and dialog.get("type") != "beforeunload":
+            line += " (to answer one, call browser_handle_dialog before the action)"
+        notes.append(line)
+    download = data.get("download")
+    if download:
+        notes.append(f"download: {_dump(download)}")
+    if data.get("note"):
+        notes.append(str(data["note"]))
+    return notes
+
+
+async def _finish(call: Call, line: str, data: Any = None) -> Reply:
+    parts = [line, *_notes(data)]
+    if isinstance(data, dict) and data.get("navigated") and data.get("url"):
+        parts.append(_page_line(data))
+    if call.args.get("snapshot"):
+        parts.append(await _snapshot_text(call, diff=True))
+    return Reply("\n".join(p for p in parts if p))
+
+
+def _snapshot_body(data: dict[str, Any]) -> str:
+    for key in ("snapshot", "text"):
+        value = data.get(key)
+        if isinstance(value, str):
+            return value
+    raise BrowserdeckError(
+        "the snapshot route answered without a snapshot",
+        hint="this is a browserdeck bug",
+        code="internal",
+    )
+
+
+async def _snapshot_text(
+    call: Call,
+    *,
+    diff: bool,
+    selector: str | None = None,
+    depth: int | None = None,
+    full: bool = False,
+    viewport: bool = False,
+) -> str:
+    params: dict[str, Any] = {"format": "ai", "selector": selector, "depth": depth}
+    if viewport:
+        params["viewport"] = True
+    data = await call.on_tab(o.SnapshotOptions, params)
+    raw = _snapshot_body(data)
+    body = raw if full else snapshot.compact(raw)
+    target = call.session.tab or ""
+    header = _page_line(data)
+    scoped = selector is not None or depth is not None or full or viewport
+    notes = _notes(data)
+    if not scoped:
+        previous = call.session.snapshots.get(target)
+        call.session.snapshots[target] = body
+        if diff and previous is not None:
+            changes = snapshot.diff(previous, body)
+            if changes is None:
+                return "\n".join([header, *notes, "no changes since your last snapshot"])
+            if len(changes) < len(body):
+                return "\n".join([header, *notes, "changes since your last snapshot:", changes])
+    text = "\n".join([header, *notes, body])
+    cap = call.max_chars
+    if full or len(text) <= cap:
+        return text
+    # Over the cap: fold repeated rows, items and cards so the whole page's shape fits;
+    # the unfolded text still goes to a file for clients that can read one.
+    room = cap - len(text) + len(body) - 400
+    small = snapshot.folded(raw, max(room, 0))
+    if small is None or len(small) >= len(body):
+        return text  # nothing folds: the server's cap cuts it and saves the whole
+    path = output.offload(text, "browser_snapshot")
+    note = (
+        f"[folded to fit {cap:,} characters: look-alike rows, items and cards show their "
+        f"first and last few; the whole snapshot ({len(body):,} characters) is in {path}]"
+    )
+    return "\n".join([header, *notes, small, note])

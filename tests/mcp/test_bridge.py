@@ -1,0 +1,271 @@
+"""`browserdeck mcp` as a thin stdio <-> /mcp bridge (issue 14 items 1 and 4).
+
+Real parts: the official SDK client spawns `python -m browserdeck mcp`; the service runs
+in this test's process (its real uvicorn on the Unix socket) or is started by the
+bridge itself as a real `browserdeck serve` process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from PIL import Image
+
+from browserdeck.chrome.procs import pid_alive
+from mcp import Client, StdioServerParameters
+from tests.mcp.harness import call, call_error, mcp_config
+from tests.support.service import running_service
+
+# Runs the real CLI entry point, then writes which modules the process had loaded.
+WITH_MODULE_LIST = (
+    "import atexit, sys\n"
+    "out = sys.argv[1]\n"
+    "def dump():\n"
+    "    open(out, 'w').write('\\n'.join(sorted(sys.modules)))\n"
+    "atexit.register(dump)\n"
+    "from browserdeck.cli import main\n"
+    "sys.argv = ['browserdeck', *sys.argv[2:]]\n"
+    "sys.exit(main())\n"
+)
+
+
+def env_for(home: Path, chromium: str) -> dict[str, str]:
+    return {
+        "BROWSERDECK_HOME": str(home),
+        "BROWSERDECK_CHROME": chromium,
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+    }
+
+
+def bridge_params(
+    home: Path, chromium: str, cwd: Path, *args: str, modules: Path | None = None
+) -> StdioServerParameters:
+    if modules is not None:
+        argv = ["-c", WITH_MODULE_LIST, str(modules), "mcp", *args]
+    else:
+        argv = ["-m", "browserdeck", "mcp", *args]
+    return StdioServerParameters(
+        command=sys.executable, args=argv, env=env_for(home, chromium), cwd=str(cwd)
+    )
+
+
+def image(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (8, 8), "green").save(path)
+    return path
+
+
+async def test_the_bridge_loads_no_sdk_and_no_engine(
+    bd_home: Path, chromium_path: str, tmp_path: Path
+) -> None:
+    modules = tmp_path / "modules.txt"
+    async with running_service(mcp_config(bd_home)):
+        params = bridge_params(bd_home, chromium_path, tmp_path, modules=modules)
+        async with Client(params, read_timeout_seconds=90) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"browser_navigate", "browser_snapshot", "browser_click"} <= names
+            text = await call(
+                client, "browser_navigate", {"url": "data:text/html,<button>Go</button>"}
+            )
+            assert "page:" in text
+            snap = await call(client, "browser_snapshot")
+            assert 'button "Go"' in snap
+    loaded = set(modules.read_text().split())
+    assert "browserdeck.mcp_bridge" in loaded  # it really was the bridge that ran
+    heavy = {
+        name
+        for name in loaded
+        if name.split(".")[0] in ("mcp", "mcp_types", "httpx", "fastapi", "pydantic", "playwright")
+        or name.startswith(("browserdeck.engine", "browserdeck.service", "browserdeck.mcpserver.server"))
+        or name in ("asyncio", "keyring")
+    }
+    assert not heavy, sorted(heavy)
+
+
+async def test_the_bridge_forwards_the_clients_roots_else_its_working_directory(
+    bd_home: Path, chromium_path: str, tmp_path: Path
+) -> None:
+    declared = image(tmp_path / "declared" / "a.png")
+    in_cwd = image(tmp_path / "cwd" / "b.png")
+
+    async def roots(_context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(
+            roots=[types.Root(uri=f"file://{declared.parent}", name="declared")]
+        )
+
+    async with running_service(mcp_config(bd_home)):
+        params = bridge_params(bd_home, chromium_path, in_cwd.parent, "--tools", "all")
+        # A client that declares roots (handshake protocol: the service asks over the
+        # bridge's GET stream): those count, the bridge's working directory does not.
+        async with Client(
+            params, read_timeout_seconds=90, mode="legacy", list_roots_callback=roots
+        ) as client:
+            ok = await client.call_tool("browser_read_image", {"path": str(declared)})
+            assert not ok.is_error, ok.content[0].text  # type: ignore[union-attr]
+            error = await call_error(client, "browser_read_image", {"path": str(in_cwd)})
+            assert "only existing files inside the allowed folders" in error
+        # A client without roots: the bridge's working directory is the workspace, as
+        # the stdio server's own was.
+        async with Client(params, read_timeout_seconds=90) as client:
+            ok = await client.call_tool("browser_read_image", {"path": str(in_cwd)})
+            assert not ok.is_error, ok.content[0].text  # type: ignore[union-attr]
+            error = await call_error(client, "browser_read_image", {"path": str(declared)})
+            assert "only existing files inside the allowed folders" in error
+            # `filename` outputs land in that workspace too.
+            saved = await call(client, "browser_read_image", {"path": str(in_cwd), "filename": "x.png"})
+            assert str(in_cwd.parent / "browserdeck-output") in saved
+
+
+def _claims(home: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads((home / "state" / "mcp-tab-claims.json").read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+async def test_the_bridge_exits_at_once_and_gives_its_tab_back(
+    bd_home: Path, chromium_path: str, tmp_path: Path
+) -> None:
+    async with running_service(mcp_config(bd_home)):
+        params = bridge_params(bd_home, chromium_path, tmp_path)
+        proc = subprocess.Popen(
+            [params.command, *params.args],
+            env=params.env,
+            cwd=params.cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+
+        def send(msg: dict[str, Any]) -> dict[str, Any] | None:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(msg).encode() + b"\n")
+            proc.stdin.flush()
+            if "id" not in msg:
+                return None
+            return dict(json.loads(proc.stdout.readline()))
+
+        init = await asyncio.to_thread(
+            send,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-test", "version": "1"},
+                },
+            },
+        )
+        assert init is not None and init["result"]["serverInfo"]["name"] == "browserdeck"
+        await asyncio.to_thread(send, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        answer = await asyncio.to_thread(
+            send,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "browser_navigate", "arguments": {"url": "about:blank#x"}},
+            },
+        )
+        assert answer is not None and not answer["result"].get("isError"), answer
+        held = [c for c in _claims(bd_home).values() if "raw-test" in str(c)]
+        assert held and all(c["pid"] == proc.pid for c in held), _claims(bd_home)
+        started = time.monotonic()
+        proc.stdin.close()  # what an MCP client does first to stop its server
+        await asyncio.to_thread(proc.wait, 10)
+        assert proc.returncode == 0
+        assert time.monotonic() - started < 5  # "no hang"; the bench measures the speed
+        proc.stdout.close()
+        # Its session was deleted on the way out: its tab is free for the next agent.
+        assert not [c for c in _claims(bd_home).values() if "raw-test" in str(c)]
+
+
+async def test_without_a_service_it_starts_one_that_outlives_it(
+    bd_home: Path, chromium_path: str, tmp_path: Path
+) -> None:
+    mcp_config(bd_home)
+    params = bridge_params(bd_home, chromium_path, tmp_path)
+    async with Client(params, read_timeout_seconds=90) as client:
+        assert (await client.list_tools()).tools
+        instance = json.loads((bd_home / "state" / "instance.json").read_text())
+    pid = int(instance["pid"])
+    assert pid_alive(pid)  # still there for the next MCP client, on purpose
+
+    def browser_running() -> bool:
+        from browserdeck import uds
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            _, _, body = uds.request(str(bd_home / "run" / "api.sock"), "GET", "/profiles")
+            if any(p["profile"] == "agent" and p["running"] for p in json.loads(body)["profiles"]):
+                return True
+            time.sleep(0.1)
+        return False
+
+    # It launched the default browser by itself, beside the Playwright driver (item 3):
+    # no tool call asked for a page.
+    assert await asyncio.to_thread(browser_running)
+    assert os.getsid(pid) == pid  # in a session of its own, not the client's
+    # The next client uses it (the same process answers).
+    async with Client(params, read_timeout_seconds=90) as client:
+        assert (await client.list_tools()).tools
+    assert json.loads((bd_home / "state" / "instance.json").read_text())["pid"] == pid
+    os.kill(pid, signal.SIGTERM)
+
+    def gone() -> bool:
+        deadline = time.monotonic() + 20
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return not pid_alive(pid)
+
+    assert await asyncio.to_thread(gone)
+
+
+def test_a_service_started_for_mcp_exits_once_no_client_lives(
+    bd_home: Path, tmp_path: Path
+) -> None:
+    mcp_config(bd_home)
+    env = {**os.environ, "BROWSERDECK_HOME": str(bd_home)}
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "browserdeck", "serve", "--headless", "--idle-exit", "1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    client = subprocess.Popen(["sleep", "60"])  # stands for a `browserdeck mcp` process
+    try:
+        sock = bd_home / "run" / "api.sock"
+        deadline = time.monotonic() + 60
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        from browserdeck.mcp_bridge import UnixHTTPConnection
+
+        conn = UnixHTTPConnection(str(sock), 10)
+        conn.request("GET", "/profiles", headers={"X-Browserdeck-Bridge": str(client.pid)})
+        assert conn.getresponse().status == 200
+        conn.close()
+        time.sleep(3)  # three times the idle limit: its client still lives
+        assert serve.poll() is None
+        client.kill()
+        client.wait()
+        assert serve.wait(20) == 0  # then it stops by itself, cleanly
+        assert not sock.exists()
+    finally:
+        for proc in (client, serve):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

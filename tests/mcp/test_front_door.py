@@ -1,0 +1,81 @@
+"""MCP at /mcp calls the service's front door in-process, not its own API (issue 13).
+
+Each tool call passes the API's guard once (the /mcp request), and the activity log
+gets one entry per thing the agent did, with what it did (the element it clicked),
+not the route hops of an HTTP call to itself. The core's typed errors reach the tool
+as raised, with hints in the MCP client's words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from browserdeck.master import build_service
+from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of
+
+
+async def test_one_guard_pass_and_one_activity_entry_per_tool_call(
+    bd_home: Path, site: str
+) -> None:
+    mcp_config(bd_home)
+    service = build_service(force_headless=True)
+    entries: list[dict[str, Any]] = []
+
+    def record(*, entry: dict[str, Any], **_: Any) -> None:
+        entries.append(entry)
+
+    service.events.api_call.connect(record)
+    await service.start()
+    try:
+        async with http_client(f"{service.url}/mcp", service.api_token) as client:
+            await call(client, "browser_navigate", {"url": f"{site}/shop.html"})
+            snap = await call(client, "browser_snapshot")
+            entries.clear()
+            await call(client, "browser_tabs", {"action": "list"})
+            # Listing tabs is no action: the /mcp request is all the log shows.
+            assert [e["path"] for e in entries] == ["/mcp"], entries
+            entries.clear()
+            button = ref_of(snap, "button", "Add to cart")
+            await call(client, "browser_click", {"ref": button})
+            acted = [e for e in entries if e["path"] != "/mcp"]
+            assert [e["path"] for e in entries if e["path"] == "/mcp"] == ["/mcp"], entries
+            assert len(acted) == 1, entries
+            assert acted[0]["detail"]["kind"] == "click"
+            assert acted[0]["detail"]["ref"] == button
+            assert "Add to cart" in acted[0]["detail"]["element"]
+            assert acted[0]["status"] == 200 and acted[0]["client"].endswith("via MCP")
+    finally:
+        await service.stop()
+
+
+async def test_a_stopped_browser_is_said_in_mcp_words(bd_home: Path, site: str) -> None:
+    mcp_config(bd_home)
+    service = build_service(force_headless=True)
+    await service.start()
+    try:
+        async with http_client(f"{service.url}/mcp", service.api_token) as client:
+            await call(client, "browser_navigate", {"url": f"{site}/shop.html"})
+            # An evaluate that never ends, known to be running once the page calls us.
+            started = asyncio.Event()
+
+            async def on_connect(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                started.set()
+                writer.close()
+
+            server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+            port = server.sockets[0].getsockname()[1]
+            fn = f"() => {{ fetch('http://127.0.0.1:{port}/'); return new Promise(() => {{}}); }}"
+            waiting = asyncio.create_task(call_error(client, "browser_evaluate", {"function": fn}))
+            try:
+                await asyncio.wait_for(started.wait(), 30)
+            finally:
+                server.close()
+            await service.profile(None).stop()
+            error = await asyncio.wait_for(waiting, 30)
+            assert "was stopped" in error, error
+            # What to do next names a tool the agent has, not an HTTP route.
+            assert "browser_profiles action=start" in error and "POST /start" not in error
+    finally:
+        await service.stop()
