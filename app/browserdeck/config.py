@@ -888,24 +888,29 @@ def save(config: Config, path: Path | None = None) -> None:
     write_atomic(path, json.dumps(config.to_json(), indent=2, sort_keys=False) + "\n")
 
 
+# A temp file younger than this may belong to a save in flight in another process.
+TEMP_FILE_GRACE = 5.0
+
+
 def remove_stale_temp_files(path: Path | None = None) -> list[Path]:
     """Delete the temp files that a save killed half-way left behind.
 
-    Called once at start-up (issue 11 item 6: 8 were left in 20 SIGKILLs of ``serve``).
+    Called at start-up and once more a few seconds later (issue 11 item 6: 8 were left
+    in 20 SIGKILLs of ``serve``).
     Those are ``write_atomic``'s ``.config.json.<random>.tmp``, and the
     ``.config-<random>.tmp`` that versions before it wrote. Files younger than a few
     seconds are kept: another browserdeck process (the tray beside ``serve``) may be
     saving right now, and its ``os.replace`` must still find its file.
     """
     path = path or paths.config_file()
-    cutoff = time.time() - 5.0
+    cutoff = time.time() - TEMP_FILE_GRACE
     legacy = [
         tmp
         for tmp in path.parent.glob(".config-*.tmp")
         if tmp.is_file() and tmp.stat().st_mtime < cutoff
     ]
     removed: list[Path] = []
-    for tmp in [*stale_temp_files(path, older_than=5.0), *legacy]:
+    for tmp in [*stale_temp_files(path, older_than=TEMP_FILE_GRACE), *legacy]:
         with contextlib.suppress(OSError):
             tmp.unlink()
             removed.append(tmp)

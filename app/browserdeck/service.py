@@ -644,6 +644,9 @@ class Service:
         self.relay_token = secrets.get_token("relay") or ""
         self.contexts = {name: ProfileContext(self, p) for name, p in self.config.profiles.items()}
         await asyncio.to_thread(self._clean_leftovers)
+        # A save killed just before this start left a temp file too young to remove now
+        # (another process may be saving): look again once it is old enough.
+        self.tasks.spawn(self._clean_temp_files_later(), name="clean-config-temp-files")
         try:
             default = self.contexts.get(self.config.default_profile)
             if self._prelaunch and default is not None and default.impl.spec.launches:
@@ -670,6 +673,11 @@ class Service:
         except BaseException:
             await self.stop()
             raise
+
+    async def _clean_temp_files_later(self) -> None:
+        await asyncio.sleep(config.TEMP_FILE_GRACE + 1.0)
+        for tmp in await asyncio.to_thread(config.remove_stale_temp_files, self.config_path):
+            log.info("removed %s, left by a save that was interrupted", tmp)
 
     def _clean_leftovers(self) -> None:
         """What an earlier run killed mid-way left: half-written config temp files, and a
