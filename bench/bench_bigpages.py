@@ -46,6 +46,7 @@ from tests.support import bigpages  # noqa: E402
 from tests.support.browsers import find_chromium, launch_raw_chromium  # noqa: E402
 
 from bench_mcp import find_peer, texts, write_config, yaml_part  # noqa: E402
+from bench_startup import stop_service  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 PAGES["/table2000.html"] = bigpages.table_2000()
@@ -199,7 +200,9 @@ async def mcp_part(chromium: str, site: str, runs: int) -> None:
             sides.append(Side("Playwright MCP", playwright_mcp(peer, work, chromium), "target"))
         else:
             print("Playwright MCP not found (npm install --prefix /work/peers @playwright/mcp)")
+        # `browserdeck mcp` starts a service that outlives it (docs/mcp.md): stop it here.
         async with contextlib.AsyncExitStack() as stack:
+            stack.callback(stop_service, home)
             clients = [
                 await stack.enter_async_context(Client(s.params, read_timeout_seconds=120))
                 for s in sides
@@ -225,9 +228,12 @@ async def mcp_part(chromium: str, site: str, runs: int) -> None:
                     side.after_click.append(time.perf_counter() - start)
         # Our default cap, on the 2,000-element table: is the page's shape still there?
         capped = Side("browserdeck capped", ours(home, chromium, 20_000), "ref")
-        async with Client(capped.params, read_timeout_seconds=120) as client:
-            await call(client, "browser_navigate", {"url": site + "/table2000.html"})
-            capped_text = await call(client, "browser_snapshot", {})
+        try:
+            async with Client(capped.params, read_timeout_seconds=120) as client:
+                await call(client, "browser_navigate", {"url": site + "/table2000.html"})
+                capped_text = await call(client, "browser_snapshot", {})
+        finally:
+            stop_service(home)
 
     print("\nPart 2: MCP, same client, same Chromium; ms median (min-max)")
     print(f"{'':40} " + " ".join(f"{s.name:>24}" for s in sides))
