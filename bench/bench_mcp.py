@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 from tests.mcp.site import PAGES, serve_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
 from tests.support.net import free_port  # noqa: E402
+from tests.support.service import stop_lingering_service  # noqa: E402
 
 from browserdeck.mcpserver import snapshot as snap  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
@@ -123,16 +124,17 @@ def actionable_names(yaml_text: str) -> set[tuple[str, str]]:
     return out
 
 
+# role "name" [attr]... [ref=eN] anywhere on a line: the compact form puts a table row's
+# or a list item's controls on the row's line.
+_WITH_REF = re.compile(r'(?<![\w"])([a-z][\w-]*)( "(?:[^"\\]|\\.)*")?((?: \[[^\]]*\])*)')
+
+
 def ref_names(text: str) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
-
-    def walk(nodes: list[snap.Node]) -> None:
-        for node in nodes:
-            if node.role is not None and node.ref:
-                out.add((node.role, node.name or ""))
-            walk(node.children)
-
-    walk(snap.parse(text))
+    for line in text.splitlines():
+        for m in _WITH_REF.finditer(line):
+            if "[ref=" in (m.group(3) or ""):
+                out.add((m.group(1), (m.group(2) or "").strip()))
     return out
 
 
@@ -356,7 +358,11 @@ async def main() -> int:
             f"browserdeck MCP vs {'Playwright MCP (' + peer + ')' if peer else 'nothing'}; "
             f"{args.rounds} rounds; Chromium {wrapper}"
         )
-        await drive([ours, theirs] if theirs else [ours], site, args.rounds)
+        try:
+            await drive([ours, theirs] if theirs else [ours], site, args.rounds)
+        finally:
+            # `browserdeck mcp` started a service that outlives it on purpose (docs/mcp.md).
+            stop_lingering_service(home)
         report(ours, theirs, ours_all)
     return 0
 

@@ -38,6 +38,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import signal
 import statistics
 import subprocess
@@ -189,10 +190,22 @@ async def mcp_round(side: McpSide, url: str) -> None:
     side.add("spawn + initialize", time.perf_counter() - start)
     server = _new_child(before)
     t = time.perf_counter()
-    result = await client.call_tool("browser_navigate", {"url": url})
-    side.add("first navigate", time.perf_counter() - t)
-    if result.is_error:
-        raise RuntimeError(f"{side.name}: navigate failed: {result.content}")
+    try:
+        if side.name == "chrome-devtools-mcp":
+            # It names the page in every call: list_pages (which launches the browser) first.
+            listed = await client.call_tool("list_pages", {})
+            text = "\n".join(c.text for c in listed.content if c.type == "text")
+            found = re.search(r"(\d+):", text)
+            args = {"pageId": int(found.group(1)) if found else 1, "type": "url", "url": url}
+            result = await client.call_tool("navigate_page", args)
+        else:
+            result = await client.call_tool("browser_navigate", {"url": url})
+        side.add("first navigate", time.perf_counter() - t)
+        if result.is_error:
+            raise RuntimeError(f"{side.name}: navigate failed: {result.content}")
+    except BaseException:
+        await stack.aclose()  # else the client's task group outlives the round and hangs
+        raise
     owned: list[psutil.Process] = []
     if server is not None:
         with contextlib.suppress(psutil.Error):
@@ -289,7 +302,7 @@ async def run_mcp(rounds: int, chromium: str, site: str, tmp: Path) -> None:
                     side.times, side.leftovers, side.outliving = saved, lefts, outs
             if i == 0:
                 stops.clear()
-            print(f"  round {i}/{rounds} done", file=sys.stderr, flush=True)
+            print(f"  round {i}/{rounds} done", flush=True)
         stop_cold()
     finally:
         stop_service(warm)
@@ -318,10 +331,21 @@ async def run_mcp(rounds: int, chromium: str, site: str, tmp: Path) -> None:
             print(f"  vs {ref_name:20} {key:20} " + "   ".join(cells))
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
+CPU: dict[str, list[float]] = {}
+
+
+def timed(cmd: list[str], env: dict[str, str], name: str = "") -> tuple[float, str]:
+    """Wall time of the whole process; its CPU time (user + system) goes to CPU[name]:
+    less bent by a loaded machine than the wall time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     took = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if name:
+        CPU.setdefault(name, []).append(
+            after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        )
     if done.returncode != 0:
         raise RuntimeError(f"{cmd[:3]} failed: {done.stderr or done.stdout}")
     return took, done.stdout
@@ -360,7 +384,7 @@ def run_cli(rounds: int, chromium: str, site: str, tmp: Path) -> None:
             order = runs if i % 2 else list(reversed(runs))
             outs: dict[str, str] = {}
             for name, cmd, e in order:
-                took, out = timed(cmd, e)
+                took, out = timed(cmd, e, name if i else "")
                 outs[name] = out
                 if i:
                     times.setdefault(name, []).append(took)
@@ -369,11 +393,14 @@ def run_cli(rounds: int, chromium: str, site: str, tmp: Path) -> None:
             if ours_ref:
                 clicks.append(("browserdeck click", [BD, "click", ours_ref.group(1)], env))
             if have_ab:
-                m = re.search(r'checkbox "Option 3"[^\n]*\[ref=(\w+)\]', outs["agent-browser snapshot"])
+                m = re.search(r"checkbox[^\n]*Option 3\b[^\n]*ref=@?(\w+)", outs["agent-browser snapshot"])
+                if not m:
+                    print("(agent-browser: no ref for Option 3 in its snapshot:",
+                          outs["agent-browser snapshot"][:400], ")")
                 if m:
                     clicks.append(("agent-browser click", [str(AGENT_BROWSER), "click", "@" + m.group(1)], ab_env))
             for name, cmd, e in clicks if i % 2 else list(reversed(clicks)):
-                took, _ = timed(cmd, e)
+                took, _ = timed(cmd, e, name if i else "")
                 if i:
                     times.setdefault(name, []).append(took)
     finally:
@@ -384,8 +411,9 @@ def run_cli(rounds: int, chromium: str, site: str, tmp: Path) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(service.pid, signal.SIGKILL)
     print(f"\nCLI calls as whole processes, service running, {rounds} rounds, median (min-max) ms")
+    print(f"  {'':28} {'wall':>20} {'CPU (user+sys)':>20}")
     for name in sorted(times, key=lambda n: (n.split()[0], n)):
-        print(f"  {name:28} {ms(times[name]):>20}")
+        print(f"  {name:28} {ms(times[name]):>20} {ms(CPU.get(name, [])):>20}")
     for ours, theirs in (("browserdeck tabs", "agent-browser tab list"),
                          ("browserdeck snapshot", "agent-browser snapshot"),
                          ("browserdeck click", "agent-browser click")):  # fmt: skip

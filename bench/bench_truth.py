@@ -18,7 +18,8 @@ Every server launches its own headless Chromium from the same binary. Measured:
     a form POST + redirect; a pushState route that renders after a fetch; a page with a
     WebSocket, an EventSource stream and a long poll open);
   * latency of those actions (median), the D + 80 ms target for the delayed-fetch click;
-  * a click with no network effect, beside a direct Playwright click on the same page
+  * a click with no network effect, beside a direct Playwright click on the same page,
+    interleaved with the rounds
     (Python Playwright on its own Chromium), target +10 ms;
   * navigate and snapshot medians beside the baseline (target within +5%).
 
@@ -53,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 from tests.support.asyncsite import AsyncSite, start_async_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
 from tests.support.net import free_port  # noqa: E402
+from tests.support.service import stop_lingering_service  # noqa: E402
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
@@ -248,21 +250,26 @@ async def started(side: Side) -> AsyncIterator[Side]:
         yield side
 
 
-async def direct_playwright_clicks(site: AsyncSite, chromium: str, n: int) -> list[float]:
+@asynccontextmanager
+async def direct_playwright(site: AsyncSite, chromium: str) -> AsyncIterator[Callable[[], Awaitable[float]]]:
+    """A direct Playwright click on its own Chromium, to interleave with the rounds."""
     from playwright.async_api import async_playwright
 
-    times = []
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         page = await browser.new_page()
         await page.goto(site.url("/static.html"))
         button = page.get_by_role("button", name="Count")
-        for _ in range(n):
+
+        async def click() -> float:
             start = time.perf_counter()
             await button.click()
-            times.append(time.perf_counter() - start)
-        await browser.close()
-    return times
+            return time.perf_counter() - start
+
+        try:
+            yield click
+        finally:
+            await browser.close()
 
 
 def med(samples: list[float]) -> float:
@@ -324,7 +331,9 @@ async def main() -> int:
             keep = {s.strip() for s in args.only.split(",")}
             sides = [s for s in sides if s.name in keep]
 
+        direct: list[float] = []
         async with contextlib.AsyncExitStack() as stack:
+            direct_click = await stack.enter_async_context(direct_playwright(site, chromium))
             for side in sides:
                 await stack.enter_async_context(started(side))
                 await side.navigate(site.url("/static.html"))  # warm-up: browser started
@@ -335,10 +344,13 @@ async def main() -> int:
             for i in range(args.speed_rounds):
                 for side in sides if i % 2 == 0 else list(reversed(sides)):
                     await speed_round(side, site)
-        direct = await direct_playwright_clicks(site, chromium, args.speed_rounds)
+                direct.append(await direct_click())
         report(sides, direct, args)
     finally:
         site.close()
+        # `browserdeck mcp` started services that outlive it on purpose (docs/mcp.md).
+        for home in (tmp / "ours", tmp / "baseline"):
+            stop_lingering_service(home)
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

@@ -667,9 +667,12 @@ async function tabInfo(tabId, openerTabId) {
   return info;
 }
 
-// The DevTools target id of a tab, without attaching to it.
+// The DevTools target id of a tab, without attaching to it. A new popup can take a while
+// to be listed on a busy machine; give it 5 s, not 1 s (a popup left unshared is gone for
+// its opener's client).
 async function targetIdFor(tabId) {
-  for (let attempt = 0; attempt < 40; attempt += 1) {
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
     const targets = await chrome.debugger.getTargets();
     const match = targets.find((target) => target.tabId === tabId);
     if (match) return match.id;
@@ -696,11 +699,30 @@ function shareTab(tabId, options = {}) {
     void updateBadges();
     // A tab the relay asked for (createTab) is reported in the reply instead.
     if (!options.quiet) sendToRelay({ method: "tabShared", params: { tab: info } });
+    void reportMissedUpdate(tabId, info);
     return info;
   })();
   state.sharing.set(tabId, promise);
   void promise.finally(() => state.sharing.delete(tabId)).catch(() => {});
   return promise;
+}
+
+// onTabUpdated ignores a tab until it is in state.shared, so what a tab went through
+// between tabInfo() reading it and being shared (a popup committing its first URL and
+// title) was never reported, and clients kept seeing about:blank. Read it once more now
+// that its updates are reported. (For createTab this runs after the reply is sent: the
+// extra tabs.get round trip outlasts the microtasks that send it.)
+async function reportMissedUpdate(tabId, info) {
+  let tab;
+  try {
+    tab = await chrome.tabs.get(tabId);
+  } catch {
+    return;
+  }
+  if (!state.shared.has(tabId)) return;
+  if ((tab.url && tab.url !== info.url) || (tab.title || "") !== info.title) {
+    sendToRelay({ method: "tabUpdated", params: { tabId, url: tab.url, title: tab.title, windowId: tab.windowId } });
+  }
 }
 
 async function unshareTab(tabId, reason = "unshared") {

@@ -14,6 +14,7 @@ import pytest
 
 from tests.support.browsers import RawChromium, find_chromium, launch_raw_chromium
 from tests.support.net import free_port
+from tests.support.service import stop_lingering_service
 
 __all__ = ["free_port"]
 
@@ -30,33 +31,6 @@ def bd_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.delenv("BROWSERDECK_URL", raising=False)
     yield home
     stop_lingering_service(home)
-
-
-def stop_lingering_service(home: Path) -> None:
-    """Stop a service that `browserdeck mcp` started in ``home`` and left running on
-    purpose (it outlives its MCP clients; docs/mcp.md): a test must not leave it behind."""
-    import json
-    import signal
-    import time
-
-    from browserdeck.chrome.procs import pid_alive
-
-    try:
-        data = json.loads((home / "state" / "instance.json").read_text(encoding="utf-8"))
-        pid = int(data["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return
-    if pid == os.getpid() or not pid_alive(pid):
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + 15
-    while pid_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if pid_alive(pid):
-        os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture(scope="session")

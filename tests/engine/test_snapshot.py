@@ -203,3 +203,24 @@ async def test_fast_ref_scan_matches_the_full_parser(tab: Tab) -> None:
     assert slow[:-1] == fast and slow[-1] == ("e999", "button", "a: b", (), True, 0)
     assert {k: v for k, v in slow_totals.items() if k != ((), "button", "a: b")} == fast_totals
     assert any(chain for _, _, _, chain, _, _ in fast)  # iframe refs carry their frame
+
+
+async def test_viewport_snapshot_shows_the_viewport_and_keeps_every_ref(tab: Tab) -> None:
+    # big.html?n=600: 300 rows of a button and a link, far taller than the viewport.
+    await tab.goto("big.html?n=600")
+    full = (await tab.snap())["snapshot"]
+    far = ref_of(full, 'button "Button 290"')
+    snap = await tab.snap(viewport=True)
+    text = snap["snapshot"]
+    assert 'button "Button 0"' in text and 'button "Button 290"' not in text
+    assert "[box=" not in text
+    assert snap["viewport"]["outside"] > 0 and snap["viewport"]["height"] > 0
+    assert snap["stats"]["refs"] >= 600  # the ref table still covers the whole page
+    # A ref of an element outside the viewport still acts on that element.
+    await tab.act(kind="click", ref=far)
+    assert await tab.text("#hit") == "hit 290"
+    # The click scrolled it into view: now it is in, and the top is out.
+    text = (await tab.snap(viewport=True))["snapshot"]
+    assert 'button "Button 290"' in text and 'button "Button 0"' not in text
+    with pytest.raises(Exception, match="viewport"):
+        await tab.snap(format="aria", viewport=True)

@@ -66,7 +66,7 @@ def test_compact_folds_urls_and_drops_wrappers() -> None:
     assert snapshot.compact(raw).splitlines() == [
         '- link "Home" [ref=e3] [url=/home]',
         '- heading "Title" [level=1]',
-        "- paragraph: some text",
+        '- "some text"',
         "- generic [ref=e6]: Clickable",
         '- textbox "Name" [ref=e7]:',
         "  - /placeholder: Your name",

@@ -202,20 +202,28 @@ async def test_output_cap_offloads_to_a_file(bd_home: Path, chromium_path: str, 
     mcp_config(bd_home)
     async with stdio_client(bd_home, chromium_path, "--max-chars", "3000") as client:
         await call(client, "browser_navigate", {"url": f"{site}/long.html"})
+        # 1,500 look-alike paragraphs fold to fit (tests/mcp/test_bigpages.py); the whole
+        # snapshot still goes to a file.
         snap = await call(client, "browser_snapshot")
         assert len(snap) <= 3000
+        match = re.search(r"the whole snapshot \(([\d,]+) characters\) is in (\S+?)\]", snap)
+        assert match, snap[-400:]
+        full = Path(match.group(2)).read_text(encoding="utf-8")
+        assert 'link "link 700"' in full and 'link "link 700"' not in snap
+        assert bd_home in Path(match.group(2)).parents
+        found = await call(client, "browser_find", {"text": "link 700"})
+        assert "[ref=" in found
+        # What cannot fold is cut, and saved whole.
+        text = await call(client, "browser_evaluate", {"function": "() => 'x'.repeat(9000)"})
         match = re.search(
             r"\[output cut: ([\d,]+) of ([\d,]+) characters not shown; the full "
-            r"text is in (\S+?)\. Narrow it: browser_find",
-            snap,
+            r"text is in (\S+?)\. ",
+            text,
         )
-        assert match, snap[-400:]
-        full = Path(match.group(3)).read_text(encoding="utf-8")
-        assert len(full) == int(match.group(2).replace(",", ""))
-        assert 'link "link 1499"' in full and 'link "link 1499"' not in snap
-        assert bd_home in Path(match.group(3)).parents
-        found = await call(client, "browser_find", {"text": "link 1499"})
-        assert "[ref=" in found
+        assert match, text[-400:]
+        assert len(Path(match.group(3)).read_text(encoding="utf-8")) == int(
+            match.group(2).replace(",", "")
+        )
 
 
 async def test_all_tools_dom_exploration(

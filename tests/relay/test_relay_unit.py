@@ -8,10 +8,12 @@ a multi-megabyte reply. The same behaviours are covered end to end in test_e2e_*
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import websockets
 
 from browserdeck.chrome.cdp import CDPClient, CDPError
 from browserdeck.events import ServiceEvents
@@ -318,6 +320,35 @@ async def test_messages_bigger_than_a_mebibyte_pass(
         assert reply["data"] == blob and reply["echo"] == 2 * 1024 * 1024
     finally:
         await cdp.close()
+
+
+async def test_json_the_fast_parser_refuses_is_still_relayed(
+    fast_relay: RelayServer, fake: FakeExtension
+) -> None:
+    """The relay parses with orjson (protocol.loads/dumps); integers beyond 64 bits and
+    escaped lone surrogates, which orjson refuses and Chrome accepts, still reach the tab
+    unchanged instead of being answered 'Message must be a valid JSON'."""
+    async with websockets.connect(
+        f"ws://127.0.0.1:{fast_relay.port}/cdp", additional_headers=fast_relay.auth_headers()
+    ) as ws:
+        await ws.send(
+            '{"id":1,"method":"Target.setAutoAttach","params":{"autoAttach":true,'
+            '"waitForDebuggerOnStart":false,"flatten":true}}'
+        )
+        sid = json.loads(await ws.recv())["params"]["sessionId"]
+        assert json.loads(await ws.recv()) == {"id": 1, "result": {}}
+        await ws.send(
+            '{"id":2,"method":"Runtime.evaluate","params":{"expression":"1",'
+            '"big":1180591620717411303424,"odd":"\\ud800"},"sessionId":"' + sid + '"}'
+        )
+        reply = json.loads(await ws.recv())
+        assert reply == {
+            "id": 2,
+            "result": {"result": {"type": "number", "value": 2}},
+            "sessionId": sid,
+        }, reply
+    sent = fake.commands[-1]["params"]
+    assert sent == {"expression": "1", "big": 2**70, "odd": "\ud800"}, sent
 
 
 async def test_tabs_shared_later_are_announced_and_events_fire(fast_relay: RelayServer) -> None:

@@ -363,17 +363,29 @@ async def test_the_extension_refuses_every_operation_on_unshared_tabs(
     # automatically and carry the badge; the private tab does not.
     created = await relay.relay.create_tab(site.url("/opener?title=Agent"))
     popup_of = await ext.sw_eval("chrome.tabs.query({}).then(ts => ts.map(t => t.id))")
+    # createTab answers as soon as Chrome made the tab, which may still show its initial
+    # about:blank (no button to click yet): wait until Chrome says the page has loaded.
+    await ext.sw_eval(
+        "(async () => { for (let i = 0; i < 400; i++) {"
+        f" const t = await chrome.tabs.get({created.tab_id});"
+        " if (t.status === 'complete' && t.url.includes('/opener')) return true;"
+        " await new Promise(r => setTimeout(r, 25)); } return false; })()"
+    )
     await relay.relay.tab_call(
         created,
         "Runtime.evaluate",
-        {
-            "expression": "new Promise(r => document.readyState === 'complete' ? r()"
-            " : addEventListener('load', r)).then(() => document.getElementById('wo').click())",
-            "awaitPromise": True,
-            "userGesture": True,
-        },
+        {"expression": "document.getElementById('wo').click()", "userGesture": True},
     )
-    await wait_until(lambda: relay.status()["tabs"] == 3, what="the popup to be shared")
+    try:
+        await wait_until(lambda: relay.status()["tabs"] == 3, what="the popup to be shared")
+    except AssertionError as exc:
+        # Say what each side had.
+        seen = await ext.sw_eval(
+            "(async () => JSON.stringify({shared: [...browserdeck.state.shared.keys()],"
+            " tabs: (await chrome.tabs.query({})).map(t => [t.id, t.url, t.openerTabId])}))()"
+        )
+        relay_tabs = [(t.tab_id, t.url, t.exposable) for t in relay.relay.tabs.values()]
+        raise AssertionError(f"{exc}; relay: {relay_tabs}; extension: {seen}") from None
     popup = next(
         t for t in relay.relay.shared_tabs() if t.tab_id not in (shared_id, created.tab_id)
     )

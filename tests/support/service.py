@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx
 
@@ -45,3 +46,31 @@ async def running_service(
             yield service, client
     finally:
         await service.stop()
+
+
+def stop_lingering_service(home: Path) -> None:
+    """Stop a service that `browserdeck mcp` started in ``home`` and left running on
+    purpose (it outlives its MCP clients; docs/mcp.md): a test must not leave it behind."""
+    import json
+    import os
+    import signal
+    import time
+
+    from browserdeck.chrome.procs import pid_alive
+
+    try:
+        data = json.loads((home / "state" / "instance.json").read_text(encoding="utf-8"))
+        pid = int(data["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if pid == os.getpid() or not pid_alive(pid):
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 15
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)

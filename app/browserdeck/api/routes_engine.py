@@ -52,6 +52,7 @@ async def snapshot(
     frame: Annotated[str | None, Query(description="CSS of an iframe: inside it")] = None,
     limit: Annotated[int | None, Query(ge=1, le=20_000, description="max lines/nodes")] = None,
     max_chars: Annotated[int | None, Query(alias="maxChars", ge=500, le=2_000_000)] = None,
+    viewport: Annotated[bool, Query(description="only what is inside the viewport")] = False,
 ) -> dict[str, Any]:
     opts = _build(
         o.SnapshotOptions,
@@ -64,6 +65,7 @@ async def snapshot(
         frame=frame,
         limit=limit,
         max_chars=max_chars,
+        viewport=viewport,
     )
     return await _on_tab(request, profile, target_id, opts)
 

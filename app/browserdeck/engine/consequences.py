@@ -215,9 +215,17 @@ class Watch:
         deadline = acted + self.bound_ms / 1000
         # One round trip on our CDP session reads the probe; it also lets the events the
         # page sent before acknowledging the action arrive first.
+        # (Not when the action already loaded a new document: the watch object is gone.)
+        new_document = state.main_epoch != self.watch_epoch
         (scheduled, scrolled), opened = await asyncio.gather(
-            _read(state, self.watch_id), _opened(state)
+            _nothing() if new_document else _read(state, self.watch_id), _opened(state)
         )
+        if state.main_epoch != self.watch_epoch:
+            # The action loaded a new document (Playwright's press and click wait for the
+            # commit): the old one's timers died with it, and a page timer in the new one
+            # would wait for its load. The barrier arms a watch there.
+            new_document = True
+            scheduled = scrolled = False
         if opened is not None and self.opened is not None and opened > self.opened:
             # The action opened a tab (window.open, target=_blank): Playwright announces
             # it only once the new page is set up; wait for that (bounded).
@@ -233,7 +241,9 @@ class Watch:
             # The page hears of a scroll with its next frame (the scroll event), so what it
             # starts in answer gets a window of time, not just a round trip.
             grace_until = time.monotonic() + GRACE_MS / 1000
-        seen = 0 if scheduled else self.effects  # effects the last barrier accounted for
+        # Effects the last page round trip accounted for: the read was one, unless there
+        # was none (a new document) or a page timer followed (it has effects of its own).
+        seen = 0 if scheduled or new_document else self.effects
         timer_rounds = 0
         bound_hit = False
         while True:
@@ -384,6 +394,10 @@ async def _read(state: PageState, watch_id: str | None) -> tuple[bool, bool]:
     if not isinstance(value, dict):
         return True, False
     return value.get("scheduled") is not False, value.get("scrolled") is True
+
+
+async def _nothing() -> tuple[bool, bool]:
+    return False, False
 
 
 async def _opened(state: PageState) -> int | None:

@@ -103,6 +103,11 @@ class SnapshotOptions(_Model):
     max_chars: int | None = Field(
         default=None, ge=500, le=2_000_000, description="cut the text here (default 200000)"
     )
+    viewport: bool = Field(
+        default=False,
+        description="only elements inside the viewport (and their ancestors); refs of the "
+        "whole page stay valid",
+    )
 
 
 DEFAULT_MAX_CHARS = 200_000

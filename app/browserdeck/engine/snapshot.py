@@ -45,12 +45,14 @@ async def ai_text(state: PageState, opts: SnapshotOptions) -> str:
     )
     try:
         with playwright_errors(what, SNAPSHOT_TIMEOUT_MS):
+            # boxes only for viewport: they cost a layout read per element.
+            boxes = True if opts.viewport else None
             if scope is None:
                 return await state.page.aria_snapshot(
-                    mode="ai", depth=opts.depth, timeout=SNAPSHOT_TIMEOUT_MS
+                    mode="ai", depth=opts.depth, boxes=boxes, timeout=SNAPSHOT_TIMEOUT_MS
                 )
             return await scope.aria_snapshot(
-                mode="ai", depth=opts.depth, timeout=SNAPSHOT_TIMEOUT_MS
+                mode="ai", depth=opts.depth, boxes=boxes, timeout=SNAPSHOT_TIMEOUT_MS
             )
     except Exception as exc:
         message = getattr(exc, "message", str(exc))
@@ -200,10 +202,18 @@ async def _take(
 
     async with state.lock:
         # The title costs a round trip of its own: fetch it while Playwright snapshots.
-        text, title = await asyncio.gather(text_of(), _title(state))
+        if opts.viewport:
+            text, title, size = await asyncio.gather(text_of(), _title(state), _viewport(state))
+        else:
+            text, title = await asyncio.gather(text_of(), _title(state))
+        # The table holds every ref of the page, also with viewport: Playwright resolves
+        # all of them, and an element scrolled into view later keeps its ref.
         table, shown = build_table(state, text, opts, mode)
         state.table = table
     out_text = render(text, opts, table, shown)
+    outside = 0
+    if opts.viewport:
+        out_text, outside = st.in_viewport(out_text, *size)
     max_chars = opts.max_chars or DEFAULT_MAX_CHARS
     out_text, truncated = st.truncate(out_text, max_chars=max_chars, max_lines=opts.limit)
     result: dict[str, Any] = {
@@ -222,6 +232,8 @@ async def _take(
     }
     if truncated:
         result["truncated"] = truncated
+    if opts.viewport:
+        result["viewport"] = {"width": size[0], "height": size[1], "outside": outside}
     if opts.format == "role":
         result["refs"] = {
             r.ref: {
@@ -236,6 +248,26 @@ async def _take(
 
 async def _title(state: PageState) -> str:
     return await state.title()
+
+
+async def _viewport(state: PageState) -> tuple[int, int]:
+    """The layout viewport in CSS pixels, the frame of Playwright's ``[box=]``.
+
+    Asked over CDP, not of the page: a page can redefine ``innerWidth``.
+    """
+    with playwright_errors("viewport size", SNAPSHOT_TIMEOUT_MS):
+        if state.cdp is not None:
+            metrics = await state.cdp.send("Page.getLayoutMetrics")
+            box = metrics.get("cssLayoutViewport") or {}
+            width, height = box.get("clientWidth"), box.get("clientHeight")
+            if isinstance(width, (int, float)) and isinstance(height, (int, float)):
+                return int(width), int(height)
+        size = state.page.viewport_size
+    if size is None:
+        raise Unavailable(
+            "the viewport size of this tab is unknown", hint="take the snapshot without viewport"
+        )
+    return size["width"], size["height"]
 
 
 # --- the first snapshot of a new document, taken right after the navigation ------------
@@ -287,11 +319,11 @@ _AX_SKIP_COMPACT = frozenset({"generic", "none", "InlineTextBox", "LineBreak", "
 
 
 async def ax_snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]:
-    if opts.selector or opts.frame:
+    if opts.selector or opts.frame or opts.viewport:
         raise InvalidInput(
-            "format=aria is the whole page's accessibility tree; selector and frame apply to "
-            "format=ai and format=role",
-            hint="drop selector/frame, or use format=ai",
+            "format=aria is the whole page's accessibility tree; selector, frame and viewport "
+            "apply to format=ai and format=role",
+            hint="drop selector/frame/viewport, or use format=ai",
         )
     if state.cdp is None:
         raise Unavailable(

@@ -280,6 +280,54 @@ def truncate(
     return shown + marker, info
 
 
+_BOX = re.compile(r" \[box=(-?\d+),(-?\d+),(\d+),(\d+)\]")
+
+
+def in_viewport(text: str, width: int, height: int) -> tuple[str, int]:
+    """Only the lines of elements inside a ``width`` x ``height`` viewport; boxes removed.
+
+    ``text`` was rendered with Playwright's ``boxes`` (``[box=x,y,w,h]``, viewport
+    coordinates). An element is kept when its box meets the viewport, or when one of its
+    descendants is kept (an ancestor that sized to nothing, a positioned child); a line
+    without a box (text, ``/url``) goes with its parent element. Returns the text and how
+    many element lines were left out.
+    """
+    nodes = parse(text)
+    own: list[bool | None] = []  # the element's own box meets the viewport (None: no box)
+    for node in nodes:
+        m = _BOX.search(node.attrs) if node.role else None
+        if m is None:
+            own.append(None)
+            continue
+        x, y, w, h = (int(g) for g in m.groups())
+        own.append(w > 0 and h > 0 and x < width and y < height and x + w > 0 and y + h > 0)
+    keep = [False] * len(nodes)
+    stack: list[int] = []  # open ancestors (indexes)
+    for i, node in enumerate(nodes):
+        while stack and nodes[stack[-1]].indent >= node.indent:
+            stack.pop()
+        parent = stack[-1] if stack else None
+        if own[i] is None:
+            keep[i] = parent is None or (own[parent] is not False and keep[parent])
+        elif own[i]:
+            keep[i] = True
+            for j in stack:  # its ancestors stay, so the tree around it reads right
+                keep[j] = True
+        stack.append(i)
+    out: list[str] = []
+    dropped = 0
+    for node, kept in zip(nodes, keep, strict=True):
+        if not kept:
+            dropped += 1 if node.role and not node.is_prop else 0
+            continue
+        if node.role and "[box=" in node.attrs:
+            node.attrs = _BOX.sub("", node.attrs)
+            out.append(node.render())
+        else:
+            out.append(node.raw)
+    return "\n".join(out), dropped
+
+
 _ELEMENT_LINES = re.compile(_ELEMENT.pattern, re.MULTILINE)
 
 # (Playwright ref, role, name, frame chain, interactive, nth among same role+name in frame)

@@ -296,6 +296,8 @@ class ProfileMenu(QObject):
         self.more = QAction(self)
         self.more.triggered.connect(lambda *_: tray.openPanelRequested.emit())
         self.tab_menus: dict[str, TabAction] = {}
+        # A browser-service profile: browsers held, the service's health, who holds which.
+        self.remote_actions: list[QAction] = []
         self._active = False
 
     def _toggle(self) -> None:
@@ -320,6 +322,16 @@ class ProfileMenu(QObject):
             self.detail.setText(elide(str(status["detail"]), 60))
             self.detail.setToolTip(str(status["detail"]))
             desired.append(self.detail)
+        remote_lines = states.remote_lines(status) if status.get("remote") else []
+        while len(self.remote_actions) < len(remote_lines):
+            action = QAction(self)
+            action.setEnabled(False)
+            action.setObjectName(f"remote-{name}-{len(self.remote_actions)}")
+            self.remote_actions.append(action)
+        for action, line in zip(self.remote_actions, remote_lines, strict=False):
+            action.setText(elide(line, 60))
+            action.setToolTip(line)
+            desired.append(action)
         self._active = states.is_active(status)
         self.toggle.setText(states.toggle_text({**status, "driver": driver}))
         self.new_tab.setEnabled(driver != "extension" or bool(status.get("extensionConnected")))

@@ -109,6 +109,9 @@ class Call:
         self.args = args
         # The MCP client's workspace folders (set by the server; see McpApp.client_roots).
         self.roots: Callable[[], Awaitable[list[str]]] = _no_roots
+        # This call's output cap (the server's, or the client's ?maxChars=): a snapshot
+        # over it is folded to fit (tools.py).
+        self.max_chars: int = app.max_chars
 
     @property
     def profile(self) -> str | None:

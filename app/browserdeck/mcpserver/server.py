@@ -299,6 +299,7 @@ class McpApp:
                 args = validate_object(raw_args, spec.schema, name)
                 call = Call(self, session, spec, args)
                 call.roots = lambda: self.client_roots(ctx)
+                call.max_chars = self._max_chars_for(ctx)
                 reply = await spec.handler(call)
                 if save_name is not None:
                     folder = self.output_folder(await call.roots())

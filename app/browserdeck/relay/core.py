@@ -21,23 +21,34 @@ needs from it is summarised in docs/extension.md; the rules that matter most:
   another session still uses domain X.
 
 Nothing here touches sockets directly: clients and the extension link are given in,
-which keeps this testable with a fake extension.
+which keeps this testable with a fake extension. The data it routes (tabs, clients,
+sessions) is in model.py; the browser-level commands it answers itself are in
+browser_domain.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from browserdeck.aio import Tasks
-from browserdeck.relay.link import ExtensionLink, Socket, send_text
+from browserdeck.relay.browser_domain import ROOT_HANDLERS, SLOW_ROOT, RootHandler, Then
+from browserdeck.relay.link import ExtensionLink
+from browserdeck.relay.model import (
+    Child,
+    Client,
+    Command,
+    Hook,
+    Scope,
+    Session,
+    Tab,
+    new_session_id,
+)
 from browserdeck.relay.protocol import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -50,6 +61,7 @@ from browserdeck.relay.protocol import (
     error_message,
     event_message,
     is_restricted_url,
+    loads,
     result_message,
 )
 
@@ -128,165 +140,6 @@ SLOT_METHODS = frozenset(
 # A tab whose debugger Chrome dropped (navigation to a restricted page, a crash) is
 # re-announced after this pause; repeated drops lengthen it (see Tab.cooldown).
 REANNOUNCE_DELAY = 0.5
-
-
-def new_session_id() -> str:
-    return secrets.token_hex(16).upper()
-
-
-@dataclass(eq=False)
-class Child:
-    """A child target Chrome attached under a tab (OOPIF or worker)."""
-
-    session_id: str
-    parent: str  # "" for the tab's own session, else the parent child's session id
-    target_info: dict[str, Any]
-
-
-@dataclass(eq=False)
-class Tab:
-    tab_id: int
-    target_id: str
-    url: str = ""
-    title: str = ""
-    opener_tab_id: int | None = None
-    window_id: int | None = None
-    attached: bool = False
-    # Commands waiting for the debugger to attach; None when no attach is under way.
-    attaching: list[_Command] | None = None
-    attach_done: asyncio.Event | None = None
-    sessions: list[Session] = field(default_factory=list)
-    children: dict[str, Child] = field(default_factory=dict)
-    # Chrome-side Runtime state per session key ("" = the tab, else a child session id).
-    runtime_enabled: set[str] = field(default_factory=set)
-    contexts: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
-    cooling_until: float = 0.0
-    strikes: int = 0
-    removed: bool = False
-
-    @property
-    def exposable(self) -> bool:
-        return (
-            not self.removed
-            and not is_restricted_url(self.url)
-            and (self.cooling_until <= time.monotonic())
-        )
-
-    def reset_debugger_state(self) -> list[str]:
-        """Forget everything that lived on the debugger session; returns dropped child ids."""
-        self.attached = False
-        self.runtime_enabled.clear()
-        self.contexts.clear()
-        dropped = list(self.children)
-        self.children.clear()
-        return dropped
-
-
-@dataclass(eq=False)
-class Scope:
-    """A root-like session of a client: the root ("") or a Target.attachToBrowserTarget one."""
-
-    session_id: str
-    auto_attach: bool = False
-    discover: bool = False
-    announced: dict[str, Session] = field(default_factory=dict)
-    discovered: set[str] = field(default_factory=set)
-    # Targets the client detached on purpose: not auto-announced again while shared.
-    declined: set[str] = field(default_factory=set)
-
-
-@dataclass(eq=False)
-class Session:
-    session_id: str
-    client: Client
-    tab: Tab
-    scope: Scope
-    # (key, domain) pairs this session enabled; key "" is the tab, else a child session id.
-    enabled: set[tuple[str, str]] = field(default_factory=set)
-    known_children: set[str] = field(default_factory=set)
-    # Keys ("" = the tab, else a child session id) on which this session asked for
-    # Target.setAutoAttach: only these sessions hear about new children there, as in
-    # Chrome. Announcing a child on another session too makes Puppeteer replace its
-    # frame session with an orphan (issue 12.1).
-    auto_attach: set[str] = field(default_factory=set)
-
-    def runtime_on(self, key: str) -> bool:
-        return (key, "Runtime") in self.enabled
-
-
-class Client:
-    """One ``/cdp`` (or ``/devtools/page/<id>``) WebSocket connection."""
-
-    def __init__(
-        self,
-        ws: Socket,
-        *,
-        client_id: str,
-        label: str = "",
-        remote: str = "",
-        slot_mode: str = "eager",
-        page_target: str | None = None,
-    ) -> None:
-        self.ws = ws
-        self.id = client_id
-        self.label = label
-        self.remote = remote
-        self.slot_mode = slot_mode
-        self.page_target = page_target
-        self.connected_at = time.time()
-        self.scopes: dict[str, Scope] = {"": Scope("")}
-        self.sessions: dict[str, Session] = {}
-        self.implicit: Session | None = None
-        self.closed = False
-
-    def wire_sid(self, session_id: str | None) -> str | None:
-        """The sessionId to put on the wire (an implicit per-page session has none)."""
-        if self.implicit is not None and session_id == self.implicit.session_id:
-            return None
-        return session_id or None
-
-    async def send(self, text: str) -> None:
-        if self.closed:
-            return
-        try:
-            await send_text(self.ws, text)
-        except Exception:
-            # The client went away mid-send; its reader loop will clean up.
-            self.closed = True
-
-    async def close(self, code: int, reason: str) -> None:
-        self.closed = True
-        try:
-            await self.ws.close(code, reason)
-        except Exception:
-            log.debug("closing client %s failed", self.id, exc_info=True)
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "label": self.label,
-            "remote": self.remote,
-            "connectedAt": self.connected_at,
-            "sessions": len(self.sessions),
-        }
-
-
-Hook = Callable[
-    [str | None, dict[str, Any] | None], Awaitable[tuple[str | None, dict[str, Any] | None]]
-]
-
-
-@dataclass(eq=False)
-class _Command:
-    client: Client
-    tab: Tab
-    key: str
-    msg_id: Any
-    method: str
-    params_json: str
-    reply_sid: str | None
-    long: bool
-    hook: Hook | None = None
 
 
 class Relay:
@@ -772,7 +625,7 @@ class Relay:
         return [s for s in tab.sessions if not key or key in s.known_children]
 
     def _track_context(self, tab: Tab, key: str, method: str, params_json: str) -> None:
-        params = json.loads(params_json)
+        params = loads(params_json)
         contexts = tab.contexts.setdefault(key, {})
         if method == "Runtime.executionContextCreated":
             context = params.get("context") or {}
@@ -784,7 +637,7 @@ class Relay:
             contexts.clear()
 
     async def _on_child_attached(self, tab: Tab, key: str, params_json: str) -> None:
-        params = json.loads(params_json)
+        params = loads(params_json)
         child_sid = params.get("sessionId")
         info = params.get("targetInfo") or {}
         if not isinstance(child_sid, str):
@@ -837,7 +690,7 @@ class Relay:
             log.debug("releasing a filtered child target: %s", exc.message)
 
     async def _on_child_detached(self, tab: Tab, key: str, params_json: str) -> None:
-        params = json.loads(params_json)
+        params = loads(params_json)
         child_sid = params.get("sessionId")
         if not isinstance(child_sid, str) or child_sid not in tab.children:
             return
@@ -884,7 +737,7 @@ class Relay:
 
     async def client_message(self, client: Client, raw: str | bytes) -> None:
         try:
-            msg = json.loads(raw)
+            msg = loads(raw)
         except ValueError:
             await client.send(
                 error_message(None, "Message must be a valid JSON", None, INVALID_REQUEST)
@@ -939,7 +792,7 @@ class Relay:
         self, client: Client, scope: Scope, msg_id: int, method: str, params: dict[str, Any]
     ) -> None:
         reply_sid = client.wire_sid(scope.session_id)
-        handler = _ROOT_HANDLERS.get(method)
+        handler = ROOT_HANDLERS.get(method)
         if handler is None:
             await client.send(
                 error_message(
@@ -959,7 +812,7 @@ class Relay:
             if refusal:
                 await client.send(error_message(msg_id, refusal, reply_sid))
                 return
-        if method in _SLOW_ROOT:
+        if method in SLOW_ROOT:
             # Waits on the extension: do not hold up this client's other commands.
             self.tasks.spawn(
                 self._run_root(handler, client, scope, msg_id, params, reply_sid, None),
@@ -970,7 +823,7 @@ class Relay:
 
     async def _run_root(
         self,
-        handler: _RootHandler,
+        handler: RootHandler,
         client: Client,
         scope: Scope,
         msg_id: int,
@@ -988,7 +841,7 @@ class Relay:
             await client.send(error_message(msg_id, f"relay error: {exc}", reply_sid))
             return
         await client.send(result_message(msg_id, dumps(result), reply_sid))
-        if isinstance(result, _Then):
+        if isinstance(result, Then):
             await result.after()
 
     # Page-session commands ------------------------------------------------------
@@ -999,7 +852,7 @@ class Relay:
         reply_sid = client.wire_sid(session.session_id)
         domain, _, name = method.partition(".")
         if domain == "Browser" or method in ("Target.getTargetInfo", "Target.getBrowserContexts"):
-            handler = _ROOT_HANDLERS.get(method)
+            handler = ROOT_HANDLERS.get(method)
             if handler is not None:
                 await self._run_root(
                     handler, client, client.scopes[""], msg_id, params, reply_sid, session
@@ -1014,7 +867,7 @@ class Relay:
             "Target.getTargets",
         ):
             # Puppeteer and others send these on a page session; Chrome allows it there.
-            handler = _ROOT_HANDLERS[method]
+            handler = ROOT_HANDLERS[method]
             await self._run_root(
                 handler, client, client.scopes[""], msg_id, params, reply_sid, session
             )
@@ -1095,7 +948,7 @@ class Relay:
                     await client.send(result_message(msg_id, "{}", reply_sid))
                     return
         await self._forward(
-            _Command(
+            Command(
                 client,
                 tab,
                 key,
@@ -1155,7 +1008,7 @@ class Relay:
         return hook
 
     # Forwarding ---------------------------------------------------------------
-    async def _forward(self, cmd: _Command) -> None:
+    async def _forward(self, cmd: Command) -> None:
         tab = cmd.tab
         if tab.attached:
             await self._send_command(cmd)
@@ -1203,7 +1056,7 @@ class Relay:
         if not keep:
             self._maybe_detach(tab)
 
-    async def _send_command(self, cmd: _Command) -> None:
+    async def _send_command(self, cmd: Command) -> None:
         link = self.link
         if link is None:
             await self._fail_command(cmd, NO_EXTENSION_MESSAGE)
@@ -1237,7 +1090,7 @@ class Relay:
         except CdpError as exc:
             await self._fail_command(cmd, exc.message)
 
-    async def _fail_command(self, cmd: _Command, message: str) -> None:
+    async def _fail_command(self, cmd: Command, message: str) -> None:
         await cmd.client.send(error_message(cmd.msg_id, message, cmd.reply_sid))
 
     async def tab_call(self, tab: Tab, method: str, params: dict[str, Any] | None = None) -> Any:
@@ -1304,367 +1157,4 @@ def _product_from_ua(ua: str, full_version: str = "") -> str:
     return "Chrome/unknown"
 
 
-class _Then(dict[str, Any]):
-    """A handler's result plus what to do once the reply is on its way."""
-
-    def __init__(self, result: dict[str, Any], after: Callable[[], Awaitable[None]]) -> None:
-        super().__init__(result)
-        self.after = after
-
-
-# ---------------------------------------------------------------------------
-# Browser-level command handlers: (relay, client, scope, params, session) -> result
-_RootHandler = Callable[
-    [Relay, Client, Scope, dict[str, Any], "Session | None"], Awaitable[dict[str, Any]]
-]
-
-
-async def _browser_get_version(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    return r.version_info()
-
-
-async def _noop(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    return {}
-
-
-async def _browser_close(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    raise CdpError(
-        "Browser.close is refused: this is the user's own Chrome, reached through the "
-        "browserdeck extension; close tabs with Target.closeTarget instead"
-    )
-
-
-async def _browser_grant(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    raise CdpError(
-        "granting permissions is not supported through the extension relay: the user "
-        "decides site permissions in their own Chrome"
-    )
-
-
-async def _window_for_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    tab = r._tab_by_target(p["targetId"]) if p.get("targetId") else (sess.tab if sess else None)
-    if tab is None:
-        raise CdpError(
-            "Browser.getWindowForTarget needs a targetId on the browser session", INVALID_PARAMS
-        )
-    result = await r._require_link().call(
-        "getWindow", {"tabId": tab.tab_id}, reply_timeout=r.op_timeout
-    )
-    return dict(result)
-
-
-async def _window_bounds(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    result = await r._require_link().call(
-        "getWindow", {"windowId": p.get("windowId")}, reply_timeout=r.op_timeout
-    )
-    return {"bounds": result.get("bounds", {})}
-
-
-async def _set_window_bounds(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    await r._require_link().call(
-        "setWindowBounds",
-        {"windowId": p.get("windowId"), "bounds": p.get("bounds") or {}},
-        reply_timeout=r.op_timeout,
-    )
-    return {}
-
-
-async def _set_auto_attach(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    if not p.get("flatten"):
-        raise CdpError(
-            "Only flatten protocol is supported with browser level auto-attach", INVALID_PARAMS
-        )
-    s.auto_attach = bool(p.get("autoAttach"))
-    if s.auto_attach:
-        await r.learn_context(keep=True)
-        for tab in r.shared_tabs():
-            await r._announce(c, s, tab)
-        for tab in r.shared_tabs():
-            r._maybe_detach(tab)  # the tab used to learn the context, if it was declined
-    return {}
-
-
-async def _set_discover(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    s.discover = bool(p.get("discover"))
-    if s.discover:
-        await r.learn_context()
-        for tab in r.shared_tabs():
-            if tab.target_id not in s.discovered:
-                s.discovered.add(tab.target_id)
-                await c.send(
-                    event_message(
-                        "Target.targetCreated",
-                        dumps({"targetInfo": r.target_info(tab, attached=bool(tab.sessions))}),
-                        c.wire_sid(s.session_id),
-                    )
-                )
-    else:
-        s.discovered.clear()
-    return {}
-
-
-async def _get_targets(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    await r.learn_context()
-    return {
-        "targetInfos": [r.target_info(tab, attached=bool(tab.sessions)) for tab in r.shared_tabs()]
-    }
-
-
-async def _get_target_info(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    target_id = p.get("targetId")
-    if target_id:
-        tab = r.by_target.get(target_id)
-        if tab is not None and tab.exposable:
-            return {"targetInfo": r.target_info(tab, attached=bool(tab.sessions))}
-        for owner in r.tabs.values():
-            for child in owner.children.values():
-                if child.target_info.get("targetId") == target_id:
-                    return {"targetInfo": child.target_info}
-        raise CdpError(
-            "No target with given id found",
-            INVALID_PARAMS,
-            f"{target_id!r} is not a tab shared with the browserdeck extension",
-        )
-    if sess is not None:
-        return {"targetInfo": r.target_info(sess.tab)}
-    return {"targetInfo": r.browser_target_info()}
-
-
-async def _get_browser_contexts(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    # Like Chrome: only contexts made with createBrowserContext are listed (none here);
-    # listing the default one makes Puppeteer file every page under a non-default context.
-    return {"browserContextIds": [], "defaultBrowserContextId": r.context_id}
-
-
-async def _create_context(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    raise CdpError(
-        "new browser contexts are not available through the extension relay: it reaches "
-        "the user's own Chrome profile only (use browser.contexts[0] / the default context)"
-    )
-
-
-async def _attach_to_browser(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    scope = Scope(new_session_id())
-    c.scopes[scope.session_id] = scope
-    await c.send(
-        event_message(
-            "Target.attachedToTarget",
-            dumps(
-                {
-                    "sessionId": scope.session_id,
-                    "targetInfo": r.browser_target_info(),
-                    "waitingForDebugger": False,
-                }
-            ),
-            c.wire_sid(s.session_id),
-        )
-    )
-    return {"sessionId": scope.session_id}
-
-
-async def _attach_to_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    if p.get("flatten") is False:
-        raise CdpError(
-            "only flat sessions are supported: send Target.attachToTarget with flatten: true"
-        )
-    tab = r._tab_by_target(p.get("targetId"))
-    await r.learn_context(tab, keep=True)
-    session = r._new_session(c, tab, s)
-    s.declined.discard(tab.target_id)
-    await r._attachment_changed(tab)
-    await c.send(
-        event_message(
-            "Target.attachedToTarget",
-            dumps(
-                {
-                    "sessionId": session.session_id,
-                    "targetInfo": r.target_info(tab),
-                    "waitingForDebugger": False,
-                }
-            ),
-            c.wire_sid(s.session_id),
-        )
-    )
-    return {"sessionId": session.session_id}
-
-
-async def _detach_from_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    sid = p.get("sessionId")
-    if not sid and p.get("targetId"):
-        tab = r.by_target.get(p["targetId"])
-        sid = next((x.session_id for x in (tab.sessions if tab else []) if x.client is c), None)
-    if not isinstance(sid, str):
-        raise CdpError("No session with given id", INVALID_PARAMS)
-    session = c.sessions.get(sid)
-    if session is not None:
-        if session.scope.announced.get(session.tab.target_id) is session:
-            session.scope.declined.add(session.tab.target_id)
-        await r._drop_session(session)
-        return {}
-    if sid in c.scopes and sid:
-        scope = c.scopes.pop(sid)
-        for other in [x for x in c.sessions.values() if x.scope is scope]:
-            await r._drop_session(other, notify=False)
-        await c.send(
-            event_message(
-                "Target.detachedFromTarget",
-                dumps({"sessionId": sid, "targetId": r.browser_target_id}),
-                c.wire_sid(s.session_id),
-            )
-        )
-        return {}
-    tab = r.child_owner.get(sid)
-    if tab is not None and tab.attached and sid in tab.children:
-        # A child session: Chrome detaches it and reports it on the parent's session.
-        link = r._require_link()
-        await link.cdp(
-            tab.tab_id,
-            "Target.detachFromTarget",
-            {"sessionId": sid},
-            session_id=tab.children[sid].parent or None,
-            reply_timeout=r.op_timeout,
-        )
-        return {}
-    raise CdpError("No session with given id", INVALID_PARAMS)
-
-
-async def _create_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    context = p.get("browserContextId")
-    if context and context != r.context_id:
-        raise CdpError(
-            f"unknown browserContextId {context!r}: the relay has only the default context"
-        )
-    await r.learn_context()
-    tab = await r.create_tab(
-        str(p.get("url") or "about:blank"),
-        background=bool(p.get("background")),
-        new_window=bool(p.get("newWindow")),
-    )
-    return {"targetId": tab.target_id}
-
-
-async def _close_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    tab = r._tab_by_target(p.get("targetId"))
-    await r._require_link().call("closeTab", {"tabId": tab.tab_id}, reply_timeout=r.op_timeout)
-    # Chrome answers first, then reports the sessions and the target going.
-    return _Then({"success": True}, lambda: r.forget_closed_tab(tab))
-
-
-async def _activate_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    tab = r._tab_by_target(p.get("targetId"))
-    await r.activate_tab(tab)
-    return {}
-
-
-def _cookie_tab(r: Relay, c: Client) -> Tab:
-    own = [tab for tab in r.shared_tabs() if any(x.client is c for x in tab.sessions)]
-    tabs = own or [tab for tab in r.shared_tabs() if tab.attached] or r.shared_tabs()
-    if not tabs:
-        raise CdpError(
-            "cookies are read through a shared tab and none is shared: share a tab with "
-            "the browserdeck extension or open one first"
-        )
-    return tabs[0]
-
-
-async def _get_cookies(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    result = await r.tab_call(_cookie_tab(r, c), "Network.getAllCookies")
-    return {"cookies": result.get("cookies", [])}
-
-
-async def _set_cookies(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    await r.tab_call(_cookie_tab(r, c), "Network.setCookies", {"cookies": p.get("cookies") or []})
-    return {}
-
-
-async def _clear_cookies(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    await r.tab_call(_cookie_tab(r, c), "Network.clearBrowserCookies")
-    return {}
-
-
-_ROOT_HANDLERS: dict[str, _RootHandler] = {
-    "Browser.getVersion": _browser_get_version,
-    "Browser.setDownloadBehavior": _noop,
-    "Browser.cancelDownload": _noop,
-    "Browser.resetPermissions": _noop,
-    "Browser.grantPermissions": _browser_grant,
-    "Browser.setPermission": _browser_grant,
-    "Browser.close": _browser_close,
-    "Browser.getWindowForTarget": _window_for_target,
-    "Browser.getWindowBounds": _window_bounds,
-    "Browser.setWindowBounds": _set_window_bounds,
-    "Target.setAutoAttach": _set_auto_attach,
-    "Target.setDiscoverTargets": _set_discover,
-    "Target.getTargets": _get_targets,
-    "Target.getTargetInfo": _get_target_info,
-    "Target.getBrowserContexts": _get_browser_contexts,
-    "Target.createBrowserContext": _create_context,
-    "Target.disposeBrowserContext": _create_context,
-    "Target.attachToBrowserTarget": _attach_to_browser,
-    "Target.attachToTarget": _attach_to_target,
-    "Target.detachFromTarget": _detach_from_target,
-    "Target.createTarget": _create_target,
-    "Target.closeTarget": _close_target,
-    "Target.activateTarget": _activate_target,
-    "Storage.getCookies": _get_cookies,
-    "Storage.setCookies": _set_cookies,
-    "Storage.clearCookies": _clear_cookies,
-    "Runtime.runIfWaitingForDebugger": _noop,
-}
-_SLOW_ROOT = frozenset(
-    {
-        "Browser.getWindowForTarget",
-        "Browser.getWindowBounds",
-        "Browser.setWindowBounds",
-        "Target.createTarget",
-        "Target.closeTarget",
-        "Target.activateTarget",
-        "Storage.getCookies",
-        "Storage.setCookies",
-        "Storage.clearCookies",
-    }
-)
+__all__ = ["Child", "Client", "Relay", "Scope", "Session", "Tab"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from typing import Any, Protocol
 
 from websockets.protocol import State
 
-from browserdeck.relay.protocol import SERVER_ERROR, CdpError, frame
+from browserdeck.relay.protocol import SERVER_ERROR, CdpError, dumps, frame, loads
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +168,7 @@ class ExtensionLink:
                     CdpError(str(error.get("message", error)), int(error.get("code", -32000)))
                 )
             else:
-                future.set_result(json.loads(body) if body else {})
+                future.set_result(loads(body) if body else {})
 
         msg_id = self._register(method, on_reply, reply_timeout)
         try:
@@ -199,13 +198,13 @@ class ExtensionLink:
                     CdpError(str(error.get("message", error)), int(error.get("code", -32000)))
                 )
             else:
-                future.set_result(json.loads(body) if body else {})
+                future.set_result(loads(body) if body else {})
 
         await self.forward(
             tab_id,
             session_id,
             cdp_method,
-            json.dumps(params or {}, separators=(",", ":")),
+            dumps(params or {}),
             on_reply,
             reply_timeout=reply_timeout,
         )

@@ -41,9 +41,10 @@ from websockets.typing import Subprotocol
 from browserdeck import errors, guard
 from browserdeck.aio import cancel_and_wait
 from browserdeck.events import ServiceEvents
-from browserdeck.relay.core import Client, Relay, Tab
+from browserdeck.relay.core import Relay
 from browserdeck.relay.extension_id import EXTENSION_ID
 from browserdeck.relay.link import ExtensionLink
+from browserdeck.relay.model import Client, Tab
 from browserdeck.relay.protocol import (
     AUTH_NONCE_BYTES,
     AUTH_TIMEOUT,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from browserdeck.engine import options as o
-from browserdeck.errors import InvalidInput
+from browserdeck.errors import InvalidInput, NotFound
 from browserdeck.mcpserver import snapshot
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, i, obj, s
@@ -49,27 +49,77 @@ async def navigate_forward(call: Call) -> Reply:
 @tool(
     "browser_snapshot",
     "Accessibility snapshot of this tab; act on elements by their [ref=eN]. Compact: refs "
-    "only on actionable elements.",
+    "only on actionable elements. Over the size cap, look-alike rows/items/cards fold; a "
+    "fold line says how to see them (ref + range).",
     obj(
         {
             "diff": b("only what changed since your last snapshot"),
             "selector": s("CSS selector to scope to"),
             "depth": i("limit tree depth"),
             "full": b("Playwright's full snapshot, refs on every node"),
+            "viewport": b("only what is inside the viewport"),
+            "ref": s("with range: show these children of this element (from a fold line)"),
+            "range": s('children to show, 1-based, e.g. "4-197"'),
         }
     ),
     narrow="Narrow it: browser_find (search), or selector/depth",
 )
 async def snapshot_tool(call: Call) -> Reply:
     a = call.args
+    if a.get("ref"):
+        return Reply(await _expand(call, str(a["ref"]), a.get("range")))
+    if a.get("range"):
+        raise InvalidInput("range needs ref", hint="pass both, as a fold line shows them")
     text = await _snapshot_text(
         call,
         diff=bool(a.get("diff")),
         selector=a.get("selector"),
         depth=a.get("depth"),
         full=bool(a.get("full")),
+        viewport=bool(a.get("viewport")),
     )
     return Reply(text)
+
+
+def _range(raw: str | None) -> tuple[int, int | None]:
+    """``"4-197"`` -> (4, 197); ``"12"`` -> (12, 12); None -> everything."""
+    if raw is None:
+        return 1, None
+    text = str(raw).replace("–", "-").replace(" ", "")
+    first, _, last = text.partition("-")
+    try:
+        a = int(first)
+        b = int(last) if last else a
+    except ValueError:
+        a = b = 0
+    if a < 1 or b < a:
+        raise InvalidInput(
+            f"range {raw!r} is not a range of children",
+            hint='1-based and inclusive, e.g. "4-197" (as a fold line shows it)',
+        )
+    return a, b
+
+
+async def _expand(call: Call, ref: str, span: str | None) -> str:
+    """Children of one element of a new full snapshot (a fold line's ref + range)."""
+    first, last = _range(span)
+    data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
+    raw = _snapshot_body(data)
+    ref = ref.strip().removeprefix("@").removeprefix("ref=")
+    found = snapshot.expand(raw, ref, first, last if last is not None else 1_000_000)
+    if found is None:
+        raise NotFound(
+            f"ref {ref} is not on the page now",
+            hint="take a new browser_snapshot and use the ref its fold line gives",
+            code="unknown_ref",
+        )
+    text, total = found
+    if first > total:
+        return f"{_page_line(data)}\n{ref} has {total} children; nothing at {first}"
+    shown_last = min(last if last is not None else total, total)
+    return "\n".join(
+        [_page_line(data), f"{ref}: children {first}–{shown_last} of {total}", text]
+    )
 
 
 @tool(

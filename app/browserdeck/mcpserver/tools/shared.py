@@ -8,7 +8,7 @@ from typing import Any
 from browserdeck.engine import options as o
 from browserdeck.engine.consequences import NOTHING
 from browserdeck.errors import BrowserdeckError
-from browserdeck.mcpserver import snapshot
+from browserdeck.mcpserver import output, snapshot
 from browserdeck.mcpserver.context import Call, Reply
 
 # --- shared ------------------------------------------------------------------
@@ -85,14 +85,17 @@ async def _snapshot_text(
     selector: str | None = None,
     depth: int | None = None,
     full: bool = False,
+    viewport: bool = False,
 ) -> str:
     params: dict[str, Any] = {"format": "ai", "selector": selector, "depth": depth}
+    if viewport:
+        params["viewport"] = True
     data = await call.on_tab(o.SnapshotOptions, params)
     raw = _snapshot_body(data)
     body = raw if full else snapshot.compact(raw)
     target = call.session.tab or ""
     header = _page_line(data)
-    scoped = selector is not None or depth is not None or full
+    scoped = selector is not None or depth is not None or full or viewport
     notes = _notes(data)
     if not scoped:
         previous = call.session.snapshots.get(target)
@@ -103,4 +106,19 @@ async def _snapshot_text(
                 return "\n".join([header, *notes, "no changes since your last snapshot"])
             if len(changes) < len(body):
                 return "\n".join([header, *notes, "changes since your last snapshot:", changes])
-    return "\n".join([header, *notes, body])
+    text = "\n".join([header, *notes, body])
+    cap = call.max_chars
+    if full or len(text) <= cap:
+        return text
+    # Over the cap: fold repeated rows, items and cards so the whole page's shape fits;
+    # the unfolded text still goes to a file for clients that can read one.
+    room = cap - len(text) + len(body) - 400
+    small = snapshot.folded(raw, max(room, 0))
+    if small is None or len(small) >= len(body):
+        return text  # nothing folds: the server's cap cuts it and saves the whole
+    path = output.offload(text, "browser_snapshot")
+    note = (
+        f"[folded to fit {cap:,} characters: look-alike rows, items and cards show their "
+        f"first and last few; the whole snapshot ({len(body):,} characters) is in {path}]"
+    )
+    return "\n".join([header, *notes, small, note])

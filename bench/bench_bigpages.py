@@ -1,0 +1,301 @@
+"""Big pages (issue 11 item 10, issue 14 items 5-7): snapshot time and size, one command.
+
+Part 1, the engine on a page of ``--elements`` (default 10,000) elements, in process
+against one headless Chromium: GET /snapshot's work for full, limit=50, interactive,
+viewport and a one-row selector, beside Playwright's own ``aria_snapshot(mode="ai")``
+of the same page (the floor: what the snapshot costs without browserdeck). Medians.
+
+Part 2, through one MCP client (the official Python SDK over stdio), browserdeck's
+`browserdeck mcp` beside Playwright MCP (npm, outside the repo: /work/peers), each with
+its own headless Chromium from the same binary, calls interleaved:
+
+* snapshot after a click on the 2,000-element table (click untimed, then
+  browser_snapshot timed), median and min-max;
+* snapshot size with the cap out of the way (ours ``--max-chars 2000000``): a 200-row
+  table with two buttons per row (target <= 0.5x Playwright MCP, every button with a
+  ref) and a text-heavy article (target <= 1.05x its visible text + 10 chars per link);
+* the 2,000-element table at our default 20,000-char cap: chars, folded or not, whether
+  the last row and the control after the table are still visible.
+
+    .venv/bin/python bench/bench_bigpages.py [--runs 5] [--elements 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from tests.mcp.site import PAGES, serve_site  # noqa: E402
+from tests.support import bigpages  # noqa: E402
+from tests.support.browsers import find_chromium, launch_raw_chromium  # noqa: E402
+
+from bench_mcp import find_peer, texts, write_config, yaml_part  # noqa: E402
+from bench_startup import stop_service  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+PAGES["/table2000.html"] = bigpages.table_2000()
+PAGES["/table200.html"] = bigpages.table(200, buttons=2)
+PAGES["/article.html"] = bigpages.article()
+
+
+def med(samples: list[float]) -> str:
+    if not samples:
+        return "-"
+    ms = [s * 1000 for s in samples]
+    return f"{statistics.median(ms):8.0f} ({min(ms):.0f}-{max(ms):.0f})"
+
+
+async def timed(fn: Callable[[], Awaitable[Any]], runs: int) -> tuple[list[float], Any]:
+    samples, last = [], None
+    for _ in range(runs):
+        start = time.perf_counter()
+        last = await fn()
+        samples.append(time.perf_counter() - start)
+    return samples, last
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return bytes(resp.read())
+
+
+# --- part 1: the engine ---------------------------------------------------------------
+
+
+async def engine_part(chromium: str, site: str, elements: int, runs: int) -> None:
+    from browserdeck.engine import Engine, options
+
+    PAGES["/elements.html"] = bigpages.elements(elements)
+    with tempfile.TemporaryDirectory(prefix="bd-bench-big-") as tmp:
+        browser = await launch_raw_chromium(chromium, Path(tmp))
+        engine = Engine()
+        await engine.start()
+        try:
+            tabs = json.loads(await asyncio.to_thread(_get, browser.cdp_url + "/json/list"))
+            tid = next(t["id"] for t in tabs if t["type"] == "page")
+            url = site + "/elements.html"
+            await engine.navigate(browser.cdp_url, tid, None, options.NavigateOptions(url=url))
+            state = await engine.page_state(browser.cdp_url, tid, None)
+            await state.page.aria_snapshot(mode="ai")  # warm: the first one compiles
+            cases: list[tuple[str, dict[str, Any]]] = [
+                ("full", {}),
+                ("limit=50", {"limit": 50}),
+                ("interactive", {"interactive": True}),
+                ("interactive, limit=50", {"interactive": True, "limit": 50}),
+                ("viewport", {"viewport": True}),
+                ("selector (one row)", {"selector": "#r7"}),
+                ("format=aria", {"format": "aria"}),
+            ]
+            print(f"\nPart 1: engine snapshot, {elements:,}-element page; ms median (min-max)")
+            print(f"{'case':28} {'ms':>20} {'chars':>9}  target")
+            for label, kw in cases:
+                try:
+                    o = options.SnapshotOptions.model_validate(kw)
+                except Exception as exc:  # an option this build does not have
+                    print(f"{label:28} {'n/a':>20}  ({type(exc).__name__})")
+                    continue
+
+                async def call(o: Any = o) -> dict[str, Any]:
+                    return await engine.snapshot(browser.cdp_url, tid, None, o)
+
+                samples, result = await timed(call, runs)
+                target = {"full": "<= 2000", "limit=50": "<= 300"}.get(label, "")
+                print(f"{label:28} {med(samples):>20} {len(result['snapshot']):9,}  {target}")
+
+            async def peer() -> str:
+                return await state.page.aria_snapshot(mode="ai")
+
+            samples, text = await timed(peer, runs)
+            print(f"{'Playwright aria_snapshot ai':28} {med(samples):>20} {len(text):9,}  (floor)")
+        finally:
+            await engine.stop()
+            await browser.close()
+
+
+# --- part 2: MCP beside Playwright MCP ------------------------------------------------
+
+
+class Side:
+    def __init__(self, name: str, params: StdioServerParameters, ref_arg: str) -> None:
+        self.name, self.params, self.ref_arg = name, params, ref_arg
+        self.after_click: list[float] = []
+        self.sizes: dict[str, str] = {}
+
+
+async def call(client: Client, tool: str, args: dict[str, Any]) -> str:
+    result = await client.call_tool(tool, args)
+    text = texts(result)
+    if result.is_error:
+        raise RuntimeError(f"{tool} failed: {text[:500]}")
+    return text
+
+
+def ours(home: Path, chromium: str, max_chars: int) -> StdioServerParameters:
+    env = {
+        "BROWSERDECK_HOME": str(home),
+        "BROWSERDECK_CHROME": chromium,
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", ""),
+    }
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "browserdeck", "mcp", "--max-chars", str(max_chars)],
+        env=env,
+        cwd=str(home),
+    )
+
+
+def playwright_mcp(peer: str, work: Path, chromium: str) -> StdioServerParameters:
+    flags = ["--executable-path", chromium, "--headless", "--isolated"]
+    flags += ["--output-dir", str(work / "out")]
+    if os.geteuid() == 0:
+        flags.append("--no-sandbox")
+    return StdioServerParameters(
+        command=peer,
+        args=flags,
+        cwd=str(work),
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(work)},
+    )
+
+
+def first_ref(text: str, role: str, name: str) -> str:
+    m = re.search(rf'{role} "{re.escape(name)}"[^\n]*?\[ref=([^\]]+)\]', text)
+    if not m:
+        raise RuntimeError(f"no ref for {role} {name!r} in:\n{text[:1500]}")
+    return m.group(1)
+
+
+ARTICLE_TEXT = (
+    "() => [document.body.innerText.length, document.querySelectorAll('a').length]"
+)
+
+
+async def mcp_part(chromium: str, site: str, runs: int) -> None:
+    peer = find_peer()
+    with tempfile.TemporaryDirectory(prefix="bd-bench-bigmcp-") as tmp:
+        home = Path(tmp) / "home"
+        home.mkdir()
+        write_config(home)
+        sides = [Side("browserdeck", ours(home, chromium, 2_000_000), "ref")]
+        if peer:
+            work = Path(tmp) / "pw"
+            work.mkdir()
+            sides.append(Side("Playwright MCP", playwright_mcp(peer, work, chromium), "target"))
+        else:
+            print("Playwright MCP not found (npm install --prefix /work/peers @playwright/mcp)")
+        # `browserdeck mcp` starts a service that outlives it (docs/mcp.md): stop it here.
+        async with contextlib.AsyncExitStack() as stack:
+            stack.callback(stop_service, home)
+            clients = [
+                await stack.enter_async_context(Client(s.params, read_timeout_seconds=120))
+                for s in sides
+            ]
+            for side, client in zip(sides, clients, strict=True):
+                for path in ("/table200.html", "/article.html"):
+                    await call(client, "browser_navigate", {"url": site + path})
+                    text = await call(client, "browser_snapshot", {})
+                    side.sizes[path] = text
+                if side.name == "browserdeck":  # the article's visible text, from the page
+                    measured = await call(client, "browser_evaluate", {"function": ARTICLE_TEXT})
+                    side.sizes["article-text"] = measured
+                await call(client, "browser_navigate", {"url": site + "/table2000.html"})
+                await call(client, "browser_snapshot", {})
+            for i in range(runs):
+                pairs = list(zip(sides, clients, strict=True))
+                for side, client in pairs if i % 2 == 0 else reversed(pairs):
+                    text = await call(client, "browser_snapshot", {})
+                    ref = first_ref(text, "button", "Edit")
+                    await call(client, "browser_click", {side.ref_arg: ref})
+                    start = time.perf_counter()
+                    await call(client, "browser_snapshot", {})
+                    side.after_click.append(time.perf_counter() - start)
+        # Our default cap, on the 2,000-element table: is the page's shape still there?
+        capped = Side("browserdeck capped", ours(home, chromium, 20_000), "ref")
+        try:
+            async with Client(capped.params, read_timeout_seconds=120) as client:
+                await call(client, "browser_navigate", {"url": site + "/table2000.html"})
+                capped_text = await call(client, "browser_snapshot", {})
+        finally:
+            stop_service(home)
+
+    print("\nPart 2: MCP, same client, same Chromium; ms median (min-max)")
+    print(f"{'':40} " + " ".join(f"{s.name:>24}" for s in sides))
+    print(
+        f"{'snapshot after click, 2,000-el table':40} "
+        + " ".join(f"{med(s.after_click):>24}" for s in sides)
+    )
+    if len(sides) == 2:
+        a = statistics.median(sides[0].after_click)
+        b = statistics.median(sides[1].after_click)
+        print(f"{'ratio (target <= 1.00)':40} {a / b:24.2f}")
+
+    print("\nSnapshot size, characters of the browser_snapshot result (ours uncapped)")
+    ours_side = sides[0]
+    t_ours = ours_side.sizes["/table200.html"]
+    edits = len(re.findall(r'button "(?:Edit|Delete)" \[ref=', t_ours))
+    row = f"{'200-row table, 2 buttons/row':32} {len(t_ours):9,}"
+    if len(sides) == 2:
+        t_pw = sides[1].sizes["/table200.html"]
+        row += f" {len(yaml_part(t_pw)):9,} (yaml) {len(t_pw):9,} (all)  ratio {len(t_ours) / len(t_pw):.2f}"
+    print(row + f"  target <= 0.50; buttons with a ref {edits}/400")
+    art_len, links = (int(v) for v in re.findall(r"\d+", ours_side.sizes["article-text"])[:2])
+    a_ours = ours_side.sizes["/article.html"]
+    bound = 1.05 * art_len + 10 * links
+    row = f"{'article':32} {len(a_ours):9,}"
+    if len(sides) == 2:
+        row += f" {len(sides[1].sizes['/article.html']):9,} (Playwright MCP)"
+    print(
+        row + f"  text {art_len:,} + {links} links: bound {bound:,.0f} "
+        f"-> {len(a_ours) / bound:.2f}x the bound (target <= 1.00)"
+    )
+
+    last_row = '"Order 400"' in capped_text
+    folded = re.search(r"\d+ more like the above", capped_text) is not None
+    print(
+        f"\n2,000-element table at our default cap (20,000): {len(capped_text):,} chars; "
+        f"last row visible: "
+        f"{last_row}; folded: {folded}; 'Export' visible: {'Export' in capped_text}"
+    )
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--elements", type=int, default=10_000)
+    parser.add_argument("--skip-engine", action="store_true")
+    parser.add_argument("--skip-mcp", action="store_true")
+    args = parser.parse_args()
+    chromium = find_chromium()
+    if not chromium:
+        print("no Chromium found: run `make browser`", file=sys.stderr)
+        return 1
+    wrapper = "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else chromium
+    with serve_site() as site:
+        if not args.skip_engine:
+            await engine_part(chromium, site, args.elements, args.runs)
+        if not args.skip_mcp:
+            await mcp_part(wrapper, site, args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))
