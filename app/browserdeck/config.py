@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlparse
 
+from browserdeck import driverspecs as drivers
 from browserdeck import paths
 
 if TYPE_CHECKING:
@@ -34,8 +35,9 @@ from browserdeck.errors import ConfigError, Conflict, InvalidInput
 from browserdeck.files import stale_temp_files, write_atomic
 from browserdeck.guard import is_loopback_url
 
-Driver = Literal["managed", "extension", "remote"]
-DRIVERS: tuple[Driver, ...] = ("managed", "extension", "remote")
+# A profile's driver: one of the names registered in drivers/ (drivers.SPECS).
+Driver = str
+DRIVERS: tuple[Driver, ...] = tuple(drivers.SPECS)
 
 PROFILE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
@@ -405,19 +407,25 @@ class Config:
 
     def cdp_url_of(self, profile: ProfileConfig) -> str:
         """The CDP endpoint every driver ends in (what connect_over_cdp gets)."""
-        if profile.driver == "remote":
+        port = self.port_of(profile)
+        if port is None:
             assert profile.cdp_url is not None
             return profile.cdp_url.rstrip("/")
-        if profile.driver == "extension":
-            return f"http://127.0.0.1:{self.relay_port_of(profile)}"
-        return f"http://127.0.0.1:{profile.cdp_port}"
+        return f"http://127.0.0.1:{port}"
+
+    def port_of(self, profile: ProfileConfig) -> int | None:
+        """The local port the profile's driver listens on (None: it uses a cdpUrl)."""
+        kind = drivers.spec_of(profile.driver).port
+        if kind == "relay":
+            return self.relay_port_of(profile)
+        return profile.cdp_port if kind == "cdp" else None
 
     def is_headless(self, profile: ProfileConfig) -> bool:
         return self.headless if profile.headless is None else profile.headless
 
     def may_launch(self, profile: ProfileConfig) -> bool:
         """A remote endpoint, or anything attach-only, is never launched locally."""
-        if profile.driver != "managed":
+        if not drivers.spec_of(profile.driver).launches:
             return False
         attach_only = self.attach_only if profile.attach_only is None else profile.attach_only
         return not attach_only
@@ -687,23 +695,25 @@ def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
                 "at most 64",
                 code="invalid_setting",
             )
-    if profile.driver == "managed" and profile.cdp_port is None:
+    spec = drivers.spec_of(profile.driver)
+    url_drivers = " or ".join(n for n, s in drivers.SPECS.items() if s.needs_url)
+    if spec.port == "cdp" and profile.cdp_port is None:
         raise InvalidInput(
-            f"{where}: a managed profile needs a cdpPort",
+            f"{where}: a {profile.driver} profile needs a cdpPort",
             hint="create profiles with POST /profiles/create so a port is "
             "allocated, or set cdpPort",
             code="invalid_setting",
         )
-    if profile.driver == "remote" and not profile.cdp_url:
+    if spec.needs_url and not profile.cdp_url:
         raise InvalidInput(
-            f"{where}: a remote profile needs a cdpUrl",
+            f"{where}: a {profile.driver} profile needs a cdpUrl",
             hint="set cdpUrl, e.g. http://10.0.0.42:9222",
             code="invalid_setting",
         )
-    if profile.driver != "remote" and profile.cdp_url:
+    if not spec.needs_url and profile.cdp_url:
         raise InvalidInput(
-            f"{where}: cdpUrl is only for remote profiles",
-            hint="set driver to 'remote' or remove cdpUrl",
+            f"{where}: cdpUrl is only for {url_drivers} profiles",
+            hint=f"set driver to {url_drivers!r} or remove cdpUrl",
             code="invalid_setting",
         )
     return profile
@@ -750,11 +760,11 @@ def check_consistency(config: Config) -> None:
         )
     owners: dict[int, str] = {config.control_port: "controlPort"}
     for name, profile in sorted(config.profiles.items()):
-        if profile.driver == "remote":
+        port = config.port_of(profile)
+        if port is None:
             continue
-        port = config.relay_port_of(profile) if profile.driver == "extension" else profile.cdp_port
-        assert port is not None
-        label = f"profile {name!r} ({'relay' if profile.driver == 'extension' else 'CDP'} port)"
+        kind = drivers.spec_of(profile.driver).port
+        label = f"profile {name!r} ({'relay' if kind == 'relay' else 'CDP'} port)"
         if port in owners:
             raise InvalidInput(
                 f"port {port} is used twice: by {owners[port]} and by {label}",

@@ -15,6 +15,7 @@ tool call.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -34,6 +35,9 @@ M = TypeVar("M", bound=BaseModel)
 
 # Clients that are the user, not an agent: the tray panel and the command line.
 USER_CLIENTS = frozenset({"browserdeck-gui", "browserdeck-cli"})
+
+# An engine call on one tab: (cdp_url, target_id, headers, options) -> its answer.
+EngineCall = Callable[[str, str, dict[str, str], Any], Awaitable[dict[str, Any]]]
 
 # A request about one tab: the engine's option models.
 TabRequest = (
@@ -261,29 +265,26 @@ class Deck:
     async def _on_tab(
         self, caller: Caller, profile: str | None, target_id: str | None, request: TabRequest
     ) -> dict[str, Any]:
-        if isinstance(request, o.SnapshotOptions):
-            t = await self.target(caller, profile, target_id)
-            return await self.engine.snapshot(t.cdp_url, t.target_id, t.headers, request)
-        if isinstance(request, o.ConsoleOptions):
-            t = await self.target(caller, profile, target_id)
-            return await self.engine.console(t.cdp_url, t.target_id, t.headers, request)
         if isinstance(request, o.NavigateOptions):
             return await self._navigate(caller, profile, target_id, request)
-        if isinstance(request, o.ScreenshotOptions):
-            t = await self.target(caller, profile, request.target_id or target_id)
-            return await self.engine.screenshot(t.cdp_url, t.target_id, t.headers, request)
-        if isinstance(request, o.OfflineOptions):
-            t = await self.target(caller, profile, request.target_id or target_id)
-            return await self.engine.set_offline(t.cdp_url, t.target_id, t.headers, request)
-        if isinstance(request, o.PdfOptions):
-            t = await self.target(caller, profile, request.target_id or target_id)
-            return await self.engine.pdf(t.cdp_url, t.target_id, t.headers, request)
         if isinstance(request, o.FileChooserOptions):
             return await self._file_chooser(caller, profile, target_id, request)
-        if isinstance(request, o.DialogOptions):
-            t = await self.target(caller, profile, request.target_id or target_id)
-            return await self.engine.arm_dialog(t.cdp_url, t.target_id, t.headers, request)
-        return await self._act(caller, profile, target_id, request)
+        engine = self.engine
+        plain: dict[type[Any], EngineCall] = {
+            o.SnapshotOptions: engine.snapshot,
+            o.ConsoleOptions: engine.console,
+            o.ScreenshotOptions: engine.screenshot,
+            o.OfflineOptions: engine.set_offline,
+            o.PdfOptions: engine.pdf,
+            o.DialogOptions: engine.arm_dialog,
+        }
+        call = plain.get(type(request))
+        if call is None:
+            return await self._act(caller, profile, target_id, request)  # type: ignore[arg-type]
+        # A request that names its tab (targetId in a body) wins over the caller's.
+        own = getattr(request, "target_id", None)
+        t = await self.target(caller, profile, own or target_id)
+        return await call(t.cdp_url, t.target_id, t.headers, request)
 
     async def _act(
         self, caller: Caller, profile: str | None, target_id: str | None, body: o.AnyAct

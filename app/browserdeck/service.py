@@ -32,6 +32,7 @@ from browserdeck import (
     aio,
     artifacts,
     config,
+    drivers,
     logsetup,
     paths,
     remote,
@@ -39,7 +40,7 @@ from browserdeck import (
     states,
     urls,
 )
-from browserdeck.chrome import endpoint, launcher, procs
+from browserdeck.chrome import endpoint, launcher
 from browserdeck.chrome.cdp import CDPClient
 from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import (
@@ -55,14 +56,13 @@ from browserdeck.files import write_atomic
 from browserdeck.tabs import Tab
 
 if TYPE_CHECKING:
+    from browserdeck.drivers.base import ProfileDriver
+
+if TYPE_CHECKING:
     from browserdeck.engine import Engine
     from browserdeck.relay.server import RelayServer
 
 log = logging.getLogger(__name__)
-
-# The detail of a managed profile whose browser exited cleanly without being asked to.
-CLOSED_BY_USER = "the browser was closed"
-
 
 # The built-in front-ends' X-Browserdeck-Client labels name a tool, not a caller: their
 # calls count as unnamed ones (one shared history per profile), as do calls with none.
@@ -74,6 +74,10 @@ RECENT_TABS_MAX = 50
 _UNATTACHABLE = ("devtools://", "chrome-extension://", "chrome-untrusted://")
 
 
+def _url_drivers() -> str:
+    return ", ".join(n for n, s in drivers.SPECS.items() if s.needs_url)
+
+
 def client_key(client: str | None) -> str:
     name = (client or "").strip()
     return "" if name in TOOL_CLIENTS else name[:200]
@@ -81,15 +85,6 @@ def client_key(client: str | None) -> str:
 
 def attachable(tab: Tab) -> bool:
     return tab.type == "page" and not tab.url.startswith(_UNATTACHABLE)
-
-
-def _wait_released(pgid: int, port: int, within: float) -> None:
-    """Until a killed browser's process group is gone and its CDP port is free again."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline and (
-        procs.process_group_alive(pgid) or procs.port_in_use(port)
-    ):
-        time.sleep(0.02)
 
 
 class ProfileContext:
@@ -119,6 +114,8 @@ class ProfileContext:
         self._opened: dict[str, str] = {}
         self._recent: list[str] = []
         self._service: remote.ServiceDriver | None = None
+        self._impl: ProfileDriver | None = None
+        self._started_by: ProfileDriver | None = None
 
     # --- identity --------------------------------------------------------
     @property
@@ -128,6 +125,13 @@ class ProfileContext:
     @property
     def driver(self) -> str:
         return self.profile.driver
+
+    @property
+    def impl(self) -> ProfileDriver:
+        """The profile's driver (drivers/): made anew when the settings change its driver."""
+        if self._impl is None or self._impl.name != self.profile.driver:
+            self._impl = drivers.driver_class(self.profile.driver)(self)
+        return self._impl
 
     @property
     def config(self) -> Config:
@@ -144,21 +148,13 @@ class ProfileContext:
 
     @property
     def cdp_url(self) -> str:
-        if self.remote is not None:
-            return self.remote.public_url
-        if self.relay is not None:
-            return self.relay.cdp_url
-        return self.config.cdp_url_of(self.profile)
+        return self.impl.cdp_url()
 
     @property
     def headers(self) -> dict[str, str]:
         """What a CDP client must send to this profile's endpoint: the relay's token, or
         the API token for a managed browser's CDP endpoint (none for attach-only/remote)."""
-        if self.relay is not None:
-            return self.relay.auth_headers()
-        if self.chrome is not None:
-            return self.chrome.auth_headers()
-        return {}
+        return self.impl.headers()
 
     def headless(self) -> tuple[bool, str | None]:
         """Whether a managed browser runs headless, and why when it is forced."""
@@ -188,49 +184,20 @@ class ProfileContext:
             "running": False,
             "pid": None,
             "cdpUrl": self.cdp_url,
-            "cdpPort": None
-            if p.driver == "remote"
-            else (
-                self.relay.port
-                if self.relay
-                else self.config.relay_port_of(p)
-                if p.driver == "extension"
-                else p.cdp_port
-            ),
+            "cdpPort": self.impl.cdp_port(),
             "tabs": 0,
             "detail": self.detail,
         }
-        if p.driver == "managed":
-            headless, why = self.headless()
-            out["headless"] = self.chrome.headless if self.chrome else headless
-            out["headlessReason"] = why
-            out["userDataDir"] = str(self.config.user_data_dir_of(p))
-            out["attachOnly"] = not self.config.may_launch(p)
-            if self.chrome is not None and self.chrome.alive():
-                out["pid"] = self.chrome.pid
-                out["executable"] = self.chrome.executable.path
-        if p.driver == "extension":
-            relay_status = self.relay.status() if self.relay else {}
-            out["relay"] = relay_status
-            out["extensionConnected"] = bool(relay_status.get("extensionConnected"))
-        answers = False
-        service = self.remote
-        if service is not None:
-            out["remote"] = await service.status()
-            out["running"] = service.connected()
-            out["tabs"] = sum(s["tabs"] for s in out["remote"]["sessions"])
-            # Connected, or nothing held (all released) while the service itself answers.
-            answers = out["running"] or (
-                not service.leases and bool(out["remote"]["health"].get("ok"))
-            )
+        said = await self.impl.status(out)
+        answers = bool(said)
         # The browser counts as running if its endpoint answers (covers attach-only and remote).
-        elif self.config.enabled:
+        if said is None and self.config.enabled:
             tabs = await self.peek_tabs()
             if tabs is not None:
                 answers = True
                 out["running"] = True
                 out["tabs"] = len(tabs)
-                if self.state in ("stopped", "crashed", "error") and p.driver != "managed":
+                if self.state in ("stopped", "crashed", "error") and not self.impl.spec.launches:
                     self.state = "running"
         # One vocabulary for every front-end (states.py): the word and the line people read.
         out["state"] = str(
@@ -247,183 +214,16 @@ class ProfileContext:
 
     async def peek_tabs(self) -> list[Tab] | None:
         """The tabs if the browser answers right now; never starts anything (for status views)."""
-        if self.driver == "extension" and (
-            self.relay is None or not self.relay.extension_connected
-        ):
-            return None
-        if self.remote is not None:
-            lease = self.remote.current()
-            if lease is None or lease.conn is None or lease.conn.lost:
-                return None
-            try:
-                return await asyncio.wait_for(self.remote.tabs(lease), 1.5)
-            except (BrowserdeckError, TimeoutError):
-                return None
-        try:
-            return await self._list_tabs_raw(wait=1.5)
-        except BrowserdeckError:
-            return None
+        return await self.impl.peek_tabs()
 
     # --- lifecycle -------------------------------------------------------
     async def start(self) -> dict[str, Any]:
         self._ensure_enabled()
         async with self._lock:
-            if self.driver == "managed":
-                await self._start_managed()
-            elif self.driver == "extension":
-                await self._start_relay()
-            elif self.remote is not None:
-                # Start means connect: the caller's browser from the service.
-                await self.remote.lease()
-                self._set_state("running", None)
-            else:
-                await self._attach_remote()
+            driver = self.impl
+            self._started_by = driver
+            await driver.start()
         return await self.status()
-
-    async def _start_managed(self) -> None:
-        p = self.profile
-        if self.chrome is not None and self.chrome.alive():
-            if await launcher.is_cdp_ready(self.cdp_url, timeout=2.0, headers=self.headers):
-                return
-            # Alive by our records but not answering: it is dying (a crash a few ms ago
-            # that the exit watcher has not reaped yet). Wait for the exit and relaunch,
-            # rather than answer "started" with a dead pid.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.chrome.wait_exit(), 5.0)
-            if self.chrome.alive():
-                return  # alive and hung: the status says "unreachable"
-            await self._drop_connections()
-            log.warning("profile %s: the browser exited just before /start; relaunching", p.name)
-        assert p.cdp_port is not None
-        if not self.config.may_launch(p):
-            if await launcher.is_cdp_ready(self.cdp_url):
-                self._set_state("running", "attached to an existing browser (attach-only)")
-                return
-            raise Unavailable(
-                f"profile {p.name!r} is attach-only and nothing answers at {self.cdp_url}",
-                hint="start that browser with --remote-debugging-port="
-                f"{p.cdp_port}, or turn attachOnly off so browserdeck launches it",
-                code="attach_failed",
-            )
-        headless, _why = self.headless()
-        if self.chrome is not None and not self._stopping:
-            # A browser that exited without a stop, and this request got here before the
-            # exit watcher (it waits for this lock): record the exit now, as the watcher
-            # would (closed or crashed, with its notice), or the user is never told and
-            # a window the user closed reads as a crash.
-            dead = self.chrome
-            with contextlib.suppress(TimeoutError):
-                # alive() is already false for a zombie the exit thread has not reaped.
-                await asyncio.wait_for(dead.wait_exit(), 5.0)
-            code = dead.returncode()
-            await self._exited(dead, -9 if code is None else code)
-            # Its helpers (same process group) die a moment after it and may hold the
-            # CDP port until then: "port in use" would be a false answer.
-            await asyncio.to_thread(_wait_released, dead.pid, p.cdp_port, 10.0)
-        crashed = self.state == "crashed"
-        closed = self.state == "stopped" and self.detail == CLOSED_BY_USER
-        self._set_state("starting", None)
-        try:
-            self.chrome = await launcher.launch(
-                launcher.LaunchOptions(
-                    profile=p.name,
-                    port=p.cdp_port,
-                    user_data_dir=self.config.user_data_dir_of(p),
-                    color=p.color,
-                    headless=headless,
-                    no_sandbox=self.config.no_sandbox,
-                    executable=self.config.executable_path or os.environ.get("BROWSERDECK_CHROME"),
-                    token=lambda: self.service.api_token,
-                    allow_file_urls=lambda: self.config.allow_file_urls,
-                )
-            )
-        except BrowserdeckError as exc:
-            self._set_state("error", exc.message)
-            self.service.events.notice.send(
-                level="error", title=f"{p.name}: browser did not start", message=exc.message
-            )
-            raise
-        self._stopping = False
-        self._watch = aio.create_task(self._watch_exit(self.chrome), name=f"watch-chrome-{p.name}")
-        self._set_state("running", None)
-        if crashed or closed:
-            # Requests restart a crashed browser on demand; a tab id from before then names
-            # nothing, and "it may have been closed" would hide why.
-            self.restart_note = (
-                "the browser "
-                + ("was closed" if closed else "crashed or was killed")
-                + f" and was restarted at {time.strftime('%H:%M:%S')}, so tabs from before are gone"
-            )
-
-    async def _watch_exit(self, chrome: launcher.ChromeProcess) -> None:
-        code = await chrome.wait_exit()
-        # Under the lock: a request that restarts the browser meanwhile must neither be
-        # marked "crashed" afterwards nor lose its new connections to this cleanup. Such a
-        # request records the exit itself (_start_managed), so ``chrome`` is no longer ours.
-        async with self._lock:
-            if self._stopping or chrome is not self.chrome:
-                return
-            await self._exited(chrome, code)
-
-    async def _exited(self, chrome: launcher.ChromeProcess, code: int) -> None:
-        """``chrome`` exited without being asked to (under the lock): say so, once.
-
-        A clean exit (code 0: the user closed its last window or quit it from its menu)
-        is a stop, not a crash (issue 15); a signal or an error code is a crash.
-        """
-        self.chrome = None
-        # Reaps what is left and frees the CDP endpoint's port for a restart.
-        await chrome.stop()
-        clean = code == 0
-        if clean:
-            self._set_state("stopped", CLOSED_BY_USER)
-        else:
-            self._set_state("crashed", f"the browser {launcher.describe_exit(code)}")
-        # Connections to the dead browser must not be taken for ones to a new browser on
-        # the same port.
-        await self._drop_connections()
-        if clean:
-            self.service.events.notice.send(
-                level="info",
-                title=f"{self.name}: browser closed",
-                message="Its window was closed. It starts again when an agent needs it, "
-                "or from the tray menu.",
-            )
-        else:
-            self.service.events.notice.send(
-                level="error",
-                title=f"{self.name}: browser crashed",
-                message=f"The browser {launcher.describe_exit(code)}. Its tabs are gone. "
-                "Start it again from the tray menu; an agent's next request also restarts it.",
-            )
-
-    async def _start_relay(self) -> None:
-        if self.relay is not None:
-            return
-        from browserdeck.relay.server import RelayServer
-
-        relay = RelayServer(
-            port=self.config.relay_port_of(self.profile),
-            token=self.service.relay_token,
-            profile=self.name,
-            client_mode=self.config.relay_client_mode,
-            events=self.service.events,
-            color=self.profile.color,
-        )
-        await relay.start()
-        self.relay = relay
-        self._set_state("running", "relay listening; waiting for the extension")
-
-    async def _attach_remote(self) -> None:
-        if not await launcher.is_cdp_ready(self.cdp_url, timeout=3.0):
-            self._set_state("error", f"nothing answers at {self.cdp_url}")
-            raise Unavailable(
-                f"remote profile {self.name!r}: no CDP endpoint answers at {self.cdp_url}",
-                hint="check that the remote browser runs with --remote-debugging-port and "
-                "that the tunnel is up; browserdeck never launches a browser for a remote profile",
-                code="attach_failed",
-            )
-        self._set_state("running", None)
 
     async def stop(self) -> dict[str, Any]:
         service = self.remote
@@ -439,19 +239,16 @@ class ProfileContext:
         self._stopping = True
         self.restart_note = None
         await self._drop_connections()
-        if self.chrome is not None:
-            chrome, self.chrome = self.chrome, None
-            await chrome.stop()
-        await aio.cancel_and_wait(self._watch)
-        self._watch = None
-        if self.relay is not None:
-            relay, self.relay = self.relay, None
-            await relay.stop()
+        # The driver that started the browser stops it, also when the settings have
+        # switched the profile to another driver since.
+        for driver in dict.fromkeys(d for d in (self._started_by, self.impl) if d is not None):
+            await driver.stop()
+        self._started_by = None
         self._set_state("stopped", None)
 
     def refuse_if_not_running(self) -> None:
         """For a watcher (the panel): an error instead of starting a stopped managed browser."""
-        if self.driver != "managed" or (self.chrome is not None and self.chrome.alive()):
+        if not self.impl.spec.launches or (self.chrome is not None and self.chrome.alive()):
             return
         word = "crashed" if self.state == "crashed" else "not running"
         raise Unavailable(
@@ -465,51 +262,11 @@ class ProfileContext:
     async def ensure_browser(self) -> str:
         """The CDP URL of a usable browser; starts a managed one on demand."""
         self._ensure_enabled()
-        if self.driver == "managed":
-            if self.chrome is None or not self.chrome.alive():
-                if self.config.may_launch(self.profile):
-                    await self.start()
-                elif not await launcher.is_cdp_ready(self.cdp_url):
-                    await self.start()  # raises the precise attach-only error
-        elif self.driver == "extension":
-            if self.relay is None:
-                await self.start()
-            assert self.relay is not None
-            if not self.relay.extension_connected:
-                raise Unavailable(
-                    f"profile {self.name!r}: no Chrome is connected to the relay on port "
-                    f"{self.relay.port}",
-                    hint="connect the browserdeck extension (click its icon in Chrome); "
-                    "pair it first with `browserdeck pair` if you have not",
-                    code="extension_not_connected",
-                )
-        elif self.remote is not None:
-            lease = await self.remote.lease()
-            if self.state != "running":
-                self._set_state("running", None)
-            return lease.key
-        elif self.state != "running":
-            await self.start()
-        return self.cdp_url
+        return await self.impl.ensure()
 
     async def reset(self) -> dict[str, Any]:
         """Kill whatever holds this profile's CDP port (an orphaned browser), then report."""
-        if self.driver != "managed":
-            raise InvalidInput(
-                f"reset-profile is for managed profiles; {self.name!r} is {self.driver}",
-                hint="for an extension profile restart the relay with stop/start",
-            )
-        async with self._lock:
-            await self._stop_locked()
-            assert self.profile.cdp_port is not None
-            await asyncio.to_thread(self._refuse_non_browser_owner, self.profile.cdp_port)
-            killed = await asyncio.to_thread(launcher.kill_port_owner, self.profile.cdp_port)
-            orphan = await asyncio.to_thread(
-                launcher.close_orphan, self.config.user_data_dir_of(self.profile)
-            )
-            if orphan is not None and orphan not in killed:
-                killed.append(orphan)
-        return {"profile": self.name, "port": self.profile.cdp_port, "killedPids": killed}
+        return await self.impl.reset()
 
     async def why_gone(self) -> str | None:
         """After a call lost its tab or connection: whether the whole browser went, and why.
@@ -519,23 +276,9 @@ class ProfileContext:
         """
         if self._stopping or self.state == "stopped":
             return f"profile {self.name!r}: its browser was stopped while this was running"
-        if self.remote is not None:
-            lease = self.remote.current()
-            if lease is not None and lease.conn is not None and lease.conn.lost:
-                return (
-                    f"profile {self.name!r}: the connection to the browser service dropped "
-                    "while this was running (the service restarted, or ended the browser, "
-                    "e.g. at its session timeout), and the service ended the browser with it, so "
-                    "tabs from before are gone; the next call reconnects to a new browser"
-                )
-            return None
-        if self.driver == "extension":
-            if self.relay is not None and not self.relay.extension_connected:
-                return (
-                    f"profile {self.name!r}: the browserdeck extension disconnected while this "
-                    "was running (Chrome closed, or the extension was reloaded or turned off)"
-                )
-            return None
+        said = await self.impl.why_gone()
+        if said is not None:
+            return said or None
         if await self.peek_tabs() is not None:
             return None  # the browser answers: it really was just the tab
         why = f" ({self.detail})" if self.state == "crashed" and self.detail else ""
@@ -543,34 +286,6 @@ class ProfileContext:
             f"profile {self.name!r}: the browser went away while this was running; it "
             f"crashed or was killed{why}"
         )
-
-    def _refuse_non_browser_owner(self, port: int) -> None:
-        """reset-profile clears orphaned browsers; any other program on the port is not ours."""
-        holders = [pid for pid in procs.listening_pids(port) if pid != os.getpid()]
-        strangers = [pid for pid in holders if not procs.owned_by_us(pid)]
-        # A listener whose process is hidden from us (not root) is another user's.
-        foreign = [
-            lst for lst in procs.loopback_listeners(port) or [] if lst.uid != os.getuid()
-        ]
-        if strangers or foreign:
-            # Another user's process: never killed, whatever it is.
-            who = f"pid {strangers[0]}" if strangers else "a process"
-            raise Conflict(
-                f"profile {self.name!r}: port {port} is held by {who} of another user; "
-                "reset-profile only kills this user's orphaned browsers",
-                hint="give the profile another cdpPort (Settings), or ask that user to stop it",
-                code="port_held_by_other_user",
-            )
-        others = [pid for pid in holders if not procs.is_chrome_process(pid)]
-        if others:
-            argv = procs.process_cmdline(others[0]) or ["?"]
-            raise Conflict(
-                f"profile {self.name!r}: port {port} is held by pid {others[0]} "
-                f"({os.path.basename(argv[0])}), which is not a browser; reset-profile only "
-                "kills orphaned browsers",
-                hint="stop that program yourself, or give the profile another cdpPort",
-                code="port_held_by_other_program",
-            )
 
     async def _drop_connections(self) -> None:
         if self._service is not None:
@@ -607,7 +322,7 @@ class ProfileContext:
             ) from None
         # Chrome's /json/list HTML-escapes titles ("A &amp; B"); the relay's list is plain
         # text, as its tab titles come straight from the extension.
-        unescape = html.unescape if self.driver != "extension" else str
+        unescape = html.unescape if self.impl.escaped_titles else str
         return [
             Tab(t["id"], unescape(t.get("title", "")), t.get("url", ""), t.get("type", "page"))
             for t in targets
@@ -615,11 +330,7 @@ class ProfileContext:
         ]
 
     def _not_running_hint(self) -> str:
-        if self.driver == "managed":
-            return f"start it with POST /start?profile={self.name} or `browserdeck start --profile {self.name}`"
-        if self.driver == "extension":
-            return "connect the browserdeck extension (click its icon in Chrome)"
-        return "check that the remote browser is up and reachable"
+        return self.impl.not_running_hint()
 
     async def list_tabs(self) -> list[Tab]:
         await self.ensure_browser()
@@ -783,7 +494,7 @@ class ProfileContext:
             # inactive, so an agent's tab never jumps over what the user is doing, while
             # it is the active tab of a visible window and renders (issue 15; Focus brings
             # it forward). The user's Chrome gets plain tabs via the relay.
-            own_window = self.driver != "extension"
+            own_window = self.impl.own_window
             created = await self._cdp_call(
                 "Target.createTarget",
                 {"url": url, "newWindow": own_window, "background": own_window},
@@ -938,7 +649,7 @@ class Service:
         self.tasks.spawn(self._clean_temp_files_later(), name="clean-config-temp-files")
         try:
             default = self.contexts.get(self.config.default_profile)
-            if self._prelaunch and default is not None and default.driver == "managed":
+            if self._prelaunch and default is not None and default.impl.spec.launches:
                 # Chromium starts while the driver does; a page route waits for it under
                 # the profile's lock, and never for what the first page does not need.
                 self.tasks.spawn(self._start_quietly(default), name="prelaunch-default-profile")
@@ -956,7 +667,7 @@ class Service:
                 await self._start_relays()
                 if self.config.start_default_profile:
                     default = self.contexts.get(self.config.default_profile)
-                    if default is not None and default.driver == "managed":
+                    if default is not None and default.impl.spec.launches:
                         self.tasks.spawn(self._start_quietly(default), name="start-default-profile")
             self.started = True
         except BaseException:
@@ -973,16 +684,12 @@ class Service:
         browser still holding a profile (issue 11 item 6), so ``/start`` works at once."""
         for tmp in config.remove_stale_temp_files(self.config_path):
             log.info("removed %s, left by a save that was interrupted", tmp)
-        for p in self.config.profiles.values():
-            if p.driver == "managed" and self.config.may_launch(p):
-                try:
-                    launcher.close_orphan(self.config.user_data_dir_of(p))
-                except OSError as exc:
-                    log.warning("could not close a leftover browser of profile %s: %s", p.name, exc)
+        for ctx in self.contexts.values():
+            ctx.impl.leftover_check()
 
     async def _start_relays(self) -> None:
         for ctx in self.contexts.values():
-            if ctx.driver == "extension" and ctx.relay is None:
+            if ctx.impl.start_with_service():
                 try:
                     await ctx.start()
                 except BrowserdeckError as exc:
@@ -1080,18 +787,21 @@ class Service:
                 code="profile_exists",
             )
         kind = driver or ("remote" if cdp_url else "managed")
-        if kind not in config.DRIVERS:
-            raise InvalidInput(f"invalid driver {kind!r}: expected managed, extension or remote")
+        if kind not in drivers.SPECS:
+            raise InvalidInput(
+                f"invalid driver {kind!r}: expected {', '.join(drivers.SPECS)}",
+                code="invalid_setting",
+            )
         raw: dict[str, Any] = {
             "driver": kind,
             "color": config.validate_color(color) if color else config.next_color(self.config),
         }
         if headless is not None:
             raw["headless"] = headless
-        if kind == "remote":
+        if drivers.spec_of(kind).needs_url:
             if not cdp_url:
                 raise InvalidInput(
-                    "a remote profile needs cdpUrl", hint="e.g. http://10.0.0.42:9222"
+                    f"a {kind} profile needs cdpUrl", hint="e.g. http://10.0.0.42:9222"
                 )
             raw["cdpUrl"] = config.validate_cdp_url(cdp_url)
             # A service token in the URL goes to the secret store, not into config.json.
@@ -1122,7 +832,7 @@ class Service:
                 )
         elif cdp_url:
             raise InvalidInput(
-                f"cdpUrl is only for remote profiles, not {kind}",
+                f"cdpUrl is only for {_url_drivers()} profiles, not {kind}",
                 hint="omit cdpUrl, or use driver 'remote'",
             )
         else:
@@ -1152,12 +862,10 @@ class Service:
             )
         await ctx.stop()
         removed: str | None = None
-        if ctx.driver == "managed" and not ctx.profile.user_data_dir:
-            # Only our own directory is ever removed, never a user-supplied userDataDir.
-            target = paths.profile_dir(name)
-            if target.exists():
-                await asyncio.to_thread(shutil.rmtree, target)
-                removed = str(target)
+        target = ctx.impl.own_data_dir()
+        if target is not None and target.exists():
+            await asyncio.to_thread(shutil.rmtree, target)
+            removed = str(target)
 
         def drop(c: Config) -> None:
             del c.profiles[name]
@@ -1201,7 +909,7 @@ class Service:
                 await ctx.stop()
         elif (old.relay_port, old.relay_client_mode) != (new.relay_port, new.relay_client_mode):
             for ctx in self.contexts.values():
-                if ctx.driver == "extension":
+                if ctx.impl.spec.port == "relay":
                     await ctx.stop()
         if new.enabled and self._run_relays:
             await self._start_relays()
@@ -1233,26 +941,9 @@ class Service:
                 claimed.setdefault(profile, set()).update(target_ids)
         closed = unshared = 0
         for ctx in list(self.contexts.values()):
-            if ctx.driver == "managed":
-                wanted = ctx.agent_tabs | claimed.get(ctx.name, set())
-                ctx.agent_tabs = set()
-                open_now = {t.target_id for t in await ctx.peek_tabs() or []}
-                for target_id in wanted & open_now:
-                    try:
-                        await ctx.close_tab(target_id)
-                        closed += 1
-                    except BrowserdeckError as exc:
-                        log.info("stop all agents: %s", exc)
-            elif ctx.remote is not None and ctx.remote.pooled:
-                # Not counted again: these are the browsers of the sessions ended above
-                # (or of CLI sessions), released now rather than by a task later.
-                for agent in [a for a in ctx.remote.leases if a is not None]:
-                    await ctx.remote.release(agent)
-            elif ctx.driver == "extension" and ctx.relay is not None:
-                try:
-                    unshared += await ctx.relay.unshare_all()
-                except Exception as exc:  # the extension went away meanwhile
-                    log.info("stop all agents: unsharing failed: %s", exc)
+            n_closed, n_unshared = await ctx.impl.stop_agents(claimed.get(ctx.name, set()))
+            closed += n_closed
+            unshared += n_unshared
         return {"sessions": sessions, "closedTabs": closed, "unsharedTabs": unshared}
 
     def _apply_disk_limits(self) -> None:

@@ -190,7 +190,7 @@ async def test_a_window_closed_just_before_an_on_demand_start_is_still_told(deck
     async with ctx._lock:  # what start() holds while the watcher waits for it
         await deck.page_cdp_browser("Browser.close")
         assert await asyncio.wait_for(chrome.wait_exit(), NO_HANG) == 0
-        await ctx._start_managed()  # the on-demand restart, first in line
+        await ctx.impl.start()  # the on-demand restart (managed driver), first in line
     assert ctx.chrome is not None and ctx.chrome is not chrome and ctx.chrome.alive()
     await asyncio.sleep(0.5)  # the watcher of the old browser runs now (and must be quiet)
     titles = [n["title"] for n in notices]

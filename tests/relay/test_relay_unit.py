@@ -351,6 +351,19 @@ async def test_json_the_fast_parser_refuses_is_still_relayed(
     assert sent == {"expression": "1", "big": 2**70, "odd": "\ud800"}, sent
 
 
+async def test_back_to_back_internal_calls_attach_after_the_previous_detach(
+    fast_relay: RelayServer, fake: FakeExtension
+) -> None:
+    """Relay.tab_call (cookies, the service's tab queries) attaches, then lets go. A second
+    call right after used to send its attach before the first call's detach, so the
+    extension detached the debugger under the second call ("Debugger is not attached")."""
+    tab = fast_relay.relay.tab_for(TAB.target_id)
+    for _ in range(3):
+        await fast_relay.relay.tab_call(tab, "Runtime.evaluate", {"expression": "1"})
+    await wait_until(lambda: len(fake.op_names()) == 6, what="the last detach")
+    assert fake.op_names() == ["attach", "detach"] * 3, fake.op_names()
+
+
 async def test_tabs_shared_later_are_announced_and_events_fire(fast_relay: RelayServer) -> None:
     events = ServiceEvents()
     log: list[tuple[str, Any]] = []

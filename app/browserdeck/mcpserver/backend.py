@@ -16,6 +16,10 @@ model, ...); the backend carries them out:
 
 ``AutoBackend`` (stdio) picks between the first and the last at the first call,
 and looks again if the service it was using goes away.
+
+Over 500 lines on purpose: the typed ``Backend`` calls have four implementations here
+(over HTTP, in-process, the fallback, and the picker between them) whose methods mirror
+one another; kept together, a new call is added to all of them in one place.
 """
 
 from __future__ import annotations

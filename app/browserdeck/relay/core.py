@@ -471,7 +471,17 @@ class Relay:
         link = self.link
         if link is None:
             return
-        self.tasks.spawn(self._detach_debugger(link, tab.tab_id), name=f"relay-detach-{tab.tab_id}")
+        tab.detaching = self.tasks.spawn(
+            self._detach_debugger(link, tab.tab_id), name=f"relay-detach-{tab.tab_id}"
+        )
+
+    async def _after_detach(self, tab: Tab) -> None:
+        """Wait for a detach of this tab still on its way: the extension handles a tab's
+        attach and detach in the order they arrive, so an attach sent before it would be
+        undone by it ("Debugger is not attached" under a relay-internal tab_call)."""
+        pending = tab.detaching
+        if pending is not None and not pending.done():
+            await asyncio.wait({pending})
 
     async def _detach_debugger(self, link: ExtensionLink, tab_id: int) -> None:
         try:
@@ -1026,6 +1036,7 @@ class Relay:
     async def _attach(self, tab: Tab, *, keep: bool = False) -> None:
         error: str | None = None
         try:
+            await self._after_detach(tab)
             link = self._require_link()
             result = await link.call("attach", {"tabId": tab.tab_id}, reply_timeout=self.op_timeout)
             info = result.get("targetInfo") if isinstance(result, dict) else None
@@ -1101,6 +1112,7 @@ class Relay:
                 # Piggy-back on the attach under way.
                 await tab.attach_done.wait()
             if not tab.attached:
+                await self._after_detach(tab)
                 await link.call("attach", {"tabId": tab.tab_id}, reply_timeout=self.op_timeout)
                 tab.attached = True
         try:

@@ -45,6 +45,8 @@ class Tab:
     # Commands waiting for the debugger to attach; None when no attach is under way.
     attaching: list[Command] | None = None
     attach_done: asyncio.Event | None = None
+    # The debugger detach on its way to the extension, if any (an attach waits for it).
+    detaching: asyncio.Task[None] | None = None
     sessions: list[Session] = field(default_factory=list)
     children: dict[str, Child] = field(default_factory=dict)
     # Chrome-side Runtime state per session key ("" = the tab, else a child session id).

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import aio, config
+from browserdeck import driverspecs as drivers
 from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.gui import icons
@@ -131,16 +132,15 @@ class SettingsDialog(SettingsPages):
 
     def _on_driver_changed(self, p: ProfileConfig) -> None:
         # Keep the profile consistent with its new driver, as POST /profiles/create would.
-        if p.driver == "managed":
-            p.cdp_url = None
-            if p.cdp_port is None:
-                p.cdp_port = config.allocate_cdp_port(self._without(p.name))
-        elif p.driver == "extension":
-            p.cdp_url, p.cdp_port = None, None
-            p.headless = p.attach_only = p.user_data_dir = None
-        else:
-            p.cdp_port = None
-            p.headless = p.attach_only = p.user_data_dir = None
+        spec = drivers.spec_of(p.driver)
+        # Fields the new driver does not use are cleared (the dialog hides them).
+        for key in drivers.DRIVER_FIELDS:
+            if key not in spec.fields:
+                setattr(p, attr_of(key), None)
+        if spec.port == "cdp" and p.cdp_port is None:
+            p.cdp_port = config.allocate_cdp_port(self._without(p.name))
+        elif spec.port == "relay":
+            p.cdp_port = None  # the relay port, unless the user sets one
         self._show_profile(p.name)
 
     def _without(self, name: str) -> Config:
@@ -206,7 +206,7 @@ class SettingsDialog(SettingsPages):
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("Delete profile")
         box.setText(f"Delete the profile “{name}”?")
-        if p.driver == "managed" and not p.user_data_dir:
+        if drivers.spec_of(p.driver).launches and not p.user_data_dir:
             box.setInformativeText(
                 "Its browser is stopped and its browser data (history, "
                 "cookies, logins) is removed when you save."
@@ -304,7 +304,7 @@ class SettingsDialog(SettingsPages):
         if self.current_profile is not None:
             field = self.profile_fields["cdpPort"]
             p = self.working.profiles[self.current_profile]
-            effective = self.working.relay_port_of(p) if p.driver == "extension" else p.cdp_port
+            effective = self.working.port_of(p)
             if effective == port:
                 field.error.show_error(message)
                 shown = True
@@ -323,7 +323,7 @@ class SettingsDialog(SettingsPages):
         if self.current_profile is not None:
             p = self.working.profiles[self.current_profile]
             before = self.original.profiles.get(self.current_profile)
-            if p.driver == "managed":
+            if drivers.spec_of(p.driver).port == "cdp":
                 checks.append(
                     (self.profile_fields["cdpPort"], p.cdp_port, before.cdp_port if before else None)
                 )

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import config
+from browserdeck import driverspecs as drivers
 from browserdeck.config import Setting
 from browserdeck.errors import InvalidInput
 
@@ -119,11 +120,7 @@ RELAY_MODES = {
 # Keys of SETTINGS shown on the Profiles page (they apply to every managed profile).
 BROWSER_KEYS = ("executablePath", "noSandbox")
 NETWORK_KEYS = ("controlPort", "relayPort")
-DRIVER_TEXT = {
-    "managed": "Managed: browserdeck launches it",
-    "extension": "Extension: your own Chrome",
-    "remote": "Remote: a CDP URL",
-}
+DRIVER_TEXT = {name: spec.label for name, spec in drivers.SPECS.items()}
 INHERIT = "inherit"
 
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import config
+from browserdeck import driverspecs as drivers
 from browserdeck.config import PROFILE_FIELDS, SETTINGS, Config, Setting
 from browserdeck.gui import icons
 from browserdeck.gui.settings.fields import (
@@ -257,24 +258,14 @@ class SettingsPages(QDialog):
     def _driver_visibility(self, driver: str) -> None:
         form = self.editor.layout()
         assert isinstance(form, QFormLayout)
-        visible = {
-            "cdpPort": driver in ("managed", "extension"),
-            "cdpUrl": driver == "remote",
-            "headless": driver == "managed",
-            "attachOnly": driver == "managed",
-            "userDataDir": driver == "managed",
-            # A remote browser service's settings: noise on any other profile.
-            "tokenParam": driver == "remote",
-            "tokenHeader": driver == "remote",
-            "pool": driver == "remote",
-            "poolIdleSeconds": driver == "remote",
-        }
-        visible = {k: v for k, v in visible.items() if k in self.profile_fields}
+        # Only the driver's own fields: the others are noise on this profile.
+        spec = drivers.spec_of(driver)
+        visible = {k: k in spec.fields for k in drivers.DRIVER_FIELDS if k in self.profile_fields}
         for key, show in visible.items():
             form.setRowVisible(self._row_of(key), show)
         spin = self.profile_fields["cdpPort"].widget
         assert isinstance(spin, QSpinBox)
-        if driver == "managed":
+        if spec.port == "cdp":  # its own port, required
             spin.setSpecialValueText("")
             spin.setMinimum(1024)
         else:
@@ -282,7 +273,7 @@ class SettingsPages(QDialog):
             spin.setSpecialValueText(f"Use the relay port ({self.working.relay_port})")
         label = form.labelForField(self._row_of("cdpPort"))
         if isinstance(label, QLabel):
-            label.setText("Relay port:" if driver == "extension" else "CDP port:")
+            label.setText("Relay port:" if spec.port == "relay" else "CDP port:")
 
     def _row_of(self, key: str) -> QWidget:
         """The box holding a profile field's editor, hint and error (one form row)."""

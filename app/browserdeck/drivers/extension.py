@@ -1,0 +1,107 @@
+"""The extension driver: the user's own Chrome, through the browserdeck extension and the
+local CDP relay (relay/). Moved from ``service.ProfileContext``'s ``driver == "extension"``
+branches as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from browserdeck.drivers.base import ProfileDriver
+from browserdeck.errors import Unavailable
+from browserdeck.tabs import Tab
+
+log = logging.getLogger(__name__)
+
+
+class Driver(ProfileDriver):
+    name = "extension"
+    own_window = False  # the user's Chrome gets plain tabs
+    escaped_titles = False  # the relay's titles come straight from the extension
+
+    async def start(self) -> None:
+        ctx = self.ctx
+        if ctx.relay is not None:
+            return
+        from browserdeck.relay.server import RelayServer
+
+        relay = RelayServer(
+            port=ctx.config.relay_port_of(ctx.profile),
+            token=ctx.service.relay_token,
+            profile=ctx.name,
+            client_mode=ctx.config.relay_client_mode,
+            events=ctx.service.events,
+            color=ctx.profile.color,
+        )
+        await relay.start()
+        ctx.relay = relay
+        ctx._set_state("running", "relay listening; waiting for the extension")
+
+
+    async def stop(self) -> None:
+        ctx = self.ctx
+        if ctx.relay is not None:
+            relay, ctx.relay = ctx.relay, None
+            await relay.stop()
+
+    async def ensure(self) -> str:
+        ctx = self.ctx
+        if ctx.relay is None:
+            await ctx.start()
+        assert ctx.relay is not None
+        if not ctx.relay.extension_connected:
+            raise Unavailable(
+                f"profile {ctx.name!r}: no Chrome is connected to the relay on port "
+                f"{ctx.relay.port}",
+                hint="connect the browserdeck extension (click its icon in Chrome); "
+                "pair it first with `browserdeck pair` if you have not",
+                code="extension_not_connected",
+            )
+        return ctx.cdp_url
+
+    def cdp_url(self) -> str:
+        ctx = self.ctx
+        return ctx.relay.cdp_url if ctx.relay is not None else super().cdp_url()
+
+    def headers(self) -> dict[str, str]:
+        return self.ctx.relay.auth_headers() if self.ctx.relay is not None else {}
+
+    def cdp_port(self) -> int | None:
+        ctx = self.ctx
+        return ctx.relay.port if ctx.relay else ctx.config.relay_port_of(ctx.profile)
+
+    async def status(self, out: dict[str, Any]) -> bool | None:
+        relay_status = self.ctx.relay.status() if self.ctx.relay else {}
+        out["relay"] = relay_status
+        out["extensionConnected"] = bool(relay_status.get("extensionConnected"))
+        return None
+
+    async def peek_tabs(self) -> list[Tab] | None:
+        if self.ctx.relay is None or not self.ctx.relay.extension_connected:
+            return None
+        return await super().peek_tabs()
+
+    async def why_gone(self) -> str | None:
+        ctx = self.ctx
+        if ctx.relay is not None and not ctx.relay.extension_connected:
+            return (
+                f"profile {ctx.name!r}: the browserdeck extension disconnected while this "
+                "was running (Chrome closed, or the extension was reloaded or turned off)"
+            )
+        return ""  # nothing more to say: the tab alone went
+
+    def not_running_hint(self) -> str:
+        return "connect the browserdeck extension (click its icon in Chrome)"
+
+    async def stop_agents(self, claimed: set[str]) -> tuple[int, int]:
+        if self.ctx.relay is None:
+            return 0, 0
+        try:
+            return 0, await self.ctx.relay.unshare_all()
+        except Exception as exc:  # the extension went away meanwhile
+            log.info("stop all agents: unsharing failed: %s", exc)
+            return 0, 0
+
+    def start_with_service(self) -> bool:
+        return self.ctx.relay is None

@@ -1,0 +1,100 @@
+"""The profile drivers' static facts, registered once (the core's view of drivers).
+
+A driver is two things:
+
+* a ``DriverSpec`` registered here: the static facts that the config, the settings
+  dialog and the CLI need without starting anything (which port it listens on,
+  whether it needs a ``cdpUrl``, whether browserdeck may launch a browser for it,
+  which profile fields apply). This module is core (layer 0): no driver code loads.
+* a ``ProfileDriver`` class in its own module (``drivers/managed.py``,
+  ``drivers/extension.py``, ``drivers/remote.py``, service layer): start, stop,
+  status, tabs and the CDP endpoint of one profile, behind the interface in
+  ``drivers/base.py``. The service loads it on first use (``drivers.driver_class``).
+
+Adding a driver: write ``drivers/<name>.py`` with a ``ProfileDriver`` subclass named
+``Driver``, and add one ``register(DriverSpec(...))`` below
+(docs/architecture.md, "How to add a driver").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+# Profile fields that only some drivers use; the settings dialog shows a driver's own.
+DRIVER_FIELDS = (
+    "cdpPort",
+    "cdpUrl",
+    "headless",
+    "attachOnly",
+    "userDataDir",
+    "tokenParam",
+    "tokenHeader",
+    "pool",
+    "poolIdleSeconds",
+)
+
+
+@dataclass(frozen=True)
+class DriverSpec:
+    """What the rest of browserdeck may know about a driver without loading it."""
+
+    name: str
+    label: str  # for people: the settings dialog's choice and the profile list's tooltip
+    # The local port its browser endpoint is on: its own CDP port ("cdp", cdpPort is
+    # required), the extension relay's ("relay", cdpPort optional, else relayPort), or
+    # none (the endpoint is the profile's cdpUrl, which it then requires).
+    port: Literal["cdp", "relay"] | None
+    launches: bool  # browserdeck may launch a browser for it (attachOnly applies)
+    fields: frozenset[str]  # which of DRIVER_FIELDS apply to it
+    module: str  # where its ``Driver`` class lives
+
+    @property
+    def needs_url(self) -> bool:
+        return self.port is None
+
+
+SPECS: dict[str, DriverSpec] = {}
+
+
+def register(spec: DriverSpec) -> DriverSpec:
+    assert set(spec.fields) <= set(DRIVER_FIELDS), spec.fields
+    SPECS[spec.name] = spec
+    return spec
+
+
+def spec_of(name: str) -> DriverSpec:
+    """The spec of driver ``name`` (validated config only names registered drivers)."""
+    return SPECS[name]
+
+
+register(
+    DriverSpec(
+        "managed",
+        "Managed: browserdeck launches it",
+        port="cdp",
+        launches=True,
+        fields=frozenset({"cdpPort", "headless", "attachOnly", "userDataDir"}),
+        module="browserdeck.drivers.managed",
+    )
+)
+register(
+    DriverSpec(
+        "extension",
+        "Extension: your own Chrome",
+        port="relay",
+        launches=False,
+        fields=frozenset({"cdpPort"}),
+        module="browserdeck.drivers.extension",
+    )
+)
+register(
+    DriverSpec(
+        "remote",
+        "Remote: a CDP URL",
+        port=None,
+        launches=False,
+        fields=frozenset({"cdpUrl", "tokenParam", "tokenHeader", "pool", "poolIdleSeconds"}),
+        module="browserdeck.drivers.remote",
+    )
+)
