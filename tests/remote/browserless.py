@@ -21,6 +21,7 @@ import urllib.parse
 from pathlib import Path
 
 import httpx
+import psutil
 
 VERSION = "2.42.0"
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,9 +163,19 @@ class Browserless:
         proc, self.proc = self.proc, None
         if proc is None or proc.poll() is not None:
             return
+        # Playwright launches Browserless's Chromiums detached (a session of their own),
+        # so the process group does not reach them: find them first, then end them too.
+        try:
+            browsers = psutil.Process(proc.pid).children(recursive=True)
+        except psutil.Error:
+            browsers = []
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
+        for child in browsers:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+        psutil.wait_procs(browsers, timeout=10)
 
     def pressure(self) -> dict[str, object]:
         r = httpx.get(
