@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 
-.PHONY: lock run serve test lint typecheck pytest bench fuzz browser system-deps node-clients browserless clean package screenshots
+.PHONY: lock run serve test lint typecheck pytest bench peers fuzz browser system-deps node-clients browserless clean package screenshots
 
 # requirements.lock pins every transitive version we test with (pip freeze of .venv);
 # refresh it with `make lock` after changing dependencies in pyproject.toml.
@@ -74,6 +74,11 @@ fuzz: $(STAMP) browser
 
 bench: $(STAMP) browser
 	$(PY) bench/run_all.py
+
+# The peers the benches compare against, from npm, outside the repo (bench/peers.py).
+peers: $(STAMP)
+	@command -v npm >/dev/null || { echo "npm is missing: install Node.js and npm (apt install npm) to benchmark the peers"; exit 1; }
+	$(PY) -c "from bench import peers; import subprocess; subprocess.run(peers.INSTALL, shell=True, check=True)"
 
 # A PyInstaller onedir bundle in dist/browserdeck, then started far enough to answer /health.
 package: $(STAMP) system-deps

@@ -6,7 +6,7 @@ viewport and a one-row selector, beside Playwright's own ``aria_snapshot(mode="a
 of the same page (the floor: what the snapshot costs without browserdeck). Medians.
 
 Part 2, through one MCP client (the official Python SDK over stdio), browserdeck's
-`browserdeck mcp` beside Playwright MCP (npm, outside the repo: /work/peers), each with
+`browserdeck mcp` beside Playwright MCP (npm, outside the repo: see bench/peers.py), each with
 its own headless Chromium from the same binary, calls interleaved:
 
 * snapshot after a click on the 2,000-element table (click untimed, then
@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from bench import peers  # noqa: E402
 from tests.mcp.site import PAGES, serve_site  # noqa: E402
 from tests.support import bigpages  # noqa: E402
 from tests.support.browsers import find_chromium, launch_raw_chromium  # noqa: E402
@@ -199,7 +200,7 @@ async def mcp_part(chromium: str, site: str, runs: int) -> None:
             work.mkdir()
             sides.append(Side("Playwright MCP", playwright_mcp(peer, work, chromium), "target"))
         else:
-            print("Playwright MCP not found (npm install --prefix /work/peers @playwright/mcp)")
+            print(f"Playwright MCP not found (install the peers: {peers.INSTALL})")
         # `browserdeck mcp` starts a service that outlives it (docs/mcp.md): stop it here.
         async with contextlib.AsyncExitStack() as stack:
             stack.callback(stop_service, home)

@@ -17,7 +17,7 @@ size of `tools/list` (JSON characters) for our `core` and `all` vs theirs.
 
 Playwright MCP is not part of browserdeck. Install it outside the repo:
 
-    mkdir -p /work/peers && npm install --prefix /work/peers @playwright/mcp
+    make peers     # npm, into ../peers beside the checkout (bench/peers.py)
 
 or point PLAYWRIGHT_MCP at its `playwright-mcp` binary. Without it the script
 measures browserdeck alone and says so.
@@ -46,6 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import peers  # noqa: E402
 from tests.mcp.site import PAGES, serve_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
 from tests.support.net import free_port  # noqa: E402
@@ -54,7 +55,7 @@ from tests.support.service import stop_lingering_service  # noqa: E402
 from browserdeck.mcpserver import snapshot as snap  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-PEER_CANDIDATES = ("/work/peers/node_modules/.bin/playwright-mcp",)
+PEER_CANDIDATES = (str(peers.BIN / "playwright-mcp"),)
 # A mid-sized page like a real one: navigation, cards, a form, a table, a footer.
 PAGES["/catalog.html"] = (
     "<!doctype html><html><head><meta charset='utf-8'><title>Catalog</title></head><body>"
@@ -317,8 +318,8 @@ async def main() -> int:
     if peer is None:
         print(
             "Playwright MCP not found; measuring browserdeck alone. To compare, install it "
-            "outside the repo:\n  mkdir -p /work/peers && npm install --prefix /work/peers "
-            "@playwright/mcp\n(or set PLAYWRIGHT_MCP to its playwright-mcp binary)\n",
+            "outside the repo:\n  " + peers.INSTALL + "\n"
+            "(or set PLAYWRIGHT_MCP to its playwright-mcp binary)\n",
             file=sys.stderr,
         )
     # Debian's /usr/bin/chromium wrapper adds the distribution's flags; both sides use it

@@ -41,6 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import peers  # noqa: E402
 from playwright.async_api import Page, async_playwright  # noqa: E402
 from tests.relay.fake_extension import FakeExtension, FakeTab  # noqa: E402
 from tests.relay.harness import (  # noqa: E402
@@ -105,7 +106,7 @@ const puppeteer = require('puppeteer-core');
 async def puppeteer_clicks(ext: ExtBrowser, relay: RelayServer, n: int) -> dict[str, list[float]]:
     modules = NODE_CLIENTS / "node_modules"
     if not (modules / "puppeteer-core").is_dir():
-        modules = Path("/work/peers/node_modules")
+        modules = peers.MODULES
     proc = await asyncio.create_subprocess_exec(
         "node",
         "-e",

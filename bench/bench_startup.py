@@ -9,7 +9,7 @@ round, the servers interleaved within each round (order alternating):
     cookies kept) is its own row;
   * browserdeck, service running: the same, with a `browserdeck serve --headless`
     started once for the run (its browser stays warm between rounds);
-  * Playwright MCP and chrome-devtools-mcp (npm, in /work/peers), each launching its
+  * Playwright MCP and chrome-devtools-mcp (npm, outside the repo: bench/peers.py), each launching its
     own headless Chromium from the same binary.
 
 Measured per round: spawn + initialize (`Client` entered), the first navigate, and
@@ -23,7 +23,7 @@ form: our `tabs`, `snapshot` and `click <ref>` beside agent-browser 0.41.2's `ta
 
 Peers are installed outside the repo:
 
-    npm install --prefix /work/peers @playwright/mcp chrome-devtools-mcp agent-browser@0.41.2
+    make peers     # npm, into ../peers beside the checkout (BROWSERDECK_PEERS moves it)
 
     .venv/bin/python bench/bench_startup.py [--rounds 10] [--cli-rounds 30] [--only mcp|cli]
 
@@ -53,13 +53,14 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import peers  # noqa: E402
 from tests.mcp.site import PAGES, serve_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
 from tests.support.net import free_port  # noqa: E402
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-PEERS = Path(os.environ.get("BROWSERDECK_PEERS", "/work/peers")) / "node_modules"
+PEERS = peers.MODULES
 AGENT_BROWSER = PEERS / "agent-browser" / "bin" / "agent-browser-linux-x64"
 PY = str(ROOT / ".venv" / "bin" / "python")
 BD = str(ROOT / ".venv" / "bin" / "browserdeck")

@@ -6,7 +6,7 @@ rounds interleaved so the machine's load hits all alike:
 
   * browserdeck (this tree): `python -m browserdeck mcp`, in-process service;
   * baseline: the same from the baseline checkout (commit f51f05f, its own venv;
-    BASELINE_DIR, default /work/wt/baseline), see bench/BASELINE.md;
+    BASELINE_DIR, default ../browserdeck-baseline as bench/BASELINE.md makes it), see bench/BASELINE.md;
   * Playwright MCP, default (it sleeps a settle time after each action);
   * Playwright MCP with `--timeout-settle 0`;
   * chrome-devtools-mcp.
@@ -23,8 +23,8 @@ Every server launches its own headless Chromium from the same binary. Measured:
     (Python Playwright on its own Chromium), target +10 ms;
   * navigate and snapshot medians beside the baseline (target within +5%).
 
-Peers live outside the repo (/work/peers, `npm install --prefix /work/peers
-@playwright/mcp chrome-devtools-mcp`); a missing one is skipped and said so.
+Peers live outside the repo (`make peers`, see bench/peers.py); a missing one is skipped
+and said so.
 
     .venv/bin/python bench/bench_truth.py [--rounds 20] [--speed-rounds 30]
 """
@@ -51,6 +51,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import peers  # noqa: E402
 from tests.support.asyncsite import AsyncSite, start_async_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
 from tests.support.net import free_port  # noqa: E402
@@ -58,8 +59,8 @@ from tests.support.service import stop_lingering_service  # noqa: E402
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-PEERS = Path(os.environ.get("PEERS_DIR", "/work/peers")) / "node_modules" / ".bin"
-BASELINE_DIR = Path(os.environ.get("BASELINE_DIR", "/work/wt/baseline"))
+PEERS = peers.BIN
+BASELINE_DIR = Path(os.environ.get("BASELINE_DIR") or ROOT.parent / "browserdeck-baseline")
 D_MS = 400
 
 
