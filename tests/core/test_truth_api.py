@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from tests.support.asyncsite import AsyncSite, start_async_site
+from tests.support.asyncsite import ref_in as _ref
 from tests.support.net import free_port
 from tests.support.service import running_service
 
@@ -27,13 +28,6 @@ def asite() -> Iterator[AsyncSite]:
     s = start_async_site()
     yield s
     s.close()
-
-
-def _ref(snapshot: str, needle: str) -> str:
-    for line in snapshot.splitlines():
-        if needle in line and "[ref=" in line:
-            return line.split("[ref=", 1)[1].split("]", 1)[0]
-    raise AssertionError(f"{needle!r} not in {snapshot}")
 
 
 async def _snap(client: httpx.AsyncClient, **headers: str) -> dict[str, Any]:

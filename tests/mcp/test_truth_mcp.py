@@ -14,6 +14,7 @@ import pytest
 
 from tests.mcp.harness import call, stdio_client
 from tests.support.asyncsite import AsyncSite, start_async_site
+from tests.support.asyncsite import ref_in as _ref
 
 
 @pytest.fixture(scope="module")
@@ -21,13 +22,6 @@ def asite() -> Iterator[AsyncSite]:
     s = start_async_site()
     yield s
     s.close()
-
-
-def _ref(snapshot: str, needle: str) -> str:
-    for line in snapshot.splitlines():
-        if needle in line and "[ref=" in line:
-            return line.split("[ref=", 1)[1].split("]", 1)[0]
-    raise AssertionError(f"{needle!r} not in {snapshot}")
 
 
 async def test_async_pages_through_mcp(bd_home: Path, chromium_path: str, asite: AsyncSite) -> None:

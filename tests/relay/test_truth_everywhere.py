@@ -43,6 +43,7 @@ from tests.mcp.harness import call, http_client
 from tests.relay.harness import ExtBrowser, launch_ext_browser
 from tests.relay.test_e2e_playwright import direct_eval
 from tests.support.asyncsite import AsyncSite, start_async_site
+from tests.support.asyncsite import ref_in as _ref
 from tests.support.service import running_service, service_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -68,13 +69,6 @@ def asite() -> Iterator[AsyncSite]:
     s = start_async_site()
     yield s
     s.close()
-
-
-def _ref(snapshot: str, needle: str) -> str:
-    for line in snapshot.splitlines():
-        if needle in line and "[ref=" in line:
-            return line.split("[ref=", 1)[1].split("]", 1)[0]
-    raise AssertionError(f"{needle!r} not in {snapshot}")
 
 
 class Way(Protocol):

@@ -312,3 +312,11 @@ def start_async_site() -> AsyncSite:
     return AsyncSite(
         f"http://127.0.0.1:{server.server_address[1]}", server, loop, thread, servers
     )
+
+
+def ref_in(snapshot: str, needle: str) -> str:
+    """The ref on the first line of ``snapshot`` that names ``needle`` (fails if none does)."""
+    for line in snapshot.splitlines():
+        if needle in line and "[ref=" in line:
+            return line.split("[ref=", 1)[1].split("]", 1)[0]
+    raise AssertionError(f"{needle!r} not in {snapshot}")
