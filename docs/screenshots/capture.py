@@ -265,11 +265,11 @@ def child() -> int:
 
     from browserdeck import logsetup
     from browserdeck.gui.app import TrayApp, make_qapp
-    from browserdeck.service import Service
+    from browserdeck.master import build_service
 
     logsetup.setup()
     qapp = make_qapp()
-    app = TrayApp(qapp, service_factory=lambda: Service(force_headless=True))
+    app = TrayApp(qapp, service_factory=lambda: build_service(force_headless=True))
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
 
