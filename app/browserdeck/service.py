@@ -716,21 +716,32 @@ class Service:
                     await api.stop()
                 finally:
                     self._remove_instance_file()
-            for ctx in list(self.contexts.values()):
-                try:
-                    await ctx.stop()
-                except Exception:
-                    log.exception("stopping profile %s", ctx.name)
-            if self.engine is not None:
-                engine, self.engine = self.engine, None
-                try:
-                    await engine.stop()
-                except Exception:
-                    log.exception("stopping the engine")
+            # Side by side: the profiles' browsers close (each 0.2-0.5 s of Chromium's own
+            # shutdown) while the engine lets go of every connection and stops its driver
+            # (the profiles find no engine to drop their connection from).
+            engine, self.engine = self.engine, None
+            await asyncio.gather(
+                *(self._stop_profile(c) for c in list(self.contexts.values())),
+                self._stop_engine(engine),
+            )
         finally:
             await self.http.aclose()
             self.started = False
             self.stopped.set()
+
+    async def _stop_engine(self, engine: Engine | None) -> None:
+        if engine is None:
+            return
+        try:
+            await engine.stop()
+        except Exception:
+            log.exception("stopping the engine")
+
+    async def _stop_profile(self, ctx: ProfileContext) -> None:
+        try:
+            await ctx.stop()
+        except Exception:
+            log.exception("stopping profile %s", ctx.name)
 
     def _read_config_bytes(self) -> bytes | None:
         try:
