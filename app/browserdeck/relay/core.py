@@ -372,20 +372,25 @@ class Relay:
         session = self._new_session(client, tab, scope)
         scope.announced[tab.target_id] = session
         await self._attachment_changed(tab)
+        await self.send_attached(session)
+        return session
+
+    async def send_attached(self, session: Session) -> None:
+        """``Target.attachedToTarget`` for a new tab session, on the scope it belongs to."""
+        client = session.client
         await client.send(
             event_message(
                 "Target.attachedToTarget",
                 dumps(
                     {
                         "sessionId": session.session_id,
-                        "targetInfo": self.target_info(tab),
+                        "targetInfo": self.target_info(session.tab),
                         "waitingForDebugger": False,
                     }
                 ),
-                client.wire_sid(scope.session_id),
+                client.wire_sid(session.scope.session_id),
             )
         )
-        return session
 
     def _learn_context_id(self, info: dict[str, Any]) -> None:
         if info.get("browserContextId") and not self.context_known:
