@@ -112,7 +112,6 @@ class RelayServer:
         self.profile = profile
         self.color = color
         self.slot = ClientSlot(profile=profile, mode=client_mode)
-        self.client_mode = client_mode
         self.gate = RequestGate(token=token, extension_ids=extension_ids)
         self.extension_ids = self.gate.extension_ids
         self._events = events
@@ -138,6 +137,15 @@ class RelayServer:
     @property
     def ws_url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/cdp"
+
+    @property
+    def client_mode(self) -> str:
+        """``single-active`` or ``multi-client`` (slot.py); tests switch it on a live relay."""
+        return self.slot.mode
+
+    @client_mode.setter
+    def client_mode(self, mode: str) -> None:
+        self.slot.mode = mode
 
     @property
     def extension_connected(self) -> bool:
@@ -229,6 +237,10 @@ class RelayServer:
         if self._server is not None:
             return
         self._stopping = False
+        # Looks like chrome/gateway.py's bind(): both are a websockets server with a
+        # port-in-use error, but the options differ where it matters (subprotocol,
+        # keep-alive pings for the extension, message and write limits); a shared helper
+        # would be a parameter for each line.
         try:
             self._server = await serve(
                 self._handle,
