@@ -58,7 +58,7 @@ LAYERS: dict[str, int] = {
     # 1: the Playwright engine.
     "engine": 1,
     # 2: the service (profiles, browsers, relays) and the typed front door on it.
-    **dict.fromkeys(("service", "remote", "deck", "drivers"), 2),
+    **dict.fromkeys(("service", "profiles", "remote", "deck", "drivers"), 2),
     # 3: the ways in: HTTP API and MCP.
     **dict.fromkeys(("api", "mcpserver"), 3),
     # 4: the front-ends: the tray app and the CLI's commands.

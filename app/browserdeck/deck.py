@@ -24,12 +24,12 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from browserdeck import confine, remote, urls
 from browserdeck.engine import options as o
 from browserdeck.errors import BrowserdeckError, InvalidInput, Unavailable
-from browserdeck.service import QUIET_CLIENTS
-from browserdeck.tabs import Tab
+from browserdeck.tabs import QUIET_CLIENTS, Tab
 
 if TYPE_CHECKING:
     from browserdeck.engine import Engine
-    from browserdeck.service import ProfileContext, Service
+    from browserdeck.profiles import ProfileContext
+    from browserdeck.service import Service
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -237,7 +237,7 @@ class Deck:
     async def _browser_gone(
         self, caller: Caller, profile: str | None, exc: BrowserdeckError
     ) -> BrowserdeckError | None:
-        """"The tab was closed" (or "navigated": its context went) is all the engine sees
+        """ "The tab was closed" (or "navigated": its context went) is all the engine sees
         when the browser was stopped, crashed or lost its extension: say which, since every
         tab and ref went with it."""
         if exc.code not in ("tab_closed", "browser_gone", "navigated"):
