@@ -1,12 +1,17 @@
 """What each engine call accepts: typed, validated, and documented once.
 
-The HTTP routes use these models as request bodies (so the OpenAPI spec shows
-them), the CLI and MCP build them from their own arguments. JSON field names
-are camelCase (``timeoutMs``); Python code uses snake_case.
+Each field's type, description, default, choices and bounds are written here and
+nowhere else. The HTTP routes use these models as request bodies (so the OpenAPI
+spec shows them); the MCP tools' input schemas are derived from them
+(``field_schemas``, used in ``mcpserver/tools/``), and so are the CLI's arguments,
+generated ahead of time into ``cli_args.py`` by ``cli_schema.py`` (the CLI must not
+import pydantic at each call). JSON field names are camelCase (``timeoutMs``);
+Python code uses snake_case.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any, Literal
 
@@ -51,6 +56,10 @@ def _css_only(value: str) -> str:
 
 # A CSS selector as the API takes it.
 Css = Annotated[str, AfterValidator(_css_only)]
+# An element ref: what every ref field takes, described once.
+Ref = Annotated[
+    str, Field(description="element ref from the latest snapshot: e12 (or @e12, ref=e12)")
+]
 
 
 class _Model(BaseModel):
@@ -63,7 +72,8 @@ class _Model(BaseModel):
 
 class _TabBody(_Model):
     target_id: str | None = Field(
-        default=None, description="tab: CDP targetId or a unique prefix; default: your last used tab (docs/api.md)"
+        default=None,
+        description="tab: CDP targetId or a unique prefix; default: your last used tab (docs/api.md)",
     )
 
 
@@ -122,14 +132,14 @@ def _wait_ms(kinds: str) -> Any:
         default=None,
         ge=0,
         le=60_000,
-        description=f"{kinds}: the longest wait for what the action caused (navigation, "
-        "requests); default the actionWaitMs setting (5000), 0 = do not wait",
+        description="the longest wait in ms for what the action caused (navigation, "
+        f"requests; {kinds}); default the actionWaitMs setting (5000), 0 = do not wait",
     )
 
 
 class _Act(_TabBody):
     timeout_ms: int | None = Field(default=None, description="default 8000, clamped to 500–60000")
-    wait_ms: int | None = _wait_ms("click, type, press, select, fill, drag")
+    wait_ms: int | None = _wait_ms("after click, type, press, select, fill, drag")
 
 
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
@@ -137,16 +147,18 @@ Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 
 class ClickAct(_Act):
     kind: Literal["click"]
-    ref: str = Field(description="e12, @e12 or ref=e12 from the latest snapshot")
-    double_click: bool = False
-    button: Literal["left", "right", "middle"] = "left"
-    modifiers: list[Modifier] = Field(default_factory=list, max_length=8)
+    ref: Ref
+    double_click: bool = Field(default=False, description="double-click")
+    button: Literal["left", "right", "middle"] = Field(default="left", description="mouse button")
+    modifiers: list[Modifier] = Field(
+        default_factory=list, max_length=8, description="keys held down during the click"
+    )
 
 
 class TypeAct(_Act):
     kind: Literal["type"]
-    ref: str
-    text: str
+    ref: Ref
+    text: str = Field(description="the text; it replaces the element's value")
     submit: bool = Field(default=False, description="press Enter afterwards")
     slowly: bool = Field(
         default=False, description="type key by key (for pages that listen to keys)"
@@ -156,29 +168,31 @@ class TypeAct(_Act):
 class PressAct(_Act):
     kind: Literal["press"]
     key: str = Field(min_length=1, description="e.g. Enter, Escape, ArrowDown, Control+A")
-    ref: str | None = Field(default=None, description="focus this element first; default: the page")
+    ref: Ref | None = Field(default=None, description="focus this element first; default: the page")
 
 
 class HoverAct(_Act):
     kind: Literal["hover"]
-    ref: str
+    ref: Ref
 
 
 class DragAct(_Act):
     kind: Literal["drag"]
-    start_ref: str
-    end_ref: str
+    start_ref: Ref = Field(description="the element to drag (a ref from the latest snapshot)")
+    end_ref: Ref = Field(description="the element to drop it on (a ref)")
 
 
 class SelectAct(_Act):
     kind: Literal["select"]
-    ref: str
+    ref: Ref
     values: list[str] = Field(min_length=1, max_length=1000, description="option values or labels")
 
 
 class FillField(_Model):
-    ref: str
-    value: str | bool | int | float
+    ref: Ref
+    value: str | bool | int | float = Field(
+        description="text; true/false for a checkbox or radio; an option value or label for a select"
+    )
     type: Literal["text", "checkbox", "radio", "select"] | None = Field(
         default=None, description="default: from the element's role"
     )
@@ -191,8 +205,8 @@ class FillAct(_Act):
 
 class ResizeAct(_Act):
     kind: Literal["resize"]
-    width: int = Field(ge=100, le=10_000)
-    height: int = Field(ge=100, le=10_000)
+    width: int = Field(ge=100, le=10_000, description="viewport width in CSS pixels")
+    height: int = Field(ge=100, le=10_000, description="viewport height in CSS pixels")
 
 
 class WaitAct(_Act):
@@ -200,12 +214,8 @@ class WaitAct(_Act):
     time_ms: int | None = Field(default=None, ge=0, le=60_000, description="just wait this long")
     # Empty strings are refused: an empty text is on every page (or never gone), an empty
     # function never returns truthy, so such a wait could only time out.
-    text: str | None = Field(
-        default=None, min_length=1, description="until this text is visible"
-    )
-    text_gone: str | None = Field(
-        default=None, min_length=1, description="until this text is gone"
-    )
+    text: str | None = Field(default=None, min_length=1, description="until this text is visible")
+    text_gone: str | None = Field(default=None, min_length=1, description="until this text is gone")
     selector: Css | None = Field(
         default=None, min_length=1, description="until this CSS selector is visible"
     )
@@ -227,7 +237,7 @@ class WaitAct(_Act):
 class EvaluateAct(_Act):
     kind: Literal["evaluate"]
     fn: str = Field(min_length=1, description="'() => document.title', or '(el) => …' with ref")
-    ref: str | None = None
+    ref: Ref | None = Field(default=None, description="pass this element to the function")
 
 
 class CloseAct(_Act):
@@ -236,7 +246,7 @@ class CloseAct(_Act):
 
 class ScrollIntoViewAct(_Act):
     kind: Literal["scrollIntoView"]
-    ref: str
+    ref: Ref
 
 
 AnyAct = (
@@ -271,13 +281,20 @@ def act_deadline(action: AnyAct) -> float:
         slow = SLOW_TYPE_DELAY_MS * len(action.text) / 1000 if action.slowly else 0.0
         return step * 3 + slow + after
     if isinstance(action, WaitAct):
-        conditions = sum(
-            value is not None
-            for value in (
-                action.text, action.text_gone, action.selector, action.url,
-                action.load_state, action.fn,
+        conditions = (
+            sum(
+                value is not None
+                for value in (
+                    action.text,
+                    action.text_gone,
+                    action.selector,
+                    action.url,
+                    action.load_state,
+                    action.fn,
+                )
             )
-        ) + action.network_quiet
+            + action.network_quiet
+        )
         return (action.time_ms or 0) / 1000 + step * max(conditions, 1)
     # The action; the ref lookup before it is quick unless the page hangs.
     return step + 1.0 + after
@@ -353,9 +370,7 @@ class FileChooserOptions(_TabBody):
     input_ref: str | None = Field(
         default=None, description="set the files on this <input type=file>"
     )
-    element: Css | None = Field(
-        default=None, description="CSS selector of an <input type=file>"
-    )
+    element: Css | None = Field(default=None, description="CSS selector of an <input type=file>")
     timeout_ms: int | None = Field(default=None, description="default and maximum 120000")
     wait_ms: int | None = _wait_ms("with ref, inputRef or element")
 
@@ -364,3 +379,58 @@ class DialogOptions(_TabBody):
     accept: bool = True
     prompt_text: str | None = None
     timeout_ms: int | None = Field(default=None, description="default and maximum 120000")
+
+
+# --- the schema, derived for the other ways in ---------------------------------------
+
+JSON = dict[str, Any]
+# What a derived field schema keeps of pydantic's: no titles (the schema is context an
+# agent pays for on every turn, playwright-mcp #1290), nothing that is null.
+_KEEP = (
+    "type", "enum", "description", "default", "items", "properties", "required",
+    "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems",
+)  # fmt: skip
+
+
+def _compact(schema: JSON, defs: JSON) -> JSON:
+    if "$ref" in schema:
+        schema = {
+            **defs[schema["$ref"].rsplit("/", 1)[1]],
+            **{k: v for k, v in schema.items() if k != "$ref"},
+        }
+    if "anyOf" in schema:
+        options = [_compact(s, defs) for s in schema["anyOf"] if s.get("type") != "null"]
+        rest = {k: v for k, v in schema.items() if k != "anyOf"}
+        if len(options) == 1:
+            schema = {**options[0], **rest}
+        else:  # a union of plain types (FillField.value): one type list
+            schema = {**rest, "type": [o["type"] for o in options]}
+    out: JSON = {}
+    for key in _KEEP:
+        if key not in schema or (key == "default" and schema[key] in (None, [])):
+            continue
+        value = schema[key]
+        if key == "items":
+            value = _compact(value, defs)
+        elif key == "properties":
+            value = {name: _compact(v, defs) for name, v in value.items()}
+        out[key] = value
+    return out
+
+
+@functools.cache
+def field_schemas(model: type[BaseModel]) -> dict[str, JSON]:
+    """Each field of ``model`` as a compact JSON schema, by its JSON (camelCase) name:
+    type, description, default, choices and bounds exactly as the model declares them."""
+    full = model.model_json_schema(by_alias=True)
+    defs = full.get("$defs", {})
+    return {name: _compact(prop, defs) for name, prop in full["properties"].items()}
+
+
+def required_fields(model: type[BaseModel]) -> list[str]:
+    """The JSON names of the fields a request must give (``kind`` is the model's own)."""
+    return [
+        str(f.alias or name)
+        for name, f in model.model_fields.items()
+        if f.is_required() and name != "kind"
+    ]

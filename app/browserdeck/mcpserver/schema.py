@@ -1,15 +1,21 @@
-"""Tool input schemas, written by hand, and the small validator that checks calls against them.
+"""Tool input schemas and the small validator that checks calls against them.
 
-Hand-written because the schema is context every agent pays for on every turn
-(playwright-mcp #1290: 14.4k tokens of schemas): no generated titles, no
-``$schema``, one short line per field. The validator covers exactly the JSON
-Schema subset used here and words its errors for an LLM.
+A tool argument that is a field of an engine request (``engine/options.py``) takes its
+schema from that model (``from_model``): type, description, default, choices and bounds
+are declared there once. Only arguments of the MCP tools' own (``snapshot``, Playwright
+MCP's spellings) are written here with ``s``/``b``/``i``/… The schema is context every
+agent pays for on every turn (playwright-mcp #1290: 14.4k tokens of schemas), so the
+derived one is compact too: no titles, no ``$schema``, no null defaults. The validator
+covers exactly the JSON Schema subset used here and words its errors for an LLM.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
+from browserdeck.engine.options import field_schemas, required_fields
 from browserdeck.errors import InvalidInput
 
 JSON = dict[str, Any]
@@ -53,8 +59,8 @@ def b(description: str | None = None) -> JSON:
     return out
 
 
-def arr(items: JSON, description: str | None = None) -> JSON:
-    out: JSON = {"type": "array", "items": items}
+def arr(items: JSON, description: str | None = None, **bounds: int) -> JSON:
+    out: JSON = {"type": "array", "items": items, **bounds}
     if description:
         out["description"] = description
     return out
@@ -73,6 +79,27 @@ def obj(
     return out
 
 
+def from_model(
+    model: type[BaseModel],
+    *names: str,
+    rename: dict[str, str] | None = None,
+    extra: JSON | None = None,
+) -> JSON:
+    """An object schema of ``model``'s fields ``names`` (JSON names), as the model declares
+    them; ``rename`` gives a field the tool's own name (``fn`` -> ``function``), ``extra``
+    adds the tool's own arguments. Required: what the model requires, of ``names``."""
+    rename = rename or {}
+    derived = field_schemas(model)
+    properties = {rename.get(n, n): derived[n] for n in names}
+    required = [rename.get(n, n) for n in required_fields(model) if n in names]
+    return obj({**properties, **(extra or {})}, required)
+
+
+def field(model: type[BaseModel], name: str) -> JSON:
+    """One field of ``model`` as the model declares it (by its JSON name)."""
+    return field_schemas(model)[name]
+
+
 _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
@@ -83,19 +110,25 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def _is(value: Any, kind: str) -> bool:
+    return isinstance(value, _TYPES[kind]) and not (
+        kind in ("integer", "number") and isinstance(value, bool)
+    )
+
+
 def _check(value: Any, schema: JSON, where: str) -> Any:
     kind = schema.get("type")
     if kind is not None:
-        ok = isinstance(value, _TYPES[kind]) and not (
-            kind in ("integer", "number") and isinstance(value, bool)
-        )
-        if kind == "integer" and isinstance(value, float) and value.is_integer():
+        kinds = kind if isinstance(kind, list) else [kind]
+        ok = any(_is(value, k) for k in kinds)
+        if not ok and "integer" in kinds and isinstance(value, float) and value.is_integer():
             value, ok = int(value), True
         if not ok:
+            words = " or ".join(f"{'an' if k[0] in 'aeiou' else 'a'} {k}" for k in kinds)
             raise InvalidInput(
-                f"{where} must be {'an' if kind[0] in 'aeiou' else 'a'} {kind}, "
-                f"not {type(value).__name__} {value!r}"[:300]
+                f"{where} must be {words}, not {type(value).__name__} {value!r}"[:300]
             )
+    _check_bounds(value, schema, where)
     if "enum" in schema and value not in schema["enum"]:
         raise InvalidInput(
             f"{where} must be one of {', '.join(map(str, schema['enum']))}, not {value!r}"
@@ -105,6 +138,22 @@ def _check(value: Any, schema: JSON, where: str) -> Any:
     if kind == "object" and "properties" in schema:
         return validate_object(value, schema, where)
     return value
+
+
+def _check_bounds(value: Any, schema: JSON, where: str) -> None:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if number and "minimum" in schema and value < schema["minimum"]:
+        raise InvalidInput(f"{where} must be at least {schema['minimum']}, not {value!r}")
+    if number and "maximum" in schema and value > schema["maximum"]:
+        raise InvalidInput(f"{where} must be at most {schema['maximum']}, not {value!r}")
+    size = len(value) if isinstance(value, (str, list)) else None
+    unit = "characters" if isinstance(value, str) else "items"
+    low = schema.get("minLength", schema.get("minItems"))
+    high = schema.get("maxLength", schema.get("maxItems"))
+    if size is not None and low is not None and size < low:
+        raise InvalidInput(f"{where} must have at least {low} {unit}, not {size}")
+    if size is not None and high is not None and size > high:
+        raise InvalidInput(f"{where} must have at most {high} {unit}, not {size}")
 
 
 def validate_object(args: dict[str, Any], schema: JSON, where: str) -> dict[str, Any]:
