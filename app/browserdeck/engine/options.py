@@ -211,7 +211,7 @@ class ResizeAct(_Act):
 
 class WaitAct(_Act):
     kind: Literal["wait"]
-    time_ms: int | None = Field(default=None, ge=0, le=60_000, description="just wait this long")
+    time_ms: int | None = Field(default=None, ge=0, le=60_000, description="just wait this long (ms)")
     # Empty strings are refused: an empty text is on every page (or never gone), an empty
     # function never returns truthy, so such a wait could only time out.
     text: str | None = Field(default=None, min_length=1, description="until this text is visible")
@@ -317,16 +317,16 @@ class NavigateOptions(_TabBody):
 
 
 class ScreenshotOptions(_TabBody):
-    full_page: bool = False
+    full_page: bool = Field(default=False, description="the whole page, not just the viewport")
     ref: str | None = Field(default=None, description="only this element")
     element: Css | None = Field(default=None, description="only this element (CSS selector)")
-    type: Literal["png", "jpeg"] = "png"
+    type: Literal["png", "jpeg"] = Field(default="png", description="image format")
     quality: int | None = Field(default=None, ge=1, le=100, description="jpeg only")
     labels: bool = Field(default=False, description="draw ref labels (max 150, those in view)")
     max_width: int | None = Field(default=None, ge=16, le=20_000, description="downscale to fit")
     max_height: int | None = Field(default=None, ge=16, le=20_000, description="downscale to fit")
     inline: bool = Field(default=False, description="return base64 data instead of a file path")
-    timeout_ms: int | None = None
+    timeout_ms: int | None = Field(default=None, description="default 20000, clamped to 500–60000")
 
 
 class ConsoleOptions(_Model):
@@ -349,9 +349,9 @@ class OfflineOptions(_TabBody):
 
 class PdfOptions(_TabBody):
     inline: bool = False
-    landscape: bool = False
+    landscape: bool = Field(default=False, description="landscape pages")
     print_background: bool = True
-    timeout_ms: int | None = None
+    timeout_ms: int | None = Field(default=None, description="default 20000, clamped to 500–120000")
 
 
 class FileChooserOptions(_TabBody):
@@ -376,8 +376,8 @@ class FileChooserOptions(_TabBody):
 
 
 class DialogOptions(_TabBody):
-    accept: bool = True
-    prompt_text: str | None = None
+    accept: bool = Field(default=True, description="accept (true) or dismiss (false) it")
+    prompt_text: str | None = Field(default=None, description="the answer to a prompt()")
     timeout_ms: int | None = Field(default=None, description="default and maximum 120000")
 
 
