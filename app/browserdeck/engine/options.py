@@ -57,9 +57,7 @@ def _css_only(value: str) -> str:
 # A CSS selector as the API takes it.
 Css = Annotated[str, AfterValidator(_css_only)]
 # An element ref: what every ref field takes, described once.
-Ref = Annotated[
-    str, Field(description="element ref from the latest snapshot: e12 (or @e12, ref=e12)")
-]
+Ref = Annotated[str, Field(description="element ref from the latest snapshot, e.g. e12")]
 
 
 class _Model(BaseModel):
@@ -127,19 +125,19 @@ DEFAULT_AX_LIMIT = 2_000
 # --- act ------------------------------------------------------------------------
 
 
-def _wait_ms(kinds: str) -> Any:
+def _wait_ms(when: str = "") -> Any:
     return Field(
         default=None,
         ge=0,
         le=60_000,
-        description="the longest wait in ms for what the action caused (navigation, "
-        f"requests; {kinds}); default the actionWaitMs setting (5000), 0 = do not wait",
+        description=f"{when}longest wait in ms for what the action caused (navigation, "
+        "requests); default: the actionWaitMs setting, 0 = none",
     )
 
 
 class _Act(_TabBody):
     timeout_ms: int | None = Field(default=None, description="default 8000, clamped to 500–60000")
-    wait_ms: int | None = _wait_ms("after click, type, press, select, fill, drag")
+    wait_ms: int | None = _wait_ms()
 
 
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
@@ -148,17 +146,16 @@ Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 class ClickAct(_Act):
     kind: Literal["click"]
     ref: Ref
-    double_click: bool = Field(default=False, description="double-click")
-    button: Literal["left", "right", "middle"] = Field(default="left", description="mouse button")
-    modifiers: list[Modifier] = Field(
-        default_factory=list, max_length=8, description="keys held down during the click"
-    )
+    # Self-explaining fields carry no description: the schema is context an agent pays for.
+    double_click: bool = False
+    button: Literal["left", "right", "middle"] = "left"
+    modifiers: list[Modifier] = Field(default_factory=list, max_length=8)
 
 
 class TypeAct(_Act):
     kind: Literal["type"]
     ref: Ref
-    text: str = Field(description="the text; it replaces the element's value")
+    text: str
     submit: bool = Field(default=False, description="press Enter afterwards")
     slowly: bool = Field(
         default=False, description="type key by key (for pages that listen to keys)"
@@ -205,13 +202,15 @@ class FillAct(_Act):
 
 class ResizeAct(_Act):
     kind: Literal["resize"]
-    width: int = Field(ge=100, le=10_000, description="viewport width in CSS pixels")
-    height: int = Field(ge=100, le=10_000, description="viewport height in CSS pixels")
+    width: int = Field(ge=100, le=10_000)
+    height: int = Field(ge=100, le=10_000)
 
 
 class WaitAct(_Act):
     kind: Literal["wait"]
-    time_ms: int | None = Field(default=None, ge=0, le=60_000, description="just wait this long (ms)")
+    time_ms: int | None = Field(
+        default=None, ge=0, le=60_000, description="just wait this long (ms)"
+    )
     # Empty strings are refused: an empty text is on every page (or never gone), an empty
     # function never returns truthy, so such a wait could only time out.
     text: str | None = Field(default=None, min_length=1, description="until this text is visible")
@@ -372,7 +371,7 @@ class FileChooserOptions(_TabBody):
     )
     element: Css | None = Field(default=None, description="CSS selector of an <input type=file>")
     timeout_ms: int | None = Field(default=None, description="default and maximum 120000")
-    wait_ms: int | None = _wait_ms("with ref, inputRef or element")
+    wait_ms: int | None = _wait_ms("with ref, inputRef or element: ")
 
 
 class DialogOptions(_TabBody):
@@ -385,7 +384,8 @@ class DialogOptions(_TabBody):
 
 JSON = dict[str, Any]
 # What a derived field schema keeps of pydantic's: no titles (the schema is context an
-# agent pays for on every turn, playwright-mcp #1290), nothing that is null.
+# agent pays for on every turn, playwright-mcp #1290), no default that goes without
+# saying (null, false, an empty list).
 _KEEP = (
     "type", "enum", "description", "default", "items", "properties", "required",
     "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems",
@@ -407,7 +407,9 @@ def _compact(schema: JSON, defs: JSON) -> JSON:
             schema = {**rest, "type": [o["type"] for o in options]}
     out: JSON = {}
     for key in _KEEP:
-        if key not in schema or (key == "default" and schema[key] in (None, [])):
+        if key not in schema or (
+            key == "default" and (schema[key] is None or schema[key] is False or schema[key] == [])
+        ):
             continue
         value = schema[key]
         if key == "items":
