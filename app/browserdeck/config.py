@@ -71,6 +71,7 @@ class Setting:
     minimum: int | None = None
     maximum: int | None = None
     advanced: bool = False
+    at_create: bool = False  # a profile field POST /profiles/create takes (CREATE_FIELDS)
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -245,8 +246,11 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         "managed: an isolated browser browserdeck launches; extension: your own "
         "Chrome through the browserdeck extension; remote: any CDP URL.",
         choices=DRIVERS,
+        at_create=True,
     ),
-    Setting("color", "color", "#FF4500", "Tint of the browser window and the tray icon."),
+    Setting(
+        "color", "color", "#FF4500", "Tint of the browser window and the tray icon.", at_create=True
+    ),
     Setting(
         "cdpPort",
         "port",
@@ -265,6 +269,7 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         "--remote-debugging-port; ws(s)://… for a browser service (Browserless, Browserbase, "
         "Steel, Selenium Grid se:cdp), reached over that WebSocket alone (see docs/remote.md). "
         "A token in its query is moved to the secret store when the profile is created.",
+        at_create=True,
     ),
     Setting(
         "tokenParam",
@@ -272,6 +277,7 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         None,
         "remote ws(s): the query parameter that carries the service token kept in the secret "
         "store (e.g. token, apiKey); default: token, unless tokenHeader is set.",
+        at_create=True,
     ),
     Setting(
         "tokenHeader",
@@ -279,6 +285,7 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         None,
         "remote ws(s): send the stored token in this header instead (Authorization is sent "
         "as 'Bearer TOKEN', any other header as the bare token).",
+        at_create=True,
     ),
     Setting(
         "pool",
@@ -287,6 +294,7 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         "remote ws(s): one browser from the service per agent session (MCP session, "
         "BROWSERDECK_CLIENT, X-Browserdeck-Session), released when the session ends or idles; "
         "off: one browser shared by every caller of the profile.",
+        at_create=True,
     ),
     Setting(
         "poolIdleSeconds",
@@ -295,8 +303,15 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         "remote pool: release a session's browser after this long without a call.",
         minimum=10,
         maximum=86400,
+        at_create=True,
     ),
-    Setting("headless", "bool", None, "Override the global headless setting for this profile."),
+    Setting(
+        "headless",
+        "bool",
+        None,
+        "Override the global headless setting for this profile.",
+        at_create=True,
+    ),
     Setting("attachOnly", "bool", None, "Never launch; only attach (forced for remote)."),
     Setting(
         "userDataDir",
@@ -309,6 +324,9 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
 
 SETTING_KEYS = {s.key: s for s in SETTINGS}
 PROFILE_KEYS = {s.key: s for s in PROFILE_FIELDS}
+# What a new profile may be given (POST /profiles/create, `browserdeck create-profile`);
+# cdpPort is allocated, and attachOnly and userDataDir are set in the settings by the user.
+CREATE_FIELDS = tuple(s for s in PROFILE_FIELDS if s.at_create)
 _PORT_SETTING = SETTING_KEYS["controlPort"]
 
 
@@ -623,6 +641,16 @@ def check_setting(setting: Setting, value: Any, where: str | None = None) -> Any
         return _adapter(setting).validate_python(value)
     except ValidationError:
         raise _refusal(setting, value, where or setting.key) from None
+
+
+def setting_schema(setting: Setting) -> dict[str, Any]:
+    """The JSON schema of one declared setting (for OpenAPI), from the same pydantic type
+    ``check_setting`` validates with, plus its description and default."""
+    out = dict(_adapter(setting).json_schema())
+    out["description"] = setting.description
+    if setting.default is not None:
+        out["default"] = setting.default
+    return out
 
 
 def validate_port(value: object, where: str) -> int:

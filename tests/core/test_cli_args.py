@@ -51,7 +51,7 @@ def test_a_page_command_parses_without_pydantic() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     ).stdout
-    assert "longest wait in ms for what the action caused" in out  # the model's help
+    assert "longest wait in ms for what it caused" in out  # the model's help
     assert out.strip().splitlines()[-1] == "[]"
 
 

@@ -57,7 +57,7 @@ def _css_only(value: str) -> str:
 # A CSS selector as the API takes it.
 Css = Annotated[str, AfterValidator(_css_only)]
 # An element ref: what every ref field takes, described once.
-Ref = Annotated[str, Field(description="element ref from the latest snapshot, e.g. e12")]
+Ref = Annotated[str, Field(description="ref from the latest snapshot, e.g. e12")]
 
 
 class _Model(BaseModel):
@@ -130,8 +130,8 @@ def _wait_ms(when: str = "") -> Any:
         default=None,
         ge=0,
         le=60_000,
-        description=f"{when}longest wait in ms for what the action caused (navigation, "
-        "requests); default: the actionWaitMs setting, 0 = none",
+        description=f"{when}longest wait in ms for what it caused (navigation, requests); "
+        "default: the actionWaitMs setting, 0 = none",
     )
 
 
@@ -188,7 +188,7 @@ class SelectAct(_Act):
 class FillField(_Model):
     ref: Ref
     value: str | bool | int | float = Field(
-        description="text; true/false for a checkbox or radio; an option value or label for a select"
+        description="text; true/false for checkbox/radio; option value or label for select"
     )
     type: Literal["text", "checkbox", "radio", "select"] | None = Field(
         default=None, description="default: from the element's role"
@@ -227,8 +227,7 @@ class WaitAct(_Act):
     )
     network_quiet: bool = Field(
         default=False,
-        description="until no request (document, fetch, XHR, script) has been in flight for "
-        "quietMs; long polls and streams open over 5 s do not count",
+        description="until no request is in flight for quietMs (streams open over 5 s aside)",
     )
     quiet_ms: int = Field(default=500, ge=50, le=10_000, description="networkQuiet's window")
 
@@ -354,9 +353,7 @@ class PdfOptions(_TabBody):
 
 
 class FileChooserOptions(_TabBody):
-    paths: list[str] = Field(
-        min_length=1, max_length=100, description="absolute paths of files to upload"
-    )
+    paths: list[str] = Field(min_length=1, max_length=100, description="absolute paths")
     roots: list[str] = Field(
         default_factory=list,
         max_length=50,
@@ -375,7 +372,7 @@ class FileChooserOptions(_TabBody):
 
 
 class DialogOptions(_TabBody):
-    accept: bool = Field(default=True, description="accept (true) or dismiss (false) it")
+    accept: bool = True
     prompt_text: str | None = Field(default=None, description="the answer to a prompt()")
     timeout_ms: int | None = Field(default=None, description="default and maximum 120000")
 

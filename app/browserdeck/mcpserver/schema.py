@@ -1,11 +1,11 @@
 """Tool input schemas and the small validator that checks calls against them.
 
 A tool argument that is a field of an engine request (``engine/options.py``) takes its
-schema from that model (``from_model``): type, description, default, choices and bounds
-are declared there once. Only arguments of the MCP tools' own (``snapshot``, Playwright
+schema from that model (``from_model``): type, description, default and choices are
+declared there once (bounds too; the model enforces them). Only arguments of the MCP tools' own (``snapshot``, Playwright
 MCP's spellings) are written here with ``s``/``b``/``i``/… The schema is context every
 agent pays for on every turn (playwright-mcp #1290: 14.4k tokens of schemas), so the
-derived one is compact too: no titles, no ``$schema``, no null defaults. The validator
+derived one is compact too: no titles, no ``$schema``, no self-evident defaults. The validator
 covers exactly the JSON Schema subset used here and words its errors for an LLM.
 """
 
@@ -59,8 +59,8 @@ def b(description: str | None = None) -> JSON:
     return out
 
 
-def arr(items: JSON, description: str | None = None, **bounds: int) -> JSON:
-    out: JSON = {"type": "array", "items": items, **bounds}
+def arr(items: JSON, description: str | None = None) -> JSON:
+    out: JSON = {"type": "array", "items": items}
     if description:
         out["description"] = description
     return out
@@ -89,15 +89,29 @@ def from_model(
     them; ``rename`` gives a field the tool's own name (``fn`` -> ``function``), ``extra``
     adds the tool's own arguments. Required: what the model requires, of ``names``."""
     rename = rename or {}
-    derived = field_schemas(model)
-    properties = {rename.get(n, n): derived[n] for n in names}
+    properties = {rename.get(n, n): field(model, n) for n in names}
     required = [rename.get(n, n) for n in required_fields(model) if n in names]
     return obj({**properties, **(extra or {})}, required)
 
 
+# Bounds stay with the model, which enforces them and names the bound in its error; the
+# tool schema leaves them out, as every agent pays for each character of it on every turn
+# (tests/mcp/test_sessions.py bounds the size of `core`).
+_BOUNDS = frozenset({"minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems"})
+
+
+def _unbounded(schema: JSON) -> JSON:
+    out = {k: v for k, v in schema.items() if k not in _BOUNDS}
+    if "items" in out:
+        out["items"] = _unbounded(out["items"])
+    if "properties" in out:
+        out["properties"] = {k: _unbounded(v) for k, v in out["properties"].items()}
+    return out
+
+
 def field(model: type[BaseModel], name: str) -> JSON:
-    """One field of ``model`` as the model declares it (by its JSON name)."""
-    return field_schemas(model)[name]
+    """One field of ``model`` as the model declares it (by its JSON name), bounds aside."""
+    return _unbounded(field_schemas(model)[name])
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -128,7 +142,6 @@ def _check(value: Any, schema: JSON, where: str) -> Any:
             raise InvalidInput(
                 f"{where} must be {words}, not {type(value).__name__} {value!r}"[:300]
             )
-    _check_bounds(value, schema, where)
     if "enum" in schema and value not in schema["enum"]:
         raise InvalidInput(
             f"{where} must be one of {', '.join(map(str, schema['enum']))}, not {value!r}"
@@ -138,22 +151,6 @@ def _check(value: Any, schema: JSON, where: str) -> Any:
     if kind == "object" and "properties" in schema:
         return validate_object(value, schema, where)
     return value
-
-
-def _check_bounds(value: Any, schema: JSON, where: str) -> None:
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if number and "minimum" in schema and value < schema["minimum"]:
-        raise InvalidInput(f"{where} must be at least {schema['minimum']}, not {value!r}")
-    if number and "maximum" in schema and value > schema["maximum"]:
-        raise InvalidInput(f"{where} must be at most {schema['maximum']}, not {value!r}")
-    size = len(value) if isinstance(value, (str, list)) else None
-    unit = "characters" if isinstance(value, str) else "items"
-    low = schema.get("minLength", schema.get("minItems"))
-    high = schema.get("maxLength", schema.get("maxItems"))
-    if size is not None and low is not None and size < low:
-        raise InvalidInput(f"{where} must have at least {low} {unit}, not {size}")
-    if size is not None and high is not None and size > high:
-        raise InvalidInput(f"{where} must have at most {high} {unit}, not {size}")
 
 
 def validate_object(args: dict[str, Any], schema: JSON, where: str) -> dict[str, Any]:

@@ -116,7 +116,6 @@ async def select_option(call: Call) -> Reply:
                     },
                     ["ref", "value"],
                 ),
-                minItems=1,
             ),
             "waitMs": WAIT,
             "snapshot": SNAP,
@@ -177,7 +176,6 @@ async def resize(call: Call) -> Reply:
         "textGone",
         "selector",
         "networkQuiet",
-        "quietMs",
         extra={"time": n("seconds")},
     ),
 )
@@ -194,7 +192,6 @@ async def wait_for(call: Call) -> Reply:
         textGone=a.get("textGone"),
         selector=a.get("selector"),
         networkQuiet=a.get("networkQuiet") or None,
-        quietMs=a.get("quietMs"),
         timeMs=time_ms,
     )
     what = (
