@@ -10,6 +10,12 @@ camelCase keys (``<config dir>/config.json``)::
 
 A file that fails to parse is never replaced silently: it is moved aside to
 ``config.json.bad-<time>`` and the error says where it went.
+
+Why one module (about 1,000 lines): the declarations (``SETTINGS``, ``PROFILE_FIELDS``),
+the typed model (``Config``, ``ProfileConfig``), the one check (``check_setting``) and
+loading and saving are one concept, the settings, read by every layer as ``config.X``;
+the declarations are a third of it, and the check reads them while the docs generator
+at the end prints them.
 """
 
 from __future__ import annotations
@@ -955,8 +961,13 @@ def updated(config: Config, change: Callable[[Config], None]) -> Config:
 def settings_markdown() -> str:
     """docs/configuration.md, generated from the schema (a test keeps the file in step)."""
 
-    def fmt(value: Any) -> str:
-        return "—" if value is None else f"`{json.dumps(value)}`"
+    def table(settings: tuple[Setting, ...], first: str) -> list[str]:
+        rows = [f"| {first} | type | default | meaning |", "|---|---|---|---|"]
+        for s in settings:
+            kind = s.type + (f" ({' / '.join(s.choices)})" if s.choices else "")
+            default = "—" if s.default is None else f"`{json.dumps(s.default)}`"
+            rows.append(f"| `{s.key}` | {kind} | {default} | {s.description} |")
+        return rows
 
     out = [
         "# Settings",
@@ -967,12 +978,8 @@ def settings_markdown() -> str:
         f"File: `{'<config dir>'}/config.json` (`browserdeck paths` shows where). Written",
         "atomically; a file that fails to parse is kept as `config.json.bad-<time>` and reported.",
         "",
-        "| setting | type | default | meaning |",
-        "|---|---|---|---|",
+        *table(SETTINGS, "setting"),
     ]
-    for s in SETTINGS:
-        kind = s.type + (f" ({' / '.join(s.choices)})" if s.choices else "")
-        out.append(f"| `{s.key}` | {kind} | {fmt(s.default)} | {s.description} |")
     out += [
         "",
         "## Profiles",
@@ -980,12 +987,8 @@ def settings_markdown() -> str:
         "`profiles` is an object keyed by profile name (lowercase letters, digits and `-`,",
         "starting with a letter or digit, at most 64 characters). Each profile:",
         "",
-        "| field | type | default | meaning |",
-        "|---|---|---|---|",
+        *table(PROFILE_FIELDS, "field"),
     ]
-    for s in PROFILE_FIELDS:
-        kind = s.type + (f" ({' / '.join(s.choices)})" if s.choices else "")
-        out.append(f"| `{s.key}` | {kind} | {fmt(s.default)} | {s.description} |")
     defaults = json.dumps(default_config().to_json()["profiles"], indent=2)
     out += [
         "",
