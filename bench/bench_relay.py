@@ -8,7 +8,11 @@ free port. The same tab is driven two ways at once:
 
 Measured (medians, interleaved rounds so drift hits both sides alike):
   * CDP Runtime.evaluate("1+1") round trip on a page session (target: <= +0.5 ms);
-  * a Puppeteer (puppeteer-core from npm) click through the relay vs direct (<= 1.15x);
+  * Input.dispatchMouseEvent as a click sends it: a move alone (it waits for a frame) and
+    move+press+release pipelined;
+  * a Puppeteer (puppeteer-core from npm) click through the relay vs direct (<= 1.15x),
+    and where it goes: every CDP command of each click timed in Puppeteer's transport
+    (commands per click, time a command was outstanding, round trip per method);
   * a Playwright click on the same page through the relay vs direct;
   * connect_over_cdp until the pages are ready, with 1 and with 20 shared tabs;
   * where a relayed round trip goes: the extension's turnaround as the relay sees it
@@ -71,6 +75,28 @@ async def eval_round_trips(cdp: CDPClient, sid: str, n: int) -> list[float]:
     for _ in range(n):
         start = time.perf_counter()
         await cdp.send("Runtime.evaluate", {"expression": "1+1"}, session_id=sid)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+async def mouse_round_trips(cdp: CDPClient, sid: str, n: int, *, press: bool) -> list[float]:
+    """``Input.dispatchMouseEvent`` as a click sends it: a move alone (its ack waits for the
+    next frame: input is aligned to frames), or move, press and release pipelined."""
+    kinds = ("mouseMoved", "mousePressed", "mouseReleased") if press else ("mouseMoved",)
+    out = []
+    for i in range(n):
+        start = time.perf_counter()
+        await asyncio.gather(
+            *(
+                cdp.send(
+                    "Input.dispatchMouseEvent",
+                    # A spot beside the button (nothing to click), moving a pixel each time.
+                    {"type": kind, "x": 400 + i % 2, "y": 300, "button": "left", "clickCount": 1},
+                    session_id=sid,
+                )
+                for kind in kinds
+            )
+        )
         out.append(time.perf_counter() - start)
     return out
 
@@ -319,6 +345,7 @@ async def main() -> int:
     ext: ExtBrowser = await launch_ext_browser(chromium_path, workdir / "chromium", relay)
     rows: list[tuple[str, float, float, str]] = []
     click_rows: list[tuple[str, float, float]] = []
+    mouse_rows: list[tuple[str, list[float], list[float]]] = []
     recovery: list[tuple[str, float, str]] = []
     profile: list[tuple[str, float]] = []
     try:
@@ -350,6 +377,13 @@ async def main() -> int:
             for _ in range(rounds):
                 d_evals += await eval_round_trips(direct, direct_sid, args.evals // rounds)
                 r_evals += await eval_round_trips(via, relay_sid, args.evals // rounds)
+        for press, name in ((False, "mouse move alone"), (True, "mouse move+press+release")):
+            d_mouse: list[float] = []
+            r_mouse: list[float] = []
+            for _ in range(3):
+                d_mouse += await mouse_round_trips(direct, direct_sid, 10, press=press)
+                r_mouse += await mouse_round_trips(via, relay_sid, 10, press=press)
+            mouse_rows.append((f"{name}, median (ms)", d_mouse, r_mouse))
         # Where the relay's extra time goes: chrome.debugger inside the worker (tab still
         # attached by the relay session above), and the Python relay with a fake extension.
         worker_ms = float(await ext.sw_eval(WORKER_ROUND_TRIPS % args.evals))
@@ -366,6 +400,8 @@ async def main() -> int:
             )
         )
         rows.append(("Runtime.evaluate round trip, p90 (ms)", p90(d_evals), p90(r_evals), ""))
+        for name, d_mouse, r_mouse in mouse_rows:
+            rows.append((name, ms(d_mouse), ms(r_mouse), ""))
         extra = ms(r_evals) - ms(d_evals)
         turn_ms = ms(turnaround.samples)
         profile = [
