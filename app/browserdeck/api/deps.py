@@ -10,7 +10,8 @@ from browserdeck.deck import Caller, Deck
 
 if TYPE_CHECKING:
     from browserdeck.engine import Engine
-    from browserdeck.service import ProfileContext, Service
+    from browserdeck.profiles import ProfileContext
+    from browserdeck.service import Service
 
 
 def service_of(request: Request) -> Service:

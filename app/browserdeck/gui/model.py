@@ -26,7 +26,8 @@ from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.bridge import ServiceBridge
 
 if TYPE_CHECKING:
-    from browserdeck.service import ProfileContext, Service
+    from browserdeck.profiles import ProfileContext
+    from browserdeck.service import Service
     from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
