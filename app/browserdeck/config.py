@@ -399,7 +399,6 @@ class Config:
                 hint="list profiles with GET /profiles or `browserdeck profiles`; "
                 "create one with POST /profiles/create",
                 code="unknown_profile",
-                status=404,
             ) from None
 
     def relay_port_of(self, profile: ProfileConfig) -> int:

@@ -1,7 +1,7 @@
 """The FastAPI app: routes translate HTTP <-> service calls, nothing more.
 
 Errors: every ``BrowserdeckError`` becomes ``{"error": {"code", "message", "hint"}}``
-with its status; request validation errors become 400 with the field named; any
+with the status ``api/errors.py`` maps it to; request validation errors become 400 with the field named; any
 other exception becomes a 500 with the exception text (never a traceback) and is
 logged with its traceback.
 """
@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from browserdeck import __version__, paths
 from browserdeck.api.cancel import CancelOnDisconnect
+from browserdeck.api.errors import status_of
 from browserdeck.api.security import LoopbackGuard
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
@@ -78,8 +79,9 @@ def create_app(service: Service, *, extend: Callable[[FastAPI], None] | None = N
 
     @app.exception_handler(BrowserdeckError)
     async def _browserdeck_error(request: Request, exc: BrowserdeckError) -> JSONResponse:
-        log_server_error(request, exc.status, exc.code, exc.message)
-        return error_response(exc.status, exc.code, exc.message, exc.hint)
+        status = status_of(exc)
+        log_server_error(request, status, exc.code, exc.message)
+        return error_response(status, exc.code, exc.message, exc.hint)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -23,7 +23,7 @@ from browserdeck import aio
 from browserdeck.engine import offline
 from browserdeck.engine.state import ConsoleContext, PageState, TargetMemories, origin_of
 from browserdeck.errors import NotFound, Unavailable
-from browserdeck.relay.slot import is_slot_busy_error, wait_for_client_slot
+from browserdeck.relay.slot import SLOT_HEADER, is_slot_busy_error, wait_for_client_slot
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright
@@ -36,7 +36,6 @@ CONNECT_TRIES = 3
 # How long the engine waits for an extension relay's single-active client slot that
 # someone else (a user's own script) holds, before it says who holds it.
 RELAY_SLOT_WAIT = 30.0
-SLOT_HEADER = "X-Browserdeck-Slot"
 # A connection retired after a tab's renderer crashed is closed this long after (seconds).
 RETIRED_CLOSE_AFTER = 60.0
 PAGE_APPEAR_WAIT = 3.0  # a tab the service just opened may reach Playwright a moment later

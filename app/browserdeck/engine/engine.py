@@ -341,7 +341,11 @@ class Engine:
             return tab_crashed(what)
         if self.state != "running" and exc.code in ("tab_closed", "browser_gone", "browser_error"):
             return self._restarting_error()
-        if exc.status == 504 and exc.code != "tab_unresponsive" and await self.free_if_busy(state):
+        if (
+            isinstance(exc, ActionTimeout)
+            and exc.code != "tab_unresponsive"
+            and await self.free_if_busy(state)
+        ):
             return ActionTimeout(
                 f"{exc.message}; the page was unresponsive (a script kept its main thread busy)",
                 hint=UNRESPONSIVE_HINT,

@@ -30,7 +30,6 @@ NEW_SNAPSHOT = "take a new snapshot (GET /snapshot) and use its refs"
 class NavigationFailed(BrowserdeckError):
     """The page could not be loaded (DNS, connection refused, TLS, aborted)."""
 
-    status = 502
     code = "navigation_failed"
 
 
@@ -175,8 +174,7 @@ def translate(exc: PlaywrightError, what: str, timeout_ms: int | None = None) ->
     return BrowserdeckError(
         f"{what} failed: {_first_line(exc)}",
         hint=f"if the page changed, {NEW_SNAPSHOT}",
-        code="browser_error",
-        status=500,
+        code="browser_error",  # nothing we recognise: the API answers it as a 500
     )
 
 
