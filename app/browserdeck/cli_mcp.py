@@ -40,7 +40,9 @@ def _offline(args: argparse.Namespace) -> int:
         chosen = select_tools(args.tools, run_code=load_config().mcp_run_code)
     except BrowserdeckError as exc:
         print(
-            f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""), file=sys.stderr
+            f"error: {exc.message}"
+            + (f"\n  hint: {exc.hint_for('cli')}" if exc.what_next else ""),
+            file=sys.stderr,
         )
         return 2
     listed = [

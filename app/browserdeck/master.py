@@ -123,7 +123,9 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
         await service.start()
     except BrowserdeckError as exc:
         print(
-            f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""), file=sys.stderr
+            f"error: {exc.message}"
+            + (f"\n  hint: {exc.hint_for('cli')}" if exc.what_next else ""),
+            file=sys.stderr,
         )
         return 1
     print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
