@@ -247,8 +247,8 @@ class Service:
             engine, self.engine = self.engine, None
             starting, self._engine_start = self._engine_start, None
             await asyncio.gather(
-                *(self._stop_profile(c) for c in list(self.contexts.values())),
-                self._stop_engine(engine, starting),
+                *(_logged(c.stop(), f"stopping profile {c.name}") for c in self.contexts.values()),
+                _logged(self._stop_engine(engine, starting), "stopping the engine"),
             )
         finally:
             await self.http.aclose()
@@ -258,21 +258,10 @@ class Service:
     async def _stop_engine(
         self, engine: Engine | None, starting: asyncio.Task[None] | None
     ) -> None:
-        if starting is not None:
-            # Never cancelled half-way: that could leave the driver process behind.
+        if starting is not None:  # never cancelled half-way: that could leave the driver behind
             await asyncio.wait([starting])
-        if engine is None:
-            return
-        try:
+        if engine is not None:
             await engine.stop()
-        except Exception:
-            log.exception("stopping the engine")
-
-    async def _stop_profile(self, ctx: ProfileContext) -> None:
-        try:
-            await ctx.stop()
-        except Exception:
-            log.exception("stopping profile %s", ctx.name)
 
     def _read_config_bytes(self) -> bytes | None:
         try:
@@ -500,3 +489,11 @@ class Service:
 
     async def update_settings(self, change: Callable[[Config], None]) -> None:
         await self.apply_config(config.updated(self.config, change))
+
+
+async def _logged(step: Awaitable[Any], what: str) -> None:
+    """One step of the stop: a failure is logged and the other steps still run."""
+    try:
+        await step
+    except Exception:
+        log.exception(what)

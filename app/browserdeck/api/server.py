@@ -91,7 +91,8 @@ class _Server(uvicorn.Server):
         try:
             await asyncio.wait_for(drained(), self.config.timeout_graceful_shutdown)
         except TimeoutError:
-            log.error("API stop: cancelling %d request(s) still running", len(self.server_state.tasks))
+            running = len(self.server_state.tasks)
+            log.error("API stop: cancelling %d request(s) still running", running)
             for task in self.server_state.tasks:
                 task.cancel(msg="the service is stopping")
         await self.lifespan.shutdown()
