@@ -32,6 +32,7 @@ from browserdeck import (
     secrets,
 )
 from browserdeck.config import Config
+from browserdeck.driverspecs import DRIVER_FIELDS
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput
 from browserdeck.events import ServiceEvents
 from browserdeck.files import write_atomic
@@ -263,19 +264,12 @@ class Service:
         return sorted(statuses, key=lambda s: str(s["profile"]))
 
     async def create_profile(
-        self,
-        name: object,
-        *,
-        color: str | None = None,
-        cdp_url: str | None = None,
-        driver: str | None = None,
-        headless: bool | None = None,
-        token: str | None = None,
-        token_param: str | None = None,
-        token_header: str | None = None,
-        pool: bool | None = None,
-        pool_idle_seconds: int | None = None,
+        self, name: object, *, token: str | None = None, **settings: Any
     ) -> dict[str, Any]:
+        """A new profile ``name`` with ``settings``: profile settings by their config key
+        (``cdpUrl``), those ``config.CREATE_FIELDS`` declares; ``token``: a browser
+        service's, kept in the secret store. Each value is checked as its declaration says
+        (``config.parse_profile``)."""
         name = config.validate_profile_name(name)
         if name in self.config.profiles:
             raise Conflict(
@@ -283,19 +277,38 @@ class Service:
                 hint="pick another name, or delete it first",
                 code="profile_exists",
             )
-        kind = driver or ("remote" if cdp_url else "managed")
+        creatable = [s.key for s in config.CREATE_FIELDS]
+        unknown = sorted(set(settings) - set(creatable))
+        if unknown:
+            raise InvalidInput(
+                f"unknown profile setting(s) for a new profile: {', '.join(unknown)}",
+                hint=f"a new profile takes name, token and {', '.join(creatable)}",
+                code="invalid_setting",
+            )
+        given = {k: v for k, v in settings.items() if v is not None}
+        cdp_url = given.pop("cdpUrl", None)
+        kind = given.pop("driver", None) or ("remote" if cdp_url else "managed")
         if kind not in drivers.SPECS:
             raise InvalidInput(
                 f"invalid driver {kind!r}: expected {', '.join(drivers.SPECS)}",
                 code="invalid_setting",
             )
+        spec = drivers.spec_of(kind)
+        for key in given:
+            if key in DRIVER_FIELDS and key not in spec.fields:
+                users = [n for n, d in drivers.SPECS.items() if key in d.fields]
+                raise InvalidInput(
+                    f"{key} is not a setting of {kind} profiles",
+                    hint=f"it is for {' and '.join(users)} profiles; omit it",
+                    code="invalid_setting",
+                )
+        color = given.pop("color", None)
         raw: dict[str, Any] = {
+            **given,
             "driver": kind,
             "color": config.validate_color(color) if color else config.next_color(self.config),
         }
-        if headless is not None:
-            raw["headless"] = headless
-        if drivers.spec_of(kind).needs_url:
+        if spec.needs_url:
             if not cdp_url:
                 raise InvalidInput(
                     f"a {kind} profile needs cdpUrl", hint="e.g. http://10.0.0.42:9222"
@@ -310,16 +323,8 @@ class Service:
                         hint="pass the token once",
                     )
                 raw["cdpUrl"], token = clean, in_url
-                if param != "token" and not token_header:
-                    raw["tokenParam"] = param
-            for key, value in (
-                ("tokenParam", token_param),
-                ("tokenHeader", token_header),
-                ("pool", pool),
-                ("poolIdleSeconds", pool_idle_seconds),
-            ):
-                if value is not None:
-                    raw[key] = value
+                if param != "token" and not raw.get("tokenHeader"):
+                    raw.setdefault("tokenParam", param)
             if token is not None and not remote.split_token(raw["cdpUrl"])[0].lower().startswith(
                 ("ws://", "wss://")
             ):

@@ -1,4 +1,11 @@
-"""Acting on a tab: /act kinds, navigation, console, PDF and arming."""
+"""Acting on a tab: /act kinds, navigation, console, PDF and arming.
+
+Why one module (about 600 lines): each section is the engine's side of one request model
+of ``options.py`` (act kinds, navigate, console, PDF, arming), each a few functions on a
+``PageState``; they share the timeout clamps, ``write_artifact`` and the Playwright error
+translation, and ``engine.py`` is the one caller. A module per section would be a set of
+100-line files that import each other's helpers.
+"""
 
 from __future__ import annotations
 

@@ -13,6 +13,11 @@ early when the browser connection drops or the tab's renderer crashes; a call th
 hits its deadline on a page whose main thread is busy (a runaway script) stops that
 script with ``Runtime.terminateExecution`` and says so. The Playwright driver is
 watched: when it exits, calls answer 503 ``engine_restarting`` while a new one starts.
+
+Why one module (about 600 lines): ``Engine`` is one class, the engine's public face; its
+methods are thin (deadline, page state, a call into ``actions``/``snapshot``/
+``screenshot``) and share the connection, the per-call deadline and the crash and
+restart handling above, which is what would scatter if it were split.
 """
 
 from __future__ import annotations
