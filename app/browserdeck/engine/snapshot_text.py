@@ -73,6 +73,7 @@ STRUCTURAL_ROLES = frozenset(
 
 # One element line: indent, role, "name", [attrs]..., then ":" (children) or ": text".
 _ELEMENT = re.compile(r'^( *)- (/?[A-Za-z][\w-]*)( "(?:[^"\\]|\\.)*")?((?: \[[^\]]*\])*)(:.*)?$')
+ELEMENT = _ELEMENT  # for mcpserver/snapshot.py's parser: one pattern for both
 _QUOTED = re.compile(r"^( *)- '(.*)$")
 _REF_ATTR = re.compile(r" \[ref=([^\]]+)\]")
 REF_IN_TEXT = re.compile(r"\[ref=(f\d+)?e(\d+)\]")

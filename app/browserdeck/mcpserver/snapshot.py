@@ -28,10 +28,9 @@ INTERACTIVE_ROLES = st.INTERACTIVE_ROLES
 WRAPPER_ROLES = frozenset({"generic", "rowgroup", "none", "presentation"})
 
 _REF = re.compile(r"\[ref=([^\]\s]+)\]")
-_ATTR = re.compile(r"\[([^\]]*)\]")
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     indent: int
     raw: str
@@ -41,27 +40,54 @@ class Node:
     colon: bool = False
     value: str | None = None
     children: list[Node] = field(default_factory=list)
-
-    @property
-    def ref(self) -> str | None:
-        for attr in self.attrs:
-            if attr.startswith("ref="):
-                return attr[4:]
-        return None
+    ref: str | None = None  # the first [ref=...]
 
 
 def _from_line(line: st.Node) -> Node:
     if not line.role:  # not understood: kept verbatim
-        return Node(indent=line.indent, raw=line.raw)
+        return Node(line.indent, line.raw)
     tail = line.tail
+    colon = tail.startswith(":")
+    # ' [level=1] [ref=e5]' -> ['level=1', 'ref=e5']: an attr never holds "]" (the
+    # parser's pattern), so splitting is the same as a regex per attr, at a fraction.
+    attrs = line.attrs[2:-1].split("] [") if line.attrs else []
     return Node(
-        indent=line.indent,
-        raw=line.raw,
-        role=line.role,
-        name=line.name_raw.strip() or None,
-        attrs=_ATTR.findall(line.attrs),
-        colon=tail.startswith(":"),
-        value=tail[1:].strip() or None if tail.startswith(":") else None,
+        line.indent,
+        line.raw,
+        line.role,
+        line.name_raw.strip() or None,
+        attrs,
+        colon,
+        (tail[1:].strip() or None) if colon else None,
+        [],
+        line.ref,
+    )
+
+
+_ELEMENT = st.ELEMENT.match
+
+
+def _from_raw(raw: str) -> Node:
+    """``_from_line`` of a line without a YAML-quoted key, without the engine's Node."""
+    m = _ELEMENT(raw)
+    if m is None:  # not understood: kept verbatim
+        return Node(len(raw) - len(raw.lstrip(" ")), raw)
+    indent, role, name_raw, attrs, tail = m.groups()
+    ref = None
+    if attrs:
+        at = attrs.find(" [ref=")
+        if at >= 0:
+            ref = attrs[at + 6 : attrs.index("]", at)] or None
+    return Node(
+        len(indent),
+        raw,
+        role,
+        name_raw[1:] if name_raw else None,  # ' "Save"' -> '"Save"'
+        attrs[2:-1].split("] [") if attrs else [],
+        tail is not None,  # the pattern's tail always starts with ":"
+        (tail[1:].strip() or None) if tail is not None else None,
+        [],
+        ref,
     )
 
 
@@ -75,10 +101,18 @@ def parse(text: str) -> list[Node]:
     """The snapshot as a forest; unparseable lines become leaf nodes kept verbatim."""
     roots: list[Node] = []
     stack: list[Node] = []
-    for line in st.parse(text):
-        if not line.raw.strip():
+    # Without YAML-quoted keys (most pages), one regex match per line straight into a
+    # Node: this runs on every snapshot an agent takes, thousands of lines each.
+    lines = st.parse(text) if "- '" in text else None
+    for line in lines if lines is not None else text.split("\n"):
+        if isinstance(line, str):
+            if not line.strip():
+                continue
+            node = _from_raw(line)
+        elif not line.raw.strip():
             continue
-        node = _from_line(line)
+        else:
+            node = _from_line(line)
         while stack and stack[-1].indent >= node.indent:
             stack.pop()
         (stack[-1].children if stack else roots).append(node)
@@ -132,8 +166,13 @@ class Fold:
 
 
 def _kept_attrs(node: Node) -> list[str]:
+    attrs = node.attrs
+    if not attrs:
+        return []  # a new list: callers append to it
     actionable = _is_actionable(node)
     wrapper = node.role in WRAPPER_ROLES
+    if not actionable and not wrapper:  # the common case, on every cell and text line
+        return [a for a in attrs if not a.startswith("ref=") and a != "cursor=pointer"]
     return [
         a
         for a in node.attrs
@@ -352,10 +391,13 @@ def _compact(
         _compact(children, depth + 1, out, fold, node)
 
 
-def compact(text: str) -> str:
-    """The compact form: refs only on actionable elements, no wrapper noise (see module doc)."""
+def compact(text: str, roots: list[Node] | None = None) -> str:
+    """The compact form: refs only on actionable elements, no wrapper noise (see module doc).
+
+    ``roots``: ``parse(text)`` when the caller has it already (it folds the same text next).
+    """
     out: list[str] = []
-    _compact(parse(text), 0, out)
+    _compact(parse(text) if roots is None else roots, 0, out)
     return "\n".join(out)
 
 
@@ -370,16 +412,22 @@ FOLDS = (
 )
 
 
-def folded(text: str, max_chars: int) -> str | None:
+def folded(
+    text: str, max_chars: int, *, roots: list[Node] | None = None, size: int | None = None
+) -> str | None:
     """The compact form with repeated siblings folded to fit ``max_chars`` (None: it fits).
 
     Tries gentler folds first; returns the smallest fold when none fits (the caller's cap
-    cuts what is still over).
+    cuts what is still over). ``roots`` and ``size`` (the unfolded compact form's length),
+    when the caller has them from ``compact``, save parsing and compacting it again.
     """
-    roots = parse(text)
-    out: list[str] = []
-    _compact(roots, 0, out)
-    if len("\n".join(out)) <= max_chars:
+    if roots is None:
+        roots = parse(text)
+    if size is None:
+        out: list[str] = []
+        _compact(roots, 0, out)
+        size = len("\n".join(out))
+    if size <= max_chars:
         return None
     best = ""
     for fold in FOLDS:

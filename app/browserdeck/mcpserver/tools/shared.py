@@ -92,7 +92,8 @@ async def _snapshot_text(
         params["viewport"] = True
     data = await call.on_tab(o.SnapshotOptions, params)
     raw = _snapshot_body(data)
-    body = raw if full else snapshot.compact(raw)
+    roots = None if full else snapshot.parse(raw)  # parsed once, for compact and folded
+    body = raw if roots is None else snapshot.compact(raw, roots)
     target = call.session.tab or ""
     header = _page_line(data)
     scoped = selector is not None or depth is not None or full or viewport
@@ -113,7 +114,7 @@ async def _snapshot_text(
     # Over the cap: fold repeated rows, items and cards so the whole page's shape fits;
     # the unfolded text still goes to a file for clients that can read one.
     room = cap - len(text) + len(body) - 400
-    small = snapshot.folded(raw, max(room, 0))
+    small = snapshot.folded(raw, max(room, 0), roots=roots, size=len(body))
     if small is None or len(small) >= len(body):
         return text  # nothing folds: the server's cap cuts it and saves the whole
     path = output.offload(text, "browser_snapshot")
