@@ -462,6 +462,37 @@ async def _hanging_evaluate(client: httpx.AsyncClient) -> asyncio.Task[httpx.Res
     return task
 
 
+async def test_a_request_running_when_the_service_stops_still_gets_its_answer() -> None:
+    """The API stops first and lets running requests finish (up to its graceful timeout)
+    before the browsers close: a call in flight at a SIGTERM gets its real answer."""
+    async with running_service() as (service, client):
+        await client.post("/navigate", json={"url": "about:blank"})
+        started = asyncio.Event()
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            started.set()
+            writer.close()
+
+        server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        fn = (
+            f"() => {{ fetch('http://127.0.0.1:{port}/'); "
+            "return new Promise(r => setTimeout(() => r('finished'), 1500)); }"
+        )
+        running = asyncio.create_task(
+            client.post("/act", json={"kind": "evaluate", "fn": fn, "timeoutMs": 20000})
+        )
+        try:
+            await asyncio.wait_for(started.wait(), 30)  # the call is running in the page
+        finally:
+            server.close()
+        stopping = asyncio.create_task(service.stop())
+        answer = await asyncio.wait_for(running, 30)
+        await asyncio.wait_for(stopping, 30)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["result"] == "finished"
+
+
 async def test_stop_or_crash_during_an_action_says_the_browser_went() -> None:
     async with running_service() as (service, client):
         crashed = asyncio.Event()
