@@ -25,8 +25,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
-
 from browserdeck import (
     __version__,
     aio,
@@ -605,8 +603,6 @@ class Service:
         self.contexts: dict[str, ProfileContext] = {}
         self.engine: Engine | None = None
         self.api: FrontEnd | None = None
-        # For in-process front-ends (the GUI) that call the control API like any client.
-        self.http = httpx.AsyncClient(trust_env=False)
         self.api_token = ""
         self.relay_token = ""
         self.started = False
@@ -728,7 +724,6 @@ class Service:
                 except Exception:
                     log.exception("stopping the engine")
         finally:
-            await self.http.aclose()
             self.started = False
             self.stopped.set()
 

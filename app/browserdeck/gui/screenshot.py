@@ -8,24 +8,27 @@ the element under the mouse (ref, role, name) and to outline it.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QCursor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QWidget
 
+from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.model import GUI_CLIENT
 
 if TYPE_CHECKING:
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
+
+# The panel gives up on a capture after this long (the engine has its own deadlines).
+CAPTURE_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -104,48 +107,24 @@ def parse_labels(raw: Any, scale: float = 1.0) -> list[LabelBox]:
 async def capture(
     service: Service, profile: str, target_id: str | None, *, labels: bool
 ) -> Capture:
-    """Take a screenshot through the control API (labelled or plain)."""
+    """Take a screenshot through the service's front door, in-process (labelled or plain)."""
+    from browserdeck.deck import Caller, Deck
+    from browserdeck.engine.options import ScreenshotOptions
+
     # inline: the image comes back in the answer; a file per auto-refresh would pile up
     # in the state dir.
-    body: dict[str, Any] = {"labels": labels, "type": "png", "inline": True}
-    if target_id:
-        body["targetId"] = target_id
-    headers = {"Authorization": f"Bearer {service.api_token}", "X-Browserdeck-Client": GUI_CLIENT}
+    request = ScreenshotOptions(labels=labels, type="png", inline=True)
+    caller = Caller(client=GUI_CLIENT)
     try:
-        resp = await service.http.post(
-            f"{service.url}/screenshot",
-            params={"profile": profile},
-            json=body,
-            headers=headers,
-            timeout=30.0,
+        data = await asyncio.wait_for(
+            Deck(service).on_tab(caller, profile, target_id, request), CAPTURE_SECONDS
         )
-    except httpx.HTTPError as exc:
-        raise CaptureError(f"the control API did not answer ({exc!s})") from None
-    if resp.status_code >= 400:
-        try:
-            err = resp.json()["error"]
-            message = err.get("message") or resp.text
-            hint = err.get("hint")
-        except (ValueError, KeyError, TypeError):
-            message, hint = f"HTTP {resp.status_code}", None
-        raise CaptureError(message + (f"\n{hint}" if hint else ""))
-    data: dict[str, Any]
+    except BrowserdeckError as exc:
+        raise CaptureError(exc.message + (f"\n{exc.hint}" if exc.hint else "")) from None
+    except TimeoutError:
+        raise CaptureError(f"the screenshot took longer than {CAPTURE_SECONDS:.0f} s") from None
     image = QImage()
-    ctype = resp.headers.get("content-type", "")
-    if ctype.startswith("image/"):
-        data = {}
-        image.loadFromData(resp.content)
-    else:
-        data = resp.json()
-        raw = data.get("base64") or data.get("data") or data.get("image")
-        if isinstance(raw, str) and raw:
-            if raw.startswith("data:"):
-                raw = raw.split(",", 1)[1]
-            image.loadFromData(base64.b64decode(raw))
-        else:
-            path = data.get("path") or data.get("file")
-            if path:
-                image.load(str(Path(path)))
+    image.loadFromData(base64.b64decode(str(data.get("base64") or "")))
     if image.isNull():
         raise CaptureError("the screenshot answer held no readable image")
     # Boxes are in CSS pixels of the page; the image may be larger (device scale) or
