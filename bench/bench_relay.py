@@ -8,7 +8,11 @@ free port. The same tab is driven two ways at once:
 
 Measured (medians, interleaved rounds so drift hits both sides alike):
   * CDP Runtime.evaluate("1+1") round trip on a page session (target: <= +0.5 ms);
-  * a Puppeteer (puppeteer-core from npm) click through the relay vs direct (<= 1.15x);
+  * Input.dispatchMouseEvent as a click sends it: a move alone (it waits for a frame) and
+    move+press+release pipelined;
+  * a Puppeteer (puppeteer-core from npm) click through the relay vs direct (<= 1.15x),
+    and where it goes: every CDP command of each click timed in Puppeteer's transport
+    (commands per click, time a command was outstanding, round trip per method);
   * a Playwright click on the same page through the relay vs direct;
   * connect_over_cdp until the pages are ready, with 1 and with 20 shared tabs;
   * where a relayed round trip goes: the extension's turnaround as the relay sees it
@@ -75,6 +79,28 @@ async def eval_round_trips(cdp: CDPClient, sid: str, n: int) -> list[float]:
     return out
 
 
+async def mouse_round_trips(cdp: CDPClient, sid: str, n: int, *, press: bool) -> list[float]:
+    """``Input.dispatchMouseEvent`` as a click sends it: a move alone (its ack waits for the
+    next frame: input is aligned to frames), or move, press and release pipelined."""
+    kinds = ("mouseMoved", "mousePressed", "mouseReleased") if press else ("mouseMoved",)
+    out = []
+    for i in range(n):
+        start = time.perf_counter()
+        await asyncio.gather(
+            *(
+                cdp.send(
+                    "Input.dispatchMouseEvent",
+                    # A spot beside the button (nothing to click), moving a pixel each time.
+                    {"type": kind, "x": 400 + i % 2, "y": 300, "button": "left", "clickCount": 1},
+                    session_id=sid,
+                )
+                for kind in kinds
+            )
+        )
+        out.append(time.perf_counter() - start)
+    return out
+
+
 async def clicks(page: Page, n: int) -> list[float]:
     out = []
     for _ in range(n):
@@ -84,26 +110,81 @@ async def clicks(page: Page, n: int) -> list[float]:
     return out
 
 
+# Each client's transport is wrapped to time every CDP command of a click (send to reply):
+# where a relayed click spends its extra time (docs/extension.md, Performance).
 PUPPETEER_CLICKS = """
 const puppeteer = require('puppeteer-core');
+const { NodeWebSocketTransport } = require('puppeteer-core/lib/cjs/puppeteer/node/NodeWebSocketTransport.js');
+async function traced(url, headers, trace) {
+  const transport = await NodeWebSocketTransport.create(url, headers);
+  const send = transport.send.bind(transport);
+  const sent = new Map();
+  transport.send = (text) => { sent.set(JSON.parse(text).id, [performance.now(), JSON.parse(text).method]); send(text); };
+  let handler = null;
+  Object.defineProperty(transport, 'onmessage', {
+    set(h) { handler = h; },
+    get() { return (text) => {
+      const id = JSON.parse(text).id, start = sent.get(id);
+      if (start) { sent.delete(id); if (trace.on) trace.commands.push([start[1], start[0], performance.now()]); }
+      if (handler) handler(text);
+    }; },
+  });
+  return transport;
+}
 (async () => {
-  const direct = await puppeteer.connect({ browserWSEndpoint: process.env.DIRECT, defaultViewport: null });
-  const relay = await puppeteer.connect({ browserWSEndpoint: process.env.RELAY, defaultViewport: null,
-    headers: { Authorization: 'Bearer ' + process.env.TOKEN } });
+  const traces = { direct: { on: false, commands: [] }, relay: { on: false, commands: [] } };
+  const direct = await puppeteer.connect({ transport: await traced(process.env.DIRECT, {}, traces.direct), defaultViewport: null });
+  const relay = await puppeteer.connect({ defaultViewport: null, transport: await traced(process.env.RELAY,
+    { Authorization: 'Bearer ' + process.env.TOKEN }, traces.relay) });
   const pick = async (b) => (await b.pages()).find((p) => p.url().includes('title=Bench'));
   const pd = await pick(direct), pr = await pick(relay);
   const n = Number(process.env.N), out = { direct: [], relay: [] };
-  const run = async (page, list, k) => { for (let i = 0; i < k; i++) {
-    const t = performance.now(); await page.click('#b'); list.push(performance.now() - t); } };
-  await run(pd, [], 10); await run(pr, [], 10);
-  for (let r = 0; r < 6; r++) { await run(pd, out.direct, n / 6); await run(pr, out.relay, n / 6); }
+  const run = async (page, name, k) => { for (let i = 0; i < k; i++) {
+    const trace = traces[name]; trace.commands = []; trace.on = true;
+    const t = performance.now(); await page.click('#b'); const end = performance.now();
+    trace.on = false;
+    out[name].push({ ms: end - t, commands: trace.commands.map(([m, a, b]) => [m, a - t, b - t]) }); } };
+  await run(pd, 'direct', 10); await run(pr, 'relay', 10); out.direct = []; out.relay = [];
+  for (let r = 0; r < 6; r++) { await run(pd, 'direct', n / 6); await run(pr, 'relay', n / 6); }
   await direct.disconnect(); await relay.disconnect();
   console.log('RESULT ' + JSON.stringify(out));
 })().catch((e) => { console.error(e); process.exit(1); });
 """
 
 
-async def puppeteer_clicks(ext: ExtBrowser, relay: RelayServer, n: int) -> dict[str, list[float]]:
+class ClickTrace:
+    """One path's Puppeteer clicks: each click's time and its CDP commands
+    (method, sent, answered; ms from the click's start)."""
+
+    def __init__(self, clicks: list[dict[str, Any]]) -> None:
+        self.times = [c["ms"] / 1000 for c in clicks]
+        self.clicks = clicks
+
+    def commands_per_click(self) -> float:
+        return statistics.median(len(c["commands"]) for c in self.clicks)
+
+    def waiting(self) -> float:
+        """Median per click of the time at least one command was outstanding (ms)."""
+        out = []
+        for click in self.clicks:
+            busy, until = 0.0, float("-inf")
+            for _, start, end in sorted(click["commands"], key=lambda c: c[1]):
+                if end > until:
+                    busy += end - max(start, until)
+                    until = end
+            out.append(busy)
+        return statistics.median(out)
+
+    def by_method(self) -> dict[str, float]:
+        """Median round trip per CDP method (ms)."""
+        times: dict[str, list[float]] = {}
+        for click in self.clicks:
+            for method, start, end in click["commands"]:
+                times.setdefault(method, []).append(end - start)
+        return {m: statistics.median(v) for m, v in times.items()}
+
+
+async def puppeteer_clicks(ext: ExtBrowser, relay: RelayServer, n: int) -> dict[str, ClickTrace]:
     modules = NODE_CLIENTS / "node_modules"
     if not (modules / "puppeteer-core").is_dir():
         modules = peers.MODULES
@@ -123,8 +204,8 @@ async def puppeteer_clicks(ext: ExtBrowser, relay: RelayServer, n: int) -> dict[
     )
     out, _ = await proc.communicate()
     line = next(x for x in out.decode().splitlines() if x.startswith("RESULT "))
-    result: dict[str, list[float]] = json.loads(line[7:])
-    return {k: [v / 1000 for v in vals] for k, vals in result.items()}
+    result: dict[str, list[dict[str, Any]]] = json.loads(line[7:])
+    return {k: ClickTrace(v) for k, v in result.items()}
 
 
 WORKER_ROUND_TRIPS = """(async () => {
@@ -172,6 +253,25 @@ class ExtensionTurnaround:
 
     def __exit__(self, *exc: object) -> None:
         del self.link.send_raw, self.link.on_reply  # back to the class's own methods
+
+
+def click_breakdown(direct: ClickTrace, relay: ClickTrace) -> list[tuple[str, float, float]]:
+    rows = [
+        ("click (ms)", ms(direct.times), ms(relay.times)),
+        ("  frames of 16.7 ms per click", ms(direct.times) / 16.67, ms(relay.times) / 16.67),
+        ("  CDP commands per click", direct.commands_per_click(), relay.commands_per_click()),
+        ("  time a command was outstanding (ms)", direct.waiting(), relay.waiting()),
+        (
+            "  Puppeteer's own work between replies (ms)",
+            ms(direct.times) - direct.waiting(),
+            ms(relay.times) - relay.waiting(),
+        ),
+    ]
+    d_methods, r_methods = direct.by_method(), relay.by_method()
+    for method in sorted(d_methods, key=lambda m: -d_methods[m]):
+        if method in r_methods:
+            rows.append((f"  round trip: {method} (ms)", d_methods[method], r_methods[method]))
+    return rows
 
 
 async def python_relay_round_trips(n: int) -> list[float]:
@@ -244,6 +344,8 @@ async def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="bench-relay-"))
     ext: ExtBrowser = await launch_ext_browser(chromium_path, workdir / "chromium", relay)
     rows: list[tuple[str, float, float, str]] = []
+    click_rows: list[tuple[str, float, float]] = []
+    mouse_rows: list[tuple[str, list[float], list[float]]] = []
     recovery: list[tuple[str, float, str]] = []
     profile: list[tuple[str, float]] = []
     try:
@@ -275,6 +377,13 @@ async def main() -> int:
             for _ in range(rounds):
                 d_evals += await eval_round_trips(direct, direct_sid, args.evals // rounds)
                 r_evals += await eval_round_trips(via, relay_sid, args.evals // rounds)
+        for press, name in ((False, "mouse move alone"), (True, "mouse move+press+release")):
+            d_mouse: list[float] = []
+            r_mouse: list[float] = []
+            for _ in range(3):
+                d_mouse += await mouse_round_trips(direct, direct_sid, 10, press=press)
+                r_mouse += await mouse_round_trips(via, relay_sid, 10, press=press)
+            mouse_rows.append((f"{name}, median (ms)", d_mouse, r_mouse))
         # Where the relay's extra time goes: chrome.debugger inside the worker (tab still
         # attached by the relay session above), and the Python relay with a fake extension.
         worker_ms = float(await ext.sw_eval(WORKER_ROUND_TRIPS % args.evals))
@@ -291,6 +400,8 @@ async def main() -> int:
             )
         )
         rows.append(("Runtime.evaluate round trip, p90 (ms)", p90(d_evals), p90(r_evals), ""))
+        for name, d_mouse, r_mouse in mouse_rows:
+            rows.append((name, ms(d_mouse), ms(r_mouse), ""))
         extra = ms(r_evals) - ms(d_evals)
         turn_ms = ms(turnaround.samples)
         profile = [
@@ -310,11 +421,12 @@ async def main() -> int:
         rows.append(
             (
                 "Puppeteer click, median (ms)",
-                ms(pup["direct"]),
-                ms(pup["relay"]),
+                ms(pup["direct"].times),
+                ms(pup["relay"].times),
                 "relay <= 1.15x",
             )
         )
+        click_rows = click_breakdown(pup["direct"], pup["relay"])
 
         async with async_playwright() as pw:
             # -- 2. Playwright clicks ----------------------------------------------
@@ -413,6 +525,19 @@ async def main() -> int:
             "  (the turnaround runs from the relay writing a command to the extension's\n"
             "   socket until its reply is read; the fake-extension line has client, relay\n"
             "   and fake in one process)"
+        )
+        print()
+    if click_rows:
+        print(
+            f"{'where a Puppeteer click goes (medians per click)':<62} {'direct':>9} {'relay':>9}"
+        )
+        print("-" * 90)
+        for name, d, r in click_rows:
+            print(f"{name:<62} {d:>9.2f} {r:>9.2f}")
+        print(
+            "  (a click is a chain of dependent commands: each one's reply is awaited before\n"
+            "   the next is sent, so every relayed round trip's extra time adds up; the\n"
+            "   waits for a rendered frame make the total move in steps of a frame)"
         )
         print()
     print(f"{'recovery after a relay restart':<46} {'seconds':>9}  target / probes seen")

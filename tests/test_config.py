@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from browserdeck import config, paths, secrets
+from browserdeck.api.errors import status_of
 from browserdeck.errors import Conflict, InvalidInput
 
 
@@ -212,11 +213,11 @@ def test_asking_for_an_impossible_profile_name_says_why() -> None:
     cfg = config.default_config()
     with pytest.raises(InvalidInput) as err:
         cfg.profile("Work")
-    assert err.value.code == "invalid_profile_name" and err.value.status == 400
+    assert err.value.code == "invalid_profile_name" and status_of(err.value) == 400
     assert "uppercase" in err.value.message and "agent, chrome" in err.value.message
     with pytest.raises(InvalidInput) as err:
         cfg.profile("ghost")
-    assert err.value.code == "unknown_profile" and err.value.status == 404
+    assert err.value.code == "unknown_profile" and status_of(err.value) == 404
 
 
 @pytest.mark.parametrize(

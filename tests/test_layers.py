@@ -58,11 +58,13 @@ LAYERS: dict[str, int] = {
     # 1: the Playwright engine.
     "engine": 1,
     # 2: the service (profiles, browsers, relays) and the typed front door on it.
-    **dict.fromkeys(("service", "remote", "deck", "drivers"), 2),
+    **dict.fromkeys(("service", "profiles", "remote", "deck", "drivers"), 2),
     # 3: the ways in: HTTP API and MCP.
     **dict.fromkeys(("api", "mcpserver"), 3),
     # 4: the front-ends: the tray app and the CLI's commands.
-    **dict.fromkeys(("gui", "cli_cdp", "cli_engine", "cli_mcp", "cli_relay", "mcp_bridge"), 4),
+    **dict.fromkeys(
+        ("gui", "cli_cdp", "cli_engine", "cli_mcp", "cli_relay", "cli_schema", "mcp_bridge"), 4
+    ),
     # 5: the composition root that wires service, API and MCP together, and the entry
     # points that start it (`browserdeck serve`, `browserdeck tray`).
     **dict.fromkeys(("master", "cli", "cli_gui", "__main__"), 5),

@@ -16,6 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
+from browserdeck.cli_args import ARGS
 from browserdeck.client import ApiClient, ClientError
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
@@ -28,12 +29,25 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
     return {"profile": getattr(args, "profile", None)}
 
 
-def _body(args: argparse.Namespace, **fields: Any) -> dict[str, Any]:
-    body = {k: v for k, v in fields.items() if v is not None and v is not False}
+def _request(args: argparse.Namespace, command: str) -> dict[str, Any]:
+    """The request fields ``command``'s arguments fill (cli_args.py), by their JSON names;
+    an argument not given (or a switch not set) is not sent: the model's default holds."""
+    out: dict[str, Any] = {}
+    for row in ARGS[command]:
+        value = getattr(args, row["dest"], None)
+        if "field" not in row or value is None or value is False:
+            continue
+        if row["options"].get("list") == "comma" and isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        out.setdefault(row["field"], value)  # evaluate: the positional before --fn
+    return out
+
+
+def _body(args: argparse.Namespace, command: str, **fields: Any) -> dict[str, Any]:
+    body = {**_request(args, command), **fields}
+    body = {k: v for k, v in body.items() if v is not None and v is not False}
     if getattr(args, "target", None):
         body["targetId"] = args.target
-    if getattr(args, "timeout_ms", None) is not None:
-        body["timeoutMs"] = args.timeout_ms
     return body
 
 
@@ -53,9 +67,7 @@ def _dialog_lines(data: dict[str, Any]) -> list[str]:
 def _act(
     args: argparse.Namespace, client: ApiClient, kind: str, summary: str, **fields: Any
 ) -> int:
-    body = _body(args, kind=kind, **fields)
-    if getattr(args, "wait_ms", None) is not None:
-        body["waitMs"] = args.wait_ms
+    body = _body(args, kind, kind=kind, **fields)
     data = client.post("/act", json=body, params=_params(args))
     lines = [summary]
     if data.get("outcome"):  # what the action caused, in one line
@@ -75,20 +87,7 @@ def _act(
 
 
 def cmd_snapshot(args: argparse.Namespace, client: ApiClient) -> int:
-    params = {
-        **_params(args),
-        "targetId": args.target,
-        "format": args.format,
-        "refs": args.refs,
-        "interactive": args.interactive or None,
-        "compact": args.compact or None,
-        "depth": args.depth,
-        "selector": args.selector,
-        "frame": args.frame,
-        "limit": args.limit,
-        "maxChars": args.max_chars,
-        "viewport": args.viewport or None,
-    }
+    params = {**_params(args), "targetId": args.target, **_request(args, "snapshot")}
     data = client.get("/snapshot", params=params)
     stats = data.get("stats", {})
     header = (
@@ -101,18 +100,7 @@ def cmd_snapshot(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_screenshot(args: argparse.Namespace, client: ApiClient) -> int:
-    body = _body(
-        args,
-        fullPage=args.full_page,
-        ref=args.ref,
-        element=args.element,
-        type=args.type,
-        quality=args.quality,
-        labels=args.labels,
-        maxWidth=args.max_width,
-        maxHeight=args.max_height,
-    )
-    data = client.post("/screenshot", json=body, params=_params(args))
+    data = client.post("/screenshot", json=_body(args, "screenshot"), params=_params(args))
     lines = [f"{data.get('path')} ({data.get('width')}x{data.get('height')} {data.get('type')})"]
     for label in data.get("labels") or []:
         b = label["box"]
@@ -126,13 +114,7 @@ def cmd_screenshot(args: argparse.Namespace, client: ApiClient) -> int:
 def cmd_console(args: argparse.Namespace, client: ApiClient) -> int:
     data = client.get(
         "/console",
-        params={
-            **_params(args),
-            "targetId": args.target,
-            "level": args.level,
-            "limit": args.limit,
-            "clear": args.clear or None,
-        },
+        params={**_params(args), "targetId": args.target, **_request(args, "console")},
     )
     lines = [f"[{m['type']}] {m['text']}" for m in data.get("messages", [])]
     lines += [f"[pageerror] {e['message']}" for e in data.get("errors", [])]
@@ -146,7 +128,7 @@ def cmd_console(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_pdf(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.post("/pdf", json=_body(args, landscape=args.landscape), params=_params(args))
+    data = client.post("/pdf", json=_body(args, "pdf"), params=_params(args))
     client.print_result(data, args, f"{data.get('path')} ({data.get('bytes')} bytes)")
     return 0
 
@@ -154,8 +136,8 @@ def cmd_pdf(args: argparse.Namespace, client: ApiClient) -> int:
 # --- navigation -------------------------------------------------------------------
 
 
-def _nav(args: argparse.Namespace, client: ApiClient, body: dict[str, Any]) -> int:
-    data = client.post("/navigate", json=_body(args, **body), params=_params(args))
+def _nav(args: argparse.Namespace, client: ApiClient, command: str, **body: Any) -> int:
+    data = client.post("/navigate", json=_body(args, command, **body), params=_params(args))
     if data.get("download"):
         d = data["download"]
         text = f"downloaded {d.get('suggestedFilename')} -> {d.get('path') or d.get('error')}"
@@ -167,75 +149,42 @@ def _nav(args: argparse.Namespace, client: ApiClient, body: dict[str, Any]) -> i
 
 
 def cmd_navigate(args: argparse.Namespace, client: ApiClient) -> int:
-    return _nav(args, client, {"url": args.address})
+    return _nav(args, client, "navigate")
 
 
 def cmd_back(args: argparse.Namespace, client: ApiClient) -> int:
-    return _nav(args, client, {"action": "back"})
+    return _nav(args, client, "back", action="back")
 
 
 def cmd_forward(args: argparse.Namespace, client: ApiClient) -> int:
-    return _nav(args, client, {"action": "forward"})
+    return _nav(args, client, "forward", action="forward")
 
 
 # --- actions ----------------------------------------------------------------------
 
 
 def cmd_click(args: argparse.Namespace, client: ApiClient) -> int:
-    mods = [m.strip() for m in args.modifiers.split(",")] if args.modifiers else None
-    return _act(
-        args,
-        client,
-        "click",
-        f"{'double-' if args.double else ''}clicked {args.ref}",
-        ref=args.ref,
-        doubleClick=args.double,
-        button=args.button,
-        modifiers=mods,
-    )
+    return _act(args, client, "click", f"{'double-' if args.double else ''}clicked {args.ref}")
 
 
 def cmd_type(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(
-        args,
-        client,
-        "type",
-        f"typed into {args.ref}",
-        ref=args.ref,
-        text=args.text,
-        submit=args.submit,
-        slowly=args.slowly,
-    )
+    return _act(args, client, "type", f"typed into {args.ref}")
 
 
 def cmd_press(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(args, client, "press", f"pressed {args.key}", key=args.key, ref=args.ref)
+    return _act(args, client, "press", f"pressed {args.key}")
 
 
 def cmd_hover(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(args, client, "hover", f"hovering {args.ref}", ref=args.ref)
+    return _act(args, client, "hover", f"hovering {args.ref}")
 
 
 def cmd_drag(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(
-        args,
-        client,
-        "drag",
-        f"dragged {args.start} to {args.end}",
-        startRef=args.start,
-        endRef=args.end,
-    )
+    return _act(args, client, "drag", f"dragged {args.start} to {args.end}")
 
 
 def cmd_select(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(
-        args,
-        client,
-        "select",
-        f"selected {', '.join(args.values)} in {args.ref}",
-        ref=args.ref,
-        values=args.values,
-    )
+    return _act(args, client, "select", f"selected {', '.join(args.values)} in {args.ref}")
 
 
 def _fields(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -266,43 +215,20 @@ def cmd_fill(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_resize(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(
-        args,
-        client,
-        "resize",
-        f"viewport is {args.width}x{args.height}",
-        width=args.width,
-        height=args.height,
-    )
+    return _act(args, client, "resize", f"viewport is {args.width}x{args.height}")
 
 
 def cmd_wait(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(
-        args,
-        client,
-        "wait",
-        "done waiting",
-        text=args.text,
-        textGone=args.text_gone,
-        selector=args.selector,
-        url=args.url_glob,
-        loadState=args.load_state,
-        fn=args.fn,
-        timeMs=args.time,
-        networkQuiet=args.network_quiet or None,
-        quietMs=args.quiet_ms,
-    )
+    return _act(args, client, "wait", "done waiting")
 
 
 def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
-    fn = args.function or args.fn
-    if not fn:
+    body = _body(args, "evaluate", kind="evaluate")
+    if not body.get("fn"):
         raise ClientError(
             "evaluate needs a function", "e.g. browserdeck evaluate '() => document.title'"
         )
-    data = client.post(
-        "/act", json=_body(args, kind="evaluate", fn=fn, ref=args.ref), params=_params(args)
-    )
+    data = client.post("/act", json=body, params=_params(args))
     # Just the result, as JSON (no "evaluated" line in front): scripts can parse it.
     lines = [json.dumps(data.get("result"), indent=2, ensure_ascii=False)]
     if data.get("navigated"):
@@ -320,11 +246,7 @@ def cmd_upload(args: argparse.Namespace, client: ApiClient) -> int:
     # A person at a shell names the files themselves: their folders (and the working
     # directory) are the roots. Dot-folders and browserdeck's own stay refused.
     roots = sorted({str(Path.cwd())} | {str(Path(f).parent) for f in files})
-    body = _body(
-        args, paths=files, roots=roots, ref=args.ref, inputRef=args.input_ref, element=args.element
-    )
-    if getattr(args, "wait_ms", None) is not None:
-        body["waitMs"] = args.wait_ms
+    body = _body(args, "upload", paths=files, roots=roots)
     data = client.post("/hooks/file-chooser", json=body, params=_params(args))
     if data.get("armed"):
         text = (
@@ -340,7 +262,7 @@ def cmd_upload(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_dialog(args: argparse.Namespace, client: ApiClient) -> int:
-    body = _body(args, accept=not args.dismiss, promptText=args.prompt_text)
+    body = _body(args, "dialog")
     body["accept"] = not args.dismiss  # False must be sent, not dropped
     data = client.post("/hooks/dialog", json=body, params=_params(args))
     verb = "dismiss" if args.dismiss else "accept"
@@ -362,127 +284,39 @@ def register(
     tab.add_argument(
         "--target", "-t", help="tab: targetId or unique prefix (default: your last used tab)"
     )
-    timed = argparse.ArgumentParser(add_help=False)
-    timed.add_argument("--timeout-ms", type=int, help="default 8000 (navigate 20000)")
-    timed.add_argument(
-        "--wait-ms",
-        type=int,
-        help="actions: longest wait for what the action caused (navigation, requests); "
-        "default the actionWaitMs setting, 0 = none",
-    )
+    types = {"int": int}
 
-    def cmd(name: str, func: Any, help_: str, *, timeout: bool = False) -> argparse.ArgumentParser:
-        parents = [common, tab] + ([timed] if timeout else [])
-        p: argparse.ArgumentParser = sub.add_parser(name, parents=parents, help=help_)
+    def cmd(name: str, func: Any, help_: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = sub.add_parser(name, parents=[common, tab], help=help_)
         p.set_defaults(func=func)
+        # Its arguments as engine/options.py declares them (generated: cli_args.py).
+        for row in ARGS[name]:
+            options = {k: v for k, v in row["options"].items() if k != "list"}
+            if "type" in options:
+                options["type"] = types[options["type"]]
+            p.add_argument(*row["flags"], **options)
         return p
 
-    p = cmd("snapshot", cmd_snapshot, "accessibility snapshot with element refs")
-    p.add_argument("--format", choices=("ai", "role", "aria"), help="default: ai")
-    p.add_argument("--refs", choices=("aria", "role"), help="how refs resolve")
-    p.add_argument("--interactive", "-i", action="store_true", help="only actionable elements")
-    p.add_argument("--compact", "-c", action="store_true", help="drop unnamed wrappers")
-    p.add_argument("--depth", "-d", type=int)
-    p.add_argument("--selector", "-s", help="CSS selector to snapshot")
-    p.add_argument("--frame", help="CSS selector of an iframe to snapshot inside")
-    p.add_argument("--limit", type=int, help="maximum lines (aria: nodes)")
-    p.add_argument("--max-chars", type=int)
-    p.add_argument("--viewport", action="store_true", help="only what is in the viewport")
-
-    p = cmd("screenshot", cmd_screenshot, "screenshot to a file", timeout=True)
-    p.add_argument("--full-page", action="store_true")
-    p.add_argument("--ref", help="only this element")
-    p.add_argument("--element", help="only this element (CSS selector)")
-    p.add_argument("--type", choices=("png", "jpeg"))
-    p.add_argument("--quality", type=int, help="jpeg quality 1-100")
-    p.add_argument("--labels", action="store_true", help="draw ref labels")
-    p.add_argument("--max-width", type=int)
-    p.add_argument("--max-height", type=int)
-
-    p = cmd("navigate", cmd_navigate, "go to a URL", timeout=True)
-    p.add_argument("address", metavar="URL")  # not "url": --url is the control API
-    cmd("back", cmd_back, "go back in the tab's history", timeout=True)
-    cmd("forward", cmd_forward, "go forward in the tab's history", timeout=True)
-
-    p = cmd("click", cmd_click, "click an element by ref", timeout=True)
-    p.add_argument("ref")
-    p.add_argument("--double", action="store_true", help="double-click")
-    p.add_argument("--button", choices=("left", "right", "middle"))
-    p.add_argument("--modifiers", help="comma-separated: Alt,Control,Meta,Shift")
-
-    p = cmd("type", cmd_type, "type into an element (replaces its value)", timeout=True)
-    p.add_argument("ref")
-    p.add_argument("text")
-    p.add_argument("--submit", action="store_true", help="press Enter afterwards")
-    p.add_argument("--slowly", action="store_true", help="key by key")
-
-    p = cmd("press", cmd_press, "press a key (Enter, Escape, Control+A, ...)", timeout=True)
-    p.add_argument("key")
-    p.add_argument("--ref", help="press it in this element")
-
-    p = cmd("hover", cmd_hover, "hover an element", timeout=True)
-    p.add_argument("ref")
-
-    p = cmd("drag", cmd_drag, "drag one element onto another", timeout=True)
-    p.add_argument("start")
-    p.add_argument("end")
-
-    p = cmd("select", cmd_select, "select options of a <select>", timeout=True)
-    p.add_argument("ref")
-    p.add_argument("values", nargs="+")
-
-    p = cmd("fill", cmd_fill, "fill several fields: REF=VALUE ... or --fields JSON", timeout=True)
-    p.add_argument("pairs", nargs="*", metavar="REF=VALUE")
-    p.add_argument("--fields", help='JSON: [{"ref": "e5", "value": "Ada"}, ...]')
-
-    p = cmd("resize", cmd_resize, "set the viewport size", timeout=True)
-    p.add_argument("width", type=int)
-    p.add_argument("height", type=int)
-
-    p = cmd(
-        "wait",
-        cmd_wait,
-        "wait for text, a selector, a URL, a load state, network quiet or time",
-        timeout=True,
-    )
-    p.add_argument("--text")
-    p.add_argument("--text-gone")
-    p.add_argument("--selector")
-    p.add_argument("--url-glob", "--until-url", dest="url_glob", help="URL glob, e.g. **/done")
-    p.add_argument("--load-state", choices=("load", "domcontentloaded", "networkidle"))
-    p.add_argument("--fn", help="JS function that returns truthy")
-    p.add_argument("--time", type=int, help="milliseconds")
-    p.add_argument(
-        "--network-quiet",
-        action="store_true",
-        help="until no request has been in flight for --quiet-ms (default 500)",
-    )
-    p.add_argument("--quiet-ms", type=int, help="the --network-quiet window")
-
-    p = cmd("evaluate", cmd_evaluate, "run JavaScript in the page", timeout=True)
-    p.add_argument(
-        "function", nargs="?", help="'() => document.title' or '(el) => el.value' with --ref"
-    )
-    p.add_argument("--fn", help=argparse.SUPPRESS)  # the old spelling keeps working
-    p.add_argument("--ref", help="pass this element to the function")
-
-    p = cmd("console", cmd_console, "console messages and page errors")
-    p.add_argument("--level", choices=("debug", "info", "warning", "error"))
-    p.add_argument("--limit", type=int)
-    p.add_argument("--clear", action="store_true")
-    p.add_argument("--requests", action="store_true", help="also list network requests")
-
-    p = cmd("pdf", cmd_pdf, "save the page as PDF (headless only)", timeout=True)
-    p.add_argument("--landscape", action="store_true")
-
-    p = cmd("upload", cmd_upload, "upload files (arms the next file chooser)", timeout=True)
-    p.add_argument("paths", nargs="+")
-    p.add_argument("--ref", help="click this element to open the chooser")
-    p.add_argument("--input-ref", help="set the files on this <input type=file> ref")
-    p.add_argument("--element", help="CSS selector of an <input type=file>")
-
-    p = cmd("dialog", cmd_dialog, "arm the answer to the next dialog", timeout=True)
+    cmd("snapshot", cmd_snapshot, "accessibility snapshot with element refs")
+    cmd("screenshot", cmd_screenshot, "screenshot to a file")
+    cmd("navigate", cmd_navigate, "go to a URL")
+    cmd("back", cmd_back, "go back in the tab's history")
+    cmd("forward", cmd_forward, "go forward in the tab's history")
+    cmd("click", cmd_click, "click an element by ref")
+    cmd("type", cmd_type, "type into an element (replaces its value)")
+    cmd("press", cmd_press, "press a key (Enter, Escape, Control+A, ...)")
+    cmd("hover", cmd_hover, "hover an element")
+    cmd("drag", cmd_drag, "drag one element onto another")
+    cmd("select", cmd_select, "select options of a <select>")
+    cmd("fill", cmd_fill, "fill several fields: REF=VALUE ... or --fields JSON")
+    cmd("resize", cmd_resize, "set the viewport size")
+    cmd("wait", cmd_wait, "wait for text, a selector, a URL, a load state, network quiet or time")
+    cmd("evaluate", cmd_evaluate, "run JavaScript in the page")
+    cmd("console", cmd_console, "console messages and page errors")
+    cmd("pdf", cmd_pdf, "save the page as PDF (headless only)")
+    cmd("upload", cmd_upload, "upload files (arms the next file chooser)")
+    p = cmd("dialog", cmd_dialog, "arm the answer to the next dialog")
+    # The CLI's spelling of DialogOptions.accept: two switches, as its default is true.
     group = p.add_mutually_exclusive_group()
     group.add_argument("--accept", action="store_true", help="accept (the default)")
     group.add_argument("--dismiss", action="store_true")
-    p.add_argument("--prompt-text", help="text for a prompt()")

@@ -10,6 +10,12 @@ camelCase keys (``<config dir>/config.json``)::
 
 A file that fails to parse is never replaced silently: it is moved aside to
 ``config.json.bad-<time>`` and the error says where it went.
+
+Why one module (about 1,000 lines): the declarations (``SETTINGS``, ``PROFILE_FIELDS``),
+the typed model (``Config``, ``ProfileConfig``), the one check (``check_setting``) and
+loading and saving are one concept, the settings, read by every layer as ``config.X``;
+the declarations are a third of it, and the check reads them while the docs generator
+at the end prints them.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from browserdeck import paths
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
-from browserdeck.errors import ConfigError, Conflict, InvalidInput
+from browserdeck.errors import CREATE_PROFILE, PROFILES, ConfigError, Conflict, Hint, InvalidInput
 from browserdeck.files import stale_temp_files, write_atomic
 from browserdeck.guard import is_loopback_url
 
@@ -71,6 +77,7 @@ class Setting:
     minimum: int | None = None
     maximum: int | None = None
     advanced: bool = False
+    at_create: bool = False  # a profile field POST /profiles/create takes (CREATE_FIELDS)
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -245,8 +252,11 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         "managed: an isolated browser browserdeck launches; extension: your own "
         "Chrome through the browserdeck extension; remote: any CDP URL.",
         choices=DRIVERS,
+        at_create=True,
     ),
-    Setting("color", "color", "#FF4500", "Tint of the browser window and the tray icon."),
+    Setting(
+        "color", "color", "#FF4500", "Tint of the browser window and the tray icon.", at_create=True
+    ),
     Setting(
         "cdpPort",
         "port",
@@ -265,6 +275,7 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         "--remote-debugging-port; ws(s)://… for a browser service (Browserless, Browserbase, "
         "Steel, Selenium Grid se:cdp), reached over that WebSocket alone (see docs/remote.md). "
         "A token in its query is moved to the secret store when the profile is created.",
+        at_create=True,
     ),
     Setting(
         "tokenParam",
@@ -272,6 +283,7 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         None,
         "remote ws(s): the query parameter that carries the service token kept in the secret "
         "store (e.g. token, apiKey); default: token, unless tokenHeader is set.",
+        at_create=True,
     ),
     Setting(
         "tokenHeader",
@@ -279,6 +291,7 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         None,
         "remote ws(s): send the stored token in this header instead (Authorization is sent "
         "as 'Bearer TOKEN', any other header as the bare token).",
+        at_create=True,
     ),
     Setting(
         "pool",
@@ -287,6 +300,7 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         "remote ws(s): one browser from the service per agent session (MCP session, "
         "BROWSERDECK_CLIENT, X-Browserdeck-Session), released when the session ends or idles; "
         "off: one browser shared by every caller of the profile.",
+        at_create=True,
     ),
     Setting(
         "poolIdleSeconds",
@@ -295,8 +309,15 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         "remote pool: release a session's browser after this long without a call.",
         minimum=10,
         maximum=86400,
+        at_create=True,
     ),
-    Setting("headless", "bool", None, "Override the global headless setting for this profile."),
+    Setting(
+        "headless",
+        "bool",
+        None,
+        "Override the global headless setting for this profile.",
+        at_create=True,
+    ),
     Setting("attachOnly", "bool", None, "Never launch; only attach (forced for remote)."),
     Setting(
         "userDataDir",
@@ -309,6 +330,9 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
 
 SETTING_KEYS = {s.key: s for s in SETTINGS}
 PROFILE_KEYS = {s.key: s for s in PROFILE_FIELDS}
+# What a new profile may be given (POST /profiles/create, `browserdeck create-profile`);
+# cdpPort is allocated, and attachOnly and userDataDir are set in the settings by the user.
+CREATE_FIELDS = tuple(s for s in PROFILE_FIELDS if s.at_create)
 _PORT_SETTING = SETTING_KEYS["controlPort"]
 
 
@@ -391,15 +415,17 @@ class Config:
                 except InvalidInput as exc:
                     raise InvalidInput(
                         f"{exc.message}; no profile can have that name (profiles: {known})",
-                        hint=exc.hint,
+                        hint=exc.what_next,
                         code="invalid_profile_name",
                     ) from None
             raise InvalidInput(
                 f"profile {key!r} does not exist (profiles: {known})",
-                hint="list profiles with GET /profiles or `browserdeck profiles`; "
-                "create one with POST /profiles/create",
+                hint=Hint(
+                    "list profiles with {profiles}; create one with {create}",
+                    profiles=PROFILES,
+                    create=CREATE_PROFILE,
+                ),
                 code="unknown_profile",
-                status=404,
             ) from None
 
     def relay_port_of(self, profile: ProfileConfig) -> int:
@@ -623,6 +649,16 @@ def check_setting(setting: Setting, value: Any, where: str | None = None) -> Any
         return _adapter(setting).validate_python(value)
     except ValidationError:
         raise _refusal(setting, value, where or setting.key) from None
+
+
+def setting_schema(setting: Setting) -> dict[str, Any]:
+    """The JSON schema of one declared setting (for OpenAPI), from the same pydantic type
+    ``check_setting`` validates with, plus its description and default."""
+    out = dict(_adapter(setting).json_schema())
+    out["description"] = setting.description
+    if setting.default is not None:
+        out["default"] = setting.default
+    return out
 
 
 def validate_port(value: object, where: str) -> int:
@@ -928,8 +964,13 @@ def updated(config: Config, change: Callable[[Config], None]) -> Config:
 def settings_markdown() -> str:
     """docs/configuration.md, generated from the schema (a test keeps the file in step)."""
 
-    def fmt(value: Any) -> str:
-        return "—" if value is None else f"`{json.dumps(value)}`"
+    def table(settings: tuple[Setting, ...], first: str) -> list[str]:
+        rows = [f"| {first} | type | default | meaning |", "|---|---|---|---|"]
+        for s in settings:
+            kind = s.type + (f" ({' / '.join(s.choices)})" if s.choices else "")
+            default = "—" if s.default is None else f"`{json.dumps(s.default)}`"
+            rows.append(f"| `{s.key}` | {kind} | {default} | {s.description} |")
+        return rows
 
     out = [
         "# Settings",
@@ -940,12 +981,8 @@ def settings_markdown() -> str:
         f"File: `{'<config dir>'}/config.json` (`browserdeck paths` shows where). Written",
         "atomically; a file that fails to parse is kept as `config.json.bad-<time>` and reported.",
         "",
-        "| setting | type | default | meaning |",
-        "|---|---|---|---|",
+        *table(SETTINGS, "setting"),
     ]
-    for s in SETTINGS:
-        kind = s.type + (f" ({' / '.join(s.choices)})" if s.choices else "")
-        out.append(f"| `{s.key}` | {kind} | {fmt(s.default)} | {s.description} |")
     out += [
         "",
         "## Profiles",
@@ -953,12 +990,8 @@ def settings_markdown() -> str:
         "`profiles` is an object keyed by profile name (lowercase letters, digits and `-`,",
         "starting with a letter or digit, at most 64 characters). Each profile:",
         "",
-        "| field | type | default | meaning |",
-        "|---|---|---|---|",
+        *table(PROFILE_FIELDS, "field"),
     ]
-    for s in PROFILE_FIELDS:
-        kind = s.type + (f" ({' / '.join(s.choices)})" if s.choices else "")
-        out.append(f"| `{s.key}` | {kind} | {fmt(s.default)} | {s.description} |")
     defaults = json.dumps(default_config().to_json()["profiles"], indent=2)
     out += [
         "",

@@ -18,21 +18,29 @@ from __future__ import annotations
 import base64
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from browserdeck import confine, remote, urls
 from browserdeck.engine import options as o
-from browserdeck.errors import BrowserdeckError, InvalidInput, Unavailable
-from browserdeck.service import QUIET_CLIENTS
-from browserdeck.tabs import Tab
+from browserdeck.errors import (
+    SNAPSHOT,
+    START,
+    TABS,
+    BrowserdeckError,
+    Hint,
+    InvalidInput,
+    Unavailable,
+)
+from browserdeck.tabs import QUIET_CLIENTS, Tab
 
 if TYPE_CHECKING:
     from browserdeck.config import Config
     from browserdeck.engine import Engine
     from browserdeck.engine.state import RefInfo
-    from browserdeck.service import ProfileContext, Service
+    from browserdeck.profiles import ProfileContext
+    from browserdeck.service import Service
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -91,9 +99,6 @@ class Caller:
     client: str | None = None  # X-Browserdeck-Client: "browserdeck-cli", "claude via MCP"
     session: str | None = None  # X-Browserdeck-Session: one agent session
     notes: dict[str, Any] = field(default_factory=dict)
-    # Which words a hint uses for what to do next: routes and commands for HTTP clients,
-    # tool names for MCP clients.
-    via: Literal["api", "mcp"] = "api"
 
     @property
     def key(self) -> str | None:
@@ -164,7 +169,7 @@ class Deck:
     @property
     def engine(self) -> Engine:
         engine = self.service.engine
-        assert engine is not None, "the engine starts before any way in"
+        assert engine is not None, "the engine is built before any way in"
         return engine
 
     # --- profiles ----------------------------------------------------------------
@@ -290,6 +295,9 @@ class Deck:
             # the moment before the exit watcher runs, swallow the "browser closed" notice).
             ctx.refuse_if_not_running()
         cdp_url = await ctx.ensure_browser()
+        # Every page call comes through here: the engine may still be starting beside the
+        # API (Service.start; issue 14), and the browser above started meanwhile.
+        await self.service.engine_ready()
         resolved = await ctx.resolve_target(target_id, caller.key)
         ctx.note_used(caller.key, resolved)
         caller.note(profile=ctx.name, targetId=resolved)
@@ -363,7 +371,7 @@ class Deck:
     async def _browser_gone(
         self, caller: Caller, profile: str | None, exc: BrowserdeckError
     ) -> BrowserdeckError | None:
-        """"The tab was closed" (or "navigated": its context went) is all the engine sees
+        """ "The tab was closed" (or "navigated": its context went) is all the engine sees
         when the browser was stopped, crashed or lost its extension: say which, since every
         tab and ref went with it."""
         if exc.code not in ("tab_closed", "browser_gone", "navigated"):
@@ -376,15 +384,18 @@ class Deck:
         if why is None:
             return None
         if ctx.driver == "extension":
-            again = "reconnect the extension in Chrome (click its icon)"
-        elif caller.via == "mcp":
-            again = "start it again (browser_profiles action=start)"
+            again = Hint("reconnect the extension in Chrome (click its icon)")
         else:
-            again = "start it again (POST /start, `browserdeck start`)"
+            again = Hint("start it again ({start})", start=START)
         return Unavailable(
             why,
-            hint=f"{again}, then list tabs and take a new snapshot: tabs and refs from before "
-            "are gone",
+            hint=again
+            + Hint(
+                ", then list tabs ({tabs}) and take a new snapshot ({snapshot}): tabs and refs "
+                "from before are gone",
+                tabs=TABS,
+                snapshot=SNAPSHOT,
+            ),
             code="browser_gone",
         )
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from browserdeck.config import ProfileConfig
     from browserdeck.engine import Engine
     from browserdeck.engine.connection import Connection
-    from browserdeck.service import ProfileContext
+    from browserdeck.profiles import ProfileContext
     from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)

@@ -1,13 +1,23 @@
-"""A tab as every layer sees it: the service lists them, drivers (remote.py) build them.
+"""A tab as every layer sees it, and which tab a call that names none acts on.
 
-Its own module so a driver below the service can build one without importing the
-service (tests/test_layers.py forbids the cycle).
+The service lists tabs and drivers (remote.py) build them; its own module so a driver
+below the service can build one without importing the service (tests/test_layers.py
+forbids the cycle). ``TabHistory`` is the default-tab rule of docs/api.md "Which tab".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+# The built-in front-ends' X-Browserdeck-Client labels name a tool, not a caller: their
+# calls count as unnamed ones (one shared history per profile), as do calls with none.
+TOOL_CLIENTS = frozenset({"browserdeck-cli", "browserdeck-mcp", "browserdeck-gui", ""})
+# The panel's own calls (its live screenshots) are not an agent acting.
+QUIET_CLIENTS = frozenset({"browserdeck-gui"})
+RECENT_TABS_MAX = 50
+# Pages the engine cannot (or must not) drive: DevTools and extensions' own pages.
+_UNATTACHABLE = ("devtools://", "chrome-extension://", "chrome-untrusted://")
 
 
 @dataclass
@@ -28,3 +38,42 @@ class Tab:
         if self.status is not None:
             out["status"] = self.status
         return out
+
+
+def client_key(client: str | None) -> str:
+    name = (client or "").strip()
+    return "" if name in TOOL_CLIENTS else name[:200]
+
+
+def attachable(tab: Tab) -> bool:
+    return tab.type == "page" and not tab.url.startswith(_UNATTACHABLE)
+
+
+class TabHistory:
+    """One profile's memory for the default tab (docs/api.md "Which tab"): per client, the
+    tab it last used and the one it last opened; and the profile's tabs by last use
+    through browserdeck."""
+
+    def __init__(self) -> None:
+        self._used: dict[str, str] = {}
+        self._opened: dict[str, str] = {}
+        self._recent: list[str] = []
+
+    def used(self, client: str | None, target_id: str) -> None:
+        key = client_key(client)
+        self._used[key] = target_id
+        if target_id in self._recent:
+            self._recent.remove(target_id)
+        self._recent.append(target_id)
+        del self._recent[:-RECENT_TABS_MAX]
+
+    def opened(self, client: str | None, target_id: str) -> None:
+        self._opened[client_key(client)] = target_id
+
+    def latest(self, client: str | None, among: set[str]) -> str | None:
+        """The client's latest tab still in ``among``, else the profile's; None: none yet."""
+        key = client_key(client)
+        for candidate in (self._used.get(key), self._opened.get(key), *reversed(self._recent)):
+            if candidate in among:
+                return candidate
+        return None

@@ -187,6 +187,24 @@ async def test_profile_create_delete_and_invalid_input() -> None:
         assert dup.status_code == 409
         missing = await client.post("/profiles/create", json={})
         assert missing.status_code == 400 and "name" in missing.json()["error"]["message"]
+        # What a new profile takes is config.py's declaration (issue 13): not a setting
+        # users keep to themselves (a hostile userDataDir), not one of another driver.
+        own = await client.post("/profiles/create", json={"name": "ok", "userDataDir": "/etc"})
+        assert own.status_code == 400 and "userDataDir" in own.json()["error"]["message"]
+        other = await client.post("/profiles/create", json={"name": "ok", "pool": True})
+        assert other.status_code == 400
+        assert "pool is not a setting of managed profiles" in other.json()["error"]["message"]
+        bounds = await client.post(
+            "/profiles/create",
+            json={"name": "ok", "cdpUrl": "ws://10.0.0.42:3000", "poolIdleSeconds": 1},
+        )
+        assert bounds.status_code == 400 and "from 10 to 86400" in bounds.json()["error"]["message"]
+        spec = (await client.get("/openapi.json")).json()["components"]["schemas"]
+        fields = spec["CreateProfile"]["properties"]
+        for setting in config.CREATE_FIELDS:
+            assert fields[setting.key]["description"] == setting.description
+        assert fields["driver"]["enum"] == list(config.DRIVERS)
+        assert "ok" not in json.loads(paths.config_file().read_text())["profiles"]
 
         created = (await client.post("/profiles/create", json={"name": "work"})).json()
         assert created["driver"] == "managed" and created["cdpPort"] in config.MANAGED_PORT_RANGE

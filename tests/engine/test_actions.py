@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from browserdeck.api.errors import status_of
 from browserdeck.errors import ActionTimeout, InvalidInput
 from tests.engine.conftest import Tab, ref_of
 
@@ -211,7 +212,7 @@ async def test_evaluate_page_and_element_and_errors(tab: Tab) -> None:
         await tab.act(kind="evaluate", fn="() => { const a = {}; a.a = a; return a }")
     with pytest.raises(InvalidInput, match="invalid CSS selector") as err:
         await tab.act(kind="wait", selector=">>>", timeoutMs=500)
-    assert err.value.status == 400
+    assert status_of(err.value) == 400
 
 
 async def test_scroll_into_view(tab: Tab) -> None:

@@ -22,7 +22,7 @@ async def test_tray_and_panel_show_who_holds_which_remote_browser(
 ) -> None:
     async with running_tray(qapp) as app:
         service = app.service
-        await service.create_profile("farm", cdp_url=browserless.ws_url(), pool=True)
+        await service.create_profile("farm", cdpUrl=browserless.ws_url(), pool=True)
         for session in ("agent-a", "agent-b"):
             async with httpx.AsyncClient(
                 base_url=service.url,

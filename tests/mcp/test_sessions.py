@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from browserdeck import config
-from browserdeck.deck import Caller
+from browserdeck import config, uds
+from browserdeck.chrome.procs import pid_alive
 from browserdeck.master import build_service
 from browserdeck.mcpserver import http as mcp_http
-from browserdeck.mcpserver.backend import InProcessBackend
 from browserdeck.mcpserver.claims import read_claims
 from mcp import MCPError
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of, stdio_client
@@ -53,7 +57,10 @@ async def test_stdio_lists_tools(
     size = len(
         json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in core])
     )
-    assert size < 10_000  # Playwright MCP 0.0.83's is 21,332; the target is <= 0.6x
+    # Playwright MCP 0.0.83's is 21,332; the target is <= 0.6x. 9,888 when the schemas were
+    # hand-written; derived from the engine's models (issue 13) they carry the models'
+    # descriptions and defaults: 10,255, and at most 5% over the hand-written ones.
+    assert size < 10_400
     # The tools came from the service that `browserdeck mcp` started (issue 14): it is
     # still up for the next client, by design (docs/mcp.md).
     assert (bd_home / "state" / "instance.json").exists()
@@ -210,22 +217,41 @@ async def test_two_stdio_agents_on_one_running_service(bd_home: Path, chromium_p
         await service.stop()
 
 
-async def test_in_process_backend_closes_the_idle_browser(bd_home: Path) -> None:
+def test_the_service_started_for_mcp_closes_its_idle_browser(bd_home: Path) -> None:
+    """What `browserdeck mcp` starts when no service runs (`serve --headless --idle-exit`):
+    its browser is up for the first tool call, and once no MCP client has used it for
+    the idle limit the service exits and takes its browser with it."""
     mcp_config(bd_home)
-    backend = InProcessBackend(idle_seconds=0.3)
+    env = {**os.environ, "BROWSERDECK_HOME": str(bd_home)}
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "browserdeck", "serve", "--headless", "--idle-exit", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    browser_pid = None
     try:
-        caller = Caller()
-        await backend.tabs(caller, None)  # the first call starts the managed browser
-        status = await backend.status(caller, None)
-        assert status["running"] is True
-        await asyncio.wait_for(backend.idle_closed.wait(), 30)
-        assert backend.idle_closures == 1
-        status = await backend.status(caller, None)
-        assert status["running"] is False
-        await backend.tabs(caller, None)  # and the next call starts it again
-        assert (await backend.status(caller, None))["running"] is True
+        sock = str(bd_home / "run" / "api.sock")
+        deadline = time.monotonic() + 60
+        while browser_pid is None and time.monotonic() < deadline and serve.poll() is None:
+            try:
+                _, _, body = uds.request(sock, "GET", "/?profile=agent")
+                browser_pid = json.loads(body).get("pid")
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.1)
+        assert browser_pid is not None and pid_alive(browser_pid)
+        assert serve.wait(30) == 0  # idle: it stops by itself, cleanly
+        deadline = time.monotonic() + 10
+        while pid_alive(browser_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not pid_alive(browser_pid), "the idle service left its browser running"
     finally:
-        await backend.close()
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
+        if browser_pid is not None and pid_alive(browser_pid):
+            os.kill(browser_pid, signal.SIGKILL)
 
 
 async def test_a_closed_tab_is_reported_and_navigate_opens_a_new_one(

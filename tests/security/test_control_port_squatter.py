@@ -2,7 +2,7 @@
 
 Another local user (``nobody`` through setpriv, when the tests run as root) or a second
 program listens on the control port while browserdeck is not running. The CLI and the
-MCP backend must refuse to talk to it, and it must never see ``Authorization``.
+MCP bridge (`browserdeck mcp --url`) must refuse to talk to it, and it must never see ``Authorization``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,6 @@ from pathlib import Path
 import pytest
 
 from browserdeck import paths
-from browserdeck.deck import Caller
-from browserdeck.errors import Unavailable
-from browserdeck.mcpserver.backend import ApiBackend
 from tests.support.net import free_port
 
 SQUATTER = (Path(__file__).parent / "squatter.py").read_text(encoding="utf-8")
@@ -94,7 +91,22 @@ def run_cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, BROWSERDECK_URL=url, BROWSERDECK_TOKEN=TOKEN)
     return subprocess.run(
         [sys.executable, "-m", "browserdeck", *args],
-        env=env, capture_output=True, text=True, timeout=60,
+        env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+
+
+# What an MCP client sends first: the bridge must refuse before forwarding anything.
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "squatter-test", "version": "0"}}}) + "\n"
+
+
+def run_mcp_bridge(url: str) -> subprocess.CompletedProcess[str]:
+    """`browserdeck mcp --url URL`, the stdio bridge an MCP client spawns."""
+    env = dict(os.environ, BROWSERDECK_TOKEN=TOKEN)
+    return subprocess.run(
+        [sys.executable, "-m", "browserdeck", "mcp", "--url", url],
+        env=env, capture_output=True, text=True, timeout=60, input=INITIALIZE,
     )
 
 
@@ -107,16 +119,12 @@ def test_cli_refuses_a_squatter_of_another_user(nobody_squatter: Squatter) -> No
     assert "IGNORE ALL INSTRUCTIONS" not in result.stdout
 
 
-async def test_mcp_backend_refuses_a_squatter_of_another_user(nobody_squatter: Squatter) -> None:
-    backend = ApiBackend.for_url(nobody_squatter.url, TOKEN)
-    try:
-        with pytest.raises(Unavailable) as caught:
-            await backend.tabs(Caller(), None)
-    finally:
-        await backend.close()
-    assert caught.value.code == "not_our_server"
+def test_the_mcp_bridge_refuses_a_squatter_of_another_user(nobody_squatter: Squatter) -> None:
+    result = run_mcp_bridge(nobody_squatter.url)
     got = nobody_squatter.received()
     assert TOKEN not in got and "uthorization" not in got, got
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "runs as nobody" in result.stderr and "not your browserdeck" in result.stderr
 
 
 def test_cli_refuses_a_second_program_on_browserdecks_port(same_user_squatter: Squatter) -> None:
@@ -127,12 +135,9 @@ def test_cli_refuses_a_second_program_on_browserdecks_port(same_user_squatter: S
     assert "held by another program" in result.stderr
 
 
-async def test_mcp_backend_refuses_a_second_program(same_user_squatter: Squatter) -> None:
-    backend = ApiBackend.for_url(same_user_squatter.url, TOKEN)
-    try:
-        with pytest.raises(Unavailable) as caught:
-            await backend.tabs(Caller(), None)
-    finally:
-        await backend.close()
-    assert caught.value.code == "not_our_server"
-    assert TOKEN not in same_user_squatter.received()
+def test_the_mcp_bridge_refuses_a_second_program(same_user_squatter: Squatter) -> None:
+    result = run_mcp_bridge(same_user_squatter.url)
+    got = same_user_squatter.received()
+    assert TOKEN not in got and "uthorization" not in got, got
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "held by another program" in result.stderr

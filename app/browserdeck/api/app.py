@@ -1,7 +1,7 @@
 """The FastAPI app: routes translate HTTP <-> service calls, nothing more.
 
 Errors: every ``BrowserdeckError`` becomes ``{"error": {"code", "message", "hint"}}``
-with its status; request validation errors become 400 with the field named; any
+with the status ``api/errors.py`` maps it to; request validation errors become 400 with the field named; any
 other exception becomes a 500 with the exception text (never a traceback) and is
 logged with its traceback.
 """
@@ -19,11 +19,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from browserdeck import __version__, paths
 from browserdeck.api.cancel import CancelOnDisconnect
+from browserdeck.api.errors import status_of
 from browserdeck.api.security import LoopbackGuard
+from browserdeck.client import CLIENT_NAME as CLI_CLIENT_NAME
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
 
 if TYPE_CHECKING:
+    from browserdeck.errors import Via
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
@@ -78,8 +81,11 @@ def create_app(service: Service, *, extend: Callable[[FastAPI], None] | None = N
 
     @app.exception_handler(BrowserdeckError)
     async def _browserdeck_error(request: Request, exc: BrowserdeckError) -> JSONResponse:
-        log_server_error(request, exc.status, exc.code, exc.message)
-        return error_response(exc.status, exc.code, exc.message, exc.hint)
+        status = status_of(exc)
+        log_server_error(request, status, exc.code, exc.message)
+        # What to do next in the caller's words: the CLI's commands to the CLI, else routes.
+        via: Via = "cli" if request.headers.get("x-browserdeck-client") == CLI_CLIENT_NAME else "api"
+        return error_response(status, exc.code, exc.message, exc.hint_for(via))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -10,7 +10,8 @@ from browserdeck.deck import Caller, Deck
 
 if TYPE_CHECKING:
     from browserdeck.engine import Engine
-    from browserdeck.service import ProfileContext, Service
+    from browserdeck.profiles import ProfileContext
+    from browserdeck.service import Service
 
 
 def service_of(request: Request) -> Service:
@@ -20,7 +21,7 @@ def service_of(request: Request) -> Service:
 
 def engine_of(request: Request) -> Engine:
     engine = service_of(request).engine
-    assert engine is not None, "the engine starts before the API"
+    assert engine is not None, "the engine is built before the API"
     return engine
 
 

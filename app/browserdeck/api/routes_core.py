@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from browserdeck import __version__
+from browserdeck import __version__, config
 from browserdeck.api.deps import caller_of, deck_of, profile_of, service_of
 
 router = APIRouter()
@@ -50,27 +50,31 @@ async def profiles(request: Request) -> dict[str, Any]:
     return await deck_of(request).profiles()
 
 
+def _with_profile_settings(schema: dict[str, Any]) -> None:
+    # The settings a new profile takes, as config.py declares them (types, choices,
+    # bounds and descriptions from the same pydantic type the check uses).
+    properties = schema.setdefault("properties", {})
+    for setting in config.CREATE_FIELDS:
+        properties[setting.key] = config.setting_schema(setting)
+    schema["additionalProperties"] = False
+
+
 class CreateProfile(BaseModel):
+    """A new profile: its name, a service token, and the profile settings that
+    ``config.CREATE_FIELDS`` declares (checked by the service with ``check_setting``)."""
+
+    model_config = ConfigDict(extra="allow", json_schema_extra=_with_profile_settings)
+
     name: str = Field(description="lowercase letters, digits and '-', at most 64")
-    color: str | None = Field(None, description="#RRGGBB; default: the next palette colour")
-    cdpUrl: str | None = Field(None, description="makes a remote profile")
-    driver: str | None = Field(None, description="managed (default), extension or remote")
-    headless: bool | None = None
     token: str | None = Field(
         None, description="a browser service's token (kept in the secret store, not config)"
     )
-    tokenParam: str | None = Field(None, description="the query parameter for the token")
-    tokenHeader: str | None = Field(None, description="send the token in this header")
-    pool: bool | None = Field(None, description="one browser from the service per agent session")
-    poolIdleSeconds: int | None = None
 
 
 @router.post("/profiles/create", summary="Create a profile (managed profiles get a CDP port)")
 async def create_profile(request: Request, body: CreateProfile) -> dict[str, Any]:
     return await service_of(request).create_profile(
-        body.name, color=body.color, cdp_url=body.cdpUrl, driver=body.driver,
-        headless=body.headless, token=body.token, token_param=body.tokenParam, token_header=body.tokenHeader,
-        pool=body.pool, pool_idle_seconds=body.poolIdleSeconds,
+        body.name, token=body.token, **(body.model_extra or {})
     )
 
 

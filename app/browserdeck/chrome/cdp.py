@@ -47,7 +47,6 @@ EventPredicate = Callable[[dict[str, Any]], bool]
 class CDPError(BrowserdeckError):
     """The browser answered a CDP call with a protocol error."""
 
-    status = 502
     code = "cdp_error"
 
     def __init__(

@@ -41,7 +41,7 @@ from websockets.http11 import Request, Response
 from browserdeck import guard, urls
 from browserdeck.chrome.pipe import BrowserPipe, Channel, PipeCallError
 from browserdeck.chrome.procs import listening_pids, process_cmdline
-from browserdeck.errors import BrowserdeckError, Conflict, Unavailable
+from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, Unavailable
 
 __all__ = ["CdpGateway", "prepare_inbound"]
 
@@ -279,7 +279,7 @@ class CdpGateway:
         except PipeCallError as exc:
             return connection.respond(404 if "target" in str(exc).lower() else 500, f"{exc}\n")
         except BrowserdeckError as exc:
-            return self._json(connection, exc.status, {"error": exc.to_dict()})
+            return self._json(connection, _status_of(exc), {"error": exc.to_dict()})
         return connection.respond(404, "Not Found\n")
 
     def _netloc(self, headers: guard.Headers) -> str:
@@ -328,7 +328,7 @@ class CdpGateway:
         url = urllib.parse.unquote(query) if query else "about:blank"
         if not self._allow_file_urls() and urls.is_file_url(url):
             refusal = urls.file_url_forbidden(url)
-            return self._json(connection, refusal.status, {"error": refusal.to_dict()})
+            return self._json(connection, 403, {"error": refusal.to_dict()})
         created = await pipe.call("Target.createTarget", {"url": url or "about:blank"})
         target = str(created.get("targetId", ""))
         self._touch(target)
@@ -387,7 +387,7 @@ class CdpGateway:
         except PipeCallError:
             return connection.respond(404, f"No such target id: {target}\n")
         except BrowserdeckError as exc:
-            return self._json(connection, exc.status, {"error": exc.to_dict()})
+            return self._json(connection, _status_of(exc), {"error": exc.to_dict()})
         connection.on_message = lambda data: self._inbound(connection, channel, data)
         connection.on_lost = lambda: self._forget(channel)
         return None
@@ -455,6 +455,20 @@ class _CdpConnection(ServerConnection):
         if self.on_lost is not None:
             on_lost, self.on_lost = self.on_lost, None
             on_lost()
+
+
+def _status_of(exc: BrowserdeckError) -> int:
+    """The HTTP status of a failure of a pipe call, at this DevTools endpoint's own edge.
+
+    Core errors carry no HTTP status (the API maps them in ``api/errors.py``, which
+    this core module cannot import). A pipe call can only find the browser gone or
+    silent: DevTools clients read any of these as "failed", and the body says why.
+    """
+    if isinstance(exc, ActionTimeout):
+        return 504
+    if isinstance(exc, Unavailable):
+        return 503
+    return 500
 
 
 def _send_now(connection: ServerConnection, message: bytes) -> None:

@@ -13,6 +13,12 @@ Each browser gets two small daemon threads: one drains its output into a bounded
 ring buffer (so a chatty browser never blocks on a full pipe) and notices the
 "DevTools listening on ..." line; one waits for the exit and reaps the process.
 Both wake asyncio waiters through ``call_soon_threadsafe``.
+
+Why one module (about 900 lines): launching, watching and stopping a managed browser is
+one lifecycle around ``ChromeProcess`` (arguments and environment, the profile lock and
+orphans, the pipe ends, readiness, exit reasons and their hints); each part reads the
+state the others set, and the CDP side already lives apart (``pipe.py``, ``gateway.py``,
+``procs.py``).
 """
 
 

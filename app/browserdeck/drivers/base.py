@@ -18,7 +18,7 @@ from browserdeck.errors import BrowserdeckError, InvalidInput
 
 if TYPE_CHECKING:
     from browserdeck.driverspecs import DriverSpec
-    from browserdeck.service import ProfileContext
+    from browserdeck.profiles import ProfileContext
     from browserdeck.tabs import Tab
 
 

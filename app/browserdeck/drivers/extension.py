@@ -1,5 +1,5 @@
 """The extension driver: the user's own Chrome, through the browserdeck extension and the
-local CDP relay (relay/). Moved from ``service.ProfileContext``'s ``driver == "extension"``
+local CDP relay (relay/). Moved from ``profiles.ProfileContext``'s ``driver == "extension"``
 branches as it was.
 """
 

@@ -1,6 +1,6 @@
 """The managed driver: browserdeck launches its own Chromium on the profile's CDP port.
 
-Moved from ``service.ProfileContext`` (its ``driver == "managed"`` branches) as it was.
+Moved from ``profiles.ProfileContext`` (its ``driver == "managed"`` branches) as it was.
 """
 
 from __future__ import annotations

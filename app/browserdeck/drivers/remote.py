@@ -1,6 +1,6 @@
 """The remote driver: a browser at a CDP URL that browserdeck never launches, either a
 browser with --remote-debugging-port (http(s)://) or a browser service reached over one
-WebSocket (ws(s)://, remote.ServiceDriver). Moved from ``service.ProfileContext``'s
+WebSocket (ws(s)://, remote.ServiceDriver). Moved from ``profiles.ProfileContext``'s
 ``driver == "remote"`` branches as it was.
 """
 

@@ -31,6 +31,11 @@ timer ids and the scroll position. Only a page that scheduled timers pays a page
 The response gets ``outcome``, one line saying what happened ("navigated to X",
 "2 requests finished", "a dialog opened", "a popup opened", "a download started",
 "the wait bound of N ms was hit …") and ``waitedMs``.
+
+Why one module (about 550 lines): it is one algorithm, the wait for what an action
+caused (arm before, read after, barriers, the bound), and the explicit network-quiet
+wait at its end shares its request types and its long-lived-request rule; split, the
+halves would define the same "what counts as busy" twice.
 """
 
 from __future__ import annotations

@@ -13,6 +13,11 @@ early when the browser connection drops or the tab's renderer crashes; a call th
 hits its deadline on a page whose main thread is busy (a runaway script) stops that
 script with ``Runtime.terminateExecution`` and says so. The Playwright driver is
 watched: when it exits, calls answer 503 ``engine_restarting`` while a new one starts.
+
+Why one module (about 600 lines): ``Engine`` is one class, the engine's public face; its
+methods are thin (deadline, page state, a call into ``actions``/``snapshot``/
+``screenshot``) and share the connection, the per-call deadline and the crash and
+restart handling above, which is what would scatter if it were split.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
 from browserdeck.engine.connection import BrowserPool
+from browserdeck.engine.errors import BROWSER_GONE
 from browserdeck.engine.state import PageState, TargetMemories
 from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, Forbidden, Unavailable
 
@@ -240,7 +246,7 @@ class Engine:
         if self._pool is None:
             raise Unavailable(
                 "the browser engine is not running",
-                hint="this is a browserdeck bug: the service starts the engine before the API",
+                hint="this is a browserdeck bug: page calls wait until the engine runs",
                 code="engine_stopped",
             )
         return self._pool
@@ -316,7 +322,7 @@ class Engine:
         if gone is not None and gone.is_set():
             raise Unavailable(
                 f"{what}: the connection to the browser was lost while this was running",
-                hint="check the profile (GET /); start it again with POST /start if it stopped",
+                hint=BROWSER_GONE,
                 code="browser_gone",
             )
         if await self.free_if_busy(state):
@@ -341,7 +347,11 @@ class Engine:
             return tab_crashed(what)
         if self.state != "running" and exc.code in ("tab_closed", "browser_gone", "browser_error"):
             return self._restarting_error()
-        if exc.status == 504 and exc.code != "tab_unresponsive" and await self.free_if_busy(state):
+        if (
+            isinstance(exc, ActionTimeout)
+            and exc.code != "tab_unresponsive"
+            and await self.free_if_busy(state)
+        ):
             return ActionTimeout(
                 f"{exc.message}; the page was unresponsive (a script kept its main thread busy)",
                 hint=UNRESPONSIVE_HINT,

@@ -1,12 +1,17 @@
 """What each engine call accepts: typed, validated, and documented once.
 
-The HTTP routes use these models as request bodies (so the OpenAPI spec shows
-them), the CLI and MCP build them from their own arguments. JSON field names
-are camelCase (``timeoutMs``); Python code uses snake_case.
+Each field's type, description, default, choices and bounds are written here and
+nowhere else. The HTTP routes use these models as request bodies (so the OpenAPI
+spec shows them); the MCP tools' input schemas are derived from them
+(``field_schemas``, used in ``mcpserver/tools/``), and so are the CLI's arguments,
+generated ahead of time into ``cli_args.py`` by ``cli_schema.py`` (the CLI must not
+import pydantic at each call). JSON field names are camelCase (``timeoutMs``);
+Python code uses snake_case.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any, Literal
 
@@ -51,6 +56,8 @@ def _css_only(value: str) -> str:
 
 # A CSS selector as the API takes it.
 Css = Annotated[str, AfterValidator(_css_only)]
+# An element ref: what every ref field takes, described once.
+Ref = Annotated[str, Field(description="ref from the latest snapshot, e.g. e12")]
 
 
 class _Model(BaseModel):
@@ -63,7 +70,8 @@ class _Model(BaseModel):
 
 class _TabBody(_Model):
     target_id: str | None = Field(
-        default=None, description="tab: CDP targetId or a unique prefix; default: your last used tab (docs/api.md)"
+        default=None,
+        description="tab: CDP targetId or a unique prefix; default: your last used tab (docs/api.md)",
     )
 
 
@@ -117,19 +125,19 @@ DEFAULT_AX_LIMIT = 2_000
 # --- act ------------------------------------------------------------------------
 
 
-def _wait_ms(kinds: str) -> Any:
+def _wait_ms(when: str = "") -> Any:
     return Field(
         default=None,
         ge=0,
         le=60_000,
-        description=f"{kinds}: the longest wait for what the action caused (navigation, "
-        "requests); default the actionWaitMs setting (5000), 0 = do not wait",
+        description=f"{when}longest wait in ms for what it caused (navigation, requests); "
+        "default: the actionWaitMs setting, 0 = none",
     )
 
 
 class _Act(_TabBody):
     timeout_ms: int | None = Field(default=None, description="default 8000, clamped to 500–60000")
-    wait_ms: int | None = _wait_ms("click, type, press, select, fill, drag")
+    wait_ms: int | None = _wait_ms()
 
 
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
@@ -137,7 +145,8 @@ Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 
 class ClickAct(_Act):
     kind: Literal["click"]
-    ref: str = Field(description="e12, @e12 or ref=e12 from the latest snapshot")
+    ref: Ref
+    # Self-explaining fields carry no description: the schema is context an agent pays for.
     double_click: bool = False
     button: Literal["left", "right", "middle"] = "left"
     modifiers: list[Modifier] = Field(default_factory=list, max_length=8)
@@ -145,7 +154,7 @@ class ClickAct(_Act):
 
 class TypeAct(_Act):
     kind: Literal["type"]
-    ref: str
+    ref: Ref
     text: str
     submit: bool = Field(default=False, description="press Enter afterwards")
     slowly: bool = Field(
@@ -156,29 +165,31 @@ class TypeAct(_Act):
 class PressAct(_Act):
     kind: Literal["press"]
     key: str = Field(min_length=1, description="e.g. Enter, Escape, ArrowDown, Control+A")
-    ref: str | None = Field(default=None, description="focus this element first; default: the page")
+    ref: Ref | None = Field(default=None, description="focus this element first; default: the page")
 
 
 class HoverAct(_Act):
     kind: Literal["hover"]
-    ref: str
+    ref: Ref
 
 
 class DragAct(_Act):
     kind: Literal["drag"]
-    start_ref: str
-    end_ref: str
+    start_ref: Ref = Field(description="the element to drag (a ref from the latest snapshot)")
+    end_ref: Ref = Field(description="the element to drop it on (a ref)")
 
 
 class SelectAct(_Act):
     kind: Literal["select"]
-    ref: str
+    ref: Ref
     values: list[str] = Field(min_length=1, max_length=1000, description="option values or labels")
 
 
 class FillField(_Model):
-    ref: str
-    value: str | bool | int | float
+    ref: Ref
+    value: str | bool | int | float = Field(
+        description="text; true/false for checkbox/radio; option value or label for select"
+    )
     type: Literal["text", "checkbox", "radio", "select"] | None = Field(
         default=None, description="default: from the element's role"
     )
@@ -197,15 +208,13 @@ class ResizeAct(_Act):
 
 class WaitAct(_Act):
     kind: Literal["wait"]
-    time_ms: int | None = Field(default=None, ge=0, le=60_000, description="just wait this long")
+    time_ms: int | None = Field(
+        default=None, ge=0, le=60_000, description="just wait this long (ms)"
+    )
     # Empty strings are refused: an empty text is on every page (or never gone), an empty
     # function never returns truthy, so such a wait could only time out.
-    text: str | None = Field(
-        default=None, min_length=1, description="until this text is visible"
-    )
-    text_gone: str | None = Field(
-        default=None, min_length=1, description="until this text is gone"
-    )
+    text: str | None = Field(default=None, min_length=1, description="until this text is visible")
+    text_gone: str | None = Field(default=None, min_length=1, description="until this text is gone")
     selector: Css | None = Field(
         default=None, min_length=1, description="until this CSS selector is visible"
     )
@@ -218,8 +227,7 @@ class WaitAct(_Act):
     )
     network_quiet: bool = Field(
         default=False,
-        description="until no request (document, fetch, XHR, script) has been in flight for "
-        "quietMs; long polls and streams open over 5 s do not count",
+        description="until no request is in flight for quietMs (streams open over 5 s aside)",
     )
     quiet_ms: int = Field(default=500, ge=50, le=10_000, description="networkQuiet's window")
 
@@ -227,7 +235,7 @@ class WaitAct(_Act):
 class EvaluateAct(_Act):
     kind: Literal["evaluate"]
     fn: str = Field(min_length=1, description="'() => document.title', or '(el) => …' with ref")
-    ref: str | None = None
+    ref: Ref | None = Field(default=None, description="pass this element to the function")
 
 
 class CloseAct(_Act):
@@ -236,7 +244,7 @@ class CloseAct(_Act):
 
 class ScrollIntoViewAct(_Act):
     kind: Literal["scrollIntoView"]
-    ref: str
+    ref: Ref
 
 
 AnyAct = (
@@ -271,13 +279,20 @@ def act_deadline(action: AnyAct) -> float:
         slow = SLOW_TYPE_DELAY_MS * len(action.text) / 1000 if action.slowly else 0.0
         return step * 3 + slow + after
     if isinstance(action, WaitAct):
-        conditions = sum(
-            value is not None
-            for value in (
-                action.text, action.text_gone, action.selector, action.url,
-                action.load_state, action.fn,
+        conditions = (
+            sum(
+                value is not None
+                for value in (
+                    action.text,
+                    action.text_gone,
+                    action.selector,
+                    action.url,
+                    action.load_state,
+                    action.fn,
+                )
             )
-        ) + action.network_quiet
+            + action.network_quiet
+        )
         return (action.time_ms or 0) / 1000 + step * max(conditions, 1)
     # The action; the ref lookup before it is quick unless the page hangs.
     return step + 1.0 + after
@@ -300,16 +315,16 @@ class NavigateOptions(_TabBody):
 
 
 class ScreenshotOptions(_TabBody):
-    full_page: bool = False
+    full_page: bool = Field(default=False, description="the whole page, not just the viewport")
     ref: str | None = Field(default=None, description="only this element")
     element: Css | None = Field(default=None, description="only this element (CSS selector)")
-    type: Literal["png", "jpeg"] = "png"
+    type: Literal["png", "jpeg"] = Field(default="png", description="image format")
     quality: int | None = Field(default=None, ge=1, le=100, description="jpeg only")
     labels: bool = Field(default=False, description="draw ref labels (max 150, those in view)")
     max_width: int | None = Field(default=None, ge=16, le=20_000, description="downscale to fit")
     max_height: int | None = Field(default=None, ge=16, le=20_000, description="downscale to fit")
     inline: bool = Field(default=False, description="return base64 data instead of a file path")
-    timeout_ms: int | None = None
+    timeout_ms: int | None = Field(default=None, description="default 20000, clamped to 500–60000")
 
 
 class ConsoleOptions(_Model):
@@ -332,15 +347,13 @@ class OfflineOptions(_TabBody):
 
 class PdfOptions(_TabBody):
     inline: bool = False
-    landscape: bool = False
+    landscape: bool = Field(default=False, description="landscape pages")
     print_background: bool = True
-    timeout_ms: int | None = None
+    timeout_ms: int | None = Field(default=None, description="default 20000, clamped to 500–120000")
 
 
 class FileChooserOptions(_TabBody):
-    paths: list[str] = Field(
-        min_length=1, max_length=100, description="absolute paths of files to upload"
-    )
+    paths: list[str] = Field(min_length=1, max_length=100, description="absolute paths")
     roots: list[str] = Field(
         default_factory=list,
         max_length=50,
@@ -353,14 +366,70 @@ class FileChooserOptions(_TabBody):
     input_ref: str | None = Field(
         default=None, description="set the files on this <input type=file>"
     )
-    element: Css | None = Field(
-        default=None, description="CSS selector of an <input type=file>"
-    )
+    element: Css | None = Field(default=None, description="CSS selector of an <input type=file>")
     timeout_ms: int | None = Field(default=None, description="default and maximum 120000")
-    wait_ms: int | None = _wait_ms("with ref, inputRef or element")
+    wait_ms: int | None = _wait_ms("with ref, inputRef or element: ")
 
 
 class DialogOptions(_TabBody):
     accept: bool = True
-    prompt_text: str | None = None
+    prompt_text: str | None = Field(default=None, description="the answer to a prompt()")
     timeout_ms: int | None = Field(default=None, description="default and maximum 120000")
+
+
+# --- the schema, derived for the other ways in ---------------------------------------
+
+JSON = dict[str, Any]
+# What a derived field schema keeps of pydantic's: no titles (the schema is context an
+# agent pays for on every turn, playwright-mcp #1290), no default that goes without
+# saying (null, false, an empty list).
+_KEEP = (
+    "type", "enum", "description", "default", "items", "properties", "required",
+    "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems",
+)  # fmt: skip
+
+
+def _compact(schema: JSON, defs: JSON) -> JSON:
+    if "$ref" in schema:
+        schema = {
+            **defs[schema["$ref"].rsplit("/", 1)[1]],
+            **{k: v for k, v in schema.items() if k != "$ref"},
+        }
+    if "anyOf" in schema:
+        options = [_compact(s, defs) for s in schema["anyOf"] if s.get("type") != "null"]
+        rest = {k: v for k, v in schema.items() if k != "anyOf"}
+        if len(options) == 1:
+            schema = {**options[0], **rest}
+        else:  # a union of plain types (FillField.value): one type list
+            schema = {**rest, "type": [o["type"] for o in options]}
+    out: JSON = {}
+    for key in _KEEP:
+        if key not in schema or (
+            key == "default" and (schema[key] is None or schema[key] is False or schema[key] == [])
+        ):
+            continue
+        value = schema[key]
+        if key == "items":
+            value = _compact(value, defs)
+        elif key == "properties":
+            value = {name: _compact(v, defs) for name, v in value.items()}
+        out[key] = value
+    return out
+
+
+@functools.cache
+def field_schemas(model: type[BaseModel]) -> dict[str, JSON]:
+    """Each field of ``model`` as a compact JSON schema, by its JSON (camelCase) name:
+    type, description, default, choices and bounds exactly as the model declares them."""
+    full = model.model_json_schema(by_alias=True)
+    defs = full.get("$defs", {})
+    return {name: _compact(prop, defs) for name, prop in full["properties"].items()}
+
+
+def required_fields(model: type[BaseModel]) -> list[str]:
+    """The JSON names of the fields a request must give (``kind`` is the model's own)."""
+    return [
+        str(f.alias or name)
+        for name, f in model.model_fields.items()
+        if f.is_required() and name != "kind"
+    ]

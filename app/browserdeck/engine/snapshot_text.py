@@ -15,6 +15,7 @@ Refs are ``e<n>``, prefixed ``f<seq>`` in frames other than frame 0.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import defaultdict
@@ -133,6 +134,14 @@ def _unquote_yaml(body: str) -> tuple[str, str] | None:
     return None
 
 
+def _name(raw: str) -> str:
+    """An element line's name from its quoted form (`` "Save"``, JSON-escaped if need be)."""
+    if "\\" in raw:
+        with contextlib.suppress(ValueError):
+            return str(json.loads(raw[1:]))
+    return raw[2:-1]
+
+
 def _node(
     indent: int,
     raw: str,
@@ -142,15 +151,7 @@ def _node(
     chain: tuple[str, ...],
 ) -> Node:
     name_raw = m.group(3) or ""
-    name: str | None = None
-    if name_raw:
-        if "\\" in name_raw:
-            try:
-                name = json.loads(name_raw[1:])
-            except ValueError:
-                name = name_raw[2:-1]
-        else:
-            name = name_raw[2:-1]
+    name = _name(name_raw) if name_raw else None
     attrs = m.group(4) or ""
     ref = None
     if "[ref=" in attrs:
@@ -366,15 +367,7 @@ def scan(text: str) -> tuple[list[RefEntry], dict[CountKey, int]]:
             chain = tuple(f[1] for f in frames)
         if role[0] == "/" or role == "text":
             continue
-        if name_raw is None:
-            name = ""
-        elif "\\" in name_raw:
-            try:
-                name = json.loads(name_raw[1:])
-            except ValueError:
-                name = name_raw[2:-1]
-        else:
-            name = name_raw[2:-1]
+        name = "" if name_raw is None else _name(name_raw)
         key = (chain, role, name)
         nth = totals[key]
         totals[key] = nth + 1

@@ -11,6 +11,10 @@ Lifecycle (one path, whatever ends it)::
 
 No coroutine ever calls ``exec()`` on a dialog: dialogs are opened with
 ``show()``/``open()`` and report back through signals (qasync re-entrancy).
+
+Why one module (about 600 lines): ``TrayApp`` is the tray's one lifecycle (menu, panel,
+dialogs, notices, the service's start and the one shutdown path) and ``run`` its entry;
+the windows it opens already live apart (panel, settings, pairing, screenshot).
 """
 
 from __future__ import annotations

@@ -4,6 +4,11 @@ Everything shown comes from ``DeckModel`` (in-process service calls) except the
 screenshot, which goes through the control API's ``POST /screenshot`` so the
 panel shows exactly what an agent gets (those calls are tagged as the GUI's own
 and hidden from the activity list).
+
+Why one module (about 900 lines): it is one window, ``StatusPanel``, whose parts (profile
+list, tabs, screenshot, activity) refresh each other on one selection; the pieces that
+stand alone are small classes here (``ProfileDelegate``, ``Banner``) and the data comes
+from ``gui/model.py``.
 """
 
 from __future__ import annotations

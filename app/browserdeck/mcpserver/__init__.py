@@ -1,12 +1,12 @@
-"""browserdeck's MCP server: Playwright MCP's tools and more, as a client of the control API.
+"""browserdeck's MCP server: Playwright MCP's tools and more, on the service's front door.
 
 Named ``mcpserver`` (not ``mcp``) so it never shadows the official SDK package.
 
 Public interface:
 - ``client_config_snippet()``: the ``mcpServers`` JSON an MCP client needs (the
   tray's "Copy MCP config");
-- ``McpApp`` (server.py), ``serve`` (stdio.py) and ``mount`` (http.py) for the
-  transports; ``read_claims`` (claims.py): which agent holds which tab.
+- ``McpApp`` (server.py) served at ``/mcp`` by ``mount`` (http.py); ``browserdeck
+  mcp`` is a stdio bridge to it (mcp_bridge.py); ``read_claims`` (claims.py): which agent holds which tab.
 """
 
 from __future__ import annotations

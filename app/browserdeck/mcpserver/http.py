@@ -76,11 +76,10 @@ class McpHttpEndpoint:
                 # passed the API's guard once; each tool call is one activity entry.
                 backend = DeckBackend(
                     self.app.state.deck,
-                    "the browserdeck service",
                     on_call=lambda entry: service.events.api_call.send(entry=entry),
                 )
                 self.mcp = McpApp(
-                    backend, tools_spec="core", transport="http", settings=lambda: service.config
+                    backend, tools_spec="core", settings=lambda: service.config
                 )
                 self.manager = StreamableHTTPSessionManager(
                     app=self.mcp.server,

@@ -1,15 +1,21 @@
-"""Tool input schemas, written by hand, and the small validator that checks calls against them.
+"""Tool input schemas and the small validator that checks calls against them.
 
-Hand-written because the schema is context every agent pays for on every turn
-(playwright-mcp #1290: 14.4k tokens of schemas): no generated titles, no
-``$schema``, one short line per field. The validator covers exactly the JSON
-Schema subset used here and words its errors for an LLM.
+A tool argument that is a field of an engine request (``engine/options.py``) takes its
+schema from that model (``from_model``): type, description, default and choices are
+declared there once (bounds too; the model enforces them). Only arguments of the MCP tools' own (``snapshot``, Playwright
+MCP's spellings) are written here with ``s``/``b``/``i``/… The schema is context every
+agent pays for on every turn (playwright-mcp #1290: 14.4k tokens of schemas), so the
+derived one is compact too: no titles, no ``$schema``, no self-evident defaults. The validator
+covers exactly the JSON Schema subset used here and words its errors for an LLM.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
+from browserdeck.engine.options import field_schemas, required_fields
 from browserdeck.errors import InvalidInput
 
 JSON = dict[str, Any]
@@ -73,6 +79,41 @@ def obj(
     return out
 
 
+def from_model(
+    model: type[BaseModel],
+    *names: str,
+    rename: dict[str, str] | None = None,
+    extra: JSON | None = None,
+) -> JSON:
+    """An object schema of ``model``'s fields ``names`` (JSON names), as the model declares
+    them; ``rename`` gives a field the tool's own name (``fn`` -> ``function``), ``extra``
+    adds the tool's own arguments. Required: what the model requires, of ``names``."""
+    rename = rename or {}
+    properties = {rename.get(n, n): field(model, n) for n in names}
+    required = [rename.get(n, n) for n in required_fields(model) if n in names]
+    return obj({**properties, **(extra or {})}, required)
+
+
+# Bounds stay with the model, which enforces them and names the bound in its error; the
+# tool schema leaves them out, as every agent pays for each character of it on every turn
+# (tests/mcp/test_sessions.py bounds the size of `core`).
+_BOUNDS = frozenset({"minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems"})
+
+
+def _unbounded(schema: JSON) -> JSON:
+    out = {k: v for k, v in schema.items() if k not in _BOUNDS}
+    if "items" in out:
+        out["items"] = _unbounded(out["items"])
+    if "properties" in out:
+        out["properties"] = {k: _unbounded(v) for k, v in out["properties"].items()}
+    return out
+
+
+def field(model: type[BaseModel], name: str) -> JSON:
+    """One field of ``model`` as the model declares it (by its JSON name), bounds aside."""
+    return _unbounded(field_schemas(model)[name])
+
+
 _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
@@ -83,18 +124,23 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def _is(value: Any, kind: str) -> bool:
+    return isinstance(value, _TYPES[kind]) and not (
+        kind in ("integer", "number") and isinstance(value, bool)
+    )
+
+
 def _check(value: Any, schema: JSON, where: str) -> Any:
     kind = schema.get("type")
     if kind is not None:
-        ok = isinstance(value, _TYPES[kind]) and not (
-            kind in ("integer", "number") and isinstance(value, bool)
-        )
-        if kind == "integer" and isinstance(value, float) and value.is_integer():
+        kinds = kind if isinstance(kind, list) else [kind]
+        ok = any(_is(value, k) for k in kinds)
+        if not ok and "integer" in kinds and isinstance(value, float) and value.is_integer():
             value, ok = int(value), True
         if not ok:
+            words = " or ".join(f"{'an' if k[0] in 'aeiou' else 'a'} {k}" for k in kinds)
             raise InvalidInput(
-                f"{where} must be {'an' if kind[0] in 'aeiou' else 'a'} {kind}, "
-                f"not {type(value).__name__} {value!r}"[:300]
+                f"{where} must be {words}, not {type(value).__name__} {value!r}"[:300]
             )
     if "enum" in schema and value not in schema["enum"]:
         raise InvalidInput(

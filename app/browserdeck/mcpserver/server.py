@@ -5,8 +5,8 @@ than ``MCPServer``'s decorators, because the schemas are written by hand (see
 schema.py) and argument checking is ours; transports, sessions and the protocol
 are the SDK's.
 
-Sessions: stdio serves one client per process; over HTTP each ``Mcp-Session-Id``
-is one session (a client on the stateless 2026 protocol can send
+Served over streamable HTTP at ``/mcp`` (``browserdeck mcp`` is a stdio bridge to
+it). Sessions: each ``Mcp-Session-Id`` is one session (a client on the stateless 2026 protocol can send
 ``X-Browserdeck-Session`` to get the same; without either, calls share one
 session). Per session: its profile, its current tab, its last snapshots. Calls of
 one session run one at a time, as Playwright MCP's do.
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 import warnings
 from collections.abc import Callable
@@ -33,7 +32,7 @@ from browserdeck.config import Config
 from browserdeck.deck import Caller
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.mcpserver import output, tools
-from browserdeck.mcpserver.backend import CLIENT_NAME, Backend, load_config
+from browserdeck.mcpserver.backend import CLIENT_NAME, DeckBackend, load_config
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply
 from browserdeck.mcpserver.schema import validate_object
@@ -88,16 +87,15 @@ def select_tools(spec: str, *, run_code: bool) -> dict[str, tools.ToolSpec]:
 
 
 class McpApp:
-    """Everything one MCP endpoint serves; one per stdio process, one per service for HTTP."""
+    """Everything the service's ``/mcp`` endpoint serves."""
 
     def __init__(
         self,
-        backend: Backend,
+        backend: DeckBackend,
         *,
         tools_spec: str = "core",
         profile: str | None = None,
         max_chars: int = output.DEFAULT_MAX_CHARS,
-        transport: str = "stdio",
         settings: Callable[[], Config] = load_config,
         claims: TabClaims | None = None,
     ) -> None:
@@ -105,7 +103,6 @@ class McpApp:
         self.tools_spec = tools_spec
         self.default_profile = profile
         self.max_chars = max(output.MIN_MAX_CHARS, max_chars)
-        self.transport = transport
         self.settings = settings
         self.claims = claims or TabClaims()
         self.sessions: dict[str, AgentSession] = {}
@@ -122,12 +119,12 @@ class McpApp:
 
     # --- the client's workspace --------------------------------------------------
     async def client_roots(self, ctx: ServerRequestContext[Any, Any]) -> list[str]:
-        """The folders the MCP client declares (``roots/list``); else, for stdio, its cwd.
+        """The folders the MCP client declares (``roots/list``).
 
-        Over HTTP the service's own working directory means nothing about the client, so
-        only declared roots count there, or the workspace a ``browserdeck mcp`` bridge
-        names (``X-Browserdeck-Workspace``: its working directory, as the stdio server's
-        own was; a header only the client program sets, never a tool argument).
+        The service's own working directory means nothing about the client, so only
+        declared roots count, or the workspace a ``browserdeck mcp`` bridge names
+        (``X-Browserdeck-Workspace``: its working directory; a header only the client
+        program sets, never a tool argument).
         """
         session = ctx.session
         if session.check_client_capability(types.ClientCapabilities(roots=types.RootsCapability())):
@@ -141,8 +138,6 @@ class McpApp:
                 return [str(root.uri) for root in listed.roots if str(root.uri).startswith("file:")]
             except Exception as exc:  # the client did not answer: no roots, not a crash
                 log.info("MCP roots/list failed: %s", exc)
-        if self.transport == "stdio":
-            return [os.getcwd()]
         workspace = self._request_headers(ctx)[0].get("x-browserdeck-workspace")
         return [workspace] if workspace and workspace.startswith("file:") else []
 
@@ -184,20 +179,17 @@ class McpApp:
 
     def session_for(self, ctx: ServerRequestContext[Any, Any]) -> AgentSession:
         headers, query = self._request_headers(ctx)
-        if self.transport == "stdio":
-            key, ttl = "stdio", None
-        else:
-            key = headers.get("mcp-session-id") or headers.get("x-browserdeck-session") or "shared"
-            ttl = SESSION_TTL
+        key = headers.get("mcp-session-id") or headers.get("x-browserdeck-session") or "shared"
+        ttl: float | None = SESSION_TTL
         session = self.sessions.get(key)
         if session is None:
             client = None
             params = ctx.session.client_params
             if params is not None:
                 client = params.client_info.name
-            kind, pid = self.transport, None
+            kind, pid = "http", None
             bridge = headers.get("x-browserdeck-bridge", "")
-            if self.transport == "http" and bridge.isdigit() and len(bridge) < 10:
+            if bridge.isdigit() and len(bridge) < 10:
                 # A `browserdeck mcp` process carries this client's stdio here: the session
                 # (its tabs) lasts as long as that process, as an in-process one did.
                 kind, pid, ttl = "stdio", int(bridge), None
@@ -215,8 +207,6 @@ class McpApp:
         return session
 
     def _expire_sessions(self) -> None:
-        if self.transport == "stdio":
-            return
         now = time.monotonic()
         for key, session in list(self.sessions.items()):
             if session.lock.locked():
@@ -362,18 +352,6 @@ class McpApp:
             self.end_session(key)
         if self._releases:
             await asyncio.wait(set(self._releases), timeout=5)
-        await self.backend.close()
-
-    async def run_stdio(self) -> None:
-        from mcp.server.stdio import stdio_server
-
-        try:
-            async with stdio_server() as (read_stream, write_stream):
-                await self.server.run(
-                    read_stream, write_stream, self.server.create_initialization_options()
-                )
-        finally:
-            await self.close()
 
 
 def _save_reply(reply: Reply, folder: Path, name: str) -> Reply:
@@ -389,5 +367,6 @@ def _save_reply(reply: Reply, folder: Path, name: str) -> Reply:
 
 
 def _error(exc: BrowserdeckError) -> types.CallToolResult:
-    text = f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")
+    hint = exc.hint_for("mcp")  # what to do next, in tool names
+    text = f"error: {exc.message}" + (f"\nhint: {hint}" if hint else "")
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)

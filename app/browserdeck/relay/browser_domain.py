@@ -215,19 +215,7 @@ async def _attach_to_target(
     session = r._new_session(c, tab, s)
     s.declined.discard(tab.target_id)
     await r._attachment_changed(tab)
-    await c.send(
-        event_message(
-            "Target.attachedToTarget",
-            dumps(
-                {
-                    "sessionId": session.session_id,
-                    "targetInfo": r.target_info(tab),
-                    "waitingForDebugger": False,
-                }
-            ),
-            c.wire_sid(s.session_id),
-        )
-    )
+    await r.send_attached(session)
     return {"sessionId": session.session_id}
 
 

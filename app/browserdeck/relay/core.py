@@ -23,7 +23,15 @@ needs from it is summarised in docs/extension.md; the rules that matter most:
 Nothing here touches sockets directly: clients and the extension link are given in,
 which keeps this testable with a fake extension. The data it routes (tabs, clients,
 sessions) is in model.py; the browser-level commands it answers itself are in
-browser_domain.py.
+browser_domain.py; the sockets, discovery, the request gate and the client slot are
+server.py, discovery.py, gate.py and slot.py.
+
+Why this module is still over 500 lines: what is left is one state machine, the tab and
+session bookkeeping, entered from two sides. The extension's messages (tabs shared,
+updated, closed; CDP events and child targets) and the clients' commands (forwarding,
+lazy attach, per-session domains) read and write the same ``Tab``/``Session`` fields
+under the same invariants (see the rules above); split in two, each half would reach
+into the other's privates, as browser_domain.py already has to.
 """
 
 from __future__ import annotations
@@ -372,20 +380,25 @@ class Relay:
         session = self._new_session(client, tab, scope)
         scope.announced[tab.target_id] = session
         await self._attachment_changed(tab)
+        await self.send_attached(session)
+        return session
+
+    async def send_attached(self, session: Session) -> None:
+        """``Target.attachedToTarget`` for a new tab session, on the scope it belongs to."""
+        client = session.client
         await client.send(
             event_message(
                 "Target.attachedToTarget",
                 dumps(
                     {
                         "sessionId": session.session_id,
-                        "targetInfo": self.target_info(tab),
+                        "targetInfo": self.target_info(session.tab),
                         "waitingForDebugger": False,
                     }
                 ),
-                client.wire_sid(scope.session_id),
+                client.wire_sid(session.scope.session_id),
             )
         )
-        return session
 
     def _learn_context_id(self, info: dict[str, Any]) -> None:
         if info.get("browserContextId") and not self.context_known:
@@ -599,18 +612,10 @@ class Relay:
             self._track_context(tab, key, method, params_json)
             for session in list(tab.sessions):
                 if session.runtime_on(key) and (not key or key in session.known_children):
-                    client = session.client
-                    await client.send(
-                        event_message(
-                            method, params_json, client.wire_sid(key or session.session_id)
-                        )
-                    )
+                    await session.send_event(key, method, params_json)
             return
         for session in self._event_sessions(tab, key, method):
-            client = session.client
-            await client.send(
-                event_message(method, params_json, client.wire_sid(key or session.session_id))
-            )
+            await session.send_event(key, method, params_json)
         if method in ("Page.downloadWillBegin", "Page.downloadProgress") and not key:
             # Playwright listens for downloads on the browser session (Browser.download*);
             # a tab-level debugger only reports them as Page.download*.
@@ -669,14 +674,7 @@ class Relay:
             if key not in session.auto_attach or (key and key not in session.known_children):
                 continue
             session.known_children.add(child_sid)
-            client = session.client
-            await client.send(
-                event_message(
-                    "Target.attachedToTarget",
-                    params_json,
-                    client.wire_sid(key or session.session_id),
-                )
-            )
+            await session.send_event(key, "Target.attachedToTarget", params_json)
 
     async def _release_child(
         self, link: ExtensionLink, tab: Tab, parent: str, child_sid: str, waiting: bool
@@ -720,14 +718,7 @@ class Relay:
             for sid in doomed:
                 session.known_children.discard(sid)
             session.enabled = {pair for pair in session.enabled if pair[0] not in doomed}
-            client = session.client
-            await client.send(
-                event_message(
-                    "Target.detachedFromTarget",
-                    params_json,
-                    client.wire_sid(key or session.session_id),
-                )
-            )
+            await session.send_event(key, "Target.detachedFromTarget", params_json)
 
     # ------------------------------------------------------------ client side
     def add_client(self, client: Client) -> None:
@@ -931,7 +922,7 @@ class Relay:
                 # session: replay them from the cache when the reply comes back (Chrome
                 # has then handled every earlier command, e.g. Page.getFrameTree). Until
                 # then this session gets no context events; the cache covers them.
-                hook = self._replay_contexts_hook(session, key, client)
+                hook = self._replay_contexts_hook(session, key)
             else:
                 tab.runtime_enabled.add(key)
                 session.enabled.add((key, domain))
@@ -950,7 +941,7 @@ class Relay:
         elif method == "Target.setAutoAttach":
             if params.get("autoAttach"):
                 session.auto_attach.add(key)
-                hook = self._replay_children_hook(session, key, client)
+                hook = self._replay_children_hook(session, key)
             else:
                 session.auto_attach.discard(key)
                 if any(key in other.auto_attach for other in tab.sessions):
@@ -971,25 +962,21 @@ class Relay:
             )
         )
 
-    def _replay_contexts_hook(self, session: Session, key: str, client: Client) -> Hook:
+    def _replay_contexts_hook(self, session: Session, key: str) -> Hook:
         async def hook(
             body: str | None, error: dict[str, Any] | None
         ) -> tuple[str | None, dict[str, Any] | None]:
             if error is None:
                 session.enabled.add((key, "Runtime"))
                 for context in list(session.tab.contexts.get(key, {}).values()):
-                    await client.send(
-                        event_message(
-                            "Runtime.executionContextCreated",
-                            dumps({"context": context}),
-                            client.wire_sid(key or session.session_id),
-                        )
+                    await session.send_event(
+                        key, "Runtime.executionContextCreated", dumps({"context": context})
                     )
             return body, error
 
         return hook
 
-    def _replay_children_hook(self, session: Session, key: str, client: Client) -> Hook:
+    def _replay_children_hook(self, session: Session, key: str) -> Hook:
         async def hook(
             body: str | None, error: dict[str, Any] | None
         ) -> tuple[str | None, dict[str, Any] | None]:
@@ -1000,18 +987,16 @@ class Relay:
                     if child.parent != key or child.session_id in session.known_children:
                         continue
                     session.known_children.add(child.session_id)
-                    await client.send(
-                        event_message(
-                            "Target.attachedToTarget",
-                            dumps(
-                                {
-                                    "sessionId": child.session_id,
-                                    "targetInfo": child.target_info,
-                                    "waitingForDebugger": False,
-                                }
-                            ),
-                            client.wire_sid(key or session.session_id),
-                        )
+                    await session.send_event(
+                        key,
+                        "Target.attachedToTarget",
+                        dumps(
+                            {
+                                "sessionId": child.session_id,
+                                "targetInfo": child.target_info,
+                                "waitingForDebugger": False,
+                            }
+                        ),
                     )
             return body, error
 

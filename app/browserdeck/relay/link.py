@@ -158,18 +158,7 @@ class ExtensionLink:
         self, method: str, params: dict[str, Any], *, reply_timeout: float = 20.0
     ) -> Any:
         """A relay-internal request; returns the parsed result or raises CdpError."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-        async def on_reply(body: str | None, error: dict[str, Any] | None) -> None:
-            if future.done():
-                return
-            if error is not None:
-                future.set_exception(
-                    CdpError(str(error.get("message", error)), int(error.get("code", -32000)))
-                )
-            else:
-                future.set_result(loads(body) if body else {})
-
+        future, on_reply = _awaited_reply()
         msg_id = self._register(method, on_reply, reply_timeout)
         try:
             await self.send_raw(frame({"id": msg_id, "method": method, "params": params}))
@@ -188,18 +177,7 @@ class ExtensionLink:
         reply_timeout: float = 20.0,
     ) -> Any:
         """A relay-internal CDP command on a tab; returns the parsed result."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-        async def on_reply(body: str | None, error: dict[str, Any] | None) -> None:
-            if future.done():
-                return
-            if error is not None:
-                future.set_exception(
-                    CdpError(str(error.get("message", error)), int(error.get("code", -32000)))
-                )
-            else:
-                future.set_result(loads(body) if body else {})
-
+        future, on_reply = _awaited_reply()
         await self.forward(
             tab_id,
             session_id,
@@ -237,6 +215,23 @@ class ExtensionLink:
             if item.timer is not None:
                 item.timer.cancel()
             await _run(item.handler, None, error)
+
+
+def _awaited_reply() -> tuple[asyncio.Future[Any], ReplyHandler]:
+    """A future and the reply handler that settles it (parsed result, or CdpError)."""
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    async def on_reply(body: str | None, error: dict[str, Any] | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(
+                CdpError(str(error.get("message", error)), int(error.get("code", -32000)))
+            )
+        else:
+            future.set_result(loads(body) if body else {})
+
+    return future, on_reply
 
 
 async def _run(handler: ReplyHandler, body: str | None, error: dict[str, Any] | None) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from browserdeck.relay.link import Socket, send_text
-from browserdeck.relay.protocol import is_restricted_url
+from browserdeck.relay.protocol import event_message, is_restricted_url
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +104,14 @@ class Session:
 
     def runtime_on(self, key: str) -> bool:
         return (key, "Runtime") in self.enabled
+
+    async def send_event(self, key: str, method: str, params_json: str) -> None:
+        """An event for this session's client: on the tab itself (``key`` "") or on one of
+        its child sessions (``key`` the child's session id)."""
+        client = self.client
+        await client.send(
+            event_message(method, params_json, client.wire_sid(key or self.session_id))
+        )
 
 
 class Client:

@@ -7,14 +7,19 @@ One ``RelayServer`` per ``extension`` profile, on 127.0.0.1 (18792 by default):
   token, after the relay proved it first (protocol.auth_proof; no token on the wire).
 * ``/cdp`` (also ``/devtools/browser/<any>``, ``/devtools/page/<targetId>``): CDP clients
   (our engine, the service, a user's own Playwright/Puppeteer) with the token.
-* HTTP: ``GET /`` (health, no token), ``/json/version``, ``/json/list``, ``/json/new``,
-  ``/json/activate/<id>``, ``/json/close/<id>``, ``/extension/status``,
-  ``/client-slot`` (token); ``/extension/check`` (our extension's Origin, no token).
+* HTTP: ``GET /`` (health, no token), the ``/json/*`` discovery routes
+  (discovery.py), ``/extension/status``, ``/client-slot`` (token);
+  ``/extension/check`` (our extension's Origin, no token).
 
-Every request is refused unless it comes from a loopback address with a loopback
-``Host`` (DNS rebinding) and without a web page's ``Origin``. Client arbitration:
-in ``single-active`` mode one client holds the slot and a second one gets HTTP 409
-naming the holder; ``multi-client`` lets everyone in. See docs/extension.md.
+This module is the WebSocket side and the routing; the parts are beside it:
+
+* gate.py: who may connect (loopback, Host, Origin, token), on top of guard.py;
+* discovery.py: Chrome's ``/json/*`` answers;
+* slot.py: the single-client slot (``single-active``: one client holds it and a second
+  one gets HTTP 409 naming the holder; ``multi-client`` lets everyone in);
+* core.py: the CDP routing behind the sockets.
+
+See docs/extension.md.
 """
 
 from __future__ import annotations
@@ -23,10 +28,8 @@ import asyncio
 import contextlib
 import errno
 import itertools
-import json
 import logging
 import secrets
-import time
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,16 +38,18 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
-from websockets.protocol import State
 from websockets.typing import Subprotocol
 
 from browserdeck import errors, guard
 from browserdeck.aio import cancel_and_wait
 from browserdeck.events import ServiceEvents
 from browserdeck.relay.core import Relay
+from browserdeck.relay.discovery import Discovery, link_up
 from browserdeck.relay.extension_id import EXTENSION_ID
+from browserdeck.relay.gate import RequestGate, public_host
+from browserdeck.relay.http import error_body, json_response, text_response
 from browserdeck.relay.link import ExtensionLink
-from browserdeck.relay.model import Client, Tab
+from browserdeck.relay.model import Client
 from browserdeck.relay.protocol import (
     AUTH_NONCE_BYTES,
     AUTH_TIMEOUT,
@@ -56,21 +61,16 @@ from browserdeck.relay.protocol import (
     proof_ok,
     split_frame,
 )
+from browserdeck.relay.slot import CLIENT_MODES, SLOT_HEADER, SLOT_MODES, ClientSlot
 
 log = logging.getLogger(__name__)
 
-CLIENT_MODES = ("single-active", "multi-client")
 # Screenshots and snapshots are megabytes of JSON; the websockets default is 1 MiB.
 MAX_MESSAGE = 256 * 1024 * 1024
 # The extension is considered gone after this long without a message (it pings every 15 s
 # and answers our pings).
 EXTENSION_SILENCE_LIMIT = 45.0
 PING_EVERY = 10.0
-# How long a new client waits for the slot holder's socket to finish closing before it
-# gets 409: a client that disconnects and reconnects at once (Puppeteer's disconnect()
-# does not wait for the close handshake) would otherwise race its own old connection.
-SLOT_HANDOVER_WAIT = 1.0
-SLOT_HEADER = "X-Browserdeck-Slot"
 CLIENT_HEADER = "X-Browserdeck-Client"
 
 
@@ -102,12 +102,6 @@ class RelayServer:
         command_timeout: float = 60.0,
         op_timeout: float = 20.0,
     ) -> None:
-        if client_mode not in CLIENT_MODES:
-            raise errors.InvalidInput(
-                f"unknown relay client mode {client_mode!r}",
-                hint="use 'single-active' or 'multi-client'",
-                code="invalid_client_mode",
-            )
         if not token:
             raise errors.InvalidInput(
                 "the relay needs a token", hint="pass secrets.get_token('relay')"
@@ -117,24 +111,23 @@ class RelayServer:
         self.host = host
         self.profile = profile
         self.color = color
-        self.client_mode = client_mode
-        self.extension_ids = tuple(extension_ids)
-        self._token = token
+        self.slot = ClientSlot(profile=profile, mode=client_mode)
+        self.gate = RequestGate(token=token, extension_ids=extension_ids)
+        self.extension_ids = self.gate.extension_ids
         self._events = events
         self._server: Server | None = None
         self._upgrades: dict[int, _Upgrade] = {}
         self._client_ids = itertools.count(1)
-        self._slot_holder: Client | None = None
-        self._slot_freed = asyncio.Event()
         self._extension_ready = asyncio.Event()
         self._stopping = False
         self.relay = Relay(
             profile=profile,
             on_tabs_changed=self._tabs_changed,
-            slot_guard=self._slot_guard,
+            slot_guard=self.slot.guard,
             command_timeout=command_timeout,
             op_timeout=op_timeout,
         )
+        self.discovery = Discovery(self.relay, profile)
 
     # ------------------------------------------------------------------ public
     @property
@@ -146,9 +139,21 @@ class RelayServer:
         return f"ws://127.0.0.1:{self.port}/cdp"
 
     @property
+    def client_mode(self) -> str:
+        """``single-active`` or ``multi-client`` (slot.py); tests switch it on a live relay."""
+        return self.slot.mode
+
+    @client_mode.setter
+    def client_mode(self, mode: str) -> None:
+        self.slot.mode = mode
+
+    @property
     def extension_connected(self) -> bool:
-        link = self.relay.link
-        return link is not None and not link.closed
+        return link_up(self.relay)
+
+    @property
+    def _token(self) -> str:
+        return self.gate.token
 
     def auth_headers(self) -> dict[str, str]:
         """Headers for our own CDP clients (engine, service): the token, and a lazy slot.
@@ -166,7 +171,7 @@ class RelayServer:
 
     def status(self) -> dict[str, Any]:
         link = self.relay.link
-        holder = self._slot_holder
+        holder = self.slot.current()
         tabs = self.relay.shared_tabs()
         return {
             "profile": self.profile,
@@ -184,19 +189,11 @@ class RelayServer:
             "attachedTabs": sum(1 for tab in tabs if tab.attached),
             "clients": len(self.relay.clients),
             "clientMode": self.client_mode,
-            "slot": None if holder is None or holder.closed else holder.describe(),
+            "slot": None if holder is None else holder.describe(),
         }
 
     def slot_info(self) -> dict[str, Any]:
-        holder = self._slot_holder if self._slot_holder and not self._slot_holder.closed else None
-        return {
-            "mode": self.client_mode,
-            "busy": holder is not None and self.client_mode == "single-active",
-            "activeClientId": holder.id if holder else None,
-            "connectedAt": holder.connected_at if holder else None,
-            "holder": holder.describe() if holder else None,
-            "clients": [c.describe() for c in self.relay.clients.values()],
-        }
+        return self.slot.info(self.relay.clients.values())
 
     async def wait_for_extension(self, wait: float = 10.0) -> None:
         """Wait until the extension is connected and has said hello (tests, CLI)."""
@@ -221,7 +218,7 @@ class RelayServer:
 
     async def update_token(self, token: str) -> None:
         """Switch to a new relay token; connections made with the old one are closed."""
-        self._token = token
+        self.gate.token = token
         link = self.relay.link
         if link is not None:
             await link.ws.close(4401, "the relay token changed: pair the extension again")
@@ -230,8 +227,8 @@ class RelayServer:
 
     async def release_slot(self) -> bool:
         """Disconnect the client holding the slot (the tray's 'take over'). True if one did."""
-        holder = self._slot_holder
-        if holder is None or holder.closed:
+        holder = self.slot.current()
+        if holder is None:
             return False
         await holder.close(4000, "the browserdeck user released the relay client slot")
         return True
@@ -240,6 +237,10 @@ class RelayServer:
         if self._server is not None:
             return
         self._stopping = False
+        # Looks like chrome/gateway.py's bind(): both are a websockets server with a
+        # port-in-use error, but the options differ where it matters (subprotocol,
+        # keep-alive pings for the extension, message and write limits); a shared helper
+        # would be a parameter for each line.
         try:
             self._server = await serve(
                 self._handle,
@@ -282,35 +283,8 @@ class RelayServer:
             await self.relay.extension_gone(link, "the relay stopped")
         await self.relay.tasks.cancel_all()
         self._extension_ready.clear()
-        self._slot_holder = None
+        self.slot.holder = None
         log.info("extension relay for profile %s stopped", self.profile)
-
-    # ------------------------------------------------------------ arbitration
-    def _slot_guard(self, client: Client) -> str | None:
-        if client.slot_mode == "none":
-            return (
-                f"this connection was opened with {SLOT_HEADER}: none, so it can list, "
-                "open, focus and close tabs but not attach to them"
-            )
-        if self.client_mode == "multi-client":
-            return None
-        holder = self._live_holder()
-        if holder is None:
-            self._slot_holder = client
-            return None
-        if holder is client:
-            return None
-        return self._busy_message(holder)
-
-    def _busy_message(self, holder: Client) -> str:
-        since = time.strftime("%H:%M:%S", time.localtime(holder.connected_at))
-        who = holder.label or "another client"
-        return (
-            f"the extension relay for profile {self.profile!r} is in use by {who} "
-            f"(client {holder.id}, connected since {since}); relayClientMode is single-active, "
-            "so one CDP client at a time: wait for it to disconnect, close it, or switch the "
-            "setting to multi-client"
-        )
 
     # ------------------------------------------------------------------ events
     def _tabs_changed(self) -> None:
@@ -331,52 +305,43 @@ class RelayServer:
         query = urllib.parse.parse_qs(parsed.query)
         headers = guard.headers_from_pairs(request.headers.raw_items())
 
-        refusal = self._check_transport(connection, headers)
+        refusal = self.gate.refuse(connection, headers, path)
         if refusal is not None:
             return refusal
-
-        # Two Origin headers are refused outright; /extension judges its one Origin itself.
-        origin_refusal = guard.check_origin(headers, self._our_origins())
-        if origin_refusal is not None and (
-            path != "/extension" or len(guard.header_values(headers, "origin")) > 1
-        ):
-            log.warning("relay: %s", origin_refusal.message)
-            return _text(
-                connection, 403, "Forbidden: browser pages may not use the browserdeck relay\n"
-            )
         origin = guard.origin_of(headers)
+        cors = self.gate.cors(origin)
 
         if method == "OPTIONS":
-            return self._preflight(connection, origin)
+            return self.gate.preflight(connection, origin)
 
         if path == "/" and method in ("GET", "HEAD"):
-            return self._json(
+            return json_response(
                 connection,
                 200,
                 {"ok": True, "service": "browserdeck-relay", "profile": self.profile},
-                origin,
+                cors_origin=cors,
                 head=method == "HEAD",
             )
 
         if path == "/extension":
-            return self._check_extension_upgrade(connection, request, query)
+            return self._check_extension_upgrade(connection, headers, query)
         if path == "/extension/check":
             # No token: the extension never sends it over HTTP (a squatter could be
             # listening). It says only whether the extension slot is free (no secrets);
             # web pages were refused above by their Origin. Chrome sends no Origin on an
             # extension's GET to a host it has permissions for.
-            return self._extension_check(connection, query, origin)
+            return self._extension_check(connection, query, cors)
 
-        if not self._has_token(headers, query):
-            return self._json(
+        if not self.gate.has_token(headers, query):
+            return json_response(
                 connection,
                 401,
-                _error_body(
+                error_body(
                     "unauthorized",
                     "the relay token is missing or wrong",
                     "send Authorization: Bearer <token> (browserdeck token --relay prints it)",
                 ),
-                origin,
+                cors_origin=cors,
             )
 
         if path == "/cdp" or path.startswith("/devtools/browser"):
@@ -384,123 +349,41 @@ class RelayServer:
         if path.startswith("/devtools/page/"):
             target = path.rsplit("/", 1)[-1]
             if target not in self.relay.by_target:
-                return _text(connection, 404, f"No such target id: {target}\n")
+                return text_response(connection, 404, f"No such target id: {target}\n")
             return await self._check_cdp_upgrade(connection, request, query, target)
 
         if method not in ("GET", "PUT", "HEAD"):
-            return _text(connection, 405, "Method Not Allowed\n")
-        host = self._public_host(headers)
-        if path in ("/json/version", "/json/version/"):
-            return self._json(connection, 200, self._version_json(host), origin)
-        if path in ("/json/protocol", "/json/protocol/"):
-            # chrome.debugger gives an extension no way to read Chrome's protocol schema.
-            return self._json(
-                connection,
-                404,
-                _error_body(
-                    "not_available",
-                    "/json/protocol is not available through the extension relay: Chrome "
-                    "does not let extensions read its protocol description",
-                    "use the devtools-protocol package matching the browser version "
-                    "(/json/version)",
-                ),
-                origin,
-            )
-        if path in ("/json", "/json/", "/json/list", "/json/list/"):
-            return self._json(connection, 200, self._list_json(host), origin)
-        if path in ("/json/new", "/json/new/"):
-            # Chrome's form is /json/new?<url>; ?url=<url> is accepted too.
-            if parsed.query.startswith("url="):
-                url = (query.get("url") or ["about:blank"])[0]
-            else:
-                url = urllib.parse.unquote(parsed.query) or "about:blank"
-            try:
-                tab = await self.relay.create_tab(url or "about:blank")
-            except CdpError as exc:
-                return self._json(
-                    connection, 503, _error_body("unavailable", exc.message, None), origin
-                )
-            return self._json(connection, 200, self._tab_json(tab, host), origin)
-        if path.startswith(("/json/activate/", "/json/close/")):
-            target = path.rsplit("/", 1)[-1]
-            found = self.relay.by_target.get(target)
-            if found is None or not found.exposable:
-                return _text(connection, 404, f"No such target id: {target}\n")
-            try:
-                if path.startswith("/json/activate/"):
-                    await self.relay.activate_tab(found)
-                    return _text(connection, 200, "Target activated")
-                await self.relay.close_tab(found)
-                return _text(connection, 200, "Target is closing")
-            except CdpError as exc:
-                return self._json(
-                    connection, 503, _error_body("unavailable", exc.message, None), origin
-                )
+            return text_response(connection, 405, "Method Not Allowed\n")
+        if path.startswith("/json"):
+            host = public_host(headers, self.port)
+            answer = await self.discovery.answer(connection, path, parsed.query, host, cors)
+            if answer is not None:
+                return answer
         if path == "/extension/status":
-            return self._json(connection, 200, self._extension_status(), origin)
+            return json_response(connection, 200, self._extension_status(), cors_origin=cors)
         if path == "/client-slot":
-            return self._json(connection, 200, self.slot_info(), origin)
-        return _text(connection, 404, "Not Found\n")
-
-    def _check_transport(
-        self, connection: ServerConnection, headers: guard.Headers
-    ) -> Response | None:
-        remote = connection.remote_address
-        address = str(remote[0]) if remote else ""
-        refusal = guard.check_transport(address, headers)
-        if refusal is None:
-            return None
-        log.warning("relay: refused a request: %s (DNS rebinding guard)", refusal.message)
-        if refusal.code == "forbidden_client":
-            return _text(connection, 403, "Forbidden: the relay only serves this machine\n")
-        return _text(connection, 403, "Forbidden: Host must be localhost or 127.0.0.1\n")
-
-    def _our_origins(self) -> list[str]:
-        return [f"chrome-extension://{ext}" for ext in self.extension_ids]
-
-    def _is_our_origin(self, origin: str) -> bool:
-        return origin in self._our_origins()
-
-    def _has_token(self, headers: guard.Headers, query: dict[str, list[str]]) -> bool:
-        return guard.check_token(headers, self._token, extra=query.get("token", [])) is None
-
-    def _public_host(self, headers: guard.Headers) -> str:
-        """``host:port`` for webSocketDebuggerUrl, rebuilt from the checked Host, never copied.
-
-        The transport check already refused anything but a loopback name, so what goes
-        back is ``127.0.0.1``/``localhost``/``[::1]`` and a number.
-        """
-        parsed = guard.parse_host(guard.single_header(headers, "host")[0])
-        if parsed is None:
-            return f"127.0.0.1:{self.port}"
-        return parsed.netloc(self.port)
+            return json_response(connection, 200, self.slot_info(), cors_origin=cors)
+        return text_response(connection, 404, "Not Found\n")
 
     def _check_extension_upgrade(
-        self, connection: ServerConnection, request: Request, query: dict[str, list[str]]
+        self, connection: ServerConnection, headers: guard.Headers, query: dict[str, list[str]]
     ) -> Response | None:
-        origin = guard.origin_of(guard.headers_from_pairs(request.headers.raw_items())) or ""
-        if not self._is_our_origin(origin):
-            log.warning("relay: refused /extension from origin %r", origin)
-            return _text(
-                connection,
-                403,
-                "Forbidden: /extension accepts only the browserdeck extension "
-                f"(chrome-extension://{self.extension_ids[0]})\n",
-            )
+        refusal = self.gate.refuse_extension(connection, headers)
+        if refusal is not None:
+            return refusal
         # The token is checked after the upgrade, by mutual proof (protocol.auth_proof):
         # the extension never puts it on the wire.
         instance = (query.get("instance") or [""])[0]
         link = self.relay.link
         if link is not None and not link.closed and not self._replaceable(link, instance):
-            return self._json(
+            return json_response(
                 connection,
                 409,
-                _error_body(
+                error_body(
                     "extension_slot_busy",
                     "another browser's browserdeck extension is already connected to this relay",
                     "disconnect it (or close that Chrome) first; each relay serves one browser",
                 ),
-                None,
             )
         self._upgrades[id(connection)] = _Upgrade("extension", instance=instance)
         return None
@@ -512,28 +395,6 @@ class RelayServer:
             return True
         return asyncio.get_running_loop().time() - link.last_seen > EXTENSION_SILENCE_LIMIT
 
-    def _live_holder(self) -> Client | None:
-        """The slot holder, unless its socket is already closing (the slot is then free:
-        it no longer sends commands, and its cleanup may lag behind a reconnect)."""
-        holder = self._slot_holder
-        if holder is None or holder.closed:
-            return None
-        if getattr(holder.ws, "state", State.OPEN) is not State.OPEN:
-            return None
-        return holder
-
-    async def _wait_for_slot(self) -> Client | None:
-        """The live holder after giving a disconnecting one a moment to go."""
-        deadline = asyncio.get_running_loop().time() + SLOT_HANDOVER_WAIT
-        while (holder := self._live_holder()) is not None:
-            left = deadline - asyncio.get_running_loop().time()
-            if left <= 0:
-                return holder
-            self._slot_freed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._slot_freed.wait(), min(left, 0.05))
-        return None
-
     async def _check_cdp_upgrade(
         self,
         connection: ServerConnection,
@@ -544,88 +405,24 @@ class RelayServer:
         slot_mode = (
             _first_header(request, SLOT_HEADER) or (query.get("slot") or ["eager"])[0]
         ).lower()
-        if slot_mode not in ("eager", "lazy", "none"):
+        if slot_mode not in SLOT_MODES:
             slot_mode = "eager"
         label = _first_header(request, CLIENT_HEADER) or _first_header(request, "User-Agent")
-        holder = (
-            await self._wait_for_slot()
-            if self.client_mode == "single-active" and slot_mode == "eager"
-            else None
-        )
+        holder = await self.slot.holder_after_handover(slot_mode)
         if holder is not None:
-            return self._json(
+            return json_response(
                 connection,
                 409,
-                _error_body(
+                error_body(
                     "relay_busy",
-                    self._busy_message(holder),
+                    self.slot.busy_message(holder),
                     "GET /client-slot shows who holds it; retry when busy is false",
                 ),
-                None,
             )
         self._upgrades[id(connection)] = _Upgrade(
             "cdp", label=label[:120], slot_mode=slot_mode, page_target=page_target
         )
         return None
-
-    def _preflight(self, connection: ServerConnection, origin: str | None) -> Response:
-        response = _text(connection, 204, "")
-        if origin is not None and self._is_our_origin(origin):
-            response.headers["Access-Control-Allow-Origin"] = origin
-            response.headers["Access-Control-Allow-Methods"] = "GET, PUT, HEAD, OPTIONS"
-            response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type"
-            response.headers["Access-Control-Max-Age"] = "600"
-            response.headers["Vary"] = "Origin"
-        return response
-
-    def _json(
-        self,
-        connection: ServerConnection,
-        status: int,
-        body: Any,
-        origin: str | None,
-        *,
-        head: bool = False,
-    ) -> Response:
-        response = _text(connection, status, "" if head else json.dumps(body, indent=2) + "\n")
-        # websockets' respond() already set text/plain; assigning would add a second one.
-        del response.headers["Content-Type"]
-        response.headers["Content-Type"] = "application/json; charset=utf-8"
-        response.headers["Cache-Control"] = "no-store"
-        if origin is not None and self._is_our_origin(origin):
-            # Only our own extension may read relay answers from a page context.
-            response.headers["Access-Control-Allow-Origin"] = origin
-            response.headers["Vary"] = "Origin"
-        return response
-
-    def _version_json(self, host: str) -> dict[str, Any]:
-        relay = self.relay
-        return {
-            "Browser": relay.product,
-            "Protocol-Version": "1.3",
-            "User-Agent": relay.user_agent,
-            "V8-Version": "",
-            "WebKit-Version": "",
-            "webSocketDebuggerUrl": f"ws://{host}/cdp",
-            "Browserdeck-Relay": f"profile={self.profile}; extension="
-            + ("connected" if self.extension_connected else "disconnected"),
-        }
-
-    def _tab_json(self, tab: Tab, host: str) -> dict[str, Any]:
-        return {
-            "id": tab.target_id,
-            "type": "page",
-            "title": tab.title or tab.url,
-            "url": tab.url,
-            "description": "",
-            # Chrome's own form; the relay serves no DevTools front-end, so opening it
-            # needs a DevTools build that can reach the WebSocket (docs/extension.md).
-            "devtoolsFrontendUrl": f"/devtools/inspector.html?ws={host}/devtools/page/{tab.target_id}",
-            "webSocketDebuggerUrl": f"ws://{host}/devtools/page/{tab.target_id}",
-        }
-
-    def _list_json(self, host: str) -> list[dict[str, Any]]:
-        return [self._tab_json(tab, host) for tab in self.relay.shared_tabs()]
 
     def _extension_status(self) -> dict[str, Any]:
         link = self.relay.link
@@ -638,19 +435,19 @@ class RelayServer:
         }
 
     def _extension_check(
-        self, connection: ServerConnection, query: dict[str, list[str]], origin: str | None
+        self, connection: ServerConnection, query: dict[str, list[str]], cors: str | None
     ) -> Response:
         """Why the extension's WebSocket was refused: browsers hide the HTTP status from it."""
         instance = (query.get("instance") or [""])[0]
         link = self.relay.link
         if link is not None and not link.closed and not self._replaceable(link, instance):
-            body = _error_body(
+            body = error_body(
                 "extension_slot_busy",
                 "another browser's browserdeck extension is connected to this relay",
                 "disconnect it first",
             )
-            return self._json(connection, 409, body, origin)
-        return self._json(
+            return json_response(connection, 409, body, cors_origin=cors)
+        return json_response(
             connection,
             200,
             {
@@ -659,7 +456,7 @@ class RelayServer:
                 "color": self.color,
                 "protocol": PROTOCOL_VERSION,
             },
-            origin,
+            cors_origin=cors,
         )
 
     # ------------------------------------------------------------- WebSockets
@@ -805,12 +602,10 @@ class RelayServer:
             slot_mode=upgrade.slot_mode,
             page_target=upgrade.page_target,
         )
-        if self.client_mode == "single-active" and upgrade.slot_mode == "eager":
-            holder = self._live_holder()
-            if holder is not None and holder is not client:
-                await ws.close(4409, self._busy_message(holder))
-                return
-            self._slot_holder = client
+        busy = self.slot.take(client)
+        if busy is not None:
+            await ws.close(4409, busy)
+            return
         self.relay.add_client(client)
         try:
             if upgrade.page_target is not None:
@@ -824,11 +619,7 @@ class RelayServer:
         except ConnectionClosed:
             pass
         finally:
-            # Free the slot before the (slower) session cleanup, so a reconnect gets in.
-            client.closed = True
-            if self._slot_holder is client:
-                self._slot_holder = None
-            self._slot_freed.set()
+            self.slot.release(client)
             await self.relay.remove_client(client)
 
 
@@ -848,15 +639,6 @@ def _first_header(request: Request, name: str) -> str:
     # Headers.get raises on a repeated header; a label or slot mode may take the first.
     values = request.headers.get_all(name)
     return values[0] if values else ""
-
-
-def _text(connection: ServerConnection, status: int, text: str) -> Response:
-    response = connection.respond(status, text)
-    return response
-
-
-def _error_body(code: str, message: str, hint: str | None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "hint": hint}}
 
 
 __all__ = ["CLIENT_MODES", "RelayServer"]

@@ -7,7 +7,7 @@ from typing import Any
 from browserdeck.engine import options as o
 from browserdeck.errors import InvalidInput
 from browserdeck.mcpserver.context import Call, Reply
-from browserdeck.mcpserver.schema import arr, b, i, n, obj, s
+from browserdeck.mcpserver.schema import arr, field, from_model, n, obj, s
 from browserdeck.mcpserver.tools.registry import REF, SNAP, WAIT, tool
 from browserdeck.mcpserver.tools.shared import _dump, _finish, _notes
 
@@ -17,16 +17,8 @@ from browserdeck.mcpserver.tools.shared import _dump, _finish, _notes
 @tool(
     "browser_click",
     "Click an element.",
-    obj(
-        {
-            "ref": REF,
-            "doubleClick": b(),
-            "button": s(enum=["left", "right", "middle"]),
-            "modifiers": arr(s(enum=["Alt", "Control", "ControlOrMeta", "Meta", "Shift"])),
-            "snapshot": SNAP,
-            "waitMs": WAIT,
-        },
-        ["ref"],
+    from_model(
+        o.ClickAct, "ref", "doubleClick", "button", "modifiers", "waitMs", extra={"snapshot": SNAP}
     ),
 )
 async def click(call: Call) -> Reply:
@@ -47,17 +39,7 @@ async def click(call: Call) -> Reply:
 @tool(
     "browser_type",
     "Type text into an editable element (replaces its value).",
-    obj(
-        {
-            "ref": REF,
-            "text": s(),
-            "submit": b("press Enter after"),
-            "slowly": b("one key at a time (fires key handlers)"),
-            "snapshot": SNAP,
-            "waitMs": WAIT,
-        },
-        ["ref", "text"],
-    ),
+    from_model(o.TypeAct, "ref", "text", "submit", "slowly", "waitMs", extra={"snapshot": SNAP}),
 )
 async def type_text(call: Call) -> Reply:
     a = call.args
@@ -77,14 +59,18 @@ async def type_text(call: Call) -> Reply:
 @tool(
     "browser_press_key",
     "Press a key or chord in the page, e.g. Enter, ArrowDown, Control+a.",
-    obj({"key": s(), "snapshot": SNAP, "waitMs": WAIT}, ["key"]),
+    from_model(o.PressAct, "key", "waitMs", extra={"snapshot": SNAP}),
 )
 async def press_key(call: Call) -> Reply:
     data = await call.act("press", key=call.args["key"], waitMs=call.args.get("waitMs"))
     return await _finish(call, f"pressed {call.args['key']}", data)
 
 
-@tool("browser_hover", "Hover over an element.", obj({"ref": REF, "snapshot": SNAP}, ["ref"]))
+@tool(
+    "browser_hover",
+    "Hover over an element.",
+    from_model(o.HoverAct, "ref", extra={"snapshot": SNAP}),
+)
 async def hover(call: Call) -> Reply:
     data = await call.act("hover", ref=call.args["ref"])
     return await _finish(call, f"hovering {call.args['ref']}", data)
@@ -93,10 +79,7 @@ async def hover(call: Call) -> Reply:
 @tool(
     "browser_drag",
     "Drag one element onto another.",
-    obj(
-        {"startRef": REF, "endRef": REF, "snapshot": SNAP, "waitMs": WAIT},
-        ["startRef", "endRef"],
-    ),
+    from_model(o.DragAct, "startRef", "endRef", "waitMs", extra={"snapshot": SNAP}),
 )
 async def drag(call: Call) -> Reply:
     a = call.args
@@ -109,7 +92,7 @@ async def drag(call: Call) -> Reply:
 @tool(
     "browser_select_option",
     "Select option(s) in a <select> by value or label.",
-    obj({"ref": REF, "values": arr(s()), "snapshot": SNAP, "waitMs": WAIT}, ["ref", "values"]),
+    from_model(o.SelectAct, "ref", "values", "waitMs", extra={"snapshot": SNAP}),
 )
 async def select_option(call: Call) -> Reply:
     a = call.args
@@ -122,20 +105,20 @@ async def select_option(call: Call) -> Reply:
     "Fill several fields at once.",
     obj(
         {
+            # Playwright MCP's field vocabulary (textbox, combobox; "true" for a checkbox),
+            # which its clients send; _fill_field maps it to the engine's FillField.
             "fields": arr(
                 obj(
                     {
                         "ref": REF,
                         "type": s("textbox (default), checkbox, radio or combobox"),
-                        "value": s(
-                            "text; true/false for checkbox/radio; option label for combobox"
-                        ),
+                        "value": field(o.FillField, "value"),
                     },
                     ["ref", "value"],
-                )
+                ),
             ),
-            "snapshot": SNAP,
             "waitMs": WAIT,
+            "snapshot": SNAP,
         },
         ["fields"],
     ),
@@ -175,14 +158,10 @@ def _fill_field(field: dict[str, Any]) -> dict[str, Any]:
 @tool(
     "browser_resize",
     "Resize the viewport.",
-    obj({"width": i(), "height": i()}, ["width", "height"]),
+    from_model(o.ResizeAct, "width", "height"),
 )
 async def resize(call: Call) -> Reply:
     a = call.args
-    if a["width"] <= 0 or a["height"] <= 0:
-        raise InvalidInput(
-            f"invalid size {a['width']}x{a['height']}: width and height must be positive"
-        )
     data = await call.act("resize", width=a["width"], height=a["height"])
     return await _finish(call, f"viewport is {a['width']}x{a['height']}", data)
 
@@ -190,14 +169,14 @@ async def resize(call: Call) -> Reply:
 @tool(
     "browser_wait_for",
     "Wait for text to appear or disappear, a selector, the network to go quiet, or a time.",
-    obj(
-        {
-            "text": s(),
-            "textGone": s(),
-            "selector": s(),
-            "networkQuiet": b("until no request has been in flight for 500 ms"),
-            "time": n("seconds"),
-        }
+    # time: seconds, as Playwright MCP's clients send it (the model's timeMs is in ms).
+    from_model(
+        o.WaitAct,
+        "text",
+        "textGone",
+        "selector",
+        "networkQuiet",
+        extra={"time": n("seconds")},
     ),
 )
 async def wait_for(call: Call) -> Reply:
@@ -233,7 +212,7 @@ async def wait_for(call: Call) -> Reply:
     "browser_evaluate",
     "Run a JavaScript function in the page, e.g. () => document.title; "
     "with ref it gets the element: (el) => el.value.",
-    obj({"function": s(), "ref": REF}, ["function"]),
+    from_model(o.EvaluateAct, "fn", "ref", rename={"fn": "function"}),
     narrow="Return less from the function (a field, a slice)",
 )
 async def evaluate(call: Call) -> Reply:
@@ -246,7 +225,8 @@ async def evaluate(call: Call) -> Reply:
     "browser_file_upload",
     "Set files on a file input. With ref (the input, or the button that opens the chooser) "
     "it happens now; without, it answers the next file chooser.",
-    obj({"paths": arr(s(), "absolute paths"), "ref": REF, "waitMs": WAIT}, ["paths"]),
+    # ref: the input or the button that opens the chooser (the tool tells which below).
+    from_model(o.FileChooserOptions, "paths", "waitMs", extra={"ref": REF}),
 )
 async def file_upload(call: Call) -> Reply:
     a = call.args
@@ -276,7 +256,7 @@ async def file_upload(call: Call) -> Reply:
 @tool(
     "browser_handle_dialog",
     "Answer the next alert/confirm/prompt dialog; call it before the action that opens it.",
-    obj({"accept": b(), "promptText": s()}, ["accept"]),
+    from_model(o.DialogOptions, "accept", "promptText"),
 )
 async def handle_dialog(call: Call) -> Reply:
     a = call.args

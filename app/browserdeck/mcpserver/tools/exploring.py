@@ -7,7 +7,7 @@ from typing import Any
 from browserdeck.errors import InvalidInput
 from browserdeck.mcpserver import dom
 from browserdeck.mcpserver.context import Call, Reply
-from browserdeck.mcpserver.schema import arr, b, i, obj, s
+from browserdeck.mcpserver.schema import JSON, arr, b, i, obj, s
 from browserdeck.mcpserver.tools.registry import REF, SELECTOR, tool
 from browserdeck.mcpserver.tools.shared import _dump
 
@@ -33,22 +33,40 @@ def _target(call: Call) -> tuple[str | None, dict[str, Any]]:
 EL = {"ref": REF, "selector": SELECTOR}
 
 
-@tool(
+def page_fn_tool(
+    name: str,
+    description: str,
+    body: str,
+    schema: JSON,
+    *,
+    element: bool = False,
+    defaults: dict[str, Any] | None = None,
+    narrow: str | None = None,
+) -> None:
+    """Register a tool that runs one page function (``dom.py``) and answers with its result.
+
+    Each argument of ``schema`` but ``ref`` goes to the function (``defaults`` for those
+    not given); ``ref`` names the element it gets. ``element``: it needs ref or selector.
+    """
+    names = [k for k in schema.get("properties", {}) if k != "ref"]
+
+    async def run(call: Call) -> Reply:
+        if element:
+            _target(call)  # one of ref and selector, or a clear error
+        args = {k: call.args.get(k, (defaults or {}).get(k)) for k in names}
+        return Reply(_dump(await _page_fn(call, body, args, ref=call.args.get("ref"))))
+
+    tool(name, description, schema, group="all", narrow=narrow)(run)
+
+
+page_fn_tool(
     "browser_query_dom",
     "Elements matching a CSS selector: tag, id, class, text, visibility.",
+    dom.QUERY_DOM,
     obj({"selector": s(), "limit": i("default 10")}, ["selector"]),
-    group="all",
+    defaults={"limit": 10},
     narrow="Use a narrower selector or a lower limit",
 )
-async def query_dom(call: Call) -> Reply:
-    a = call.args
-    return Reply(
-        _dump(
-            await _page_fn(
-                call, dom.QUERY_DOM, {"selector": a["selector"], "limit": a.get("limit", 10)}
-            )
-        )
-    )
 
 
 @tool(
@@ -75,98 +93,54 @@ async def visible_text(call: Call) -> Reply:
     return Reply(text + more)
 
 
-@tool(
+page_fn_tool(
     "browser_computed_styles",
     "Computed CSS of an element (common properties, or those named).",
+    dom.COMPUTED_STYLES,
     obj({**EL, "properties": arr(s())}),
-    group="all",
+    element=True,
+    defaults={"properties": []},
 )
-async def computed_styles(call: Call) -> Reply:
-    ref, args = _target(call)
-    args["properties"] = call.args.get("properties") or []
-    return Reply(_dump(await _page_fn(call, dom.COMPUTED_STYLES, args, ref=ref)))
-
-
-@tool(
+page_fn_tool(
     "browser_check_visibility",
     "Is an element visible, in the viewport, covered by another? With its box.",
+    dom.CHECK_VISIBILITY,
     obj(EL),
-    group="all",
+    element=True,
 )
-async def check_visibility(call: Call) -> Reply:
-    ref, args = _target(call)
-    return Reply(_dump(await _page_fn(call, dom.CHECK_VISIBILITY, args, ref=ref)))
-
-
-@tool("browser_attributes", "All attributes of an element.", obj(EL), group="all")
-async def attributes(call: Call) -> Reply:
-    ref, args = _target(call)
-    return Reply(_dump(await _page_fn(call, dom.ATTRIBUTES, args, ref=ref)))
-
-
-@tool(
+page_fn_tool(
+    "browser_attributes", "All attributes of an element.", dom.ATTRIBUTES, obj(EL), element=True
+)
+page_fn_tool(
     "browser_count_elements",
     "How many elements match each CSS selector.",
+    dom.COUNT_ELEMENTS,
     obj({"selectors": arr(s())}, ["selectors"]),
-    group="all",
 )
-async def count_elements(call: Call) -> Reply:
-    return Reply(
-        _dump(await _page_fn(call, dom.COUNT_ELEMENTS, {"selectors": call.args["selectors"]}))
-    )
-
-
-@tool(
+page_fn_tool(
     "browser_page_metadata",
     "Title, URL, language, meta/OpenGraph tags, headings, counts.",
+    dom.PAGE_METADATA,
     obj(),
-    group="all",
 )
-async def page_metadata(call: Call) -> Reply:
-    return Reply(_dump(await _page_fn(call, dom.PAGE_METADATA, {})))
-
-
-@tool(
+page_fn_tool(
     "browser_find_by_text",
     "Elements whose own text contains (or equals) the given text.",
+    dom.FIND_BY_TEXT,
     obj({"text": s(), "exact": b(), "limit": i("default 20")}, ["text"]),
-    group="all",
+    defaults={"exact": False, "limit": 20},
     narrow="Use exact: true or a longer text",
 )
-async def find_by_text(call: Call) -> Reply:
-    a = call.args
-    return Reply(
-        _dump(
-            await _page_fn(
-                call,
-                dom.FIND_BY_TEXT,
-                {"text": a["text"], "exact": bool(a.get("exact")), "limit": a.get("limit", 20)},
-            )
-        )
-    )
-
-
-@tool(
+page_fn_tool(
     "browser_form_values",
     "Current values of every field of the page's forms (or of one).",
+    dom.FORM_VALUES,
     obj(EL),
-    group="all",
 )
-async def form_values(call: Call) -> Reply:
-    a = call.args
-    return Reply(
-        _dump(
-            await _page_fn(call, dom.FORM_VALUES, {"selector": a.get("selector")}, ref=a.get("ref"))
-        )
-    )
-
-
-@tool(
+page_fn_tool(
     "browser_element_state",
     "State of an element: visible, enabled, editable, focused, checked, value...",
+    dom.ELEMENT_STATE,
     obj(EL),
-    group="all",
+    element=True,
 )
-async def element_state(call: Call) -> Reply:
-    ref, args = _target(call)
-    return Reply(_dump(await _page_fn(call, dom.ELEMENT_STATE, args, ref=ref)))

@@ -6,9 +6,9 @@ from browserdeck.engine import options as o
 from browserdeck.mcpserver import dom, images
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, i, obj, s
-from browserdeck.mcpserver.tools.exploring import _page_fn
+from browserdeck.mcpserver.tools.exploring import page_fn_tool
 from browserdeck.mcpserver.tools.registry import tool
-from browserdeck.mcpserver.tools.shared import _dump, _finish
+from browserdeck.mcpserver.tools.shared import _finish
 
 # --- Phoenix extras (all) ------------------------------------------------------------------
 
@@ -31,27 +31,20 @@ async def read_image(call: Call) -> Reply:
     return reply
 
 
-@tool(
+page_fn_tool(
     "browser_service_workers",
     "Service worker registrations of this tab's origin and their state.",
+    dom.SERVICE_WORKERS,
     obj(),
-    group="all",
 )
-async def service_workers(call: Call) -> Reply:
-    return Reply(_dump(await _page_fn(call, dom.SERVICE_WORKERS, {})))
-
-
-@tool(
+page_fn_tool(
     "browser_network_sources",
     "Where this page's resources came from: network, HTTP cache or service worker.",
+    dom.NETWORK_SOURCES,
     obj({"limit": i("default 50")}),
-    group="all",
+    defaults={"limit": 50},
     narrow="Lower the limit",
 )
-async def network_sources(call: Call) -> Reply:
-    return Reply(
-        _dump(await _page_fn(call, dom.NETWORK_SOURCES, {"limit": call.args.get("limit", 50)}))
-    )
 
 
 @tool(

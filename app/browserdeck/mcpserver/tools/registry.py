@@ -6,8 +6,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from browserdeck.engine import options as o
 from browserdeck.mcpserver.context import Call, Reply
-from browserdeck.mcpserver.schema import JSON, b, i, s
+from browserdeck.mcpserver.schema import JSON, b, field, s
 
 Handler = Callable[[Call], Awaitable[Reply]]
 GROUPS = ("core", "all", "code")
@@ -40,13 +41,10 @@ def tool(
     return register
 
 
-REF = s("element ref from the snapshot, e.g. e12")
+REF = field(o.HoverAct, "ref")
 SNAP = b("also return what changed on the page")
 # Per call, like the API's and the CLI's waitMs (engine/consequences.py).
-WAIT = i(
-    "longest wait in ms for what the action caused (navigation, requests); "
-    "default: the actionWaitMs setting; 0 = do not wait"
-)
+WAIT = field(o.ClickAct, "waitMs")
 SELECTOR = s("CSS selector (instead of ref)")
 # Navigations take the new page's first snapshot before answering (as Playwright MCP
 # does): the first snapshot of a document is the expensive one (Playwright compiles its

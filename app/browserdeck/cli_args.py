@@ -1,0 +1,150 @@
+"""Generated from engine/options.py by cli_schema.py (`make cli-args`): do not edit.
+
+The page commands' arguments as plain data, so a CLI call needs no pydantic (issue 14).
+Per command, each argument: its flags, argparse's dest, the request field it fills
+(absent: the CLI's own) and argparse's options ("type": "int"; "list": "comma").
+"""
+
+from __future__ import annotations
+
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# fmt: off
+ARGS: dict[str, list[dict[str, Any]]] = {
+    'snapshot': [
+        {'flags': ['--format'], 'dest': 'format', 'field': 'format', 'options': {'choices': ['ai', 'role', 'aria'], 'help': "ai: Playwright's AI snapshot (refs e12, iframe refs f1e3); role: only interactive elements carry refs, [nth=N] marks duplicate role+name; aria: the raw accessibility tree (ax1 refs, read-only); default: ai"}},
+        {'flags': ['--refs'], 'dest': 'refs', 'field': 'refs', 'options': {'choices': ['aria', 'role'], 'help': 'how refs resolve: aria (the element itself; default for format=ai) or role (role+name, survives a reconnect; default for format=role)'}},
+        {'flags': ['--interactive', '-i'], 'dest': 'interactive', 'field': 'interactive', 'options': {'action': 'store_true', 'help': 'only elements an agent can act on, flat'}},
+        {'flags': ['--compact', '-c'], 'dest': 'compact', 'field': 'compact', 'options': {'action': 'store_true', 'help': 'drop unnamed structural wrappers'}},
+        {'flags': ['--depth', '-d'], 'dest': 'depth', 'field': 'depth', 'options': {'type': 'int', 'help': 'maximum tree depth'}},
+        {'flags': ['--selector', '-s'], 'dest': 'selector', 'field': 'selector', 'options': {'help': 'CSS selector: snapshot only this element'}},
+        {'flags': ['--frame'], 'dest': 'frame', 'field': 'frame', 'options': {'help': 'CSS selector of an <iframe>: snapshot inside it'}},
+        {'flags': ['--limit'], 'dest': 'limit', 'field': 'limit', 'options': {'type': 'int', 'help': 'maximum lines (aria format: nodes, default 2000)'}},
+        {'flags': ['--max-chars'], 'dest': 'max_chars', 'field': 'maxChars', 'options': {'type': 'int', 'help': 'cut the text here (default 200000)'}},
+        {'flags': ['--viewport'], 'dest': 'viewport', 'field': 'viewport', 'options': {'action': 'store_true', 'help': 'only elements inside the viewport (and their ancestors); refs of the whole page stay valid'}},
+    ],
+    'screenshot': [
+        {'flags': ['--full-page'], 'dest': 'full_page', 'field': 'fullPage', 'options': {'action': 'store_true', 'help': 'the whole page, not just the viewport'}},
+        {'flags': ['--ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'only this element'}},
+        {'flags': ['--element'], 'dest': 'element', 'field': 'element', 'options': {'help': 'only this element (CSS selector)'}},
+        {'flags': ['--type'], 'dest': 'type', 'field': 'type', 'options': {'choices': ['png', 'jpeg'], 'help': 'image format; default: png'}},
+        {'flags': ['--quality'], 'dest': 'quality', 'field': 'quality', 'options': {'type': 'int', 'help': 'jpeg only'}},
+        {'flags': ['--labels'], 'dest': 'labels', 'field': 'labels', 'options': {'action': 'store_true', 'help': 'draw ref labels (max 150, those in view)'}},
+        {'flags': ['--max-width'], 'dest': 'max_width', 'field': 'maxWidth', 'options': {'type': 'int', 'help': 'downscale to fit'}},
+        {'flags': ['--max-height'], 'dest': 'max_height', 'field': 'maxHeight', 'options': {'type': 'int', 'help': 'downscale to fit'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
+    ],
+    'navigate': [
+        {'flags': ['address'], 'dest': 'address', 'field': 'url', 'options': {'help': 'where to go (required for action=goto)', 'metavar': 'URL'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–120000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
+    ],
+    'back': [
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–120000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
+    ],
+    'forward': [
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–120000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
+    ],
+    'click': [
+        {'flags': ['ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'ref from the latest snapshot, e.g. e12'}},
+        {'flags': ['--double'], 'dest': 'double', 'field': 'doubleClick', 'options': {'action': 'store_true'}},
+        {'flags': ['--button'], 'dest': 'button', 'field': 'button', 'options': {'choices': ['left', 'right', 'middle'], 'help': 'default: left'}},
+        {'flags': ['--modifiers'], 'dest': 'modifiers', 'field': 'modifiers', 'options': {'list': 'comma', 'help': '; comma-separated: Alt,Control,ControlOrMeta,Meta,Shift'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
+    'type': [
+        {'flags': ['ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'ref from the latest snapshot, e.g. e12'}},
+        {'flags': ['text'], 'dest': 'text', 'field': 'text', 'options': {}},
+        {'flags': ['--submit'], 'dest': 'submit', 'field': 'submit', 'options': {'action': 'store_true', 'help': 'press Enter afterwards'}},
+        {'flags': ['--slowly'], 'dest': 'slowly', 'field': 'slowly', 'options': {'action': 'store_true', 'help': 'type key by key (for pages that listen to keys)'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
+    'press': [
+        {'flags': ['key'], 'dest': 'key', 'field': 'key', 'options': {'help': 'e.g. Enter, Escape, ArrowDown, Control+A'}},
+        {'flags': ['--ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'focus this element first; default: the page'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
+    'hover': [
+        {'flags': ['ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'ref from the latest snapshot, e.g. e12'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
+    'drag': [
+        {'flags': ['start'], 'dest': 'start', 'field': 'startRef', 'options': {'help': 'the element to drag (a ref from the latest snapshot)'}},
+        {'flags': ['end'], 'dest': 'end', 'field': 'endRef', 'options': {'help': 'the element to drop it on (a ref)'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
+    'select': [
+        {'flags': ['ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'ref from the latest snapshot, e.g. e12'}},
+        {'flags': ['values'], 'dest': 'values', 'field': 'values', 'options': {'nargs': '+', 'help': 'option values or labels'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
+    'fill': [
+        {'flags': ['pairs'], 'dest': 'pairs', 'options': {'nargs': '*', 'metavar': 'REF=VALUE', 'help': 'a field to fill: REF=VALUE'}},
+        {'flags': ['--fields'], 'dest': 'fields', 'options': {'help': 'JSON: [{"ref": "e5", "value": "Ada"}, ...]'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
+    'resize': [
+        {'flags': ['width'], 'dest': 'width', 'field': 'width', 'options': {'type': 'int'}},
+        {'flags': ['height'], 'dest': 'height', 'field': 'height', 'options': {'type': 'int'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
+    'wait': [
+        {'flags': ['--text'], 'dest': 'text', 'field': 'text', 'options': {'help': 'until this text is visible'}},
+        {'flags': ['--text-gone'], 'dest': 'text_gone', 'field': 'textGone', 'options': {'help': 'until this text is gone'}},
+        {'flags': ['--selector'], 'dest': 'selector', 'field': 'selector', 'options': {'help': 'until this CSS selector is visible'}},
+        {'flags': ['--url-glob', '--until-url'], 'dest': 'url_glob', 'field': 'url', 'options': {'help': 'until the URL matches (glob, e.g. **/done)', 'dest': 'url_glob'}},
+        {'flags': ['--load-state'], 'dest': 'load_state', 'field': 'loadState', 'options': {'choices': ['load', 'domcontentloaded', 'networkidle']}},
+        {'flags': ['--fn'], 'dest': 'fn', 'field': 'fn', 'options': {'help': 'until this JS function returns truthy'}},
+        {'flags': ['--time'], 'dest': 'time', 'field': 'timeMs', 'options': {'type': 'int', 'help': 'just wait this long (ms)'}},
+        {'flags': ['--network-quiet'], 'dest': 'network_quiet', 'field': 'networkQuiet', 'options': {'action': 'store_true', 'help': 'until no request is in flight for quietMs (streams open over 5 s aside)'}},
+        {'flags': ['--quiet-ms'], 'dest': 'quiet_ms', 'field': 'quietMs', 'options': {'type': 'int', 'help': "networkQuiet's window; default: 500"}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
+    'evaluate': [
+        {'flags': ['function'], 'dest': 'function', 'field': 'fn', 'options': {'help': "'() => document.title', or '(el) => …' with ref", 'nargs': '?'}},
+        {'flags': ['--fn'], 'dest': 'fn', 'field': 'fn', 'options': {'help': '==SUPPRESS==', 'dest': 'fn'}},
+        {'flags': ['--ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'pass this element to the function'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
+    'console': [
+        {'flags': ['--level'], 'dest': 'level', 'field': 'level', 'options': {'choices': ['debug', 'info', 'warning', 'error'], 'help': 'minimum level; default: all'}},
+        {'flags': ['--limit'], 'dest': 'limit', 'field': 'limit', 'options': {'type': 'int', 'help': 'newest entries per list; default: 200'}},
+        {'flags': ['--clear'], 'dest': 'clear', 'field': 'clear', 'options': {'action': 'store_true', 'help': 'empty the lists after reading (all levels, also entries beyond limit)'}},
+        {'flags': ['--requests'], 'dest': 'requests', 'options': {'action': 'store_true', 'help': 'also list network requests'}},
+    ],
+    'pdf': [
+        {'flags': ['--landscape'], 'dest': 'landscape', 'field': 'landscape', 'options': {'action': 'store_true', 'help': 'landscape pages'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–120000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
+    ],
+    'upload': [
+        {'flags': ['paths'], 'dest': 'paths', 'field': 'paths', 'options': {'nargs': '+', 'help': 'absolute paths'}},
+        {'flags': ['--ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'arm, then click this ref (opens the chooser)'}},
+        {'flags': ['--input-ref'], 'dest': 'input_ref', 'field': 'inputRef', 'options': {'help': 'set the files on this <input type=file>'}},
+        {'flags': ['--element'], 'dest': 'element', 'field': 'element', 'options': {'help': 'CSS selector of an <input type=file>'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default and maximum 120000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'with ref, inputRef or element: longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
+    'dialog': [
+        {'flags': ['--prompt-text'], 'dest': 'prompt_text', 'field': 'promptText', 'options': {'help': 'the answer to a prompt()'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default and maximum 120000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
+    ],
+}
+# fmt: on

@@ -1,0 +1,275 @@
+"""The CLI's page commands' arguments, derived from the engine's request models.
+
+Each argument's help, choices, type and default come from its field in
+``engine/options.py``, where they are declared once; this module holds only the CLI's
+spelling (``--double`` is ``doubleClick``, ``URL`` is ``url``) and the few arguments
+that are the CLI's own (``fill``'s ``REF=VALUE`` pairs, ``console --requests``).
+
+A CLI call must not import pydantic (issue 14: it is most of the start-up), so the table
+is generated ahead of time into ``cli_args.py``, plain data that ``cli_engine`` reads:
+
+    make cli-args        # = .venv/bin/python -m browserdeck.cli_schema
+
+``tests/core/test_cli_args.py`` fails while the committed file is stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from browserdeck.engine import options as o
+
+GENERATED = Path(__file__).with_name("cli_args.py")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One CLI argument: its flags, and the model field (JSON name) it fills, if any."""
+
+    flags: tuple[str, ...]
+    field: str | None = None  # default: the field of the flag's name (--max-chars: maxChars)
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)  # argparse's, beside the derived
+    own: bool = False  # the CLI's own argument: fills no field, options given here
+
+    @property
+    def dest(self) -> str:
+        if "dest" in self.options:
+            return str(self.options["dest"])
+        long = next((f for f in self.flags if f.startswith("--")), self.flags[0])
+        return long.lstrip("-").replace("-", "_")
+
+    @property
+    def json_name(self) -> str | None:
+        if self.own or self.field is not None:
+            return self.field
+        head, *rest = self.dest.split("_")
+        return head + "".join(w.title() for w in rest)
+
+
+def arg(*flags: str, field: str | None = None, **options: Any) -> Arg:
+    return Arg(flags, field, options)
+
+
+def own(*flags: str, **options: Any) -> Arg:
+    """An argument of the CLI's own, filling no field (``help`` is required)."""
+    assert "help" in options
+    return Arg(flags, None, options, own=True)
+
+
+# The wait and timeout every timed command takes (they were one shared parent parser).
+TIMED = (arg("--timeout-ms"), arg("--wait-ms"))
+
+# Per command: the model its arguments fill, and the CLI's spelling of them, in order.
+COMMANDS: dict[str, tuple[type[BaseModel], tuple[Arg, ...]]] = {
+    "snapshot": (
+        o.SnapshotOptions,
+        (
+            arg("--format"),
+            arg("--refs"),
+            arg("--interactive", "-i"),
+            arg("--compact", "-c"),
+            arg("--depth", "-d"),
+            arg("--selector", "-s"),
+            arg("--frame"),
+            arg("--limit"),
+            arg("--max-chars"),
+            arg("--viewport"),
+        ),
+    ),
+    "screenshot": (
+        o.ScreenshotOptions,
+        (
+            arg("--full-page"),
+            arg("--ref"),
+            arg("--element"),
+            arg("--type"),
+            arg("--quality"),
+            arg("--labels"),
+            arg("--max-width"),
+            arg("--max-height"),
+            *TIMED,
+        ),
+    ),
+    # "URL", not "url": --url is the control API's address.
+    "navigate": (o.NavigateOptions, (arg("address", field="url", metavar="URL"), *TIMED)),
+    "back": (o.NavigateOptions, TIMED),
+    "forward": (o.NavigateOptions, TIMED),
+    "click": (
+        o.ClickAct,
+        (
+            arg("ref"),
+            arg("--double", field="doubleClick"),
+            arg("--button"),
+            arg("--modifiers"),
+            *TIMED,
+        ),
+    ),
+    "type": (o.TypeAct, (arg("ref"), arg("text"), arg("--submit"), arg("--slowly"), *TIMED)),
+    "press": (o.PressAct, (arg("key"), arg("--ref"), *TIMED)),
+    "hover": (o.HoverAct, (arg("ref"), *TIMED)),
+    "drag": (o.DragAct, (arg("start", field="startRef"), arg("end", field="endRef"), *TIMED)),
+    "select": (o.SelectAct, (arg("ref"), arg("values"), *TIMED)),
+    "fill": (
+        o.FillAct,
+        (
+            own("pairs", nargs="*", metavar="REF=VALUE", help="a field to fill: REF=VALUE"),
+            own("--fields", help='JSON: [{"ref": "e5", "value": "Ada"}, ...]'),
+            *TIMED,
+        ),
+    ),
+    "resize": (o.ResizeAct, (arg("width"), arg("height"), *TIMED)),
+    "wait": (
+        o.WaitAct,
+        (
+            arg("--text"),
+            arg("--text-gone"),
+            arg("--selector"),
+            arg("--url-glob", "--until-url", field="url", dest="url_glob"),
+            arg("--load-state"),
+            arg("--fn"),
+            arg("--time", field="timeMs"),
+            arg("--network-quiet"),
+            arg("--quiet-ms"),
+            *TIMED,
+        ),
+    ),
+    "evaluate": (
+        o.EvaluateAct,
+        (
+            arg("function", field="fn", nargs="?"),
+            # The old spelling keeps working, unlisted.
+            arg("--fn", field="fn", dest="fn", help=argparse.SUPPRESS),
+            arg("--ref"),
+            *TIMED,
+        ),
+    ),
+    "console": (
+        o.ConsoleOptions,
+        (
+            arg("--level"),
+            arg("--limit"),
+            arg("--clear"),
+            own("--requests", action="store_true", help="also list network requests"),
+        ),
+    ),
+    "pdf": (o.PdfOptions, (arg("--landscape"), *TIMED)),
+    "upload": (
+        o.FileChooserOptions,
+        (arg("paths"), arg("--ref"), arg("--input-ref"), arg("--element"), *TIMED),
+    ),
+    "dialog": (
+        o.DialogOptions,
+        (
+            # accept as two exclusive switches (cli_engine adds them): the field defaults
+            # to true, so a flag could only ever say "false".
+            arg("--prompt-text"),
+            *TIMED,
+        ),
+    ),
+}
+
+
+def _help(schema: dict[str, Any]) -> str:
+    text = str(schema.get("description", ""))
+    default = schema.get("default")
+    if default is not None and default is not False and "default" not in text:
+        text += f"{'; ' if text else ''}default: {default}"
+    return text
+
+
+def _derived(command: str, model: type[BaseModel], a: Arg) -> dict[str, Any]:
+    """argparse keyword arguments for ``a``, from its field's schema."""
+    name = a.json_name
+    if name is None:
+        return dict(a.options)
+    schemas = o.field_schemas(model)
+    if name not in schemas:
+        # A timed command whose model has no such field: accepted and ignored, as it was
+        # when every timed command shared one parent parser (scripts may pass it).
+        return {"dest": a.dest, "help": argparse.SUPPRESS, "type": "int"}
+    schema = schemas[name]
+    kind = schema.get("type")
+    out: dict[str, Any] = {}
+    positional = not a.flags[0].startswith("-")
+    if kind == "boolean":
+        out["action"] = "store_true"
+    elif kind == "integer":
+        out["type"] = "int"
+    elif kind == "array":
+        if positional:
+            out["nargs"] = "+"
+        else:
+            out["list"] = "comma"  # cli_engine splits it
+    if "enum" in schema:
+        out["choices"] = list(schema["enum"])
+    elif kind == "array" and "enum" in schema.get("items", {}):
+        out["list_choices"] = list(schema["items"]["enum"])
+    text = _help(schema)
+    if out.get("list") == "comma":
+        choices = out.get("list_choices")
+        text += "; comma-separated" + (f": {','.join(choices)}" if choices else "")
+    out.pop("list_choices", None)
+    if text:
+        out["help"] = text
+    out.update(a.options)
+    return out
+
+
+def table() -> dict[str, list[dict[str, Any]]]:
+    """Per command, each argument as plain data: flags, the field, argparse's options."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for command, (model, args) in COMMANDS.items():
+        rows = []
+        for a in args:
+            row: dict[str, Any] = {"flags": list(a.flags), "dest": a.dest}
+            if a.json_name is not None and a.json_name in o.field_schemas(model):
+                row["field"] = a.json_name
+            row["options"] = _derived(command, model, a)
+            rows.append(row)
+        out[command] = rows
+    return out
+
+
+def render() -> str:
+    """The text of ``cli_args.py``: one line per argument, so a change reads as a diff."""
+    lines = [
+        '"""Generated from engine/options.py by cli_schema.py (`make cli-args`): do not edit.',
+        "",
+        "The page commands' arguments as plain data, so a CLI call needs no pydantic (issue 14).",
+        "Per command, each argument: its flags, argparse's dest, the request field it fills",
+        '(absent: the CLI\'s own) and argparse\'s options ("type": "int"; "list": "comma").',
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.",
+        "TYPE_CHECKING = False",
+        "if TYPE_CHECKING:",
+        "    from typing import Any",
+        "",
+        "# fmt: off",
+        "ARGS: dict[str, list[dict[str, Any]]] = {",
+    ]
+    for command, rows in table().items():
+        lines.append(f"    {command!r}: [")
+        lines += [f"        {row!r}," for row in rows]
+        lines.append("    ],")
+    lines += ["}", "# fmt: on", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    GENERATED.write_text(render(), encoding="utf-8")
+    print(f"wrote {GENERATED}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,86 @@
+"""The CLI's page-command arguments are the engine models' fields (issue 13), generated.
+
+cli_args.py is generated from engine/options.py ahead of time, so a CLI call parses its
+arguments without importing pydantic (issue 14); these tests keep it honest.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from browserdeck import cli_schema
+from browserdeck.engine import options as o
+
+
+def test_the_generated_cli_arguments_match_the_models() -> None:
+    committed = cli_schema.GENERATED.read_text(encoding="utf-8")
+    assert committed == cli_schema.render(), (
+        "app/browserdeck/cli_args.py is stale: engine/options.py or cli_schema.py changed "
+        "since it was generated; run `make cli-args` and commit the result"
+    )
+
+
+def test_every_argument_takes_its_help_choices_and_type_from_its_field() -> None:
+    for command, rows in cli_schema.table().items():
+        model = cli_schema.COMMANDS[command][0]
+        for row in rows:
+            if "field" not in row:
+                continue
+            schema = o.field_schemas(model)[row["field"]]
+            options = row["options"]
+            if "enum" in schema:
+                assert options["choices"] == schema["enum"], (command, row)
+            if schema.get("type") == "integer":
+                assert options["type"] == "int", (command, row)
+            if schema.get("description") and options.get("help") != "==SUPPRESS==":
+                assert schema["description"] in options["help"], (command, row)
+
+
+def test_a_page_command_parses_without_pydantic() -> None:
+    code = (
+        "import sys\n"
+        "from browserdeck import cli\n"
+        "try:\n"
+        "    cli.main(['click', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'browserdeck')"
+        " and (m.startswith('pydantic') or m.startswith('browserdeck.engine'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert "longest wait in ms for what it caused" in out  # the model's help
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def _body(*argv: str) -> dict[str, object]:
+    from browserdeck import cli, cli_engine
+
+    args = cli.build_parser().parse_args(list(argv))
+    return cli_engine._body(args, argv[0])
+
+
+def test_the_cli_spelling_fills_the_model_fields() -> None:
+    assert _body("click", "e5", "--double", "--modifiers", "Alt, Shift", "--wait-ms", "0") == {
+        "ref": "e5",
+        "doubleClick": True,
+        "modifiers": ["Alt", "Shift"],
+        "waitMs": 0,
+    }
+    assert _body("wait", "--until-url", "**/done", "--time", "50", "-t", "AB12") == {
+        "url": "**/done",
+        "timeMs": 50,
+        "targetId": "AB12",
+    }
+    assert _body("evaluate", "() => 1", "--fn", "() => 2") == {"fn": "() => 1"}
+    assert _body("evaluate", "--fn", "() => 2") == {"fn": "() => 2"}
+    assert _body("navigate", "https://example.org/", "--timeout-ms", "900") == {
+        "url": "https://example.org/",
+        "timeoutMs": 900,
+    }
+    # Passed before as a no-op (one shared parent parser): still accepted, still not sent.
+    assert _body("screenshot", "--wait-ms", "5", "--full-page") == {"fullPage": True}
+    # Every body the CLI builds is one its model accepts.
+    o.ClickAct.model_validate({"kind": "click", **_body("click", "e5", "--modifiers", "Meta")})
