@@ -133,7 +133,7 @@ class Deck:
     @property
     def engine(self) -> Engine:
         engine = self.service.engine
-        assert engine is not None, "the engine starts before any way in"
+        assert engine is not None, "the engine is built before any way in"
         return engine
 
     # --- profiles ----------------------------------------------------------------
@@ -220,6 +220,9 @@ class Deck:
             # the moment before the exit watcher runs, swallow the "browser closed" notice).
             ctx.refuse_if_not_running()
         cdp_url = await ctx.ensure_browser()
+        # Every page call comes through here: the engine may still be starting beside the
+        # API (Service.start; issue 14), and the browser above started meanwhile.
+        await self.service.engine_ready()
         resolved = await ctx.resolve_target(target_id, caller.key)
         ctx.note_used(caller.key, resolved)
         caller.note(profile=ctx.name, targetId=resolved)

@@ -12,18 +12,24 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from browserdeck import __version__
-from browserdeck.api.server import ApiServer
 from browserdeck.errors import BrowserdeckError
-from browserdeck.mcpserver import claims
-from browserdeck.mcpserver import http as mcp_http
-from browserdeck.service import Service
+
+if TYPE_CHECKING:
+    from browserdeck.api.server import ApiServer
+    from browserdeck.service import Service
+
+# The API and MCP are imported where they are built, not here: `serve` starts the
+# Playwright driver and Chromium first and imports the web stack beside them (issue 14).
 
 
 def control_api(service: Service, port: int) -> ApiServer:
     """The control API on ``port`` with MCP over streamable HTTP at ``/mcp``."""
+    from browserdeck.api.server import ApiServer
+    from browserdeck.mcpserver import http as mcp_http
+
     return ApiServer(
         service,
         port=port,
@@ -40,6 +46,10 @@ async def release_agents(service: Service) -> tuple[int, dict[str, set[str]]]:
     Agents in their own ``browserdeck mcp`` process lose their claims (and, through
     ``Service.stop_all_agents``, the tabs), and must start again.
     """
+    from browserdeck.api.server import ApiServer
+    from browserdeck.mcpserver import claims
+    from browserdeck.mcpserver import http as mcp_http
+
     api = service.api
     endpoint = mcp_http.endpoint_of(api.app) if isinstance(api, ApiServer) else None
     sessions = await endpoint.end_all_sessions() if endpoint is not None else 0
@@ -59,6 +69,8 @@ def build_service(
     prelaunch: bool = False,
 ) -> Service:
     """The service as ``browserdeck serve`` and the tray app run it (not started yet)."""
+    from browserdeck.service import Service
+
     service = Service(
         force_headless=force_headless,
         control_port=control_port,
@@ -92,8 +104,11 @@ async def _exit_when_idle(service: Any, stop: Any, seconds: float) -> None:
 async def serve(*, headless: bool, port: int | None, idle_exit: float | None = None) -> int:
     import asyncio
     import contextlib
+    import logging
     import signal
 
+    # The first mark of the boot timeline (bench/boot_timeline.py): imports are done.
+    logging.getLogger(__name__).info("browserdeck %s starting", __version__)
     # A service started for MCP clients (--idle-exit) launches its browser at once.
     service = build_service(
         force_headless=headless, control_port=port, prelaunch=idle_exit is not None

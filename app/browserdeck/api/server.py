@@ -180,6 +180,12 @@ def bind_loopback(port: int, what: str) -> socket.socket:
     return sock
 
 
+def _create_app(service: Service, extend: Callable[[FastAPI], None] | None) -> Any:
+    from browserdeck.api.app import create_app
+
+    return create_app(service, extend=extend)
+
+
 class ApiServer:
     """The control API on 127.0.0.1: the service's front end (``service.FrontEnd``).
 
@@ -217,8 +223,6 @@ class ApiServer:
         return self._app
 
     async def start(self) -> None:
-        from browserdeck.api.app import create_app
-
         self._sock = bind_loopback(self.requested_port, "control API")
         self.port = int(self._sock.getsockname()[1])
         sockets = [self._sock]
@@ -233,7 +237,10 @@ class ApiServer:
                 self.socket_path = unix_path
                 self._unix_inode = os.stat(unix_path).st_ino
                 sockets.append(self._unix)
-        self._app = self.activity = Activity(create_app(self.service, extend=self._extend))
+        # On a thread: building the app imports FastAPI and whatever ``extend`` mounts (the
+        # MCP SDK), about a second of work while the engine starts on this loop (issue 14).
+        app = await asyncio.to_thread(_create_app, self.service, self._extend)
+        self._app = self.activity = Activity(app)
         config = uvicorn.Config(
             self._app,
             http=_Protocol,

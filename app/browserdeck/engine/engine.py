@@ -246,7 +246,7 @@ class Engine:
         if self._pool is None:
             raise Unavailable(
                 "the browser engine is not running",
-                hint="this is a browserdeck bug: the service starts the engine before the API",
+                hint="this is a browserdeck bug: page calls wait until the engine runs",
                 code="engine_stopped",
             )
         return self._pool
