@@ -34,6 +34,8 @@ async def test_the_answers_are_typed_and_the_wire_is_unchanged() -> None:
         assert "status" in _answer(spec, "/navigate", "post")["properties"]
         assert "base64" in _answer(spec, "/screenshot", "post")["properties"]
         assert "messages" in _answer(spec, "/console", "get")["properties"]
+        assert "bytes" in _answer(spec, "/pdf", "post")["properties"]
+        assert "serviceWorkers" in _answer(spec, "/set/offline", "post")["properties"]
         assert "defaultProfile" in _answer(spec, "/", "get")["properties"]
         tabs = _answer(spec, "/tabs", "get")
         assert tabs["properties"]["tabs"]["items"]["$ref"].endswith("/Tab")

@@ -40,7 +40,9 @@ async def _on_tab(
     return await deck_of(request).on_tab(caller_of(request), profile, target_id, body)
 
 
-# Only the keys the answer set: the JSON is the engine's, no null it did not send.
+# Only the keys the answer set: the JSON is the engine's, no null it did not send. Each
+# route's response_model is exactly the class Deck.answer_type gives its request: FastAPI
+# serializes by the declared class, and would drop a subclass's own fields.
 WIRE: dict[str, Any] = {"response_model_exclude_unset": True}
 
 
@@ -151,7 +153,7 @@ async def console(
 @router.post(
     "/set/offline",
     summary="Emulate offline for a tab (and its origin's service workers), or back online",
-    response_model=r.TabResult,
+    response_model=r.Offline,
     **WIRE,
 )
 async def set_offline(
@@ -164,7 +166,7 @@ async def set_offline(
 
 
 @router.post(
-    "/pdf", summary="PDF of the page (headless Chromium only)", response_model=r.TabResult, **WIRE
+    "/pdf", summary="PDF of the page (headless Chromium only)", response_model=r.Pdf, **WIRE
 )
 async def pdf(
     request: Request,
