@@ -78,3 +78,26 @@ async def test_the_answers_are_typed_and_the_wire_is_unchanged() -> None:
         status = await deck.status(caller, None)
         assert isinstance(status, results.Status) and status.running is True
         assert set(status.wire()) == set((await client.get("/")).json())
+
+
+def test_each_engine_route_declares_the_answer_the_front_door_gives() -> None:
+    # FastAPI serializes an answer by the route's declared class: a narrower declaration
+    # would silently drop the fields of the class Deck really answers with.
+    from browserdeck.api import routes_engine
+    from browserdeck.deck import ANSWERS
+
+    requests = {
+        "/snapshot": o.SnapshotOptions,
+        "/navigate": o.NavigateOptions,
+        "/screenshot": o.ScreenshotOptions,
+        "/console": o.ConsoleOptions,
+        "/set/offline": o.OfflineOptions,
+        "/pdf": o.PdfOptions,
+        "/hooks/file-chooser": o.FileChooserOptions,
+        "/hooks/dialog": o.DialogOptions,
+    }
+    routes = [route for route in routes_engine.router.routes if hasattr(route, "response_model")]
+    assert {route.path for route in routes} == {*requests, "/act"}
+    for route in routes:
+        want = ANSWERS[requests[route.path]] if route.path in requests else results.ActResult
+        assert route.response_model is want, route.path
