@@ -113,8 +113,7 @@ class SnapshotOptions(_Model):
     )
     viewport: bool = Field(
         default=False,
-        description="only elements inside the viewport (and their ancestors); refs of the "
-        "whole page stay valid",
+        description="only elements in the viewport (and their ancestors); all refs stay valid",
     )
 
 
@@ -315,10 +314,10 @@ class NavigateOptions(_TabBody):
 
 
 class ScreenshotOptions(_TabBody):
-    full_page: bool = Field(default=False, description="the whole page, not just the viewport")
+    full_page: bool = False
     ref: str | None = Field(default=None, description="only this element")
     element: Css | None = Field(default=None, description="only this element (CSS selector)")
-    type: Literal["png", "jpeg"] = Field(default="png", description="image format")
+    type: Literal["png", "jpeg"] = "png"
     quality: int | None = Field(default=None, ge=1, le=100, description="jpeg only")
     labels: bool = Field(default=False, description="draw ref labels (max 150, those in view)")
     max_width: int | None = Field(default=None, ge=16, le=20_000, description="downscale to fit")
