@@ -370,7 +370,8 @@ def _main(argv: list[str] | None) -> int:
         try:
             return int(local(args))
         except BrowserdeckError as exc:  # e.g. `pair --profile ghost`: a message, not a trace
-            print(f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""),
+            hint = exc.hint_for("cli")
+            print(f"error: {exc.message}" + (f"\n  hint: {hint}" if hint else ""),
                   file=sys.stderr)
             return 1
     func: Handler | None = getattr(args, "func", None)

@@ -40,7 +40,9 @@ def _offline(args: argparse.Namespace) -> int:
         chosen = select_tools(args.tools, run_code=load_config().mcp_run_code)
     except BrowserdeckError as exc:
         print(
-            f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""), file=sys.stderr
+            f"error: {exc.message}"
+            + (f"\n  hint: {exc.hint_for('cli')}" if exc.what_next else ""),
+            file=sys.stderr,
         )
         return 2
     listed = [
@@ -147,8 +149,22 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         lambda: mcp_bridge.UnixHTTPConnection(socket_path),
         path,
         where=f"the browserdeck service (socket {socket_path})",
+        # A service that goes away mid-session is started again, as at the start.
+        restart=lambda: start_service(socket_path),
+        identity=lambda: _socket_identity(socket_path),
     )
     return mcp_bridge.run(bridge)
+
+
+def _socket_identity(path: str) -> tuple[int, int] | None:
+    """Tells one service from the next: each binds its socket file anew."""
+    import os
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_ctime_ns
 
 
 def _bridge_tcp(url: str, path: str) -> int:

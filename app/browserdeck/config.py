@@ -37,7 +37,7 @@ from browserdeck import paths
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
-from browserdeck.errors import ConfigError, Conflict, InvalidInput
+from browserdeck.errors import CREATE_PROFILE, PROFILES, ConfigError, Conflict, Hint, InvalidInput
 from browserdeck.files import stale_temp_files, write_atomic
 from browserdeck.guard import is_loopback_url
 
@@ -415,13 +415,16 @@ class Config:
                 except InvalidInput as exc:
                     raise InvalidInput(
                         f"{exc.message}; no profile can have that name (profiles: {known})",
-                        hint=exc.hint,
+                        hint=exc.what_next,
                         code="invalid_profile_name",
                     ) from None
             raise InvalidInput(
                 f"profile {key!r} does not exist (profiles: {known})",
-                hint="list profiles with GET /profiles or `browserdeck profiles`; "
-                "create one with POST /profiles/create",
+                hint=Hint(
+                    "list profiles with {profiles}; create one with {create}",
+                    profiles=PROFILES,
+                    create=CREATE_PROFILE,
+                ),
                 code="unknown_profile",
             ) from None
 

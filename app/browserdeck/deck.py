@@ -17,13 +17,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from browserdeck import confine, remote, urls
 from browserdeck.engine import options as o
-from browserdeck.errors import BrowserdeckError, InvalidInput, Unavailable
+from browserdeck.errors import (
+    SNAPSHOT,
+    START,
+    TABS,
+    BrowserdeckError,
+    Hint,
+    InvalidInput,
+    Unavailable,
+)
 from browserdeck.tabs import QUIET_CLIENTS, Tab
 
 if TYPE_CHECKING:
@@ -88,9 +96,6 @@ class Caller:
     client: str | None = None  # X-Browserdeck-Client: "browserdeck-cli", "claude via MCP"
     session: str | None = None  # X-Browserdeck-Session: one agent session
     notes: dict[str, Any] = field(default_factory=dict)
-    # Which words a hint uses for what to do next: routes and commands for HTTP clients,
-    # tool names for MCP clients.
-    via: Literal["api", "mcp"] = "api"
 
     @property
     def key(self) -> str | None:
@@ -126,7 +131,7 @@ class Deck:
     @property
     def engine(self) -> Engine:
         engine = self.service.engine
-        assert engine is not None, "the engine starts before any way in"
+        assert engine is not None, "the engine is built before any way in"
         return engine
 
     # --- profiles ----------------------------------------------------------------
@@ -213,6 +218,9 @@ class Deck:
             # the moment before the exit watcher runs, swallow the "browser closed" notice).
             ctx.refuse_if_not_running()
         cdp_url = await ctx.ensure_browser()
+        # Every page call comes through here: the engine may still be starting beside the
+        # API (Service.start; issue 14), and the browser above started meanwhile.
+        await self.service.engine_ready()
         resolved = await ctx.resolve_target(target_id, caller.key)
         ctx.note_used(caller.key, resolved)
         caller.note(profile=ctx.name, targetId=resolved)
@@ -250,15 +258,18 @@ class Deck:
         if why is None:
             return None
         if ctx.driver == "extension":
-            again = "reconnect the extension in Chrome (click its icon)"
-        elif caller.via == "mcp":
-            again = "start it again (browser_profiles action=start)"
+            again = Hint("reconnect the extension in Chrome (click its icon)")
         else:
-            again = "start it again (POST /start, `browserdeck start`)"
+            again = Hint("start it again ({start})", start=START)
         return Unavailable(
             why,
-            hint=f"{again}, then list tabs and take a new snapshot: tabs and refs from before "
-            "are gone",
+            hint=again
+            + Hint(
+                ", then list tabs ({tabs}) and take a new snapshot ({snapshot}): tabs and refs "
+                "from before are gone",
+                tabs=TABS,
+                snapshot=SNAPSHOT,
+            ),
             code="browser_gone",
         )
 

@@ -1,8 +1,11 @@
-"""The one error type the core raises.
+"""The one error type the core raises, and what it tells the caller to do next.
 
 Every message follows the same shape so a person and an LLM can both act on it:
 ``message`` says what happened and why; ``hint`` says what to do next; ``code`` is
-stable and machine-readable. The class says what kind of failure it is (bad input,
+stable and machine-readable. A hint that names something to do (take a snapshot,
+list tabs, start the profile) names it as a ``Step`` inside a ``Hint``, and the edge
+that answers says it in its caller's words: a route to HTTP clients, a command to the
+CLI, a tool to MCP clients (``hint_for``). The class says what kind of failure it is (bad input,
 not found, conflict, unavailable ...), never how a transport reports it: the core
 knows no HTTP. The API maps class and code to an HTTP status at its edge
 (``api/errors.py``, one table); MCP turns any of them into a tool error.
@@ -13,7 +16,95 @@ from __future__ import annotations
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Literal
+
+    # Whose words a hint is said in: HTTP clients (routes), the CLI (its commands), MCP
+    # clients (tool names).
+    Via = Literal["api", "cli", "mcp"]
+
+
+class Step:
+    """Something a caller can do next, named the way each kind of caller does it.
+
+    A way in that lacks the step (no CLI command for it) falls back to the route.
+    """
+
+    __slots__ = ("command", "route", "tool")
+
+    def __init__(self, route: str, command: str | None = None, tool: str | None = None) -> None:
+        self.route = route
+        self.command = command
+        self.tool = tool
+
+    def say(self, via: Via) -> str:
+        if via == "mcp" and self.tool:
+            return self.tool
+        if via == "cli" and self.command:
+            return f"`{self.command}`"
+        return self.route
+
+    def __repr__(self) -> str:
+        return f"Step({self.route!r})"
+
+
+# The steps hints name; a step added here is said right by every way in.
+SNAPSHOT = Step("GET /snapshot", "browserdeck snapshot", "browser_snapshot")
+TABS = Step("GET /tabs", "browserdeck tabs", "browser_tabs action=list")
+OPEN_TAB = Step("POST /tabs/open", "browserdeck open URL", "browser_tabs action=new")
+FOCUS_TAB = Step("POST /tabs/focus", "browserdeck focus ID", "browser_tabs action=select")
+CLOSE_TAB = Step("DELETE /tabs/{targetId}", "browserdeck close ID", "browser_tabs action=close")
+STATUS = Step("GET /", "browserdeck status", "browser_profiles action=list")
+PROFILES = Step("GET /profiles", "browserdeck profiles", "browser_profiles action=list")
+CREATE_PROFILE = Step("POST /profiles/create", "browserdeck create-profile NAME")
+START = Step("POST /start", "browserdeck start", "browser_profiles action=start")
+STOP = Step("POST /stop", "browserdeck stop", "browser_profiles action=stop")
+RELOAD = Step(
+    "POST /navigate with action=reload", "browserdeck navigate URL", "browser_navigate to its URL"
+)
+OFFLINE = Step("POST /set/offline", None, "browser_set_offline")
+FULL_PAGE = Step(
+    'POST /screenshot {"fullPage": true}',
+    "browserdeck screenshot --full-page",
+    "browser_take_screenshot fullPage=true",
+)
+
+
+class Hint:
+    """What to do next, with the steps it names left open until an edge says it.
+
+    ``Hint("take a new snapshot ({snapshot})", snapshot=SNAPSHOT)`` is said "take a new
+    snapshot (GET /snapshot)" to HTTP clients and "take a new snapshot
+    (browser_snapshot)" to MCP clients. Braces that are not a step are doubled, as in
+    ``str.format``. ``+`` joins hints and plain text (an f-string would say the steps
+    in HTTP words once and for all).
+    """
+
+    __slots__ = ("steps", "template")
+
+    def __init__(self, template: str, **steps: Step) -> None:
+        self.template = template
+        self.steps = steps
+
+    def say(self, via: Via = "api") -> str:
+        return self.template.format_map({k: s.say(via) for k, s in self.steps.items()})
+
+    def __add__(self, other: str | Hint) -> Hint:
+        if isinstance(other, Hint):
+            return Hint(self.template + other.template, **{**self.steps, **other.steps})
+        return Hint(self.template + _literal(other), **self.steps)
+
+    def __radd__(self, other: str) -> Hint:
+        return Hint(_literal(other) + self.template, **self.steps)
+
+    def __str__(self) -> str:
+        return self.say()
+
+    def __repr__(self) -> str:
+        return f"Hint({self.template!r})"
+
+
+def _literal(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 class BrowserdeckError(Exception):
@@ -25,17 +116,28 @@ class BrowserdeckError(Exception):
         self,
         message: str,
         *,
-        hint: str | None = None,
+        hint: str | Hint | None = None,
         code: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
-        self.hint = hint
+        # What to do next, as raised: plain text, or a Hint said at the edge.
+        self.what_next = hint
         if code is not None:
             self.code = code
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "hint": self.hint}
+    @property
+    def hint(self) -> str | None:
+        """What to do next in HTTP words (the API's answer, logs, the tray)."""
+        return self.hint_for("api")
+
+    def hint_for(self, via: Via) -> str | None:
+        """What to do next in the words of the caller: ``api``, ``cli`` or ``mcp``."""
+        what = self.what_next
+        return what.say(via) if isinstance(what, Hint) else what
+
+    def to_dict(self, via: Via = "api") -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "hint": self.hint_for(via)}
 
     def __str__(self) -> str:
         return f"{self.message} ({self.hint})" if self.hint else self.message

@@ -12,18 +12,24 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from browserdeck import __version__
-from browserdeck.api.server import ApiServer
 from browserdeck.errors import BrowserdeckError
-from browserdeck.mcpserver import claims
-from browserdeck.mcpserver import http as mcp_http
-from browserdeck.service import Service
+
+if TYPE_CHECKING:
+    from browserdeck.api.server import ApiServer
+    from browserdeck.service import Service
+
+# The API and MCP are imported where they are built, not here: `serve` starts the
+# Playwright driver and Chromium first and imports the web stack beside them (issue 14).
 
 
 def control_api(service: Service, port: int) -> ApiServer:
     """The control API on ``port`` with MCP over streamable HTTP at ``/mcp``."""
+    from browserdeck.api.server import ApiServer
+    from browserdeck.mcpserver import http as mcp_http
+
     return ApiServer(
         service,
         port=port,
@@ -40,6 +46,10 @@ async def release_agents(service: Service) -> tuple[int, dict[str, set[str]]]:
     Agents in their own ``browserdeck mcp`` process lose their claims (and, through
     ``Service.stop_all_agents``, the tabs), and must start again.
     """
+    from browserdeck.api.server import ApiServer
+    from browserdeck.mcpserver import claims
+    from browserdeck.mcpserver import http as mcp_http
+
     api = service.api
     endpoint = mcp_http.endpoint_of(api.app) if isinstance(api, ApiServer) else None
     sessions = await endpoint.end_all_sessions() if endpoint is not None else 0
@@ -59,6 +69,8 @@ def build_service(
     prelaunch: bool = False,
 ) -> Service:
     """The service as ``browserdeck serve`` and the tray app run it (not started yet)."""
+    from browserdeck.service import Service
+
     service = Service(
         force_headless=force_headless,
         control_port=control_port,
@@ -90,10 +102,14 @@ async def _exit_when_idle(service: Any, stop: Any, seconds: float) -> None:
 
 
 async def serve(*, headless: bool, port: int | None, idle_exit: float | None = None) -> int:
+    """``browserdeck serve``: a process's whole life (it ends right after this returns)."""
     import asyncio
     import contextlib
+    import logging
     import signal
 
+    # The first mark of the boot timeline (bench/boot_timeline.py): imports are done.
+    logging.getLogger(__name__).info("browserdeck %s starting", __version__)
     # A service started for MCP clients (--idle-exit) launches its browser at once.
     service = build_service(
         force_headless=headless, control_port=port, prelaunch=idle_exit is not None
@@ -108,7 +124,9 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
         await service.start()
     except BrowserdeckError as exc:
         print(
-            f"error: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""), file=sys.stderr
+            f"error: {exc.message}"
+            + (f"\n  hint: {exc.hint_for('cli')}" if exc.what_next else ""),
+            file=sys.stderr,
         )
         return 1
     print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
@@ -120,4 +138,20 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
         await stop.wait()
     finally:
         await service.stop()
+        _exit_without_collecting()
     return 0
+
+
+def _exit_without_collecting() -> None:
+    """For a process that ends right after: make its teardown skip the garbage collector.
+
+    The interpreter's teardown runs full collections over every object of the loaded
+    libraries (Playwright, the MCP SDK, pydantic, FastAPI); that took 0.4-3 s after the
+    service had already stopped, so a stopped service looked alive (the MCP harness, a
+    script waiting for the process, a restart reusing the ports). Frozen objects are
+    left to the OS; files and sockets are already closed by ``Service.stop``, and atexit
+    handlers (logging's flush) still run.
+    """
+    import gc
+
+    gc.freeze()

@@ -22,12 +22,20 @@ nothing else (no MCP SDK, no engine), and there is one MCP implementation.
   started for MCP clients stays up while one of them lives.
 - At the end of stdin (or SIGTERM/SIGINT/SIGHUP) the session is deleted, which gives
   its tabs back, and the process exits.
+- A service that goes away mid-session (killed, crashed, stopped by hand) is started
+  again (``restart``, when the bridge may start one) and the session opened on it anew
+  with the client's own ``initialize`` and ``notifications/initialized``, whose answers
+  the client already has and never sees twice; the service then asks the client for its
+  roots again over the new stream. A request that never reached the service is sent
+  again; one the service took before it went gets an error saying so, since what it did
+  is unknown. If the restart fails, the client gets an error in plain words.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.client
+import io
 import json
 import os
 import signal
@@ -40,6 +48,8 @@ from typing import Any, BinaryIO
 from urllib.parse import quote
 
 Connect = Callable[[], http.client.HTTPConnection]
+# Starts the service again; None once it answers, else why it could not.
+Restart = Callable[[], "str | None"]
 
 # A tool may wait up to a minute or two (navigation, wait_for); the service bounds it.
 TIMEOUT = 300.0
@@ -83,6 +93,14 @@ def workspace_uri(cwd: str) -> str:
     return "file://" + quote(cwd, safe="/")
 
 
+class _Unreached(Exception):
+    """The request never reached the service (nothing listens): safe to send again."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
 class Bridge:
     def __init__(
         self,
@@ -92,10 +110,21 @@ class Bridge:
         headers: dict[str, str] | None = None,
         out: BinaryIO | None = None,
         where: str = "the browserdeck service",
+        restart: Restart | None = None,
+        identity: Callable[[], object] | None = None,
     ) -> None:
         self.connect = connect
         self.path = path  # /mcp plus the query (?tools=…&profile=…)
         self.where = where
+        # How to start the service again when it went away (None: we may not, e.g. --url),
+        # and what tells one service process from the next (the socket file's inode).
+        self.restart = restart
+        self.identity = identity or (lambda: None)
+        self._upstream: object = None  # identity of the service our session lives on
+        # The client's handshake as it sent it, to open the session again on a new service.
+        self._handshake: list[bytes] = []
+        self._recover_lock = threading.Lock()
+        self._generation = 0  # sessions opened again so far
         self.out = out or sys.stdout.buffer
         self._out_lock = threading.Lock()
         self.session_id: str | None = None
@@ -115,7 +144,9 @@ class Bridge:
 
     # --- output ------------------------------------------------------------------
     def write(self, data: bytes) -> None:
-        with self._out_lock:
+        # The client closed our stdout: it is going, and the end of stdin ends us too.
+        # Never an OSError here, which would read as the service going away.
+        with self._out_lock, contextlib.suppress(OSError, ValueError):
             self.out.write(data.strip() + b"\n")
             self.out.flush()
 
@@ -135,26 +166,144 @@ class Bridge:
         return headers
 
     def post(self, body: bytes, msg: dict[str, Any]) -> None:
-        """Send one message; copy whatever the service answers to stdout."""
+        """Send one message; copy whatever the service answers to stdout.
+
+        When the service went away and ``restart`` may start it, the request is sent again
+        to the new one (if it never reached the old one) after the session is opened anew.
+        """
         msg_id = msg.get("id") if "method" in msg else None
+        method = msg.get("method")
+        if method == "initialize":
+            self._handshake = [body]
+        for attempt in range(2):
+            generation = self._generation
+            try:
+                self._send(body, msg_id, method)
+            except _Unreached as exc:
+                if attempt == 0 and self.restart is not None:
+                    problem = self._recover(generation, reopen=method != "initialize")
+                    if problem is None:
+                        continue
+                    self.write_error(msg_id, self._restart_failed(problem))
+                    return
+                self.write_error(
+                    msg_id,
+                    f"{self.where} does not answer ({exc.why}); start browserdeck again "
+                    "(`browserdeck serve` or the tray app) and reconnect this MCP server",
+                )
+            except (OSError, http.client.HTTPException) as exc:
+                # The service took the request and went away before answering it.
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else repr(exc)
+                if self.restart is None:
+                    self.write_error(msg_id, f"{self.where} broke off its answer: {why}")
+                    return
+                problem = self._recover(generation, reopen=method != "initialize")
+                if problem is not None:
+                    self.write_error(msg_id, self._restart_failed(problem))
+                    return
+                self.write_error(
+                    msg_id,
+                    f"{self.where} stopped while it carried out this call ({why}). It runs "
+                    "again, but what the call did is unknown, and the tabs and element refs "
+                    "from before are gone: take a new snapshot (browser_snapshot), then "
+                    "call again",
+                )
+            else:
+                if method == "initialize" and self.session_id:
+                    self._upstream = self.identity()
+                elif method == "notifications/initialized" and len(self._handshake) == 1:
+                    self._handshake.append(body)
+            return
+
+    def _restart_failed(self, problem: str) -> str:
+        return (
+            f"{self.where} went away and could not be started again: {problem}. Start "
+            "browserdeck yourself (`browserdeck serve` or the tray app), then call again"
+        )
+
+    def _send(self, body: bytes, msg_id: Any, method: Any) -> None:
+        with self._recover_lock:
+            pass  # a session being opened again on a new service: send once it is open
+        conn = self.connect()
         try:
+            try:
+                conn.connect()
+            except OSError as exc:
+                raise _Unreached(str(exc.strerror or exc)) from exc
+            conn.request("POST", self.path, body=body, headers=self._request_headers())
+            resp = conn.getresponse()
+            if resp.status == 404 and self.restart is not None and self._replaced():
+                # Our session lived on a service that is gone; this one never knew it.
+                resp.read()
+                raise _Unreached("the service was started again by another client")
+            if method == "initialize":
+                self.session_id = resp.getheader("mcp-session-id") or self.session_id
+            self._copy(resp, msg_id, initialize=method == "initialize")
+        finally:
+            conn.close()
+
+    def _replaced(self) -> bool:
+        """Whether the service now answering is another process than our session's."""
+        return self._upstream is not None and self.identity() != self._upstream
+
+    def _answers(self) -> bool:
+        conn = self.connect()
+        try:
+            conn.connect()
+            return True
+        except OSError:
+            return False
+        finally:
+            conn.close()
+
+    def _recover(self, generation: int, *, reopen: bool) -> str | None:
+        """The service went away: start it again and open our session on it anew.
+
+        None when that worked (or another request's thread did it meanwhile), else why not.
+        """
+        with self._recover_lock:
+            if self._generation != generation:
+                return None
+            assert self.restart is not None
+            if not self._answers():
+                problem = self.restart()
+                if problem is not None:
+                    return problem
+            self._generation += 1
+            return self._reopen() if reopen else None
+
+    def _reopen(self) -> str | None:
+        """Replay the client's handshake to the new service; its answers stay here."""
+        self.session_id = None
+        if not self._handshake:
+            return None  # the stateless protocol: every request stands on its own
+        for body in self._handshake:
             conn = self.connect()
             try:
                 conn.request("POST", self.path, body=body, headers=self._request_headers())
                 resp = conn.getresponse()
-                if msg.get("method") == "initialize":
-                    self.session_id = resp.getheader("mcp-session-id") or self.session_id
-                self._copy(resp, msg_id, initialize=msg.get("method") == "initialize")
+                if resp.status >= 400:
+                    return f"it refused to open the session again (HTTP {resp.status})"
+                if self.session_id is None:
+                    self.session_id = resp.getheader("mcp-session-id")
+                raw = resp.read()
+                for data in sse_messages(io.BytesIO(raw)) if b"data:" in raw else [raw]:
+                    self._note_version(data)
+            except (OSError, http.client.HTTPException) as exc:
+                return f"opening the session again failed: {exc!r}"
             finally:
                 conn.close()
-        except OSError as exc:
-            self.write_error(
-                msg_id,
-                f"{self.where} does not answer ({exc.strerror or exc}); start browserdeck "
-                "again (`browserdeck serve` or the tray app) and reconnect this MCP server",
-            )
-        except http.client.HTTPException as exc:
-            self.write_error(msg_id, f"{self.where} broke off its answer: {exc!r}")
+        self._upstream = self.identity()
+        if len(self._handshake) > 1 and self.session_id:
+            self._open_stream()
+        return None
+
+    def _open_stream(self) -> None:
+        """The GET stream for what the service sends on its own, open before we go on:
+        a ``roots/list`` sent while none is open would be lost, and the roots with it."""
+        self._stream_open.clear()
+        threading.Thread(target=self._listen, name="mcp-stream", daemon=True).start()
+        self._stream_open.wait(5.0)
 
     def _copy(self, resp: http.client.HTTPResponse, msg_id: Any, *, initialize: bool) -> None:
         ctype = (resp.getheader("content-type") or "").split(";")[0].strip().lower()
@@ -244,10 +393,7 @@ class Bridge:
             self.post(line, msg)
             if method == "notifications/initialized" and self.session_id and not self._stream_started:
                 self._stream_started = True
-                threading.Thread(target=self._listen, name="mcp-stream", daemon=True).start()
-                # Open before the next request: a roots/list the service sends while no
-                # stream is open would be lost, and the client's roots with it.
-                self._stream_open.wait(5.0)
+                self._open_stream()
             return
         threading.Thread(target=self.post, args=(line, msg), name="mcp-call", daemon=True).start()
 

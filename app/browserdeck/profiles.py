@@ -20,7 +20,17 @@ from browserdeck import drivers, paths, remote, states, urls
 from browserdeck.chrome import endpoint, launcher
 from browserdeck.chrome.cdp import CDPClient
 from browserdeck.config import Config, ProfileConfig
-from browserdeck.errors import BrowserdeckError, Conflict, Disabled, NotFound, Unavailable
+from browserdeck.errors import (
+    CLOSE_TAB,
+    OPEN_TAB,
+    TABS,
+    BrowserdeckError,
+    Conflict,
+    Disabled,
+    Hint,
+    NotFound,
+    Unavailable,
+)
 from browserdeck.tabs import QUIET_CLIENTS, Tab, TabHistory, attachable
 
 if TYPE_CHECKING:
@@ -294,7 +304,7 @@ class ProfileContext:
             raise NotFound(
                 f"profile {self.name!r} has no tab an agent can use "
                 f"({len(tabs)} open, all browser-internal pages)",
-                hint="open one with POST /tabs/open or `browserdeck open URL`",
+                hint=Hint("open one ({open})", open=OPEN_TAB),
                 code="no_tabs",
             )
         latest = self.history.latest(client, {t.target_id for t in usable})
@@ -311,7 +321,7 @@ class ProfileContext:
         if not tabs:
             raise NotFound(
                 f"profile {self.name!r} has no open tabs",
-                hint="open one with POST /tabs/open or `browserdeck open URL`",
+                hint=Hint("open one ({open})", open=OPEN_TAB),
                 code="no_tabs",
             )
         if not target:
@@ -327,7 +337,7 @@ class ProfileContext:
             why = (lease.note if lease else None) or self.restart_note or "it may have been closed"
             raise NotFound(
                 f"no tab {target!r} in profile {self.name!r} ({why})",
-                hint="list tabs with GET /tabs and use a targetId from there",
+                hint=Hint("list tabs with {tabs} and use a targetId from there", tabs=TABS),
                 code="tab_not_found",
             )
         raise Conflict(
@@ -378,6 +388,9 @@ class ProfileContext:
         # (For a browser service: the engine's name for the caller's own browser.)
         cdp_url = await self.ensure_browser()
         engine = self.service.engine
+        if engine is not None and url != "about:blank":
+            # It may still be starting beside the API (Service.start; issue 14).
+            engine = await self.service.engine_ready()
         # A URL is opened blank, then navigated by the engine: a URL that cannot load (no
         # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
         # and an HTTP error page is a success that carries its status, as with /navigate.
@@ -389,8 +402,10 @@ class ProfileContext:
                 raise Conflict(
                     f"profile {self.name!r} already has {open_now} tabs open; the limit is "
                     f"{limit} (maxTabs)",
-                    hint="close tabs you no longer need (DELETE /tabs/{targetId}, browser_tabs "
-                    "action=close), or raise maxTabs in Settings",
+                    hint=Hint(
+                        "close tabs you no longer need ({close}), or raise maxTabs in Settings",
+                        close=CLOSE_TAB,
+                    ),
                     code="too_many_tabs",
                 )
             tab = await self._open_tab_unlocked("about:blank" if navigate else url)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import logging
 import os
@@ -33,7 +34,7 @@ from browserdeck import (
 )
 from browserdeck.config import Config
 from browserdeck.driverspecs import DRIVER_FIELDS
-from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput
+from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, Unavailable
 from browserdeck.events import ServiceEvents
 from browserdeck.files import write_atomic
 from browserdeck.profiles import ProfileContext
@@ -102,6 +103,8 @@ class Service:
         self._config_on_disk: bytes | None = None
         self.contexts: dict[str, ProfileContext] = {}
         self.engine: Engine | None = None
+        # The engine's start, while it runs beside the API's (see start()).
+        self._engine_start: asyncio.Task[None] | None = None
         self.api: FrontEnd | None = None
         # For in-process front-ends (the GUI) that call the control API like any client.
         self.http = httpx.AsyncClient(trust_env=False)
@@ -151,16 +154,21 @@ class Service:
                 # Chromium starts while the driver does; a page route waits for it under
                 # the profile's lock, and never for what the first page does not need.
                 self.tasks.spawn(self._start_quietly(default), name="prelaunch-default-profile")
-            from browserdeck.engine import Engine
-
-            self.engine = Engine(
+            # The API listens while the Playwright driver (and Chromium) start: a client
+            # that only needs the handshake (MCP initialize) is not held up by them, and
+            # a page call waits for the engine in ensure_browser (issue 14). Importing
+            # the engine on a thread lets the prelaunch task spawn Chromium meanwhile.
+            engine_module = await asyncio.to_thread(importlib.import_module, "browserdeck.engine")
+            self.engine = engine_module.Engine(
                 events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
             )
-            await self.engine.start()
+            self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
             if self._front_end is not None:
-                self.api = self._front_end(self, self.control_port)
+                # Built on a thread too: building it imports the web stack (uvicorn).
+                self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
                 await self.api.start()
                 self._write_instance_file()
+            await asyncio.shield(self._engine_start)
             if self.config.enabled and self._run_relays:
                 await self._start_relays()
                 if self.config.start_default_profile:
@@ -171,6 +179,25 @@ class Service:
         except BaseException:
             await self.stop()
             raise
+
+    async def engine_ready(self) -> Engine:
+        """The engine once its driver runs: the API listens before it does (issue 14)."""
+        starting = self._engine_start
+        if starting is not None and not starting.done():
+            await asyncio.wait([starting])
+        why: BaseException | str | None = None
+        if starting is not None and starting.done():
+            why = "it was cancelled" if starting.cancelled() else starting.exception()
+        engine = self.engine
+        if engine is None or why is not None:
+            raise Unavailable(
+                "the browser engine is not running"
+                + (f": it did not start ({why})" if why else ""),
+                hint="the service is stopping or could not start Playwright; see its log "
+                "(`browserdeck paths`) and start browserdeck again",
+                code="engine_stopped",
+            )
+        return engine
 
     async def _clean_temp_files_later(self) -> None:
         await asyncio.sleep(config.TEMP_FILE_GRACE + 1.0)
@@ -214,21 +241,27 @@ class Service:
                     await api.stop()
                 finally:
                     self._remove_instance_file()
-            for ctx in list(self.contexts.values()):
-                try:
-                    await ctx.stop()
-                except Exception:
-                    log.exception("stopping profile %s", ctx.name)
-            if self.engine is not None:
-                engine, self.engine = self.engine, None
-                try:
-                    await engine.stop()
-                except Exception:
-                    log.exception("stopping the engine")
+            # Side by side: the profiles' browsers close (each 0.2-0.5 s of Chromium's own
+            # shutdown) while the engine lets go of every connection and stops its driver
+            # (the profiles find no engine to drop their connection from).
+            engine, self.engine = self.engine, None
+            starting, self._engine_start = self._engine_start, None
+            await asyncio.gather(
+                *(_logged(c.stop(), f"stopping profile {c.name}") for c in self.contexts.values()),
+                _logged(self._stop_engine(engine, starting), "stopping the engine"),
+            )
         finally:
             await self.http.aclose()
             self.started = False
             self.stopped.set()
+
+    async def _stop_engine(
+        self, engine: Engine | None, starting: asyncio.Task[None] | None
+    ) -> None:
+        if starting is not None:  # never cancelled half-way: that could leave the driver behind
+            await asyncio.wait([starting])
+        if engine is not None:
+            await engine.stop()
 
     def _read_config_bytes(self) -> bytes | None:
         try:
@@ -456,3 +489,11 @@ class Service:
 
     async def update_settings(self, change: Callable[[Config], None]) -> None:
         await self.apply_config(config.updated(self.config, change))
+
+
+async def _logged(step: Awaitable[Any], what: str) -> None:
+    """One step of the stop: a failure is logged and the other steps still run."""
+    try:
+        await step
+    except Exception:
+        log.exception(what)

@@ -12,7 +12,10 @@ from browserdeck import errors
 from browserdeck.api.errors import status_of
 from browserdeck.chrome.cdp import CDPError
 from browserdeck.chrome.launcher import BrowserOnPort
+from browserdeck.client import CLIENT_NAME as CLI
 from browserdeck.engine.errors import NavigationFailed
+from browserdeck.errors import Hint
+from tests.support.service import running_service
 
 
 def _all_subclasses(cls: type) -> set[type]:
@@ -59,3 +62,47 @@ def test_the_api_answers_each_kind_of_error_with_its_status(
     error: errors.BrowserdeckError, status: int
 ) -> None:
     assert status_of(error) == status
+
+
+def test_a_hint_names_each_step_in_the_callers_words() -> None:
+    hint = "if the page changed, " + Hint(
+        "take a new snapshot ({snapshot}) and list tabs ({tabs}) {{as JSON}}",
+        snapshot=errors.SNAPSHOT,
+        tabs=errors.TABS,
+    )
+    error = errors.Conflict("stale", hint=hint, code="stale_ref")
+    assert error.hint == (
+        "if the page changed, take a new snapshot (GET /snapshot) and list tabs (GET /tabs) "
+        "{as JSON}"
+    )
+    assert error.hint_for("cli") == (
+        "if the page changed, take a new snapshot (`browserdeck snapshot`) and list tabs "
+        "(`browserdeck tabs`) {as JSON}"
+    )
+    assert error.hint_for("mcp") == (
+        "if the page changed, take a new snapshot (browser_snapshot) and list tabs "
+        "(browser_tabs action=list) {as JSON}"
+    )
+    # A step the CLI has no command for is named by its route there.
+    offline = errors.BrowserdeckError("x", hint=Hint("go online ({o})", o=errors.OFFLINE))
+    assert offline.hint_for("cli") == "go online (POST /set/offline)"
+    assert offline.hint_for("mcp") == "go online (browser_set_offline)"
+    assert errors.BrowserdeckError("x", hint="plain").hint_for("mcp") == "plain"
+
+
+async def test_the_api_says_what_to_do_next_in_routes_or_in_cli_commands() -> None:
+    async with running_service() as (_service, client):
+        http = (await client.get("/tabs", params={"profile": "ghost"})).json()["error"]
+        cli = (
+            await client.get(
+                "/tabs", params={"profile": "ghost"}, headers={"X-Browserdeck-Client": CLI}
+            )
+        ).json()["error"]
+    assert http["code"] == cli["code"] == "unknown_profile"
+    assert http["hint"] == (
+        "list profiles with GET /profiles; create one with POST /profiles/create"
+    )
+    assert cli["hint"] == (
+        "list profiles with `browserdeck profiles`; create one with "
+        "`browserdeck create-profile NAME`"
+    )

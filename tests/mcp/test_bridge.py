@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import pytest
 from PIL import Image
 
 from browserdeck.chrome.procs import pid_alive
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from tests.mcp.harness import call, call_error, mcp_config
 from tests.support.service import running_service
 
@@ -269,3 +270,100 @@ def test_a_service_started_for_mcp_exits_once_no_client_lives(
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def _service_pid(home: Path) -> int:
+    return int(json.loads((home / "state" / "instance.json").read_text())["pid"])
+
+
+def _kill_and_wait(pid: int, sock: Path) -> None:
+    os.kill(pid, signal.SIGKILL)  # no clean stop: the socket file stays, refusing
+    # Until its socket refuses: the main thread may show as a zombie while the others
+    # still hold the process's files, and a connection then is reset, not refused.
+    from browserdeck import uds
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            uds.request(str(sock), "GET", "/health", timeout=5)
+        except (ConnectionRefusedError, FileNotFoundError):
+            if not pid_alive(pid):
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"the service {pid} is still there")
+
+
+async def test_a_service_killed_mid_session_is_started_again_with_the_session(
+    bd_home: Path, chromium_path: str, tmp_path: Path
+) -> None:
+    declared = image(tmp_path / "declared" / "a.png")
+    in_cwd = image(tmp_path / "cwd" / "b.png")
+    asked = 0
+
+    async def roots(_context: Any) -> types.ListRootsResult:
+        nonlocal asked
+        asked += 1
+        return types.ListRootsResult(
+            roots=[types.Root(uri=f"file://{declared.parent}", name="declared")]
+        )
+
+    mcp_config(bd_home)
+    params = bridge_params(bd_home, chromium_path, in_cwd.parent, "--tools", "all")
+    # The handshake protocol: a session, opened with the client's own initialize.
+    async with (
+        Client(
+            params, read_timeout_seconds=90, mode="legacy", list_roots_callback=roots
+        ) as client,
+        Client(params, read_timeout_seconds=90, mode="legacy") as other,
+    ):
+        await call(client, "browser_navigate", {"url": "data:text/html,<button>One</button>"})
+        await call(other, "browser_navigate", {"url": "about:blank#other"})
+        first = _service_pid(bd_home)
+        await asyncio.to_thread(_kill_and_wait, first, bd_home / "run" / "api.sock")
+        # The next call works, on a service the bridge started again.
+        text = await call(
+            client, "browser_navigate", {"url": "data:text/html,<button>Two</button>"}
+        )
+        assert "page:" in text
+        assert 'button "Two"' in await call(client, "browser_snapshot")
+        second = _service_pid(bd_home)
+        assert second != first and pid_alive(second)
+        # The new service asked the client for its roots again: they still rule.
+        ok = await client.call_tool("browser_read_image", {"path": str(declared)})
+        assert not ok.is_error, ok.content[0].text  # type: ignore[union-attr]
+        error = await call_error(client, "browser_read_image", {"path": str(in_cwd)})
+        assert "only existing files inside the allowed folders" in error
+        assert asked >= 2
+        # The other client's bridge finds a new service that does not know its session
+        # (the first bridge started it): it opens its session there anew, too.
+        assert "page:" in await call(other, "browser_navigate", {"url": "about:blank#again"})
+
+
+async def test_a_service_that_cannot_start_again_is_an_error_in_plain_words(
+    bd_home: Path, chromium_path: str, tmp_path: Path
+) -> None:
+    cfg = mcp_config(bd_home)
+    params = bridge_params(bd_home, chromium_path, tmp_path)
+    async with Client(params, read_timeout_seconds=90) as client:
+        await call(client, "browser_navigate", {"url": "about:blank#one"})
+        await asyncio.to_thread(
+            _kill_and_wait, _service_pid(bd_home), bd_home / "run" / "api.sock"
+        )
+        # Another program takes the control port meanwhile: the restart fails.
+        import socket
+
+        squatter = socket.socket()
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        squatter.bind(("127.0.0.1", cfg.control_port))
+        squatter.listen()
+        try:
+            with pytest.raises(MCPError) as failed:
+                await client.call_tool("browser_navigate", {"url": "about:blank#two"})
+        finally:
+            squatter.close()
+    error = str(failed.value)
+    assert "went away and could not be started again" in error, error
+    assert f"port {cfg.control_port}" in error and "already in use" in error, error
+    assert "Traceback" not in error

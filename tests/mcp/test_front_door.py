@@ -79,3 +79,20 @@ async def test_a_stopped_browser_is_said_in_mcp_words(bd_home: Path, site: str) 
             assert "browser_profiles action=start" in error and "POST /start" not in error
     finally:
         await service.stop()
+
+
+async def test_hints_name_tools_to_mcp_clients(bd_home: Path, site: str) -> None:
+    mcp_config(bd_home)
+    service = build_service(force_headless=True)
+    await service.start()
+    try:
+        async with http_client(f"{service.url}/mcp", service.api_token) as client:
+            ghost = await call_error(client, "browser_profiles", {"action": "start", "name": "ghost"})
+            assert "does not exist" in ghost, ghost
+            assert "browser_profiles action=list" in ghost and "GET /profiles" not in ghost
+            await call(client, "browser_navigate", {"url": f"{site}/shop.html"})
+            await call(client, "browser_snapshot")
+            stale = await call_error(client, "browser_click", {"ref": "e9999"})
+            assert "browser_snapshot" in stale and "GET /snapshot" not in stale, stale
+    finally:
+        await service.stop()

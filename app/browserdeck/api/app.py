@@ -21,10 +21,12 @@ from browserdeck import __version__, paths
 from browserdeck.api.cancel import CancelOnDisconnect
 from browserdeck.api.errors import status_of
 from browserdeck.api.security import LoopbackGuard
+from browserdeck.client import CLIENT_NAME as CLI_CLIENT_NAME
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
 
 if TYPE_CHECKING:
+    from browserdeck.errors import Via
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
@@ -81,7 +83,9 @@ def create_app(service: Service, *, extend: Callable[[FastAPI], None] | None = N
     async def _browserdeck_error(request: Request, exc: BrowserdeckError) -> JSONResponse:
         status = status_of(exc)
         log_server_error(request, status, exc.code, exc.message)
-        return error_response(status, exc.code, exc.message, exc.hint)
+        # What to do next in the caller's words: the CLI's commands to the CLI, else routes.
+        via: Via = "cli" if request.headers.get("x-browserdeck-client") == CLI_CLIENT_NAME else "api"
+        return error_response(status, exc.code, exc.message, exc.hint_for(via))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

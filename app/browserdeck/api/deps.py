@@ -21,7 +21,7 @@ def service_of(request: Request) -> Service:
 
 def engine_of(request: Request) -> Engine:
     engine = service_of(request).engine
-    assert engine is not None, "the engine starts before the API"
+    assert engine is not None, "the engine is built before the API"
     return engine
 
 

@@ -26,7 +26,15 @@ from browserdeck.engine import options as o
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
 from browserdeck.engine.state import DialogArm, PageState
-from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, InvalidInput, Unavailable
+from browserdeck.errors import (
+    FULL_PAGE,
+    ActionTimeout,
+    BrowserdeckError,
+    Conflict,
+    Hint,
+    InvalidInput,
+    Unavailable,
+)
 
 if TYPE_CHECKING:
     from playwright.async_api import Download, Response
@@ -492,8 +500,11 @@ async def pdf(state: PageState, opts: o.PdfOptions) -> dict[str, Any]:
         ):
             raise Unavailable(
                 "PDF export works only in headless Chromium, and this browser runs headed",
-                hint="use a headless profile for PDFs, or take a full-page screenshot "
-                '(POST /screenshot {"fullPage": true})',
+                hint=Hint(
+                    "use a headless profile for PDFs, or take a full-page screenshot "
+                    "({screenshot})",
+                    screenshot=FULL_PAGE,
+                ),
                 code="pdf_unavailable",
             ) from None
         with playwright_errors("PDF"):

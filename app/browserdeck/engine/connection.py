@@ -22,7 +22,7 @@ from playwright.async_api import Error as PlaywrightError
 from browserdeck import aio
 from browserdeck.engine import offline
 from browserdeck.engine.state import ConsoleContext, PageState, TargetMemories, origin_of
-from browserdeck.errors import NotFound, Unavailable
+from browserdeck.errors import START, STATUS, TABS, Hint, NotFound, Unavailable
 from browserdeck.relay.slot import SLOT_HEADER, is_slot_busy_error, wait_for_client_slot
 
 if TYPE_CHECKING:
@@ -146,8 +146,12 @@ class BrowserPool:
         first = str(last).strip().splitlines()[0] if last else "unknown error"
         raise Unavailable(
             f"cannot connect to the browser at {cdp_url} after {tries} tries: {first}",
-            hint="check that the profile's browser is running (GET /) and start it with "
-            "POST /start; an extension profile needs the extension connected",
+            hint=Hint(
+                "check that the profile's browser is running ({status}) and start it with "
+                "{start}; an extension profile needs the extension connected",
+                status=STATUS,
+                start=START,
+            ),
             code="browser_unreachable",
         )
 
@@ -250,12 +254,12 @@ class BrowserPool:
         if conn.lost:
             raise Unavailable(
                 f"the browser at {cdp_url} disconnected",
-                hint="start the profile again (POST /start)",
+                hint=Hint("start the profile again ({start})", start=START),
                 code="browser_gone",
             )
         raise NotFound(
             f"tab {target_id} is not open in the browser at {cdp_url}",
-            hint="list tabs (GET /tabs) and use a targetId from there",
+            hint=Hint("list tabs ({tabs}) and use a targetId from there", tabs=TABS),
             code="tab_not_found",
         )
 

@@ -39,6 +39,7 @@ from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
 from browserdeck.engine.connection import BrowserPool
+from browserdeck.engine.errors import BROWSER_GONE
 from browserdeck.engine.state import PageState, TargetMemories
 from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, Forbidden, Unavailable
 
@@ -245,7 +246,7 @@ class Engine:
         if self._pool is None:
             raise Unavailable(
                 "the browser engine is not running",
-                hint="this is a browserdeck bug: the service starts the engine before the API",
+                hint="this is a browserdeck bug: page calls wait until the engine runs",
                 code="engine_stopped",
             )
         return self._pool
@@ -321,7 +322,7 @@ class Engine:
         if gone is not None and gone.is_set():
             raise Unavailable(
                 f"{what}: the connection to the browser was lost while this was running",
-                hint="check the profile (GET /); start it again with POST /start if it stopped",
+                hint=BROWSER_GONE,
                 code="browser_gone",
             )
         if await self.free_if_busy(state):

@@ -16,15 +16,29 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from browserdeck.errors import (
+    OFFLINE,
+    OPEN_TAB,
+    RELOAD,
+    SNAPSHOT,
+    START,
+    STATUS,
+    TABS,
     ActionTimeout,
     BrowserdeckError,
     Conflict,
+    Hint,
     InvalidInput,
     NotFound,
     Unavailable,
 )
 
-NEW_SNAPSHOT = "take a new snapshot (GET /snapshot) and use its refs"
+NEW_SNAPSHOT = Hint("take a new snapshot ({snapshot}) and use its refs", snapshot=SNAPSHOT)
+
+BROWSER_GONE = Hint(
+    "check the profile ({status}); start it again with {start} if it stopped",
+    status=STATUS,
+    start=START,
+)
 
 
 class NavigationFailed(BrowserdeckError):
@@ -83,14 +97,14 @@ def translate(exc: PlaywrightError, what: str, timeout_ms: int | None = None) ->
         return ActionTimeout(
             f"{what} timed out{after}" + (f": {reason}" if reason else ""),
             hint="if something covers the element (a cookie banner, a dialog), close it first; "
-            f"if the page changed, {NEW_SNAPSHOT}; or raise timeoutMs",
+            "if the page changed, " + NEW_SNAPSHOT + "; or raise timeoutMs",
         )
     if "strict mode violation" in low:
         count = re.search(r"resolved to (\d+) elements", text)
         n = f" {count.group(1)}" if count else " several"
         return Conflict(
             f"{what}: the target matches{n} elements, so it is ambiguous",
-            hint=f"{NEW_SNAPSHOT}, or use a more specific selector",
+            hint=NEW_SNAPSHOT + ", or use a more specific selector",
             code="ambiguous",
         )
     if (
@@ -106,20 +120,25 @@ def translate(exc: PlaywrightError, what: str, timeout_ms: int | None = None) ->
     if "target crashed" in low or "page crashed" in low:
         return Conflict(
             f"{what}: the tab's renderer crashed, so the page is gone",
-            hint="reload it (POST /navigate with action=reload) or navigate it to a URL; or "
-            "close the tab",
+            hint=Hint(
+                "reload it ({reload}) or navigate it to a URL; or close the tab", reload=RELOAD
+            ),
             code="tab_crashed",
         )
     if "target page, context or browser has been closed" in low or "target closed" in low:
         return NotFound(
             f"{what}: the tab was closed",
-            hint="list tabs (GET /tabs) and use another targetId, or open one (POST /tabs/open)",
+            hint=Hint(
+                "list tabs ({tabs}) and use another targetId, or open one ({open})",
+                tabs=TABS,
+                open=OPEN_TAB,
+            ),
             code="tab_closed",
         )
     if "browser has been closed" in low or "connection closed" in low or "browser closed" in low:
         return Unavailable(
             f"{what}: the connection to the browser was lost",
-            hint="check the profile (GET /); start it again with POST /start if it stopped",
+            hint=BROWSER_GONE,
             code="browser_gone",
         )
     if "execution context was destroyed" in low or "frame was detached" in low:
@@ -131,7 +150,9 @@ def translate(exc: PlaywrightError, what: str, timeout_ms: int | None = None) ->
     if "net::err_" in low or "ns_error" in low:
         err = re.search(r"net::ERR_[A-Z_]+", text)
         if err and err.group(0) == "net::ERR_INTERNET_DISCONNECTED":
-            hint = "the tab is offline (POST /set/offline); set it back online first"
+            hint: str | Hint = Hint(
+                "the tab is offline ({offline}); set it back online first", offline=OFFLINE
+            )
         else:
             hint = "check the URL; the site may be down or unreachable from this machine"
         return NavigationFailed(
@@ -173,7 +194,7 @@ def translate(exc: PlaywrightError, what: str, timeout_ms: int | None = None) ->
         )
     return BrowserdeckError(
         f"{what} failed: {_first_line(exc)}",
-        hint=f"if the page changed, {NEW_SNAPSHOT}",
+        hint="if the page changed, " + NEW_SNAPSHOT,
         code="browser_error",  # nothing we recognise: the API answers it as a 500
     )
 

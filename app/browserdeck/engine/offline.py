@@ -30,7 +30,7 @@ from browserdeck import aio
 from browserdeck.engine import options as o
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.state import PageState, origin_of
-from browserdeck.errors import Unavailable
+from browserdeck.errors import START, STOP, Hint, Unavailable
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, CDPSession
@@ -160,7 +160,11 @@ async def set_offline(state: PageState, opts: o.OfflineOptions) -> dict[str, Any
     if state.cdp is None:
         raise Unavailable(
             "this tab has no CDP session to emulate offline with",
-            hint="this is a browserdeck bug; reconnect the profile (POST /stop, POST /start)",
+            hint=Hint(
+                "this is a browserdeck bug; reconnect the profile ({stop}, {start})",
+                stop=STOP,
+                start=START,
+            ),
             code="offline_unavailable",
         )
     async with state.offline_lock:

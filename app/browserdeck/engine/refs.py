@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 from browserdeck.engine.errors import NEW_SNAPSHOT, playwright_errors
 from browserdeck.engine.snapshot_text import REF_SHAPE
 from browserdeck.engine.state import PageState, RefInfo, RefTable
-from browserdeck.errors import Conflict, InvalidInput, NotFound
+from browserdeck.errors import SNAPSHOT, Conflict, Hint, InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from playwright.async_api import FrameLocator, Locator, Page
@@ -57,7 +57,10 @@ def normalize(raw: str) -> str:
         )
     raise InvalidInput(
         f"{raw!r} is not a ref",
-        hint="refs look like e12 (f1e3 inside an iframe) and come from GET /snapshot",
+        hint=Hint(
+            "refs look like e12 (f1e3 inside an iframe) and come from {snapshot}",
+            snapshot=SNAPSHOT,
+        ),
         code="invalid_ref",
     )
 

@@ -27,7 +27,7 @@ from browserdeck.engine.actions import write_artifact
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
 from browserdeck.engine.state import PageState, RefInfo
-from browserdeck.errors import ActionTimeout, InvalidInput
+from browserdeck.errors import FOCUS_TAB, ActionTimeout, Hint, InvalidInput
 from browserdeck.imaging import fit
 
 log = logging.getLogger(__name__)
@@ -282,8 +282,11 @@ async def capture_viewport(
     except TimeoutError:
         raise ActionTimeout(
             f"screenshot timed out after {timeout_ms} ms: the browser rendered no frame",
-            hint="a tab in the background of its window is not rendered: bring it to the "
-            "front (POST /tabs/focus), or raise timeoutMs if the page is busy",
+            hint=Hint(
+                "a tab in the background of its window is not rendered: bring it to the "
+                "front ({focus}), or raise timeoutMs if the page is busy",
+                focus=FOCUS_TAB,
+            ),
         ) from None
 
 

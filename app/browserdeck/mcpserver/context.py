@@ -123,7 +123,6 @@ class Call:
         return Caller(
             client=f"{self.session.client} via MCP" if self.session.client else CLIENT_NAME,
             session=self.session.owner.id,
-            via="mcp",
         )
 
     async def profile_name(self) -> str:

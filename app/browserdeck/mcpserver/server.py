@@ -367,5 +367,6 @@ def _save_reply(reply: Reply, folder: Path, name: str) -> Reply:
 
 
 def _error(exc: BrowserdeckError) -> types.CallToolResult:
-    text = f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")
+    hint = exc.hint_for("mcp")  # what to do next, in tool names
+    text = f"error: {exc.message}" + (f"\nhint: {hint}" if hint else "")
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)

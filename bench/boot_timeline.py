@@ -1,0 +1,184 @@
+"""Issue 14: the boot timeline of the service that `browserdeck mcp` starts when none runs.
+
+Starts `browserdeck serve --headless --idle-exit` (as the bridge does) in a fresh
+BROWSERDECK_HOME on free ports, then, as fast as it can, probes from outside: the API
+socket accepts, `/mcp` answers `initialize`, then `tools/list`, then the first
+`browser_navigate` (a local page). Marks from inside come from the service's own log
+lines (wall-clock timestamps, ms): the service starting (its imports done), the engine
+(Playwright driver) started, Chromium started. All relative to the spawn, median of
+``--rounds`` runs, ms.
+
+    .venv/bin/python bench/boot_timeline.py [--rounds 3]
+
+Then the import profile of the service (``python -X importtime``), largest first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_startup import BD, PY, ours_env, stop_service, write_config  # noqa: E402
+from tests.mcp.site import serve_site  # noqa: E402
+from tests.support.browsers import find_chromium  # noqa: E402
+
+from browserdeck import uds  # noqa: E402
+
+# Log lines that mark a step inside the service (logsetup's format: "%Y-%m-%d %H:%M:%S,mmm").
+MARKS = {
+    "service starting (imports done)": re.compile(r"browserdeck \S+ starting"),
+    "API listening (log)": re.compile(r"control API on http"),
+    "engine ready (Playwright driver)": re.compile(r"engine started"),
+    "browser ready (Chromium)": re.compile(r"started \S+ \(.*\) for profile"),
+}
+
+
+def post(sock: str, body: dict[str, object], headers: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
+    status, answer, raw = uds.request(
+        sock,
+        "POST",
+        "/mcp",
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **headers,
+        },
+        body=json.dumps(body).encode(),
+        timeout=120,
+    )
+    return status, raw, answer
+
+
+def one_round(home: Path, chromium: str, url: str) -> dict[str, float]:
+    env = ours_env(home, chromium)
+    sock = str(home / "run" / "api.sock")
+    marks: dict[str, float] = {}
+    wall0 = time.time()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [BD, "serve", "--headless", "--idle-exit"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        while True:
+            try:
+                uds.request(sock, "GET", "/health", timeout=5)
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    raise RuntimeError("the service exited") from None
+                time.sleep(0.002)
+        marks["socket answers (probe)"] = time.perf_counter() - t0
+        headers = {"X-Browserdeck-Session": "timeline", "X-Browserdeck-Bridge": str(os.getpid())}
+        init = {
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "timeline", "version": "1"}},
+        }  # fmt: skip
+        status, raw, answer = post(sock, init, headers)
+        marks["/mcp initialize answered"] = time.perf_counter() - t0
+        if status != 200:
+            raise RuntimeError(f"initialize: {status} {raw[:300]!r}")
+        sid = answer.get("mcp-session-id")
+        if sid:
+            headers["Mcp-Session-Id"] = sid
+        headers["Mcp-Protocol-Version"] = "2025-06-18"
+        post(sock, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+        post(sock, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers)
+        marks["tools/list answered"] = time.perf_counter() - t0
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "browser_navigate", "arguments": {"url": url}}}  # fmt: skip
+        status, raw, _ = post(sock, call, headers)
+        marks["first navigate answered"] = time.perf_counter() - t0
+        if status != 200 or b'"isError":true' in raw:
+            raise RuntimeError(f"navigate: {status} {raw[:300]!r}")
+    finally:
+        stop_service(home)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    log = home / "state" / "log" / "browserdeck.log"
+    text = log.read_text(encoding="utf-8") if log.exists() else ""
+    for name, pattern in MARKS.items():
+        for line in text.splitlines():
+            if pattern.search(line):
+                stamp = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
+                marks[name] = stamp.timestamp() - wall0
+                break
+    log.unlink(missing_ok=True)
+    return marks
+
+
+def import_profile(home: Path, chromium: str, top: int) -> None:
+    """What `serve` imports before it answers (the service, the engine, the API with MCP
+    mounted: part of it on threads beside the driver), largest cumulative first."""
+    code = (
+        "import browserdeck.cli, browserdeck.logsetup, browserdeck.master, browserdeck.service,"
+        " browserdeck.engine, browserdeck.api.server, browserdeck.api.app,"
+        " browserdeck.mcpserver.http"
+    )
+    done = subprocess.run(
+        [PY, "-X", "importtime", "-c", code],
+        env=ours_env(home, chromium), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    rows = []
+    for line in done.stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
+        if m:
+            rows.append((int(m.group(2)), len(m.group(3)), m.group(4)))
+    total = sum(c for c, depth, _ in rows if depth == 1)
+    print(f"\nimports of `serve` before it answers: {total / 1000:.0f} ms cumulative (top level)")
+    for cumulative, _depth, name in sorted(rows, reverse=True)[:top]:
+        print(f"  {cumulative / 1000:7.1f} ms  {name}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--top", type=int, default=25)
+    args = parser.parse_args()
+    chromium = find_chromium()
+    if chromium is None:
+        print("no Chromium found", file=sys.stderr)
+        return 2
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "app" / "browserdeck")], check=True)
+    tmp = Path(tempfile.mkdtemp(prefix="boot-timeline-"))
+    home = tmp / "home"
+    home.mkdir()
+    write_config(home, chromium)
+    runs: list[dict[str, float]] = []
+    with serve_site() as site:
+        for i in range(args.rounds + 1):  # round 0 warms disk caches and is not counted
+            marks = one_round(home, chromium, f"{site}/form40.html?r={i}")
+            if i:
+                runs.append(marks)
+    names = sorted({k for r in runs for k in r}, key=lambda k: statistics.median(
+        [r[k] for r in runs if k in r]))  # fmt: skip
+    print(f"\nboot timeline of `serve --headless --idle-exit`, {args.rounds} rounds, ms after spawn")
+    for name in names:
+        values = [r[name] * 1000 for r in runs if name in r]
+        print(f"  {name:36} {statistics.median(values):7.0f}  ({min(values):.0f}-{max(values):.0f})")
+    import_profile(home, chromium, args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,83 @@
+"""The service's boot order (issue 14): the API answers while the engine still starts.
+
+Real service, real sockets, real Chromium. The one fake: the Playwright driver's start is
+held at a gate, because a slow driver start cannot be produced on demand; the real start
+runs once the gate opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from browserdeck import config
+from browserdeck.engine import Engine
+from browserdeck.master import build_service
+from tests.support.service import service_config
+
+
+async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gate = asyncio.Event()
+    real_start = Engine.start
+
+    async def held_start(self: Engine) -> None:
+        await gate.wait()
+        await real_start(self)
+
+    monkeypatch.setattr(Engine, "start", held_start)
+    cfg = service_config()
+    config.save(cfg)
+    service = build_service(force_headless=True)
+    starting = asyncio.create_task(service.start())
+    try:
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{cfg.control_port}", timeout=60, trust_env=False
+        ) as anon:
+            health = None
+            for _ in range(400):  # "no hang": up to 20 s for the API to listen
+                try:
+                    health = await anon.get("/health")
+                    break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.05)
+            assert health is not None, "the API did not listen while the engine started"
+            # It answers, and says the engine is not running yet.
+            assert health.json()["ok"] is False
+            assert health.json()["engine"]["state"] == "stopped"
+            assert not starting.done()
+            # Page calls made now wait for the engine instead of failing: one that opens a
+            # tab on a URL, one on the default tab (through the front door's target()).
+            anon.headers["Authorization"] = f"Bearer {service.api_token}"
+            opened = asyncio.create_task(
+                anon.post("/tabs/open", json={"url": "data:text/html,<title>early</title>"})
+            )
+            navigated = asyncio.create_task(
+                anon.post("/navigate", json={"url": "data:text/html,<title>also</title>"})
+            )
+            # Its browser starts meanwhile; then the call waits for the engine alone.
+            agent = service.contexts["agent"]
+            for _ in range(600):  # "no hang": up to 30 s for Chromium
+                if agent.state == "running" or opened.done() or navigated.done():
+                    break
+                await asyncio.sleep(0.05)
+            assert agent.state == "running"
+            assert not opened.done(), opened.result().text
+            assert not navigated.done(), navigated.result().text
+            gate.set()
+            resp = await opened
+            assert resp.status_code == 200, resp.text
+            assert resp.json()["title"] == "early"
+            resp = await navigated
+            assert resp.status_code == 200, resp.text
+            assert resp.json()["title"] == "also"
+            await asyncio.wait_for(starting, 30)
+            assert (await anon.get("/health")).json()["ok"] is True
+    finally:
+        gate.set()
+        if not starting.done():
+            await asyncio.wait([starting], timeout=30)
+        await service.stop()
