@@ -19,8 +19,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
-
 from browserdeck import (
     __version__,
     aio,
@@ -106,8 +104,6 @@ class Service:
         # The engine's start, while it runs beside the API's (see start()).
         self._engine_start: asyncio.Task[None] | None = None
         self.api: FrontEnd | None = None
-        # For in-process front-ends (the GUI) that call the control API like any client.
-        self.http = httpx.AsyncClient(trust_env=False)
         self.api_token = ""
         self.relay_token = ""
         self.started = False
@@ -251,7 +247,6 @@ class Service:
                 _logged(self._stop_engine(engine, starting), "stopping the engine"),
             )
         finally:
-            await self.http.aclose()
             self.started = False
             self.stopped.set()
 
