@@ -1,17 +1,22 @@
 """The typed front door: what a call into browserdeck does, whoever makes it.
 
-API routes, and MCP tools inside the service or in the in-process fallback, call a
+API routes, MCP tools (served at ``/mcp`` inside the service) and the GUI call a
 ``Deck`` in-process; nothing in-process goes through HTTP to itself. Requests are the
 engine's pydantic models (``engine/options.py``), the same ones the API's OpenAPI
 spec publishes; answers are typed too (``results.py``; a tab is ``tabs.Tab``), and the
-API's ``response_model`` s publish them. Errors are the
-core's ``BrowserdeckError`` s, raised as they are: the API maps them to a status at
-its edge, MCP to a tool error.
+API's ``response_model`` s publish them. Errors are the core's ``BrowserdeckError`` s,
+raised as they are: the API maps them to a status at its edge (``api/errors.py``),
+MCP to a tool error; their hints are said in the caller's words there.
 
 A ``Caller`` says who calls (the default tab is per caller; a pooled remote profile
 gives each agent session its own browser) and collects what the call did for the
 activity log (``Caller.note``): the API reports it with the HTTP call, MCP with the
 tool call.
+
+Why one module: it is the one class every way in calls, and each method is one
+operation (resolve the profile and tab, apply the policies, call the engine, note what
+was done); the typed overloads of ``on_tab`` repeat its signature once per answer.
+Splitting the operations across files would scatter what one call does.
 """
 
 from __future__ import annotations
