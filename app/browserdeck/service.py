@@ -15,7 +15,8 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Awaitable, Callable
+import sys
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -66,6 +67,23 @@ class FrontEnd(Protocol):
 # Ends the agent sessions a way in holds (MCP) and releases their tab claims: how many
 # sessions ended, and per profile the target ids of the tabs agents held.
 AgentReleaser = Callable[[], Awaitable[tuple[int, dict[str, set[str]]]]]
+
+
+@contextlib.contextmanager
+def _short_gil_switches() -> Iterator[None]:
+    """A 0.5 ms GIL switch interval while the service starts (Python's default: 5 ms).
+
+    An import makes many small system calls (stat, open, read), each of which gives up
+    the GIL; with the loop busy starting the driver, the importing thread then waited up
+    to the whole interval each time to get it back (a convoy): measured, the threaded
+    start was slower than the sequential one until this (issue 14).
+    """
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, 0.0005))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 class Service:
@@ -156,19 +174,23 @@ class Service:
                 self.tasks.spawn(self._start_quietly(default), name="prelaunch-default-profile")
             # The API listens while the Playwright driver (and Chromium) start: a client
             # that only needs the handshake (MCP initialize) is not held up by them, and
-            # a page call waits for the engine in ensure_browser (issue 14). Importing
-            # the engine on a thread lets the prelaunch task spawn Chromium meanwhile.
-            engine_module = await asyncio.to_thread(importlib.import_module, "browserdeck.engine")
-            self.engine = engine_module.Engine(
-                events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
-            )
-            self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
-            if self._front_end is not None:
-                # Built on a thread too: building it imports the web stack (uvicorn).
-                self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
-                await self.api.start()
-                self._write_instance_file()
-            await asyncio.shield(self._engine_start)
+            # a page call waits for the engine (engine_ready; issue 14). The engine and
+            # the web stack are imported on threads, so this loop spawns Chromium and
+            # the driver meanwhile, and they boot on another core.
+            with _short_gil_switches():
+                engine_module = await asyncio.to_thread(
+                    importlib.import_module, "browserdeck.engine"
+                )
+                self.engine = engine_module.Engine(
+                    events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
+                )
+                self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
+                if self._front_end is not None:
+                    # Built on a thread too: building it imports the web stack (uvicorn).
+                    self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
+                    await self.api.start()
+                    self._write_instance_file()
+                await asyncio.shield(self._engine_start)
             if self.config.enabled and self._run_relays:
                 await self._start_relays()
                 if self.config.start_default_profile:
