@@ -15,7 +15,8 @@ tool call.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import base64
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,7 +36,9 @@ from browserdeck.errors import (
 from browserdeck.tabs import QUIET_CLIENTS, Tab
 
 if TYPE_CHECKING:
+    from browserdeck.config import Config
     from browserdeck.engine import Engine
+    from browserdeck.engine.state import RefInfo
     from browserdeck.profiles import ProfileContext
     from browserdeck.service import Service
 
@@ -122,6 +125,41 @@ class BrowserTarget:
     headers: dict[str, str]
 
 
+@dataclass(frozen=True)
+class ShotLabel:
+    """One labelled element of a screenshot: its ref, its box in image pixels, and what
+    it is (role and accessible name; "" when the ref table no longer knows the ref)."""
+
+    ref: str
+    x: float
+    y: float
+    width: float
+    height: float
+    role: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Screenshot:
+    """A PNG of a tab's viewport, the image agents get, with the labels drawn into it."""
+
+    png: bytes
+    target_id: str
+    url: str
+    width: int  # CSS pixels the image covers (the labels' boxes are in these)
+    labels: list[ShotLabel]
+    unplaced: list[str]  # refs in view whose badge found no room on the image
+
+
+@dataclass(frozen=True)
+class AgentsStopped:
+    """What "Stop all agents" did."""
+
+    sessions: int  # agent sessions ended
+    closed_tabs: int  # tabs agents had opened, closed
+    unshared_tabs: int  # tabs of the user's Chrome no longer shared
+
+
 class Deck:
     """The service's operations, typed, for every way in."""
 
@@ -169,6 +207,37 @@ class Deck:
     async def stop(self, caller: Caller, profile: str | None) -> dict[str, Any]:
         return await self.profile(caller, profile).stop()
 
+    async def stop_all_agents(self) -> AgentsStopped:
+        """End every agent session and close or unshare every tab agents hold."""
+        done = await self.service.stop_all_agents()
+        return AgentsStopped(done["sessions"], done["closedTabs"], done["unsharedTabs"])
+
+    async def apply_config(self, new: Config, deleted: Sequence[str] = ()) -> None:
+        """Save ``new`` and apply it live; the profiles in ``deleted`` (left out of ``new``)
+        are deleted with their browser data.
+
+        Everything but the deletions is applied first (e.g. a new default profile), so a
+        deletion that the rest makes possible succeeds; a deleted profile's browser stops
+        and its managed data goes.
+        """
+        service = self.service
+        interim: Config | None = None
+        if deleted:
+            from browserdeck import config
+
+            kept = {n: service.config.profiles[n] for n in deleted if n in service.config.profiles}
+            interim = config.updated(new, lambda c: c.profiles.update(kept))
+            try:
+                config.check_consistency(interim)
+            except BrowserdeckError:
+                interim = None
+        if interim is None:
+            await service.apply_config(new)
+            return
+        await service.apply_config(interim)
+        for name in deleted:
+            await service.delete_profile(name)
+
     async def release_session(self, session: str) -> list[str]:
         """Give back the pooled remote browsers of one agent session; the profiles released."""
         released = []
@@ -181,6 +250,14 @@ class Deck:
     async def tabs(self, caller: Caller, profile: str | None) -> tuple[str, list[Tab]]:
         ctx = self.profile(caller, profile)
         return ctx.name, await ctx.list_tabs()
+
+    async def peek_tabs(self, caller: Caller, profile: str | None) -> list[Tab]:
+        """The profile's tabs if its browser answers now; never starts a browser.
+
+        For views that only watch: a refresh racing the user's Stop must not relaunch
+        the browser just stopped (``tabs`` starts a stopped managed browser on demand).
+        """
+        return await self.profile(caller, profile).peek_tabs() or []
 
     async def open_tab(self, caller: Caller, profile: str | None, url: str) -> Tab:
         ctx = self.profile(caller, profile)
@@ -225,6 +302,55 @@ class Deck:
         ctx.note_used(caller.key, resolved)
         caller.note(profile=ctx.name, targetId=resolved)
         return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)
+
+    async def screenshot(
+        self, caller: Caller, profile: str | None, target_id: str | None, *, labels: bool
+    ) -> Screenshot:
+        """The tab's viewport as a PNG, through the same engine call agents make, with
+        each label's role and name (from the ref table the labels were drawn from)."""
+        # inline: the image comes back in the answer; a file per auto-refresh would pile
+        # up in the state dir.
+        request = o.ScreenshotOptions(labels=labels, type="png", inline=True)
+        try:
+            t = await self.target(caller, profile, target_id)
+            out = await self.engine.screenshot(t.cdp_url, t.target_id, t.headers, request)
+        except BrowserdeckError as exc:
+            gone = await self._browser_gone(caller, profile, exc)
+            if gone is None:
+                raise
+            raise gone from None
+        infos = await self._ref_infos(t) if labels else {}
+        found = []
+        for label in out.get("labels") or []:
+            box, info = label["box"], infos.get(label["ref"])
+            found.append(
+                ShotLabel(
+                    ref=label["ref"],
+                    x=box["x"],
+                    y=box["y"],
+                    width=box["width"],
+                    height=box["height"],
+                    role=info.role if info is not None else "",
+                    name=info.name if info is not None else "",
+                )
+            )
+        return Screenshot(
+            png=base64.b64decode(out["base64"]),
+            target_id=t.target_id,
+            url=str(out["url"]),
+            width=int(out["width"]),
+            labels=found,
+            unplaced=[str(r) for r in out.get("unplaced") or []],
+        )
+
+    async def _ref_infos(self, t: BrowserTarget) -> dict[str, RefInfo]:
+        """The tab's current refs by the name agents see (empty if the tab went)."""
+        try:
+            state = await self.engine.pool.page(t.cdp_url, t.target_id, t.headers)
+        except Exception:  # the tab or browser went: names are extra, the caller goes on
+            return {}
+        table = state.table
+        return {info.ref: info for info in table.refs.values()} if table is not None else {}
 
     # --- one tab -----------------------------------------------------------------
     async def on_tab(
@@ -318,17 +444,9 @@ class Deck:
         wanted = [r for r in refs if isinstance(r, str) and r]
         if not wanted:
             return
-        try:
-            state = await self.engine.pool.page(t.cdp_url, t.target_id, t.headers)
-        except Exception:  # the tab or browser went: the error says so, the name is extra
-            return
-        table = state.table
-        if table is None:
-            return
-        by_ref = {info.ref: info for info in table.refs.values()}
         from browserdeck.engine.refs import normalize
 
-        info = by_ref.get(normalize(wanted[0]))
+        info = (await self._ref_infos(t)).get(normalize(wanted[0]))
         if info is not None:
             caller.note(element=info.describe())
 

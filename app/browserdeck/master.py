@@ -102,6 +102,7 @@ async def _exit_when_idle(service: Any, stop: Any, seconds: float) -> None:
 
 
 async def serve(*, headless: bool, port: int | None, idle_exit: float | None = None) -> int:
+    """``browserdeck serve``: a process's whole life (it ends right after this returns)."""
     import asyncio
     import contextlib
     import logging
@@ -137,4 +138,20 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
         await stop.wait()
     finally:
         await service.stop()
+        _exit_without_collecting()
     return 0
+
+
+def _exit_without_collecting() -> None:
+    """For a process that ends right after: make its teardown skip the garbage collector.
+
+    The interpreter's teardown runs full collections over every object of the loaded
+    libraries (Playwright, the MCP SDK, pydantic, FastAPI); that took 0.4-3 s after the
+    service had already stopped, so a stopped service looked alive (the MCP harness, a
+    script waiting for the process, a restart reusing the ports). Frozen objects are
+    left to the OS; files and sockets are already closed by ``Service.stop``, and atexit
+    handlers (logging's flush) still run.
+    """
+    import gc
+
+    gc.freeze()

@@ -10,11 +10,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import httpx
+import psutil
 import pytest
 
 from browserdeck import config
+from tests.mcp.site import serve_site
 from tests.support.net import free_port
 from tests.support.service import service_config
 
@@ -29,10 +32,24 @@ def served(bd_home: Path) -> Iterator[tuple[dict[str, str], subprocess.Popen[str
     cfg = service_config()
     config.save(cfg)
     env = dict(os.environ, BROWSERDECK_HOME=str(bd_home))
-    log = (bd_home / "serve.log").open("w")
+    proc, log = _serve(env, bd_home, cfg.control_port)
+    try:
+        yield env, proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+        log.close()
+
+
+def _serve(
+    env: dict[str, str], bd_home: Path, port: int | None
+) -> tuple[subprocess.Popen[str], IO[str]]:
+    """`browserdeck serve --headless` in ``bd_home``, once its API answers."""
+    log = (bd_home / "serve.log").open("a")
     proc = subprocess.Popen([sys.executable, "-m", "browserdeck", "serve", "--headless"], env=env,
                             stdout=log, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{cfg.control_port}"
+    url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90  # generous: a loaded shared machine starts slowly
     while True:
         try:
@@ -46,13 +63,7 @@ def served(bd_home: Path) -> Iterator[tuple[dict[str, str], subprocess.Popen[str
             log.close()
             pytest.fail(f"serve did not come up: {(bd_home / 'serve.log').read_text()}")
         time.sleep(0.1)
-    try:
-        yield env, proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(30)
-        log.close()
+    return proc, log
 
 
 def test_cli_round_trip(served: tuple[dict[str, str], subprocess.Popen[str]]) -> None:
@@ -103,6 +114,43 @@ def test_cli_round_trip(served: tuple[dict[str, str], subprocess.Popen[str]]) ->
     assert proc.wait(30) == 0
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_sigterm_closes_the_browser_cleanly_keeping_cookies_and_leaving_nothing(
+    served: tuple[dict[str, str], subprocess.Popen[str]], bd_home: Path
+) -> None:
+    """The service's stop closes its browser with Browser.close, so Chromium writes its
+    cookie store: a persistent cookie set before a SIGTERM is there after a restart.
+    And nothing of the service lives on: no Chromium, no Playwright driver."""
+    env, proc = served
+    with serve_site() as site:
+        opened = cli(env, "open", f"{site}/form.html", "--json")
+        assert opened.returncode == 0, opened.stderr
+        target = json.loads(opened.stdout)["targetId"]
+        # A cookie set just now: Chromium holds it in memory until it flushes its store.
+        js = "() => { document.cookie = 'kept=yes; max-age=3600; path=/'; return document.cookie }"
+        assert "kept=yes" in cli(env, "evaluate", js, "--target", target).stdout
+        family = psutil.Process(proc.pid).children(recursive=True)
+        assert any("chrom" in p.name().lower() for p in family), [p.name() for p in family]
+        assert any("node" in p.name().lower() for p in family), [p.name() for p in family]
+
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        # Helpers exit a moment after the browser's main process; the stop waits for them.
+        alive = [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        assert alive == [], [(p.pid, p.name()) for p in alive]
+
+        again, log = _serve(env, bd_home, config.load().config.control_port)
+        try:
+            reopened = cli(env, "open", f"{site}/form.html", "--json")
+            assert reopened.returncode == 0, reopened.stderr
+            target = json.loads(reopened.stdout)["targetId"]
+            read = cli(env, "evaluate", "() => document.cookie", "--target", target)
+            assert "kept=yes" in read.stdout, read.stdout + read.stderr
+        finally:
+            again.send_signal(signal.SIGTERM)
+            again.wait(30)
+            log.close()
 
 
 def test_cli_says_when_the_service_is_not_running(bd_home: Path) -> None:

@@ -299,9 +299,10 @@ async def test_relay_matches_chrome(endpoints: Endpoints, site: Site, name: str)
     assert not differences, f"{name}: the relay differs from Chrome:\n" + "\n".join(differences)
 
 
-async def test_version_and_json_endpoints_match_chrome(endpoints: Endpoints) -> None:
+async def test_version_and_json_endpoints_match_chrome(endpoints: Endpoints, site: Site) -> None:
     """Browser.getVersion and /json/* through the relay beside the same browser's own port."""
     relay, ext = endpoints.relay, endpoints.ext
+    _, shared = await ext.open_shared(site.url("/page?title=Listed"))
     direct = await ext.cdp.send("Browser.getVersion")
     rec = await Recorder.connect(relay.ws_url, relay.token_headers())
     try:
@@ -329,3 +330,16 @@ async def test_version_and_json_endpoints_match_chrome(endpoints: Endpoints) -> 
     _, _, listed = await asyncio.to_thread(get, "/json/list")
     for entry in listed:
         assert entry["devtoolsFrontendUrl"].endswith(f"/devtools/page/{entry['id']}")
+
+    # The shared tab is listed as the browser's own port lists it (an empty list passed
+    # the loop above).
+    def own_list() -> Any:
+        with urllib.request.urlopen(ext.chromium.cdp_url + "/json/list", timeout=10) as response:
+            return json.loads(response.read())
+
+    own = {e["id"]: e for e in await asyncio.to_thread(own_list)}
+    mine = next((e for e in listed if e["id"] == shared), None)
+    assert mine is not None, listed
+    for key in ("type", "url", "title"):
+        assert mine[key] == own[shared][key], (key, mine, own[shared])
+    await ext.cdp.send("Target.closeTarget", {"targetId": shared})

@@ -43,9 +43,59 @@ KEEP_ALIVE_SECONDS = 65
 
 
 class _Server(uvicorn.Server):
+    """uvicorn without its fixed waits on the way out.
+
+    uvicorn notices ``should_exit`` on a 0.1 s tick, then sleeps 0.1 s after asking
+    its connections to close and polls them every 0.1 s: 0.2-0.3 s of every service
+    stop spent sleeping. Here ``exit_now()`` wakes the main loop at once, and the
+    shutdown polls for the connections' end every few ms (same order of steps, same
+    graceful timeout for requests still running).
+    """
+
+    _exit_requested: asyncio.Event | None = None
+
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         yield
+
+    def exit_now(self) -> None:
+        self.should_exit = True
+        if self._exit_requested is not None:
+            self._exit_requested.set()
+
+    async def main_loop(self) -> None:
+        self._exit_requested = asyncio.Event()
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 1) % 864000
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._exit_requested.wait(), 0.1)
+            should_exit = await self.on_tick(counter)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        for connection in list(self.server_state.connections):
+            connection.shutdown()  # an idle keep-alive connection closes at once
+
+        async def drained() -> None:
+            # uvicorn has no event for a connection's end; a short poll, for the stop only.
+            while self.server_state.connections or self.server_state.tasks:  # noqa: ASYNC110
+                await asyncio.sleep(0.005)
+            for server in self.servers:
+                await server.wait_closed()
+
+        try:
+            await asyncio.wait_for(drained(), self.config.timeout_graceful_shutdown)
+        except TimeoutError:
+            running = len(self.server_state.tasks)
+            log.error("API stop: cancelling %d request(s) still running", running)
+            for task in self.server_state.tasks:
+                task.cancel(msg="the service is stopping")
+        await self.lifespan.shutdown()
 
 
 BRIDGE_HEADER = b"x-browserdeck-bridge"
@@ -269,7 +319,7 @@ class ApiServer:
             if self._before_stop is not None:
                 await self._before_stop(app)
         if self._server is not None:
-            self._server.should_exit = True
+            self._server.exit_now()
         if self._task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self._task), timeout=5)

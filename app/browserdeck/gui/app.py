@@ -47,6 +47,7 @@ from browserdeck.gui.settings import SettingsDialog
 from browserdeck.gui.tray import TrayController
 
 if TYPE_CHECKING:
+    from browserdeck.deck import AgentsStopped
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
@@ -338,33 +339,13 @@ class TrayApp(QObject):
 
     async def apply_settings(self, candidate: Config, deleted: list[str]) -> None:
         """Save and apply live; deleted managed profiles also lose their browser data."""
-        service = self.service
-        if service is None or not service.started:
+        service, deck = self.service, self.model.deck
+        if service is None or deck is None or not service.started:
             config.check_consistency(candidate)
             config.save(candidate)
             self._sync_autostart(candidate)
             return
-        interim = None
-        if deleted:
-            # Apply everything but the deletions first (e.g. a new default profile), then
-            # delete through the service so it stops the browser and removes its data.
-            interim = config.updated(
-                candidate,
-                lambda c: c.profiles.update(
-                    {n: service.config.profiles[n] for n in deleted if n in service.config.profiles}
-                ),
-            )
-        if interim is not None:
-            try:
-                config.check_consistency(interim)
-            except BrowserdeckError:
-                interim = None
-        if interim is not None:
-            await service.apply_config(interim)
-            for name in deleted:
-                await service.delete_profile(name)
-        else:
-            await service.apply_config(candidate)
+        await deck.apply_config(candidate, deleted)
 
     def show_pairing(self) -> QWidget | None:
         from browserdeck.gui.pairing import PairDialog
@@ -429,12 +410,11 @@ class TrayApp(QObject):
 
     def stop_all_agents(self) -> None:
         """One click: every agent session ends, agent tabs close, Chrome tabs are unshared."""
-        service = self.service
-        if service is None:
+        if self.service is None:
             return
 
-        def done(summary: dict[str, int]) -> None:
-            n, tabs, shared = summary["sessions"], summary["closedTabs"], summary["unsharedTabs"]
+        def done(did: AgentsStopped) -> None:
+            n, tabs, shared = did.sessions, did.closed_tabs, did.unshared_tabs
             self.notify(
                 "info",
                 "All agents stopped",
@@ -443,7 +423,7 @@ class TrayApp(QObject):
                 f"Chrome tab{'s' if shared != 1 else ''}.",
             )
 
-        self.model.run(service.stop_all_agents(), "Could not stop all agents", done)
+        self.model.stop_all_agents(done)
 
     def retry(self) -> None:
         aio.create_task(self.start_service(), name="gui-retry-start")

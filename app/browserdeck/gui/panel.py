@@ -478,9 +478,7 @@ class StatusPanel(QMainWindow):
         self.activity_details = QLabel()
         self.activity_details.setObjectName("activityDetails")
         self.activity_details.setWordWrap(True)
-        self.activity_details.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse
-        )
+        self.activity_details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.activity_details.hide()
         col.addWidget(self.activity_details)
         splitter.addWidget(act_box)
@@ -717,9 +715,9 @@ class StatusPanel(QMainWindow):
     # --- screenshot --------------------------------------------------------------------
     def refresh_screenshot(self) -> asyncio.Task[None] | None:
         """Take a new screenshot of the selected tab (skipped if one is in flight)."""
-        service = self.model.service
+        service, deck = self.model.service, self.model.deck
         name, target = self.selected_profile, self.selected_tab()
-        if service is None or not service.started or name is None or target is None:
+        if service is None or deck is None or not service.started or name is None or target is None:
             if self.capture_busy():
                 return None
             self._set_capture(None, self._no_tab_message())
@@ -732,7 +730,7 @@ class StatusPanel(QMainWindow):
 
         async def go() -> None:
             try:
-                shot = await capture(service, name, target, labels=labels)
+                shot = await capture(deck, name, target, labels=labels)
             except CaptureError as exc:
                 if (name, target) == (self.selected_profile, self.selected_tab()):
                     self._set_capture(None, str(exc))

@@ -44,22 +44,25 @@ async def _noop(
     return {}
 
 
-async def _browser_close(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    raise CdpError(
-        "Browser.close is refused: this is the user's own Chrome, reached through the "
-        "browserdeck extension; close tabs with Target.closeTarget instead"
-    )
+def _refused(message: str) -> RootHandler:
+    """A command the relay refuses on purpose: the user's own Chrome is not ours to change."""
+
+    async def handler(
+        r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    ) -> dict[str, Any]:
+        raise CdpError(message)
+
+    return handler
 
 
-async def _browser_grant(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    raise CdpError(
-        "granting permissions is not supported through the extension relay: the user "
-        "decides site permissions in their own Chrome"
-    )
+_browser_close = _refused(
+    "Browser.close is refused: this is the user's own Chrome, reached through the "
+    "browserdeck extension; close tabs with Target.closeTarget instead"
+)
+_browser_grant = _refused(
+    "granting permissions is not supported through the extension relay: the user "
+    "decides site permissions in their own Chrome"
+)
 
 
 async def _window_for_target(
@@ -173,13 +176,10 @@ async def _get_browser_contexts(
     return {"browserContextIds": [], "defaultBrowserContextId": r.context_id}
 
 
-async def _create_context(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
-) -> dict[str, Any]:
-    raise CdpError(
-        "new browser contexts are not available through the extension relay: it reaches "
-        "the user's own Chrome profile only (use browser.contexts[0] / the default context)"
-    )
+_create_context = _refused(
+    "new browser contexts are not available through the extension relay: it reaches "
+    "the user's own Chrome profile only (use browser.contexts[0] / the default context)"
+)
 
 
 async def _attach_to_browser(

@@ -24,14 +24,14 @@ Nothing here touches sockets directly: clients and the extension link are given 
 which keeps this testable with a fake extension. The data it routes (tabs, clients,
 sessions) is in model.py; the browser-level commands it answers itself are in
 browser_domain.py; the sockets, discovery, the request gate and the client slot are
-server.py, discovery.py, gate.py and slot.py.
+server.py and extension_endpoint.py, discovery.py, gate.py and slot.py.
 
-Why this module is still over 500 lines: what is left is one state machine, the tab and
-session bookkeeping, entered from two sides. The extension's messages (tabs shared,
-updated, closed; CDP events and child targets) and the clients' commands (forwarding,
-lazy attach, per-session domains) read and write the same ``Tab``/``Session`` fields
-under the same invariants (see the rules above); split in two, each half would reach
-into the other's privates, as browser_domain.py already has to.
+Why one module: what is left is one state machine, the tab and session bookkeeping,
+entered from two sides. The extension's messages (tabs shared, updated, closed; CDP
+events and child targets) and the clients' commands (forwarding, lazy attach,
+per-session domains) read and write the same ``Tab``/``Session`` fields under the same
+invariants (see the rules above); split in two, each half would reach into the other's
+privates, as browser_domain.py already has to.
 """
 
 from __future__ import annotations

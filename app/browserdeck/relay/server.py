@@ -11,8 +11,9 @@ One ``RelayServer`` per ``extension`` profile, on 127.0.0.1 (18792 by default):
   (discovery.py), ``/extension/status``, ``/client-slot`` (token);
   ``/extension/check`` (our extension's Origin, no token).
 
-This module is the WebSocket side and the routing; the parts are beside it:
+This module is the route table, ``/cdp`` and the start/stop; the parts are beside it:
 
+* extension_endpoint.py: ``/extension`` (the auth exchange, the serve loop, the heartbeat);
 * gate.py: who may connect (loopback, Host, Origin, token), on top of guard.py;
 * discovery.py: Chrome's ``/json/*`` answers;
 * slot.py: the single-client slot (``single-active``: one client holds it and a second
@@ -25,11 +26,9 @@ See docs/extension.md.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import itertools
 import logging
-import secrets
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,36 +40,21 @@ from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
 from browserdeck import errors, guard
-from browserdeck.aio import cancel_and_wait
 from browserdeck.events import ServiceEvents
 from browserdeck.relay.core import Relay
 from browserdeck.relay.discovery import Discovery, link_up
+from browserdeck.relay.extension_endpoint import ExtensionEndpoint
 from browserdeck.relay.extension_id import EXTENSION_ID
 from browserdeck.relay.gate import RequestGate, public_host
 from browserdeck.relay.http import error_body, json_response, text_response
-from browserdeck.relay.link import ExtensionLink
 from browserdeck.relay.model import Client
-from browserdeck.relay.protocol import (
-    AUTH_NONCE_BYTES,
-    AUTH_TIMEOUT,
-    PROTOCOL_VERSION,
-    SUBPROTOCOL,
-    CdpError,
-    auth_proof,
-    frame,
-    proof_ok,
-    split_frame,
-)
+from browserdeck.relay.protocol import PROTOCOL_VERSION, SUBPROTOCOL, CdpError
 from browserdeck.relay.slot import CLIENT_MODES, SLOT_HEADER, SLOT_MODES, ClientSlot
 
 log = logging.getLogger(__name__)
 
 # Screenshots and snapshots are megabytes of JSON; the websockets default is 1 MiB.
 MAX_MESSAGE = 256 * 1024 * 1024
-# The extension is considered gone after this long without a message (it pings every 15 s
-# and answers our pings).
-EXTENSION_SILENCE_LIMIT = 45.0
-PING_EVERY = 10.0
 CLIENT_HEADER = "X-Browserdeck-Client"
 
 
@@ -118,8 +102,6 @@ class RelayServer:
         self._server: Server | None = None
         self._upgrades: dict[int, _Upgrade] = {}
         self._client_ids = itertools.count(1)
-        self._extension_ready = asyncio.Event()
-        self._stopping = False
         self.relay = Relay(
             profile=profile,
             on_tabs_changed=self._tabs_changed,
@@ -128,6 +110,13 @@ class RelayServer:
             op_timeout=op_timeout,
         )
         self.discovery = Discovery(self.relay, profile)
+        self.extension = ExtensionEndpoint(
+            self.relay,
+            self.gate,
+            profile=profile,
+            welcome=self._welcome,
+            on_change=self._extension_event,
+        )
 
     # ------------------------------------------------------------------ public
     @property
@@ -198,7 +187,7 @@ class RelayServer:
     async def wait_for_extension(self, wait: float = 10.0) -> None:
         """Wait until the extension is connected and has said hello (tests, CLI)."""
         try:
-            await asyncio.wait_for(self._extension_ready.wait(), wait)
+            await asyncio.wait_for(self.extension.ready.wait(), wait)
         except TimeoutError:
             raise errors.Unavailable(
                 f"the browserdeck extension did not connect to the relay on port {self.port} "
@@ -236,7 +225,7 @@ class RelayServer:
     async def start(self) -> None:
         if self._server is not None:
             return
-        self._stopping = False
+        self.extension.stopping = False
         # Looks like chrome/gateway.py's bind(): both are a websockets server with a
         # port-in-use error, but the options differ where it matters (subprotocol,
         # keep-alive pings for the extension, message and write limits); a shared helper
@@ -275,14 +264,14 @@ class RelayServer:
         server, self._server = self._server, None
         if server is None:
             return
-        self._stopping = True
+        self.extension.stopping = True
         server.close(close_connections=True)
         await server.wait_closed()
         link = self.relay.link
         if link is not None:
             await self.relay.extension_gone(link, "the relay stopped")
         await self.relay.tasks.cancel_all()
-        self._extension_ready.clear()
+        self.extension.ready.clear()
         self.slot.holder = None
         log.info("extension relay for profile %s stopped", self.profile)
 
@@ -290,6 +279,14 @@ class RelayServer:
     def _tabs_changed(self) -> None:
         if self._events is not None:
             self._events.tabs_changed.send(profile=self.profile)
+
+    def _welcome(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "color": self.color,
+            "protocol": PROTOCOL_VERSION,
+            "port": self.port,
+        }
 
     def _extension_event(self, connected: bool, detail: str) -> None:
         if self._events is not None:
@@ -324,13 +321,17 @@ class RelayServer:
             )
 
         if path == "/extension":
-            return self._check_extension_upgrade(connection, headers, query)
+            instance = (query.get("instance") or [""])[0]
+            refusal = self.extension.check_upgrade(connection, headers, instance)
+            if refusal is None:
+                self._upgrades[id(connection)] = _Upgrade("extension", instance=instance)
+            return refusal
         if path == "/extension/check":
             # No token: the extension never sends it over HTTP (a squatter could be
             # listening). It says only whether the extension slot is free (no secrets);
             # web pages were refused above by their Origin. Chrome sends no Origin on an
             # extension's GET to a host it has permissions for.
-            return self._extension_check(connection, query, cors)
+            return self.extension.check(connection, (query.get("instance") or [""])[0], cors)
 
         if not self.gate.has_token(headers, query):
             return json_response(
@@ -364,36 +365,6 @@ class RelayServer:
         if path == "/client-slot":
             return json_response(connection, 200, self.slot_info(), cors_origin=cors)
         return text_response(connection, 404, "Not Found\n")
-
-    def _check_extension_upgrade(
-        self, connection: ServerConnection, headers: guard.Headers, query: dict[str, list[str]]
-    ) -> Response | None:
-        refusal = self.gate.refuse_extension(connection, headers)
-        if refusal is not None:
-            return refusal
-        # The token is checked after the upgrade, by mutual proof (protocol.auth_proof):
-        # the extension never puts it on the wire.
-        instance = (query.get("instance") or [""])[0]
-        link = self.relay.link
-        if link is not None and not link.closed and not self._replaceable(link, instance):
-            return json_response(
-                connection,
-                409,
-                error_body(
-                    "extension_slot_busy",
-                    "another browser's browserdeck extension is already connected to this relay",
-                    "disconnect it (or close that Chrome) first; each relay serves one browser",
-                ),
-            )
-        self._upgrades[id(connection)] = _Upgrade("extension", instance=instance)
-        return None
-
-    def _replaceable(self, link: ExtensionLink, instance: str) -> bool:
-        # The same browser reconnecting (its worker restarted before we saw the old socket
-        # close), or a link that has gone silent, may be replaced; anyone else waits.
-        if instance and instance == link.instance:
-            return True
-        return asyncio.get_running_loop().time() - link.last_seen > EXTENSION_SILENCE_LIMIT
 
     async def _check_cdp_upgrade(
         self,
@@ -434,31 +405,6 @@ class RelayServer:
             "profile": self.profile,
         }
 
-    def _extension_check(
-        self, connection: ServerConnection, query: dict[str, list[str]], cors: str | None
-    ) -> Response:
-        """Why the extension's WebSocket was refused: browsers hide the HTTP status from it."""
-        instance = (query.get("instance") or [""])[0]
-        link = self.relay.link
-        if link is not None and not link.closed and not self._replaceable(link, instance):
-            body = error_body(
-                "extension_slot_busy",
-                "another browser's browserdeck extension is connected to this relay",
-                "disconnect it first",
-            )
-            return json_response(connection, 409, body, cors_origin=cors)
-        return json_response(
-            connection,
-            200,
-            {
-                "ok": True,
-                "profile": self.profile,
-                "color": self.color,
-                "protocol": PROTOCOL_VERSION,
-            },
-            cors_origin=cors,
-        )
-
     # ------------------------------------------------------------- WebSockets
     async def _handle(self, ws: ServerConnection) -> None:
         upgrade = self._upgrades.pop(id(ws), None)
@@ -466,131 +412,9 @@ class RelayServer:
             await ws.close(1011, "unexpected connection")
             return
         if upgrade.kind == "extension":
-            await self._serve_extension(ws, upgrade)
+            await self.extension.serve(ws, upgrade.instance)
         else:
             await self._serve_client(ws, upgrade)
-
-    async def _authenticate_extension(self, ws: ServerConnection) -> bool:
-        """The mutual proof (protocol.py): True once the extension proved the token."""
-        try:
-            header, _ = split_frame(_text_of(await asyncio.wait_for(ws.recv(), AUTH_TIMEOUT)))
-            params = header.get("params") or {}
-            nonce = params.get("nonce")
-            if (
-                header.get("method") != "auth"
-                or params.get("protocol") != PROTOCOL_VERSION
-                or not isinstance(nonce, str)
-                or not 32 <= len(nonce) <= 256
-                or not nonce.isascii()
-            ):
-                await ws.close(
-                    4400,
-                    "protocol mismatch: reload the extension from this browserdeck's "
-                    "extension/ folder",
-                )
-                return False
-            mine = secrets.token_hex(AUTH_NONCE_BYTES)
-            await ws.send(
-                frame(
-                    {
-                        "method": "authChallenge",
-                        "params": {
-                            "nonce": mine,
-                            "proof": auth_proof(self._token, "relay", nonce, mine),
-                        },
-                    }
-                )
-            )
-            header, _ = split_frame(_text_of(await asyncio.wait_for(ws.recv(), AUTH_TIMEOUT)))
-            params = header.get("params") or {}
-            if header.get("method") != "authProof" or not proof_ok(
-                self._token, "extension", nonce, mine, params.get("proof")
-            ):
-                log.warning("relay: an /extension connection failed the token proof")
-                await ws.close(
-                    4401, "wrong relay token: pair the extension again (browserdeck pair)"
-                )
-                return False
-            return True
-        except (TimeoutError, ValueError, ConnectionClosed):
-            with contextlib.suppress(Exception):
-                await ws.close(4408, "no valid auth exchange")
-            return False
-
-    async def _serve_extension(self, ws: ServerConnection, upgrade: _Upgrade) -> None:
-        if not await self._authenticate_extension(ws):
-            return
-        current = self.relay.link
-        if current is not None and not current.closed:
-            if not self._replaceable(current, upgrade.instance):
-                await ws.close(4409, "another browser's browserdeck extension is already connected")
-                return
-            await current.ws.close(4000, "replaced by a newer connection from the same browser")
-        remote = f"{ws.remote_address[0]}:{ws.remote_address[1]}"
-        link = ExtensionLink(ws, remote=remote, instance=upgrade.instance)
-        await self.relay.extension_connected(link)
-        reason = "the extension closed the connection"
-        heartbeat = self.relay.tasks.spawn(
-            self._heartbeat(link), name=f"relay-heartbeat-{self.profile}"
-        )
-        try:
-            await link.notify(
-                "welcome",
-                {
-                    "profile": self.profile,
-                    "color": self.color,
-                    "protocol": PROTOCOL_VERSION,
-                    "port": self.port,
-                },
-            )
-            async for message in ws:
-                if isinstance(message, bytes):
-                    continue
-                try:
-                    header, body = split_frame(message)
-                except ValueError:
-                    log.warning("relay: unreadable frame from the extension")
-                    continue
-                if header.get("method") == "hello":
-                    params = header.get("params") or {}
-                    if params.get("protocol") not in (None, PROTOCOL_VERSION):
-                        reason = "the extension speaks another protocol version"
-                        await ws.close(
-                            4400,
-                            "protocol mismatch: reload the extension from this browserdeck's extension/ folder",
-                        )
-                        break
-                    await self.relay.extension_message(link, header, body)
-                    self._extension_ready.set()
-                    self._extension_event(
-                        True, f"{self.relay.product}, extension {link.info.version}"
-                    )
-                    continue
-                await self.relay.extension_message(link, header, body)
-        except ConnectionClosed as exc:
-            reason = f"connection closed ({exc.rcvd.code if exc.rcvd else 'no close frame'})"
-        except CdpError as exc:
-            reason = exc.message
-        finally:
-            await cancel_and_wait(heartbeat)
-            was_current = self.relay.link is link
-            await self.relay.extension_gone(link, reason)
-            if was_current and self.relay.link is None:
-                self._extension_ready.clear()
-                self._extension_event(False, reason if not self._stopping else "the relay stopped")
-
-    async def _heartbeat(self, link: ExtensionLink) -> None:
-        loop = asyncio.get_running_loop()
-        while not link.closed:
-            await asyncio.sleep(PING_EVERY)
-            if loop.time() - link.last_seen > EXTENSION_SILENCE_LIMIT:
-                log.warning("relay: the extension went silent; dropping it")
-                await link.ws.close(4408, "no heartbeat from the extension")
-                return
-            try:
-                await link.notify("ping")
-            except CdpError:
-                return
 
     async def _serve_client(self, ws: ServerConnection, upgrade: _Upgrade) -> None:
         remote = f"{ws.remote_address[0]}:{ws.remote_address[1]}"
@@ -627,12 +451,6 @@ def _select_subprotocol(
     connection: ServerConnection, subprotocols: Sequence[Subprotocol]
 ) -> Subprotocol | None:
     return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in subprotocols else None
-
-
-def _text_of(message: str | bytes) -> str:
-    if isinstance(message, bytes):
-        raise ValueError("binary frame during the auth exchange")
-    return message
 
 
 def _first_header(request: Request, name: str) -> str:

@@ -7,8 +7,8 @@ from typing import Any
 from browserdeck import imaging
 from browserdeck.engine import options as o
 from browserdeck.mcpserver.context import Call, Reply
-from browserdeck.mcpserver.schema import b, obj, s
-from browserdeck.mcpserver.tools.registry import REF, tool
+from browserdeck.mcpserver.schema import b, from_model, obj, s
+from browserdeck.mcpserver.tools.registry import tool
 
 # --- screenshot, console, network, pdf ----------------------------------------------
 
@@ -17,14 +17,7 @@ from browserdeck.mcpserver.tools.registry import REF, tool
     "browser_take_screenshot",
     "Screenshot of this tab (viewport, full page or one element) as an image; labels draws "
     "each ref's box on it. Use browser_snapshot to act.",
-    obj(
-        {
-            "ref": REF,
-            "fullPage": b(),
-            "labels": b("label refs on the image"),
-            "type": s(enum=["png", "jpeg"]),
-        }
-    ),
+    from_model(o.ScreenshotOptions, "ref", "fullPage", "labels", "type"),
 )
 async def screenshot(call: Call) -> Reply:
     a = call.args
@@ -86,6 +79,9 @@ def _entry_time(entry: dict[str, Any]) -> float:
     "browser_console_messages",
     "Console messages of this tab, tagged [page]/[worker]/[service-worker]; clear: true hides "
     "them from later calls.",
+    # Not from ConsoleOptions: clear is the tool's own (it marks what this session read;
+    # the model's would empty the lists for every caller), and level alone is not worth
+    # its description in every agent's context.
     obj({"level": s(enum=["error", "warning", "info", "debug"]), "clear": b("mark all as read")}),
     narrow="Ask for level: error, or clear: true and call again after the next action",
 )

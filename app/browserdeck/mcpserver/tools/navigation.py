@@ -6,7 +6,7 @@ from browserdeck.engine import options as o
 from browserdeck.errors import InvalidInput, NotFound
 from browserdeck.mcpserver import snapshot
 from browserdeck.mcpserver.context import Call, Reply
-from browserdeck.mcpserver.schema import b, i, obj, s
+from browserdeck.mcpserver.schema import b, field, from_model, obj, s
 from browserdeck.mcpserver.tools.registry import PREPARE_SNAPSHOT, tool
 from browserdeck.mcpserver.tools.shared import _finish, _page_line, _snapshot_body, _snapshot_text
 
@@ -16,7 +16,7 @@ from browserdeck.mcpserver.tools.shared import _finish, _page_line, _snapshot_bo
 @tool(
     "browser_navigate",
     "Go to a URL in this session's tab (opens a tab on first use).",
-    obj({"url": s()}, ["url"]),
+    from_model(o.NavigateOptions, "url", required=["url"]),
 )
 async def navigate(call: Call) -> Reply:
     body = {"url": call.args["url"], "prepareSnapshot": PREPARE_SNAPSHOT}
@@ -54,10 +54,10 @@ async def navigate_forward(call: Call) -> Reply:
     obj(
         {
             "diff": b("only what changed since your last snapshot"),
-            "selector": s("CSS selector to scope to"),
-            "depth": i("limit tree depth"),
+            "selector": field(o.SnapshotOptions, "selector"),
+            "depth": field(o.SnapshotOptions, "depth"),
             "full": b("Playwright's full snapshot, refs on every node"),
-            "viewport": b("only what is inside the viewport"),
+            "viewport": field(o.SnapshotOptions, "viewport"),
             "ref": s("with range: show these children of this element (from a fold line)"),
             "range": s('children to show, 1-based, e.g. "4-197"'),
         }
