@@ -15,8 +15,7 @@ import json
 import logging
 import os
 import shutil
-import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -65,23 +64,6 @@ class FrontEnd(Protocol):
 # Ends the agent sessions a way in holds (MCP) and releases their tab claims: how many
 # sessions ended, and per profile the target ids of the tabs agents held.
 AgentReleaser = Callable[[], Awaitable[tuple[int, dict[str, set[str]]]]]
-
-
-@contextlib.contextmanager
-def _short_gil_switches() -> Iterator[None]:
-    """A 0.5 ms GIL switch interval while the service starts (Python's default: 5 ms).
-
-    An import makes many small system calls (stat, open, read), each of which gives up
-    the GIL; with the loop busy starting the driver, the importing thread then waited up
-    to the whole interval each time to get it back (a convoy): measured, the threaded
-    start was slower than the sequential one until this (issue 14).
-    """
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(min(before, 0.0005))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
 
 
 class Service:
@@ -173,7 +155,7 @@ class Service:
             # a page call waits for the engine (engine_ready; issue 14). The engine and
             # the web stack are imported on threads, so this loop spawns Chromium and
             # the driver meanwhile, and they boot on another core.
-            with _short_gil_switches():
+            with aio.short_gil_switches():
                 engine_module = await asyncio.to_thread(
                     importlib.import_module, "browserdeck.engine"
                 )
