@@ -1,16 +1,22 @@
 """The typed front door: what a call into browserdeck does, whoever makes it.
 
-API routes, and MCP tools inside the service or in the in-process fallback, call a
+API routes, MCP tools (served at ``/mcp`` inside the service) and the GUI call a
 ``Deck`` in-process; nothing in-process goes through HTTP to itself. Requests are the
 engine's pydantic models (``engine/options.py``), the same ones the API's OpenAPI
-spec publishes; answers are the engine's result dicts and ``Tab``. Errors are the
-core's ``BrowserdeckError`` s, raised as they are: the API maps them to a status at
-its edge, MCP to a tool error.
+spec publishes; answers are typed too (``results.py``; a tab is ``tabs.Tab``), and the
+API's ``response_model`` s publish them. Errors are the core's ``BrowserdeckError`` s,
+raised as they are: the API maps them to a status at its edge (``api/errors.py``),
+MCP to a tool error; their hints are said in the caller's words there.
 
 A ``Caller`` says who calls (the default tab is per caller; a pooled remote profile
 gives each agent session its own browser) and collects what the call did for the
 activity log (``Caller.note``): the API reports it with the HTTP call, MCP with the
 tool call.
+
+Why one module: it is the one class every way in calls, and each method is one
+operation (resolve the profile and tab, apply the policies, call the engine, note what
+was done); the typed overloads of ``on_tab`` repeat its signature once per answer.
+Splitting the operations across files would scatter what one call does.
 """
 
 from __future__ import annotations
@@ -18,11 +24,12 @@ from __future__ import annotations
 import base64
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from browserdeck import confine, remote, urls
+from browserdeck import results as r
 from browserdeck.engine import options as o
 from browserdeck.errors import (
     SNAPSHOT,
@@ -182,30 +189,30 @@ class Deck:
         remote.CURRENT_AGENT.set((session, label) if session else None)
         return self.service.profile(name)
 
-    def engine_status(self) -> dict[str, Any]:
+    def engine_status(self) -> r.EngineStatus:
         engine = self.service.engine
         if engine is None:
-            return {"state": "stopped", "driverPid": None, "restarts": 0, "lastFailure": None}
-        return engine.status()
+            return r.EngineStatus(state="stopped", driver_pid=None, restarts=0, last_failure=None)
+        return r.EngineStatus.model_validate(engine.status())
 
-    async def status(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+    async def status(self, caller: Caller, profile: str | None) -> r.Status:
         out = await self.profile(caller, profile).status()
         out["defaultProfile"] = self.service.config.default_profile
         out["configProblem"] = self.service.config_problem
         out["engine"] = self.engine_status()
-        return out
+        return r.Status.model_validate(out)
 
-    async def profiles(self) -> dict[str, Any]:
-        return {
-            "profiles": await self.service.list_profiles(),
-            "defaultProfile": self.service.config.default_profile,
-        }
+    async def profiles(self) -> r.Profiles:
+        return r.Profiles(
+            profiles=[r.ProfileStatus.model_validate(s) for s in await self.service.list_profiles()],
+            default_profile=self.service.config.default_profile,
+        )
 
-    async def start(self, caller: Caller, profile: str | None) -> dict[str, Any]:
-        return await self.profile(caller, profile).start()
+    async def start(self, caller: Caller, profile: str | None) -> r.ProfileStatus:
+        return r.ProfileStatus.model_validate(await self.profile(caller, profile).start())
 
-    async def stop(self, caller: Caller, profile: str | None) -> dict[str, Any]:
-        return await self.profile(caller, profile).stop()
+    async def stop(self, caller: Caller, profile: str | None) -> r.ProfileStatus:
+        return r.ProfileStatus.model_validate(await self.profile(caller, profile).stop())
 
     async def stop_all_agents(self) -> AgentsStopped:
         """End every agent session and close or unshare every tab agents hold."""
@@ -247,9 +254,9 @@ class Deck:
         return released
 
     # --- tabs --------------------------------------------------------------------
-    async def tabs(self, caller: Caller, profile: str | None) -> tuple[str, list[Tab]]:
+    async def tabs(self, caller: Caller, profile: str | None) -> r.TabList:
         ctx = self.profile(caller, profile)
-        return ctx.name, await ctx.list_tabs()
+        return r.TabList(profile=ctx.name, tabs=await ctx.list_tabs())
 
     async def peek_tabs(self, caller: Caller, profile: str | None) -> list[Tab]:
         """The profile's tabs if its browser answers now; never starts a browser.
@@ -353,20 +360,58 @@ class Deck:
         return {info.ref: info for info in table.refs.values()} if table is not None else {}
 
     # --- one tab -----------------------------------------------------------------
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.SnapshotOptions
+    ) -> r.Snapshot: ...
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.NavigateOptions
+    ) -> r.Navigated: ...
+    @overload
+    async def on_tab(
+        self,
+        caller: Caller,
+        profile: str | None,
+        target_id: str | None,
+        request: o.ScreenshotOptions,
+    ) -> r.Screenshot: ...
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.ConsoleOptions
+    ) -> r.Console: ...
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.PdfOptions
+    ) -> r.Pdf: ...
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.OfflineOptions
+    ) -> r.Offline: ...
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.AnyAct
+    ) -> r.ActResult: ...
+    @overload
     async def on_tab(
         self, caller: Caller, profile: str | None, target_id: str | None, request: TabRequest
-    ) -> dict[str, Any]:
-        """Carry out one request about a tab (its model says which); the engine's answer.
+    ) -> r.TabResult: ...
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: TabRequest
+    ) -> r.TabResult:
+        """Carry out one request about a tab (its model says which); the typed answer
+        (``answer_type``).
 
         ``target_id`` is the tab when the request does not name one itself.
         """
         try:
-            return await self._on_tab(caller, profile, target_id, request)
+            out = await self._on_tab(caller, profile, target_id, request)
         except BrowserdeckError as exc:
             gone = await self._browser_gone(caller, profile, exc)
             if gone is None:
                 raise
             raise gone from None
+        return answer_type(request).model_validate(out)
 
     async def _browser_gone(
         self, caller: Caller, profile: str | None, exc: BrowserdeckError
@@ -477,6 +522,23 @@ class Deck:
             body = body.model_copy(update={"wait_ms": self.service.config.action_wait_ms})
         t = await self.target(caller, profile, body.target_id or target_id)
         return await self.engine.arm_file_chooser(t.cdp_url, t.target_id, t.headers, body)
+
+
+# The typed answer of each request; any other request is an act.
+ANSWERS: dict[type[Any], type[r.TabResult]] = {
+    o.SnapshotOptions: r.Snapshot,
+    o.NavigateOptions: r.Navigated,
+    o.ScreenshotOptions: r.Screenshot,
+    o.ConsoleOptions: r.Console,
+    o.OfflineOptions: r.Offline,
+    o.PdfOptions: r.Pdf,
+    o.FileChooserOptions: r.TabResult,
+    o.DialogOptions: r.TabResult,
+}
+
+
+def answer_type(request: TabRequest) -> type[r.TabResult]:
+    return ANSWERS.get(type(request), r.ActResult)
 
 
 def act_details(body: o.AnyAct) -> dict[str, Any]:

@@ -294,7 +294,8 @@ class DeckModel(QObject):
                 self.profilesChanged.emit()
             return
         try:
-            statuses = (await deck.profiles())["profiles"]
+            # The views read the status as its JSON (states.py classifies those dicts).
+            statuses = [status.wire() for status in (await deck.profiles()).profiles]
         except Exception:  # the refresh must never die; the next one will retry
             log.exception("refreshing profile status")
             return
