@@ -90,8 +90,7 @@ class Service:
         self._front_end = front_end
         # Registered by the composition root; run by stop_all_agents().
         self.agent_releasers: list[AgentReleaser] = []
-        # Registered by the composition root: targetId -> the agent holding that tab (the
-        # MCP servers' tab claims), for views; none without MCP.
+        # From the composition root: targetId -> the agent holding it (MCP tab claims).
         self.tab_holders: Callable[[str], dict[str, str]] = lambda _profile: {}
         # The in-process MCP fallback runs without relays (and without starting the default
         # profile): it must not hold the relay port the tray or `serve` will want.
