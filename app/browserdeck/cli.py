@@ -161,13 +161,9 @@ def _read_secret(prompt: str) -> str:
 
 
 def cmd_create_profile(args: argparse.Namespace, client: ApiClient) -> int:
-    body: dict[str, Any] = {
-        "name": _name(args), "color": args.color, "cdpUrl": args.cdp_url, "driver": args.driver,
-        "tokenParam": args.token_param, "tokenHeader": args.token_header,
-        "poolIdleSeconds": args.pool_idle,
-    }
-    if args.pool:
-        body["pool"] = True
+    from browserdeck.cli_engine import request_fields
+
+    body: dict[str, Any] = {"name": _name(args), **request_fields(args, "create-profile")}
     if args.token_stdin:
         body["token"] = _read_secret("service token: ")
     data = client.post("/profiles/create", json={k: v for k, v in body.items() if v is not None})
@@ -323,23 +319,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     client_cmd("stop", cmd_stop, "stop a profile's browser (or relay)")
     client_cmd("reset-profile", cmd_reset, "kill an orphaned browser on the profile's port")
     client_cmd("profiles", cmd_profiles, "list profiles")
+    from browserdeck import cli_engine
+
     p = client_cmd("create-profile", cmd_create_profile, "create a profile")
-    p.add_argument("name", nargs="?", help="the new profile's name")
-    p.add_argument("--name", dest="name_option", help=argparse.SUPPRESS)  # older spelling
-    p.add_argument("--color", help="#RRGGBB")
-    p.add_argument("--cdp-url", help="remote CDP endpoint (makes a remote profile)")
-    p.add_argument("--driver", choices=("managed", "extension", "remote"))
-    p.add_argument("--pool", action="store_true",
-                   help="remote ws(s) service: one browser per agent session")
-    p.add_argument("--pool-idle", type=int, metavar="SECONDS",
-                   help="release a pooled session's browser after this long idle")
-    p.add_argument("--token-param", metavar="NAME",
-                   help="the URL query parameter for the service token (default: token)")
-    p.add_argument("--token-header", metavar="NAME",
-                   help="send the service token in this header (default: in the URL query)")
-    p.add_argument("--token-stdin", action="store_true",
-                   help="read the service token from stdin (a token in --cdp-url works too); "
-                   "it goes to the OS keyring or a 0600 file, never config.json")
+    # The settings a new profile takes, as config.py declares them (cli_args.py).
+    cli_engine.add_arguments(p, "create-profile")
     p = client_cmd("remote-token", cmd_remote_token,
                    "store a remote service profile's token (read from stdin)")
     p = client_cmd("delete-profile", cmd_delete_profile, "delete a profile and its browser data")

@@ -14,6 +14,18 @@ if TYPE_CHECKING:
 
 # fmt: off
 ARGS: dict[str, list[dict[str, Any]]] = {
+    'create-profile': [
+        {'flags': ['name'], 'dest': 'name', 'options': {'nargs': '?', 'help': "the new profile's name"}},
+        {'flags': ['--name'], 'dest': 'name_option', 'options': {'dest': 'name_option', 'help': '==SUPPRESS=='}},
+        {'flags': ['--color'], 'dest': 'color', 'field': 'color', 'options': {'help': 'Tint of the browser window and the tray icon.'}},
+        {'flags': ['--cdp-url'], 'dest': 'cdp_url', 'field': 'cdpUrl', 'options': {'help': 'remote: the CDP endpoint. http(s)://host:9222 for a browser started with --remote-debugging-port; ws(s)://… for a browser service (Browserless, Browserbase, Steel, Selenium Grid se:cdp), reached over that WebSocket alone (see docs/remote.md). A token in its query is moved to the secret store when the profile is created.'}},
+        {'flags': ['--driver'], 'dest': 'driver', 'field': 'driver', 'options': {'choices': ['managed', 'extension', 'remote'], 'help': 'managed: an isolated browser browserdeck launches; extension: your own Chrome through the browserdeck extension; remote: any CDP URL.'}},
+        {'flags': ['--pool'], 'dest': 'pool', 'field': 'pool', 'options': {'action': 'store_true', 'help': 'remote ws(s): one browser from the service per agent session (MCP session, BROWSERDECK_CLIENT, X-Browserdeck-Session), released when the session ends or idles; off: one browser shared by every caller of the profile.'}},
+        {'flags': ['--pool-idle'], 'dest': 'pool_idle', 'field': 'poolIdleSeconds', 'options': {'type': 'int', 'help': "remote pool: release a session's browser after this long without a call.", 'metavar': 'SECONDS'}},
+        {'flags': ['--token-param'], 'dest': 'token_param', 'field': 'tokenParam', 'options': {'help': 'remote ws(s): the query parameter that carries the service token kept in the secret store (e.g. token, apiKey); default: token, unless tokenHeader is set.', 'metavar': 'NAME'}},
+        {'flags': ['--token-header'], 'dest': 'token_header', 'field': 'tokenHeader', 'options': {'help': "remote ws(s): send the stored token in this header instead (Authorization is sent as 'Bearer TOKEN', any other header as the bare token).", 'metavar': 'NAME'}},
+        {'flags': ['--token-stdin'], 'dest': 'token_stdin', 'options': {'action': 'store_true', 'help': 'read the service token from stdin (a token in --cdp-url works too); it goes to the OS keyring or a 0600 file, never config.json'}},
+    ],
     'snapshot': [
         {'flags': ['--format'], 'dest': 'format', 'field': 'format', 'options': {'choices': ['ai', 'role', 'aria'], 'help': "ai: Playwright's AI snapshot (refs e12, iframe refs f1e3); role: only interactive elements carry refs, [nth=N] marks duplicate role+name; aria: the raw accessibility tree (ax1 refs, read-only); default: ai"}},
         {'flags': ['--refs'], 'dest': 'refs', 'field': 'refs', 'options': {'choices': ['aria', 'role'], 'help': 'how refs resolve: aria (the element itself; default for format=ai) or role (role+name, survives a reconnect; default for format=role)'}},
@@ -24,13 +36,13 @@ ARGS: dict[str, list[dict[str, Any]]] = {
         {'flags': ['--frame'], 'dest': 'frame', 'field': 'frame', 'options': {'help': 'CSS selector of an <iframe>: snapshot inside it'}},
         {'flags': ['--limit'], 'dest': 'limit', 'field': 'limit', 'options': {'type': 'int', 'help': 'maximum lines (aria format: nodes, default 2000)'}},
         {'flags': ['--max-chars'], 'dest': 'max_chars', 'field': 'maxChars', 'options': {'type': 'int', 'help': 'cut the text here (default 200000)'}},
-        {'flags': ['--viewport'], 'dest': 'viewport', 'field': 'viewport', 'options': {'action': 'store_true', 'help': 'only elements inside the viewport (and their ancestors); refs of the whole page stay valid'}},
+        {'flags': ['--viewport'], 'dest': 'viewport', 'field': 'viewport', 'options': {'action': 'store_true', 'help': 'only elements in the viewport (and their ancestors); all refs stay valid'}},
     ],
     'screenshot': [
-        {'flags': ['--full-page'], 'dest': 'full_page', 'field': 'fullPage', 'options': {'action': 'store_true', 'help': 'the whole page, not just the viewport'}},
+        {'flags': ['--full-page'], 'dest': 'full_page', 'field': 'fullPage', 'options': {'action': 'store_true'}},
         {'flags': ['--ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'only this element'}},
         {'flags': ['--element'], 'dest': 'element', 'field': 'element', 'options': {'help': 'only this element (CSS selector)'}},
-        {'flags': ['--type'], 'dest': 'type', 'field': 'type', 'options': {'choices': ['png', 'jpeg'], 'help': 'image format; default: png'}},
+        {'flags': ['--type'], 'dest': 'type', 'field': 'type', 'options': {'choices': ['png', 'jpeg'], 'help': 'default: png'}},
         {'flags': ['--quality'], 'dest': 'quality', 'field': 'quality', 'options': {'type': 'int', 'help': 'jpeg only'}},
         {'flags': ['--labels'], 'dest': 'labels', 'field': 'labels', 'options': {'action': 'store_true', 'help': 'draw ref labels (max 150, those in view)'}},
         {'flags': ['--max-width'], 'dest': 'max_width', 'field': 'maxWidth', 'options': {'type': 'int', 'help': 'downscale to fit'}},

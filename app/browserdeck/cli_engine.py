@@ -29,7 +29,18 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
     return {"profile": getattr(args, "profile", None)}
 
 
-def _request(args: argparse.Namespace, command: str) -> dict[str, Any]:
+def add_arguments(p: argparse.ArgumentParser, command: str) -> None:
+    """``command``'s arguments as their declarations say (generated: cli_args.py)."""
+    for row in ARGS[command]:
+        options = {k: v for k, v in row["options"].items() if k != "list"}
+        if options.get("type") == "int":
+            options["type"] = int
+        if options.get("help") == argparse.SUPPRESS:
+            options["help"] = argparse.SUPPRESS  # argparse checks identity, not equality
+        p.add_argument(*row["flags"], **options)
+
+
+def request_fields(args: argparse.Namespace, command: str) -> dict[str, Any]:
     """The request fields ``command``'s arguments fill (cli_args.py), by their JSON names;
     an argument not given (or a switch not set) is not sent: the model's default holds."""
     out: dict[str, Any] = {}
@@ -44,7 +55,7 @@ def _request(args: argparse.Namespace, command: str) -> dict[str, Any]:
 
 
 def _body(args: argparse.Namespace, command: str, **fields: Any) -> dict[str, Any]:
-    body = {**_request(args, command), **fields}
+    body = {**request_fields(args, command), **fields}
     body = {k: v for k, v in body.items() if v is not None and v is not False}
     if getattr(args, "target", None):
         body["targetId"] = args.target
@@ -87,7 +98,7 @@ def _act(
 
 
 def cmd_snapshot(args: argparse.Namespace, client: ApiClient) -> int:
-    params = {**_params(args), "targetId": args.target, **_request(args, "snapshot")}
+    params = {**_params(args), "targetId": args.target, **request_fields(args, "snapshot")}
     data = client.get("/snapshot", params=params)
     stats = data.get("stats", {})
     header = (
@@ -114,7 +125,7 @@ def cmd_screenshot(args: argparse.Namespace, client: ApiClient) -> int:
 def cmd_console(args: argparse.Namespace, client: ApiClient) -> int:
     data = client.get(
         "/console",
-        params={**_params(args), "targetId": args.target, **_request(args, "console")},
+        params={**_params(args), "targetId": args.target, **request_fields(args, "console")},
     )
     lines = [f"[{m['type']}] {m['text']}" for m in data.get("messages", [])]
     lines += [f"[pageerror] {e['message']}" for e in data.get("errors", [])]
@@ -284,17 +295,10 @@ def register(
     tab.add_argument(
         "--target", "-t", help="tab: targetId or unique prefix (default: your last used tab)"
     )
-    types = {"int": int}
-
     def cmd(name: str, func: Any, help_: str) -> argparse.ArgumentParser:
         p: argparse.ArgumentParser = sub.add_parser(name, parents=[common, tab], help=help_)
         p.set_defaults(func=func)
-        # Its arguments as engine/options.py declares them (generated: cli_args.py).
-        for row in ARGS[name]:
-            options = {k: v for k, v in row["options"].items() if k != "list"}
-            if "type" in options:
-                options["type"] = types[options["type"]]
-            p.add_argument(*row["flags"], **options)
+        add_arguments(p, name)  # as engine/options.py declares them
         return p
 
     cmd("snapshot", cmd_snapshot, "accessibility snapshot with element refs")

@@ -1,9 +1,11 @@
 """The CLI's page commands' arguments, derived from the engine's request models.
 
 Each argument's help, choices, type and default come from its field in
-``engine/options.py``, where they are declared once; this module holds only the CLI's
-spelling (``--double`` is ``doubleClick``, ``URL`` is ``url``) and the few arguments
-that are the CLI's own (``fill``'s ``REF=VALUE`` pairs, ``console --requests``).
+``engine/options.py``, where they are declared once (``create-profile``'s from the
+profile settings' declarations, ``config.CREATE_FIELDS``); this module holds only the
+CLI's spelling (``--double`` is ``doubleClick``, ``URL`` is ``url``) and the few
+arguments that are the CLI's own (``fill``'s ``REF=VALUE`` pairs, ``console
+--requests``).
 
 A CLI call must not import pydantic (issue 14: it is most of the start-up), so the table
 is generated ahead of time into ``cli_args.py``, plain data that ``cli_engine`` reads:
@@ -24,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from browserdeck import config
 from browserdeck.engine import options as o
 
 GENERATED = Path(__file__).with_name("cli_args.py")
@@ -66,8 +69,45 @@ def own(*flags: str, **options: Any) -> Arg:
 # The wait and timeout every timed command takes (they were one shared parent parser).
 TIMED = (arg("--timeout-ms"), arg("--wait-ms"))
 
+class Settings:
+    """The source of a command that fills profile settings: their declarations."""
+
+    @staticmethod
+    def field_schemas() -> dict[str, Any]:
+        return {s.key: o.compact_schema(config.setting_schema(s)) for s in config.CREATE_FIELDS}
+
+
+Source = type[BaseModel] | type[Settings]
+
+
+def _fields(source: Source) -> dict[str, Any]:
+    if issubclass(source, Settings):
+        return source.field_schemas()
+    return o.field_schemas(source)
+
+
 # Per command: the model its arguments fill, and the CLI's spelling of them, in order.
-COMMANDS: dict[str, tuple[type[BaseModel], tuple[Arg, ...]]] = {
+COMMANDS: dict[str, tuple[Source, tuple[Arg, ...]]] = {
+    "create-profile": (
+        Settings,
+        (
+            own("name", nargs="?", help="the new profile's name"),
+            own("--name", dest="name_option", help=argparse.SUPPRESS),  # older spelling
+            arg("--color"),
+            arg("--cdp-url"),
+            arg("--driver"),
+            arg("--pool"),
+            arg("--pool-idle", field="poolIdleSeconds", metavar="SECONDS"),
+            arg("--token-param", metavar="NAME"),
+            arg("--token-header", metavar="NAME"),
+            own(
+                "--token-stdin",
+                action="store_true",
+                help="read the service token from stdin (a token in --cdp-url works too); "
+                "it goes to the OS keyring or a 0600 file, never config.json",
+            ),
+        ),
+    ),
     "snapshot": (
         o.SnapshotOptions,
         (
@@ -176,20 +216,20 @@ COMMANDS: dict[str, tuple[type[BaseModel], tuple[Arg, ...]]] = {
 }
 
 
-def _help(schema: dict[str, Any]) -> str:
+def _help(schema: dict[str, Any], with_default: bool) -> str:
     text = str(schema.get("description", ""))
     default = schema.get("default")
-    if default is not None and default is not False and "default" not in text:
+    if with_default and default is not None and default is not False and "default" not in text:
         text += f"{'; ' if text else ''}default: {default}"
     return text
 
 
-def _derived(command: str, model: type[BaseModel], a: Arg) -> dict[str, Any]:
+def _derived(command: str, source: Source, a: Arg) -> dict[str, Any]:
     """argparse keyword arguments for ``a``, from its field's schema."""
     name = a.json_name
     if name is None:
         return dict(a.options)
-    schemas = o.field_schemas(model)
+    schemas = _fields(source)
     if name not in schemas:
         # A timed command whose model has no such field: accepted and ignored, as it was
         # when every timed command shared one parent parser (scripts may pass it).
@@ -211,7 +251,9 @@ def _derived(command: str, model: type[BaseModel], a: Arg) -> dict[str, Any]:
         out["choices"] = list(schema["enum"])
     elif kind == "array" and "enum" in schema.get("items", {}):
         out["list_choices"] = list(schema["items"]["enum"])
-    text = _help(schema)
+    # A setting's declared default is the config file's, not a new profile's (its colour
+    # is the next of the palette, its driver follows from cdpUrl): not shown.
+    text = _help(schema, with_default=source is not Settings)
     if out.get("list") == "comma":
         choices = out.get("list_choices")
         text += "; comma-separated" + (f": {','.join(choices)}" if choices else "")
@@ -229,7 +271,7 @@ def table() -> dict[str, list[dict[str, Any]]]:
         rows = []
         for a in args:
             row: dict[str, Any] = {"flags": list(a.flags), "dest": a.dest}
-            if a.json_name is not None and a.json_name in o.field_schemas(model):
+            if a.json_name is not None and a.json_name in _fields(model):
                 row["field"] = a.json_name
             row["options"] = _derived(command, model, a)
             rows.append(row)

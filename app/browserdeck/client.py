@@ -69,7 +69,9 @@ def discover_url() -> str:
 
 
 def _headers(token: str) -> dict[str, str]:
-    headers = {"Authorization": f"Bearer {token}", "X-Browserdeck-Client": CLIENT_NAME}
+    headers = {"X-Browserdeck-Client": CLIENT_NAME}
+    if token:  # none over the socket (the kernel vouches for us), nor for /health
+        headers["Authorization"] = f"Bearer {token}"
     # A named CLI client is an agent session of its own: a pooled remote profile gives it
     # its own browser, kept across commands until it idles or `browserdeck stop`.
     name = os.environ.get("BROWSERDECK_CLIENT", "").strip()
@@ -190,9 +192,7 @@ class ApiClient:
 
     def _headers(self) -> dict[str, str]:
         if self.socket_path:
-            headers = _headers("")
-            del headers["Authorization"]  # the socket needs none: the kernel vouches for us
-            return headers
+            return _headers("")
         if self._token is None:
             from browserdeck import secrets
 

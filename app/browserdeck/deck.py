@@ -1,27 +1,35 @@
 """The typed front door: what a call into browserdeck does, whoever makes it.
 
-API routes, and MCP tools inside the service or in the in-process fallback, call a
+API routes, MCP tools (served at ``/mcp`` inside the service) and the GUI call a
 ``Deck`` in-process; nothing in-process goes through HTTP to itself. Requests are the
 engine's pydantic models (``engine/options.py``), the same ones the API's OpenAPI
-spec publishes; answers are the engine's result dicts and ``Tab``. Errors are the
-core's ``BrowserdeckError`` s, raised as they are: the API maps them to a status at
-its edge, MCP to a tool error.
+spec publishes; answers are typed too (``results.py``; a tab is ``tabs.Tab``), and the
+API's ``response_model`` s publish them. Errors are the core's ``BrowserdeckError`` s,
+raised as they are: the API maps them to a status at its edge (``api/errors.py``),
+MCP to a tool error; their hints are said in the caller's words there.
 
 A ``Caller`` says who calls (the default tab is per caller; a pooled remote profile
 gives each agent session its own browser) and collects what the call did for the
 activity log (``Caller.note``): the API reports it with the HTTP call, MCP with the
 tool call.
+
+Why one module: it is the one class every way in calls, and each method is one
+operation (resolve the profile and tab, apply the policies, call the engine, note what
+was done); the typed overloads of ``on_tab`` repeat its signature once per answer.
+Splitting the operations across files would scatter what one call does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import base64
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from browserdeck import confine, remote, urls
+from browserdeck import results as r
 from browserdeck.engine import options as o
 from browserdeck.errors import (
     SNAPSHOT,
@@ -35,7 +43,9 @@ from browserdeck.errors import (
 from browserdeck.tabs import QUIET_CLIENTS, Tab
 
 if TYPE_CHECKING:
+    from browserdeck.config import Config
     from browserdeck.engine import Engine
+    from browserdeck.engine.state import RefInfo
     from browserdeck.profiles import ProfileContext
     from browserdeck.service import Service
 
@@ -122,6 +132,41 @@ class BrowserTarget:
     headers: dict[str, str]
 
 
+@dataclass(frozen=True)
+class ShotLabel:
+    """One labelled element of a screenshot: its ref, its box in image pixels, and what
+    it is (role and accessible name; "" when the ref table no longer knows the ref)."""
+
+    ref: str
+    x: float
+    y: float
+    width: float
+    height: float
+    role: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Screenshot:
+    """A PNG of a tab's viewport, the image agents get, with the labels drawn into it."""
+
+    png: bytes
+    target_id: str
+    url: str
+    width: int  # CSS pixels the image covers (the labels' boxes are in these)
+    labels: list[ShotLabel]
+    unplaced: list[str]  # refs in view whose badge found no room on the image
+
+
+@dataclass(frozen=True)
+class AgentsStopped:
+    """What "Stop all agents" did."""
+
+    sessions: int  # agent sessions ended
+    closed_tabs: int  # tabs agents had opened, closed
+    unshared_tabs: int  # tabs of the user's Chrome no longer shared
+
+
 class Deck:
     """The service's operations, typed, for every way in."""
 
@@ -144,30 +189,61 @@ class Deck:
         remote.CURRENT_AGENT.set((session, label) if session else None)
         return self.service.profile(name)
 
-    def engine_status(self) -> dict[str, Any]:
+    def engine_status(self) -> r.EngineStatus:
         engine = self.service.engine
         if engine is None:
-            return {"state": "stopped", "driverPid": None, "restarts": 0, "lastFailure": None}
-        return engine.status()
+            return r.EngineStatus(state="stopped", driver_pid=None, restarts=0, last_failure=None)
+        return r.EngineStatus.model_validate(engine.status())
 
-    async def status(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+    async def status(self, caller: Caller, profile: str | None) -> r.Status:
         out = await self.profile(caller, profile).status()
         out["defaultProfile"] = self.service.config.default_profile
         out["configProblem"] = self.service.config_problem
         out["engine"] = self.engine_status()
-        return out
+        return r.Status.model_validate(out)
 
-    async def profiles(self) -> dict[str, Any]:
-        return {
-            "profiles": await self.service.list_profiles(),
-            "defaultProfile": self.service.config.default_profile,
-        }
+    async def profiles(self) -> r.Profiles:
+        return r.Profiles(
+            profiles=[r.ProfileStatus.model_validate(s) for s in await self.service.list_profiles()],
+            default_profile=self.service.config.default_profile,
+        )
 
-    async def start(self, caller: Caller, profile: str | None) -> dict[str, Any]:
-        return await self.profile(caller, profile).start()
+    async def start(self, caller: Caller, profile: str | None) -> r.ProfileStatus:
+        return r.ProfileStatus.model_validate(await self.profile(caller, profile).start())
 
-    async def stop(self, caller: Caller, profile: str | None) -> dict[str, Any]:
-        return await self.profile(caller, profile).stop()
+    async def stop(self, caller: Caller, profile: str | None) -> r.ProfileStatus:
+        return r.ProfileStatus.model_validate(await self.profile(caller, profile).stop())
+
+    async def stop_all_agents(self) -> AgentsStopped:
+        """End every agent session and close or unshare every tab agents hold."""
+        done = await self.service.stop_all_agents()
+        return AgentsStopped(done["sessions"], done["closedTabs"], done["unsharedTabs"])
+
+    async def apply_config(self, new: Config, deleted: Sequence[str] = ()) -> None:
+        """Save ``new`` and apply it live; the profiles in ``deleted`` (left out of ``new``)
+        are deleted with their browser data.
+
+        Everything but the deletions is applied first (e.g. a new default profile), so a
+        deletion that the rest makes possible succeeds; a deleted profile's browser stops
+        and its managed data goes.
+        """
+        service = self.service
+        interim: Config | None = None
+        if deleted:
+            from browserdeck import config
+
+            kept = {n: service.config.profiles[n] for n in deleted if n in service.config.profiles}
+            interim = config.updated(new, lambda c: c.profiles.update(kept))
+            try:
+                config.check_consistency(interim)
+            except BrowserdeckError:
+                interim = None
+        if interim is None:
+            await service.apply_config(new)
+            return
+        await service.apply_config(interim)
+        for name in deleted:
+            await service.delete_profile(name)
 
     async def release_session(self, session: str) -> list[str]:
         """Give back the pooled remote browsers of one agent session; the profiles released."""
@@ -178,9 +254,21 @@ class Deck:
         return released
 
     # --- tabs --------------------------------------------------------------------
-    async def tabs(self, caller: Caller, profile: str | None) -> tuple[str, list[Tab]]:
+    async def tabs(self, caller: Caller, profile: str | None) -> r.TabList:
         ctx = self.profile(caller, profile)
-        return ctx.name, await ctx.list_tabs()
+        return r.TabList(profile=ctx.name, tabs=await ctx.list_tabs())
+
+    async def peek_tabs(self, caller: Caller, profile: str | None) -> list[Tab]:
+        """The profile's tabs if its browser answers now; never starts a browser.
+
+        For views that only watch: a refresh racing the user's Stop must not relaunch
+        the browser just stopped (``tabs`` starts a stopped managed browser on demand).
+        """
+        return await self.profile(caller, profile).peek_tabs() or []
+
+    def tab_holders(self, profile: str) -> dict[str, str]:
+        """targetId -> the agent that holds the tab (MCP tab claims), for views."""
+        return self.service.tab_holders(profile)
 
     async def open_tab(self, caller: Caller, profile: str | None, url: str) -> Tab:
         ctx = self.profile(caller, profile)
@@ -226,21 +314,108 @@ class Deck:
         caller.note(profile=ctx.name, targetId=resolved)
         return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)
 
-    # --- one tab -----------------------------------------------------------------
-    async def on_tab(
-        self, caller: Caller, profile: str | None, target_id: str | None, request: TabRequest
-    ) -> dict[str, Any]:
-        """Carry out one request about a tab (its model says which); the engine's answer.
-
-        ``target_id`` is the tab when the request does not name one itself.
-        """
+    async def screenshot(
+        self, caller: Caller, profile: str | None, target_id: str | None, *, labels: bool
+    ) -> Screenshot:
+        """The tab's viewport as a PNG, through the same engine call agents make, with
+        each label's role and name (from the ref table the labels were drawn from)."""
+        # inline: the image comes back in the answer; a file per auto-refresh would pile
+        # up in the state dir.
+        request = o.ScreenshotOptions(labels=labels, type="png", inline=True)
         try:
-            return await self._on_tab(caller, profile, target_id, request)
+            t = await self.target(caller, profile, target_id)
+            out = await self.engine.screenshot(t.cdp_url, t.target_id, t.headers, request)
         except BrowserdeckError as exc:
             gone = await self._browser_gone(caller, profile, exc)
             if gone is None:
                 raise
             raise gone from None
+        infos = await self._ref_infos(t) if labels else {}
+        found = []
+        for label in out.get("labels") or []:
+            box, info = label["box"], infos.get(label["ref"])
+            found.append(
+                ShotLabel(
+                    ref=label["ref"],
+                    x=box["x"],
+                    y=box["y"],
+                    width=box["width"],
+                    height=box["height"],
+                    role=info.role if info is not None else "",
+                    name=info.name if info is not None else "",
+                )
+            )
+        return Screenshot(
+            png=base64.b64decode(out["base64"]),
+            target_id=t.target_id,
+            url=str(out["url"]),
+            width=int(out["width"]),
+            labels=found,
+            unplaced=[str(r) for r in out.get("unplaced") or []],
+        )
+
+    async def _ref_infos(self, t: BrowserTarget) -> dict[str, RefInfo]:
+        """The tab's current refs by the name agents see (empty if the tab went)."""
+        try:
+            state = await self.engine.pool.page(t.cdp_url, t.target_id, t.headers)
+        except Exception:  # the tab or browser went: names are extra, the caller goes on
+            return {}
+        table = state.table
+        return {info.ref: info for info in table.refs.values()} if table is not None else {}
+
+    # --- one tab -----------------------------------------------------------------
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.SnapshotOptions
+    ) -> r.Snapshot: ...
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.NavigateOptions
+    ) -> r.Navigated: ...
+    @overload
+    async def on_tab(
+        self,
+        caller: Caller,
+        profile: str | None,
+        target_id: str | None,
+        request: o.ScreenshotOptions,
+    ) -> r.Screenshot: ...
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.ConsoleOptions
+    ) -> r.Console: ...
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.PdfOptions
+    ) -> r.Pdf: ...
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.OfflineOptions
+    ) -> r.Offline: ...
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: o.AnyAct
+    ) -> r.ActResult: ...
+    @overload
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: TabRequest
+    ) -> r.TabResult: ...
+    async def on_tab(
+        self, caller: Caller, profile: str | None, target_id: str | None, request: TabRequest
+    ) -> r.TabResult:
+        """Carry out one request about a tab (its model says which); the typed answer
+        (``answer_type``).
+
+        ``target_id`` is the tab when the request does not name one itself.
+        """
+        try:
+            out = await self._on_tab(caller, profile, target_id, request)
+        except BrowserdeckError as exc:
+            gone = await self._browser_gone(caller, profile, exc)
+            if gone is None:
+                raise
+            raise gone from None
+        return answer_type(request).model_validate(out)
 
     async def _browser_gone(
         self, caller: Caller, profile: str | None, exc: BrowserdeckError
@@ -318,17 +493,9 @@ class Deck:
         wanted = [r for r in refs if isinstance(r, str) and r]
         if not wanted:
             return
-        try:
-            state = await self.engine.pool.page(t.cdp_url, t.target_id, t.headers)
-        except Exception:  # the tab or browser went: the error says so, the name is extra
-            return
-        table = state.table
-        if table is None:
-            return
-        by_ref = {info.ref: info for info in table.refs.values()}
         from browserdeck.engine.refs import normalize
 
-        info = by_ref.get(normalize(wanted[0]))
+        info = (await self._ref_infos(t)).get(normalize(wanted[0]))
         if info is not None:
             caller.note(element=info.describe())
 
@@ -359,6 +526,23 @@ class Deck:
             body = body.model_copy(update={"wait_ms": self.service.config.action_wait_ms})
         t = await self.target(caller, profile, body.target_id or target_id)
         return await self.engine.arm_file_chooser(t.cdp_url, t.target_id, t.headers, body)
+
+
+# The typed answer of each request; any other request is an act.
+ANSWERS: dict[type[Any], type[r.TabResult]] = {
+    o.SnapshotOptions: r.Snapshot,
+    o.NavigateOptions: r.Navigated,
+    o.ScreenshotOptions: r.Screenshot,
+    o.ConsoleOptions: r.Console,
+    o.OfflineOptions: r.Offline,
+    o.PdfOptions: r.Pdf,
+    o.FileChooserOptions: r.TabResult,
+    o.DialogOptions: r.TabResult,
+}
+
+
+def answer_type(request: TabRequest) -> type[r.TabResult]:
+    return ANSWERS.get(type(request), r.ActResult)
 
 
 def act_details(body: o.AnyAct) -> dict[str, Any]:

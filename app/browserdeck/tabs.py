@@ -7,8 +7,11 @@ forbids the cycle). ``TabHistory`` is the default-tab rule of docs/api.md "Which
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from pydantic import ConfigDict
+from pydantic.alias_generators import to_camel
+from pydantic.dataclasses import dataclass
 
 # The built-in front-ends' X-Browserdeck-Client labels name a tool, not a caller: their
 # calls count as unnamed ones (one shared history per profile), as do calls with none.
@@ -20,7 +23,9 @@ RECENT_TABS_MAX = 50
 _UNATTACHABLE = ("devtools://", "chrome-extension://", "chrome-untrusted://")
 
 
-@dataclass
+# A pydantic dataclass: built positionally like any dataclass, and the schema of a tab in
+# the API's answers (camelCase: targetId), so a tab is declared once.
+@dataclass(config=ConfigDict(alias_generator=to_camel, populate_by_name=True))
 class Tab:
     target_id: str
     title: str

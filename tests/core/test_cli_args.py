@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from browserdeck import cli_schema
+from browserdeck import cli_schema, config
 from browserdeck.engine import options as o
 
 
@@ -23,11 +23,11 @@ def test_the_generated_cli_arguments_match_the_models() -> None:
 
 def test_every_argument_takes_its_help_choices_and_type_from_its_field() -> None:
     for command, rows in cli_schema.table().items():
-        model = cli_schema.COMMANDS[command][0]
+        source = cli_schema.COMMANDS[command][0]
         for row in rows:
             if "field" not in row:
                 continue
-            schema = o.field_schemas(model)[row["field"]]
+            schema = cli_schema._fields(source)[row["field"]]
             options = row["options"]
             if "enum" in schema:
                 assert options["choices"] == schema["enum"], (command, row)
@@ -35,6 +35,10 @@ def test_every_argument_takes_its_help_choices_and_type_from_its_field() -> None
                 assert options["type"] == "int", (command, row)
             if schema.get("description") and options.get("help") != "==SUPPRESS==":
                 assert schema["description"] in options["help"], (command, row)
+    # create-profile's come from the profile settings' declarations (config.py).
+    driver = next(r for r in cli_schema.table()["create-profile"] if r.get("field") == "driver")
+    assert driver["options"]["choices"] == list(config.DRIVERS)
+    assert driver["options"]["help"] == config.PROFILE_KEYS["driver"].description
 
 
 def test_a_page_command_parses_without_pydantic() -> None:
@@ -84,3 +88,16 @@ def test_the_cli_spelling_fills_the_model_fields() -> None:
     assert _body("screenshot", "--wait-ms", "5", "--full-page") == {"fullPage": True}
     # Every body the CLI builds is one its model accepts.
     o.ClickAct.model_validate({"kind": "click", **_body("click", "e5", "--modifiers", "Meta")})
+
+
+def test_hidden_arguments_stay_hidden() -> None:
+    # argparse hides an argument when its help *is* argparse.SUPPRESS; the generated table
+    # holds an equal string, which argparse printed as "==SUPPRESS==".
+    from browserdeck import cli
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.choices and "click" in a.choices)
+    for command in cli_schema.COMMANDS:
+        text = sub.choices[command].format_help()  # type: ignore[index]
+        assert "SUPPRESS" not in text, command
+    assert "--fn" not in sub.choices["evaluate"].format_help()  # type: ignore[index]

@@ -47,9 +47,42 @@ def _qapp() -> QApplication:
     return make_qapp(["browserdeck-tests"])
 
 
+def _on_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A Qt event loop run from inside an asyncio task (``QApplication.processEvents()``,
+    a modal ``exec()``, a QTest helper called from a coroutine) runs other tasks'
+    wakeups re-entrantly; asyncio refuses each ("Cannot enter into task") and that task
+    never runs again: a silent hang, later, somewhere else (it once left Playwright's
+    reader asleep, so the service never stopped). Record it on the loop, where
+    ``wait_for`` fails at once naming the cause, and hand the refused wakeup back to
+    the loop so that the test's teardown still ends."""
+    exc = context.get("exception")
+    handle = context.get("handle")
+    if isinstance(exc, RuntimeError) and "Cannot enter into task" in str(exc):
+        lost_wakeups(loop).append(str(exc))
+        if isinstance(handle, asyncio.Handle):
+            loop.call_soon(handle._callback, *handle._args, context=handle._context)
+    loop.default_exception_handler(context)
+
+
+def lost_wakeups(loop: asyncio.AbstractEventLoop) -> list[str]:
+    """The wakeups refused on ``loop`` (kept on the loop: this conftest is imported twice,
+    by pytest as ``conftest`` and by the tests as ``tests.gui.conftest``)."""
+    found: list[str] | None = getattr(loop, "browserdeck_lost_wakeups", None)
+    if found is None:
+        found = []
+        loop.browserdeck_lost_wakeups = found
+    return found
+
+
+def _qasync_loop() -> asyncio.AbstractEventLoop:
+    loop = qasync.QEventLoop(_qapp())
+    loop.set_exception_handler(_on_loop_error)
+    return loop
+
+
 def pytest_asyncio_loop_factories(config: Any, item: Any) -> dict[str, Callable[[], Any]]:
     """Async GUI tests run on qasync's loop, as the app does."""
-    return {"qasync": lambda: qasync.QEventLoop(_qapp())}
+    return {"qasync": _qasync_loop}
 
 
 def pytest_collection_modifyitems(config: Any, items: list[pytest.Item]) -> None:
@@ -101,6 +134,11 @@ async def wait_for(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
+        if lost := lost_wakeups(loop):
+            raise AssertionError(
+                "a Qt event loop ran inside an asyncio task, which made asyncio refuse "
+                f"another task's wakeup (run Qt input and event processing with in_qt): {lost[0]}"
+            )
         value = predicate()
         if value:
             return value
@@ -144,10 +182,12 @@ async def running_tray(qapp: QApplication, **kwargs: Any) -> AsyncIterator[Any]:
     test body are separate run_until_complete calls, so the app must live inside one.
     """
     from browserdeck.gui.app import TrayApp
-    from browserdeck.master import build_service
+    from browserdeck.master import build_service, mcp_client_config
 
     kwargs.setdefault("tray", True)
-    app = TrayApp(qapp, service_factory=lambda: build_service(force_headless=True), **kwargs)
+    kwargs.setdefault("mcp_config", mcp_client_config)
+    kwargs.setdefault("service_factory", lambda: build_service(force_headless=True))
+    app = TrayApp(qapp, **kwargs)
     task = asyncio.ensure_future(app.run())
     try:
         await wait_for(
@@ -169,3 +209,5 @@ async def running_tray(qapp: QApplication, **kwargs: Any) -> AsyncIterator[Any]:
         app.request_quit()
         await asyncio.wait_for(task, 30)
         app.deleteLater()
+    lost = lost_wakeups(asyncio.get_running_loop())
+    assert not lost, f"a Qt event loop ran inside an asyncio task: {lost[0]}"

@@ -29,8 +29,13 @@ FULL = (
 
 def _message_bar_visible(panel: Any) -> bool:
     """True when the bottom 40 px of the visible screenshot area hold the dark message bar
-    (what a user sees, from a grab of the scroll area: not the widget's own idea of it)."""
-    qapp_events()
+    (what a user sees, from a grab of the scroll area: not the widget's own idea of it).
+
+    Called from ``wait_for``, which lets Qt lay out and paint between calls; never
+    ``QApplication.processEvents()`` here: run inside an asyncio task on qasync it runs
+    other tasks' wakeups re-entrantly, asyncio refuses them and they are lost (it once
+    left Playwright's reader asleep, so the test failed and the service never stopped).
+    """
     viewport = panel.shot_scroll.viewport()
     image = panel.shot_scroll.grab(viewport.geometry()).toImage()
     w, h = image.width(), image.height()
@@ -39,12 +44,6 @@ def _message_bar_visible(panel: Any) -> bool:
         if dark > 0.8 * len(range(8, w - 8, 4)):
             return True
     return False
-
-
-def qapp_events() -> None:
-    from PySide6.QtWidgets import QApplication
-
-    QApplication.processEvents()
 
 
 async def _shot_of(app: Any, panel: Any, url: str) -> Any:
@@ -97,7 +96,7 @@ async def test_zoom_pan_hover_and_click_to_copy(qapp: Any, saved_config: Any, qt
             bar.setValue(value)
             await wait_for(lambda: _message_bar_visible(panel), what=f"the message at {value}")
         panel.shot.set_message("")
-        assert not _message_bar_visible(panel)
+        await wait_for(lambda: not _message_bar_visible(panel), what="the message gone")
         panel.set_zoom("Fit")
         await wait_for(lambda: bar.maximum() == 0, what="fit: nothing to scroll")
         assert panel.shot.scale() <= 1.0

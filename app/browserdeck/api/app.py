@@ -169,14 +169,6 @@ def create_app(service: Service, *, extend: Callable[[FastAPI], None] | None = N
     )
 
 
-def openapi_of(asgi: Any) -> dict[str, Any]:
-    app = asgi.app
-    while not isinstance(app, FastAPI):  # the ASGI wrappers around it
-        app = app.app
-    spec: dict[str, Any] = app.openapi()
-    return spec
-
-
 # Every status the API answers with an error body, and what it means. Documented on every
 # operation: which one a call gets depends on the profile's state as much as on the route.
 ERROR_STATUSES = {

@@ -8,9 +8,16 @@ from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from browserdeck import __version__, config
+from browserdeck import results as r
 from browserdeck.api.deps import caller_of, deck_of, profile_of, service_of
+from browserdeck.tabs import Tab
 
 router = APIRouter()
+
+# Only the keys the answer set (results.py): the JSON is the service's, no null it did not
+# send. A tab leaves out a status it does not know.
+WIRE: dict[str, Any] = {"response_model_exclude_unset": True}
+TABS: dict[str, Any] = {"response_model_exclude_none": True}
 
 ProfileQ = Annotated[str | None, Query(description="profile name; default: defaultProfile")]
 
@@ -19,24 +26,38 @@ ProfileQ = Annotated[str | None, Query(description="profile name; default: defau
     "/health",
     summary="Liveness and the browser engine's state; no token needed. ok is false while "
     "the engine (its Playwright driver) is restarting",
+    response_model=r.Health,
+    **WIRE,
 )
-async def health(request: Request) -> dict[str, Any]:
+async def health(request: Request) -> r.Health:
     engine = deck_of(request).engine_status()
-    return {"ok": engine["state"] == "running", "version": __version__, "engine": engine}
+    return r.Health(ok=engine.state == "running", version=__version__, engine=engine)
 
 
-@router.get("/", summary="Status of a profile (and of the browser engine)")
-async def status(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
+@router.get(
+    "/", summary="Status of a profile (and of the browser engine)", response_model=r.Status, **WIRE
+)
+async def status(request: Request, profile: ProfileQ = None) -> r.Status:
     return await deck_of(request).status(caller_of(request), profile)
 
 
-@router.post("/start", summary="Launch (managed), start the relay (extension) or attach (remote)")
-async def start(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
+@router.post(
+    "/start",
+    summary="Launch (managed), start the relay (extension) or attach (remote)",
+    response_model=r.ProfileStatus,
+    **WIRE,
+)
+async def start(request: Request, profile: ProfileQ = None) -> r.ProfileStatus:
     return await deck_of(request).start(caller_of(request), profile)
 
 
-@router.post("/stop", summary="Stop the profile's browser (managed: Browser.close, then kill)")
-async def stop(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
+@router.post(
+    "/stop",
+    summary="Stop the profile's browser (managed: Browser.close, then kill)",
+    response_model=r.ProfileStatus,
+    **WIRE,
+)
+async def stop(request: Request, profile: ProfileQ = None) -> r.ProfileStatus:
     return await deck_of(request).stop(caller_of(request), profile)
 
 
@@ -45,8 +66,10 @@ async def reset_profile(request: Request, profile: ProfileQ = None) -> dict[str,
     return await profile_of(request, profile).reset()
 
 
-@router.get("/profiles", summary="All profiles with their status")
-async def profiles(request: Request) -> dict[str, Any]:
+@router.get(
+    "/profiles", summary="All profiles with their status", response_model=r.Profiles, **WIRE
+)
+async def profiles(request: Request) -> r.Profiles:
     return await deck_of(request).profiles()
 
 
@@ -116,35 +139,42 @@ async def delete_profile(request: Request, name: str) -> dict[str, Any]:
     return await service_of(request).delete_profile(name)
 
 
-@router.get("/tabs", summary="Page tabs of the profile's browser")
-async def tabs(request: Request, profile: ProfileQ = None) -> dict[str, Any]:
-    name, tabs = await deck_of(request).tabs(caller_of(request), profile)
-    return {"profile": name, "tabs": [t.to_json() for t in tabs]}
+@router.get(
+    "/tabs", summary="Page tabs of the profile's browser", response_model=r.TabList, **TABS
+)
+async def tabs(request: Request, profile: ProfileQ = None) -> r.TabList:
+    return await deck_of(request).tabs(caller_of(request), profile)
 
 
 class OpenTab(BaseModel):
     url: str = "about:blank"
 
 
-@router.post("/tabs/open", summary="Open a tab")
+@router.post("/tabs/open", summary="Open a tab", response_model=Tab, **TABS)
 async def open_tab(
     request: Request, body: Annotated[OpenTab | None, Body()] = None, profile: ProfileQ = None
-) -> dict[str, Any]:
-    tab = await deck_of(request).open_tab(caller_of(request), profile, (body or OpenTab()).url)
-    return tab.to_json()
+) -> Tab:
+    return await deck_of(request).open_tab(caller_of(request), profile, (body or OpenTab()).url)
 
 
 class FocusTab(BaseModel):
     targetId: str = Field(description="a targetId or a unique prefix of one")
 
 
-@router.post("/tabs/focus", summary="Bring a tab to the front")
-async def focus_tab(request: Request, body: FocusTab, profile: ProfileQ = None) -> dict[str, Any]:
+@router.post(
+    "/tabs/focus", summary="Bring a tab to the front", response_model=r.Focused, **WIRE
+)
+async def focus_tab(request: Request, body: FocusTab, profile: ProfileQ = None) -> r.Focused:
     tab = await deck_of(request).focus_tab(caller_of(request), profile, body.targetId)
-    return {"focused": tab.target_id, **tab.to_json()}
+    return r.Focused.model_validate({"focused": tab.target_id, **tab.to_json()})
 
 
-@router.delete("/tabs/{target_id}", summary="Close a tab by targetId or unique prefix")
-async def close_tab(request: Request, target_id: str, profile: ProfileQ = None) -> dict[str, Any]:
+@router.delete(
+    "/tabs/{target_id}",
+    summary="Close a tab by targetId or unique prefix",
+    response_model=r.Closed,
+    **WIRE,
+)
+async def close_tab(request: Request, target_id: str, profile: ProfileQ = None) -> r.Closed:
     closed = await deck_of(request).close_tab(caller_of(request), profile, target_id)
-    return {"closed": closed}
+    return r.Closed(closed=closed)

@@ -176,7 +176,7 @@ class LoopbackGuard:
                 "status": status,
                 "ms": round((time.perf_counter() - started) * 1000, 1),
             }
-            # What the route said it did (api.deps.note): kind, ref, element, tab, url.
+            # What the route said it did (Caller.note): kind, ref, element, tab, url.
             activity = (scope.get("state") or {}).get("activity")
             if isinstance(activity, dict):
                 entry["detail"] = dict(activity)

@@ -33,7 +33,15 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from browserdeck.chrome.endpoint import browser_ws_url
-from browserdeck.errors import ActionTimeout, BrowserdeckError, Unavailable
+from browserdeck.errors import (
+    START,
+    STATUS,
+    STOP,
+    ActionTimeout,
+    BrowserdeckError,
+    Hint,
+    Unavailable,
+)
 from browserdeck.guard import is_loopback_name
 
 __all__ = ["CDPClient", "CDPError", "EventHandler", "browser_ws_url"]
@@ -112,14 +120,20 @@ class CDPClient:
         except TimeoutError:
             raise Unavailable(
                 f"CDP WebSocket {ws_url} did not complete its handshake within {timeout:g} s",
-                hint="is the browser still running and responsive? try `browserdeck status`",
+                hint=Hint(
+                    "is the browser still running and responsive? check the profile ({status})",
+                    status=STATUS,
+                ),
                 code="cdp_unreachable",
             ) from None
         except (OSError, InvalidHandshake, InvalidURI) as exc:
             raise Unavailable(
                 f"cannot open CDP WebSocket {ws_url}: {exc}",
-                hint="is the browser still running? try `browserdeck status`; a stale "
-                "ws:// URL changes every time the browser restarts",
+                hint=Hint(
+                    "is the browser still running? check the profile ({status}); a stale "
+                    "ws:// URL changes every time the browser restarts",
+                    status=STATUS,
+                ),
                 code="cdp_unreachable",
             ) from None
         return cls(ws, ws_url)
@@ -165,8 +179,12 @@ class CDPClient:
         except TimeoutError:
             raise ActionTimeout(
                 f"CDP {method} got no answer within {timeout:g} s",
-                hint="the page or browser may be busy or hung; retry, or restart the "
-                "browser with `browserdeck stop` then `browserdeck start`",
+                hint=Hint(
+                    "the page or browser may be busy or hung; retry, or restart the "
+                    "browser ({stop}, then {start})",
+                    stop=STOP,
+                    start=START,
+                ),
             ) from None
         finally:
             self._pending.pop(msg_id, None)
@@ -331,8 +349,11 @@ class CDPClient:
     def _closed_error(self, what: str) -> Unavailable:
         return Unavailable(
             f"CDP {what} failed: {self._close_reason or 'the connection is closed'} ({self.url})",
-            hint="the browser may have exited or been restarted; check `browserdeck status` "
-            "and reconnect",
+            hint=Hint(
+                "the browser may have exited or been restarted; check the profile ({status}) "
+                "and reconnect",
+                status=STATUS,
+            ),
             code="cdp_closed",
         )
 

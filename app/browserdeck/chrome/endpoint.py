@@ -19,7 +19,7 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import httpx
 
-from browserdeck.errors import Unavailable
+from browserdeck.errors import START, Hint, Unavailable
 from browserdeck.guard import is_loopback_name
 
 _MAX_BODY = 16 * 2**20  # /json/list of a browser with many tabs stays far below this
@@ -37,8 +37,8 @@ def _unreachable(url: str, why: str, timeout: float) -> Unavailable:
     return Unavailable(
         f"no Chrome DevTools endpoint answered at {url}: {why}",
         hint=(
-            "start the browser (`browserdeck start`), or check that the profile's cdpUrl/"
-            f"cdpPort is right and the browser was started with --remote-debugging-port "
+            Hint("start the browser ({start}), or check that the profile's cdpUrl/", start=START)
+            + "cdpPort is right and the browser was started with --remote-debugging-port "
             f"(waited {timeout:g} s)"
         ),
         code="cdp_unreachable",

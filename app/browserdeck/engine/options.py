@@ -113,8 +113,7 @@ class SnapshotOptions(_Model):
     )
     viewport: bool = Field(
         default=False,
-        description="only elements inside the viewport (and their ancestors); refs of the "
-        "whole page stay valid",
+        description="only elements in the viewport (and their ancestors); all refs stay valid",
     )
 
 
@@ -315,10 +314,10 @@ class NavigateOptions(_TabBody):
 
 
 class ScreenshotOptions(_TabBody):
-    full_page: bool = Field(default=False, description="the whole page, not just the viewport")
+    full_page: bool = False
     ref: str | None = Field(default=None, description="only this element")
     element: Css | None = Field(default=None, description="only this element (CSS selector)")
-    type: Literal["png", "jpeg"] = Field(default="png", description="image format")
+    type: Literal["png", "jpeg"] = "png"
     quality: int | None = Field(default=None, ge=1, le=100, description="jpeg only")
     labels: bool = Field(default=False, description="draw ref labels (max 150, those in view)")
     max_width: int | None = Field(default=None, ge=16, le=20_000, description="downscale to fit")
@@ -389,14 +388,17 @@ _KEEP = (
 )  # fmt: skip
 
 
-def _compact(schema: JSON, defs: JSON) -> JSON:
+def compact_schema(schema: JSON, defs: JSON | None = None) -> JSON:
+    """``schema`` as pydantic wrote it, compact: ``$ref`` resolved from ``defs``, a
+    nullable type as the type, only the keys in ``_KEEP``."""
+    defs = defs or {}
     if "$ref" in schema:
         schema = {
             **defs[schema["$ref"].rsplit("/", 1)[1]],
             **{k: v for k, v in schema.items() if k != "$ref"},
         }
     if "anyOf" in schema:
-        options = [_compact(s, defs) for s in schema["anyOf"] if s.get("type") != "null"]
+        options = [compact_schema(s, defs) for s in schema["anyOf"] if s.get("type") != "null"]
         rest = {k: v for k, v in schema.items() if k != "anyOf"}
         if len(options) == 1:
             schema = {**options[0], **rest}
@@ -410,9 +412,9 @@ def _compact(schema: JSON, defs: JSON) -> JSON:
             continue
         value = schema[key]
         if key == "items":
-            value = _compact(value, defs)
+            value = compact_schema(value, defs)
         elif key == "properties":
-            value = {name: _compact(v, defs) for name, v in value.items()}
+            value = {name: compact_schema(v, defs) for name, v in value.items()}
         out[key] = value
     return out
 
@@ -423,7 +425,7 @@ def field_schemas(model: type[BaseModel]) -> dict[str, JSON]:
     type, description, default, choices and bounds exactly as the model declares them."""
     full = model.model_json_schema(by_alias=True)
     defs = full.get("$defs", {})
-    return {name: _compact(prop, defs) for name, prop in full["properties"].items()}
+    return {name: compact_schema(prop, defs) for name, prop in full["properties"].items()}
 
 
 def required_fields(model: type[BaseModel]) -> list[str]:

@@ -47,6 +47,7 @@ from browserdeck.gui.settings import SettingsDialog
 from browserdeck.gui.tray import TrayController
 
 if TYPE_CHECKING:
+    from browserdeck.deck import AgentsStopped
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
@@ -66,20 +67,6 @@ QLabel#activityEmpty { color: palette(dark); border: 1px solid palette(mid);
 """
 
 
-def mcp_config_snippet() -> str:
-    """The ``mcpServers`` JSON that runs browserdeck's MCP server (stdio), for the clipboard."""
-    if getattr(sys, "frozen", False):
-        # In the PyInstaller bundle the executable *is* browserdeck: `<exe> mcp`.
-        data: dict[str, Any] = {
-            "mcpServers": {"browserdeck": {"command": sys.executable, "args": ["mcp"]}}
-        }
-    else:
-        from browserdeck.mcpserver import client_config_snippet
-
-        data = client_config_snippet()
-    return json.dumps(data, indent=2)
-
-
 class TrayApp(QObject):
     """Owns the service, the tray, the panel and dialogs; one shutdown path."""
 
@@ -88,6 +75,7 @@ class TrayApp(QObject):
         qapp: QApplication,
         *,
         service_factory: Callable[[], Service],
+        mcp_config: Callable[[], str],
         tray: bool | None = None,
         show_panel: bool = False,
         show_settings: bool = False,
@@ -95,6 +83,9 @@ class TrayApp(QObject):
         super().__init__()
         self.qapp = qapp
         self.service_factory = service_factory
+        # The `mcpServers` JSON for "Copy MCP config", from the composition root (MCP is
+        # not the GUI's business: it never imports mcpserver/).
+        self.mcp_config = mcp_config
         self.tray_available = QSystemTrayIcon.isSystemTrayAvailable() if tray is None else tray
         self.show_panel_at_start = show_panel or not self.tray_available
         self.show_settings_at_start = show_settings
@@ -338,33 +329,13 @@ class TrayApp(QObject):
 
     async def apply_settings(self, candidate: Config, deleted: list[str]) -> None:
         """Save and apply live; deleted managed profiles also lose their browser data."""
-        service = self.service
-        if service is None or not service.started:
+        service, deck = self.service, self.model.deck
+        if service is None or deck is None or not service.started:
             config.check_consistency(candidate)
             config.save(candidate)
             self._sync_autostart(candidate)
             return
-        interim = None
-        if deleted:
-            # Apply everything but the deletions first (e.g. a new default profile), then
-            # delete through the service so it stops the browser and removes its data.
-            interim = config.updated(
-                candidate,
-                lambda c: c.profiles.update(
-                    {n: service.config.profiles[n] for n in deleted if n in service.config.profiles}
-                ),
-            )
-        if interim is not None:
-            try:
-                config.check_consistency(interim)
-            except BrowserdeckError:
-                interim = None
-        if interim is not None:
-            await service.apply_config(interim)
-            for name in deleted:
-                await service.delete_profile(name)
-        else:
-            await service.apply_config(candidate)
+        await deck.apply_config(candidate, deleted)
 
     def show_pairing(self) -> QWidget | None:
         from browserdeck.gui.pairing import PairDialog
@@ -405,7 +376,7 @@ class TrayApp(QObject):
         )
 
     def copy_mcp_config(self) -> None:
-        QGuiApplication.clipboard().setText(mcp_config_snippet())
+        QGuiApplication.clipboard().setText(self.mcp_config())
         self.notify(
             "info",
             "MCP config copied",
@@ -429,12 +400,11 @@ class TrayApp(QObject):
 
     def stop_all_agents(self) -> None:
         """One click: every agent session ends, agent tabs close, Chrome tabs are unshared."""
-        service = self.service
-        if service is None:
+        if self.service is None:
             return
 
-        def done(summary: dict[str, int]) -> None:
-            n, tabs, shared = summary["sessions"], summary["closedTabs"], summary["unsharedTabs"]
+        def done(did: AgentsStopped) -> None:
+            n, tabs, shared = did.sessions, did.closed_tabs, did.unshared_tabs
             self.notify(
                 "info",
                 "All agents stopped",
@@ -443,7 +413,7 @@ class TrayApp(QObject):
                 f"Chrome tab{'s' if shared != 1 else ''}.",
             )
 
-        self.model.run(service.stop_all_agents(), "Could not stop all agents", done)
+        self.model.stop_all_agents(done)
 
     def retry(self) -> None:
         aio.create_task(self.start_service(), name="gui-retry-start")
@@ -567,8 +537,13 @@ def second_launch(show: str = "show-panel") -> int | None:
     return None
 
 
-def run(args: argparse.Namespace, build_service: Callable[..., Service]) -> int:
-    """The tray app; ``build_service`` is the composition root's (``master.build_service``)."""
+def run(
+    args: argparse.Namespace,
+    build_service: Callable[..., Service],
+    mcp_config: Callable[[], str],
+) -> int:
+    """The tray app; ``build_service`` and ``mcp_config`` are the composition root's
+    (``master.build_service``, ``master.mcp_client_config``)."""
     import qasync
 
     from browserdeck import logsetup
@@ -585,6 +560,7 @@ def run(args: argparse.Namespace, build_service: Callable[..., Service]) -> int:
     app = TrayApp(
         qapp,
         service_factory=lambda: build_service(force_headless=headless, control_port=port),
+        mcp_config=mcp_config,
         tray=False if getattr(args, "no_tray", False) else None,
         show_panel=bool(getattr(args, "panel", False)),
         show_settings=bool(getattr(args, "settings", False)),

@@ -1,7 +1,7 @@
 """One tray per user (per BROWSERDECK_HOME): a second launch shows the running one's panel.
 
 The running service is found the way the CLI finds it (``paths.instance_file()``
-plus ``GET /health``). The running *tray* also listens on a QLocalServer whose
+plus ``GET /health`` through ``client.py``). The running *tray* also listens on a QLocalServer whose
 name is derived from the state directory, and answers one-line commands:
 ``show-panel``, ``show-settings``, ``status`` (JSON) and ``quit``.
 """
@@ -14,7 +14,6 @@ import logging
 import os
 from typing import Any
 
-import httpx
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
@@ -40,13 +39,15 @@ def running_service(timeout: float = 1.5) -> dict[str, Any] | None:
         return None
     if data.get("pid") == os.getpid():
         return None
+    # Out of process: through the one API client, which also refuses a server that is not
+    # ours (another user's program on the port). /health needs no token.
+    from browserdeck.client import ApiClient, ClientError
+
     try:
-        resp = httpx.get(f"{url}/health", timeout=timeout, trust_env=False)
-        if resp.status_code == 200 and resp.json().get("ok"):
-            return dict(data)
-    except (httpx.HTTPError, ValueError):
+        health = ApiClient(url, token="", timeout=timeout).get("/health")
+    except ClientError:
         return None
-    return None
+    return dict(data) if isinstance(health, dict) and health.get("ok") else None
 
 
 def send_command(command: str, timeout_ms: int = 3000) -> str | None:

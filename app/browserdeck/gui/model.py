@@ -22,17 +22,17 @@ from urllib.parse import parse_qs, unquote
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from browserdeck import aio, states
+from browserdeck.deck import AgentsStopped, Caller, Deck
 from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.bridge import ServiceBridge
 
 if TYPE_CHECKING:
-    from browserdeck.profiles import ProfileContext
     from browserdeck.service import Service
     from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
 
-GUI_CLIENT = "browserdeck-gui"  # X-Browserdeck-Client of the panel's own API calls
+GUI_CLIENT = "browserdeck-gui"  # the Caller.client of the tray's and panel's own calls
 ACTIVITY_LIMIT = 300
 
 
@@ -189,17 +189,6 @@ def _element_words(element: str) -> str:
     return element
 
 
-async def peek_tabs(ctx: ProfileContext) -> list[Tab]:
-    """The profile's tabs if its browser answers, without starting anything.
-
-    ``ProfileContext.list_tabs`` starts a stopped managed browser on demand (right for
-    agents); a refresh of the GUI must never do that, or a poll racing a Stop would
-    relaunch the browser the user just stopped.
-    """
-    tabs = await ctx.peek_tabs()
-    return tabs or []
-
-
 class DeckModel(QObject):
     profilesChanged = Signal()  # statuses refreshed (names, states, colours)
     tabsChanged = Signal(str)  # the tabs of one profile were refreshed
@@ -213,6 +202,8 @@ class DeckModel(QObject):
         super().__init__(parent)
         self.bridge = bridge
         self.service: Service | None = None
+        # The front door the tray and panel call, in-process (never HTTP to themselves).
+        self.deck: Deck | None = None
         self.service_error: str | None = None  # set when the service could not start
         self.statuses: dict[str, dict[str, Any]] = {}
         self.tabs: dict[str, list[Tab]] = {}
@@ -233,6 +224,7 @@ class DeckModel(QObject):
     # --- service --------------------------------------------------------------
     def set_service(self, service: Service | None, error: str | None = None) -> None:
         self.service, self.service_error = service, error
+        self.deck = Deck(service) if service is not None else None
         if service is not None:
             self.bridge.attach(service.events)
             self._poll.start()
@@ -254,6 +246,11 @@ class DeckModel(QObject):
         if self.service is not None and name in self.service.config.profiles:
             return self.service.config.profiles[name].color
         return str(self.statuses.get(name, {}).get("color", "#8A8F98"))
+
+    @staticmethod
+    def caller() -> Caller:
+        """Who calls the front door: the user, through the tray app (never an agent)."""
+        return Caller(client=GUI_CLIENT)
 
     def tray_state(self) -> str:
         return states.overall(self.statuses, self.default_profile, self.service_error is not None)
@@ -288,8 +285,8 @@ class DeckModel(QObject):
                 return
 
     async def refresh_now(self) -> None:
-        service = self.service
-        if service is None or not service.started:
+        service, deck = self.service, self.deck
+        if service is None or deck is None or not service.started:
             if self.statuses or self.tabs:
                 self.statuses, self.tabs = {}, {}
                 self.profilesChanged.emit()
@@ -297,7 +294,8 @@ class DeckModel(QObject):
                 self.profilesChanged.emit()
             return
         try:
-            statuses = await service.list_profiles()
+            # The views read the status as its JSON (states.py classifies those dicts).
+            statuses = [status.wire() for status in (await deck.profiles()).profiles]
         except Exception:  # the refresh must never die; the next one will retry
             log.exception("refreshing profile status")
             return
@@ -307,9 +305,10 @@ class DeckModel(QObject):
         self.profilesChanged.emit()
         for name, status in self.statuses.items():
             tabs: list[Tab] = []
-            if status.get("running") and service.started and name in service.contexts:
+            if status.get("running") and service.started:
                 try:
-                    tabs = await peek_tabs(service.contexts[name])
+                    # Never starts a browser: a poll racing a Stop must not relaunch it.
+                    tabs = await deck.peek_tabs(self.caller(), name)
                 except Exception:
                     log.exception("listing tabs of %s", name)
             if self._closed:
@@ -349,40 +348,49 @@ class DeckModel(QObject):
 
         return aio.create_task(runner(), name=f"gui-{title}")
 
-    def _ctx_call(
+    def _deck_call(
         self,
-        name: str,
         title: str,
-        call: Callable[[Any], Awaitable[Any]],
+        call: Callable[[Deck, Caller], Awaitable[Any]],
         done: Callable[[Any], None] | None = None,
     ) -> asyncio.Task[None] | None:
-        service = self.service
-        if service is None:
+        """Run ``call`` on the front door as the user; a failure becomes actionFailed."""
+        deck = self.deck
+        if deck is None:
             self.actionFailed.emit(title, self.service_error or "browserdeck is not running")
             return None
 
         async def go() -> Any:
-            return await call(service.profile(name))
+            return await call(deck, self.caller())
 
         return self.run(go(), title, done)
 
     def start_profile(self, name: str) -> asyncio.Task[None] | None:
-        return self._ctx_call(name, f"Could not start {name}", lambda c: c.start())
+        return self._deck_call(f"Could not start {name}", lambda d, c: d.start(c, name))
 
     def stop_profile(self, name: str) -> asyncio.Task[None] | None:
-        return self._ctx_call(name, f"Could not stop {name}", lambda c: c.stop())
+        return self._deck_call(f"Could not stop {name}", lambda d, c: d.stop(c, name))
 
     def open_tab(self, name: str, url: str) -> asyncio.Task[None] | None:
         """Open a tab; the panel selects it (tabOpened) once it is open."""
-        return self._ctx_call(
-            name,
+        return self._deck_call(
             f"Could not open a tab in {name}",
-            lambda c: c.open_tab(url),
+            lambda d, c: d.open_tab(c, name, url),
             done=lambda tab: self.tabOpened.emit(name, str(tab.target_id)),
         )
 
     def focus_tab(self, name: str, target_id: str) -> asyncio.Task[None] | None:
-        return self._ctx_call(name, "Could not focus the tab", lambda c: c.focus_tab(target_id))
+        return self._deck_call(
+            "Could not focus the tab", lambda d, c: d.focus_tab(c, name, target_id)
+        )
 
     def close_tab(self, name: str, target_id: str) -> asyncio.Task[None] | None:
-        return self._ctx_call(name, "Could not close the tab", lambda c: c.close_tab(target_id))
+        return self._deck_call(
+            "Could not close the tab", lambda d, c: d.close_tab(c, name, target_id)
+        )
+
+    def stop_all_agents(
+        self, done: Callable[[AgentsStopped], None] | None = None
+    ) -> asyncio.Task[None] | None:
+        """End every agent session; agent tabs close, the user's Chrome tabs are unshared."""
+        return self._deck_call("Could not stop all agents", lambda d, c: d.stop_all_agents(), done)

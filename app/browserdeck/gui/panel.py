@@ -14,7 +14,6 @@ from ``gui/model.py``.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from typing import Any
 
@@ -67,8 +66,6 @@ from browserdeck.gui.screenshot import (
     ScreenshotView,
     capture,
 )
-
-log = logging.getLogger(__name__)
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -182,17 +179,6 @@ class Banner(QFrame):
         self.button.setVisible(action is not None)
         self.button.setText(action or "")
         self.show()
-
-
-def tab_holders(profile: str) -> dict[str, str]:
-    """targetId -> the agent holding that tab (the MCP servers' tab claims)."""
-    from browserdeck.mcpserver import claims
-
-    try:
-        return {c.target_id: c.label for c in claims.read_claims(profile)}
-    except (OSError, ValueError):
-        log.debug("reading tab claims", exc_info=True)
-        return {}
 
 
 def _section(title: str) -> QLabel:
@@ -478,9 +464,7 @@ class StatusPanel(QMainWindow):
         self.activity_details = QLabel()
         self.activity_details.setObjectName("activityDetails")
         self.activity_details.setWordWrap(True)
-        self.activity_details.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse
-        )
+        self.activity_details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.activity_details.hide()
         col.addWidget(self.activity_details)
         splitter.addWidget(act_box)
@@ -588,7 +572,8 @@ class StatusPanel(QMainWindow):
             return
         tabs = self.model.tabs.get(profile, [])
         selected = self.selected_tab()
-        holders = tab_holders(profile)
+        deck = self.model.deck
+        holders = deck.tab_holders(profile) if deck is not None else {}
         self.tab_tree.blockSignals(True)
         try:
             self.tab_tree.clear()
@@ -717,9 +702,9 @@ class StatusPanel(QMainWindow):
     # --- screenshot --------------------------------------------------------------------
     def refresh_screenshot(self) -> asyncio.Task[None] | None:
         """Take a new screenshot of the selected tab (skipped if one is in flight)."""
-        service = self.model.service
+        service, deck = self.model.service, self.model.deck
         name, target = self.selected_profile, self.selected_tab()
-        if service is None or not service.started or name is None or target is None:
+        if service is None or deck is None or not service.started or name is None or target is None:
             if self.capture_busy():
                 return None
             self._set_capture(None, self._no_tab_message())
@@ -732,7 +717,7 @@ class StatusPanel(QMainWindow):
 
         async def go() -> None:
             try:
-                shot = await capture(service, name, target, labels=labels)
+                shot = await capture(deck, name, target, labels=labels)
             except CaptureError as exc:
                 if (name, target) == (self.selected_profile, self.selected_tab()):
                     self._set_capture(None, str(exc))

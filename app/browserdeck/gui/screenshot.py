@@ -1,29 +1,29 @@
 """The screenshot view of the panel: the page as the agent sees it, with its ref labels.
 
-Captures come from the control API's ``POST /screenshot`` (the same route agents
-use, so the panel shows exactly what they get); with ``labels`` the API draws
-its ref boxes into the image and returns each box, which this view uses to name
-the element under the mouse (ref, role, name) and to outline it.
+Captures come from ``Deck.screenshot``, in-process: the same engine call agents make
+through ``POST /screenshot`` or MCP, so the panel shows exactly what they get. With
+``labels`` the engine draws its ref boxes into the image and the front door returns
+each box with its role and name, which this view uses to name the element under the
+mouse and to outline it.
 """
 
 from __future__ import annotations
 
-import base64
 import logging
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QCursor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QWidget
 
+from browserdeck.deck import Caller
+from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.model import GUI_CLIENT
 
 if TYPE_CHECKING:
-    from browserdeck.service import Service
+    from browserdeck.deck import Deck
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,6 @@ class Capture:
     unplaced: list[str] = field(default_factory=list)
     target_id: str = ""
     url: str = ""
-    title: str = ""
     taken: float = field(default_factory=time.time)
 
 
@@ -68,137 +67,37 @@ class CaptureError(Exception):
     """A screenshot could not be taken; ``str()`` is the message to show in the view."""
 
 
-def parse_labels(raw: Any, scale: float = 1.0) -> list[LabelBox]:
-    """Label boxes from the API answer, tolerant of the few shapes a box can take."""
-    out: list[LabelBox] = []
-    if not isinstance(raw, list):
-        return out
-    for item in raw:
-        if not isinstance(item, dict):
-            continue
-        box = item.get("box", item)
-        try:
-            if isinstance(box, dict):
-                x = float(box.get("x") or 0)
-                y = float(box.get("y") or 0)
-                w = float(box.get("width") or box.get("w") or 0)
-                h = float(box.get("height") or box.get("h") or 0)
-            else:
-                x, y, w, h = (float(v) for v in box)
-        except (TypeError, ValueError):
-            continue
-        out.append(
-            LabelBox(
-                ref=str(item.get("ref", "?")),
-                x=x * scale,
-                y=y * scale,
-                width=w * scale,
-                height=h * scale,
-                role=str(item.get("role") or ""),
-                name=str(item.get("name") or ""),
-            )
-        )
-    return out
-
-
-async def capture(
-    service: Service, profile: str, target_id: str | None, *, labels: bool
-) -> Capture:
-    """Take a screenshot through the control API (labelled or plain)."""
-    # inline: the image comes back in the answer; a file per auto-refresh would pile up
-    # in the state dir.
-    body: dict[str, Any] = {"labels": labels, "type": "png", "inline": True}
-    if target_id:
-        body["targetId"] = target_id
-    headers = {"Authorization": f"Bearer {service.api_token}", "X-Browserdeck-Client": GUI_CLIENT}
+async def capture(deck: Deck, profile: str, target_id: str | None, *, labels: bool) -> Capture:
+    """Take a screenshot through the front door, in-process (labelled or plain)."""
     try:
-        resp = await service.http.post(
-            f"{service.url}/screenshot",
-            params={"profile": profile},
-            json=body,
-            headers=headers,
-            timeout=30.0,
-        )
-    except httpx.HTTPError as exc:
-        raise CaptureError(f"the control API did not answer ({exc!s})") from None
-    if resp.status_code >= 400:
-        try:
-            err = resp.json()["error"]
-            message = err.get("message") or resp.text
-            hint = err.get("hint")
-        except (ValueError, KeyError, TypeError):
-            message, hint = f"HTTP {resp.status_code}", None
-        raise CaptureError(message + (f"\n{hint}" if hint else ""))
-    data: dict[str, Any]
+        shot = await deck.screenshot(Caller(client=GUI_CLIENT), profile, target_id, labels=labels)
+    except BrowserdeckError as exc:
+        raise CaptureError(exc.message + (f"\n{exc.hint}" if exc.hint else "")) from None
     image = QImage()
-    ctype = resp.headers.get("content-type", "")
-    if ctype.startswith("image/"):
-        data = {}
-        image.loadFromData(resp.content)
-    else:
-        data = resp.json()
-        raw = data.get("base64") or data.get("data") or data.get("image")
-        if isinstance(raw, str) and raw:
-            if raw.startswith("data:"):
-                raw = raw.split(",", 1)[1]
-            image.loadFromData(base64.b64decode(raw))
-        else:
-            path = data.get("path") or data.get("file")
-            if path:
-                image.load(str(Path(path)))
+    image.loadFromData(shot.png)
     if image.isNull():
-        raise CaptureError("the screenshot answer held no readable image")
-    # Boxes are in CSS pixels of the page; the image may be larger (device scale) or
-    # downscaled: scale the boxes to the image.
-    scale = 1.0
-    css_width = data.get("width") or (data.get("viewport") or {}).get("width")
-    if css_width:
-        try:
-            scale = image.width() / float(css_width)
-        except (TypeError, ValueError, ZeroDivisionError):
-            scale = 1.0
-    boxes = parse_labels(data.get("labels"), scale)
-    if boxes and not any(b.role for b in boxes):
-        boxes = await _with_roles(service, profile, str(data.get("targetId") or target_id), boxes)
-    unplaced = data.get("unplaced")
+        raise CaptureError("the screenshot held no readable image")
+    # Boxes are in CSS pixels of the page; the image may be larger (device scale): scale
+    # the boxes to the image.
+    scale = image.width() / shot.width if shot.width else 1.0
     return Capture(
         image=image,
-        labels=boxes,
-        unplaced=[str(r) for r in unplaced] if isinstance(unplaced, list) else [],
-        target_id=str(data.get("targetId") or target_id or ""),
-        url=str(data.get("url") or ""),
-        title=str(data.get("title") or ""),
+        labels=[
+            LabelBox(
+                lb.ref,
+                lb.x * scale,
+                lb.y * scale,
+                lb.width * scale,
+                lb.height * scale,
+                lb.role,
+                lb.name,
+            )
+            for lb in shot.labels
+        ],
+        unplaced=shot.unplaced,
+        target_id=shot.target_id,
+        url=shot.url,
     )
-
-
-async def _with_roles(
-    service: Service, profile: str, target_id: str, boxes: list[LabelBox]
-) -> list[LabelBox]:
-    """Add role and name to each label from the engine's ref table (what the refs mean).
-
-    The API's labels carry ref and box; the ref table the engine resolved them from
-    (in this process) knows each ref's role and accessible name. Best effort: without
-    it the view still shows the refs.
-    """
-    engine, ctx = service.engine, service.contexts.get(profile)
-    if engine is None or ctx is None or not target_id:
-        return boxes
-    try:
-        state = await engine.page_state(ctx.cdp_url, target_id, ctx.headers)
-        table = state.table
-        refs = {info.ref: info for info in table.refs.values()} if table is not None else {}
-    except Exception:
-        log.debug("no ref table for %s", target_id, exc_info=True)
-        return boxes
-    out = []
-    for box in boxes:
-        info = refs.get(box.ref)
-        out.append(
-            box
-            if info is None
-            else LabelBox(box.ref, box.x, box.y, box.width, box.height, info.role, info.name)
-        )
-    return out
 
 
 ZOOMS = {"Fit": None, "100%": 1.0, "200%": 2.0}
@@ -267,9 +166,7 @@ class ScreenshotView(QWidget):
             bar.hide()
             return
         host = self._bar_host
-        area = (
-            host.viewport().geometry() if isinstance(host, QScrollArea) else host.rect()
-        )
+        area = host.viewport().geometry() if isinstance(host, QScrollArea) else host.rect()
         fm = bar.fontMetrics()
         height = fm.height() + 10
         width = max(0, area.width() - 16)

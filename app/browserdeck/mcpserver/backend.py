@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from browserdeck import config, paths
+from browserdeck import results as r
 from browserdeck.api.errors import status_of
 from browserdeck.deck import Caller, TabRequest
 from browserdeck.engine import options as o
@@ -20,6 +21,7 @@ from browserdeck.errors import BrowserdeckError
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck
+    from browserdeck.tabs import Tab
 
 T = TypeVar("T")
 
@@ -90,34 +92,32 @@ class DeckBackend:
                     entry["error"] = error
                 self._on_call(entry)
 
-    async def status(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+    async def status(self, caller: Caller, profile: str | None) -> r.Status:
         return await self.deck.status(caller, profile)
 
-    async def profiles(self, caller: Caller) -> dict[str, Any]:
+    async def profiles(self, caller: Caller) -> r.Profiles:
         return await self.deck.profiles()
 
-    async def start(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+    async def start(self, caller: Caller, profile: str | None) -> r.ProfileStatus:
         return await self._report(
             caller, ("POST", "/start"), profile, lambda: self.deck.start(caller, profile)
         )
 
-    async def stop(self, caller: Caller, profile: str | None) -> dict[str, Any]:
+    async def stop(self, caller: Caller, profile: str | None) -> r.ProfileStatus:
         return await self._report(
             caller, ("POST", "/stop"), profile, lambda: self.deck.stop(caller, profile)
         )
 
-    async def tabs(self, caller: Caller, profile: str | None) -> list[dict[str, Any]]:
-        _, tabs = await self.deck.tabs(caller, profile)
-        return [t.to_json() for t in tabs]
+    async def tabs(self, caller: Caller, profile: str | None) -> list[Tab]:
+        return (await self.deck.tabs(caller, profile)).tabs
 
-    async def open_tab(self, caller: Caller, profile: str | None, url: str) -> dict[str, Any]:
-        tab = await self._report(
+    async def open_tab(self, caller: Caller, profile: str | None, url: str) -> Tab:
+        return await self._report(
             caller,
             ("POST", "/tabs/open"),
             profile,
             lambda: self.deck.open_tab(caller, profile, url),
         )
-        return tab.to_json()
 
     async def close_tab(self, caller: Caller, profile: str | None, target: str) -> str:
         return await self._report(
@@ -129,7 +129,7 @@ class DeckBackend:
 
     async def on_tab(
         self, caller: Caller, profile: str | None, target: str | None, request: TabRequest
-    ) -> dict[str, Any]:
+    ) -> r.TabResult:
         return await self._report(
             caller,
             route_of(request),

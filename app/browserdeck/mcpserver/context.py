@@ -15,11 +15,13 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from pydantic import BaseModel
 
+from browserdeck import results as r
 from browserdeck.deck import Caller, TabRequest, build, build_act
+from browserdeck.engine import options as o
 from browserdeck.errors import BrowserdeckError, Conflict, NotFound
 from browserdeck.mcpserver.backend import CLIENT_NAME
 from browserdeck.mcpserver.claims import Owner
@@ -27,6 +29,7 @@ from browserdeck.mcpserver.claims import Owner
 if TYPE_CHECKING:
     from browserdeck.mcpserver.server import McpApp
     from browserdeck.mcpserver.tools import ToolSpec
+    from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
 
@@ -131,11 +134,11 @@ class Call:
             return self.session.profile
         if self.session.resolved_profile is None:
             status = await self.app.backend.status(self.caller(), None)
-            self.session.resolved_profile = str(status.get("profile") or "default")
+            self.session.resolved_profile = status.profile or "default"
         return self.session.resolved_profile
 
     # --- this session's tab --------------------------------------------------
-    async def tabs(self) -> list[dict[str, Any]]:
+    async def tabs(self) -> list[Tab]:
         return await self.app.backend.tabs(self.caller(), self.session.profile)
 
     async def tab(self) -> str:
@@ -156,37 +159,37 @@ class Call:
             )
         tabs = await self.tabs()
         claims = self.app.claims
-        claims.prune(profile, {t["targetId"] for t in tabs})
+        claims.prune(profile, {t.target_id for t in tabs})
         owners = claims.owners(profile)
         for t in tabs:
-            target = str(t["targetId"])
+            target = t.target_id
             if (
-                t.get("url", "") in BLANK_URLS
+                t.url in BLANK_URLS
                 and target not in owners
                 and claims.claim(profile, target, self.session.owner) is None
             ):
                 self.session.tab = target
                 return target
         opened = await self.app.backend.open_tab(self.caller(), self.session.profile, "about:blank")
-        target = str(opened["targetId"])
+        target = opened.target_id
         claims.claim(profile, target, self.session.owner)
         self.session.tab = target
         return target
 
-    async def select_tab(self, target: str, *, force: bool = False) -> dict[str, Any]:
+    async def select_tab(self, target: str, *, force: bool = False) -> Tab:
         """Make ``target`` (a targetId or unique prefix) this session's tab, claiming it."""
         profile = await self.profile_name()
         tabs = await self.tabs()
         match = resolve_tab(tabs, target)
-        holder = self.app.claims.claim(profile, match["targetId"], self.session.owner, force=force)
+        holder = self.app.claims.claim(profile, match.target_id, self.session.owner, force=force)
         if holder is not None:
             raise Conflict(
-                f"tab {match['targetId'][:8]} belongs to another agent ({holder.label})",
+                f"tab {match.target_id[:8]} belongs to another agent ({holder.label})",
                 hint="use a tab of your own (browser_tabs action=new), or pass force: true "
                 "to take it over anyway",
                 code="tab_owned",
             )
-        self.session.tab = match["targetId"]
+        self.session.tab = match.target_id
         return match
 
     def forget_tab(self, target: str) -> None:
@@ -195,13 +198,69 @@ class Call:
         self.session.snapshots.pop(target, None)
         self.session.console_cleared.pop(target, None)
 
+    @overload
+    async def on_tab(
+        self,
+        model: type[o.SnapshotOptions],
+        values: dict[str, Any] | None = None,
+        *,
+        retry_fresh: bool = False,
+    ) -> r.Snapshot: ...
+    @overload
+    async def on_tab(
+        self,
+        model: type[o.NavigateOptions],
+        values: dict[str, Any] | None = None,
+        *,
+        retry_fresh: bool = False,
+    ) -> r.Navigated: ...
+    @overload
+    async def on_tab(
+        self,
+        model: type[o.ScreenshotOptions],
+        values: dict[str, Any] | None = None,
+        *,
+        retry_fresh: bool = False,
+    ) -> r.Screenshot: ...
+    @overload
+    async def on_tab(
+        self,
+        model: type[o.ConsoleOptions],
+        values: dict[str, Any] | None = None,
+        *,
+        retry_fresh: bool = False,
+    ) -> r.Console: ...
+    @overload
+    async def on_tab(
+        self,
+        model: type[o.PdfOptions],
+        values: dict[str, Any] | None = None,
+        *,
+        retry_fresh: bool = False,
+    ) -> r.Pdf: ...
+    @overload
+    async def on_tab(
+        self,
+        model: type[o.OfflineOptions],
+        values: dict[str, Any] | None = None,
+        *,
+        retry_fresh: bool = False,
+    ) -> r.Offline: ...
+    @overload
     async def on_tab(
         self,
         model: type[BaseModel],
         values: dict[str, Any] | None = None,
         *,
         retry_fresh: bool = False,
-    ) -> Any:
+    ) -> r.TabResult: ...
+    async def on_tab(
+        self,
+        model: type[BaseModel],
+        values: dict[str, Any] | None = None,
+        *,
+        retry_fresh: bool = False,
+    ) -> r.TabResult:
         """Ask for ``model`` (an engine options model, built from ``values``) on the
         session's tab; a tab that disappeared is said plainly.
 
@@ -211,7 +270,7 @@ class Call:
         request: TabRequest = build(model, values or {}, hint=HINT)  # type: ignore[assignment]
         return await self._on_tab(request, retry_fresh=retry_fresh)
 
-    async def _on_tab(self, request: TabRequest, *, retry_fresh: bool = False) -> Any:
+    async def _on_tab(self, request: TabRequest, *, retry_fresh: bool = False) -> r.TabResult:
         target = await self.tab()
         try:
             return await self._send(target, request)
@@ -231,20 +290,22 @@ class Call:
             target = await self.tab()
             return await self._send(target, request)
 
-    async def _send(self, target: str, request: TabRequest) -> Any:
+    async def _send(self, target: str, request: TabRequest) -> r.TabResult:
         return await self.app.backend.on_tab(
             self.caller(), self.session.profile, target, request
         )
 
-    async def act(self, kind: str, **fields: Any) -> Any:
-        return await self._on_tab(build_act({"kind": kind, **fields}, hint=HINT))
+    async def act(self, kind: str, **fields: Any) -> r.ActResult:
+        done = await self._on_tab(build_act({"kind": kind, **fields}, hint=HINT))
+        assert isinstance(done, r.ActResult), "the front door answers an act with an ActResult"
+        return done
 
 
-def resolve_tab(tabs: list[dict[str, Any]], target: str) -> dict[str, Any]:
-    exact = [t for t in tabs if t["targetId"] == target]
+def resolve_tab(tabs: list[Tab], target: str) -> Tab:
+    exact = [t for t in tabs if t.target_id == target]
     if exact:
         return exact[0]
-    matches = [t for t in tabs if str(t["targetId"]).lower().startswith(target.lower())]
+    matches = [t for t in tabs if t.target_id.lower().startswith(target.lower())]
     if len(matches) == 1:
         return matches[0]
     if not matches:

@@ -20,13 +20,14 @@ import os
 import signal
 import sys
 import textwrap
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from browserdeck import secrets
 from browserdeck.errors import ActionTimeout, BrowserdeckError, InvalidInput
 
 if TYPE_CHECKING:
     from browserdeck.mcpserver.context import AgentSession, Call
+    from browserdeck.results import ProfileStatus
 
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 300.0
@@ -59,10 +60,10 @@ async def _worker(session: AgentSession) -> asyncio.subprocess.Process:
     return proc
 
 
-def _cdp_headers(status: dict[str, Any]) -> dict[str, str]:
+def _cdp_headers(status: ProfileStatus) -> dict[str, str]:
     """The token the profile's CDP endpoint checks: the relay's for an extension profile,
     else the API token (browserdeck's own endpoints take it)."""
-    kind = "relay" if status.get("driver") == "extension" else "api"
+    kind = "relay" if status.driver == "extension" else "api"
     token = secrets.get_token(kind, create=False) or ""
     return {"Authorization": f"Bearer {token}"} if token else {}
 
@@ -72,17 +73,17 @@ async def run(call: Call, code: str, timeout: float | None = None) -> str:
     limit = min(max(timeout or DEFAULT_TIMEOUT, 1.0), MAX_TIMEOUT)
     target = await call.tab()
     status = await call.app.backend.status(call.caller(), call.profile)
-    if status.get("remote"):
+    if status.remote:
         # Its own Playwright connection would be a second browser at the service, not this tab.
         raise InvalidInput(
-            f"browser_run_code cannot run on profile {status.get('profile')!r}: it is a "
+            f"browser_run_code cannot run on profile {status.profile!r}: it is a "
             "browser service, where a second connection starts a second browser",
             hint="use the other browser_* tools there, or a managed profile for run_code",
             code="unsupported_on_service",
         )
     request = {
         "code": code,
-        "cdpUrl": str(status["cdpUrl"]),
+        "cdpUrl": str(status.cdp_url),
         "headers": _cdp_headers(status),
         "target": target,
     }

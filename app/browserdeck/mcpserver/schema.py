@@ -84,13 +84,17 @@ def from_model(
     *names: str,
     rename: dict[str, str] | None = None,
     extra: JSON | None = None,
+    required: list[str] | None = None,
 ) -> JSON:
     """An object schema of ``model``'s fields ``names`` (JSON names), as the model declares
     them; ``rename`` gives a field the tool's own name (``fn`` -> ``function``), ``extra``
-    adds the tool's own arguments. Required: what the model requires, of ``names``."""
+    adds the tool's own arguments. Required: what the model requires, of ``names``, or
+    ``required`` where the tool needs more (a navigate needs its url; the model's
+    ``back`` does not)."""
     rename = rename or {}
     properties = {rename.get(n, n): field(model, n) for n in names}
-    required = [rename.get(n, n) for n in required_fields(model) if n in names]
+    if required is None:
+        required = [rename.get(n, n) for n in required_fields(model) if n in names]
     return obj({**properties, **(extra or {})}, required)
 
 

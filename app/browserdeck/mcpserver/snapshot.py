@@ -91,12 +91,6 @@ def _from_raw(raw: str) -> Node:
     )
 
 
-def parse_line(line: str) -> Node | None:
-    """One snapshot line as a Node, or None when it is not a ``- key[: value]`` entry."""
-    parsed = st.parse(line)
-    return _from_line(parsed[0]) if parsed and parsed[0].role else None
-
-
 def parse(text: str) -> list[Node]:
     """The snapshot as a forest; unparseable lines become leaf nodes kept verbatim."""
     roots: list[Node] = []

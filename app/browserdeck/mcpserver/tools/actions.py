@@ -217,8 +217,7 @@ async def wait_for(call: Call) -> Reply:
 )
 async def evaluate(call: Call) -> Reply:
     data = await call.act("evaluate", fn=call.args["function"], ref=call.args.get("ref"))
-    result = data.get("result") if isinstance(data, dict) and "result" in data else data
-    return Reply("\n".join([_dump(result), *_notes(data)]))
+    return Reply("\n".join([_dump(data.result), *_notes(data)]))
 
 
 @tool(
@@ -240,7 +239,7 @@ async def file_upload(call: Call) -> Reply:
         probe = await call.act(
             "evaluate", ref=a["ref"], fn="(el) => el.localName === 'input' && el.type === 'file'"
         )
-        body["inputRef" if probe.get("result") is True else "ref"] = a["ref"]
+        body["inputRef" if probe.result is True else "ref"] = a["ref"]
     data = await call.on_tab(o.FileChooserOptions, body)
     done = (
         f"uploaded {len(a['paths'])} file(s) via {a['ref']}"

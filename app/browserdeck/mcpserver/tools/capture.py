@@ -7,8 +7,8 @@ from typing import Any
 from browserdeck import imaging
 from browserdeck.engine import options as o
 from browserdeck.mcpserver.context import Call, Reply
-from browserdeck.mcpserver.schema import b, obj, s
-from browserdeck.mcpserver.tools.registry import REF, tool
+from browserdeck.mcpserver.schema import b, from_model, obj, s
+from browserdeck.mcpserver.tools.registry import tool
 
 # --- screenshot, console, network, pdf ----------------------------------------------
 
@@ -17,14 +17,7 @@ from browserdeck.mcpserver.tools.registry import REF, tool
     "browser_take_screenshot",
     "Screenshot of this tab (viewport, full page or one element) as an image; labels draws "
     "each ref's box on it. Use browser_snapshot to act.",
-    obj(
-        {
-            "ref": REF,
-            "fullPage": b(),
-            "labels": b("label refs on the image"),
-            "type": s(enum=["png", "jpeg"]),
-        }
-    ),
+    from_model(o.ScreenshotOptions, "ref", "fullPage", "labels", "type"),
 )
 async def screenshot(call: Call) -> Reply:
     a = call.args
@@ -39,19 +32,20 @@ async def screenshot(call: Call) -> Reply:
         "maxHeight": limit,
     }
     data = await call.on_tab(o.ScreenshotOptions, body)
-    raw = _image_bytes(data)
-    w, h = data.get("width"), data.get("height")
-    if isinstance(w, int) and isinstance(h, int) and max(w, h) <= limit:
+    # Asked with inline: true, the engine answers the image as base64 (engine/screenshot.py).
+    raw = Reply.b64(data.base64 or "")
+    w, h = data.width, data.height
+    if max(w, h) <= limit:
         # The engine already fitted it: no need to look inside the image again.
-        fitted, mime = raw, "image/jpeg" if data.get("type") == "jpeg" else "image/png"
+        fitted, mime = raw, "image/jpeg" if data.type == "jpeg" else "image/png"
     else:
         fitted_image = imaging.fit(raw, limit, limit)
         fitted, mime = fitted_image.data, fitted_image.mime
         w, h = fitted_image.width, fitted_image.height
     reply = Reply(narrow="Take it without labels, or of one element (ref)")
     reply.add_image(fitted, mime)
-    lines = [f"screenshot {w}x{h}" + (f", saved to {data['path']}" if data.get("path") else "")]
-    labels = data.get("labels") or []
+    lines = [f"screenshot {w}x{h}" + (f", saved to {data.path}" if data.path else "")]
+    labels = data.labels or []
     if labels:
         lines.append("labels (ref: x,y width x height, in image pixels):")
     for label in labels:
@@ -60,18 +54,13 @@ async def screenshot(call: Call) -> Reply:
             f"{label.get('ref')}: {box.get('x')},{box.get('y')} "
             f"{box.get('width')}x{box.get('height')}"
         )
-    if data.get("unplaced"):
+    if data.unplaced:
         # Boxed in the image but with no room for a badge: the agent must know which.
-        lines.append("no room for a badge (boxed, not labelled): " + ", ".join(data["unplaced"]))
-    if data.get("note"):
-        lines.append(str(data["note"]))
+        lines.append("no room for a badge (boxed, not labelled): " + ", ".join(data.unplaced))
+    if data.note:
+        lines.append(data.note)
     reply.text = "\n".join(lines)
     return reply
-
-
-def _image_bytes(data: dict[str, Any]) -> bytes:
-    # Asked with inline: true, the engine answers the image as base64 (engine/screenshot.py).
-    return Reply.b64(str(data["base64"]))
 
 
 def _entry_time(entry: dict[str, Any]) -> float:
@@ -86,14 +75,16 @@ def _entry_time(entry: dict[str, Any]) -> float:
     "browser_console_messages",
     "Console messages of this tab, tagged [page]/[worker]/[service-worker]; clear: true hides "
     "them from later calls.",
+    # Not from ConsoleOptions: clear is the tool's own (it marks what this session read;
+    # the model's would empty the lists for every caller), and level alone is not worth
+    # its description in every agent's context.
     obj({"level": s(enum=["error", "warning", "info", "debug"]), "clear": b("mark all as read")}),
     narrow="Ask for level: error, or clear: true and call again after the next action",
 )
 async def console_messages(call: Call) -> Reply:
     a = call.args
     data = await call.on_tab(o.ConsoleOptions, {"level": a.get("level")})
-    entries = [e for e in _list_of(data, "messages", "console") if isinstance(e, dict)]
-    errors = [e for e in _list_of(data, "errors", "pageErrors") if isinstance(e, dict)]
+    entries, errors = data.messages, data.errors
     target = call.session.tab or ""
     mark = call.session.console_cleared.get(target, float("-inf"))
     rows = [(_entry_time(e), _console_line(e)) for e in entries]
@@ -119,17 +110,6 @@ async def console_messages(call: Call) -> Reply:
     return Reply(text)
 
 
-def _list_of(data: Any, *keys: str) -> list[Any]:
-    if isinstance(data, list):
-        return data if keys[0] in ("messages", "console") else []
-    if isinstance(data, dict):
-        for key in keys:
-            value = data.get(key)
-            if isinstance(value, list):
-                return value
-    return []
-
-
 def _console_line(e: dict[str, Any]) -> str:
     where = str(e.get("context") or e.get("source") or "page")
     where = {"serviceworker": "service-worker", "service_worker": "service-worker"}.get(
@@ -150,8 +130,8 @@ async def network_requests(call: Call) -> Reply:
     data = await call.on_tab(o.ConsoleOptions)
     needle = (call.args.get("filter") or "").lower()
     rows = []
-    for r in _list_of(data, "requests", "network"):
-        if not isinstance(r, dict) or needle not in str(r.get("url", "")).lower():
+    for r in data.requests:
+        if needle not in str(r.get("url", "")).lower():
             continue
         status = r.get("status") or r.get("failure") or "pending"
         rows.append(
@@ -181,6 +161,6 @@ async def pdf_save(call: Call) -> Reply:
     data = await call.on_tab(o.PdfOptions, {"inline": bool(filename)})
     if name is not None:
         folder = call.app.output_folder(await call.roots())
-        target = write_output(folder, name, Reply.b64(str(data["base64"])))
-        return Reply(f"saved PDF ({data.get('bytes', 0):,} bytes) to {target}")
-    return Reply(f"saved PDF ({data.get('bytes', 0):,} bytes) to {data.get('path')}")
+        target = write_output(folder, name, Reply.b64(str(data.base64)))
+        return Reply(f"saved PDF ({data.size:,} bytes) to {target}")
+    return Reply(f"saved PDF ({data.size:,} bytes) to {data.path}")

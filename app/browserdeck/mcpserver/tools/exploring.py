@@ -16,8 +16,7 @@ from browserdeck.mcpserver.tools.shared import _dump
 
 async def _page_fn(call: Call, body: str, args: dict[str, Any], *, ref: str | None = None) -> Any:
     fn = dom.function(body, args, with_element=ref is not None)
-    data = await call.act("evaluate", fn=fn, ref=ref)
-    return data.get("result") if isinstance(data, dict) and "result" in data else data
+    return (await call.act("evaluate", fn=fn, ref=ref)).result
 
 
 def _target(call: Call) -> tuple[str | None, dict[str, Any]]:

@@ -58,7 +58,7 @@ async def set_offline(call: Call) -> Reply:
     data = await call.on_tab(o.OfflineOptions, {"offline": offline})
     if not offline:
         return await _finish(call, "back online", data)
-    workers = [str(w) for w in data.get("serviceWorkers") or []]
+    workers = data.service_workers
     line = "offline: network requests of this tab fail"
     if workers:
         # Shared with every tab of the origin: say so, it surprises.

@@ -6,9 +6,9 @@ from browserdeck.engine import options as o
 from browserdeck.errors import InvalidInput, NotFound
 from browserdeck.mcpserver import snapshot
 from browserdeck.mcpserver.context import Call, Reply
-from browserdeck.mcpserver.schema import b, i, obj, s
+from browserdeck.mcpserver.schema import b, field, from_model, obj, s
 from browserdeck.mcpserver.tools.registry import PREPARE_SNAPSHOT, tool
-from browserdeck.mcpserver.tools.shared import _finish, _page_line, _snapshot_body, _snapshot_text
+from browserdeck.mcpserver.tools.shared import _finish, _page_line, _snapshot_text
 
 # --- navigation ---------------------------------------------------------------
 
@@ -16,13 +16,12 @@ from browserdeck.mcpserver.tools.shared import _finish, _page_line, _snapshot_bo
 @tool(
     "browser_navigate",
     "Go to a URL in this session's tab (opens a tab on first use).",
-    obj({"url": s()}, ["url"]),
+    from_model(o.NavigateOptions, "url", required=["url"]),
 )
 async def navigate(call: Call) -> Reply:
     body = {"url": call.args["url"], "prepareSnapshot": PREPARE_SNAPSHOT}
     data = await call.on_tab(o.NavigateOptions, body, retry_fresh=True)
-    status = data.get("status")
-    line = _page_line(data) + (f" (HTTP {status})" if status else "")
+    line = _page_line(data) + (f" (HTTP {data.status})" if data.status else "")
     return await _finish(call, line, data)
 
 
@@ -54,10 +53,10 @@ async def navigate_forward(call: Call) -> Reply:
     obj(
         {
             "diff": b("only what changed since your last snapshot"),
-            "selector": s("CSS selector to scope to"),
-            "depth": i("limit tree depth"),
+            "selector": field(o.SnapshotOptions, "selector"),
+            "depth": field(o.SnapshotOptions, "depth"),
             "full": b("Playwright's full snapshot, refs on every node"),
-            "viewport": b("only what is inside the viewport"),
+            "viewport": field(o.SnapshotOptions, "viewport"),
             "ref": s("with range: show these children of this element (from a fold line)"),
             "range": s('children to show, 1-based, e.g. "4-197"'),
         }
@@ -104,7 +103,7 @@ async def _expand(call: Call, ref: str, span: str | None) -> str:
     """Children of one element of a new full snapshot (a fold line's ref + range)."""
     first, last = _range(span)
     data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
-    raw = _snapshot_body(data)
+    raw = data.snapshot
     ref = ref.strip().removeprefix("@").removeprefix("ref=")
     found = snapshot.expand(raw, ref, first, last if last is not None else 1_000_000)
     if found is None:
@@ -137,12 +136,12 @@ async def find(call: Call) -> Reply:
             hint='e.g. {"text": "Sign in"} or {"regex": "/price|total/i"}',
         )
     data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
-    raw = _snapshot_body(data)
+    raw = data.snapshot
     try:
         lines, total = snapshot.find(raw, pattern or text or "", regex=bool(pattern))
     except Exception as exc:  # re.error, with the pattern's own message
         raise InvalidInput(f"invalid regex {pattern!r}: {exc}") from None
     if not lines:
-        return Reply(f"no match for {pattern or text!r} on {data.get('url', 'the page')}")
+        return Reply(f"no match for {pattern or text!r} on {data.url or 'the page'}")
     more = f"\n({total - len(lines)} more matches not shown)" if total > len(lines) else ""
     return Reply(f"{total} match(es):\n" + "\n".join(lines) + more)

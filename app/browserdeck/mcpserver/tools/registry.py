@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from browserdeck.engine import options as o
 from browserdeck.mcpserver.context import Call, Reply
@@ -22,9 +21,6 @@ class ToolSpec:
     handler: Handler
     group: str = "core"
     narrow: str | None = None  # how to ask for less when the output is cut
-
-    def to_mcp(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "inputSchema": self.schema}
 
 
 REGISTRY: dict[str, ToolSpec] = {}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from browserdeck import results as r
 from browserdeck.engine import options as o
 from browserdeck.engine.consequences import NOTHING
-from browserdeck.errors import BrowserdeckError
 from browserdeck.mcpserver import output, snapshot
 from browserdeck.mcpserver.context import Call, Reply
 
@@ -20,22 +20,22 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1, default=str)
 
 
-def _page_line(data: dict[str, Any]) -> str:
-    title, url = data.get("title"), data.get("url")
+def _page_line(data: r.TabResult) -> str:
+    title, url = data.title, data.url
     if not url:
         return ""
     return f"page: {title} — {url}" if title else f"page: {url}"
 
 
-def _notes(data: Any) -> list[str]:
-    """What an API answer says happened besides the action itself (dialogs, downloads)."""
-    if not isinstance(data, dict):
+def _notes(data: r.TabResult | None) -> list[str]:
+    """What an answer says happened besides the action itself (dialogs, downloads)."""
+    if data is None:
         return []
     notes: list[str] = []
     # What the action caused (engine/consequences.py), one line; "nothing" goes unsaid.
-    if data.get("outcome") and data["outcome"] != NOTHING:
-        notes.append(str(data["outcome"]))
-    for dialog in data.get("dialogs") or ([data["dialog"]] if data.get("dialog") else []):
+    if data.outcome and data.outcome != NOTHING:
+        notes.append(data.outcome)
+    for dialog in data.dialogs or ([data.dialog] if data.dialog else []):
         if not isinstance(dialog, dict):
             notes.append(f"dialog: {dialog}")
             continue
@@ -49,33 +49,20 @@ def _notes(data: Any) -> list[str]:
         if not dialog.get("armed") and dialog.get("type") != "beforeunload":
             line += " (to answer one, call browser_handle_dialog before the action)"
         notes.append(line)
-    download = data.get("download")
-    if download:
-        notes.append(f"download: {_dump(download)}")
-    if data.get("note"):
-        notes.append(str(data["note"]))
+    if data.download:
+        notes.append(f"download: {_dump(data.download)}")
+    if data.note:
+        notes.append(data.note)
     return notes
 
 
-async def _finish(call: Call, line: str, data: Any = None) -> Reply:
+async def _finish(call: Call, line: str, data: r.TabResult | None = None) -> Reply:
     parts = [line, *_notes(data)]
-    if isinstance(data, dict) and data.get("navigated") and data.get("url"):
+    if data is not None and data.navigated and data.url:
         parts.append(_page_line(data))
     if call.args.get("snapshot"):
         parts.append(await _snapshot_text(call, diff=True))
     return Reply("\n".join(p for p in parts if p))
-
-
-def _snapshot_body(data: dict[str, Any]) -> str:
-    for key in ("snapshot", "text"):
-        value = data.get(key)
-        if isinstance(value, str):
-            return value
-    raise BrowserdeckError(
-        "the snapshot route answered without a snapshot",
-        hint="this is a browserdeck bug",
-        code="internal",
-    )
 
 
 async def _snapshot_text(
@@ -91,7 +78,7 @@ async def _snapshot_text(
     if viewport:
         params["viewport"] = True
     data = await call.on_tab(o.SnapshotOptions, params)
-    raw = _snapshot_body(data)
+    raw = data.snapshot
     roots = None if full else snapshot.parse(raw)  # parsed once, for compact and folded
     body = raw if roots is None else snapshot.compact(raw, roots)
     target = call.session.tab or ""

@@ -31,10 +31,10 @@ async def tabs(call: Call) -> Reply:
         opened = await call.app.backend.open_tab(
             call.caller(), call.profile, a.get("url") or "about:blank"
         )
-        target = str(opened["targetId"])
+        target = opened.target_id
         call.app.claims.claim(await call.profile_name(), target, call.session.owner)
         call.session.tab = target
-        return Reply(f"opened tab {target[:8]} and made it current: {opened.get('url', '')}")
+        return Reply(f"opened tab {target[:8]} and made it current: {opened.url}")
     if action == "list":
         return Reply(await _tab_list(call))
     listed = await call.tabs()
@@ -44,7 +44,7 @@ async def tabs(call: Call) -> Reply:
                 f"no tab at index {a['index']} ({len(listed)} tabs)",
                 hint="list tabs with browser_tabs action=list",
             )
-        target = str(listed[a["index"]]["targetId"])
+        target = listed[a["index"]].target_id
     elif a.get("targetId"):
         target = a["targetId"]
     elif action == "close" and call.session.tab:
@@ -54,8 +54,7 @@ async def tabs(call: Call) -> Reply:
     if action == "select":
         tab = await call.select_tab(target, force=bool(a.get("force")))
         return Reply(
-            f"current tab is now {tab['targetId'][:8]}: {tab.get('title', '')} — "
-            f"{tab.get('url', '')}"
+            f"current tab is now {tab.target_id[:8]}: {tab.title} — {tab.url}"
         )
     return Reply(await _close_tab(call, target, force=bool(a.get("force"))))
 
@@ -65,7 +64,7 @@ async def _close_tab(call: Call, target: str, *, force: bool) -> str:
 
     profile = await call.profile_name()
     tab = resolve_tab(await call.tabs(), target)
-    target_id = str(tab["targetId"])
+    target_id = tab.target_id
     holder = call.app.claims.owner_of(profile, target_id)
     if holder is not None and holder.owner != call.session.owner.id and not force:
         raise Conflict(
@@ -82,13 +81,13 @@ async def _close_tab(call: Call, target: str, *, force: bool) -> str:
 async def _tab_list(call: Call) -> str:
     profile = await call.profile_name()
     listed = await call.tabs()
-    call.app.claims.prune(profile, {t["targetId"] for t in listed})
+    call.app.claims.prune(profile, {t.target_id for t in listed})
     owners = call.app.claims.owners(profile)
     if not listed:
         return f"no tabs in profile {profile}"
     lines = []
     for k, t in enumerate(listed):
-        tid = str(t["targetId"])
+        tid = t.target_id
         holder = owners.get(tid)
         mine = holder is None or holder.owner == call.session.owner.id
         if holder is not None and not mine:
@@ -99,7 +98,7 @@ async def _tab_list(call: Call) -> str:
             mark = "yours"
         else:
             mark = "free"
-        lines.append(f"{k}. {tid[:8]} [{mark}] {t.get('title') or '(untitled)'} — {t.get('url')}")
+        lines.append(f"{k}. {tid[:8]} [{mark}] {t.title or '(untitled)'} — {t.url}")
     return f"profile {profile}:\n" + "\n".join(lines)
 
 
@@ -119,17 +118,17 @@ async def profiles(call: Call) -> Reply:
     a = call.args
     action, name = a["action"], a.get("name")
     if action == "list":
-        data = await call.app.backend.profiles(call.caller())
-        current = call.session.profile or data.get("defaultProfile")
+        listed = await call.app.backend.profiles(call.caller())
+        current = call.session.profile or listed.default_profile
         lines = []
-        for p in data.get("profiles", []):
-            bits = [p.get("driver", ""), "running" if p.get("running") else p.get("state", "")]
-            if p.get("running"):
-                bits.append(f"{p.get('tabs', 0)} tab(s)")
-            mark = "* " if p.get("profile") == current else "  "
+        for p in listed.profiles:
+            bits = [p.driver, "running" if p.running else p.state]
+            if p.running:
+                bits.append(f"{p.tabs} tab(s)")
+            mark = "* " if p.profile == current else "  "
             lines.append(
-                f"{mark}{p.get('profile')} ({', '.join(b for b in bits if b)})"
-                + (" — default" if p.get("default") else "")
+                f"{mark}{p.profile} ({', '.join(b for b in bits if b)})"
+                + (" — default" if p.default else "")
             )
         return Reply("\n".join(lines) + "\n(* = this session's profile)")
     if not name:
@@ -144,12 +143,9 @@ async def profiles(call: Call) -> Reply:
         call.session.resolved_profile = name
         call.session.tab = None
         return Reply(
-            f"this session now uses profile {name} ({status.get('driver')}, "
-            f"{'running' if status.get('running') else 'not running yet'})"
+            f"this session now uses profile {name} ({status.driver}, "
+            f"{'running' if status.running else 'not running yet'})"
         )
     backend = call.app.backend
-    data = await (backend.start if action == "start" else backend.stop)(call.caller(), name)
-    return Reply(
-        f"profile {name}: {data.get('state', 'done')}"
-        + (f" ({data['detail']})" if data.get("detail") else "")
-    )
+    done = await (backend.start if action == "start" else backend.stop)(call.caller(), name)
+    return Reply(f"profile {name}: {done.state}" + (f" ({done.detail})" if done.detail else ""))

@@ -1,0 +1,103 @@
+"""The front door's answers are typed (issue 13): the OpenAPI spec publishes each route's
+answer, MCP tools read attributes, and the JSON on the wire is what the engine built,
+with no key it did not set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browserdeck import results
+from browserdeck.deck import Caller, Deck
+from browserdeck.engine import options as o
+from browserdeck.tabs import Tab
+from tests.support.service import running_service
+
+PAGE = "data:text/html,<title>Typed</title><button onclick=\"document.title='hit'\">Go</button>"
+
+
+def _answer(spec: dict[str, Any], path: str, method: str) -> dict[str, Any]:
+    """The schema of a route's 200 answer, its $ref followed."""
+    schema = spec["paths"][path][method]["responses"]["200"]["content"]["application/json"][
+        "schema"
+    ]
+    name = schema["$ref"].rsplit("/", 1)[-1]
+    found: dict[str, Any] = spec["components"]["schemas"][name]
+    return found
+
+
+async def test_the_answers_are_typed_and_the_wire_is_unchanged() -> None:
+    async with running_service() as (service, client):
+        spec = (await client.get("/openapi.json")).json()
+        # Each answer's shape is published, with the names on the wire.
+        assert "snapshot" in _answer(spec, "/snapshot", "get")["properties"]
+        assert "kind" in _answer(spec, "/act", "post")["properties"]
+        assert "status" in _answer(spec, "/navigate", "post")["properties"]
+        assert "base64" in _answer(spec, "/screenshot", "post")["properties"]
+        assert "messages" in _answer(spec, "/console", "get")["properties"]
+        assert "bytes" in _answer(spec, "/pdf", "post")["properties"]
+        assert "serviceWorkers" in _answer(spec, "/set/offline", "post")["properties"]
+        assert "defaultProfile" in _answer(spec, "/", "get")["properties"]
+        tabs = _answer(spec, "/tabs", "get")
+        assert tabs["properties"]["tabs"]["items"]["$ref"].endswith("/Tab")
+        assert "targetId" in spec["components"]["schemas"]["Tab"]["properties"]
+
+        # The wire: only the keys the engine and the service set (no new nulls).
+        health = (await client.get("/health")).json()
+        assert set(health) == {"ok", "version", "engine"}
+        assert set(health["engine"]) == {"state", "driverPid", "restarts", "lastFailure"}
+        opened = (await client.post("/tabs/open", json={"url": PAGE})).json()
+        assert set(opened) == {"targetId", "title", "url", "type"}, opened
+        listed = (await client.get("/tabs")).json()
+        assert all("status" not in t for t in listed["tabs"]), listed
+        target = opened["targetId"]
+        snap = (await client.get("/snapshot", params={"targetId": target})).json()
+        assert snap["format"] == "ai" and "button" in snap["snapshot"]
+        ref = next(
+            line.split("[ref=")[1].split("]")[0]
+            for line in snap["snapshot"].splitlines()
+            if "button" in line
+        )
+        click = (
+            await client.post("/act", json={"kind": "click", "ref": ref, "targetId": target})
+        ).json()
+        assert click["ok"] is True and click["kind"] == "click" and click["ref"] == ref
+        assert None not in click.values(), click  # "result", "closed" ... never set: absent
+        assert "result" not in click and "closed" not in click
+
+        # In-process callers (MCP tools, the GUI) get the same answers as objects.
+        deck = Deck(service)
+        caller = Caller(client="typed-test")
+        listing = await deck.tabs(caller, None)
+        assert isinstance(listing, results.TabList) and isinstance(listing.tabs[0], Tab)
+        shot = await deck.on_tab(caller, None, target, o.ScreenshotOptions(inline=True))
+        assert isinstance(shot, results.Screenshot) and shot.base64 and shot.width > 0
+        evaluated = await deck.on_tab(
+            caller, None, target, o.EvaluateAct(kind="evaluate", fn="() => document.title")
+        )
+        assert isinstance(evaluated, results.ActResult) and evaluated.result == "hit"
+        status = await deck.status(caller, None)
+        assert isinstance(status, results.Status) and status.running is True
+        assert set(status.wire()) == set((await client.get("/")).json())
+
+
+def test_each_engine_route_declares_the_answer_the_front_door_gives() -> None:
+    # FastAPI serializes an answer by the route's declared class: a narrower declaration
+    # would silently drop the fields of the class Deck really answers with.
+    from browserdeck.api import routes_engine
+    from browserdeck.deck import ANSWERS
+
+    requests = {
+        "/snapshot": o.SnapshotOptions,
+        "/navigate": o.NavigateOptions,
+        "/screenshot": o.ScreenshotOptions,
+        "/console": o.ConsoleOptions,
+        "/set/offline": o.OfflineOptions,
+        "/pdf": o.PdfOptions,
+        "/hooks/file-chooser": o.FileChooserOptions,
+        "/hooks/dialog": o.DialogOptions,
+    }
+    routes = [route for route in routes_engine.router.routes if hasattr(route, "response_model")]
+    assert {route.path for route in routes} == {*requests, "/act"}
+    for route in routes:
+        want = ANSWERS[requests[route.path]] if route.path in requests else results.ActResult
+        assert route.response_model is want, route.path
