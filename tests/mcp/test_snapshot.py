@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 from playwright.async_api import Page, async_playwright
 
-from browserdeck.mcpserver import snapshot
+from browserdeck.mcpserver import snapshot, snapshot_search
 from tests.support.browsers import RawChromium
 
 
@@ -85,11 +85,11 @@ def test_compact_keeps_yaml_quoting_of_keys_with_colons() -> None:
 def test_diff_and_find() -> None:
     before = '- button "Save" [ref=e1]\n- text: draft'
     after = '- button "Save" [ref=e1]\n- text: saved'
-    assert snapshot.diff(before, before) is None
-    changes = snapshot.diff(before, after)
+    assert snapshot_search.diff(before, before) is None
+    changes = snapshot_search.diff(before, after)
     assert changes is not None
     assert "-- text: draft" in changes and "+- text: saved" in changes
-    lines, total = snapshot.find('- main:\n  - button "Save" [ref=e1]\n  - link "save as"', "save")
+    lines, total = snapshot_search.find('- main:\n  - button "Save" [ref=e1]\n  - link "save as"', "save")
     assert total == 2 and lines[0].endswith("(in: - main:)")
-    lines, total = snapshot.find('- button "Save"\n- link "save"', "/^- b.*Save/", regex=True)
+    lines, total = snapshot_search.find('- button "Save"\n- link "save"', "/^- b.*Save/", regex=True)
     assert total == 1

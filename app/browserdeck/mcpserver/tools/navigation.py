@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from browserdeck.engine import options as o
 from browserdeck.errors import InvalidInput, NotFound
-from browserdeck.mcpserver import snapshot
+from browserdeck.mcpserver import snapshot, snapshot_search
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, field, from_model, obj, s
 from browserdeck.mcpserver.tools.registry import PREPARE_SNAPSHOT, tool
@@ -138,7 +138,7 @@ async def find(call: Call) -> Reply:
     data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
     raw = data.snapshot
     try:
-        lines, total = snapshot.find(raw, pattern or text or "", regex=bool(pattern))
+        lines, total = snapshot_search.find(raw, pattern or text or "", regex=bool(pattern))
     except Exception as exc:  # re.error, with the pattern's own message
         raise InvalidInput(f"invalid regex {pattern!r}: {exc}") from None
     if not lines:

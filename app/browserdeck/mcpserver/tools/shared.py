@@ -8,7 +8,7 @@ from typing import Any
 from browserdeck import results as r
 from browserdeck.engine import options as o
 from browserdeck.engine.consequences import NOTHING
-from browserdeck.mcpserver import output, snapshot
+from browserdeck.mcpserver import output, snapshot, snapshot_search
 from browserdeck.mcpserver.context import Call, Reply
 
 # --- shared ------------------------------------------------------------------
@@ -89,7 +89,7 @@ async def _snapshot_text(
         previous = call.session.snapshots.get(target)
         call.session.snapshots[target] = body
         if diff and previous is not None:
-            changes = snapshot.diff(previous, body)
+            changes = snapshot_search.diff(previous, body)
             if changes is None:
                 return "\n".join([header, *notes, "no changes since your last snapshot"])
             if len(changes) < len(body):
