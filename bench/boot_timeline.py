@@ -8,14 +8,17 @@ lines (wall-clock timestamps, ms): the service starting (its imports done), the 
 (Playwright driver) started, Chromium started. All relative to the spawn, median of
 ``--rounds`` runs, ms.
 
-    .venv/bin/python bench/boot_timeline.py [--rounds 3]
+    .venv/bin/python bench/boot_timeline.py [--rounds 3] [--compare OLD/app]
 
-Then the import profile of the service (``python -X importtime``), largest first.
+``--compare`` (repeatable) runs another checkout's ``app/`` (e.g. ``git archive <commit> app | tar -x
+-C /tmp/old``) the same way, rounds alternating, and prints both columns. Then the
+import profile of the service (``python -X importtime``), largest first.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -27,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -62,14 +67,18 @@ def post(sock: str, body: dict[str, object], headers: dict[str, str]) -> tuple[i
     return status, raw, answer
 
 
-def one_round(home: Path, chromium: str, url: str) -> dict[str, float]:
+def one_round(home: Path, chromium: str, url: str, app: Path | None = None) -> dict[str, float]:
     env = ours_env(home, chromium)
+    command = [BD, "serve", "--headless", "--idle-exit"]
+    if app is not None:  # another checkout's package, ahead of the installed one
+        env["PYTHONPATH"] = str(app)
+        command = [PY, "-m", "browserdeck", "serve", "--headless", "--idle-exit"]
     sock = str(home / "run" / "api.sock")
     marks: dict[str, float] = {}
     wall0 = time.time()
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [BD, "serve", "--headless", "--idle-exit"],
+        command,
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -94,6 +103,16 @@ def one_round(home: Path, chromium: str, url: str) -> dict[str, float]:
         }  # fmt: skip
         status, raw, answer = post(sock, init, headers)
         marks["/mcp initialize answered"] = time.perf_counter() - t0
+        # CPU so far: less bent by a loaded machine than the wall clock (seconds, as marks).
+        service = psutil.Process(proc.pid)
+        cpu = service.cpu_times()
+        marks["CPU: service process at initialize"] = cpu.user + cpu.system
+        children = 0.0
+        for child in service.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                c = child.cpu_times()
+                children += c.user + c.system
+        marks["CPU: its children at initialize"] = children
         if status != 200:
             raise RuntimeError(f"initialize: {status} {raw[:300]!r}")
         sid = answer.get("mcp-session-id")
@@ -153,6 +172,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--compare", type=Path, metavar="APP_DIR", action="append", default=[],
+                        help="another checkout's app/ folder, run alternately (repeatable)")  # fmt: skip
     args = parser.parse_args()
     chromium = find_chromium()
     if chromium is None:
@@ -164,18 +185,32 @@ def main() -> int:
     home = tmp / "home"
     home.mkdir()
     write_config(home, chromium)
-    runs: list[dict[str, float]] = []
+    sides: dict[str, Path | None] = {"this checkout": None}
+    for other in args.compare:
+        subprocess.run([PY, "-m", "compileall", "-q", str(other)], check=True)
+        sides[str(other)] = other.resolve()
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
     with serve_site() as site:
         for i in range(args.rounds + 1):  # round 0 warms disk caches and is not counted
-            marks = one_round(home, chromium, f"{site}/form40.html?r={i}")
-            if i:
-                runs.append(marks)
-    names = sorted({k for r in runs for k in r}, key=lambda k: statistics.median(
-        [r[k] for r in runs if k in r]))  # fmt: skip
-    print(f"\nboot timeline of `serve --headless --idle-exit`, {args.rounds} rounds, ms after spawn")
-    for name in names:
-        values = [r[name] * 1000 for r in runs if name in r]
-        print(f"  {name:36} {statistics.median(values):7.0f}  ({min(values):.0f}-{max(values):.0f})")
+            order = list(sides.items())
+            order = order[i % len(order):] + order[: i % len(order)]  # each side first in turn
+            for name, app in order:
+                marks = one_round(home, chromium, f"{site}/form40.html?r={i}", app)
+                if i:
+                    runs[name].append(marks)
+    every = [r for side in runs.values() for r in side]
+    names = sorted({k for r in every for k in r}, key=lambda k: statistics.median(
+        [r[k] for r in every if k in r]))  # fmt: skip
+    print(f"\nboot timeline of `serve --headless --idle-exit`, {args.rounds} rounds, "
+          "ms after spawn, median (min-max)")  # fmt: skip
+    print(f"  {'':36}" + "".join(f"{name[-24:]:>26}" for name in sides))
+    for key in names:
+        cells = []
+        for name in sides:
+            values = [r[key] * 1000 for r in runs[name] if key in r]
+            cells.append(f"{statistics.median(values):.0f} ({min(values):.0f}-{max(values):.0f})"
+                         if values else "-")  # fmt: skip
+        print(f"  {key:36}" + "".join(f"{c:>26}" for c in cells))
     import_profile(home, chromium, args.top)
     return 0
 

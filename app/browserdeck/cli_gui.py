@@ -85,9 +85,9 @@ def cmd_tray(args: argparse.Namespace) -> int:
 
         return asyncio.run(serve(headless=True, port=getattr(args, "port", None)))
     from browserdeck.gui.app import run
-    from browserdeck.master import build_service
+    from browserdeck.master import build_service, mcp_client_config
 
-    return run(args, build_service)
+    return run(args, build_service, mcp_client_config)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -266,6 +266,10 @@ class Deck:
         """
         return await self.profile(caller, profile).peek_tabs() or []
 
+    def tab_holders(self, profile: str) -> dict[str, str]:
+        """targetId -> the agent that holds the tab (MCP tab claims), for views."""
+        return self.service.tab_holders(profile)
+
     async def open_tab(self, caller: Caller, profile: str | None, url: str) -> Tab:
         ctx = self.profile(caller, profile)
         caller.note(profile=ctx.name, url=url)

@@ -10,6 +10,7 @@ and the tray app builds its service here (tests/test_layers.py keeps it on top).
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,8 @@ from browserdeck.errors import BrowserdeckError
 if TYPE_CHECKING:
     from browserdeck.api.server import ApiServer
     from browserdeck.service import Service
+
+log = logging.getLogger(__name__)
 
 # The API and MCP are imported where they are built, not here: `serve` starts the
 # Playwright driver and Chromium first and imports the web stack beside them (issue 14).
@@ -80,7 +83,35 @@ def build_service(
         prelaunch=prelaunch,
     )
     service.agent_releasers.append(lambda: release_agents(service))
+    service.tab_holders = tab_holders
     return service
+
+
+def mcp_client_config() -> str:
+    """The ``mcpServers`` JSON that runs browserdeck's MCP server (stdio), for the clipboard."""
+    import json
+
+    if getattr(sys, "frozen", False):
+        # In the PyInstaller bundle the executable *is* browserdeck: `<exe> mcp`.
+        data: dict[str, Any] = {
+            "mcpServers": {"browserdeck": {"command": sys.executable, "args": ["mcp"]}}
+        }
+    else:
+        from browserdeck.mcpserver import client_config_snippet
+
+        data = client_config_snippet()
+    return json.dumps(data, indent=2)
+
+
+def tab_holders(profile: str) -> dict[str, str]:
+    """targetId -> the agent holding that tab (the MCP servers' tab claims)."""
+    from browserdeck.mcpserver import claims
+
+    try:
+        return {c.target_id: c.label for c in claims.read_claims(profile)}
+    except (OSError, ValueError):  # an unreadable claims file: nobody shown, nothing fails
+        log.debug("reading tab claims", exc_info=True)
+        return {}
 
 
 # --- `browserdeck serve` (and the tray without a display) ------------------------

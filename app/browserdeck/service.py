@@ -90,6 +90,8 @@ class Service:
         self._front_end = front_end
         # Registered by the composition root; run by stop_all_agents().
         self.agent_releasers: list[AgentReleaser] = []
+        # From the composition root: targetId -> the agent holding it (MCP tab claims).
+        self.tab_holders: Callable[[str], dict[str, str]] = lambda _profile: {}
         # The in-process MCP fallback runs without relays (and without starting the default
         # profile): it must not hold the relay port the tray or `serve` will want.
         self._run_relays = run_relays
@@ -152,19 +154,23 @@ class Service:
                 self.tasks.spawn(self._start_quietly(default), name="prelaunch-default-profile")
             # The API listens while the Playwright driver (and Chromium) start: a client
             # that only needs the handshake (MCP initialize) is not held up by them, and
-            # a page call waits for the engine in ensure_browser (issue 14). Importing
-            # the engine on a thread lets the prelaunch task spawn Chromium meanwhile.
-            engine_module = await asyncio.to_thread(importlib.import_module, "browserdeck.engine")
-            self.engine = engine_module.Engine(
-                events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
-            )
-            self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
-            if self._front_end is not None:
-                # Built on a thread too: building it imports the web stack (uvicorn).
-                self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
-                await self.api.start()
-                self._write_instance_file()
-            await asyncio.shield(self._engine_start)
+            # a page call waits for the engine (engine_ready; issue 14). The engine and
+            # the web stack are imported on threads, so this loop spawns Chromium and
+            # the driver meanwhile, and they boot on another core.
+            with aio.short_gil_switches():
+                engine_module = await asyncio.to_thread(
+                    importlib.import_module, "browserdeck.engine"
+                )
+                self.engine = engine_module.Engine(
+                    events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
+                )
+                self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
+                if self._front_end is not None:
+                    # Built on a thread too: building it imports the web stack (uvicorn).
+                    self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
+                    await self.api.start()
+                    self._write_instance_file()
+                await asyncio.shield(self._engine_start)
             if self.config.enabled and self._run_relays:
                 await self._start_relays()
                 if self.config.start_default_profile:

@@ -182,10 +182,12 @@ async def running_tray(qapp: QApplication, **kwargs: Any) -> AsyncIterator[Any]:
     test body are separate run_until_complete calls, so the app must live inside one.
     """
     from browserdeck.gui.app import TrayApp
-    from browserdeck.master import build_service
+    from browserdeck.master import build_service, mcp_client_config
 
     kwargs.setdefault("tray", True)
-    app = TrayApp(qapp, service_factory=lambda: build_service(force_headless=True), **kwargs)
+    kwargs.setdefault("mcp_config", mcp_client_config)
+    kwargs.setdefault("service_factory", lambda: build_service(force_headless=True))
+    app = TrayApp(qapp, **kwargs)
     task = asyncio.ensure_future(app.run())
     try:
         await wait_for(

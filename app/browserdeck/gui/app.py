@@ -67,20 +67,6 @@ QLabel#activityEmpty { color: palette(dark); border: 1px solid palette(mid);
 """
 
 
-def mcp_config_snippet() -> str:
-    """The ``mcpServers`` JSON that runs browserdeck's MCP server (stdio), for the clipboard."""
-    if getattr(sys, "frozen", False):
-        # In the PyInstaller bundle the executable *is* browserdeck: `<exe> mcp`.
-        data: dict[str, Any] = {
-            "mcpServers": {"browserdeck": {"command": sys.executable, "args": ["mcp"]}}
-        }
-    else:
-        from browserdeck.mcpserver import client_config_snippet
-
-        data = client_config_snippet()
-    return json.dumps(data, indent=2)
-
-
 class TrayApp(QObject):
     """Owns the service, the tray, the panel and dialogs; one shutdown path."""
 
@@ -89,6 +75,7 @@ class TrayApp(QObject):
         qapp: QApplication,
         *,
         service_factory: Callable[[], Service],
+        mcp_config: Callable[[], str],
         tray: bool | None = None,
         show_panel: bool = False,
         show_settings: bool = False,
@@ -96,6 +83,9 @@ class TrayApp(QObject):
         super().__init__()
         self.qapp = qapp
         self.service_factory = service_factory
+        # The `mcpServers` JSON for "Copy MCP config", from the composition root (MCP is
+        # not the GUI's business: it never imports mcpserver/).
+        self.mcp_config = mcp_config
         self.tray_available = QSystemTrayIcon.isSystemTrayAvailable() if tray is None else tray
         self.show_panel_at_start = show_panel or not self.tray_available
         self.show_settings_at_start = show_settings
@@ -386,7 +376,7 @@ class TrayApp(QObject):
         )
 
     def copy_mcp_config(self) -> None:
-        QGuiApplication.clipboard().setText(mcp_config_snippet())
+        QGuiApplication.clipboard().setText(self.mcp_config())
         self.notify(
             "info",
             "MCP config copied",
@@ -547,8 +537,13 @@ def second_launch(show: str = "show-panel") -> int | None:
     return None
 
 
-def run(args: argparse.Namespace, build_service: Callable[..., Service]) -> int:
-    """The tray app; ``build_service`` is the composition root's (``master.build_service``)."""
+def run(
+    args: argparse.Namespace,
+    build_service: Callable[..., Service],
+    mcp_config: Callable[[], str],
+) -> int:
+    """The tray app; ``build_service`` and ``mcp_config`` are the composition root's
+    (``master.build_service``, ``master.mcp_client_config``)."""
     import qasync
 
     from browserdeck import logsetup
@@ -565,6 +560,7 @@ def run(args: argparse.Namespace, build_service: Callable[..., Service]) -> int:
     app = TrayApp(
         qapp,
         service_factory=lambda: build_service(force_headless=headless, control_port=port),
+        mcp_config=mcp_config,
         tray=False if getattr(args, "no_tray", False) else None,
         show_panel=bool(getattr(args, "panel", False)),
         show_settings=bool(getattr(args, "settings", False)),

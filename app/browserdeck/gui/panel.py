@@ -14,7 +14,6 @@ from ``gui/model.py``.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from typing import Any
 
@@ -67,8 +66,6 @@ from browserdeck.gui.screenshot import (
     ScreenshotView,
     capture,
 )
-
-log = logging.getLogger(__name__)
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -182,17 +179,6 @@ class Banner(QFrame):
         self.button.setVisible(action is not None)
         self.button.setText(action or "")
         self.show()
-
-
-def tab_holders(profile: str) -> dict[str, str]:
-    """targetId -> the agent holding that tab (the MCP servers' tab claims)."""
-    from browserdeck.mcpserver import claims
-
-    try:
-        return {c.target_id: c.label for c in claims.read_claims(profile)}
-    except (OSError, ValueError):
-        log.debug("reading tab claims", exc_info=True)
-        return {}
 
 
 def _section(title: str) -> QLabel:
@@ -586,7 +572,8 @@ class StatusPanel(QMainWindow):
             return
         tabs = self.model.tabs.get(profile, [])
         selected = self.selected_tab()
-        holders = tab_holders(profile)
+        deck = self.model.deck
+        holders = deck.tab_holders(profile) if deck is not None else {}
         self.tab_tree.blockSignals(True)
         try:
             self.tab_tree.clear()
