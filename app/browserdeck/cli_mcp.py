@@ -169,11 +169,10 @@ def _socket_identity(path: str) -> tuple[int, int] | None:
 
 def _bridge_tcp(url: str, path: str) -> int:
     """The bridge over a TCP URL: the bearer token goes only to a server proven ours."""
-    import http.client
     from urllib.parse import urlsplit
 
-    from browserdeck import mcp_bridge, secrets
-    from browserdeck.client import NOT_OURS_HINT, unproven_server
+    from browserdeck import mcp_bridge
+    from browserdeck.client import NOT_OURS_HINT, stored_token, tcp_connection, unproven_server
 
     problem = unproven_server(url)
     if problem is not None:
@@ -181,13 +180,10 @@ def _bridge_tcp(url: str, path: str) -> int:
             "not_running") else NOT_OURS_HINT
         print(f"error: {problem[1]}\n  hint: {hint}", file=sys.stderr)
         return 3
-    parts = urlsplit(url)
-    cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    token = secrets.get_token("api", create=False) or ""
     bridge = mcp_bridge.Bridge(
-        lambda: cls(parts.hostname or "", parts.port, timeout=mcp_bridge.TIMEOUT),
-        parts.path.rstrip("/") + path,
-        headers={"Authorization": f"Bearer {token}"},
+        lambda: tcp_connection(url, mcp_bridge.TIMEOUT),
+        urlsplit(url).path.rstrip("/") + path,
+        headers={"Authorization": f"Bearer {stored_token()}"},
         where=f"the browserdeck service at {url}",
     )
     return mcp_bridge.run(bridge)

@@ -23,6 +23,7 @@ from browserdeck import paths, uds
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import http.client
     from typing import Any
 
 CLIENT_NAME = "browserdeck-cli"
@@ -145,6 +146,23 @@ NOT_OURS_HINT = (
 )
 
 
+def tcp_connection(url: str, timeout: float | None) -> http.client.HTTPConnection:
+    """A connection to the API at a TCP ``url`` (http or https): for one request (the CLI)
+    or one long stream (the MCP bridge). Prove the server first (``unproven_server``)."""
+    import http.client
+
+    parts = urlsplit(url)
+    cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    return cls(parts.hostname or "", parts.port, timeout=timeout)
+
+
+def stored_token() -> str:
+    """The API token from the store the service keeps it in ("" when there is none)."""
+    from browserdeck import secrets
+
+    return secrets.get_token("api", create=False) or ""
+
+
 def api_socket_path() -> str | None:
     """The running service's API socket, if its file is there (it may still be stale)."""
     try:
@@ -194,9 +212,7 @@ class ApiClient:
         if self.socket_path:
             return _headers("")
         if self._token is None:
-            from browserdeck import secrets
-
-            self._token = secrets.get_token("api", create=False) or ""
+            self._token = stored_token()
         return _headers(self._token)
 
     def _exchange(self, method: str, target: str, headers: dict[str, str],
@@ -208,12 +224,9 @@ class ApiClient:
             return status, answer.get("content-type", ""), data
         import http.client
 
-        parts = urlsplit(self.url)
-        cls = (http.client.HTTPSConnection if parts.scheme == "https"
-               else http.client.HTTPConnection)
         # One connection per request: a kept-alive one the server closed while a long
         # call ran would fail the next request half-way.
-        conn = cls(parts.hostname or "", parts.port, timeout=self.timeout)
+        conn = tcp_connection(self.url, self.timeout)
         try:
             conn.request(method, target, body=body, headers=headers)
             resp = conn.getresponse()
