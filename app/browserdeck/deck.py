@@ -330,9 +330,10 @@ class Deck:
             if gone is None:
                 raise
             raise gone from None
+        shot = r.Screenshot.model_validate(out)
         infos = await self._ref_infos(t) if labels else {}
         found = []
-        for label in out.get("labels") or []:
+        for label in shot.labels or []:
             box, info = label["box"], infos.get(label["ref"])
             found.append(
                 ShotLabel(
@@ -346,12 +347,12 @@ class Deck:
                 )
             )
         return Screenshot(
-            png=base64.b64decode(out["base64"]),
+            png=base64.b64decode(shot.base64 or ""),
             target_id=t.target_id,
-            url=str(out["url"]),
-            width=int(out["width"]),
+            url=shot.url or "",
+            width=shot.width,
             labels=found,
-            unplaced=[str(r) for r in out.get("unplaced") or []],
+            unplaced=list(shot.unplaced or []),
         )
 
     async def _ref_infos(self, t: BrowserTarget) -> dict[str, RefInfo]:
