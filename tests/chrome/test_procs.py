@@ -17,7 +17,10 @@ def test_a_zombie_is_not_alive_and_a_running_child_is() -> None:
         assert procs.pid_alive(child.pid)
         assert procs.parent_pid(child.pid) == os.getpid()
         assert procs.owned_by_us(child.pid)
-        argv = procs.process_cmdline(child.pid)
+        # Popen returns once exec() has begun; the new argv shows a moment later.
+        deadline = time.monotonic() + 10
+        while (argv := procs.process_cmdline(child.pid)) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert argv is not None and argv[-1] == "import time; time.sleep(30)"
         child.kill()
         # Not reaped yet: the kernel keeps it as a zombie until we wait() for it.

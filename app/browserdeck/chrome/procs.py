@@ -121,9 +121,13 @@ def listening_pids(port: int) -> list[int]:
 
 
 def process_cmdline(pid: int) -> list[str] | None:
-    """The process's argv, or None when it cannot be read."""
+    """The process's argv, or None when it cannot be read.
+
+    An empty argv is "cannot be read" too: the kernel shows none for a zombie, and
+    none for a moment while a process is in exec() (seen in CI right after Popen).
+    """
     try:
-        return list(psutil.Process(pid).cmdline())
+        return list(psutil.Process(pid).cmdline()) or None
     except (psutil.Error, OSError):
         return None
 
