@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -144,6 +144,19 @@ class ShotLabel:
     height: float
     role: str = ""
     name: str = ""
+
+    def scaled(self, k: float) -> ShotLabel:
+        """The same label with its box scaled by ``k`` (CSS pixels to image pixels)."""
+        return replace(self, x=self.x * k, y=self.y * k, width=self.width * k, height=self.height * k)
+
+    def describe(self) -> str:
+        """What the label is, in a user's words: e12 · button · “Sign in”."""
+        bits = [self.ref]
+        if self.role:
+            bits.append(self.role)
+        if self.name:
+            bits.append(f"“{self.name}”")
+        return " · ".join(bits)
 
 
 @dataclass(frozen=True)

@@ -56,13 +56,13 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import __version__, aio, states
+from browserdeck.deck import ShotLabel
 from browserdeck.gui import icons
 from browserdeck.gui.model import Activity, DeckModel, short_id
 from browserdeck.gui.screenshot import (
     ZOOMS,
     Capture,
     CaptureError,
-    LabelBox,
     ScreenshotView,
     capture,
 )
@@ -756,7 +756,7 @@ class StatusPanel(QMainWindow):
             self.timer.stop()
         self.model.set_fast_poll(self.isVisible())
 
-    def _on_label_hovered(self, label: LabelBox | None) -> None:
+    def _on_label_hovered(self, label: ShotLabel | None) -> None:
         if label is None:
             self.hover_label.setText(" ")
         else:

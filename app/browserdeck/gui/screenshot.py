@@ -18,7 +18,7 @@ from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QCursor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QWidget
 
-from browserdeck.deck import Caller
+from browserdeck.deck import Caller, ShotLabel
 from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.model import GUI_CLIENT
 
@@ -28,34 +28,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class LabelBox:
-    """One labelled element: its ref and its box in image pixels."""
-
-    ref: str
-    x: float
-    y: float
-    width: float
-    height: float
-    role: str = ""
-    name: str = ""
-
-    def rect(self) -> QRectF:
-        return QRectF(self.x, self.y, self.width, self.height)
-
-    def describe(self) -> str:
-        bits = [self.ref]
-        if self.role:
-            bits.append(self.role)
-        if self.name:
-            bits.append(f"“{self.name}”")
-        return " · ".join(bits)
-
-
 @dataclass
 class Capture:
     image: QImage
-    labels: list[LabelBox] = field(default_factory=list)
+    labels: list[ShotLabel] = field(default_factory=list)
     # Refs in view whose badge found no room on the image (labels.place): listed beside it.
     unplaced: list[str] = field(default_factory=list)
     target_id: str = ""
@@ -83,16 +59,7 @@ async def capture(deck: Deck, profile: str, target_id: str | None, *, labels: bo
     return Capture(
         image=image,
         labels=[
-            LabelBox(
-                lb.ref,
-                lb.x * scale,
-                lb.y * scale,
-                lb.width * scale,
-                lb.height * scale,
-                lb.role,
-                lb.name,
-            )
-            for lb in shot.labels
+lb.scaled(scale) for lb in shot.labels
         ],
         unplaced=shot.unplaced,
         target_id=shot.target_id,
@@ -107,7 +74,7 @@ class ScreenshotView(QWidget):
     """Paints a capture (fit, or at a zoom inside a scroll area); outlines and names the
     label under the mouse; a click on a box copies its ref; a drag pans."""
 
-    hovered = Signal(object)  # LabelBox | None
+    hovered = Signal(object)  # ShotLabel | None
     refClicked = Signal(str)  # the ref of the box that was clicked
     panned = Signal(int, int)  # dx, dy of a drag (the scroll area moves by it)
 
@@ -119,7 +86,7 @@ class ScreenshotView(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.capture: Capture | None = None
         self.message = "No screenshot yet."
-        self.hover: LabelBox | None = None
+        self.hover: ShotLabel | None = None
         self.accent = QColor("#FF4500")
         self.zoom: float | None = 1.0  # None: fit the widget
         self._press: QPointF | None = None
@@ -228,18 +195,18 @@ class ScreenshotView(QWidget):
         assert self.capture is not None
         return self._target_rect().width() / max(1, self.capture.image.width())
 
-    def label_at(self, pos: QPointF) -> LabelBox | None:
+    def label_at(self, pos: QPointF) -> ShotLabel | None:
         if self.capture is None or not self.capture.labels:
             return None
         target = self._target_rect()
         s = self.scale()
         x = (pos.x() - target.x()) / s
         y = (pos.y() - target.y()) / s
-        hits = [lb for lb in self.capture.labels if lb.rect().contains(QPointF(x, y))]
+        hits = [lb for lb in self.capture.labels if QRectF(lb.x, lb.y, lb.width, lb.height).contains(QPointF(x, y))]
         # The smallest box under the mouse is the most specific element.
         return min(hits, key=lambda lb: lb.width * lb.height) if hits else None
 
-    def view_rect_of(self, label: LabelBox) -> QRectF:
+    def view_rect_of(self, label: ShotLabel) -> QRectF:
         target = self._target_rect()
         s = self.scale()
         return QRectF(
