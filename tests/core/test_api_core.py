@@ -441,8 +441,11 @@ async def test_a_hand_edit_while_running_is_never_overwritten() -> None:
         assert "second" not in names
 
 
-async def _hanging_evaluate(client: httpx.AsyncClient) -> asyncio.Task[httpx.Response]:
-    """An /act evaluate that never ends, returned once it is surely running in the page."""
+async def _hanging_evaluate(
+    client: httpx.AsyncClient, settles: str = "new Promise(() => {})", timeout_ms: int = 60000
+) -> asyncio.Task[httpx.Response]:
+    """An /act evaluate returning ``settles`` (by default it never ends), returned once it
+    is surely running in the page."""
     started = asyncio.Event()
 
     async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -451,9 +454,9 @@ async def _hanging_evaluate(client: httpx.AsyncClient) -> asyncio.Task[httpx.Res
 
     server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    fn = f"() => {{ fetch('http://127.0.0.1:{port}/'); return new Promise(() => {{}}); }}"
+    fn = f"() => {{ fetch('http://127.0.0.1:{port}/'); return {settles}; }}"
     task = asyncio.create_task(
-        client.post("/act", json={"kind": "evaluate", "fn": fn, "timeoutMs": 60000})
+        client.post("/act", json={"kind": "evaluate", "fn": fn, "timeoutMs": timeout_ms})
     )
     try:
         await asyncio.wait_for(started.wait(), 30)
@@ -467,25 +470,9 @@ async def test_a_request_running_when_the_service_stops_still_gets_its_answer() 
     before the browsers close: a call in flight at a SIGTERM gets its real answer."""
     async with running_service() as (service, client):
         await client.post("/navigate", json={"url": "about:blank"})
-        started = asyncio.Event()
-
-        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            started.set()
-            writer.close()
-
-        server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        fn = (
-            f"() => {{ fetch('http://127.0.0.1:{port}/'); "
-            "return new Promise(r => setTimeout(() => r('finished'), 1500)); }"
+        running = await _hanging_evaluate(
+            client, "new Promise(r => setTimeout(() => r('finished'), 1500))", timeout_ms=20000
         )
-        running = asyncio.create_task(
-            client.post("/act", json={"kind": "evaluate", "fn": fn, "timeoutMs": 20000})
-        )
-        try:
-            await asyncio.wait_for(started.wait(), 30)  # the call is running in the page
-        finally:
-            server.close()
         stopping = asyncio.create_task(service.stop())
         answer = await asyncio.wait_for(running, 30)
         await asyncio.wait_for(stopping, 30)
