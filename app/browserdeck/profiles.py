@@ -278,7 +278,7 @@ class ProfileContext:
             if t.get("type") == "page"
         ]
 
-    def _not_running_hint(self) -> str:
+    def _not_running_hint(self) -> str | Hint:
         return self.impl.not_running_hint()
 
     async def list_tabs(self) -> list[Tab]:

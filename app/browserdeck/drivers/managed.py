@@ -16,7 +16,7 @@ from typing import Any
 from browserdeck import aio, paths
 from browserdeck.chrome import launcher, procs
 from browserdeck.drivers.base import ProfileDriver
-from browserdeck.errors import BrowserdeckError, Conflict, Unavailable
+from browserdeck.errors import START_OF, BrowserdeckError, Conflict, Hint, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -195,9 +195,8 @@ class Driver(ProfileDriver):
             out["executable"] = ctx.chrome.executable.path
         return None
 
-    def not_running_hint(self) -> str:
-        name = self.ctx.name
-        return f"start it with POST /start?profile={name} or `browserdeck start --profile {name}`"
+    def not_running_hint(self) -> str | Hint:
+        return Hint("start it ({start})", start=START_OF.of(profile=self.ctx.name))
 
     async def reset(self) -> dict[str, Any]:
         """Kill whatever holds this profile's CDP port (an orphaned browser), then report."""
