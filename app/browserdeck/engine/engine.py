@@ -253,7 +253,7 @@ class Engine:
 
     @property
     def pool(self) -> BrowserPool:
-        if self._pool is None and self.state == "restarting":
+        if self._stopping or (self._pool is None and self.state == "restarting"):
             raise self._restarting_error()
         if self._pool is None:
             raise Unavailable(
@@ -263,7 +263,19 @@ class Engine:
             )
         return self._pool
 
+    @staticmethod
+    def _stopping_error() -> Unavailable:
+        # Not "a browserdeck bug": a call that arrives while the service shuts down (or
+        # outlived the API's graceful wait) is told so.
+        return Unavailable(
+            "the browser engine is stopping: browserdeck is shutting down",
+            hint="start browserdeck again (the tray, or `browserdeck serve`) and retry",
+            code="engine_stopped",
+        )
+
     def _restarting_error(self) -> Unavailable:
+        if self._stopping:  # our own stop() closed the driver: not a restart
+            return self._stopping_error()
         return Unavailable(
             f"the browser engine is restarting: {self.last_failure or 'its driver exited'}",
             hint="retry in a few seconds; tabs stay open, but take a new snapshot: refs from "
