@@ -37,7 +37,15 @@ from browserdeck import paths
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
-from browserdeck.errors import CREATE_PROFILE, PROFILES, ConfigError, Conflict, Hint, InvalidInput
+from browserdeck.errors import (
+    CREATE_PROFILE,
+    PROFILES,
+    BrowserdeckError,
+    ConfigError,
+    Conflict,
+    Hint,
+    InvalidInput,
+)
 from browserdeck.files import stale_temp_files, write_atomic
 from browserdeck.guard import is_loopback_url
 
@@ -917,6 +925,33 @@ def read(path: Path | None = None) -> Config:
         ) from None
 
 
+# read_cached's last read of each config file: (its mtime, what it held).
+_read_cache: dict[str, tuple[int, Config]] = {}
+
+
+def read_cached(path: Path | None = None) -> Config:
+    """The config as saved, for a caller that consults it on every call (MCP tools).
+
+    Re-read only when the file changed (its mtime). Never raises: a missing or broken
+    file gives the defaults, since reporting a broken file is the service's job
+    (``load``), not every reader's.
+    """
+    path = path or paths.config_file()
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return default_config()
+    cached = _read_cache.get(str(path))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        loaded = read(path)
+    except (BrowserdeckError, ValueError):
+        loaded = default_config()
+    _read_cache[str(path)] = (stamp, loaded)
+    return loaded
+
+
 def save(config: Config, path: Path | None = None) -> None:
     """Write atomically (``files.write_atomic``: unique temp, fsync, replace, fsync dir)."""
     path = path or paths.config_file()
@@ -1026,6 +1061,7 @@ __all__ = [
     "next_color",
     "parse_profile",
     "read",
+    "read_cached",
     "save",
     "updated",
     "validate_color",
