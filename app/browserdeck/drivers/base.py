@@ -75,7 +75,7 @@ class ProfileDriver:
     async def peek_tabs(self) -> list[Tab] | None:
         """The tabs if the browser answers right now; never starts anything."""
         try:
-            return await self.ctx._list_tabs_raw(wait=1.5)
+            return await self.ctx.read_tabs(wait=1.5)
         except BrowserdeckError:
             return None
 

@@ -36,7 +36,7 @@ class Driver(ProfileDriver):
         )
         await relay.start()
         ctx.relay = relay
-        ctx._set_state("running", "relay listening; waiting for the extension")
+        ctx.set_state("running", "relay listening; waiting for the extension")
 
 
     async def stop(self) -> None:
