@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pydantic import TypeAdapter
 from browserdeck.errors import (
     CREATE_PROFILE,
+    DELETE_PROFILE,
     PROFILES,
     BrowserdeckError,
     ConfigError,
@@ -744,8 +745,10 @@ def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
     if spec.port == "cdp" and profile.cdp_port is None:
         raise InvalidInput(
             f"{where}: a {profile.driver} profile needs a cdpPort",
-            hint="create profiles with POST /profiles/create so a port is "
-            "allocated, or set cdpPort",
+            hint=Hint(
+                "create profiles with {create} so a port is allocated, or set cdpPort",
+                create=CREATE_PROFILE,
+            ),
             code="invalid_setting",
         )
     if spec.needs_url and not profile.cdp_url:
@@ -840,7 +843,7 @@ def allocate_cdp_port(config: Config, reserved: Iterable[int] = ()) -> int:
             return port
     raise Conflict(
         "no free CDP port left in 18800-18899: all 100 are allocated to profiles",
-        hint="delete a profile you no longer need (DELETE /profiles/{name})",
+        hint=Hint("delete a profile you no longer need ({delete})", delete=DELETE_PROFILE),
         code="ports_exhausted",
     )
 

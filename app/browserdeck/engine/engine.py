@@ -43,7 +43,16 @@ from browserdeck.engine import snapshot as snap
 from browserdeck.engine.connection import BrowserPool
 from browserdeck.engine.errors import BROWSER_GONE
 from browserdeck.engine.state import PageState, TargetMemories
-from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, Forbidden, Unavailable
+from browserdeck.errors import (
+    CLOSE_TAB,
+    RELOAD,
+    ActionTimeout,
+    BrowserdeckError,
+    Conflict,
+    Forbidden,
+    Hint,
+    Unavailable,
+)
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame, Playwright
@@ -69,13 +78,16 @@ PROBE_WAIT = 1.0
 # Driver restarts back off up to this long between tries.
 RESTART_BACKOFF_MAX = 10.0
 
-UNRESPONSIVE_HINT = (
+UNRESPONSIVE_HINT = Hint(
     "browserdeck stopped the script (Runtime.terminateExecution); retry the call. If the "
-    "page starts it again, navigate or reload the tab (POST /navigate) or close it"
+    "page starts it again, navigate or reload the tab ({reload}) or close it ({close})",
+    reload=RELOAD,
+    close=CLOSE_TAB,
 )
-CRASHED_HINT = (
-    "reload it (POST /navigate with action=reload) or navigate it to a URL: that starts a "
-    "new renderer; or close the tab. Refs from before the crash are gone"
+CRASHED_HINT = Hint(
+    "reload it ({reload}) or navigate it to a URL: that starts a new renderer; or close "
+    "the tab. Refs from before the crash are gone",
+    reload=RELOAD,
 )
 
 
