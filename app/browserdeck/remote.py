@@ -37,8 +37,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import httpx
-
 from browserdeck import aio, secrets
 from browserdeck.errors import (
     REMOTE_TOKEN,
@@ -375,6 +373,8 @@ class ServiceDriver:
             return self._health[1]
         base, query, headers = self._http_base()
         out: dict[str, Any]
+        import httpx  # here: the service's start does not need it (issue 14)
+
         try:
             async with httpx.AsyncClient(timeout=1.5, trust_env=False) as http:
                 resp = await http.get(f"{base}/pressure", params=query, headers=headers)

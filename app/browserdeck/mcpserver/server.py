@@ -22,6 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+# First: the SDK's server pieces without the rest of the SDK (sdk.py, issue 14).
+from browserdeck.mcpserver import sdk  # noqa: F401
+
+# isort: split
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
