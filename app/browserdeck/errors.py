@@ -97,6 +97,13 @@ REMOTE_TOKEN = Step(
 )
 # Pairing is the user's, in Chrome: HTTP clients are pointed at the tray.
 PAIR = Step("the tray's “Pair extension…”", "browserdeck pair --profile {profile}")
+# Not a step but a place, said the same way: where a file an agent may upload or read
+# goes (confine.py): the folders each kind of caller declares.
+WORKSPACE = Step(
+    'a folder the request names in "roots"',
+    "the current directory",
+    "the MCP client's workspace (its roots or working directory)",
+)
 RELOAD = Step(
     "POST /navigate with action=reload", "browserdeck navigate URL", "browser_navigate to its URL"
 )
