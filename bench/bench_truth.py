@@ -5,8 +5,9 @@ the same pages (tests/support/asyncsite.py, served here on 127.0.0.1), in one ru
 rounds interleaved so the machine's load hits all alike:
 
   * browserdeck (this tree): `python -m browserdeck mcp`, in-process service;
-  * baseline: the same from the baseline checkout (commit f51f05f, its own venv;
-    BASELINE_DIR, default ../browserdeck-baseline as bench/BASELINE.md makes it), see bench/BASELINE.md;
+  * baseline: the same from a baseline checkout with its own venv (BASELINE_DIR, default
+    ../browserdeck-baseline, the wave's baseline f51f05f as bench/BASELINE.md makes it; the
+    restructuring's is 5850a54), named by its commit; see bench/BASELINE.md;
   * Playwright MCP, default (it sleeps a settle time after each action);
   * Playwright MCP with `--timeout-settle 0`;
   * chrome-devtools-mcp.
@@ -39,6 +40,7 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -277,6 +279,15 @@ def med(samples: list[float]) -> float:
     return statistics.median(samples) * 1000 if samples else float("nan")
 
 
+def checkout_rev(path: Path) -> str:
+    """The short commit a baseline checkout is at, so the table says what it compared."""
+    out = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--short=7", "HEAD"],
+        capture_output=True, text=True, check=False,
+    )
+    return out.stdout.strip() or path.name
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -304,7 +315,11 @@ async def main() -> int:
             home.mkdir()
             write_config(str(base_py), home)
             sides.append(
-                Side("baseline f51f05f", browserdeck_params(str(base_py), home, chromium), "ours")
+                Side(
+                    f"baseline {checkout_rev(BASELINE_DIR)}",
+                    browserdeck_params(str(base_py), home, chromium),
+                    "ours",
+                )
             )
         else:
             print(f"(baseline skipped: no {base_py})")

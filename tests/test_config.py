@@ -255,3 +255,19 @@ def test_settings_are_normalised_by_the_same_check() -> None:
     profile = config.parse_profile("p", {"driver": "managed", "cdpPort": 18810,
                                          "color": "#ff4500"}, "profiles.p")
     assert profile.color == "#FF4500"
+
+
+def test_read_cached_follows_the_file_and_never_raises(bd_home: Path) -> None:
+    """MCP tools read the settings on every call: a changed file is seen at once, a
+    broken one gives the defaults (the service reports it), and neither is written."""
+    assert config.read_cached().mcp_run_code is False  # no file yet: the defaults
+    path = paths.config_file()
+    config.save(config.updated(config.default_config(), lambda c: setattr(c, "mcp_run_code", True)))
+    assert config.read_cached().mcp_run_code is True
+    text = path.read_text(encoding="utf-8")
+    path.write_text("{not json", encoding="utf-8")
+    os.utime(path, ns=(1, 1))  # a different mtime even on a coarse clock
+    assert config.read_cached().mcp_run_code is False
+    assert path.read_text(encoding="utf-8") == "{not json"  # left for the service to report
+    path.write_text(text, encoding="utf-8")
+    assert config.read_cached().mcp_run_code is True

@@ -25,9 +25,9 @@ START_TIMEOUT = 60.0
 
 def _offline(args: argparse.Namespace) -> int:
     """``--print-config`` and ``--list-tools``: answered here, no service needed."""
+    from browserdeck import config
     from browserdeck.errors import BrowserdeckError
     from browserdeck.mcpserver import client_config_snippet
-    from browserdeck.mcpserver.backend import load_config
     from browserdeck.mcpserver.server import McpApp, select_tools
 
     if args.print_config:
@@ -37,7 +37,7 @@ def _offline(args: argparse.Namespace) -> int:
         print(json.dumps(snippet, indent=2))
         return 0
     try:
-        chosen = select_tools(args.tools, run_code=load_config().mcp_run_code)
+        chosen = select_tools(args.tools, run_code=config.read_cached().mcp_run_code)
     except BrowserdeckError as exc:
         print(
             f"error: {exc.message}"

@@ -37,7 +37,16 @@ from browserdeck import paths
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
-from browserdeck.errors import CREATE_PROFILE, PROFILES, ConfigError, Conflict, Hint, InvalidInput
+from browserdeck.errors import (
+    CREATE_PROFILE,
+    DELETE_PROFILE,
+    PROFILES,
+    BrowserdeckError,
+    ConfigError,
+    Conflict,
+    Hint,
+    InvalidInput,
+)
 from browserdeck.files import stale_temp_files, write_atomic
 from browserdeck.guard import is_loopback_url
 
@@ -736,8 +745,10 @@ def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
     if spec.port == "cdp" and profile.cdp_port is None:
         raise InvalidInput(
             f"{where}: a {profile.driver} profile needs a cdpPort",
-            hint="create profiles with POST /profiles/create so a port is "
-            "allocated, or set cdpPort",
+            hint=Hint(
+                "create profiles with {create} so a port is allocated, or set cdpPort",
+                create=CREATE_PROFILE,
+            ),
             code="invalid_setting",
         )
     if spec.needs_url and not profile.cdp_url:
@@ -832,7 +843,7 @@ def allocate_cdp_port(config: Config, reserved: Iterable[int] = ()) -> int:
             return port
     raise Conflict(
         "no free CDP port left in 18800-18899: all 100 are allocated to profiles",
-        hint="delete a profile you no longer need (DELETE /profiles/{name})",
+        hint=Hint("delete a profile you no longer need ({delete})", delete=DELETE_PROFILE),
         code="ports_exhausted",
     )
 
@@ -915,6 +926,33 @@ def read(path: Path | None = None) -> Config:
             hint="fix that file; or start browserdeck, which keeps it aside as "
             "config.json.bad-<time>, runs on defaults and says so",
         ) from None
+
+
+# read_cached's last read of each config file: (its mtime, what it held).
+_read_cache: dict[str, tuple[int, Config]] = {}
+
+
+def read_cached(path: Path | None = None) -> Config:
+    """The config as saved, for a caller that consults it on every call (MCP tools).
+
+    Re-read only when the file changed (its mtime). Never raises: a missing or broken
+    file gives the defaults, since reporting a broken file is the service's job
+    (``load``), not every reader's.
+    """
+    path = path or paths.config_file()
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return default_config()
+    cached = _read_cache.get(str(path))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        loaded = read(path)
+    except (BrowserdeckError, ValueError):
+        loaded = default_config()
+    _read_cache[str(path)] = (stamp, loaded)
+    return loaded
 
 
 def save(config: Config, path: Path | None = None) -> None:
@@ -1026,6 +1064,7 @@ __all__ = [
     "next_color",
     "parse_profile",
     "read",
+    "read_cached",
     "save",
     "updated",
     "validate_color",

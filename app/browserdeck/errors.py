@@ -26,7 +26,10 @@ if TYPE_CHECKING:
 class Step:
     """Something a caller can do next, named the way each kind of caller does it.
 
-    A way in that lacks the step (no CLI command for it) falls back to the route.
+    A way in that lacks the step falls back: the CLI to the route; MCP to the CLI command
+    (an agent's user runs it on this machine; a route needs the API token), then the
+    route. A step about one profile names it with ``of``:
+    ``RESET_PROFILE.of(profile="work")``.
     """
 
     __slots__ = ("command", "route", "tool")
@@ -36,10 +39,19 @@ class Step:
         self.command = command
         self.tool = tool
 
+    def of(self, **values: object) -> Step:
+        """This step with its ``{placeholders}`` filled (``str.format``; braces meant
+        literally in a step that takes values are doubled)."""
+        return Step(
+            self.route.format_map(values),
+            self.command.format_map(values) if self.command else None,
+            self.tool.format_map(values) if self.tool else None,
+        )
+
     def say(self, via: Via) -> str:
         if via == "mcp" and self.tool:
             return self.tool
-        if via == "cli" and self.command:
+        if via in ("cli", "mcp") and self.command:
             return f"`{self.command}`"
         return self.route
 
@@ -56,8 +68,42 @@ CLOSE_TAB = Step("DELETE /tabs/{targetId}", "browserdeck close ID", "browser_tab
 STATUS = Step("GET /", "browserdeck status", "browser_profiles action=list")
 PROFILES = Step("GET /profiles", "browserdeck profiles", "browser_profiles action=list")
 CREATE_PROFILE = Step("POST /profiles/create", "browserdeck create-profile NAME")
+DELETE_PROFILE = Step("DELETE /profiles/{name}", "browserdeck delete-profile NAME")
 START = Step("POST /start", "browserdeck start", "browser_profiles action=start")
 STOP = Step("POST /stop", "browserdeck stop", "browser_profiles action=stop")
+# The same, for one profile (``.of(profile=...)``).
+STATUS_OF = Step(
+    "GET /?profile={profile}",
+    "browserdeck status --profile {profile}",
+    "browser_profiles action=list",
+)
+START_OF = Step(
+    "POST /start?profile={profile}",
+    "browserdeck start --profile {profile}",
+    "browser_profiles action=start name={profile}",
+)
+STOP_OF = Step(
+    "POST /stop?profile={profile}",
+    "browserdeck stop --profile {profile}",
+    "browser_profiles action=stop name={profile}",
+)
+# Admin steps no MCP tool does: MCP clients are told the command.
+RESET_PROFILE = Step(
+    "POST /reset-profile?profile={profile}", "browserdeck reset-profile --profile {profile}"
+)
+REMOTE_TOKEN = Step(
+    'POST /profiles/token?profile={profile} {{"token": "…"}}',
+    "browserdeck remote-token --profile {profile}",
+)
+# Pairing is the user's, in Chrome: HTTP clients are pointed at the tray.
+PAIR = Step("the tray's “Pair extension…”", "browserdeck pair --profile {profile}")
+# Not a step but a place, said the same way: where a file an agent may upload or read
+# goes (confine.py): the folders each kind of caller declares.
+WORKSPACE = Step(
+    'a folder the request names in "roots"',
+    "the current directory",
+    "the MCP client's workspace (its roots or working directory)",
+)
 RELOAD = Step(
     "POST /navigate with action=reload", "browserdeck navigate URL", "browser_navigate to its URL"
 )

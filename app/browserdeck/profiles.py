@@ -51,13 +51,17 @@ class ProfileContext:
         self.relay: RelayServer | None = None
         self.state = "stopped"  # stopped | starting | running | crashed | error
         self.detail: str | None = None
-        self._lock = asyncio.Lock()
+        # What its driver (drivers/*) shares with it: start and stop run under ``lock``,
+        # ``stopping`` says a stop is ours (not a crash), ``watch`` is the driver's watcher
+        # of the browser process; set_state, drop_connections, read_tabs and stop_locked
+        # are the methods a driver calls back.
+        self.lock = asyncio.Lock()
         self._cdp: CDPClient | None = None
         self._cdp_lock = asyncio.Lock()
         # Counting tabs and opening one happen under it, so two opens cannot pass maxTabs.
         self._open_lock = asyncio.Lock()
-        self._watch: asyncio.Task[None] | None = None
-        self._stopping = False
+        self.watch: asyncio.Task[None] | None = None
+        self.stopping = False
         self.restart_note: str | None = None
         # Tabs agents opened through the API (not the user in the tray or the CLI): what
         # "Stop all agents" closes.
@@ -169,7 +173,7 @@ class ProfileContext:
     # --- lifecycle -------------------------------------------------------
     async def start(self) -> dict[str, Any]:
         self._ensure_enabled()
-        async with self._lock:
+        async with self.lock:
             driver = self.impl
             self._started_by = driver
             await driver.start()
@@ -181,20 +185,20 @@ class ProfileContext:
             # A pooled session stopping releases its own browser, not the others'.
             await service.release(remote.CURRENT_AGENT.get()[0])  # type: ignore[index]
             return await self.status()
-        async with self._lock:
-            await self._stop_locked()
+        async with self.lock:
+            await self.stop_locked()
         return await self.status()
 
-    async def _stop_locked(self) -> None:
-        self._stopping = True
+    async def stop_locked(self) -> None:
+        self.stopping = True
         self.restart_note = None
-        await self._drop_connections()
+        await self.drop_connections()
         # The driver that started the browser stops it, also when the settings have
         # switched the profile to another driver since.
         for driver in dict.fromkeys(d for d in (self._started_by, self.impl) if d is not None):
             await driver.stop()
         self._started_by = None
-        self._set_state("stopped", None)
+        self.set_state("stopped", None)
 
     def refuse_if_not_running(self) -> None:
         """For a watcher (the panel): an error instead of starting a stopped managed browser."""
@@ -223,7 +227,7 @@ class ProfileContext:
         The engine only sees a closed page; this says it was a stop, a crash or a dropped
         extension, so the agent knows its tabs and refs are gone, not just one tab.
         """
-        if self._stopping or self.state == "stopped":
+        if self.stopping or self.state == "stopped":
             return f"profile {self.name!r}: its browser was stopped while this was running"
         said = await self.impl.why_gone()
         if said is not None:
@@ -236,7 +240,7 @@ class ProfileContext:
             f"crashed or was killed{why}"
         )
 
-    async def _drop_connections(self) -> None:
+    async def drop_connections(self) -> None:
         if self._service is not None:
             # Release, never kill: closing our connection is how a service ends its browser.
             await self._service.release_all()
@@ -248,14 +252,14 @@ class ProfileContext:
             with contextlib.suppress(Exception):
                 await engine.drop(self.cdp_url)
 
-    def _set_state(self, state: str, detail: str | None) -> None:
+    def set_state(self, state: str, detail: str | None) -> None:
         changed = (state, detail) != (self.state, self.detail)
         self.state, self.detail = state, detail
         if changed:
             self.service.events.profile_state.send(profile=self.name, state=state, detail=detail)
 
     # --- tabs --------------------------------------------------------------
-    async def _list_tabs_raw(self, wait: float = 5.0) -> list[Tab]:
+    async def read_tabs(self, wait: float = 5.0) -> list[Tab]:
         if self.remote is not None:
             return await self.remote.tabs(await self.remote.lease())
         try:
@@ -278,12 +282,12 @@ class ProfileContext:
             if t.get("type") == "page"
         ]
 
-    def _not_running_hint(self) -> str:
+    def _not_running_hint(self) -> str | Hint:
         return self.impl.not_running_hint()
 
     async def list_tabs(self) -> list[Tab]:
         await self.ensure_browser()
-        return await self._list_tabs_raw()
+        return await self.read_tabs()
 
     # --- the default tab ----------------------------------------------------
     def note_used(self, client: str | None, target_id: str) -> None:
@@ -396,7 +400,7 @@ class ProfileContext:
         # and an HTTP error page is a success that carries its status, as with /navigate.
         navigate = url != "about:blank" and engine is not None
         async with self._open_lock:
-            open_now = len(await self._list_tabs_raw())
+            open_now = len(await self.read_tabs())
             limit = self.config.max_tabs
             if open_now >= limit:
                 raise Conflict(
@@ -474,7 +478,7 @@ class ProfileContext:
     async def focus_tab(self, target: str) -> Tab:
         target_id = await self.resolve_target(target)
         await self._cdp_call("Target.activateTarget", {"targetId": target_id})
-        tabs = {t.target_id: t for t in await self._list_tabs_raw()}
+        tabs = {t.target_id: t for t in await self.read_tabs()}
         return tabs.get(target_id, Tab(target_id, "", ""))
 
     async def close_tab(self, target: str) -> str:
@@ -491,7 +495,7 @@ class ProfileContext:
     ) -> Tab | None:
         deadline = time.monotonic() + within
         while True:
-            tabs = {t.target_id: t for t in await self._list_tabs_raw()}
+            tabs = {t.target_id: t for t in await self.read_tabs()}
             if (target_id in tabs) == present:
                 return tabs.get(target_id)
             if time.monotonic() > deadline:

@@ -37,10 +37,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import httpx
-
 from browserdeck import aio, secrets
-from browserdeck.errors import BrowserdeckError, InvalidInput, Unavailable
+from browserdeck.errors import (
+    REMOTE_TOKEN,
+    STATUS_OF,
+    STOP_OF,
+    BrowserdeckError,
+    Hint,
+    InvalidInput,
+    Unavailable,
+)
 
 if TYPE_CHECKING:
     from playwright.async_api import CDPSession
@@ -294,7 +300,10 @@ class ServiceDriver:
                 raise Unavailable(
                     f"remote profile {self.name!r}: {method} failed: "
                     f"{self._scrub(str(exc).splitlines()[0])}",
-                    hint="check the service (GET /?profile=" + self.name + " shows its health)",
+                    hint=Hint(
+                        "check the service ({status} shows its health)",
+                        status=STATUS_OF.of(profile=self.name),
+                    ),
                     code="browser_unreachable",
                 ) from None
         raise AssertionError("unreachable")
@@ -364,6 +373,8 @@ class ServiceDriver:
             return self._health[1]
         base, query, headers = self._http_base()
         out: dict[str, Any]
+        import httpx  # here: the service's start does not need it (issue 14)
+
         try:
             async with httpx.AsyncClient(timeout=1.5, trust_env=False) as http:
                 resp = await http.get(f"{base}/pressure", params=query, headers=headers)
@@ -404,9 +415,12 @@ class ServiceDriver:
         return Unavailable(
             f"remote profile {self.name!r}: the browser service is at its limit: all {limit} "
             f"browser{'s' if limit != 1 else ''} busy, {queued} waiting",
-            hint="try again when an agent session ends (sessions end when an MCP client "
-            "disconnects or idles; POST /stop?profile=" + self.name + " releases all of "
-            "this profile's browsers), or raise the service's limit (Browserless: CONCURRENT)",
+            hint=Hint(
+                "try again when an agent session ends (sessions end when an MCP client "
+                "disconnects or idles; {stop} releases all of this profile's browsers), or "
+                "raise the service's limit (Browserless: CONCURRENT)",
+                stop=STOP_OF.of(profile=self.name),
+            ),
             code="service_busy",
         )
 
@@ -422,8 +436,7 @@ class ServiceDriver:
     def _bad_token(self, why: str) -> Unavailable:
         return Unavailable(
             f"remote profile {self.name!r}: {why}",
-            hint=f"store the right token: POST /profiles/token?profile={self.name} "
-            f'{{"token": "…"}} or `browserdeck remote-token --profile {self.name}`',
+            hint=Hint("store the right token: {token}", token=REMOTE_TOKEN.of(profile=self.name)),
             code="service_auth",
         )
 

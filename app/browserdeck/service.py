@@ -221,7 +221,7 @@ class Service:
                     await ctx.start()
                 except BrowserdeckError as exc:
                     # A busy relay port must not keep the API from coming up: report it.
-                    ctx._set_state("error", exc.message)
+                    ctx.set_state("error", exc.message)
                     log.error("relay for profile %s: %s", ctx.name, exc)
                     self.events.notice.send(
                         level="error", title=f"{ctx.name}: relay not started", message=str(exc)

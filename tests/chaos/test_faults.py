@@ -187,7 +187,7 @@ async def test_a_window_closed_just_before_an_on_demand_start_is_still_told(deck
     deck.service.events.notice.connect(lambda **kw: notices.append(kw))
     chrome = ctx.chrome
     assert chrome is not None
-    async with ctx._lock:  # what start() holds while the watcher waits for it
+    async with ctx.lock:  # what start() holds while the watcher waits for it
         await deck.page_cdp_browser("Browser.close")
         assert await asyncio.wait_for(chrome.wait_exit(), NO_HANG) == 0
         await ctx.impl.start()  # the on-demand restart (managed driver), first in line

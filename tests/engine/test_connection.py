@@ -153,3 +153,34 @@ async def test_drop_disconnects_without_closing_the_browser(
     assert _target(chromium.cdp_url) == target
     again = await engine.snapshot(chromium.cdp_url, target, None, options.SnapshotOptions())
     assert again["targetId"] == target
+
+
+async def test_calls_during_and_after_the_engine_stops_say_it_is_shutting_down(
+    chromium: RawChromium,
+) -> None:
+    """A call running when the engine stops, and one arriving after, are told browserdeck is
+    shutting down: not "the engine is restarting", nor "a browserdeck bug"."""
+    eng = Engine()
+    await eng.start()
+    target = _target(chromium.cdp_url)
+    try:
+        await eng.snapshot(chromium.cdp_url, target, None, options.SnapshotOptions())
+        running = asyncio.create_task(
+            eng.act(
+                chromium.cdp_url,
+                target,
+                None,
+                options.EvaluateAct(kind="evaluate", fn="() => new Promise(() => {})"),
+            )
+        )
+        await asyncio.sleep(0.3)  # the evaluate is in the page
+        assert not running.done()
+    finally:
+        await eng.stop()
+    with pytest.raises(Unavailable) as during:
+        await asyncio.wait_for(running, 10)  # "no hang"
+    assert "shutting down" in during.value.message, during.value.message
+    with pytest.raises(Unavailable) as after:
+        await eng.snapshot(chromium.cdp_url, target, None, options.SnapshotOptions())
+    assert "shutting down" in after.value.message, after.value.message
+    assert "bug" not in (after.value.hint or "")

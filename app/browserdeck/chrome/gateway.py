@@ -41,7 +41,14 @@ from websockets.http11 import Request, Response
 from browserdeck import guard, urls
 from browserdeck.chrome.pipe import BrowserPipe, Channel, PipeCallError
 from browserdeck.chrome.procs import listening_pids, process_cmdline
-from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, Unavailable
+from browserdeck.errors import (
+    RESET_PROFILE,
+    ActionTimeout,
+    BrowserdeckError,
+    Conflict,
+    Hint,
+    Unavailable,
+)
 
 __all__ = ["CdpGateway", "prepare_inbound"]
 
@@ -213,9 +220,11 @@ class CdpGateway:
         return Conflict(
             f"cannot start profile '{self.profile}': 127.0.0.1:{port}, the port of its CDP "
             f"endpoint (cdpPort), is taken by {owners or 'another program'}",
-            hint=f"if it is a browser left from an earlier run, `browserdeck reset-profile "
-            f"--profile {self.profile}` closes it; otherwise stop that program or give the "
-            "profile another cdpPort",
+            hint=Hint(
+                "if it is a browser left from an earlier run, resetting the profile ({reset}) "
+                "closes it; otherwise stop that program or give the profile another cdpPort",
+                reset=RESET_PROFILE.of(profile=self.profile),
+            ),
             code="port_in_use",
         )
 

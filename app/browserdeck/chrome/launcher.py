@@ -59,7 +59,14 @@ from browserdeck.chrome.procs import (
     process_uid,
     signal_process_group,
 )
-from browserdeck.errors import ActionTimeout, Conflict, Unavailable
+from browserdeck.errors import (
+    RESET_PROFILE,
+    STOP_OF,
+    ActionTimeout,
+    Conflict,
+    Hint,
+    Unavailable,
+)
 
 __all__ = [
     "ChromeProcess",
@@ -551,8 +558,11 @@ class ChromeProcess:
             raise Conflict(
                 f"another browser answers on port {self.port}, not the one just started for "
                 f"profile '{self.profile}' ({ws_url} vs {self._banner_ws})",
-                hint="two browsers are fighting over the port; run `browserdeck reset-profile` "
-                "and start again",
+                hint=Hint(
+                    "two browsers are fighting over the port; reset the profile ({reset}) "
+                    "and start again",
+                    reset=RESET_PROFILE.of(profile=self.profile),
+                ),
                 code="port_in_use",
             )
         client = await CDPClient.connect(ws_url, timeout=timeout)
@@ -567,7 +577,7 @@ class ChromeProcess:
         )
         return Unavailable(
             f"Chrome ({self.executable.path}) for profile '{self.profile}' {reason}.{output}",
-            hint=_failure_hint(tail),
+            hint=_failure_hint(tail, self.profile),
             code="launch_failed",
         )
 
@@ -646,7 +656,7 @@ def describe_exit(code: int) -> str:
     return f"exited with code {code}"
 
 
-def _failure_hint(tail: str) -> str:
+def _failure_hint(tail: str, profile: str) -> str | Hint:
     if "No usable sandbox" in tail or "without --no-sandbox" in tail:
         return (
             "the browser's sandbox cannot start here (typical in containers): turn on "
@@ -655,9 +665,10 @@ def _failure_hint(tail: str) -> str:
     if "Missing X server" in tail or "cannot open display" in tail.lower():
         return "there is no display: run the profile headless (settings, or `browserdeck serve --headless`)"
     if "existing browser session" in tail:
-        return (
+        return Hint(
             "another browser already uses this profile's user data dir and took over the "
-            "launch; stop it (`browserdeck stop`) and start again"
+            "launch; stop it ({stop}) and start again",
+            stop=STOP_OF.of(profile=profile),
         )
     return (
         "check the output above; make sure the browser runs on its own "
@@ -684,8 +695,11 @@ async def _port_conflict(port: int, profile: str) -> Conflict:
             f"cannot start profile '{profile}': a Chrome DevTools endpoint ({browser}) is "
             f"already listening on 127.0.0.1:{port}, probably a browser left over from an "
             "earlier run",
-            hint=f"`browserdeck reset-profile --profile {profile}` (POST /reset-profile) kills "
-            "it; or turn on attachOnly to use that browser as it is",
+            hint=Hint(
+                "reset the profile ({reset}) to kill it; or turn on attachOnly to use that "
+                "browser as it is",
+                reset=RESET_PROFILE.of(profile=profile),
+            ),
             code="port_in_use",
         )
     pids = await asyncio.to_thread(listening_pids, port)
@@ -714,9 +728,12 @@ def _prepare(opts: LaunchOptions) -> tuple[BrowserExecutable, list[str], dict[st
         raise Conflict(
             f"cannot start profile '{opts.profile}': another browser (pid {owner}) is already "
             f"using its user data dir {udd}",
-            hint=f"stop that browser first (`browserdeck stop --profile {opts.profile}`, or "
-            f"`kill {owner}` if browserdeck did not start it); two browsers cannot share a "
-            "profile directory",
+            hint=Hint(
+                "stop that browser first ({stop}, or "
+                + f"`kill {owner}` if browserdeck did not start it); two browsers cannot "
+                "share a profile directory",
+                stop=STOP_OF.of(profile=opts.profile),
+            ),
             code="profile_locked",
         )
     decorate_profile(udd, opts.profile, opts.color)
@@ -780,7 +797,7 @@ async def launch(opts: LaunchOptions) -> ChromeProcess:
         except OSError as exc:
             raise Unavailable(
                 f"cannot start the browser {executable.path} for profile '{opts.profile}': {exc}",
-                hint=_failure_hint(""),
+                hint=_failure_hint("", opts.profile),
                 code="launch_failed",
             ) from None
         finally:

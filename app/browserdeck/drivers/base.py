@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from browserdeck.errors import BrowserdeckError, InvalidInput
+from browserdeck.errors import START_OF, STOP_OF, BrowserdeckError, Hint, InvalidInput
 
 if TYPE_CHECKING:
     from browserdeck.driverspecs import DriverSpec
@@ -75,7 +75,7 @@ class ProfileDriver:
     async def peek_tabs(self) -> list[Tab] | None:
         """The tabs if the browser answers right now; never starts anything."""
         try:
-            return await self.ctx._list_tabs_raw(wait=1.5)
+            return await self.ctx.read_tabs(wait=1.5)
         except BrowserdeckError:
             return None
 
@@ -84,14 +84,18 @@ class ProfileDriver:
         can tell the browser is fine; None to let the profile check whether it answers."""
         return None
 
-    def not_running_hint(self) -> str:
+    def not_running_hint(self) -> str | Hint:
         return "check that the remote browser is up and reachable"
 
     # --- occasional operations -------------------------------------------------
     async def reset(self) -> dict[str, Any]:
         raise InvalidInput(
             f"reset-profile is for managed profiles; {self.ctx.name!r} is {self.name}",
-            hint="for an extension profile restart the relay with stop/start",
+            hint=Hint(
+                "for an extension profile restart the relay ({stop}, then {start})",
+                stop=STOP_OF.of(profile=self.ctx.name),
+                start=START_OF.of(profile=self.ctx.name),
+            ),
         )
 
     async def stop_agents(self, claimed: set[str]) -> tuple[int, int]:

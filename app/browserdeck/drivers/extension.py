@@ -9,7 +9,7 @@ import logging
 from typing import Any
 
 from browserdeck.drivers.base import ProfileDriver
-from browserdeck.errors import Unavailable
+from browserdeck.errors import PAIR, Hint, Unavailable
 from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class Driver(ProfileDriver):
         )
         await relay.start()
         ctx.relay = relay
-        ctx._set_state("running", "relay listening; waiting for the extension")
+        ctx.set_state("running", "relay listening; waiting for the extension")
 
 
     async def stop(self) -> None:
@@ -54,8 +54,11 @@ class Driver(ProfileDriver):
             raise Unavailable(
                 f"profile {ctx.name!r}: no Chrome is connected to the relay on port "
                 f"{ctx.relay.port}",
-                hint="connect the browserdeck extension (click its icon in Chrome); "
-                "pair it first with `browserdeck pair` if you have not",
+                hint=Hint(
+                    "connect the browserdeck extension (click its icon in Chrome); pair it "
+                    "first ({pair}) if you have not",
+                    pair=PAIR.of(profile=ctx.name),
+                ),
                 code="extension_not_connected",
             )
         return ctx.cdp_url
@@ -91,7 +94,7 @@ class Driver(ProfileDriver):
             )
         return ""  # nothing more to say: the tab alone went
 
-    def not_running_hint(self) -> str:
+    def not_running_hint(self) -> str | Hint:
         return "connect the browserdeck extension (click its icon in Chrome)"
 
     async def stop_agents(self, claimed: set[str]) -> tuple[int, int]:

@@ -16,7 +16,7 @@ from typing import Any
 from browserdeck import aio, paths
 from browserdeck.chrome import launcher, procs
 from browserdeck.drivers.base import ProfileDriver
-from browserdeck.errors import BrowserdeckError, Conflict, Unavailable
+from browserdeck.errors import START_OF, BrowserdeckError, Conflict, Hint, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +49,12 @@ class Driver(ProfileDriver):
                 await asyncio.wait_for(ctx.chrome.wait_exit(), 5.0)
             if ctx.chrome.alive():
                 return  # alive and hung: the status says "unreachable"
-            await ctx._drop_connections()
+            await ctx.drop_connections()
             log.warning("profile %s: the browser exited just before /start; relaunching", p.name)
         assert p.cdp_port is not None
         if not ctx.config.may_launch(p):
             if await launcher.is_cdp_ready(ctx.cdp_url):
-                ctx._set_state("running", "attached to an existing browser (attach-only)")
+                ctx.set_state("running", "attached to an existing browser (attach-only)")
                 return
             raise Unavailable(
                 f"profile {p.name!r} is attach-only and nothing answers at {ctx.cdp_url}",
@@ -63,7 +63,7 @@ class Driver(ProfileDriver):
                 code="attach_failed",
             )
         headless, _why = ctx.headless()
-        if ctx.chrome is not None and not ctx._stopping:
+        if ctx.chrome is not None and not ctx.stopping:
             # A browser that exited without a stop, and this request got here before the
             # exit watcher (it waits for this lock): record the exit now, as the watcher
             # would (closed or crashed, with its notice), or the user is never told and
@@ -79,7 +79,7 @@ class Driver(ProfileDriver):
             await asyncio.to_thread(_wait_released, dead.pid, p.cdp_port, 10.0)
         crashed = ctx.state == "crashed"
         closed = ctx.state == "stopped" and ctx.detail == CLOSED_BY_USER
-        ctx._set_state("starting", None)
+        ctx.set_state("starting", None)
         try:
             ctx.chrome = await launcher.launch(
                 launcher.LaunchOptions(
@@ -95,14 +95,14 @@ class Driver(ProfileDriver):
                 )
             )
         except BrowserdeckError as exc:
-            ctx._set_state("error", exc.message)
+            ctx.set_state("error", exc.message)
             ctx.service.events.notice.send(
                 level="error", title=f"{p.name}: browser did not start", message=exc.message
             )
             raise
-        ctx._stopping = False
-        ctx._watch = aio.create_task(self._watch_exit(ctx.chrome), name=f"watch-chrome-{p.name}")
-        ctx._set_state("running", None)
+        ctx.stopping = False
+        ctx.watch = aio.create_task(self._watch_exit(ctx.chrome), name=f"watch-chrome-{p.name}")
+        ctx.set_state("running", None)
         if crashed or closed:
             # Requests restart a crashed browser on demand; a tab id from before then names
             # nothing, and "it may have been closed" would hide why.
@@ -119,8 +119,8 @@ class Driver(ProfileDriver):
         # Under the lock: a request that restarts the browser meanwhile must neither be
         # marked "crashed" afterwards nor lose its new connections to this cleanup. Such a
         # request records the exit itself (start), so ``chrome`` is no longer ours.
-        async with ctx._lock:
-            if ctx._stopping or chrome is not ctx.chrome:
+        async with ctx.lock:
+            if ctx.stopping or chrome is not ctx.chrome:
                 return
             await self._exited(chrome, code)
 
@@ -137,12 +137,12 @@ class Driver(ProfileDriver):
         await chrome.stop()
         clean = code == 0
         if clean:
-            ctx._set_state("stopped", CLOSED_BY_USER)
+            ctx.set_state("stopped", CLOSED_BY_USER)
         else:
-            ctx._set_state("crashed", f"the browser {launcher.describe_exit(code)}")
+            ctx.set_state("crashed", f"the browser {launcher.describe_exit(code)}")
         # Connections to the dead browser must not be taken for ones to a new browser on
         # the same port.
-        await ctx._drop_connections()
+        await ctx.drop_connections()
         if clean:
             ctx.service.events.notice.send(
                 level="info",
@@ -164,8 +164,8 @@ class Driver(ProfileDriver):
         if ctx.chrome is not None:
             chrome, ctx.chrome = ctx.chrome, None
             await chrome.stop()
-        await aio.cancel_and_wait(ctx._watch)
-        ctx._watch = None
+        await aio.cancel_and_wait(ctx.watch)
+        ctx.watch = None
 
     async def ensure(self) -> str:
         ctx = self.ctx
@@ -195,15 +195,14 @@ class Driver(ProfileDriver):
             out["executable"] = ctx.chrome.executable.path
         return None
 
-    def not_running_hint(self) -> str:
-        name = self.ctx.name
-        return f"start it with POST /start?profile={name} or `browserdeck start --profile {name}`"
+    def not_running_hint(self) -> str | Hint:
+        return Hint("start it ({start})", start=START_OF.of(profile=self.ctx.name))
 
     async def reset(self) -> dict[str, Any]:
         """Kill whatever holds this profile's CDP port (an orphaned browser), then report."""
         ctx = self.ctx
-        async with ctx._lock:
-            await ctx._stop_locked()
+        async with ctx.lock:
+            await ctx.stop_locked()
             assert ctx.profile.cdp_port is not None
             await asyncio.to_thread(self._refuse_non_browser_owner, ctx.profile.cdp_port)
             killed = await asyncio.to_thread(launcher.kill_port_owner, ctx.profile.cdp_port)

@@ -23,21 +23,21 @@ class Driver(ProfileDriver):
         if ctx.remote is not None:
             # Start means connect: the caller's browser from the service.
             await ctx.remote.lease()
-            ctx._set_state("running", None)
+            ctx.set_state("running", None)
         else:
             await self._attach()
 
     async def _attach(self) -> None:
         ctx = self.ctx
         if not await launcher.is_cdp_ready(ctx.cdp_url, timeout=3.0):
-            ctx._set_state("error", f"nothing answers at {ctx.cdp_url}")
+            ctx.set_state("error", f"nothing answers at {ctx.cdp_url}")
             raise Unavailable(
                 f"remote profile {ctx.name!r}: no CDP endpoint answers at {ctx.cdp_url}",
                 hint="check that the remote browser runs with --remote-debugging-port and "
                 "that the tunnel is up; browserdeck never launches a browser for a remote profile",
                 code="attach_failed",
             )
-        ctx._set_state("running", None)
+        ctx.set_state("running", None)
 
 
     async def ensure(self) -> str:
@@ -45,7 +45,7 @@ class Driver(ProfileDriver):
         if ctx.remote is not None:
             lease = await ctx.remote.lease()
             if ctx.state != "running":
-                ctx._set_state("running", None)
+                ctx.set_state("running", None)
             return lease.key
         return await super().ensure()
 

@@ -2,8 +2,10 @@
 
 Every public method takes the browser's CDP URL, the tab's full CDP targetId and
 the headers the endpoint needs (the service resolved the profile and the tab),
-plus typed options, and returns a plain JSON-able dict. Errors are
-``browserdeck.errors`` subclasses with a message and a hint.
+plus typed options, and returns a dict of the answer's fields whose entries (console
+messages, requests, dialogs, labels, stats) are already ``results.py`` models; the front
+door validates the dict into the answer's model. Errors are ``browserdeck.errors``
+subclasses with a message and a hint.
 
 A dialog that opened with nothing armed was dismissed so it could not block the
 page; every response of that tab carries it once under ``dialogs``.
@@ -41,7 +43,16 @@ from browserdeck.engine import snapshot as snap
 from browserdeck.engine.connection import BrowserPool
 from browserdeck.engine.errors import BROWSER_GONE
 from browserdeck.engine.state import PageState, TargetMemories
-from browserdeck.errors import ActionTimeout, BrowserdeckError, Conflict, Forbidden, Unavailable
+from browserdeck.errors import (
+    CLOSE_TAB,
+    RELOAD,
+    ActionTimeout,
+    BrowserdeckError,
+    Conflict,
+    Forbidden,
+    Hint,
+    Unavailable,
+)
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame, Playwright
@@ -67,13 +78,16 @@ PROBE_WAIT = 1.0
 # Driver restarts back off up to this long between tries.
 RESTART_BACKOFF_MAX = 10.0
 
-UNRESPONSIVE_HINT = (
+UNRESPONSIVE_HINT = Hint(
     "browserdeck stopped the script (Runtime.terminateExecution); retry the call. If the "
-    "page starts it again, navigate or reload the tab (POST /navigate) or close it"
+    "page starts it again, navigate or reload the tab ({reload}) or close it ({close})",
+    reload=RELOAD,
+    close=CLOSE_TAB,
 )
-CRASHED_HINT = (
-    "reload it (POST /navigate with action=reload) or navigate it to a URL: that starts a "
-    "new renderer; or close the tab. Refs from before the crash are gone"
+CRASHED_HINT = Hint(
+    "reload it ({reload}) or navigate it to a URL: that starts a new renderer; or close "
+    "the tab. Refs from before the crash are gone",
+    reload=RELOAD,
 )
 
 
@@ -241,7 +255,7 @@ class Engine:
 
     @property
     def pool(self) -> BrowserPool:
-        if self._pool is None and self.state == "restarting":
+        if self._stopping or (self._pool is None and self.state == "restarting"):
             raise self._restarting_error()
         if self._pool is None:
             raise Unavailable(
@@ -251,7 +265,19 @@ class Engine:
             )
         return self._pool
 
+    @staticmethod
+    def _stopping_error() -> Unavailable:
+        # Not "a browserdeck bug": a call that arrives while the service shuts down (or
+        # outlived the API's graceful wait) is told so.
+        return Unavailable(
+            "the browser engine is stopping: browserdeck is shutting down",
+            hint="start browserdeck again (the tray, or `browserdeck serve`) and retry",
+            code="engine_stopped",
+        )
+
     def _restarting_error(self) -> Unavailable:
+        if self._stopping:  # our own stop() closed the driver: not a restart
+            return self._stopping_error()
         return Unavailable(
             f"the browser engine is restarting: {self.last_failure or 'its driver exited'}",
             hint="retry in a few seconds; tabs stay open, but take a new snapshot: refs from "

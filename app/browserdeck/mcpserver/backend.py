@@ -12,7 +12,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from browserdeck import config, paths
 from browserdeck import results as r
 from browserdeck.api.errors import status_of
 from browserdeck.deck import Caller, TabRequest
@@ -139,29 +138,3 @@ class DeckBackend:
 
     async def release_session(self, caller: Caller, session: str) -> list[str]:
         return await self.deck.release_session(session)
-
-
-_config_cache: dict[str, tuple[int, config.Config]] = {}
-
-
-def load_config() -> config.Config:
-    """The settings as saved; read only (a broken file is the service's to report).
-
-    Re-read only when the file changed: tools consult settings on every call.
-    """
-    import json
-
-    path = paths.config_file()
-    try:
-        stamp = path.stat().st_mtime_ns
-    except OSError:
-        return config.default_config()
-    cached = _config_cache.get(str(path))
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    try:
-        loaded = config.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, BrowserdeckError):
-        loaded = config.default_config()
-    _config_cache[str(path)] = (stamp, loaded)
-    return loaded

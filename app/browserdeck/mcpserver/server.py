@@ -22,17 +22,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+# First: the SDK's server pieces without the rest of the SDK (sdk.py, issue 14).
+from browserdeck.mcpserver import sdk  # noqa: F401
+
+# isort: split
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from browserdeck import __version__, aio, confine
+from browserdeck import __version__, aio, config, confine
 from browserdeck.chrome.procs import pid_alive
 from browserdeck.config import Config
 from browserdeck.deck import Caller
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.mcpserver import output, tools
-from browserdeck.mcpserver.backend import CLIENT_NAME, DeckBackend, load_config
+from browserdeck.mcpserver.backend import CLIENT_NAME, DeckBackend
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply
 from browserdeck.mcpserver.schema import validate_object
@@ -96,7 +100,7 @@ class McpApp:
         tools_spec: str = "core",
         profile: str | None = None,
         max_chars: int = output.DEFAULT_MAX_CHARS,
-        settings: Callable[[], Config] = load_config,
+        settings: Callable[[], Config] = config.read_cached,
         claims: TabClaims | None = None,
     ) -> None:
         self.backend = backend

@@ -21,7 +21,6 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import httpx
 from websockets.protocol import State
 
 from browserdeck import errors
@@ -147,6 +146,8 @@ class ClientSlot:
 
 
 async def client_slot(cdp_url: str, headers: Mapping[str, str]) -> dict[str, Any]:
+    import httpx  # here: the service's start does not need it (issue 14)
+
     async with httpx.AsyncClient(timeout=5.0) as http:
         resp = await http.get(f"{cdp_url.rstrip('/')}/client-slot", headers=dict(headers))
     if resp.status_code != 200:
