@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -136,33 +136,6 @@ class BrowserTarget:
 
 
 @dataclass(frozen=True)
-class ShotLabel:
-    """One labelled element of a screenshot: its ref, its box in image pixels, and what
-    it is (role and accessible name; "" when the ref table no longer knows the ref)."""
-
-    ref: str
-    x: float
-    y: float
-    width: float
-    height: float
-    role: str = ""
-    name: str = ""
-
-    def scaled(self, k: float) -> ShotLabel:
-        """The same label with its box scaled by ``k`` (CSS pixels to image pixels)."""
-        return replace(self, x=self.x * k, y=self.y * k, width=self.width * k, height=self.height * k)
-
-    def describe(self) -> str:
-        """What the label is, in a user's words: e12 · button · “Sign in”."""
-        bits = [self.ref]
-        if self.role:
-            bits.append(self.role)
-        if self.name:
-            bits.append(f"“{self.name}”")
-        return " · ".join(bits)
-
-
-@dataclass(frozen=True)
 class Screenshot:
     """A PNG of a tab's viewport, the image agents get, with the labels drawn into it."""
 
@@ -170,7 +143,7 @@ class Screenshot:
     target_id: str
     url: str
     width: int  # CSS pixels the image covers (the labels' boxes are in these)
-    labels: list[ShotLabel]
+    labels: list[r.ShotLabel]  # each with its role and name
     unplaced: list[str]  # refs in view whose badge found no room on the image
 
 
@@ -412,8 +385,9 @@ class Deck:
     async def screenshot(
         self, caller: Caller, profile: str | None, target_id: str | None, *, labels: bool
     ) -> Screenshot:
-        """The tab's viewport as a PNG, through the same engine call agents make, with
-        each label's role and name (from the ref table the labels were drawn from)."""
+        """The tab's viewport as a PNG, through the same engine call agents make; each
+        label says its role and name (the engine reads them from the ref table it drew
+        the labels from)."""
         # inline: the image comes back in the answer; a file per auto-refresh would pile
         # up in the state dir.
         request = o.ScreenshotOptions(labels=labels, type="png", inline=True)
@@ -426,27 +400,12 @@ class Deck:
                 raise
             raise gone from None
         shot = r.Screenshot.model_validate(out)
-        infos = await self._ref_infos(t) if labels else {}
-        found = []
-        for label in shot.labels or []:
-            box, info = label["box"], infos.get(label["ref"])
-            found.append(
-                ShotLabel(
-                    ref=label["ref"],
-                    x=box["x"],
-                    y=box["y"],
-                    width=box["width"],
-                    height=box["height"],
-                    role=info.role if info is not None else "",
-                    name=info.name if info is not None else "",
-                )
-            )
         return Screenshot(
             png=base64.b64decode(shot.base64 or ""),
             target_id=t.target_id,
             url=shot.url or "",
             width=shot.width,
-            labels=found,
+            labels=list(shot.labels or []),
             unplaced=list(shot.unplaced or []),
         )
 

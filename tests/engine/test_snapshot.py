@@ -19,10 +19,10 @@ async def test_ai_snapshot_has_refs_url_title_and_stats(tab: Tab) -> None:
     text = snap["snapshot"]
     assert 'textbox "Text"' in text and 'button "Send"' in text
     refs = re.findall(r"\[ref=([^\]]+)\]", text)
-    assert len(refs) == len(set(refs)) == snap["stats"]["refs"]
-    assert snap["stats"]["chars"] == len(text)
-    assert snap["stats"]["lines"] == len(text.splitlines())
-    assert 0 < snap["stats"]["interactive"] < snap["stats"]["refs"]
+    assert len(refs) == len(set(refs)) == snap["stats"].refs
+    assert snap["stats"].chars == len(text)
+    assert snap["stats"].lines == len(text.splitlines())
+    assert 0 < snap["stats"].interactive < snap["stats"].refs
 
 
 async def test_cross_origin_iframe_and_same_origin_iframe_refs_work(tab: Tab) -> None:
@@ -86,7 +86,7 @@ async def test_interactive_is_flat_and_only_actionable(tab: Tab) -> None:
     assert all(ln.startswith("- ") for ln in lines)
     assert all("[ref=" in ln for ln in lines)
     assert not any(ln.startswith("- heading") or "generic" in ln for ln in lines)
-    assert flat["stats"]["chars"] < full["stats"]["chars"]
+    assert flat["stats"].chars < full["stats"].chars
     # Refs are the same elements' refs as in the full snapshot.
     assert ref_of(flat["snapshot"], 'button "Send"') == ref_of(full["snapshot"], 'button "Send"')
 
@@ -159,7 +159,7 @@ async def test_aria_format_is_the_raw_ax_tree_with_limit(tab: Tab) -> None:
     assert re.search(r'- RootWebArea "Form" \[ref=ax1\]', snap["snapshot"])
     assert '- button "Send" [ref=ax' in snap["snapshot"]
     small = await tab.snap(format="aria", limit=5)
-    assert small["stats"]["lines"] == 5 and "beyond limit=5" in small["snapshot"]
+    assert small["stats"].lines == 5 and "beyond limit=5" in small["snapshot"]
     inter = await tab.snap(format="aria", interactive=True)
     assert all(not ln.startswith(" ") for ln in inter["snapshot"].splitlines())
     assert "StaticText" not in inter["snapshot"]
@@ -215,7 +215,7 @@ async def test_viewport_snapshot_shows_the_viewport_and_keeps_every_ref(tab: Tab
     assert 'button "Button 0"' in text and 'button "Button 290"' not in text
     assert "[box=" not in text
     assert snap["viewport"]["outside"] > 0 and snap["viewport"]["height"] > 0
-    assert snap["stats"]["refs"] >= 600  # the ref table still covers the whole page
+    assert snap["stats"].refs >= 600  # the ref table still covers the whole page
     # A ref of an element outside the viewport still acts on that element.
     await tab.act(kind="click", ref=far)
     assert await tab.text("#hit") == "hit 290"

@@ -19,6 +19,7 @@ from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.options import DEFAULT_AX_LIMIT, DEFAULT_MAX_CHARS, SnapshotOptions
 from browserdeck.engine.state import PageState, PreparedSnapshot, RefInfo, RefMode, RefTable
 from browserdeck.errors import InvalidInput, NotFound, Unavailable
+from browserdeck.results import SnapshotStats
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator
@@ -223,12 +224,12 @@ async def _take(
         "url": state.page.url,
         "title": title,
         "snapshot": out_text,
-        "stats": {
-            "lines": out_text.count("\n") + 1 if out_text else 0,
-            "chars": len(out_text),
-            "refs": len(table.refs),
-            "interactive": sum(1 for r in table.refs.values() if r.interactive),
-        },
+        "stats": SnapshotStats(
+            lines=out_text.count("\n") + 1 if out_text else 0,
+            chars=len(out_text),
+            refs=len(table.refs),
+            interactive=sum(1 for r in table.refs.values() if r.interactive),
+        ),
     }
     if truncated:
         result["truncated"] = truncated
@@ -402,14 +403,14 @@ async def ax_snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]
         "url": state.page.url,
         "title": await _title(state),
         "snapshot": text,
-        "stats": {
-            "lines": len(lines),
-            "chars": len(text),
-            "refs": 0,
-            "interactive": sum(
+        "stats": SnapshotStats(
+            lines=len(lines),
+            chars=len(text),
+            refs=0,
+            interactive=sum(
                 1 for ln in lines if ln.strip()[2:].split(" ")[0].lower() in st.INTERACTIVE_ROLES
             ),
-        },
+        ),
         "note": "ax refs are for reading only; act with refs from format=ai or format=role",
     }
     if truncated:

@@ -56,7 +56,6 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import __version__, aio, states
-from browserdeck.deck import ShotLabel
 from browserdeck.gui import icons
 from browserdeck.gui.model import Activity, DeckModel, short_id
 from browserdeck.gui.screenshot import (
@@ -66,6 +65,7 @@ from browserdeck.gui.screenshot import (
     ScreenshotView,
     capture,
 )
+from browserdeck.results import ShotLabel
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1
