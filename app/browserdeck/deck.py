@@ -16,7 +16,9 @@ tool call.
 Why one module: it is the one class every way in calls, and each method is one
 operation (resolve the profile and tab, apply the policies, call the engine, note what
 was done); the typed overloads of ``on_tab`` repeat its signature once per answer.
-Splitting the operations across files would scatter what one call does.
+Splitting the operations across files would scatter what one call does. The few reads
+a view makes (``overview``, ``settings``, ``pairing``, ``api_token``, ``events``) sit
+beside them so the tray app needs no other door.
 """
 
 from __future__ import annotations
