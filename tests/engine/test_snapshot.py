@@ -224,3 +224,42 @@ async def test_viewport_snapshot_shows_the_viewport_and_keeps_every_ref(tab: Tab
     assert 'button "Button 290"' in text and 'button "Button 0"' not in text
     with pytest.raises(Exception, match="viewport"):
         await tab.snap(format="aria", viewport=True)
+
+
+# A page with one frame, written the way Playwright writes it: an escaped name, a pointer
+# attr after the ref, text and /url lines (not elements), a line nobody can parse.
+ONE_FRAME = "\n".join(
+    [
+        "- generic [active] [ref=e1]:",
+        '  - button "Say \\"hi\\"" [ref=e2] [cursor=pointer]',
+        "  - text: hello",
+        '  - link "Docs" [ref=e3] [cursor=pointer]:',
+        "    - /url: /docs",
+        '  - generic "Card" [ref=e4] [cursor=pointer]: Open',
+        '  - button "Edit" [disabled] [ref=e5]',
+        '  - button "Edit" [ref=e6]',
+        '  - heading "Title" [level=2]',
+        "  - this line is : not parseable [",
+    ]
+)
+
+
+async def test_ref_scan_of_one_frame_reads_names_pointers_and_counts() -> None:
+    from browserdeck.engine import snapshot_text as st
+
+    entries, totals = st.scan(ONE_FRAME)
+    assert entries == [
+        ("e1", "generic", "", (), False, 0),
+        ("e2", "button", 'Say "hi"', (), True, 0),
+        ("e3", "link", "Docs", (), True, 0),
+        ("e4", "generic", "Card", (), True, 0),  # a pointer makes any element actionable
+        ("e5", "button", "Edit", (), True, 0),
+        ("e6", "button", "Edit", (), True, 1),
+    ]
+    assert totals[((), "button", "Edit")] == 2
+    assert totals[((), "heading", "Title")] == 1  # counted without a ref
+    assert not any(role in ("text", "/url") for _, role, _ in totals)
+    # The same answer as the full parser's (a YAML-quoted line sends the text there).
+    slow, slow_totals = st.scan(ONE_FRAME + "\n- 'button \"a: b\" [ref=e9]'")
+    assert slow[:-1] == entries
+    assert {k: v for k, v in slow_totals.items() if k != ((), "button", "a: b")} == totals

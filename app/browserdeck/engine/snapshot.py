@@ -84,6 +84,7 @@ def build_table(
     role_only = opts.format == "role"
     interactive_roles = st.INTERACTIVE_ROLES
     counted = not opts.depth  # a depth-limited snapshot does not see every element
+    issued = memory.issued_max  # kept in a local: this loop runs once per ref
     for pw_ref, role, name, chain, interactive, nth in entries:
         if role_only and role not in interactive_roles:
             continue
@@ -105,13 +106,13 @@ def build_table(
             elif entry[1] != key:
                 # A new document (or a new Page object) restarted Playwright's numbering:
                 # start above every number this tab ever handed out.
-                entry = (memory.issued_max, key)
+                entry = (issued, key)
             memory.bases[prefix] = entry
             base = bases[prefix] = entry[0]
         number = int(digits) + base
         ours = f"{prefix}e{number}"
-        if number > memory.issued_max:
-            memory.issued_max = number
+        if number > issued:
+            issued = number
         refs[ours] = RefInfo(
             ours,
             pw_ref,
@@ -123,6 +124,7 @@ def build_table(
             interactive,
         )
         shown[pw_ref] = ours
+    memory.issued_max = issued
     table = RefTable(
         mode=mode,
         refs=refs,
