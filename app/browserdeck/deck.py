@@ -612,6 +612,25 @@ def answer_type(request: TabRequest) -> type[r.TabResult]:
     return ANSWERS.get(type(request), r.ActResult)
 
 
+# What the activity log calls each request (``call`` in an ``api_call`` entry made
+# in-process; the GUI says it in words); any other request is an act, whose ``kind`` the
+# entry's detail names.
+CALLS: dict[type[Any], str] = {
+    o.SnapshotOptions: "snapshot",
+    o.NavigateOptions: "navigate",
+    o.ScreenshotOptions: "screenshot",
+    o.ConsoleOptions: "console",
+    o.OfflineOptions: "set-offline",
+    o.PdfOptions: "pdf",
+    o.FileChooserOptions: "file-chooser",
+    o.DialogOptions: "dialog",
+}
+
+
+def call_name(request: TabRequest) -> str:
+    return CALLS.get(type(request), "act")
+
+
 def act_details(body: o.AnyAct) -> dict[str, Any]:
     """Kind, ref(s) and what was typed (its length only: it may be a password)."""
     details: dict[str, Any] = {"kind": body.kind}

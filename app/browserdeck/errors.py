@@ -71,12 +71,9 @@ CREATE_PROFILE = Step("POST /profiles/create", "browserdeck create-profile NAME"
 DELETE_PROFILE = Step("DELETE /profiles/{name}", "browserdeck delete-profile NAME")
 START = Step("POST /start", "browserdeck start", "browser_profiles action=start")
 STOP = Step("POST /stop", "browserdeck stop", "browser_profiles action=stop")
-# The same, for one profile (``.of(profile=...)``).
-STATUS_OF = Step(
-    "GET /?profile={profile}",
-    "browserdeck status --profile {profile}",
-    "browser_profiles action=list",
-)
+# The same, for one profile (``.of(profile=...)``). No tool shows a profile's whole
+# status (a remote service's health): MCP clients are told the command.
+STATUS_OF = Step("GET /?profile={profile}", "browserdeck status --profile {profile}")
 START_OF = Step(
     "POST /start?profile={profile}",
     "browserdeck start --profile {profile}",

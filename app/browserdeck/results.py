@@ -261,8 +261,12 @@ class Screenshot(TabResult):
     size: int = Field(alias="bytes", description="bytes of the image")
     base64: str | None = None
     path: str | None = None
+    scale: float | None = Field(default=None, description="image pixels per CSS pixel")
     labels: list[ShotLabel] | None = None
-    unplaced: list[str] | None = None
+    unplaced: list[str] | None = Field(
+        default=None, description="labelled refs whose badge found no room on the image"
+    )
+    skipped: int | None = Field(default=None, description="refs not labelled: out of view or cap")
 
 
 class Pdf(TabResult):

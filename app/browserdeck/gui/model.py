@@ -63,27 +63,51 @@ class Activity:
         return "\n".join(lines)
 
 
-# Routes → the verb a person understands. Unknown routes show as "METHOD /path".
-_ACTIONS: dict[tuple[str, str], str] = {
+# Each call → the verb a person understands. A call made in-process (an MCP tool through
+# the front door) names itself (``call``, deck.CALLS); an HTTP call is named by its route
+# (_ROUTES). Unknown routes show as "METHOD /path".
+_ACTIONS: dict[str, str] = {
+    "status": "status",
+    "start": "start browser",
+    "stop": "stop browser",
+    "reset-profile": "reset profile",
+    "profiles": "list profiles",
+    "create-profile": "create profile",
+    "tabs": "list tabs",
+    "open-tab": "open tab",
+    "focus-tab": "focus tab",
+    "close-tab": "close tab",
+    "navigate": "navigate",
+    "snapshot": "snapshot",
+    "act": "act",
+    "screenshot": "screenshot",
+    "console": "read console",
+    "set-offline": "set offline",
+    "pdf": "save PDF",
+    "file-chooser": "arm file chooser",
+    "dialog": "arm dialog",
+    "openapi": "read API spec",
+}
+_ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/"): "status",
-    ("POST", "/start"): "start browser",
-    ("POST", "/stop"): "stop browser",
-    ("POST", "/reset-profile"): "reset profile",
-    ("GET", "/profiles"): "list profiles",
-    ("POST", "/profiles/create"): "create profile",
-    ("GET", "/tabs"): "list tabs",
-    ("POST", "/tabs/open"): "open tab",
-    ("POST", "/tabs/focus"): "focus tab",
+    ("POST", "/start"): "start",
+    ("POST", "/stop"): "stop",
+    ("POST", "/reset-profile"): "reset-profile",
+    ("GET", "/profiles"): "profiles",
+    ("POST", "/profiles/create"): "create-profile",
+    ("GET", "/tabs"): "tabs",
+    ("POST", "/tabs/open"): "open-tab",
+    ("POST", "/tabs/focus"): "focus-tab",
     ("POST", "/navigate"): "navigate",
     ("GET", "/snapshot"): "snapshot",
     ("POST", "/act"): "act",
     ("POST", "/screenshot"): "screenshot",
-    ("GET", "/console"): "read console",
-    ("POST", "/set/offline"): "set offline",
-    ("POST", "/pdf"): "save PDF",
-    ("POST", "/hooks/file-chooser"): "arm file chooser",
-    ("POST", "/hooks/dialog"): "arm dialog",
-    ("GET", "/openapi.json"): "read API spec",
+    ("GET", "/console"): "console",
+    ("POST", "/set/offline"): "set-offline",
+    ("POST", "/pdf"): "pdf",
+    ("POST", "/hooks/file-chooser"): "file-chooser",
+    ("POST", "/hooks/dialog"): "dialog",
+    ("GET", "/openapi.json"): "openapi",
 }
 
 # Navigate's kinds in words.
@@ -118,7 +142,8 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
         or (query.get("profile") or [str(entry.get("profile") or default_profile)])[0]
     )
     target_id = str(detail.get("targetId") or (query.get("targetId") or [""])[0])
-    action = _ACTIONS.get((method, path))
+    call = str(entry.get("call") or _ROUTES.get((method, path), ""))
+    action = _ACTIONS.get(call)
     if action is None:
         if method == "DELETE" and path.startswith("/tabs/"):
             action = "close tab"
@@ -130,9 +155,9 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
         else:
             action = f"{method} {path}"
     kind = str(detail.get("kind") or "")
-    if path == "/act" and kind:
+    if call == "act" and kind:
         action = kind
-    elif path == "/navigate" and kind:
+    elif call == "navigate" and kind:
         action = _NAV_KINDS.get(kind, kind)
     target = ""
     if detail.get("ref"):
