@@ -24,6 +24,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    # The answers' keys, generated from results.py (cli_schema.py): mypy checks every key
+    # read here; at run time the answers are plain JSON and this is never imported.
+    from browserdeck import cli_answers as answer
+
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
     return {"profile": getattr(args, "profile", None)}
@@ -62,15 +66,15 @@ def _body(args: argparse.Namespace, command: str, **fields: Any) -> dict[str, An
     return body
 
 
-def _dialog_lines(data: dict[str, Any]) -> list[str]:
+def _dialog_lines(data: answer.TabResult) -> list[str]:
     lines = []
     for d in data.get("dialogs") or []:
-        if d.get("type") == "filechooser":
-            lines.append(f"file chooser: {d.get('action')} ({', '.join(d.get('files', []))})")
+        if d["type"] == "filechooser":
+            lines.append(f"file chooser: {d['action']} ({', '.join(d.get('files') or [])})")
         else:
             lines.append(
-                f"{d.get('type')} dialog {d.get('message')!r} was {d.get('action')}"
-                + ("" if d.get("armed") else " (nothing was armed)")
+                f"{d['type']} dialog {d.get('message')!r} was {d['action']}"
+                + ("" if d["armed"] else " (nothing was armed)")
             )
     return lines
 
@@ -79,7 +83,7 @@ def _act(
     args: argparse.Namespace, client: ApiClient, kind: str, summary: str, **fields: Any
 ) -> int:
     body = _body(args, kind, kind=kind, **fields)
-    data = client.post("/act", json=body, params=_params(args))
+    data: answer.ActResult = client.post("/act", json=body, params=_params(args))
     lines = [summary]
     if data.get("outcome"):  # what the action caused, in one line
         lines.append(str(data["outcome"]))
@@ -99,31 +103,35 @@ def _act(
 
 def cmd_snapshot(args: argparse.Namespace, client: ApiClient) -> int:
     params = {**_params(args), "targetId": args.target, **request_fields(args, "snapshot")}
-    data = client.get("/snapshot", params=params)
-    stats = data.get("stats", {})
+    data: answer.Snapshot = client.get("/snapshot", params=params)
+    none: answer.SnapshotStats = {"lines": 0, "chars": 0, "refs": 0, "interactive": 0}
+    stats = data.get("stats") or none
     header = (
-        f"# {data.get('title', '')} — {data.get('url', '')}\n# {stats.get('refs', 0)} refs, "
-        f"{stats.get('interactive', 0)} interactive, {stats.get('chars', 0)} chars"
+        f"# {data.get('title') or ''} — {data.get('url') or ''}\n# {stats['refs']} refs, "
+        f"{stats['interactive']} interactive, {stats['chars']} chars"
     )
-    text = "\n".join([header, data.get("snapshot", ""), *_dialog_lines(data)])
+    text = "\n".join([header, data["snapshot"], *_dialog_lines(data)])
     client.print_result(data, args, text)
     return 0
 
 
 def cmd_screenshot(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.post("/screenshot", json=_body(args, "screenshot"), params=_params(args))
-    lines = [f"{data.get('path')} ({data.get('width')}x{data.get('height')} {data.get('type')})"]
-    for label in data.get("labels") or []:
+    data: answer.Screenshot = client.post(
+        "/screenshot", json=_body(args, "screenshot"), params=_params(args)
+    )
+    lines = [f"{data.get('path')} ({data['width']}x{data['height']} {data['type']})"]
+    labels = data.get("labels")
+    for label in labels or []:
         b = label["box"]
         lines.append(f"  {label['ref']}: {b['x']},{b['y']} {b['width']}x{b['height']}")
-    if data.get("labels") is not None:
-        lines.append(f"  {len(data['labels'])} labels, {data.get('skipped', 0)} refs not shown")
+    if labels is not None:
+        lines.append(f"  {len(labels)} labels, {data.get('skipped') or 0} refs not shown")
     client.print_result(data, args, "\n".join(lines + _dialog_lines(data)))
     return 0
 
 
 def cmd_console(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.get(
+    data: answer.Console = client.get(
         "/console",
         params={**_params(args), "targetId": args.target, **request_fields(args, "console")},
     )
@@ -139,8 +147,8 @@ def cmd_console(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_pdf(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.post("/pdf", json=_body(args, "pdf"), params=_params(args))
-    client.print_result(data, args, f"{data.get('path')} ({data.get('bytes')} bytes)")
+    data: answer.Pdf = client.post("/pdf", json=_body(args, "pdf"), params=_params(args))
+    client.print_result(data, args, f"{data.get('path')} ({data['bytes']} bytes)")
     return 0
 
 
@@ -148,13 +156,16 @@ def cmd_pdf(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def _nav(args: argparse.Namespace, client: ApiClient, command: str, **body: Any) -> int:
-    data = client.post("/navigate", json=_body(args, command, **body), params=_params(args))
-    if data.get("download"):
-        d = data["download"]
-        text = f"downloaded {d.get('suggestedFilename')} -> {d.get('path') or d.get('error')}"
+    data: answer.Navigated = client.post(
+        "/navigate", json=_body(args, command, **body), params=_params(args)
+    )
+    d = data.get("download")
+    if d:
+        text = f"downloaded {d['suggestedFilename']} -> {d.get('path') or d.get('error')}"
     else:
-        status = f" [{data['status']}]" if data.get("status") else ""
-        text = f"{data.get('url')}{status} {data.get('title', '')}".rstrip()
+        status = data.get("status")
+        shown = f" [{status}]" if status else ""
+        text = f"{data.get('url')}{shown} {data.get('title') or ''}".rstrip()
     client.print_result(data, args, "\n".join([text, *_dialog_lines(data)]))
     return 0
 
@@ -239,7 +250,7 @@ def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
         raise ClientError(
             "evaluate needs a function", "e.g. browserdeck evaluate '() => document.title'"
         )
-    data = client.post("/act", json=body, params=_params(args))
+    data: answer.ActResult = client.post("/act", json=body, params=_params(args))
     # Just the result, as JSON (no "evaluated" line in front): scripts can parse it.
     lines = [json.dumps(data.get("result"), indent=2, ensure_ascii=False)]
     if data.get("navigated"):

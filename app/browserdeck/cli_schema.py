@@ -20,6 +20,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+import types
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from browserdeck import config
+from browserdeck import results as r
 from browserdeck.engine import options as o
 
 GENERATED = Path(__file__).with_name("cli_args.py")
@@ -307,9 +311,90 @@ def render() -> str:
     return "\n".join(lines)
 
 
+# --- the answers the CLI reads, as TypedDicts -----------------------------------------
+
+ANSWERS_GENERATED = Path(__file__).with_name("cli_answers.py")
+
+# The page commands' answers (results.py); what they list comes along.
+ANSWER_MODELS: tuple[type[BaseModel], ...] = (
+    r.Snapshot,
+    r.ActResult,
+    r.Navigated,
+    r.Screenshot,
+    r.Console,
+    r.Pdf,
+    r.TabResult,
+)
+
+
+def _type_text(t: Any, need: Callable[[type[Any]], str]) -> str:
+    """``t`` written as a type annotation; a model or dataclass by its TypedDict's name."""
+    if t is type(None):
+        return "None"
+    if t is Any:
+        return "Any"
+    if t in (str, int, float, bool):
+        return str(t.__name__)
+    origin, args = typing.get_origin(t), typing.get_args(t)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_text(a, need) for a in args)
+    if origin is list:
+        return f"list[{_type_text(args[0], need)}]"
+    if origin is dict:
+        return f"dict[{_type_text(args[0], need)}, {_type_text(args[1], need)}]"
+    if origin is typing.Literal:
+        return f"Literal[{', '.join(repr(a) for a in args)}]"
+    if isinstance(t, type) and (issubclass(t, BaseModel) or dataclasses.is_dataclass(t)):
+        return need(t)
+    raise TypeError(f"no TypedDict spelling for {t!r}")
+
+
+def render_answers() -> str:
+    """The text of ``cli_answers.py``: each answer the CLI reads as a ``TypedDict`` with
+    the wire's key names; a key the model may leave unset is ``NotRequired``."""
+    done: dict[type[Any], str] = {}
+
+    def need(cls: type[Any]) -> str:
+        if cls in done:
+            return cls.__name__
+        keys: list[str] = []
+        if dataclasses.is_dataclass(cls):
+            hints = typing.get_type_hints(cls)
+            for f in dataclasses.fields(cls):
+                keys.append(f"    {f.name}: {_type_text(hints[f.name], need)}")
+        else:
+            for name, info in cls.model_fields.items():
+                text = _type_text(info.annotation, need)
+                key = info.alias or name
+                assert key.isidentifier(), f"{cls.__name__}.{key}: not a class-syntax key"
+                keys.append(f"    {key}: " + (text if info.is_required() else f"NotRequired[{text}]"))
+        done[cls] = "\n".join([f"class {cls.__name__}(TypedDict):", *keys, "", ""])
+        return cls.__name__
+
+    for model in ANSWER_MODELS:
+        need(model)
+    lines = [
+        '"""Generated from results.py by cli_schema.py (`make cli-args`): do not edit.',
+        "",
+        "The answers the CLI reads, as TypedDicts with the wire's key names, so mypy checks",
+        "every key the CLI reads against the models. Imported only under TYPE_CHECKING: a",
+        "CLI call reads plain JSON and imports neither this nor pydantic (issue 14).",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import Any, Literal, NotRequired, TypedDict",
+        "",
+        "",
+        *done.values(),  # each after what it names: need() finishes the inner ones first
+    ]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 def main() -> int:
     GENERATED.write_text(render(), encoding="utf-8")
-    print(f"wrote {GENERATED}", file=sys.stderr)
+    ANSWERS_GENERATED.write_text(render_answers(), encoding="utf-8")
+    print(f"wrote {GENERATED} and {ANSWERS_GENERATED}", file=sys.stderr)
     return 0
 
 

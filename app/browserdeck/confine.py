@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from browserdeck import paths
-from browserdeck.errors import Forbidden, InvalidInput
+from browserdeck.errors import WORKSPACE, Forbidden, Hint, InvalidInput
 
 OUTPUT_FOLDER = "browserdeck-output"
 MAX_NAME_BYTES = 255  # NAME_MAX on Linux and macOS
@@ -103,8 +103,10 @@ def readable_file(raw: str, roots: Iterable[Path], *, what: str = "upload") -> P
     refusal = Forbidden(
         f"cannot {what} {raw[:200]!r}: only existing files inside the allowed folders "
         f"({shown}) can be used, and never dot-files or dot-folders",
-        hint="put the file in the MCP client's workspace (its roots or working directory), "
-        'or add its folder to "uploadRoots" in Settings',
+        hint=Hint(
+            'put the file in {workspace}, or add its folder to "uploadRoots" in Settings',
+            workspace=WORKSPACE,
+        ),
         code="path_not_allowed",
     )
     try:

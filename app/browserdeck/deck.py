@@ -16,19 +16,21 @@ tool call.
 Why one module: it is the one class every way in calls, and each method is one
 operation (resolve the profile and tab, apply the policies, call the engine, note what
 was done); the typed overloads of ``on_tab`` repeat its signature once per answer.
-Splitting the operations across files would scatter what one call does.
+Splitting the operations across files would scatter what one call does. The few reads
+a view makes (``overview``, ``settings``, ``pairing``, ``api_token``, ``events``) sit
+beside them so the tray app needs no other door.
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from browserdeck import confine, remote, urls
+from browserdeck import confine, driverspecs, remote, urls
 from browserdeck import results as r
 from browserdeck.engine import options as o
 from browserdeck.errors import (
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from browserdeck.config import Config
     from browserdeck.engine import Engine
     from browserdeck.engine.state import RefInfo
+    from browserdeck.events import ServiceEvents
     from browserdeck.profiles import ProfileContext
     from browserdeck.service import Service
 
@@ -133,33 +136,6 @@ class BrowserTarget:
 
 
 @dataclass(frozen=True)
-class ShotLabel:
-    """One labelled element of a screenshot: its ref, its box in image pixels, and what
-    it is (role and accessible name; "" when the ref table no longer knows the ref)."""
-
-    ref: str
-    x: float
-    y: float
-    width: float
-    height: float
-    role: str = ""
-    name: str = ""
-
-    def scaled(self, k: float) -> ShotLabel:
-        """The same label with its box scaled by ``k`` (CSS pixels to image pixels)."""
-        return replace(self, x=self.x * k, y=self.y * k, width=self.width * k, height=self.height * k)
-
-    def describe(self) -> str:
-        """What the label is, in a user's words: e12 · button · “Sign in”."""
-        bits = [self.ref]
-        if self.role:
-            bits.append(self.role)
-        if self.name:
-            bits.append(f"“{self.name}”")
-        return " · ".join(bits)
-
-
-@dataclass(frozen=True)
 class Screenshot:
     """A PNG of a tab's viewport, the image agents get, with the labels drawn into it."""
 
@@ -167,7 +143,7 @@ class Screenshot:
     target_id: str
     url: str
     width: int  # CSS pixels the image covers (the labels' boxes are in these)
-    labels: list[ShotLabel]
+    labels: list[r.ShotLabel]  # each with its role and name
     unplaced: list[str]  # refs in view whose badge found no room on the image
 
 
@@ -180,11 +156,90 @@ class AgentsStopped:
     unshared_tabs: int  # tabs of the user's Chrome no longer shared
 
 
+@dataclass(frozen=True)
+class ProfileEntry:
+    """A configured profile as a view lists it (from the settings; no browser asked)."""
+
+    name: str
+    driver: str
+    color: str
+
+
+@dataclass(frozen=True)
+class Overview:
+    """The service as a view shows it without asking any browser: whether it runs, where
+    its API listens, the profiles it is configured with and a problem with its config."""
+
+    started: bool
+    api_url: str  # the control API (MCP is at api_url + "/mcp")
+    control_port: int
+    default_profile: str
+    profiles: dict[str, ProfileEntry]  # by name, in name order
+    config_problem: str | None  # the config file was kept aside: why (the service runs on defaults)
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """What the extension's pairing page needs: the relay of the first profile that uses
+    one (or the default relay port), its token, and a colour for the page."""
+
+    relay_port: int
+    token: str
+    color: str
+    profile: str | None  # the profile paired; None when no profile uses the relay yet
+
+
 class Deck:
-    """The service's operations, typed, for every way in."""
+    """The service's operations, typed, for every way in.
+
+    The tray app holds only a ``Deck``: what it shows comes from the reads below
+    (``overview``, ``settings``, ``pairing``, ``api_token``, ``events``) and what it
+    does from the operations, never from the ``Service``'s own attributes.
+    """
 
     def __init__(self, service: Service) -> None:
         self.service = service
+
+    # --- reads for views (no I/O) ----------------------------------------------------
+    @property
+    def started(self) -> bool:
+        """The service runs (its API answers; the engine may still be starting)."""
+        return self.service.started
+
+    @property
+    def events(self) -> ServiceEvents:
+        """The core's signals (profile states, tabs, API calls, notices), to subscribe to."""
+        return self.service.events
+
+    def overview(self) -> Overview:
+        service, cfg = self.service, self.service.config
+        return Overview(
+            started=service.started,
+            api_url=service.url,
+            control_port=service.control_port,
+            default_profile=cfg.default_profile,
+            profiles={
+                name: ProfileEntry(name, p.driver, p.color)
+                for name, p in sorted(cfg.profiles.items())
+            },
+            config_problem=service.config_problem,
+        )
+
+    def settings(self) -> Config:
+        """The settings the service runs with (the settings dialog edits a copy)."""
+        return self.service.config
+
+    def api_token(self) -> str:
+        """The API token, for the user who copies it to a client ("Copy API token")."""
+        return self.service.api_token
+
+    def pairing(self) -> Pairing:
+        cfg, token = self.service.config, self.service.relay_token
+        relayed = [p for p in cfg.profiles.values() if driverspecs.spec_of(p.driver).port == "relay"]
+        if not relayed:
+            return Pairing(cfg.relay_port, token, cfg.profiles[cfg.default_profile].color, None)
+        first = relayed[0]
+        return Pairing(cfg.relay_port_of(first), token, first.color, first.name)
 
     @property
     def engine(self) -> Engine:
@@ -322,7 +377,13 @@ class Deck:
         # Every page call comes through here: the engine may still be starting beside the
         # API (Service.start; issue 14), and the browser above started meanwhile.
         await self.service.engine_ready()
-        resolved = await ctx.resolve_target(target_id, caller.key)
+        if target_id and self.engine.holds(cdp_url, target_id):
+            # A full id of a tab the engine holds open (an MCP session's tab, an agent's
+            # next call on the same tab): it exists, so no listing of the browser's tabs
+            # (an HTTP request and a browser round trip before every call; issue 14).
+            resolved = target_id
+        else:
+            resolved = await ctx.resolve_target(target_id, caller.key)
         ctx.note_used(caller.key, resolved)
         caller.note(profile=ctx.name, targetId=resolved)
         return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)
@@ -330,8 +391,9 @@ class Deck:
     async def screenshot(
         self, caller: Caller, profile: str | None, target_id: str | None, *, labels: bool
     ) -> Screenshot:
-        """The tab's viewport as a PNG, through the same engine call agents make, with
-        each label's role and name (from the ref table the labels were drawn from)."""
+        """The tab's viewport as a PNG, through the same engine call agents make; each
+        label says its role and name (the engine reads them from the ref table it drew
+        the labels from)."""
         # inline: the image comes back in the answer; a file per auto-refresh would pile
         # up in the state dir.
         request = o.ScreenshotOptions(labels=labels, type="png", inline=True)
@@ -344,27 +406,12 @@ class Deck:
                 raise
             raise gone from None
         shot = r.Screenshot.model_validate(out)
-        infos = await self._ref_infos(t) if labels else {}
-        found = []
-        for label in shot.labels or []:
-            box, info = label["box"], infos.get(label["ref"])
-            found.append(
-                ShotLabel(
-                    ref=label["ref"],
-                    x=box["x"],
-                    y=box["y"],
-                    width=box["width"],
-                    height=box["height"],
-                    role=info.role if info is not None else "",
-                    name=info.name if info is not None else "",
-                )
-            )
         return Screenshot(
             png=base64.b64decode(shot.base64 or ""),
             target_id=t.target_id,
             url=shot.url or "",
             width=shot.width,
-            labels=found,
+            labels=list(shot.labels or []),
             unplaced=list(shot.unplaced or []),
         )
 
@@ -426,9 +473,15 @@ class Deck:
             out = await self._on_tab(caller, profile, target_id, request)
         except BrowserdeckError as exc:
             gone = await self._browser_gone(caller, profile, exc)
-            if gone is None:
-                raise
-            raise gone from None
+            if gone is not None:
+                raise gone from None
+            named = getattr(request, "target_id", None) or target_id
+            if exc.code == "tab_closed" and named:
+                # A held tab is not looked up first (``target``), so a tab closed a moment
+                # ago reaches the engine: say it as the lookup would ("tab_not_found",
+                # which MCP reads as "this session's tab is gone") once it is unlisted.
+                await self.service.profile(profile).resolve_target(named, caller.key)
+            raise
         return answer_type(request).model_validate(out)
 
     async def _browser_gone(
@@ -557,6 +610,25 @@ ANSWERS: dict[type[Any], type[r.TabResult]] = {
 
 def answer_type(request: TabRequest) -> type[r.TabResult]:
     return ANSWERS.get(type(request), r.ActResult)
+
+
+# What the activity log calls each request (``call`` in an ``api_call`` entry made
+# in-process; the GUI says it in words); any other request is an act, whose ``kind`` the
+# entry's detail names.
+CALLS: dict[type[Any], str] = {
+    o.SnapshotOptions: "snapshot",
+    o.NavigateOptions: "navigate",
+    o.ScreenshotOptions: "screenshot",
+    o.ConsoleOptions: "console",
+    o.OfflineOptions: "set-offline",
+    o.PdfOptions: "pdf",
+    o.FileChooserOptions: "file-chooser",
+    o.DialogOptions: "dialog",
+}
+
+
+def call_name(request: TabRequest) -> str:
+    return CALLS.get(type(request), "act")
 
 
 def act_details(body: o.AnyAct) -> dict[str, Any]:

@@ -71,12 +71,9 @@ CREATE_PROFILE = Step("POST /profiles/create", "browserdeck create-profile NAME"
 DELETE_PROFILE = Step("DELETE /profiles/{name}", "browserdeck delete-profile NAME")
 START = Step("POST /start", "browserdeck start", "browser_profiles action=start")
 STOP = Step("POST /stop", "browserdeck stop", "browser_profiles action=stop")
-# The same, for one profile (``.of(profile=...)``).
-STATUS_OF = Step(
-    "GET /?profile={profile}",
-    "browserdeck status --profile {profile}",
-    "browser_profiles action=list",
-)
+# The same, for one profile (``.of(profile=...)``). No tool shows a profile's whole
+# status (a remote service's health): MCP clients are told the command.
+STATUS_OF = Step("GET /?profile={profile}", "browserdeck status --profile {profile}")
 START_OF = Step(
     "POST /start?profile={profile}",
     "browserdeck start --profile {profile}",
@@ -97,6 +94,13 @@ REMOTE_TOKEN = Step(
 )
 # Pairing is the user's, in Chrome: HTTP clients are pointed at the tray.
 PAIR = Step("the tray's “Pair extension…”", "browserdeck pair --profile {profile}")
+# Not a step but a place, said the same way: where a file an agent may upload or read
+# goes (confine.py): the folders each kind of caller declares.
+WORKSPACE = Step(
+    'a folder the request names in "roots"',
+    "the current directory",
+    "the MCP client's workspace (its roots or working directory)",
+)
 RELOAD = Step(
     "POST /navigate with action=reload", "browserdeck navigate URL", "browser_navigate to its URL"
 )

@@ -51,10 +51,8 @@ class ProfileContext:
         self.relay: RelayServer | None = None
         self.state = "stopped"  # stopped | starting | running | crashed | error
         self.detail: str | None = None
-        # What its driver (drivers/*) shares with it: start and stop run under ``lock``,
-        # ``stopping`` says a stop is ours (not a crash), ``watch`` is the driver's watcher
-        # of the browser process; set_state, drop_connections, read_tabs and stop_locked
-        # are the methods a driver calls back.
+        # Shared with its driver (drivers/*): start/stop run under ``lock``; ``stopping``
+        # marks a stop as ours (not a crash); ``watch`` is the driver's process watcher.
         self.lock = asyncio.Lock()
         self._cdp: CDPClient | None = None
         self._cdp_lock = asyncio.Lock()
@@ -270,7 +268,7 @@ class ProfileContext:
             raise Unavailable(
                 f"profile {self.name!r}: the browser at {self.cdp_url} does not answer "
                 f"({exc.message})",
-                hint=self._not_running_hint(),
+                hint=self.impl.not_running_hint(),
                 code="browser_unreachable",
             ) from None
         # Chrome's /json/list HTML-escapes titles ("A &amp; B"); the relay's list is plain
@@ -281,9 +279,6 @@ class ProfileContext:
             for t in targets
             if t.get("type") == "page"
         ]
-
-    def _not_running_hint(self) -> str | Hint:
-        return self.impl.not_running_hint()
 
     async def list_tabs(self) -> list[Tab]:
         await self.ensure_browser()
@@ -368,7 +363,7 @@ class ProfileContext:
             why = exc.message if isinstance(exc, Unavailable) else "no webSocketDebuggerUrl"
             raise Unavailable(
                 f"profile {self.name!r}: cannot read {self.cdp_url}/json/version ({why})",
-                hint=self._not_running_hint(),
+                hint=self.impl.not_running_hint(),
                 code="browser_unreachable",
             ) from None
 
@@ -467,7 +462,7 @@ class ProfileContext:
             except (Unavailable, KeyError, TypeError):
                 raise Unavailable(
                     f"could not open a tab in profile {self.name!r}: {exc.message}",
-                    hint=self._not_running_hint(),
+                    hint=self.impl.not_running_hint(),
                 ) from None
         # Target.createTarget replies before /json/list shows the target; wait for it so a
         # client that lists right after opening sees its tab.

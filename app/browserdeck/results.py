@@ -9,20 +9,27 @@ grows a ``null`` it did not send before. A tab is ``tabs.Tab`` itself.
 The fields declared are the ones a caller may rely on; an answer may carry more (an
 act kind's own fields, a driver's status details), kept as they came (``extra``),
 and documented in docs/api.md.
+
+What an answer lists is typed too, one model per concept, and the engine builds these
+very objects where it records them (``engine/state.py``: console messages, page
+errors, requests, dialogs; ``engine/screenshot.py``: labels): a console message is a
+``ConsoleEntry`` from the page's event to the MCP tool that prints it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from browserdeck.labels import Rect
 from browserdeck.tabs import Tab
 
 
 class Answer(BaseModel):
-    """An answer: camelCase on the wire, the keys that were set, extra keys kept."""
+    """An answer, or an entry of one: camelCase on the wire, the keys that were set, extra
+    keys kept."""
 
     model_config = ConfigDict(extra="allow", alias_generator=to_camel, populate_by_name=True)
 
@@ -57,9 +64,9 @@ class ProfileStatus(Answer):
     tabs: int = 0
     pid: int | None = None
     cdp_url: str | None = None
-    detail: str | None = Field(None, description="why it is in this state, for people")
-    remote: Any = Field(None, description="a browser service's own status (remote profiles)")
-    default: bool | None = Field(None, description="the default profile (in GET /profiles)")
+    detail: str | None = Field(default=None, description="why it is in this state, for people")
+    remote: Any = Field(default=None, description="a browser service's own status (remote profiles)")
+    default: bool | None = Field(default=None, description="the default profile (in GET /profiles)")
 
 
 class Status(ProfileStatus):
@@ -91,6 +98,121 @@ class Closed(Answer):
     closed: str
 
 
+# --- what a tab recorded (the engine builds these as it records them) ----------------
+
+ConsoleContext = Literal["page", "worker", "service-worker"]
+
+
+class ConsoleEntry(Answer):
+    """One console message of the tab, a worker of it or a service worker of its origin."""
+
+    type: str = Field(description="the console method: log, info, warning, error, debug …")
+    text: str
+    url: str = Field(default="", description="the script that logged it")
+    line: int | None = Field(default=None, description="its line in that script")
+    time: float = Field(description="when it was logged (Unix seconds)")
+    context: ConsoleContext = Field(description="where it ran")
+    worker_url: str | None = Field(default=None, description="the worker's script (worker messages)")
+
+
+class PageError(Answer):
+    """An exception the page did not catch."""
+
+    name: str
+    message: str
+    stack: str = ""
+    time: float
+
+
+class RequestEntry(Answer):
+    """One network request of the tab; ``status`` and ``failure`` stay null while open."""
+
+    method: str
+    url: str
+    resource_type: str = Field(description="document, script, fetch, image …")
+    status: int | None = Field(default=None, description="the HTTP status, once answered")
+    failure: str | None = Field(default=None, description="why it failed (net::ERR_…), if it did")
+    time: float
+
+
+class ConsoleCounts(Answer):
+    """How many entries matched, before ``limit`` cut the lists."""
+
+    messages: int
+    errors: int
+    requests: int
+
+
+class DialogEntry(Answer):
+    """A dialog that opened (alert, confirm, prompt, beforeunload) or a file chooser
+    (``type`` "filechooser", with ``files``), and how it was answered."""
+
+    type: str
+    action: str = Field(description="accepted, dismissed, files set, or failed: <why>")
+    armed: bool = Field(description="answered as a hook asked (else by the default rule)")
+    time: float
+    message: str | None = Field(default=None, description="the dialog's text (dialogs)")
+    default_value: str | None = Field(default=None, description="the prompt's default (prompts)")
+    prompt_text: str | None = Field(default=None, description="what was typed in (accepted prompts)")
+    files: list[str] | None = Field(default=None, description="the files set (file choosers)")
+
+
+class SavedDownload(Answer):
+    """A download a call started, and where it was saved (or why not)."""
+
+    url: str
+    suggested_filename: str
+    path: str | None = None
+    error: str | None = None
+
+
+class SnapshotStats(Answer):
+    lines: int
+    chars: int
+    refs: int
+    interactive: int
+
+
+class ShotLabel(Answer):
+    """One labelled element of a screenshot: its ref, its box (and badge) in image
+    pixels, and what it is (role and accessible name, from the ref table the labels were
+    drawn from)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: str
+    box: Rect
+    badge: Rect | None = Field(default=None, description="where its badge is; null: no room (unplaced)")
+    leader: list[float] | None = Field(
+        default=None, description="a line from a badge that moved away back to its box: x1, y1, x2, y2"
+    )
+    role: str = ""
+    name: str = Field(default="", description="the accessible name; empty when it has none")
+
+    def scaled(self, k: float) -> ShotLabel:
+        """The same label with its geometry scaled by ``k`` (to the image's pixels)."""
+        return self.model_copy(
+            update={
+                "box": _scaled(self.box, k),
+                "badge": _scaled(self.badge, k) if self.badge is not None else None,
+                "leader": [round(v * k, 1) for v in self.leader] if self.leader else self.leader,
+            }
+        )
+
+    def describe(self) -> str:
+        """What the label is, in a user's words: e12 · button · “Sign in”."""
+        bits = [self.ref]
+        if self.role:
+            bits.append(self.role)
+        if self.name:
+            bits.append(f"“{self.name}”")
+        return " · ".join(bits)
+
+
+def _scaled(r: Rect, k: float) -> Rect:
+    return Rect(round(r.x * k, 1), round(r.y * k, 1), round(r.width * k, 1), round(r.height * k, 1))
+
+
 # --- one tab ------------------------------------------------------------------------
 
 
@@ -102,20 +224,19 @@ class TabResult(Answer):
     target_id: str | None = None
     url: str | None = None
     title: str | None = None
-    navigated: bool | None = Field(None, description="the tab went to another page")
-    outcome: str | None = Field(None, description="what the call caused (consequences)")
-    note: str | None = Field(None, description="something the caller should know")
-    dialogs: list[dict[str, Any]] | None = Field(
-        None, description="dialogs that opened during the call, and how they were answered"
+    navigated: bool | None = Field(default=None, description="the tab went to another page")
+    outcome: str | None = Field(default=None, description="what the call caused (consequences)")
+    note: str | None = Field(default=None, description="something the caller should know")
+    dialogs: list[DialogEntry] | None = Field(
+        default=None, description="dialogs and file choosers that opened since the tab's last answer"
     )
-    dialog: Any = Field(None, description="the dialog or file chooser a hook answered")
-    download: Any = Field(None, description="a download the call started, and where it went")
+    download: SavedDownload | None = Field(default=None, description="a download the call started")
 
 
 class Snapshot(TabResult):
     format: str
     snapshot: str
-    stats: dict[str, Any] | None = None
+    stats: SnapshotStats | None = None
     truncated: bool | None = None
 
 
@@ -124,13 +245,13 @@ class ActResult(TabResult):
 
     kind: str
     ref: str | None = None
-    closed: bool | None = Field(None, description="the action closed the tab")
-    result: Any = Field(None, description="what evaluate returned")
+    closed: bool | None = Field(default=None, description="the action closed the tab")
+    result: Any = Field(default=None, description="what evaluate returned")
     truncated: bool | None = None
 
 
 class Navigated(TabResult):
-    status: int | None = Field(None, description="the HTTP status of the page")
+    status: int | None = Field(default=None, description="the HTTP status of the page")
 
 
 class Screenshot(TabResult):
@@ -140,8 +261,12 @@ class Screenshot(TabResult):
     size: int = Field(alias="bytes", description="bytes of the image")
     base64: str | None = None
     path: str | None = None
-    labels: list[dict[str, Any]] | None = None
-    unplaced: list[str] | None = None
+    scale: float | None = Field(default=None, description="image pixels per CSS pixel")
+    labels: list[ShotLabel] | None = None
+    unplaced: list[str] | None = Field(
+        default=None, description="labelled refs whose badge found no room on the image"
+    )
+    skipped: int | None = Field(default=None, description="refs not labelled: out of view or cap")
 
 
 class Pdf(TabResult):
@@ -158,6 +283,7 @@ class Offline(TabResult):
 
 
 class Console(TabResult):
-    messages: list[dict[str, Any]] = []
-    errors: list[dict[str, Any]] = []
-    requests: list[dict[str, Any]] = []
+    messages: list[ConsoleEntry] = []
+    errors: list[PageError] = []
+    requests: list[RequestEntry] = []
+    counts: ConsoleCounts | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -80,6 +81,19 @@ def test_cli_round_trip(served: tuple[dict[str, str], subprocess.Popen[str]]) ->
     target = json.loads(opened.stdout)["targetId"]
     tabs = cli(env, "tabs")
     assert target in tabs.stdout
+
+    # The page commands print what the answers hold, read by the keys results.py declares.
+    cli(env, "navigate", "data:text/html,<title>Page</title><button>Go</button>", "-t", target)
+    snap = cli(env, "snapshot", "-t", target)
+    assert snap.returncode == 0 and re.search(r"^# Page — data:.*\n# \d+ refs, 1 interactive", snap.stdout)
+    shot = cli(env, "screenshot", "--labels", "-t", target)
+    assert shot.returncode == 0, shot.stderr
+    assert re.search(r"^  e\d+: [\d.]+,[\d.]+ [\d.]+x[\d.]+$", shot.stdout, re.M), shot.stdout
+    assert "1 labels, 0 refs not shown" in shot.stdout
+    alerted = cli(env, "evaluate", "() => { console.warn('from the page'); alert('hi') }", "-t", target)
+    assert "alert dialog 'hi' was dismissed (nothing was armed)" in alerted.stdout, alerted.stdout
+    console = cli(env, "console", "-t", target)
+    assert console.returncode == 0 and "[warning] from the page" in console.stdout
 
     assert cli(env, "focus", target[:8]).returncode == 0
     closed = cli(env, "close", target[:8])

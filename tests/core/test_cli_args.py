@@ -21,6 +21,18 @@ def test_the_generated_cli_arguments_match_the_models() -> None:
     )
 
 
+def test_the_answers_the_cli_reads_match_the_models() -> None:
+    # cli_answers.py gives mypy the keys of every answer the CLI reads (cli_engine.py),
+    # generated from results.py: a renamed or dropped field fails the CLI's type check.
+    committed = cli_schema.ANSWERS_GENERATED.read_text(encoding="utf-8")
+    assert committed == cli_schema.render_answers(), (
+        "app/browserdeck/cli_answers.py is stale: results.py or cli_schema.py changed "
+        "since it was generated; run `make cli-args` and commit the result"
+    )
+    assert "class ConsoleEntry(TypedDict):" in committed
+    assert "    resourceType: str" in committed  # the wire's names, not Python's
+
+
 def test_every_argument_takes_its_help_choices_and_type_from_its_field() -> None:
     for command, rows in cli_schema.table().items():
         source = cli_schema.COMMANDS[command][0]
@@ -50,7 +62,8 @@ def test_a_page_command_parses_without_pydantic() -> None:
         "except SystemExit:\n"
         "    pass\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'browserdeck')"
-        " and (m.startswith('pydantic') or m.startswith('browserdeck.engine'))))\n"
+        " and (m.startswith('pydantic') or m.startswith('browserdeck.engine')"
+        " or m == 'browserdeck.cli_answers')))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60

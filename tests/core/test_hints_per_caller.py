@@ -115,3 +115,25 @@ def test_a_step_about_one_profile_names_it_in_each_callers_words() -> None:
         "`browserdeck start --profile work`",
         "browser_profiles action=start name=work",
     ]
+
+
+def test_a_refused_upload_says_where_files_go_in_each_callers_words(tmp_path: Path) -> None:
+    from browserdeck import confine
+
+    secret = tmp_path / ".hidden" / "key.txt"
+    secret.parent.mkdir()
+    secret.write_text("x")
+    try:
+        confine.readable_file(str(secret), [tmp_path])
+    except BrowserdeckError as exc:
+        error = exc
+    else:
+        raise AssertionError("a file in a dot-folder must be refused")
+    assert error.code == "path_not_allowed"
+    assert error.hint_for("api") == (
+        'put the file in a folder the request names in "roots", or add its folder to '
+        '"uploadRoots" in Settings'
+    )
+    assert error.hint_for("cli") is not None and "the current directory" in error.hint_for("cli")
+    assert "the MCP client's workspace" in (error.hint_for("mcp") or "")
+    assert "MCP" not in (error.hint_for("api") or "") + (error.hint_for("cli") or "")

@@ -101,3 +101,64 @@ def test_each_engine_route_declares_the_answer_the_front_door_gives() -> None:
     for route in routes:
         want = ANSWERS[requests[route.path]] if route.path in requests else results.ActResult
         assert route.response_model is want, route.path
+
+
+async def test_what_an_answer_lists_is_typed_and_keeps_its_wire_names() -> None:
+    """Console messages, page errors, requests, dialogs, labels and snapshot stats: one
+    model each, built by the engine, published in the spec, and on the wire with the
+    names they always had (docs/api.md)."""
+    entries = {
+        "ConsoleEntry": {"type", "text", "url", "line", "time", "context"},
+        "PageError": {"name", "message", "stack", "time"},
+        "RequestEntry": {"method", "url", "resourceType", "status", "failure", "time"},
+        "DialogEntry": {"type", "message", "time", "armed", "action"},
+        "ShotLabel": {"ref", "box", "badge", "leader", "role", "name"},
+        "SnapshotStats": {"lines", "chars", "refs", "interactive"},
+    }
+    async with running_service() as (service, client):
+        spec = (await client.get("/openapi.json")).json()
+        schemas = spec["components"]["schemas"]
+        for name, keys in entries.items():
+            assert keys <= set(schemas[name]["properties"]), name
+        console_items = _answer(spec, "/console", "get")["properties"]["messages"]["items"]
+        assert console_items["$ref"].endswith("/ConsoleEntry")
+
+        target = (await client.post("/tabs/open", json={"url": PAGE})).json()["targetId"]
+        on_tab = {"targetId": target}
+        # A warning, an uncaught error (awaited in the page), a dialog, a failed request.
+        fn = (
+            "async () => { console.warn('typed log');"
+            " await new Promise(done => { addEventListener('error', () => done(), {once: true});"
+            " setTimeout(() => { throw new Error('typed boom') }) });"
+            " alert('typed alert');"
+            " return await fetch('http://127.0.0.1:9/typed').then(() => 'ok', () => 'failed') }"
+        )
+        ran = (await client.post("/act", json={"kind": "evaluate", "fn": fn, **on_tab})).json()
+        assert ran["result"] == "failed", ran
+        assert [set(d) for d in ran["dialogs"]] == [entries["DialogEntry"]], ran["dialogs"]
+        assert ran["dialogs"][0]["message"] == "typed alert"
+        console = (await client.get("/console", params=on_tab)).json()
+        logged = [m for m in console["messages"] if m["text"] == "typed log"]
+        assert [set(m) for m in logged] == [entries["ConsoleEntry"]], console["messages"]
+        assert logged[0]["type"] == "warning" and logged[0]["context"] == "page"
+        assert [set(e) for e in console["errors"]] == [entries["PageError"]], console["errors"]
+        assert "typed boom" in console["errors"][0]["message"]
+        asked = [q for q in console["requests"] if q["url"].endswith("/typed")]
+        assert [set(q) for q in asked] == [entries["RequestEntry"]], console["requests"]
+        assert set(console["counts"]) == {"messages", "errors", "requests"}
+        snap = (await client.get("/snapshot", params=on_tab)).json()
+        assert set(snap["stats"]) == entries["SnapshotStats"]
+        shot = (
+            await client.post("/screenshot", json={"labels": True, "inline": True, **on_tab})
+        ).json()
+        assert shot["labels"] and all(set(lb) == entries["ShotLabel"] for lb in shot["labels"])
+        button = shot["labels"][0]
+        assert set(button["box"]) == {"x", "y", "width", "height"}
+        assert (button["role"], button["name"]) == ("button", "Go")
+
+        # In-process callers read the same entries as objects.
+        deck = Deck(service)
+        read = await deck.on_tab(Caller(client="typed-test"), None, target, o.ConsoleOptions())
+        assert all(isinstance(m, results.ConsoleEntry) for m in read.messages)
+        assert all(isinstance(q, results.RequestEntry) for q in read.requests)
+        assert read.errors and isinstance(read.errors[0], results.PageError)

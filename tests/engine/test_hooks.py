@@ -33,8 +33,8 @@ async def test_unarmed_dialog_is_dismissed_and_reported_once(tab: Tab) -> None:
     waited = await tab.act(kind="wait", text="confirm=false")
     dialogs = clicked.get("dialogs", []) + waited.get("dialogs", [])
     assert len(dialogs) == 1
-    assert dialogs[0]["type"] == "confirm" and dialogs[0]["message"] == "Are you sure?"
-    assert dialogs[0]["action"] == "dismissed" and dialogs[0]["armed"] is False
+    assert dialogs[0].type == "confirm" and dialogs[0].message == "Are you sure?"
+    assert dialogs[0].action == "dismissed" and dialogs[0].armed is False
     again = await tab.snap()
     assert "dialogs" not in again
 
@@ -55,8 +55,8 @@ async def test_armed_dialog_accepts_prompt_with_text(tab: Tab) -> None:
     clicked = await tab.act(kind="click", ref=ref_of(snap, 'button "Prompt"'))
     waited = await tab.act(kind="wait", text="prompt=Ada")
     dialogs = clicked.get("dialogs", []) + waited.get("dialogs", [])
-    assert dialogs[0]["action"] == "accepted" and dialogs[0]["armed"] is True
-    assert dialogs[0]["promptText"] == "Ada" and dialogs[0]["defaultValue"] == "anon"
+    assert dialogs[0].action == "accepted" and dialogs[0].armed is True
+    assert dialogs[0].prompt_text == "Ada" and dialogs[0].default_value == "anon"
     # The arm was used up: the next confirm is dismissed again.
     await tab.act(kind="click", ref=ref_of(snap, 'button "Confirm"'))
     await tab.act(kind="wait", text="confirm=false")
@@ -117,7 +117,7 @@ async def test_armed_chooser_answers_a_later_click(tab: Tab, upload_file: Path) 
     clicked = await tab.act(kind="click", ref=ref_of(snap, 'button "Choose files"'))
     waited = await tab.act(kind="wait", text="hello.txt:12")
     dialogs = clicked.get("dialogs", []) + waited.get("dialogs", [])
-    assert dialogs and dialogs[0]["type"] == "filechooser"
+    assert dialogs and dialogs[0].type == "filechooser"
 
 
 async def test_upload_refuses_missing_or_relative_paths(tab: Tab, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from browserdeck import paths
 from browserdeck.engine import options
 from browserdeck.engine.errors import NavigationFailed
 from browserdeck.errors import Conflict, InvalidInput, NotFound
+from browserdeck.labels import Rect
 from tests.engine.conftest import Tab, ref_of
 from tests.support.net import free_port
 
@@ -49,9 +50,9 @@ async def test_back_forward_and_reload(tab: Tab) -> None:
 async def test_navigate_to_a_download_reports_the_file(tab: Tab) -> None:
     out = await tab.goto("download")
     download = out["download"]
-    assert download["suggestedFilename"] == "report.txt"
-    assert Path(download["path"]).read_text() == "hello download\n"
-    assert Path(download["path"]).parent == paths.artifacts_dir("downloads")
+    assert download.suggested_filename == "report.txt"
+    assert download.path and Path(download.path).read_text() == "hello download\n"
+    assert Path(download.path).parent == paths.artifacts_dir("downloads")
 
 
 async def test_navigation_errors_say_what_failed(tab: Tab) -> None:
@@ -110,26 +111,26 @@ async def test_labels_box_each_visible_ref_and_leave_no_trace(tab: Tab) -> None:
     await tab.act(kind="resize", width=800, height=600)
     snap = (await tab.snap())["snapshot"]
     out = await tab.shot(labels=True)
-    labels = {label["ref"]: label["box"] for label in out["labels"]}
+    labels = {label.ref: label.box for label in out["labels"]}
     first = ref_of(snap, 'button "Button 0"')
     assert first in labels
     # Only what is in the viewport: section 0..3 fit in 600px, section 100 does not.
     assert ref_of(snap, 'button "Button 100"') not in labels
     assert out["skipped"] >= 100
     box = labels[first]
-    assert 0 <= box["x"] < 800 and 0 <= box["y"] < 600 and box["width"] > 20
+    assert 0 <= box.x < 800 and 0 <= box.y < 600 and box.width > 20
     real = await tab.js(
         "(() => { const r = [...document.querySelectorAll('button')][0]"
         ".getBoundingClientRect(); return [r.x, r.y, r.width, r.height] })()"
     )
-    assert [box["x"], box["y"], box["width"], box["height"]] == pytest.approx(real, abs=1)
+    assert box.as_list() == pytest.approx(real, abs=1)
     # The overlay is gone before the next engine call on the tab runs.
     after = await tab.snap()
     assert after["snapshot"] == snap
     assert await tab.js("document.getElementById('__browserdeck_labels__')") is None
     # The overlay was in the image: orange pixels where the first box's border is.
     img = image(out).convert("RGB")
-    r, g, b = img.getpixel((int(box["x"]) + 1, int(box["y"] + box["height"] / 2)))
+    r, g, b = img.getpixel((int(box.x) + 1, int(box.y + box.height / 2)))
     assert r > 200 and 40 < g < 110 and b < 60
 
 
@@ -149,7 +150,7 @@ async def test_labels_include_refs_inside_iframes(tab: Tab) -> None:
     await tab.act(kind="resize", width=1000, height=700)
     snap = (await tab.snap())["snapshot"]
     out = await tab.shot(labels=True)
-    refs = {label["ref"] for label in out["labels"]}
+    refs = {label.ref for label in out["labels"]}
     assert set(re.findall(r'button "Frame button" \[ref=(f\d+e\d+)\]', snap)) <= refs
 
 
@@ -157,7 +158,7 @@ async def test_labels_without_a_snapshot_take_one(tab: Tab) -> None:
     await tab.goto("hover.html")
     out = await tab.shot(labels=True)
     assert out["labels"] and "took one" in out["note"]
-    await tab.act(kind="click", ref=out["labels"][1]["ref"])  # its refs are usable
+    await tab.act(kind="click", ref=out["labels"][1].ref)  # its refs are usable
 
 
 async def test_screenshot_of_a_missing_element_is_clear(tab: Tab) -> None:
@@ -179,19 +180,19 @@ async def test_console_errors_and_requests_with_levels(tab: Tab) -> None:
     await tab.act(kind="wait", fn="() => performance.getEntriesByType('resource').length > 0")
     con = tab.engine.console
     everything = await con(tab.cdp_url, tab.target_id, None, options.ConsoleOptions())
-    texts = [m["text"] for m in everything["messages"]]
+    texts = [m.text for m in everything["messages"]]
     assert {"page loaded", "log line", "warn line", "error line"} <= set(texts)
-    assert any("boom from page" in e["message"] for e in everything["errors"])
-    statuses = {r["url"].rsplit("/", 1)[1]: r["status"] for r in everything["requests"]}
+    assert any("boom from page" in e.message for e in everything["errors"])
+    statuses = {r.url.rsplit("/", 1)[1]: r.status for r in everything["requests"]}
     assert statuses.get("console.html") == 200
     errors = await con(tab.cdp_url, tab.target_id, None, options.ConsoleOptions(level="error"))
-    assert "error line" in [m["text"] for m in errors["messages"]]
-    assert {m["type"] for m in errors["messages"]} == {"error"}
-    assert all(r["status"] == 404 or r["failure"] for r in errors["requests"])
-    assert any(r["url"].endswith("/status/404") for r in errors["requests"])
+    assert "error line" in [m.text for m in errors["messages"]]
+    assert {m.type for m in errors["messages"]} == {"error"}
+    assert all(r.status == 404 or r.failure for r in errors["requests"])
+    assert any(r.url.endswith("/status/404") for r in errors["requests"])
     warn = await con(tab.cdp_url, tab.target_id, None, options.ConsoleOptions(level="warning"))
-    assert [m["text"] for m in warn["messages"]][:2] == ["warn line", "error line"]
-    assert {m["type"] for m in warn["messages"]} == {"warning", "error"}
+    assert [m.text for m in warn["messages"]][:2] == ["warn line", "error line"]
+    assert {m.type for m in warn["messages"]} == {"warning", "error"}
     await con(tab.cdp_url, tab.target_id, None, options.ConsoleOptions(clear=True))
     after = await con(tab.cdp_url, tab.target_id, None, options.ConsoleOptions())
     assert after["messages"] == [] and after["errors"] == []
@@ -218,7 +219,7 @@ async def test_labels_use_the_offset_refs_after_a_new_document(tab: Tab) -> None
     snap = (await tab.snap())["snapshot"]
     refs = set(re.findall(r"\[ref=([^\]]+)\]", snap))
     out = await tab.shot(labels=True)
-    labelled = {label["ref"] for label in out["labels"]}
+    labelled = {label.ref for label in out["labels"]}
     assert labelled and labelled <= refs
     assert ref_of(snap, 'button "Add row"') in labelled
 
@@ -244,18 +245,21 @@ async def test_label_badges_sit_outside_boxes_off_text_and_each_other(tab: Tab) 
     out = await tab.shot(labels=True, inline=True)
     labels = out["labels"]
     assert labels
-    rect = lambda d: (d["x"], d["y"], d["x"] + d["width"], d["y"] + d["height"])  # noqa: E731
+    def rect(d: Rect | dict[str, float]) -> tuple[float, float, float, float]:
+        if isinstance(d, Rect):
+            return d.x, d.y, d.right, d.bottom
+        return d["x"], d["y"], d["x"] + d["width"], d["y"] + d["height"]
 
-    def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    def overlap(a: Rect | dict[str, float], b: Rect | dict[str, float]) -> bool:
         ax1, ay1, ax2, ay2 = rect(a)
         bx1, by1, bx2, by2 = rect(b)
         return min(ax2, bx2) - max(ax1, bx1) > 0.5 and min(ay2, by2) - max(ay1, by1) > 0.5
 
-    badges = [lb["badge"] for lb in labels if lb["badge"]]
-    boxes = [lb["box"] for lb in labels]
+    badges = [lb.badge for lb in labels if lb.badge]
+    boxes = [lb.box for lb in labels]
     # Every ref is drawn or listed: nothing silently dropped.
     assert len(badges) + len(out["unplaced"]) == len(labels)
-    assert {lb["ref"] for lb in labels if not lb["badge"]} == set(out["unplaced"])
+    assert {lb.ref for lb in labels if not lb.badge} == set(out["unplaced"])
     for i, badge in enumerate(badges):
         assert not any(overlap(badge, b) for b in badges[i + 1 :]), "badges overlap"
         assert not any(overlap(badge, b) for b in boxes), "a badge covers an element"
@@ -269,8 +273,8 @@ async def test_label_badges_sit_outside_boxes_off_text_and_each_other(tab: Tab) 
         )
         assert not any(overlap(badge, text) for badge in badges), f"a badge covers {word!r}"
     # A badge that moved away from its box has a leader line; the image has the badge.
-    assert any(lb["leader"] for lb in labels)
+    assert any(lb.leader for lb in labels)
     img = image(out).convert("RGB")
     first = badges[0]
-    r, g, b = img.getpixel((int(first["x"]) + 1, int(first["y"] + first["height"] / 2)))
+    r, g, b = img.getpixel((int(first.x) + 1, int(first.y + first.height / 2)))
     assert r > 200 and 40 < g < 110 and b < 60

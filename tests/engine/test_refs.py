@@ -129,7 +129,7 @@ async def test_labelled_screenshot_does_not_disturb_refs(tab: Tab) -> None:
     full = (await tab.snap())["snapshot"]
     gamma = re.findall(r'button "Delete" \[ref=([^\]]+)\]', full)[2]
     shot = await tab.shot(labels=True)
-    assert any(label["ref"] == gamma for label in shot["labels"])
+    assert any(label.ref == gamma for label in shot["labels"])
     await tab.act(kind="click", ref=gamma)
     assert await tab.text("#out") == "deleted Gamma"
 

@@ -19,10 +19,10 @@ async def test_ai_snapshot_has_refs_url_title_and_stats(tab: Tab) -> None:
     text = snap["snapshot"]
     assert 'textbox "Text"' in text and 'button "Send"' in text
     refs = re.findall(r"\[ref=([^\]]+)\]", text)
-    assert len(refs) == len(set(refs)) == snap["stats"]["refs"]
-    assert snap["stats"]["chars"] == len(text)
-    assert snap["stats"]["lines"] == len(text.splitlines())
-    assert 0 < snap["stats"]["interactive"] < snap["stats"]["refs"]
+    assert len(refs) == len(set(refs)) == snap["stats"].refs
+    assert snap["stats"].chars == len(text)
+    assert snap["stats"].lines == len(text.splitlines())
+    assert 0 < snap["stats"].interactive < snap["stats"].refs
 
 
 async def test_cross_origin_iframe_and_same_origin_iframe_refs_work(tab: Tab) -> None:
@@ -86,7 +86,7 @@ async def test_interactive_is_flat_and_only_actionable(tab: Tab) -> None:
     assert all(ln.startswith("- ") for ln in lines)
     assert all("[ref=" in ln for ln in lines)
     assert not any(ln.startswith("- heading") or "generic" in ln for ln in lines)
-    assert flat["stats"]["chars"] < full["stats"]["chars"]
+    assert flat["stats"].chars < full["stats"].chars
     # Refs are the same elements' refs as in the full snapshot.
     assert ref_of(flat["snapshot"], 'button "Send"') == ref_of(full["snapshot"], 'button "Send"')
 
@@ -159,7 +159,7 @@ async def test_aria_format_is_the_raw_ax_tree_with_limit(tab: Tab) -> None:
     assert re.search(r'- RootWebArea "Form" \[ref=ax1\]', snap["snapshot"])
     assert '- button "Send" [ref=ax' in snap["snapshot"]
     small = await tab.snap(format="aria", limit=5)
-    assert small["stats"]["lines"] == 5 and "beyond limit=5" in small["snapshot"]
+    assert small["stats"].lines == 5 and "beyond limit=5" in small["snapshot"]
     inter = await tab.snap(format="aria", interactive=True)
     assert all(not ln.startswith(" ") for ln in inter["snapshot"].splitlines())
     assert "StaticText" not in inter["snapshot"]
@@ -215,7 +215,7 @@ async def test_viewport_snapshot_shows_the_viewport_and_keeps_every_ref(tab: Tab
     assert 'button "Button 0"' in text and 'button "Button 290"' not in text
     assert "[box=" not in text
     assert snap["viewport"]["outside"] > 0 and snap["viewport"]["height"] > 0
-    assert snap["stats"]["refs"] >= 600  # the ref table still covers the whole page
+    assert snap["stats"].refs >= 600  # the ref table still covers the whole page
     # A ref of an element outside the viewport still acts on that element.
     await tab.act(kind="click", ref=far)
     assert await tab.text("#hit") == "hit 290"
@@ -224,3 +224,42 @@ async def test_viewport_snapshot_shows_the_viewport_and_keeps_every_ref(tab: Tab
     assert 'button "Button 290"' in text and 'button "Button 0"' not in text
     with pytest.raises(Exception, match="viewport"):
         await tab.snap(format="aria", viewport=True)
+
+
+# A page with one frame, written the way Playwright writes it: an escaped name, a pointer
+# attr after the ref, text and /url lines (not elements), a line nobody can parse.
+ONE_FRAME = "\n".join(
+    [
+        "- generic [active] [ref=e1]:",
+        '  - button "Say \\"hi\\"" [ref=e2] [cursor=pointer]',
+        "  - text: hello",
+        '  - link "Docs" [ref=e3] [cursor=pointer]:',
+        "    - /url: /docs",
+        '  - generic "Card" [ref=e4] [cursor=pointer]: Open',
+        '  - button "Edit" [disabled] [ref=e5]',
+        '  - button "Edit" [ref=e6]',
+        '  - heading "Title" [level=2]',
+        "  - this line is : not parseable [",
+    ]
+)
+
+
+async def test_ref_scan_of_one_frame_reads_names_pointers_and_counts() -> None:
+    from browserdeck.engine import snapshot_text as st
+
+    entries, totals = st.scan(ONE_FRAME)
+    assert entries == [
+        ("e1", "generic", "", (), False, 0),
+        ("e2", "button", 'Say "hi"', (), True, 0),
+        ("e3", "link", "Docs", (), True, 0),
+        ("e4", "generic", "Card", (), True, 0),  # a pointer makes any element actionable
+        ("e5", "button", "Edit", (), True, 0),
+        ("e6", "button", "Edit", (), True, 1),
+    ]
+    assert totals[((), "button", "Edit")] == 2
+    assert totals[((), "heading", "Title")] == 1  # counted without a ref
+    assert not any(role in ("text", "/url") for _, role, _ in totals)
+    # The same answer as the full parser's (a YAML-quoted line sends the text there).
+    slow, slow_totals = st.scan(ONE_FRAME + "\n- 'button \"a: b\" [ref=e9]'")
+    assert slow[:-1] == entries
+    assert {k: v for k, v in slow_totals.items() if k != ((), "button", "a: b")} == totals

@@ -17,6 +17,7 @@ import pytest
 
 from browserdeck.engine import options
 from browserdeck.engine.errors import NavigationFailed
+from browserdeck.results import ConsoleEntry
 from tests.engine.conftest import Tab, _http
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -27,8 +28,8 @@ async def console(tab: Tab, **kw: Any) -> dict[str, Any]:
 
 
 async def messages_until(
-    tab: Tab, done: Callable[[list[dict[str, Any]]], bool], timeout: float = 10.0
-) -> list[dict[str, Any]]:
+    tab: Tab, done: Callable[[list[ConsoleEntry]], bool], timeout: float = 10.0
+) -> list[ConsoleEntry]:
     """Console messages once ``done`` holds: worker messages reach us asynchronously."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -39,8 +40,8 @@ async def messages_until(
         await asyncio.sleep(0.05)
 
 
-def texts(messages: list[dict[str, Any]], context: str) -> list[str]:
-    return [m["text"] for m in messages if m["context"] == context]
+def texts(messages: list[ConsoleEntry], context: str) -> list[str]:
+    return [m.text for m in messages if m.context == context]
 
 
 async def open_workers_page(tab: Tab) -> str:
@@ -76,17 +77,17 @@ async def test_console_is_tagged_page_worker_and_service_worker(tab: Tab) -> Non
     assert "page hello" in texts(got, "page")
     assert {"worker got start", "worker got ping"} <= set(texts(got, "worker"))
     assert "service worker got ping" in texts(got, "service-worker")
-    by_text = {m["text"]: m for m in got}
-    assert by_text["worker got ping"]["workerUrl"] == tab.site.url("worker.js")
+    by_text = {m.text: m for m in got}
+    assert by_text["worker got ping"].worker_url == tab.site.url("worker.js")
     sw = by_text["service worker got ping"]
-    assert sw["workerUrl"] == tab.site.url("sw.js") and sw["type"] == "warning"
-    assert "workerUrl" not in by_text["page hello"]
+    assert sw.worker_url == tab.site.url("sw.js") and sw.type == "warning"
+    assert "workerUrl" not in by_text["page hello"].wire()
     # Each message once: the page's listener does not repeat the service worker's.
-    assert [m["text"] for m in got].count("service worker got ping") == 1
+    assert [m.text for m in got].count("service worker got ping") == 1
     # level applies to every context.
     warnings = (await console(tab, level="warning"))["messages"]
     assert "service worker got ping" in texts(warnings, "service-worker")
-    assert {m["type"] for m in warnings} <= {"warning", "error"}, warnings
+    assert {m.type for m in warnings} <= {"warning", "error"}, warnings
 
 
 async def test_service_worker_messages_reach_tabs_of_its_origin_only(
@@ -103,7 +104,7 @@ async def test_service_worker_messages_reach_tabs_of_its_origin_only(
             tab, lambda m: "service worker got origin check" in texts(m, "service-worker")
         )
         assert "service worker got origin check" not in [
-            m["text"] for m in (await console(other))["messages"]
+            m.text for m in (await console(other))["messages"]
         ]
     finally:
         _http(f"{browser.cdp_url}/json/close/{info['id']}")
@@ -114,12 +115,12 @@ async def test_clear_returns_then_forgets(tab: Tab) -> None:
     await tab.js("worker.postMessage('before clear')")
     await messages_until(tab, lambda m: "worker got before clear" in texts(m, "worker"))
     read = await console(tab, clear=True)
-    assert "worker got before clear" in [m["text"] for m in read["messages"]]
+    assert "worker got before clear" in [m.text for m in read["messages"]]
     after = await console(tab)
-    assert after["messages"] == [] and after["requests"] == [] and after["counts"]["messages"] == 0
+    assert after["messages"] == [] and after["requests"] == [] and after["counts"].messages == 0
     await tab.js("worker.postMessage('after clear')")
     got = await messages_until(tab, lambda m: bool(m))
-    assert [m["text"] for m in got] == ["worker got after clear"]
+    assert [m.text for m in got] == ["worker got after clear"]
 
 
 async def test_offline_fails_fetches_of_the_tab_and_its_service_worker_then_recovers(

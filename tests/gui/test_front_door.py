@@ -2,12 +2,18 @@
 
 No HTTP to its own API, no engine state, no MCP internals: a service built without any
 control API still gives the panel its statuses, tabs, Start/Stop, a labelled screenshot
-with each label's role and name, and who holds which tab.
+with each label's role and name, and who holds which tab. Nor does it read the
+``Service`` behind the door: the composition root (``TrayApp.start_service``) builds and
+starts it and ``_shutdown`` stops it; everything the views show (profiles, colours,
+drivers, the API's URL, the token to copy, a config problem, events) comes from
+``Deck``'s reads.
 """
 
 from __future__ import annotations
 
+import ast
 import os
+import sys
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -105,3 +111,109 @@ def _row_of(panel: Any, target_id: str) -> Any:
         if item.data(0, Qt.ItemDataRole.UserRole) == target_id:
             return item
     return None
+
+
+# The composition root's functions in gui/app.py: the only GUI code that holds the
+# Service (builds it, starts it, stops it).
+ROOT = {("browserdeck.gui.app", "__init__"), ("browserdeck.gui.app", "start_service"),
+        ("browserdeck.gui.app", "_shutdown")}
+
+
+def test_no_gui_code_names_the_service_outside_the_composition_root() -> None:
+    found = []
+    for module in MODULES:
+        if not module.startswith("browserdeck.gui"):
+            continue
+        tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+        for func in ast.walk(tree):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if (module, func.name) in ROOT:
+                continue
+            for node in ast.walk(func):
+                # `x.service` (a Deck's too) or a variable named service.
+                if (isinstance(node, ast.Attribute) and node.attr == "service") or (
+                    isinstance(node, ast.Name) and node.id == "service"
+                ):
+                    found.append(f"{module}:{node.lineno} in {func.name}()")
+    assert not found, "GUI code reads the Service, not the front door:\n" + "\n".join(found)
+
+
+# The only reads of the Service that GUI code may make: starting and stopping it.
+ALLOWED = {
+    ("browserdeck.gui.app", "start_service", "start"),
+    ("browserdeck.gui.app", "_shutdown", "stop"),
+}
+
+
+async def test_the_tray_and_panel_never_read_the_service(
+    qapp: Any, saved_config: Any, qtbot: Any
+) -> None:
+    """Every attribute read on the running Service is recorded with the module and
+    function that made it; the tray, the panel and their dialogs go through Deck."""
+    from PySide6.QtGui import QGuiApplication
+
+    from browserdeck.master import build_service
+
+    reads: list[tuple[str, str, str]] = []
+
+    def watched_getattribute(self: Any, name: str) -> Any:
+        caller = sys._getframe(1)
+        module = str(caller.f_globals.get("__name__", ""))
+        if module.startswith("browserdeck.gui"):
+            reads.append((module, caller.f_code.co_name, name))
+        return object.__getattribute__(self, name)
+
+    def watched() -> Any:
+        service = build_service(force_headless=True)
+        # The real Service, its attribute reads recorded (a subclass: nothing else differs).
+        service.__class__ = type(
+            "WatchedService", (type(service),), {"__getattribute__": watched_getattribute}
+        )
+        return service
+
+    async with running_tray(qapp, service_factory=watched) as app:
+        panel = app.show_panel()
+        panel.auto_box.setChecked(False)
+        app.tray.rebuild()
+        app.model.start_profile("agent")
+        await wait_for(
+            lambda: app.model.statuses.get("agent", {}).get("running"), what="agent running"
+        )
+        app.model.open_tab("agent", PAGE)
+        await wait_for(
+            lambda: any(t.title == "Door" for t in app.model.tabs.get("agent", [])),
+            what="the tab in the model",
+        )
+        tab = next(t for t in app.model.tabs["agent"] if t.title == "Door")
+        panel.select_tab("agent", tab.target_id)
+        panel.refresh_screenshot()
+        await wait_for(lambda: panel.shot.capture is not None, what="a screenshot")
+        app.tray.rebuild()
+        panel._update_api_label()
+        assert panel.api_label.text() == (
+            f"Control API {app.service.url}  ·  MCP {app.service.url}/mcp"
+        )
+        assert app.tray.header.text() == f"browserdeck · API on 127.0.0.1:{app.service.control_port}"
+        assert app.model.color_of("agent") == app.service.config.profiles["agent"].color
+        assert app.model.driver_of("agent") == "managed"
+        app.copy_token()
+        assert QGuiApplication.clipboard().text() == app.service.api_token
+        pairing = app.show_pairing()
+        assert pairing is not None
+        pairing.close()
+        settings = app.show_settings()
+        await app.apply_settings(app.service.config, [])
+        settings.close()
+        status = app.status()
+        assert status["url"] == app.service.url and status["serviceStarted"] is True
+        app.stop_all_agents()
+        app.model.stop_profile("agent")
+        await wait_for(
+            lambda: not app.model.statuses.get("agent", {}).get("running"), what="agent stopped"
+        )
+    strays = sorted({read for read in reads if read not in ALLOWED})
+    assert not strays, "GUI code read the Service itself: " + ", ".join(
+        f"{m}.{f}() read .{a}" for m, f, a in strays
+    )
+    assert set(reads) == ALLOWED, reads  # the watch saw the root start and stop it

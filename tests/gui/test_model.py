@@ -58,3 +58,26 @@ def test_one_way_to_shorten_a_tab_id() -> None:
 
 def test_describe_call_unknown_route() -> None:
     assert describe_call({"method": "PUT", "path": "/x", "status": 0}).action == "PUT /x"
+
+
+def test_a_call_made_in_process_reads_as_its_http_route_does() -> None:
+    """MCP tools call the front door in-process: their activity entries name the call
+    (``call``), not an HTTP route, and read exactly as the same call over HTTP."""
+    from dataclasses import replace
+
+    from browserdeck.deck import CALLS
+
+    http = {"method": "POST", "path": "/navigate", "query": "profile=work", "status": 200}
+    local = {"call": "navigate", "profile": "work", "status": 200}
+    for entry in (http, local):
+        entry.update(time=1.0, detail={"kind": "back", "targetId": "ABCDEF0123456789"})
+    assert describe_call(local) == describe_call(http)
+    assert describe_call(local).action == "go back"
+    closed = {"call": "close-tab", "status": 200, "detail": {"targetId": "0123456789ABCDEF"}}
+    assert replace(describe_call(closed), time=0) == replace(
+        describe_call({"method": "DELETE", "path": "/tabs/0123456789ABCDEF", "status": 200}),
+        time=0,
+    )
+    # Every call the front door names (and DeckBackend's own) has words in the panel.
+    for name in {*CALLS.values(), "act", "start", "stop", "open-tab", "close-tab"}:
+        assert describe_call({"call": name, "status": 200}).action.strip(), name

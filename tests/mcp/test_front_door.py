@@ -39,10 +39,12 @@ async def test_one_guard_pass_and_one_activity_entry_per_tool_call(
             entries.clear()
             button = ref_of(snap, "button", "Add to cart")
             await call(client, "browser_click", {"ref": button})
-            acted = [e for e in entries if e["path"] != "/mcp"]
-            assert [e["path"] for e in entries if e["path"] == "/mcp"] == ["/mcp"], entries
-            assert len(acted) == 1, entries
-            assert acted[0]["detail"]["kind"] == "click"
+            # The HTTP request to /mcp (the guard names it by route), and the click the
+            # tool made in-process (named by the call, no route: it made no HTTP call).
+            acted = [e for e in entries if "call" in e]
+            assert [e.get("path") for e in entries if "call" not in e] == ["/mcp"], entries
+            assert len(acted) == 1 and "path" not in acted[0], entries
+            assert acted[0]["call"] == "act" and acted[0]["detail"]["kind"] == "click"
             assert acted[0]["detail"]["ref"] == button
             assert "Add to cart" in acted[0]["detail"]["element"]
             assert acted[0]["status"] == 200 and acted[0]["client"].endswith("via MCP")

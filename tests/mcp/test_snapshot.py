@@ -93,3 +93,36 @@ def test_diff_and_find() -> None:
     assert total == 2 and lines[0].endswith("(in: - main:)")
     lines, total = snapshot_search.find('- button "Save"\n- link "save"', "/^- b.*Save/", regex=True)
     assert total == 1
+
+
+def test_parse_reads_every_line_as_the_full_parser_does() -> None:
+    # The fast path (one regex over the whole text) and the path for YAML-quoted keys
+    # (the engine's line parser) build the same tree; blank lines are dropped, lines
+    # nobody can parse are kept verbatim, each under the nearest shallower line.
+    raw = "\n".join(
+        [
+            "- generic [ref=e1]:",
+            '  - link "Say \\"hi\\"" [ref=e3] [cursor=pointer]:',
+            "    - /url: /home",
+            "",
+            "  - paragraph [ref=e5]: some text",
+            "  - this line is : not parseable [",
+            "    - text: under it",
+            '  - button "" [ref=e7]',
+        ]
+    )
+    quoted = "- 'button \"a: b\" [ref=e9]'"
+
+    def shape(nodes: list[snapshot.Node]) -> list[tuple[object, ...]]:
+        return [
+            (n.indent, n.raw, n.role, n.name, n.attrs, n.value, n.ref, shape(n.children))
+            for n in nodes
+        ]
+
+    fast = snapshot.parse(raw)
+    assert shape(snapshot.parse(raw + "\n" + quoted))[:-1] == shape(fast)
+    (root,) = fast
+    link, para, odd, button = root.children
+    assert (link.name, link.ref, link.children[0].value) == ('"Say \\"hi\\""', "e3", "/home")
+    assert (para.value, odd.role, odd.children[0].value) == ("some text", None, "under it")
+    assert (button.name, button.ref) == ('""', "e7")

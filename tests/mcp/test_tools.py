@@ -78,7 +78,8 @@ async def test_navigate_snapshot_click_type_find_screenshot(
         image = Image.open(io.BytesIO(base64.b64decode(images[0].data)))
         assert max(image.size) <= 640  # screenshotMaxDimension
         label_text = "\n".join(c.text for c in result.content if c.type == "text")
-        assert f"{add}: " in label_text
+        # Each label's box in numbers (ref: x,y width x height), read from the typed label.
+        assert re.search(rf"^{add}: [\d.]+,[\d.]+ [\d.]+x[\d.]+$", label_text, re.M), label_text
 
         stale = await call_error(client, "browser_click", {"ref": "e999"})
         assert "e999" in stale and "snapshot" in stale

@@ -35,6 +35,7 @@ from browserdeck.errors import (
     InvalidInput,
     Unavailable,
 )
+from browserdeck.results import ConsoleCounts, DialogEntry, SavedDownload
 
 if TYPE_CHECKING:
     from playwright.async_api import Download, Response
@@ -395,16 +396,16 @@ async def _new_download(state: PageState, before: int) -> Download | None:
     return state.downloads[-1] if len(state.downloads) > before else None
 
 
-async def save_download(download: Download) -> dict[str, Any]:
+async def save_download(download: Download) -> SavedDownload:
     name = _safe_name(download.suggested_filename or "download")
     target = _unique(paths.artifacts_dir("downloads") / name)
-    info: dict[str, Any] = {"url": download.url, "suggestedFilename": download.suggested_filename}
+    info = SavedDownload(url=download.url, suggested_filename=download.suggested_filename)
     try:
         await asyncio.wait_for(download.save_as(target), 60)
-        info["path"] = str(target)
+        info.path = str(target)
         artifacts.prune(target.parent, keep=target)
     except (PlaywrightError, TimeoutError) as exc:
-        info["error"] = str(exc).splitlines()[0] if str(exc) else "the download did not finish"
+        info.error = str(exc).splitlines()[0] if str(exc) else "the download did not finish"
     return info
 
 
@@ -446,19 +447,17 @@ _TYPE_LEVEL = {
 
 def console(state: PageState, opts: o.ConsoleOptions) -> dict[str, Any]:
     floor = _LEVELS[opts.level] if opts.level else 0
-    messages = [m for m in state.console if _TYPE_LEVEL.get(m["type"], 0) >= floor]
-    requests = [r for r in state.requests if floor < 3 or r["failure"] or (r["status"] or 0) >= 400]
-    out = {
+    messages = [m for m in state.console if _TYPE_LEVEL.get(m.type, 0) >= floor]
+    requests = [q for q in state.requests if floor < 3 or q.failure or (q.status or 0) >= 400]
+    out: dict[str, Any] = {
         "targetId": state.target_id,
         "url": state.page.url,
         "messages": messages[-opts.limit :],
         "errors": list(state.errors)[-opts.limit :],
         "requests": requests[-opts.limit :],
-        "counts": {
-            "messages": len(messages),
-            "errors": len(state.errors),
-            "requests": len(requests),
-        },
+        "counts": ConsoleCounts(
+            messages=len(messages), errors=len(state.errors), requests=len(requests)
+        ),
     }
     if opts.clear:
         state.console.clear()
@@ -591,18 +590,18 @@ async def _await_chooser(state: PageState, files: list[str], arm_ms: int) -> Non
     try:
         chooser = await state.page.wait_for_event("filechooser", timeout=arm_ms)
         # Recorded first: the response that sees the page react must carry it.
-        record: dict[str, Any] = {
-            "type": "filechooser",
-            "action": "files set",
-            "files": [Path(f).name for f in files],
-            "armed": True,
-            "time": time.time(),
-        }
+        record = DialogEntry(
+            type="filechooser",
+            action="files set",
+            files=[Path(f).name for f in files],
+            armed=True,
+            time=time.time(),
+        )
         state.unreported_dialogs.append(record)
         try:
             await chooser.set_files(files)
         except PlaywrightError as exc:
-            record["action"] = f"failed: {str(exc).splitlines()[0]}"
+            record.action = f"failed: {str(exc).splitlines()[0]}"
     except PlaywrightError:
         pass  # expired, or the tab closed: nothing to set
     finally:

@@ -21,9 +21,10 @@ from playwright.async_api import Error as PlaywrightError
 
 from browserdeck import aio
 from browserdeck.engine import offline
-from browserdeck.engine.state import ConsoleContext, PageState, TargetMemories, origin_of
+from browserdeck.engine.state import PageState, TargetMemories, origin_of
 from browserdeck.errors import START, STATUS, TABS, Hint, NotFound, Unavailable
 from browserdeck.relay.slot import SLOT_HEADER, is_slot_busy_error, wait_for_client_slot
+from browserdeck.results import ConsoleContext
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright
@@ -234,6 +235,18 @@ class BrowserPool:
             await self.drop(cdp_url)
 
     # --- pages -----------------------------------------------------------
+    def holds(self, cdp_url: str, target_id: str) -> bool:
+        """Whether a live Page of this tab is attached now (no round trip to the browser).
+
+        Playwright closes the Page when the browser closes the target, so a held Page is
+        an open tab; a tab closed in the moment after this answers fails in the call.
+        """
+        conn = self._conns.get(cdp_url)
+        if conn is None or conn.lost:
+            return False
+        state = conn.pages.get(target_id)
+        return state is not None and not state.page.is_closed()
+
     async def page(self, cdp_url: str, target_id: str, headers: dict[str, str] | None) -> PageState:
         conn = await self.connection(cdp_url, headers)
         state = conn.pages.get(target_id)

@@ -2,8 +2,10 @@
 
 Every public method takes the browser's CDP URL, the tab's full CDP targetId and
 the headers the endpoint needs (the service resolved the profile and the tab),
-plus typed options, and returns a plain JSON-able dict. Errors are
-``browserdeck.errors`` subclasses with a message and a hint.
+plus typed options, and returns a dict of the answer's fields whose entries (console
+messages, requests, dialogs, labels, stats) are already ``results.py`` models; the front
+door validates the dict into the answer's model. Errors are ``browserdeck.errors``
+subclasses with a message and a hint.
 
 A dialog that opened with nothing armed was dismissed so it could not block the
 page; every response of that tab carries it once under ``dialogs``.
@@ -282,6 +284,10 @@ class Engine:
             "before the restart cannot be used",
             code="engine_restarting",
         )
+
+    def holds(self, cdp_url: str, target_id: str) -> bool:
+        """Whether the engine has this tab attached and open (``BrowserPool.holds``)."""
+        return self._pool is not None and self._pool.holds(cdp_url, target_id)
 
     async def page_state(
         self, cdp_url: str, target_id: str, headers: Headers, *, reads: bool = True

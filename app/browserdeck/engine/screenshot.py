@@ -29,6 +29,7 @@ from browserdeck.engine.refs import resolve
 from browserdeck.engine.state import PageState, RefInfo
 from browserdeck.errors import FOCUS_TAB, ActionTimeout, Hint, InvalidInput
 from browserdeck.imaging import fit
+from browserdeck.results import ShotLabel
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +144,7 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
     kwargs: dict[str, Any] = {"type": opts.type, "timeout": timeout, "scale": "css"}
     if opts.type == "jpeg":
         kwargs["quality"] = opts.quality or 80
-    labels: list[dict[str, Any]] = []
+    labels: list[ShotLabel] = []
     unplaced: list[str] = []
     skipped = 0
     snapshot_taken = False
@@ -154,7 +155,7 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
                 await _snapshot_unlocked(state)
                 snapshot_taken = True
             placement, skipped = await _draw_labels(state, opts.full_page)
-            labels = [_label_json(p) for p in placement.placed]
+            labels = _shot_labels(state, placement)
             unplaced = placement.unplaced
             try:
                 if opts.full_page:
@@ -186,12 +187,7 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
     fitted = fit(data, opts.max_width, opts.max_height, jpeg_quality=kwargs.get("quality") or 80)
     data, width, height, scale = fitted.data, fitted.width, fitted.height, fitted.scale
     if scale != 1.0:
-        for label in labels:
-            for key in ("box", "badge"):
-                if label.get(key):
-                    label[key] = {k: round(v * scale, 1) for k, v in label[key].items()}
-            if label.get("leader"):
-                label["leader"] = [round(v * scale, 1) for v in label["leader"]]
+        labels = [label.scaled(scale) for label in labels]
     out: dict[str, Any] = {
         "ok": True,
         "targetId": state.target_id,
@@ -217,23 +213,30 @@ async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, A
     return out
 
 
-def _rect_json(r: label_layout.Rect) -> dict[str, float]:
-    return {
-        "x": round(r.x, 1),
-        "y": round(r.y, 1),
-        "width": round(r.width, 1),
-        "height": round(r.height, 1),
-    }
+def _shot_labels(state: PageState, placement: label_layout.Placement) -> list[ShotLabel]:
+    """Each placed ref: its box, its badge (None: listed in "unplaced"), the leader line if
+    the badge moved, and what the element is, from the ref table the labels were drawn
+    from (read under the same lock, so a later snapshot cannot rename them)."""
+    table = state.table
+    infos = {i.ref: i for i in table.refs.values() if i.interactive} if table else {}
+    out = []
+    for p in placement.placed:
+        info = infos.get(p.ref)
+        out.append(
+            ShotLabel(
+                ref=p.ref,
+                box=_rounded(p.box),
+                badge=_rounded(p.badge) if p.badge is not None else None,
+                leader=list(p.leader) if p.leader is not None else None,
+                role=info.role if info is not None else "",
+                name=info.name if info is not None else "",
+            )
+        )
+    return out
 
 
-def _label_json(p: label_layout.Placed) -> dict[str, Any]:
-    """A ref's box, its badge (None: listed in "unplaced") and the leader line if moved."""
-    return {
-        "ref": p.ref,
-        "box": _rect_json(p.box),
-        "badge": _rect_json(p.badge) if p.badge is not None else None,
-        "leader": list(p.leader) if p.leader is not None else None,
-    }
+def _rounded(r: label_layout.Rect) -> label_layout.Rect:
+    return label_layout.Rect(*r.as_list())
 
 
 async def capture_viewport(

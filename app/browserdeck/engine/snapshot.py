@@ -19,6 +19,7 @@ from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.options import DEFAULT_AX_LIMIT, DEFAULT_MAX_CHARS, SnapshotOptions
 from browserdeck.engine.state import PageState, PreparedSnapshot, RefInfo, RefMode, RefTable
 from browserdeck.errors import InvalidInput, NotFound, Unavailable
+from browserdeck.results import SnapshotStats
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator
@@ -83,6 +84,7 @@ def build_table(
     role_only = opts.format == "role"
     interactive_roles = st.INTERACTIVE_ROLES
     counted = not opts.depth  # a depth-limited snapshot does not see every element
+    issued = memory.issued_max  # kept in a local: this loop runs once per ref
     for pw_ref, role, name, chain, interactive, nth in entries:
         if role_only and role not in interactive_roles:
             continue
@@ -104,13 +106,13 @@ def build_table(
             elif entry[1] != key:
                 # A new document (or a new Page object) restarted Playwright's numbering:
                 # start above every number this tab ever handed out.
-                entry = (memory.issued_max, key)
+                entry = (issued, key)
             memory.bases[prefix] = entry
             base = bases[prefix] = entry[0]
         number = int(digits) + base
         ours = f"{prefix}e{number}"
-        if number > memory.issued_max:
-            memory.issued_max = number
+        if number > issued:
+            issued = number
         refs[ours] = RefInfo(
             ours,
             pw_ref,
@@ -122,6 +124,7 @@ def build_table(
             interactive,
         )
         shown[pw_ref] = ours
+    memory.issued_max = issued
     table = RefTable(
         mode=mode,
         refs=refs,
@@ -223,12 +226,12 @@ async def _take(
         "url": state.page.url,
         "title": title,
         "snapshot": out_text,
-        "stats": {
-            "lines": out_text.count("\n") + 1 if out_text else 0,
-            "chars": len(out_text),
-            "refs": len(table.refs),
-            "interactive": sum(1 for r in table.refs.values() if r.interactive),
-        },
+        "stats": SnapshotStats(
+            lines=out_text.count("\n") + 1 if out_text else 0,
+            chars=len(out_text),
+            refs=len(table.refs),
+            interactive=sum(1 for r in table.refs.values() if r.interactive),
+        ),
     }
     if truncated:
         result["truncated"] = truncated
@@ -402,14 +405,14 @@ async def ax_snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]
         "url": state.page.url,
         "title": await _title(state),
         "snapshot": text,
-        "stats": {
-            "lines": len(lines),
-            "chars": len(text),
-            "refs": 0,
-            "interactive": sum(
+        "stats": SnapshotStats(
+            lines=len(lines),
+            chars=len(text),
+            refs=0,
+            interactive=sum(
                 1 for ln in lines if ln.strip()[2:].split(" ")[0].lower() in st.INTERACTIVE_ROLES
             ),
-        },
+        ),
         "note": "ax refs are for reading only; act with refs from format=ai or format=role",
     }
     if truncated:

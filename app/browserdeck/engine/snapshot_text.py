@@ -330,58 +330,92 @@ def in_viewport(text: str, width: int, height: int) -> tuple[str, int]:
     return "\n".join(out), dropped
 
 
-_ELEMENT_LINES = re.compile(_ELEMENT.pattern, re.MULTILINE)
+# One element line for the ref scan, matched over the whole text at once (in C): indent,
+# role (a ``/url`` prop is no element), the name between its quotes, the attrs before
+# the ref, the ref, the attrs after it. The same lines as ``_ELEMENT`` without props: the
+# attrs are split around ``[ref=]`` so no second regex runs per line.
+_REF_LINES = re.compile(
+    r'^( *)- ([A-Za-z][\w-]*)(?: "((?:[^"\\]|\\.)*)")?'
+    r"((?: \[(?!ref=)[^\]]*\])*)(?: \[ref=([^\]]+)\])?((?: \[[^\]]*\])*)(:.*)?$",
+    re.MULTILINE,
+)
 
 # (Playwright ref, role, name, frame chain, interactive, nth among same role+name in frame)
 RefEntry = tuple[str, str, str, tuple[str, ...], bool, int]
 CountKey = tuple[tuple[str, ...], str, str]
+_POINTER = "[cursor=pointer]"
+
+
+def _inner_name(inner: str) -> str:
+    """A name from between its quotes (JSON-escaped when it holds a backslash)."""
+    if "\\" in inner:
+        with contextlib.suppress(ValueError):
+            return str(json.loads(f'"{inner}"'))
+    return inner
 
 
 def scan(text: str) -> tuple[list[RefEntry], dict[CountKey, int]]:
     """The refs of a snapshot and the role+name totals, without building a Node per line.
 
-    This is the per-snapshot hot path (thousands of lines): one regex pass in C. Lines
-    with a YAML-quoted key are rare; when there are any, the full parser is used.
+    This is the per-snapshot hot path (thousands of lines): one regex pass in C, then
+    one lean loop. Lines with a YAML-quoted key are rare; when there are any, the full
+    parser is used.
     """
-    totals: dict[CountKey, int] = defaultdict(int)
-    entries: list[RefEntry] = []
     if "- '" in text:
-        for node in parse(text):
-            if not node.role or node.is_prop or node.role == "text":
-                continue
-            name = node.name or ""
-            key = (node.frame_chain, node.role, name)
-            nth = totals[key]
-            totals[key] += 1
-            if node.ref is not None:
-                entries.append((node.ref, node.role, name, node.frame_chain, node.interactive, nth))
-        return entries, dict(totals)
-    frames: list[tuple[int, str]] = []
-    chain: tuple[str, ...] = ()
+        return _scan_parsed(text)
+    totals: dict[CountKey, int] = {}
+    entries: list[RefEntry] = []
+    append = entries.append
     interactive_roles = INTERACTIVE_ROLES
-    for m in _ELEMENT_LINES.finditer(text):
-        indent_s, role, name_raw, attrs, tail = m.groups()
+    rows = _REF_LINES.findall(text)
+    if "- iframe " not in text:  # one frame: every line's chain is ()
+        top: tuple[str, ...] = ()
+        for _, role, inner, before, ref, after, _ in rows:
+            if role == "text":
+                continue
+            name = _inner_name(inner) if "\\" in inner else inner
+            key = (top, role, name)
+            nth = totals.get(key, 0)
+            totals[key] = nth + 1
+            if ref:
+                interactive = role in interactive_roles or _POINTER in after or _POINTER in before
+                append((ref, role, name, top, interactive, nth))
+        return entries, totals
+    frames: list[tuple[int, str]] = []  # open <iframe> nodes: (indent, Playwright ref)
+    chain: tuple[str, ...] = ()
+    for indent_s, role, inner, before, ref, after, tail in rows:
         indent = len(indent_s)
         if frames and frames[-1][0] >= indent:
             while frames and frames[-1][0] >= indent:
                 frames.pop()
             chain = tuple(f[1] for f in frames)
-        if role[0] == "/" or role == "text":
+        if role == "text":
             continue
-        name = "" if name_raw is None else _name(name_raw)
+        name = _inner_name(inner) if "\\" in inner else inner
         key = (chain, role, name)
-        nth = totals[key]
+        nth = totals.get(key, 0)
         totals[key] = nth + 1
-        if "[ref=" not in attrs:
+        if not ref:
             continue
-        found = _REF_ATTR.search(attrs)
-        if found is None:
-            continue
-        ref = found.group(1)
-        entries.append(
-            (ref, role, name, chain, role in interactive_roles or "[cursor=pointer]" in attrs, nth)
-        )
+        interactive = role in interactive_roles or _POINTER in after or _POINTER in before
+        append((ref, role, name, chain, interactive, nth))
         if role == "iframe" and tail == ":":
             frames.append((indent, ref))
             chain = (*chain, ref)
+    return entries, totals
+
+
+def _scan_parsed(text: str) -> tuple[list[RefEntry], dict[CountKey, int]]:
+    """``scan`` through the full parser (for YAML-quoted lines)."""
+    totals: dict[CountKey, int] = defaultdict(int)
+    entries: list[RefEntry] = []
+    for node in parse(text):
+        if not node.role or node.is_prop or node.role == "text":
+            continue
+        name = node.name or ""
+        key = (node.frame_chain, node.role, name)
+        nth = totals[key]
+        totals[key] += 1
+        if node.ref is not None:
+            entries.append((node.ref, node.role, name, node.frame_chain, node.interactive, nth))
     return entries, dict(totals)

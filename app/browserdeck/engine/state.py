@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from browserdeck import aio
+from browserdeck import results as r
+from browserdeck.results import ConsoleContext
 
 if TYPE_CHECKING:
     from playwright.async_api import (
@@ -36,9 +38,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RefMode = Literal["aria", "role"]
-# Where a console message ran: the page, a dedicated worker of it, or a service worker
-# of its origin.
-ConsoleContext = Literal["page", "worker", "service-worker"]
 
 CONSOLE_MAX = 500
 ERRORS_MAX = 200
@@ -158,11 +157,11 @@ class PageState:
         self.cdp = cdp
         self.memory = memory
         self.token = next(_tokens)
-        self.console: deque[dict[str, Any]] = deque(maxlen=CONSOLE_MAX)
-        self.errors: deque[dict[str, Any]] = deque(maxlen=ERRORS_MAX)
-        self.requests: deque[dict[str, Any]] = deque(maxlen=REQUESTS_MAX)
-        self._open_requests: dict[Request, dict[str, Any]] = {}
-        self.unreported_dialogs: deque[dict[str, Any]] = deque(maxlen=DIALOGS_MAX)
+        self.console: deque[r.ConsoleEntry] = deque(maxlen=CONSOLE_MAX)
+        self.errors: deque[r.PageError] = deque(maxlen=ERRORS_MAX)
+        self.requests: deque[r.RequestEntry] = deque(maxlen=REQUESTS_MAX)
+        self._open_requests: dict[Request, r.RequestEntry] = {}
+        self.unreported_dialogs: deque[r.DialogEntry] = deque(maxlen=DIALOGS_MAX)
         self.dialog_arm: DialogArm | None = None
         self.chooser_arm: asyncio.Task[None] | None = None
         self.downloads: deque[Download] = deque(maxlen=10)
@@ -292,37 +291,37 @@ class PageState:
     def record_console(self, msg: ConsoleMessage, context: ConsoleContext) -> None:
         """Keep one console message, tagged with where it ran: the page or a worker."""
         loc = msg.location
-        entry: dict[str, Any] = {
-            "type": msg.type,
-            "text": msg.text[:4000],
-            "url": loc.get("url", "") if loc else "",
-            "line": loc.get("lineNumber") if loc else None,
-            "time": time.time(),
-            "context": context,
-        }
+        entry = r.ConsoleEntry(
+            type=msg.type,
+            text=msg.text[:4000],
+            url=loc.get("url", "") if loc else "",
+            line=loc.get("lineNumber") if loc else None,
+            time=time.time(),
+            context=context,
+        )
         if msg.worker is not None:
-            entry["workerUrl"] = msg.worker.url[:2000]
+            entry.worker_url = msg.worker.url[:2000]
         self.console.append(entry)
 
     def _on_page_error(self, error: Exception) -> None:
         self.errors.append(
-            {
-                "name": getattr(error, "name", type(error).__name__),
-                "message": str(getattr(error, "message", error))[:4000],
-                "stack": (getattr(error, "stack", None) or "")[:4000],
-                "time": time.time(),
-            }
+            r.PageError(
+                name=getattr(error, "name", type(error).__name__),
+                message=str(getattr(error, "message", error))[:4000],
+                stack=(getattr(error, "stack", None) or "")[:4000],
+                time=time.time(),
+            )
         )
 
     def _on_request(self, request: Request) -> None:
-        entry: dict[str, Any] = {
-            "method": request.method,
-            "url": request.url[:2000],
-            "resourceType": request.resource_type,
-            "status": None,
-            "failure": None,
-            "time": time.time(),
-        }
+        entry = r.RequestEntry(
+            method=request.method,
+            url=request.url[:2000],
+            resource_type=request.resource_type,
+            status=None,  # set: the answer says "null" (still open), not nothing
+            failure=None,
+            time=time.time(),
+        )
         self.requests.append(entry)
         if len(self._open_requests) < REQUESTS_MAX:
             self._open_requests[request] = entry
@@ -336,17 +335,17 @@ class PageState:
         except Exception:  # the page went away; the status is simply unknown
             return
         if response is not None:
-            entry["status"] = response.status
+            entry.status = response.status
 
     def _on_request_failed(self, request: Request) -> None:
         entry = self._open_requests.pop(request, None)
         if entry is not None:
-            entry["failure"] = request.failure
+            entry.failure = request.failure
 
     def open_requests(self) -> list[tuple[Request, float]]:
         """Requests still open, each with its age in seconds (a wait for network quiet)."""
         now = time.time()
-        return [(r, now - float(e["time"])) for r, e in self._open_requests.items()]
+        return [(request, now - e.time) for request, e in self._open_requests.items()]
 
     # --- dialogs and downloads ---------------------------------------------
     def _on_dialog(self, dialog: Dialog) -> None:
@@ -363,17 +362,17 @@ class PageState:
             # Nothing armed: never leave the page blocked; the next response reports it.
             # beforeunload is accepted: leaving the page is what the agent asked for.
             accept, prompt_text = dialog.type == "beforeunload", ""
-        record: dict[str, Any] = {
-            "type": dialog.type,
-            "message": dialog.message[:2000],
-            "time": time.time(),
-            "armed": arm is not None,
-            "action": "accepted" if accept else "dismissed",
-        }
+        record = r.DialogEntry(
+            type=dialog.type,
+            message=dialog.message[:2000],
+            time=time.time(),
+            armed=arm is not None,
+            action="accepted" if accept else "dismissed",
+        )
         if dialog.type == "prompt":
-            record["defaultValue"] = dialog.default_value
+            record.default_value = dialog.default_value
             if accept:
-                record["promptText"] = prompt_text
+                record.prompt_text = prompt_text
         # Recorded before answering: the page resumes as soon as the dialog is answered,
         # and the response that observes that must already see the record.
         self.unreported_dialogs.append(record)
@@ -385,13 +384,13 @@ class PageState:
             else:
                 await dialog.accept()
         except Exception as exc:  # the page closed under the dialog
-            record["action"] = f"failed: {exc}"
+            record.action = f"failed: {exc}"
 
     def _on_download(self, download: Download) -> None:
         self.downloads.append(download)
         self.download_seen.set()
 
-    def take_dialogs(self) -> list[dict[str, Any]]:
+    def take_dialogs(self) -> list[r.DialogEntry]:
         out = list(self.unreported_dialogs)
         self.unreported_dialogs.clear()
         return out

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
 from browserdeck import __version__, aio, autostart, config, paths
 from browserdeck.config import Config
+from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
 from browserdeck.gui import icons, instance, trace
 from browserdeck.gui.bridge import ServiceBridge
@@ -135,17 +136,20 @@ class TrayApp(QObject):
 
     async def start_service(self) -> bool:
         """Start a fresh Service (also used by Retry after a failed start)."""
-        if self.service is not None and self.service.started:
+        if self.model.running:
             return True
+        # The composition root's part: build and start the Service, then hand the views
+        # its front door only (they never read the Service itself).
         service = self.service_factory()
-        self.model.set_service(None)
+        deck = Deck(service)
+        self.model.set_deck(None)
         self.model.service_error = None
-        self.bridge.attach(service.events)  # hear notices sent during start
+        self.bridge.attach(deck.events)  # hear notices sent during start
         try:
             await service.start()
         except BrowserdeckError as exc:
             self.service = None
-            self.model.set_service(None, str(exc))
+            self.model.set_deck(None, str(exc))
             self.notify("error", "browserdeck could not start", str(exc))
             trace.emit("service-failed", error=str(exc))
             self._sync_autostart_from_disk()
@@ -153,16 +157,16 @@ class TrayApp(QObject):
         except Exception as exc:
             log.exception("starting the service")
             self.service = None
-            self.model.set_service(None, f"{type(exc).__name__}: {exc}")
+            self.model.set_deck(None, f"{type(exc).__name__}: {exc}")
             self.notify("error", "browserdeck could not start", f"{type(exc).__name__}: {exc}")
             trace.emit("service-failed", error=str(exc))
             return False
         self.service = service
-        self.model.set_service(service)
-        self._sync_autostart(service.config)
+        self.model.set_deck(deck)
+        self._sync_autostart(deck.settings())
         if self.panel is not None:
             self.panel.update_banner()
-        trace.emit("service-started", url=service.url, pid=os.getpid())
+        trace.emit("service-started", url=deck.overview().api_url, pid=os.getpid())
         return True
 
     def request_quit(self, code: int = 0) -> None:
@@ -243,11 +247,12 @@ class TrayApp(QObject):
 
     def status(self) -> dict[str, Any]:
         tray = self.tray
+        overview = self.model.overview()
         return {
             "pid": os.getpid(),
             "version": __version__,
-            "url": self.service.url if self.service is not None else None,
-            "serviceStarted": bool(self.service and self.service.started),
+            "url": overview.api_url if overview is not None else None,
+            "serviceStarted": bool(overview and overview.started),
             "serviceError": self.model.service_error,
             "trayAvailable": self.tray_available,
             "trayVisible": bool(tray and tray.icon.isVisible()),
@@ -313,8 +318,9 @@ class TrayApp(QObject):
                 self.settings_dialog.raise_()
                 self.settings_dialog.activateWindow()
                 return self.settings_dialog
-        current = self.service.config if self.service is not None else config.load().config
-        dialog = SettingsDialog(current, self.apply_settings, running=self.service is not None)
+        deck = self.model.deck
+        current = deck.settings() if deck is not None else config.load().config
+        dialog = SettingsDialog(current, self.apply_settings, running=deck is not None)
         dialog.destroyed.connect(lambda *_: setattr(self, "settings_dialog", None))
         dialog.saved.connect(
             lambda *_: self.notify("info", "Settings saved", "Changes are applied.")
@@ -329,8 +335,8 @@ class TrayApp(QObject):
 
     async def apply_settings(self, candidate: Config, deleted: list[str]) -> None:
         """Save and apply live; deleted managed profiles also lose their browser data."""
-        service, deck = self.service, self.model.deck
-        if service is None or deck is None or not service.started:
+        deck = self.model.deck
+        if deck is None or not deck.started:
             config.check_consistency(candidate)
             config.save(candidate)
             self._sync_autostart(candidate)
@@ -340,19 +346,15 @@ class TrayApp(QObject):
     def show_pairing(self) -> QWidget | None:
         from browserdeck.gui.pairing import PairDialog
 
-        service = self.service
-        if service is None:
+        deck = self.model.deck
+        if deck is None:
             return None
-        ext = [p for p in service.config.profiles.values() if p.driver == "extension"]
-        port = service.config.relay_port_of(ext[0]) if ext else service.config.relay_port
-        color = (
-            ext[0].color if ext else service.config.profiles[service.config.default_profile].color
-        )
+        pairing = deck.pairing()
         dialog = PairDialog(
-            relay_port=port,
-            token=service.relay_token,
-            color=color,
-            profile=ext[0].name if ext else None,
+            relay_port=pairing.relay_port,
+            token=pairing.token,
+            color=pairing.color,
+            profile=pairing.profile,
         )
         self._keep(dialog)
         dialog.show()
@@ -366,13 +368,14 @@ class TrayApp(QObject):
         )
 
     def copy_token(self) -> None:
-        if self.service is None:
+        deck = self.model.deck
+        if deck is None:
             return
-        QGuiApplication.clipboard().setText(self.service.api_token)
+        QGuiApplication.clipboard().setText(deck.api_token())
         self.notify(
             "info",
             "API token copied",
-            "Send it as 'Authorization: Bearer <token>' to " + self.service.url,
+            "Send it as 'Authorization: Bearer <token>' to " + deck.overview().api_url,
         )
 
     def copy_mcp_config(self) -> None:
@@ -400,7 +403,7 @@ class TrayApp(QObject):
 
     def stop_all_agents(self) -> None:
         """One click: every agent session ends, agent tabs close, Chrome tabs are unshared."""
-        if self.service is None:
+        if self.model.deck is None:
             return
 
         def done(did: AgentsStopped) -> None:
@@ -444,8 +447,8 @@ class TrayApp(QObject):
 
     # --- autostart ----------------------------------------------------------------------
     def _on_config_changed(self) -> None:
-        if self.service is not None:
-            self._sync_autostart(self.service.config)
+        if self.model.deck is not None:
+            self._sync_autostart(self.model.deck.settings())
         if self.tray is not None:
             self.tray.rebuild()
 

@@ -1,6 +1,6 @@
 """Service events (plain-Python signals) re-emitted as Qt signals.
 
-The core never imports Qt, so the GUI subscribes to ``service.events`` here and
+The core never imports Qt, so the GUI subscribes to ``Deck.events`` here and
 forwards each event as a Qt signal. Under qasync the asyncio loop runs on the Qt
 thread, so events arrive on the GUI thread; if one is ever sent from another
 thread, Qt queues the emission to the receivers' thread, so this stays safe.

@@ -22,12 +22,11 @@ from urllib.parse import parse_qs, unquote
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from browserdeck import aio, states
-from browserdeck.deck import AgentsStopped, Caller, Deck
+from browserdeck.deck import AgentsStopped, Caller, Deck, Overview
 from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.bridge import ServiceBridge
 
 if TYPE_CHECKING:
-    from browserdeck.service import Service
     from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
@@ -64,27 +63,51 @@ class Activity:
         return "\n".join(lines)
 
 
-# Routes → the verb a person understands. Unknown routes show as "METHOD /path".
-_ACTIONS: dict[tuple[str, str], str] = {
+# Each call → the verb a person understands. A call made in-process (an MCP tool through
+# the front door) names itself (``call``, deck.CALLS); an HTTP call is named by its route
+# (_ROUTES). Unknown routes show as "METHOD /path".
+_ACTIONS: dict[str, str] = {
+    "status": "status",
+    "start": "start browser",
+    "stop": "stop browser",
+    "reset-profile": "reset profile",
+    "profiles": "list profiles",
+    "create-profile": "create profile",
+    "tabs": "list tabs",
+    "open-tab": "open tab",
+    "focus-tab": "focus tab",
+    "close-tab": "close tab",
+    "navigate": "navigate",
+    "snapshot": "snapshot",
+    "act": "act",
+    "screenshot": "screenshot",
+    "console": "read console",
+    "set-offline": "set offline",
+    "pdf": "save PDF",
+    "file-chooser": "arm file chooser",
+    "dialog": "arm dialog",
+    "openapi": "read API spec",
+}
+_ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/"): "status",
-    ("POST", "/start"): "start browser",
-    ("POST", "/stop"): "stop browser",
-    ("POST", "/reset-profile"): "reset profile",
-    ("GET", "/profiles"): "list profiles",
-    ("POST", "/profiles/create"): "create profile",
-    ("GET", "/tabs"): "list tabs",
-    ("POST", "/tabs/open"): "open tab",
-    ("POST", "/tabs/focus"): "focus tab",
+    ("POST", "/start"): "start",
+    ("POST", "/stop"): "stop",
+    ("POST", "/reset-profile"): "reset-profile",
+    ("GET", "/profiles"): "profiles",
+    ("POST", "/profiles/create"): "create-profile",
+    ("GET", "/tabs"): "tabs",
+    ("POST", "/tabs/open"): "open-tab",
+    ("POST", "/tabs/focus"): "focus-tab",
     ("POST", "/navigate"): "navigate",
     ("GET", "/snapshot"): "snapshot",
     ("POST", "/act"): "act",
     ("POST", "/screenshot"): "screenshot",
-    ("GET", "/console"): "read console",
-    ("POST", "/set/offline"): "set offline",
-    ("POST", "/pdf"): "save PDF",
-    ("POST", "/hooks/file-chooser"): "arm file chooser",
-    ("POST", "/hooks/dialog"): "arm dialog",
-    ("GET", "/openapi.json"): "read API spec",
+    ("GET", "/console"): "console",
+    ("POST", "/set/offline"): "set-offline",
+    ("POST", "/pdf"): "pdf",
+    ("POST", "/hooks/file-chooser"): "file-chooser",
+    ("POST", "/hooks/dialog"): "dialog",
+    ("GET", "/openapi.json"): "openapi",
 }
 
 # Navigate's kinds in words.
@@ -119,7 +142,8 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
         or (query.get("profile") or [str(entry.get("profile") or default_profile)])[0]
     )
     target_id = str(detail.get("targetId") or (query.get("targetId") or [""])[0])
-    action = _ACTIONS.get((method, path))
+    call = str(entry.get("call") or _ROUTES.get((method, path), ""))
+    action = _ACTIONS.get(call)
     if action is None:
         if method == "DELETE" and path.startswith("/tabs/"):
             action = "close tab"
@@ -131,9 +155,9 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
         else:
             action = f"{method} {path}"
     kind = str(detail.get("kind") or "")
-    if path == "/act" and kind:
+    if call == "act" and kind:
         action = kind
-    elif path == "/navigate" and kind:
+    elif call == "navigate" and kind:
         action = _NAV_KINDS.get(kind, kind)
     target = ""
     if detail.get("ref"):
@@ -201,8 +225,8 @@ class DeckModel(QObject):
     def __init__(self, bridge: ServiceBridge, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.bridge = bridge
-        self.service: Service | None = None
-        # The front door the tray and panel call, in-process (never HTTP to themselves).
+        # The front door the tray and panel read and call, in-process (never HTTP to
+        # themselves, never the Service behind it); None while no service runs.
         self.deck: Deck | None = None
         self.service_error: str | None = None  # set when the service could not start
         self.statuses: dict[str, dict[str, Any]] = {}
@@ -222,30 +246,45 @@ class DeckModel(QObject):
         self._poll.timeout.connect(self.refresh)
 
     # --- service --------------------------------------------------------------
-    def set_service(self, service: Service | None, error: str | None = None) -> None:
-        self.service, self.service_error = service, error
-        self.deck = Deck(service) if service is not None else None
-        if service is not None:
-            self.bridge.attach(service.events)
+    def set_deck(self, deck: Deck | None, error: str | None = None) -> None:
+        """The running service's front door (None: none runs; ``error`` says why)."""
+        self.deck, self.service_error = deck, error
+        if deck is not None:
+            self.bridge.attach(deck.events)
             self._poll.start()
         else:
             self.bridge.detach()
             self._poll.stop()
         self.refresh()
 
+    def overview(self) -> Overview | None:
+        """The service as the views show it; None while no service runs."""
+        return self.deck.overview() if self.deck is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self.deck is not None and self.deck.started
+
     @property
     def default_profile(self) -> str:
-        return self.service.config.default_profile if self.service else "agent"
+        overview = self.overview()
+        return overview.default_profile if overview is not None else "agent"
 
     def profile_names(self) -> list[str]:
-        if self.service is None:
-            return []
-        return sorted(self.service.config.profiles)
+        overview = self.overview()
+        return list(overview.profiles) if overview is not None else []
 
     def color_of(self, name: str) -> str:
-        if self.service is not None and name in self.service.config.profiles:
-            return self.service.config.profiles[name].color
+        overview = self.overview()
+        if overview is not None and name in overview.profiles:
+            return overview.profiles[name].color
         return str(self.statuses.get(name, {}).get("color", "#8A8F98"))
+
+    def driver_of(self, name: str) -> str:
+        overview = self.overview()
+        if overview is not None and name in overview.profiles:
+            return overview.profiles[name].driver
+        return "?"
 
     @staticmethod
     def caller() -> Caller:
@@ -285,8 +324,8 @@ class DeckModel(QObject):
                 return
 
     async def refresh_now(self) -> None:
-        service, deck = self.service, self.deck
-        if service is None or deck is None or not service.started:
+        deck = self.deck
+        if deck is None or not deck.started:
             if self.statuses or self.tabs:
                 self.statuses, self.tabs = {}, {}
                 self.profilesChanged.emit()
@@ -305,7 +344,7 @@ class DeckModel(QObject):
         self.profilesChanged.emit()
         for name, status in self.statuses.items():
             tabs: list[Tab] = []
-            if status.get("running") and service.started:
+            if status.get("running") and deck.started:
                 try:
                     # Never starts a browser: a poll racing a Stop must not relaunch it.
                     tabs = await deck.peek_tabs(self.caller(), name)

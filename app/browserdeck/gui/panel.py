@@ -56,7 +56,6 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import __version__, aio, states
-from browserdeck.deck import ShotLabel
 from browserdeck.gui import icons
 from browserdeck.gui.model import Activity, DeckModel, short_id
 from browserdeck.gui.screenshot import (
@@ -66,6 +65,7 @@ from browserdeck.gui.screenshot import (
     ScreenshotView,
     capture,
 )
+from browserdeck.results import ShotLabel
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -531,7 +531,7 @@ class StatusPanel(QMainWindow):
         status = self._status()
         running = self._running()
         driver = status.get("driver", "managed")
-        self.toggle_button.setEnabled(name is not None and self.model.service is not None)
+        self.toggle_button.setEnabled(name is not None and self.model.deck is not None)
         self.toggle_button.setText(states.toggle_text(status))
         lines = []
         if status:
@@ -550,7 +550,7 @@ class StatusPanel(QMainWindow):
                 lines.extend(states.remote_lines(status))
         self.detail_label.setText("\n".join(lines))
         can_open = running and (driver != "extension" or bool(status.get("extensionConnected")))
-        can_open = can_open or (driver == "managed" and self.model.service is not None)
+        can_open = can_open or (driver == "managed" and self.model.deck is not None)
         self.url_edit.setEnabled(can_open)
         self.open_button.setEnabled(can_open)
         self.tabs_title.setText(f"Tabs of {name}" if name else "Tabs")
@@ -702,9 +702,9 @@ class StatusPanel(QMainWindow):
     # --- screenshot --------------------------------------------------------------------
     def refresh_screenshot(self) -> asyncio.Task[None] | None:
         """Take a new screenshot of the selected tab (skipped if one is in flight)."""
-        service, deck = self.model.service, self.model.deck
+        deck = self.model.deck
         name, target = self.selected_profile, self.selected_tab()
-        if service is None or deck is None or not service.started or name is None or target is None:
+        if deck is None or not deck.started or name is None or target is None:
             if self.capture_busy():
                 return None
             self._set_capture(None, self._no_tab_message())
@@ -863,9 +863,10 @@ class StatusPanel(QMainWindow):
 
     # --- banner, status bar -----------------------------------------------------------
     def _update_api_label(self) -> None:
-        service = self.model.service
-        if service is not None and service.started:
-            self.api_label.setText(f"Control API {service.url}  ·  MCP {service.url}/mcp")
+        overview = self.model.overview()
+        if overview is not None and overview.started:
+            url = overview.api_url
+            self.api_label.setText(f"Control API {url}  ·  MCP {url}/mcp")
         elif self.model.service_error:
             self.api_label.setText("Not running")
         else:
@@ -873,15 +874,15 @@ class StatusPanel(QMainWindow):
         self.update_banner()
 
     def update_banner(self) -> None:
-        service = self.model.service
+        overview = self.model.overview()
         if self.model.service_error:
             self._banner_kind = "retry"
             self.banner.show_message(
                 "browserdeck could not start: " + self.model.service_error, "error", "Retry"
             )
-        elif service is not None and service.config_problem:
+        elif overview is not None and overview.config_problem:
             self._banner_kind = "settings"
-            self.banner.show_message(service.config_problem, "warning", "Settings…")
+            self.banner.show_message(overview.config_problem, "warning", "Settings…")
         elif not self.tray_available:
             self._banner_kind = ""
             self.banner.show_message(

@@ -18,9 +18,10 @@ from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QCursor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QWidget
 
-from browserdeck.deck import Caller, ShotLabel
+from browserdeck.deck import Caller
 from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.model import GUI_CLIENT
+from browserdeck.results import ShotLabel
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck
@@ -202,16 +203,13 @@ class ScreenshotView(QWidget):
         s = self.scale()
         x = (pos.x() - target.x()) / s
         y = (pos.y() - target.y()) / s
-        hits = [lb for lb in self.capture.labels if QRectF(lb.x, lb.y, lb.width, lb.height).contains(QPointF(x, y))]
+        hits = [lb for lb in self.capture.labels if QRectF(*lb.box.as_list()).contains(QPointF(x, y))]
         # The smallest box under the mouse is the most specific element.
-        return min(hits, key=lambda lb: lb.width * lb.height) if hits else None
+        return min(hits, key=lambda lb: lb.box.width * lb.box.height) if hits else None
 
     def view_rect_of(self, label: ShotLabel) -> QRectF:
-        target = self._target_rect()
-        s = self.scale()
-        return QRectF(
-            target.x() + label.x * s, target.y() + label.y * s, label.width * s, label.height * s
-        )
+        target, s, box = self._target_rect(), self.scale(), label.box
+        return QRectF(target.x() + box.x * s, target.y() + box.y * s, box.width * s, box.height * s)
 
     # --- events ---------------------------------------------------------------------
     def mousePressEvent(self, event: QMouseEvent) -> None:

@@ -158,9 +158,10 @@ class TrayController(QObject):
         """
         model = self.model
         self.update_icon()
-        service = model.service
-        if service is not None and service.started:
-            self.header.setText(f"browserdeck · API on 127.0.0.1:{service.control_port}")
+        overview = model.overview()
+        running = overview is not None and overview.started
+        if overview is not None and running:
+            self.header.setText(f"browserdeck · API on 127.0.0.1:{overview.control_port}")
         elif model.service_error:
             self.header.setText("browserdeck could not start")
         else:
@@ -195,7 +196,6 @@ class TrayController(QObject):
             self.quit_action,
         ]
         sync_actions(self.menu, desired)
-        running = service is not None and service.started
         for action in (self.token_action, self.mcp_action, self.pair_action):
             action.setEnabled(running)
         self.stop_agents_action.setEnabled(running)
@@ -311,7 +311,7 @@ class ProfileMenu(QObject):
         model, name = self.tray.model, self.name
         status = model.statuses.get(name, {})
         color = model.color_of(name)
-        driver = str(status.get("driver") or _driver_of(model, name))
+        driver = str(status.get("driver") or model.driver_of(name))
         default = " (default)" if name == model.default_profile else ""
         self.menu.setTitle(f"{name}{default} — {states.label(status) if status else '…'}")
         self.menu.setIcon(icons.color_chip(color, states.mark(status) if status else None))
@@ -387,9 +387,3 @@ def _bold(action: QAction) -> QFont:
     font = action.font()
     font.setBold(True)
     return font
-
-
-def _driver_of(model: DeckModel, name: str) -> str:
-    if model.service is not None and name in model.service.config.profiles:
-        return model.service.config.profiles[name].driver
-    return "?"

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from browserdeck import results as r
 from browserdeck.api.errors import status_of
-from browserdeck.deck import Caller, TabRequest
-from browserdeck.engine import options as o
+from browserdeck.deck import Caller, TabRequest, call_name
 from browserdeck.errors import BrowserdeckError
 
 if TYPE_CHECKING:
@@ -27,24 +26,6 @@ T = TypeVar("T")
 CLIENT_NAME = "browserdeck-mcp"
 
 
-# The API route of each tab request, for the activity log: it names a call by its route
-# whichever way it came in. Any other request is an act.
-TAB_ROUTES: dict[type[Any], tuple[str, str]] = {
-    o.SnapshotOptions: ("GET", "/snapshot"),
-    o.ConsoleOptions: ("GET", "/console"),
-    o.NavigateOptions: ("POST", "/navigate"),
-    o.ScreenshotOptions: ("POST", "/screenshot"),
-    o.OfflineOptions: ("POST", "/set/offline"),
-    o.PdfOptions: ("POST", "/pdf"),
-    o.FileChooserOptions: ("POST", "/hooks/file-chooser"),
-    o.DialogOptions: ("POST", "/hooks/dialog"),
-}
-
-
-def route_of(request: TabRequest) -> tuple[str, str]:
-    return TAB_ROUTES.get(type(request), ("POST", "/act"))
-
-
 class DeckBackend:
     """The service's front door in this process: a plain call, one activity entry."""
 
@@ -52,14 +33,16 @@ class DeckBackend:
         self, deck: Deck, *, on_call: Callable[[dict[str, Any]], None] | None = None
     ) -> None:
         self.deck = deck
-        # The activity log's entry for each call (service.events.api_call), in the shape
-        # the API's guard reports an HTTP call in, so the tray shows both alike.
+        # The activity log's entry for each call (service.events.api_call). It names the
+        # call (``call``: "start", "open-tab", "snapshot", "act" ...), where the API's guard
+        # names an HTTP call by its method and path; the rest is alike, so the tray shows
+        # both alike.
         self._on_call = on_call
 
     async def _report(
         self,
         caller: Caller,
-        route: tuple[str, str],
+        call: str,
         profile: str | None,
         run: Callable[[], Awaitable[T]],
     ) -> T:
@@ -79,9 +62,8 @@ class DeckBackend:
                 entry: dict[str, Any] = {
                     "time": time.time(),
                     "client": caller.client or CLIENT_NAME,
-                    "method": route[0],
-                    "path": route[1],
-                    "query": f"profile={profile}" if profile else "",
+                    "call": call,
+                    "profile": profile or "",
                     "status": status,
                     "ms": round((time.perf_counter() - started) * 1000, 1),
                 }
@@ -99,12 +81,12 @@ class DeckBackend:
 
     async def start(self, caller: Caller, profile: str | None) -> r.ProfileStatus:
         return await self._report(
-            caller, ("POST", "/start"), profile, lambda: self.deck.start(caller, profile)
+            caller, "start", profile, lambda: self.deck.start(caller, profile)
         )
 
     async def stop(self, caller: Caller, profile: str | None) -> r.ProfileStatus:
         return await self._report(
-            caller, ("POST", "/stop"), profile, lambda: self.deck.stop(caller, profile)
+            caller, "stop", profile, lambda: self.deck.stop(caller, profile)
         )
 
     async def tabs(self, caller: Caller, profile: str | None) -> list[Tab]:
@@ -113,7 +95,7 @@ class DeckBackend:
     async def open_tab(self, caller: Caller, profile: str | None, url: str) -> Tab:
         return await self._report(
             caller,
-            ("POST", "/tabs/open"),
+            "open-tab",
             profile,
             lambda: self.deck.open_tab(caller, profile, url),
         )
@@ -121,7 +103,7 @@ class DeckBackend:
     async def close_tab(self, caller: Caller, profile: str | None, target: str) -> str:
         return await self._report(
             caller,
-            ("DELETE", f"/tabs/{target}"),
+            "close-tab",
             profile,
             lambda: self.deck.close_tab(caller, profile, target),
         )
@@ -131,7 +113,7 @@ class DeckBackend:
     ) -> r.TabResult:
         return await self._report(
             caller,
-            route_of(request),
+            call_name(request),
             profile,
             lambda: self.deck.on_tab(caller, profile, target, request),
         )

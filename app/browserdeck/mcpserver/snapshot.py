@@ -65,50 +65,53 @@ def _from_line(line: st.Node) -> Node:
     )
 
 
-_ELEMENT = st.ELEMENT.match
-
-
-def _from_raw(raw: str) -> Node:
-    """``_from_line`` of a line without a YAML-quoted key, without the engine's Node."""
-    m = _ELEMENT(raw)
-    if m is None:  # not understood: kept verbatim
-        return Node(len(raw) - len(raw.lstrip(" ")), raw)
-    indent, role, name_raw, attrs, tail = m.groups()
-    ref = None
-    if attrs:
-        at = attrs.find(" [ref=")
-        if at >= 0:
-            ref = attrs[at + 6 : attrs.index("]", at)] or None
-    return Node(
-        len(indent),
-        raw,
-        role,
-        name_raw[1:] if name_raw else None,  # ' "Save"' -> '"Save"'
-        attrs[2:-1].split("] [") if attrs else [],
-        tail is not None,  # the pattern's tail always starts with ":"
-        (tail[1:].strip() or None) if tail is not None else None,
-        [],
-        ref,
-    )
+# Every line of the snapshot in one regex pass (in C): an element line's indent, role,
+# name (quotes included), attrs and tail, or (the last alternative) any other line,
+# kept verbatim. The element part is the engine's pattern (one pattern for both).
+_LINES = re.compile(r"^(" + st.ELEMENT.pattern[1:-1] + r"|.*)$", re.MULTILINE)
 
 
 def parse(text: str) -> list[Node]:
     """The snapshot as a forest; unparseable lines become leaf nodes kept verbatim."""
+    if "- '" in text:  # YAML-quoted keys (rare): the engine's full parser reads them
+        return _tree([_from_line(line) for line in st.parse(text) if line.raw.strip()])
+    # This runs on every snapshot an agent takes, thousands of lines each: the regex
+    # splits every line at once, the loop only builds the nodes.
+    nodes: list[Node] = []
+    append = nodes.append
+    for raw, indent, role, name_raw, attrs, tail in _LINES.findall(text):
+        if not role:
+            if raw.strip():  # not understood: kept verbatim
+                append(Node(len(raw) - len(raw.lstrip(" ")), raw))
+            continue
+        ref = None
+        if attrs:
+            at = attrs.find(" [ref=")
+            if at >= 0:
+                ref = attrs[at + 6 : attrs.index("]", at)] or None
+        append(
+            Node(
+                len(indent),
+                raw,
+                role,
+                name_raw[1:] or None,  # ' "Save"' -> '"Save"'
+                attrs[2:-1].split("] [") if attrs else [],
+                bool(tail),  # the pattern's tail always starts with ":"
+                (tail[1:].strip() or None) if tail else None,
+                [],
+                ref,
+            )
+        )
+    return _tree(nodes)
+
+
+def _tree(nodes: list[Node]) -> list[Node]:
+    """Nodes in document order -> roots, each line under the nearest shallower one."""
     roots: list[Node] = []
     stack: list[Node] = []
-    # Without YAML-quoted keys (most pages), one regex match per line straight into a
-    # Node: this runs on every snapshot an agent takes, thousands of lines each.
-    lines = st.parse(text) if "- '" in text else None
-    for line in lines if lines is not None else text.split("\n"):
-        if isinstance(line, str):
-            if not line.strip():
-                continue
-            node = _from_raw(line)
-        elif not line.raw.strip():
-            continue
-        else:
-            node = _from_line(line)
-        while stack and stack[-1].indent >= node.indent:
+    for node in nodes:
+        indent = node.indent
+        while stack and stack[-1].indent >= indent:
             stack.pop()
         (stack[-1].children if stack else roots).append(node)
         stack.append(node)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from browserdeck import imaging
+from browserdeck import results as r
 from browserdeck.engine import options as o
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, from_model, obj, s
@@ -49,11 +48,8 @@ async def screenshot(call: Call) -> Reply:
     if labels:
         lines.append("labels (ref: x,y width x height, in image pixels):")
     for label in labels:
-        box = label.get("box") or {}
-        lines.append(
-            f"{label.get('ref')}: {box.get('x')},{box.get('y')} "
-            f"{box.get('width')}x{box.get('height')}"
-        )
+        box = label.box
+        lines.append(f"{label.ref}: {box.x},{box.y} {box.width}x{box.height}")
     if data.unplaced:
         # Boxed in the image but with no room for a badge: the agent must know which.
         lines.append("no room for a badge (boxed, not labelled): " + ", ".join(data.unplaced))
@@ -61,14 +57,6 @@ async def screenshot(call: Call) -> Reply:
         lines.append(data.note)
     reply.text = "\n".join(lines)
     return reply
-
-
-def _entry_time(entry: dict[str, Any]) -> float:
-    for key in ("time", "timestamp", "ts"):
-        value = entry.get(key)
-        if isinstance(value, int | float):
-            return float(value)
-    return 0.0
 
 
 @tool(
@@ -87,16 +75,10 @@ async def console_messages(call: Call) -> Reply:
     entries, errors = data.messages, data.errors
     target = call.session.tab or ""
     mark = call.session.console_cleared.get(target, float("-inf"))
-    rows = [(_entry_time(e), _console_line(e)) for e in entries]
-    rows += [
-        (_entry_time(e), "[page] uncaught: " + str(e.get("message") or e.get("text") or e))
-        for e in errors
-        if a.get("level") in (None, "error", "warning", "info", "debug")
-    ]
-    rows = sorted(
-        (r for r in rows if r[0] > mark or (r[0] == 0.0 and mark == float("-inf"))),
-        key=lambda r: r[0],
-    )
+    rows = [(e.time, _console_line(e)) for e in entries]
+    # Uncaught errors are errors: every level asks for them.
+    rows += [(e.time, f"[page] uncaught: {e.message}") for e in errors]
+    rows = sorted((row for row in rows if row[0] > mark), key=lambda row: row[0])
     if a.get("clear"):
         newest = max([mark, *(t for t, _ in rows)], default=mark)
         call.session.console_cleared[target] = max(newest, 1.0)
@@ -110,14 +92,9 @@ async def console_messages(call: Call) -> Reply:
     return Reply(text)
 
 
-def _console_line(e: dict[str, Any]) -> str:
-    where = str(e.get("context") or e.get("source") or "page")
-    where = {"serviceworker": "service-worker", "service_worker": "service-worker"}.get(
-        where, where
-    )
-    level = e.get("type") or e.get("level") or "log"
-    at = f" ({e['url']}:{e.get('line', '')})" if e.get("url") else ""
-    return f"[{where}] {level}: {e.get('text', e.get('message', ''))}{at}"
+def _console_line(e: r.ConsoleEntry) -> str:
+    at = f" ({e.url}:{'' if e.line is None else e.line})" if e.url else ""
+    return f"[{e.context}] {e.type}: {e.text}{at}"
 
 
 @tool(
@@ -130,13 +107,12 @@ async def network_requests(call: Call) -> Reply:
     data = await call.on_tab(o.ConsoleOptions)
     needle = (call.args.get("filter") or "").lower()
     rows = []
-    for r in data.requests:
-        if needle not in str(r.get("url", "")).lower():
+    for q in data.requests:
+        if needle not in q.url.lower():
             continue
-        status = r.get("status") or r.get("failure") or "pending"
+        status = q.status or q.failure or "pending"
         rows.append(
-            f"{r.get('method', 'GET')} {status} {r.get('url')}"
-            + (f" ({r['resourceType']})" if r.get("resourceType") else "")
+            f"{q.method} {status} {q.url}" + (f" ({q.resource_type})" if q.resource_type else "")
         )
     return Reply(
         "\n".join(rows)

@@ -35,22 +35,16 @@ def _notes(data: r.TabResult | None) -> list[str]:
     # What the action caused (engine/consequences.py), one line; "nothing" goes unsaid.
     if data.outcome and data.outcome != NOTHING:
         notes.append(data.outcome)
-    for dialog in data.dialogs or ([data.dialog] if data.dialog else []):
-        if not isinstance(dialog, dict):
-            notes.append(f"dialog: {dialog}")
+    for dialog in data.dialogs or []:
+        if dialog.type == "filechooser":
+            notes.append(f"the file chooser got {', '.join(dialog.files or [])}")
             continue
-        if dialog.get("type") == "filechooser":
-            notes.append(f"the file chooser got {', '.join(dialog.get('files') or [])}")
-            continue
-        line = (
-            f"a {dialog.get('type', '')} dialog {dialog.get('message', '')!r} was "
-            f"{dialog.get('action') or 'dismissed'}"
-        )
-        if not dialog.get("armed") and dialog.get("type") != "beforeunload":
+        line = f"a {dialog.type} dialog {dialog.message or ''!r} was {dialog.action}"
+        if not dialog.armed and dialog.type != "beforeunload":
             line += " (to answer one, call browser_handle_dialog before the action)"
         notes.append(line)
     if data.download:
-        notes.append(f"download: {_dump(data.download)}")
+        notes.append(f"download: {_dump(data.download.wire())}")
     if data.note:
         notes.append(data.note)
     return notes

@@ -1,0 +1,194 @@
+"""Generated from results.py by cli_schema.py (`make cli-args`): do not edit.
+
+The answers the CLI reads, as TypedDicts with the wire's key names, so mypy checks
+every key the CLI reads against the models. Imported only under TYPE_CHECKING: a
+CLI call reads plain JSON and imports neither this nor pydantic (issue 14).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+
+class DialogEntry(TypedDict):
+    type: str
+    action: str
+    armed: bool
+    time: float
+    message: NotRequired[str | None]
+    defaultValue: NotRequired[str | None]
+    promptText: NotRequired[str | None]
+    files: NotRequired[list[str] | None]
+
+
+class SavedDownload(TypedDict):
+    url: str
+    suggestedFilename: str
+    path: NotRequired[str | None]
+    error: NotRequired[str | None]
+
+
+class SnapshotStats(TypedDict):
+    lines: int
+    chars: int
+    refs: int
+    interactive: int
+
+
+class Snapshot(TypedDict):
+    ok: NotRequired[bool | None]
+    targetId: NotRequired[str | None]
+    url: NotRequired[str | None]
+    title: NotRequired[str | None]
+    navigated: NotRequired[bool | None]
+    outcome: NotRequired[str | None]
+    note: NotRequired[str | None]
+    dialogs: NotRequired[list[DialogEntry] | None]
+    download: NotRequired[SavedDownload | None]
+    format: str
+    snapshot: str
+    stats: NotRequired[SnapshotStats | None]
+    truncated: NotRequired[bool | None]
+
+
+class ActResult(TypedDict):
+    ok: NotRequired[bool | None]
+    targetId: NotRequired[str | None]
+    url: NotRequired[str | None]
+    title: NotRequired[str | None]
+    navigated: NotRequired[bool | None]
+    outcome: NotRequired[str | None]
+    note: NotRequired[str | None]
+    dialogs: NotRequired[list[DialogEntry] | None]
+    download: NotRequired[SavedDownload | None]
+    kind: str
+    ref: NotRequired[str | None]
+    closed: NotRequired[bool | None]
+    result: NotRequired[Any]
+    truncated: NotRequired[bool | None]
+
+
+class Navigated(TypedDict):
+    ok: NotRequired[bool | None]
+    targetId: NotRequired[str | None]
+    url: NotRequired[str | None]
+    title: NotRequired[str | None]
+    navigated: NotRequired[bool | None]
+    outcome: NotRequired[str | None]
+    note: NotRequired[str | None]
+    dialogs: NotRequired[list[DialogEntry] | None]
+    download: NotRequired[SavedDownload | None]
+    status: NotRequired[int | None]
+
+
+class Rect(TypedDict):
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+class ShotLabel(TypedDict):
+    ref: str
+    box: Rect
+    badge: NotRequired[Rect | None]
+    leader: NotRequired[list[float] | None]
+    role: NotRequired[str]
+    name: NotRequired[str]
+
+
+class Screenshot(TypedDict):
+    ok: NotRequired[bool | None]
+    targetId: NotRequired[str | None]
+    url: NotRequired[str | None]
+    title: NotRequired[str | None]
+    navigated: NotRequired[bool | None]
+    outcome: NotRequired[str | None]
+    note: NotRequired[str | None]
+    dialogs: NotRequired[list[DialogEntry] | None]
+    download: NotRequired[SavedDownload | None]
+    type: str
+    width: int
+    height: int
+    bytes: int
+    base64: NotRequired[str | None]
+    path: NotRequired[str | None]
+    scale: NotRequired[float | None]
+    labels: NotRequired[list[ShotLabel] | None]
+    unplaced: NotRequired[list[str] | None]
+    skipped: NotRequired[int | None]
+
+
+class ConsoleEntry(TypedDict):
+    type: str
+    text: str
+    url: NotRequired[str]
+    line: NotRequired[int | None]
+    time: float
+    context: Literal['page', 'worker', 'service-worker']
+    workerUrl: NotRequired[str | None]
+
+
+class PageError(TypedDict):
+    name: str
+    message: str
+    stack: NotRequired[str]
+    time: float
+
+
+class RequestEntry(TypedDict):
+    method: str
+    url: str
+    resourceType: str
+    status: NotRequired[int | None]
+    failure: NotRequired[str | None]
+    time: float
+
+
+class ConsoleCounts(TypedDict):
+    messages: int
+    errors: int
+    requests: int
+
+
+class Console(TypedDict):
+    ok: NotRequired[bool | None]
+    targetId: NotRequired[str | None]
+    url: NotRequired[str | None]
+    title: NotRequired[str | None]
+    navigated: NotRequired[bool | None]
+    outcome: NotRequired[str | None]
+    note: NotRequired[str | None]
+    dialogs: NotRequired[list[DialogEntry] | None]
+    download: NotRequired[SavedDownload | None]
+    messages: NotRequired[list[ConsoleEntry]]
+    errors: NotRequired[list[PageError]]
+    requests: NotRequired[list[RequestEntry]]
+    counts: NotRequired[ConsoleCounts | None]
+
+
+class Pdf(TypedDict):
+    ok: NotRequired[bool | None]
+    targetId: NotRequired[str | None]
+    url: NotRequired[str | None]
+    title: NotRequired[str | None]
+    navigated: NotRequired[bool | None]
+    outcome: NotRequired[str | None]
+    note: NotRequired[str | None]
+    dialogs: NotRequired[list[DialogEntry] | None]
+    download: NotRequired[SavedDownload | None]
+    bytes: int
+    base64: NotRequired[str | None]
+    path: NotRequired[str | None]
+
+
+class TabResult(TypedDict):
+    ok: NotRequired[bool | None]
+    targetId: NotRequired[str | None]
+    url: NotRequired[str | None]
+    title: NotRequired[str | None]
+    navigated: NotRequired[bool | None]
+    outcome: NotRequired[str | None]
+    note: NotRequired[str | None]
+    dialogs: NotRequired[list[DialogEntry] | None]
+    download: NotRequired[SavedDownload | None]
