@@ -377,7 +377,13 @@ class Deck:
         # Every page call comes through here: the engine may still be starting beside the
         # API (Service.start; issue 14), and the browser above started meanwhile.
         await self.service.engine_ready()
-        resolved = await ctx.resolve_target(target_id, caller.key)
+        if target_id and self.engine.holds(cdp_url, target_id):
+            # A full id of a tab the engine holds open (an MCP session's tab, an agent's
+            # next call on the same tab): it exists, so no listing of the browser's tabs
+            # (an HTTP request and a browser round trip before every call; issue 14).
+            resolved = target_id
+        else:
+            resolved = await ctx.resolve_target(target_id, caller.key)
         ctx.note_used(caller.key, resolved)
         caller.note(profile=ctx.name, targetId=resolved)
         return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)
@@ -475,9 +481,15 @@ class Deck:
             out = await self._on_tab(caller, profile, target_id, request)
         except BrowserdeckError as exc:
             gone = await self._browser_gone(caller, profile, exc)
-            if gone is None:
-                raise
-            raise gone from None
+            if gone is not None:
+                raise gone from None
+            named = getattr(request, "target_id", None) or target_id
+            if exc.code == "tab_closed" and named:
+                # A held tab is not looked up first (``target``), so a tab closed a moment
+                # ago reaches the engine: say it as the lookup would ("tab_not_found",
+                # which MCP reads as "this session's tab is gone") once it is unlisted.
+                await self.service.profile(profile).resolve_target(named, caller.key)
+            raise
         return answer_type(request).model_validate(out)
 
     async def _browser_gone(

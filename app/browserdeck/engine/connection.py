@@ -235,6 +235,18 @@ class BrowserPool:
             await self.drop(cdp_url)
 
     # --- pages -----------------------------------------------------------
+    def holds(self, cdp_url: str, target_id: str) -> bool:
+        """Whether a live Page of this tab is attached now (no round trip to the browser).
+
+        Playwright closes the Page when the browser closes the target, so a held Page is
+        an open tab; a tab closed in the moment after this answers fails in the call.
+        """
+        conn = self._conns.get(cdp_url)
+        if conn is None or conn.lost:
+            return False
+        state = conn.pages.get(target_id)
+        return state is not None and not state.page.is_closed()
+
     async def page(self, cdp_url: str, target_id: str, headers: dict[str, str] | None) -> PageState:
         conn = await self.connection(cdp_url, headers)
         state = conn.pages.get(target_id)

@@ -285,6 +285,10 @@ class Engine:
             code="engine_restarting",
         )
 
+    def holds(self, cdp_url: str, target_id: str) -> bool:
+        """Whether the engine has this tab attached and open (``BrowserPool.holds``)."""
+        return self._pool is not None and self._pool.holds(cdp_url, target_id)
+
     async def page_state(
         self, cdp_url: str, target_id: str, headers: Headers, *, reads: bool = True
     ) -> PageState:
