@@ -182,6 +182,25 @@ class Pdf(TypedDict):
     path: NotRequired[str | None]
 
 
+class Armed(TypedDict):
+    ok: NotRequired[bool | None]
+    targetId: NotRequired[str | None]
+    url: NotRequired[str | None]
+    title: NotRequired[str | None]
+    navigated: NotRequired[bool | None]
+    outcome: NotRequired[str | None]
+    note: NotRequired[str | None]
+    dialogs: NotRequired[list[DialogEntry] | None]
+    download: NotRequired[SavedDownload | None]
+    armed: NotRequired[bool | None]
+    files: NotRequired[list[str] | None]
+    via: NotRequired[str | None]
+    ref: NotRequired[str | None]
+    accept: NotRequired[bool | None]
+    expiresInMs: NotRequired[int | None]
+    hint: NotRequired[str | None]
+
+
 class TabResult(TypedDict):
     ok: NotRequired[bool | None]
     targetId: NotRequired[str | None]

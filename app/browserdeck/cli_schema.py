@@ -323,6 +323,7 @@ ANSWER_MODELS: tuple[type[BaseModel], ...] = (
     r.Screenshot,
     r.Console,
     r.Pdf,
+    r.Armed,
     r.TabResult,
 )
 

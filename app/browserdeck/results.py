@@ -269,6 +269,18 @@ class Screenshot(TabResult):
     skipped: int | None = Field(default=None, description="refs not labelled: out of view or cap")
 
 
+class Armed(TabResult):
+    """A hook: a file chooser or dialog armed for what comes next, or files set now."""
+
+    armed: bool | None = Field(default=None, description="waiting for the next one")
+    files: list[str] | None = Field(default=None, description="the files' names (file chooser)")
+    via: str | None = Field(default=None, description="set now: input or chooser")
+    ref: str | None = Field(default=None, description="the element clicked to open the chooser")
+    accept: bool | None = Field(default=None, description="the dialog will be accepted")
+    expires_in_ms: int | None = Field(default=None, description="the arm lapses after this")
+    hint: str | None = Field(default=None, description="what to do next")
+
+
 class Pdf(TabResult):
     size: int = Field(alias="bytes", description="bytes of the PDF")
     base64: str | None = None
