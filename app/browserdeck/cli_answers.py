@@ -182,6 +182,25 @@ class Pdf(TypedDict):
     path: NotRequired[str | None]
 
 
+class Armed(TypedDict):
+    ok: NotRequired[bool | None]
+    targetId: NotRequired[str | None]
+    url: NotRequired[str | None]
+    title: NotRequired[str | None]
+    navigated: NotRequired[bool | None]
+    outcome: NotRequired[str | None]
+    note: NotRequired[str | None]
+    dialogs: NotRequired[list[DialogEntry] | None]
+    download: NotRequired[SavedDownload | None]
+    armed: NotRequired[bool | None]
+    files: NotRequired[list[str] | None]
+    via: NotRequired[str | None]
+    ref: NotRequired[str | None]
+    accept: NotRequired[bool | None]
+    expiresInMs: NotRequired[int | None]
+    hint: NotRequired[str | None]
+
+
 class TabResult(TypedDict):
     ok: NotRequired[bool | None]
     targetId: NotRequired[str | None]
@@ -192,3 +211,60 @@ class TabResult(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+
+
+class EngineStatus(TypedDict):
+    state: str
+    driverPid: NotRequired[int | None]
+    restarts: NotRequired[int]
+    lastFailure: NotRequired[str | None]
+
+
+class Status(TypedDict):
+    profile: str
+    enabled: NotRequired[bool | None]
+    driver: str
+    color: NotRequired[str | None]
+    state: str
+    stateText: NotRequired[str | None]
+    running: bool
+    tabs: NotRequired[int]
+    pid: NotRequired[int | None]
+    cdpUrl: NotRequired[str | None]
+    cdpPort: NotRequired[int | None]
+    detail: NotRequired[str | None]
+    headless: NotRequired[bool | None]
+    headlessReason: NotRequired[str | None]
+    extensionConnected: NotRequired[bool | None]
+    relay: NotRequired[Any]
+    remote: NotRequired[Any]
+    default: NotRequired[bool | None]
+    defaultProfile: str
+    configProblem: NotRequired[str | None]
+    engine: EngineStatus
+
+
+class ProfileStatus(TypedDict):
+    profile: str
+    enabled: NotRequired[bool | None]
+    driver: str
+    color: NotRequired[str | None]
+    state: str
+    stateText: NotRequired[str | None]
+    running: bool
+    tabs: NotRequired[int]
+    pid: NotRequired[int | None]
+    cdpUrl: NotRequired[str | None]
+    cdpPort: NotRequired[int | None]
+    detail: NotRequired[str | None]
+    headless: NotRequired[bool | None]
+    headlessReason: NotRequired[str | None]
+    extensionConnected: NotRequired[bool | None]
+    relay: NotRequired[Any]
+    remote: NotRequired[Any]
+    default: NotRequired[bool | None]
+
+
+class Profiles(TypedDict):
+    profiles: list[ProfileStatus]
+    defaultProfile: str

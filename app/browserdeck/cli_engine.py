@@ -269,14 +269,15 @@ def cmd_upload(args: argparse.Namespace, client: ApiClient) -> int:
     # directory) are the roots. Dot-folders and browserdeck's own stay refused.
     roots = sorted({str(Path.cwd())} | {str(Path(f).parent) for f in files})
     body = _body(args, "upload", paths=files, roots=roots)
-    data = client.post("/hooks/file-chooser", json=body, params=_params(args))
+    data: answer.Armed = client.post("/hooks/file-chooser", json=body, params=_params(args))
+    names = ", ".join(data.get("files") or [])
     if data.get("armed"):
         text = (
-            f"armed for {data.get('expiresInMs', 0) // 1000} s: the next file chooser gets "
-            f"{', '.join(data.get('files', []))}; now click the upload button"
+            f"armed for {(data.get('expiresInMs') or 0) // 1000} s: the next file chooser gets "
+            f"{names}; now click the upload button"
         )
     else:
-        text = f"uploaded {', '.join(data.get('files', []))}"
+        text = f"uploaded {names}"
         if data.get("outcome"):  # what setting the files caused, in one line
             text += "\n" + str(data["outcome"])
     client.print_result(data, args, "\n".join([text, *_dialog_lines(data)]))
@@ -286,13 +287,10 @@ def cmd_upload(args: argparse.Namespace, client: ApiClient) -> int:
 def cmd_dialog(args: argparse.Namespace, client: ApiClient) -> int:
     body = _body(args, "dialog")
     body["accept"] = not args.dismiss  # False must be sent, not dropped
-    data = client.post("/hooks/dialog", json=body, params=_params(args))
+    data: answer.Armed = client.post("/hooks/dialog", json=body, params=_params(args))
     verb = "dismiss" if args.dismiss else "accept"
-    client.print_result(
-        data,
-        args,
-        f"armed: the next dialog will be {verb}ed (for {data.get('expiresInMs', 0) // 1000} s)",
-    )
+    seconds = (data.get("expiresInMs") or 0) // 1000
+    client.print_result(data, args, f"armed: the next dialog will be {verb}ed (for {seconds} s)")
     return 0
 
 

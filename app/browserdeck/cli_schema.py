@@ -323,7 +323,10 @@ ANSWER_MODELS: tuple[type[BaseModel], ...] = (
     r.Screenshot,
     r.Console,
     r.Pdf,
+    r.Armed,
     r.TabResult,
+    r.Status,
+    r.Profiles,
 )
 
 

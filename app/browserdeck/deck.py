@@ -455,6 +455,14 @@ class Deck:
     ) -> r.Offline: ...
     @overload
     async def on_tab(
+        self,
+        caller: Caller,
+        profile: str | None,
+        target_id: str | None,
+        request: o.FileChooserOptions | o.DialogOptions,
+    ) -> r.Armed: ...
+    @overload
+    async def on_tab(
         self, caller: Caller, profile: str | None, target_id: str | None, request: o.AnyAct
     ) -> r.ActResult: ...
     @overload
@@ -603,8 +611,8 @@ ANSWERS: dict[type[Any], type[r.TabResult]] = {
     o.ConsoleOptions: r.Console,
     o.OfflineOptions: r.Offline,
     o.PdfOptions: r.Pdf,
-    o.FileChooserOptions: r.TabResult,
-    o.DialogOptions: r.TabResult,
+    o.FileChooserOptions: r.Armed,
+    o.DialogOptions: r.Armed,
 }
 
 

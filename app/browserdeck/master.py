@@ -29,14 +29,18 @@ log = logging.getLogger(__name__)
 
 
 def control_api(service: Service, port: int) -> ApiServer:
-    """The control API on ``port`` with MCP over streamable HTTP at ``/mcp``."""
+    """The control API on ``port`` with MCP over streamable HTTP at ``/mcp``.
+
+    ``/mcp`` answers as soon as the API listens, before FastAPI is built (api/staged.py):
+    a service started for an MCP client is waited for until it does (issue 14).
+    """
     from browserdeck.api.server import ApiServer
     from browserdeck.mcpserver import http as mcp_http
 
     return ApiServer(
         service,
         port=port,
-        extend=lambda app: mcp_http.mount(app, service),
+        routes=lambda deck: {mcp_http.PATH: mcp_http.McpHttpEndpoint(deck, service)},
         # End MCP streams first: an open event stream would otherwise hold uvicorn's
         # graceful shutdown for its whole timeout.
         before_stop=mcp_http.shutdown,

@@ -13,9 +13,10 @@ import httpx
 import pytest
 
 from browserdeck import config
+from browserdeck.api.server import ApiServer
 from browserdeck.engine import Engine
 from browserdeck.master import build_service
-from tests.support.service import service_config
+from tests.support.service import running_service, service_config
 
 
 async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_it(
@@ -81,3 +82,32 @@ async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_
         if not starting.done():
             await asyncio.wait([starting], timeout=30)
         await service.stop()
+
+
+async def test_mcp_answers_before_the_api_routes_are_built() -> None:
+    """A service only MCP clients use never builds the FastAPI app (api/staged.py); the
+    first call of any other route builds it, behind the same guard."""
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "boot-test", "version": "1"}},
+    }  # fmt: skip
+    mcp_headers = {"Accept": "application/json, text/event-stream", "X-Browserdeck-Session": "t"}
+    async with running_service() as (service, client):
+        api = service.api
+        assert isinstance(api, ApiServer) and api.staged is not None
+        resp = await client.post("/mcp", json=init, headers=mcp_headers)
+        assert resp.status_code == 200, resp.text
+        assert "serverInfo" in resp.text
+        assert api.staged.app is None  # /mcp needed no FastAPI
+        # The guard stands before /mcp all the same.
+        refused = await client.post(
+            "/mcp", json=init, headers={**mcp_headers, "Authorization": "Bearer wrong"}
+        )
+        assert refused.status_code == 401
+        assert api.staged.app is None
+        health = await client.get("/health")
+        assert health.status_code == 200 and health.json()["ok"] is True
+        assert api.staged.app is not None
+        unknown = await client.get("/no-such-route")
+        assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "no_route"

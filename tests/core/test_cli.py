@@ -94,6 +94,8 @@ def test_cli_round_trip(served: tuple[dict[str, str], subprocess.Popen[str]]) ->
     assert "alert dialog 'hi' was dismissed (nothing was armed)" in alerted.stdout, alerted.stdout
     console = cli(env, "console", "-t", target)
     assert console.returncode == 0 and "[warning] from the page" in console.stdout
+    armed = cli(env, "dialog", "--dismiss", "-t", target)
+    assert re.search(r"dismissed \(for [1-9]\d* s\)", armed.stdout), armed.stdout
 
     assert cli(env, "focus", target[:8]).returncode == 0
     closed = cli(env, "close", target[:8])

@@ -114,6 +114,7 @@ async def test_what_an_answer_lists_is_typed_and_keeps_its_wire_names() -> None:
         "DialogEntry": {"type", "message", "time", "armed", "action"},
         "ShotLabel": {"ref", "box", "badge", "leader", "role", "name"},
         "SnapshotStats": {"lines", "chars", "refs", "interactive"},
+        "Armed": {"ok", "targetId", "armed", "accept", "expiresInMs", "hint"},
     }
     async with running_service() as (service, client):
         spec = (await client.get("/openapi.json")).json()
@@ -155,6 +156,8 @@ async def test_what_an_answer_lists_is_typed_and_keeps_its_wire_names() -> None:
         button = shot["labels"][0]
         assert set(button["box"]) == {"x", "y", "width", "height"}
         assert (button["role"], button["name"]) == ("button", "Go")
+        armed = (await client.post("/hooks/dialog", json={"accept": True, **on_tab})).json()
+        assert set(armed) == entries["Armed"], armed
 
         # In-process callers read the same entries as objects.
         deck = Deck(service)

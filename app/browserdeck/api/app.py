@@ -9,7 +9,6 @@ logged with its traceback.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
@@ -18,9 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from browserdeck import __version__, paths
-from browserdeck.api.cancel import CancelOnDisconnect
 from browserdeck.api.errors import status_of
-from browserdeck.api.security import LoopbackGuard
 from browserdeck.client import CLIENT_NAME as CLI_CLIENT_NAME
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
@@ -60,12 +57,10 @@ def log_server_error(request: Request, status: int, code: str, message: str) -> 
     )
 
 
-def create_app(service: Service, *, extend: Callable[[FastAPI], None] | None = None) -> Any:
-    """The ASGI app: the FastAPI routes wrapped in the loopback/token guard.
-
-    ``extend`` adds routes before the guard is put round them: the composition root
-    (``browserdeck.master``) mounts MCP at ``/mcp`` with it, so the API never imports MCP.
-    """
+def create_app(service: Service, deck: Deck | None = None) -> FastAPI:
+    """The FastAPI app of the API's routes, on the front door ``deck`` (shared with the
+    routes served beside it, MCP). Not guarded: ``api.staged.guarded`` puts the guard
+    round it and those routes (the server does)."""
     app = FastAPI(
         title="browserdeck control API",
         version=__version__,
@@ -77,7 +72,7 @@ def create_app(service: Service, *, extend: Callable[[FastAPI], None] | None = N
     )
     app.state.service = service
     # The front door every route calls; mounted routes (MCP) share it.
-    app.state.deck = Deck(service)
+    app.state.deck = deck or Deck(service)
 
     @app.exception_handler(BrowserdeckError)
     async def _browserdeck_error(request: Request, exc: BrowserdeckError) -> JSONResponse:
@@ -159,14 +154,7 @@ def create_app(service: Service, *, extend: Callable[[FastAPI], None] | None = N
 
     app.include_router(routes_core.router)
     app.include_router(routes_engine.router)
-    if extend is not None:
-        extend(app)  # the composition root's routes (MCP at /mcp), behind the same guard
-
-    return LoopbackGuard(
-        CancelOnDisconnect(app),
-        token=lambda: service.api_token,
-        on_request=lambda entry: service.events.api_call.send(entry=entry),
-    )
+    return app
 
 
 # Every status the API answers with an error body, and what it means. Documented on every

@@ -181,7 +181,7 @@ async def pdf(
     "/hooks/file-chooser",
     summary="Upload files: into an input now, via a click, or "
     "arm the next file chooser (default and max 2 minutes)",
-    response_model=r.TabResult,
+    response_model=r.Armed,
     **WIRE,
 )
 async def file_chooser(
@@ -196,7 +196,7 @@ async def file_chooser(
 @router.post(
     "/hooks/dialog",
     summary="Arm the answer to the next alert/confirm/prompt (default and max 2 minutes)",
-    response_model=r.TabResult,
+    response_model=r.Armed,
     **WIRE,
 )
 async def dialog(

@@ -20,7 +20,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +32,8 @@ from browserdeck.api.security import PEER_UID, Receive, Scope, Send
 from browserdeck.errors import Conflict
 
 if TYPE_CHECKING:
-    from fastapi import FastAPI
-
+    from browserdeck.api.staged import ASGIApp, StagedApp
+    from browserdeck.deck import Deck
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
@@ -230,19 +230,21 @@ def bind_loopback(port: int, what: str) -> socket.socket:
     return sock
 
 
-def _create_app(service: Service, extend: Callable[[FastAPI], None] | None) -> Any:
+def _create_app(service: Service, deck: Deck) -> Any:
     from browserdeck.api.app import create_app
 
-    return create_app(service, extend=extend)
+    return create_app(service, deck)
 
 
 class ApiServer:
     """The control API on 127.0.0.1: the service's front end (``service.FrontEnd``).
 
-    ``extend`` adds routes to the app before it serves (the composition root mounts
-    MCP at ``/mcp`` with it); ``before_stop`` runs with the app before uvicorn is told
-    to exit (the root ends MCP streams with it, which would otherwise hold uvicorn's
-    graceful shutdown for its whole timeout).
+    ``routes`` gives the ASGI apps served at exact paths beside the API's routes, on the
+    same front door and behind the same guard (the composition root serves MCP at
+    ``/mcp`` with it); they answer as soon as the socket listens, while the FastAPI app
+    is built on first use (api/staged.py). ``before_stop`` runs with the app before
+    uvicorn is told to exit (the root ends MCP streams with it, which would otherwise
+    hold uvicorn's graceful shutdown for its whole timeout).
     """
 
     def __init__(
@@ -250,13 +252,13 @@ class ApiServer:
         service: Service,
         *,
         port: int,
-        extend: Callable[[FastAPI], None] | None = None,
+        routes: Callable[[Deck], Mapping[str, ASGIApp]] | None = None,
         before_stop: Callable[[Any], Awaitable[None]] | None = None,
     ) -> None:
         self.service = service
         self.requested_port = port
         self.port = port
-        self._extend = extend
+        self._routes = routes
         self._before_stop = before_stop
         self._server: _Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -266,6 +268,7 @@ class ApiServer:
         self.socket_path: Path | None = None
         self._app: Any = None
         self.activity: Activity | None = None
+        self.staged: StagedApp | None = None  # the routes and the FastAPI app behind the guard
 
     @property
     def app(self) -> Any:
@@ -287,10 +290,14 @@ class ApiServer:
                 self.socket_path = unix_path
                 self._unix_inode = os.stat(unix_path).st_ino
                 sockets.append(self._unix)
-        # On a thread: building the app imports FastAPI and whatever ``extend`` mounts (the
-        # MCP SDK), about a second of work while the engine starts on this loop (issue 14).
-        app = await asyncio.to_thread(_create_app, self.service, self._extend)
-        self._app = self.activity = Activity(app)
+        from browserdeck.api.staged import StagedApp, guarded
+        from browserdeck.deck import Deck
+
+        service, deck = self.service, Deck(self.service)
+        routes = self._routes(deck) if self._routes is not None else {}
+        # FastAPI is built on first use, not before the socket listens (api/staged.py).
+        self.staged = staged = StagedApp(lambda: _create_app(service, deck), routes)
+        self._app = self.activity = Activity(guarded(service, staged))
         config = uvicorn.Config(
             self._app,
             http=_Protocol,

@@ -249,6 +249,14 @@ class Call:
     @overload
     async def on_tab(
         self,
+        model: type[o.FileChooserOptions] | type[o.DialogOptions],
+        values: dict[str, Any] | None = None,
+        *,
+        retry_fresh: bool = False,
+    ) -> r.Armed: ...
+    @overload
+    async def on_tab(
+        self,
         model: type[BaseModel],
         values: dict[str, Any] | None = None,
         *,

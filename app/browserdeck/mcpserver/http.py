@@ -1,7 +1,8 @@
 """MCP over streamable HTTP at ``/mcp`` on the control port.
 
-The composition root (``browserdeck.master``) calls ``mount`` through
-``api.app.create_app(extend=...)``. The route sits behind the API's own
+The composition root (``browserdeck.master``) hands ``McpHttpEndpoint`` to the API
+server, which serves it at ``/mcp`` as soon as it listens (before FastAPI is built,
+api/staged.py). The route sits behind the API's own
 loopback guard, so ``/mcp`` needs the bearer token, refuses non-loopback ``Host``
 headers and browser ``Origin``s like every other route; the SDK's DNS-rebinding
 protection is on as well. Query parameters pick per client what the stdio flags
@@ -22,8 +23,6 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from starlette.routing import Route
-
 from browserdeck import aio
 from browserdeck.api.security import Receive, Scope, Send
 from browserdeck.guard import LOOPBACK_NAMES
@@ -31,9 +30,9 @@ from browserdeck.mcpserver.backend import DeckBackend
 from browserdeck.mcpserver.server import SESSION_TTL, McpApp
 
 if TYPE_CHECKING:
-    from fastapi import FastAPI
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+    from browserdeck.deck import Deck
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
@@ -54,8 +53,8 @@ def transport_security() -> Any:
 class McpHttpEndpoint:
     """The ASGI app behind ``/mcp``: starts the SDK's session manager on first use."""
 
-    def __init__(self, app: FastAPI, service: Service) -> None:
-        self.app = app
+    def __init__(self, deck: Deck, service: Service) -> None:
+        self.deck = deck
         self.service = service
         self.mcp: McpApp | None = None
         self.manager: StreamableHTTPSessionManager | None = None
@@ -75,7 +74,7 @@ class McpHttpEndpoint:
                 # The same front door the API's routes call, in-process: the /mcp request
                 # passed the API's guard once; each tool call is one activity entry.
                 backend = DeckBackend(
-                    self.app.state.deck,
+                    self.deck,
                     on_call=lambda entry: service.events.api_call.send(entry=entry),
                 )
                 self.mcp = McpApp(
@@ -171,20 +170,14 @@ class McpHttpEndpoint:
                     self.mcp.end_session(value.decode("latin-1"))
 
 
-def mount(app: FastAPI, service: Service) -> None:
-    """Serve MCP at ``/mcp`` (called by ``api.app.create_app``)."""
-    endpoint = McpHttpEndpoint(app, service)
-    app.state.mcp = endpoint
-    app.router.routes.append(Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
-
-
 def endpoint_of(asgi: Any) -> McpHttpEndpoint | None:
-    """The ``/mcp`` endpoint of an app built by ``create_app`` (guarded or not), if any."""
-    # The app sits under several middlewares (guard, body limit, cancellation): walk the
-    # `.app` chain down to the one holding the endpoint, however many there are.
+    """The ``/mcp`` endpoint of the API server's app (guarded or not), if any."""
+    # The routes sit under several middlewares (activity, guard, cancellation): walk the
+    # `.app` chain down to the one holding them, however many there are.
     app: Any = asgi
     for _ in range(16):
-        endpoint = getattr(getattr(app, "state", None), "mcp", None)
+        routes = getattr(app, "routes", None)
+        endpoint = routes.get(PATH) if isinstance(routes, dict) else None
         if isinstance(endpoint, McpHttpEndpoint):
             return endpoint
         app = getattr(app, "app", None)
@@ -194,7 +187,7 @@ def endpoint_of(asgi: Any) -> McpHttpEndpoint | None:
 
 
 async def shutdown(asgi: Any) -> None:
-    """End the MCP sessions of an app built by ``create_app`` (guarded or not).
+    """End the MCP sessions of the API server's app (guarded or not).
 
     For ``ApiServer.stop()``, before it tells uvicorn to exit, so connected MCP
     clients do not hold the service's shutdown for uvicorn's graceful timeout.

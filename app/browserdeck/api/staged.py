@@ -1,0 +1,70 @@
+"""The control API's ASGI app: the guard round routes served at once and FastAPI's.
+
+A service started for an MCP client (``browserdeck mcp`` with none running) is waited
+for until ``/mcp`` answers ``initialize`` (issue 14). Importing FastAPI and building the
+API's routes is about a quarter of that wait's CPU, and ``/mcp`` needs none of it: its
+tools call the front door (``Deck``) in-process. So the routes the composition root
+hands over (``/mcp``) are served as soon as the socket listens, and the FastAPI app is
+built on first use by any other path (a thread, once; a request meanwhile waits for
+it). A service that only MCP clients use never builds it.
+
+Both sit behind the same guard (loopback, ``Host``/``Origin``, the token or the Unix
+socket's peer uid) and the same cancel-on-disconnect as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from browserdeck.api.cancel import CancelOnDisconnect
+from browserdeck.api.security import LoopbackGuard, Receive, Scope, Send
+
+if TYPE_CHECKING:
+    from browserdeck.service import Service
+
+log = logging.getLogger(__name__)
+
+ASGIApp = Callable[[Scope, Receive, Send], Any]
+
+
+def guarded(service: Service, app: ASGIApp) -> LoopbackGuard:
+    """``app`` behind the API's guard, cancelling a call whose client went away."""
+    return LoopbackGuard(
+        CancelOnDisconnect(app),
+        token=lambda: service.api_token,
+        on_request=lambda entry: service.events.api_call.send(entry=entry),
+    )
+
+
+class StagedApp:
+    """``routes`` (exact paths) at once; everything else to the app ``build`` returns,
+    built on a thread on first use."""
+
+    def __init__(self, build: Callable[[], ASGIApp], routes: Mapping[str, ASGIApp]) -> None:
+        self._build = build
+        self.routes = dict(routes)
+        self._built: asyncio.Future[ASGIApp] | None = None
+
+    @property
+    def app(self) -> ASGIApp | None:
+        """The FastAPI app once built, else None."""
+        built = self._built
+        if built is None or not built.done() or built.exception() is not None:
+            return None
+        return built.result()
+
+    async def full_app(self) -> ASGIApp:
+        if self._built is None or (self._built.done() and self._built.exception()):
+            self._built = asyncio.ensure_future(asyncio.to_thread(self._build))
+        return await asyncio.shield(self._built)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route = self.routes.get(scope["path"]) if scope["type"] == "http" else None
+        if route is not None:
+            await route(scope, receive, send)
+            return
+        app = await self.full_app()
+        await app(scope, receive, send)
