@@ -22,6 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from browserdeck import cli_answers as answer  # the answers' keys, for mypy only
+
 # A CLI call is a process of its own: modules that only some commands need (asyncio,
 # the token store, the service) are imported in those commands (issue 14).
 
@@ -94,35 +96,36 @@ def _profile(args: argparse.Namespace) -> dict[str, Any]:
     return {"profile": getattr(args, "profile", None)}
 
 
-def _status_text(s: dict[str, Any]) -> str:
+def _status_text(s: answer.ProfileStatus) -> str:
     # stateText: the same words as the tray and the panel (browserdeck.states).
-    bits = [f"{s['profile']} ({s['driver']}, {s['color']}): {s.get('stateText') or s['state']}"]
+    bits = [f"{s['profile']} ({s['driver']}, {s.get('color')}): {s.get('stateText') or s['state']}"]
     if s.get("pid"):
-        bits.append(f"pid {s['pid']}")
-    bits.append(s.get("cdpUrl", ""))
+        bits.append(f"pid {s.get('pid')}")
+    bits.append(s.get("cdpUrl") or "")
     if s.get("headless"):
-        bits.append("headless" + (f" ({s['headlessReason']})" if s.get("headlessReason") else ""))
+        reason = s.get("headlessReason")
+        bits.append("headless" + (f" ({reason})" if reason else ""))
     if s.get("detail"):
-        bits.append(str(s["detail"]))
+        bits.append(str(s.get("detail")))
     return " · ".join(b for b in bits if b)
 
 
 def cmd_status(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.get("/", params=_profile(args))
+    data: answer.Status = client.get("/", params=_profile(args))
     client.print_result(data, args, _status_text(data))
     if data.get("configProblem") and not args.json:
-        print(f"warning: {data['configProblem']}", file=sys.stderr)
+        print(f"warning: {data.get('configProblem')}", file=sys.stderr)
     return 0
 
 
 def cmd_start(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.post("/start", params=_profile(args))
+    data: answer.ProfileStatus = client.post("/start", params=_profile(args))
     client.print_result(data, args, _status_text(data))
     return 0
 
 
 def cmd_stop(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.post("/stop", params=_profile(args))
+    data: answer.ProfileStatus = client.post("/stop", params=_profile(args))
     client.print_result(data, args, _status_text(data))
     return 0
 
@@ -136,7 +139,7 @@ def cmd_reset(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_profiles(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.get("/profiles")
+    data: answer.Profiles = client.get("/profiles")
     lines = [("* " if p.get("default") else "  ") + _status_text(p) for p in data["profiles"]]
     client.print_result(data, args, "\n".join(lines))
     return 0

@@ -211,3 +211,60 @@ class TabResult(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+
+
+class EngineStatus(TypedDict):
+    state: str
+    driverPid: NotRequired[int | None]
+    restarts: NotRequired[int]
+    lastFailure: NotRequired[str | None]
+
+
+class Status(TypedDict):
+    profile: str
+    enabled: NotRequired[bool | None]
+    driver: str
+    color: NotRequired[str | None]
+    state: str
+    stateText: NotRequired[str | None]
+    running: bool
+    tabs: NotRequired[int]
+    pid: NotRequired[int | None]
+    cdpUrl: NotRequired[str | None]
+    cdpPort: NotRequired[int | None]
+    detail: NotRequired[str | None]
+    headless: NotRequired[bool | None]
+    headlessReason: NotRequired[str | None]
+    extensionConnected: NotRequired[bool | None]
+    relay: NotRequired[Any]
+    remote: NotRequired[Any]
+    default: NotRequired[bool | None]
+    defaultProfile: str
+    configProblem: NotRequired[str | None]
+    engine: EngineStatus
+
+
+class ProfileStatus(TypedDict):
+    profile: str
+    enabled: NotRequired[bool | None]
+    driver: str
+    color: NotRequired[str | None]
+    state: str
+    stateText: NotRequired[str | None]
+    running: bool
+    tabs: NotRequired[int]
+    pid: NotRequired[int | None]
+    cdpUrl: NotRequired[str | None]
+    cdpPort: NotRequired[int | None]
+    detail: NotRequired[str | None]
+    headless: NotRequired[bool | None]
+    headlessReason: NotRequired[str | None]
+    extensionConnected: NotRequired[bool | None]
+    relay: NotRequired[Any]
+    remote: NotRequired[Any]
+    default: NotRequired[bool | None]
+
+
+class Profiles(TypedDict):
+    profiles: list[ProfileStatus]
+    defaultProfile: str

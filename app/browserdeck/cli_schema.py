@@ -325,6 +325,8 @@ ANSWER_MODELS: tuple[type[BaseModel], ...] = (
     r.Pdf,
     r.Armed,
     r.TabResult,
+    r.Status,
+    r.Profiles,
 )
 
 

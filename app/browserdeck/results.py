@@ -58,13 +58,21 @@ class ProfileStatus(Answer):
     """One profile (``GET /profiles`` lists these; ``GET /`` adds the service's state)."""
 
     profile: str
+    enabled: bool | None = Field(default=None, description="browser control is on (settings)")
     driver: str = Field(description="managed, extension or remote")
+    color: str | None = None
     state: str = Field(description="the state word (docs/api.md); stateText says it for people")
+    state_text: str | None = Field(default=None, description="the state in the tray's words")
     running: bool
     tabs: int = 0
     pid: int | None = None
     cdp_url: str | None = None
+    cdp_port: int | None = None
     detail: str | None = Field(default=None, description="why it is in this state, for people")
+    headless: bool | None = Field(default=None, description="a headless browser (managed)")
+    headless_reason: str | None = Field(default=None, description="why headless (managed)")
+    extension_connected: bool | None = Field(default=None, description="(extension profiles)")
+    relay: Any = Field(default=None, description="the relay's own status (extension profiles)")
     remote: Any = Field(default=None, description="a browser service's own status (remote profiles)")
     default: bool | None = Field(default=None, description="the default profile (in GET /profiles)")
 

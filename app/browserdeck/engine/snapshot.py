@@ -139,14 +139,31 @@ def build_table(
     return table, shown
 
 
+def rename_refs(text: str, shown: dict[str, str]) -> str:
+    """Every ``[ref=<Playwright ref>]`` of ``text`` as the ref the agent sees.
+
+    Split at the refs rather than a regex substitution: no Python call per ref (a big
+    page has thousands), about half the time.
+    """
+    parts = text.split("[ref=")
+    get = shown.get
+    out = [parts[0]]
+    for part in parts[1:]:
+        end = part.find("]")
+        if end < 0:  # "[ref=" without its "]": not a ref
+            out.append(part)
+            continue
+        pw_ref = part[:end]
+        out.append(get(pw_ref, pw_ref) + part[end:])
+    return "[ref=".join(out)
+
+
 def render(text: str, opts: SnapshotOptions, table: RefTable, shown: dict[str, str]) -> str:
     renamed = any(pw != ours for pw, ours in shown.items())
     if opts.format == "ai" and not opts.compact and not opts.interactive:
         if not renamed:
             return text  # the common case: Playwright's text as is
-        return st.REF_IN_TEXT.sub(
-            lambda m: f"[ref={shown.get(m.group(0)[5:-1], m.group(0)[5:-1])}]", text
-        )
+        return rename_refs(text, shown)
 
     nodes = st.parse(text)  # a Node per line only when the text is transformed
     nth_of, _ = st.role_counts(nodes)
