@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from browserdeck import aio, states
 from browserdeck.deck import AgentsStopped, Caller, Deck, Overview
 from browserdeck.errors import BrowserdeckError
+from browserdeck.events import ActivityEntry
 from browserdeck.gui.bridge import ServiceBridge
 
 if TYPE_CHECKING:
@@ -130,19 +130,16 @@ def short_id(target_id: str) -> str:
     return target_id[:8] + "…" if len(target_id) > 9 else target_id
 
 
-def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
-    """Turn an ``api_call`` event entry into a row of the activity list."""
-    method = str(entry.get("method", ""))
-    path = str(entry.get("path", ""))
-    query = parse_qs(str(entry.get("query", "")))
-    raw_detail, raw_error = entry.get("detail"), entry.get("error")
-    detail: dict[str, Any] = raw_detail if isinstance(raw_detail, dict) else {}
+def describe_call(entry: ActivityEntry, default_profile: str = "") -> Activity:
+    """Turn an ``api_call`` event's entry into a row of the activity list."""
+    method, path = entry.method, entry.path
+    query = parse_qs(entry.query)
+    detail = entry.detail
     profile = str(
-        detail.get("profile")
-        or (query.get("profile") or [str(entry.get("profile") or default_profile)])[0]
+        detail.get("profile") or (query.get("profile") or [entry.profile or default_profile])[0]
     )
     target_id = str(detail.get("targetId") or (query.get("targetId") or [""])[0])
-    call = str(entry.get("call") or _ROUTES.get((method, path), ""))
+    call = entry.call or _ROUTES.get((method, path), "")
     action = _ACTIONS.get(call)
     if action is None:
         if method == "DELETE" and path.startswith("/tabs/"):
@@ -178,10 +175,10 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
         target = str(detail["url"])
     if action == "delete profile":
         target = unquote(path[len("/profiles/") :])
-    status = int(entry.get("status") or 0)
+    status = entry.status
     ok = 0 < status < 400
-    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
-    message, hint = str(error.get("message") or ""), str(error.get("hint") or "")
+    message = entry.error.message if entry.error else ""
+    hint = (entry.error.hint or "") if entry.error else ""
     if ok:
         result = "OK"
     elif not status:
@@ -191,13 +188,13 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
         if message:
             result = f"{result}: {message}"
     return Activity(
-        time=float(entry.get("time") or time.time()),
-        client=str(entry.get("client") or "?"),
+        time=entry.time,
+        client=entry.client or "?",
         action=action,
         target=target,
         result=result,
         ok=ok,
-        ms=float(entry.get("ms") or 0.0),
+        ms=entry.ms,
         profile=profile,
         target_id=target_id,
         error=message,
@@ -360,7 +357,7 @@ class DeckModel(QObject):
             del self.tabs[gone]
 
     # --- activity ---------------------------------------------------------------
-    def _on_api_call(self, entry: dict[str, Any]) -> None:
+    def _on_api_call(self, entry: ActivityEntry) -> None:
         activity = describe_call(entry, self.default_profile)
         if activity.client == GUI_CLIENT and not self.show_own_calls:
             return
