@@ -25,6 +25,7 @@ from browserdeck.deck import AgentsStopped, Caller, Deck, Overview
 from browserdeck.errors import BrowserdeckError
 from browserdeck.events import ActivityEntry
 from browserdeck.gui.bridge import ServiceBridge
+from browserdeck.results import ProfileStatus
 
 if TYPE_CHECKING:
     from browserdeck.tabs import Tab
@@ -226,7 +227,7 @@ class DeckModel(QObject):
         # themselves, never the Service behind it); None while no service runs.
         self.deck: Deck | None = None
         self.service_error: str | None = None  # set when the service could not start
-        self.statuses: dict[str, dict[str, Any]] = {}
+        self.statuses: dict[str, ProfileStatus] = {}
         self.tabs: dict[str, list[Tab]] = {}
         self.activity: deque[Activity] = deque(maxlen=ACTIVITY_LIMIT)
         self.show_own_calls = False
@@ -275,7 +276,8 @@ class DeckModel(QObject):
         overview = self.overview()
         if overview is not None and name in overview.profiles:
             return overview.profiles[name].color
-        return str(self.statuses.get(name, {}).get("color", "#8A8F98"))
+        status = self.statuses.get(name)
+        return (status.color if status is not None else None) or "#8A8F98"
 
     def driver_of(self, name: str) -> str:
         overview = self.overview()
@@ -330,18 +332,17 @@ class DeckModel(QObject):
                 self.profilesChanged.emit()
             return
         try:
-            # The views read the status as its JSON (states.py classifies those dicts).
-            statuses = [status.wire() for status in (await deck.profiles()).profiles]
+            statuses = (await deck.profiles()).profiles
         except Exception:  # the refresh must never die; the next one will retry
             log.exception("refreshing profile status")
             return
         if self._closed:
             return
-        self.statuses = {str(s["profile"]): s for s in statuses}
+        self.statuses = {s.profile: s for s in statuses}
         self.profilesChanged.emit()
         for name, status in self.statuses.items():
             tabs: list[Tab] = []
-            if status.get("running") and deck.started:
+            if status.running and deck.started:
                 try:
                     # Never starts a browser: a poll racing a Stop must not relaunch it.
                     tabs = await deck.peek_tabs(self.caller(), name)
