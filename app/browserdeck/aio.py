@@ -3,17 +3,14 @@
 A bare ``asyncio.create_task`` result can be garbage-collected mid-flight and
 its exception is lost; every background task in browserdeck goes through here.
 A task that outlives the call that started it belongs to an owner (``Tasks``):
-the object that started it cancels it when it stops. And the GIL switch interval a
-threaded start wants (``short_gil_switches``).
+the object that started it cancels it when it stops.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import sys
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
@@ -78,21 +75,3 @@ async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
             raise
     except Exception:
         log.debug("task %s ended with an error while cancelled", task.get_name(), exc_info=True)
-
-
-@contextlib.contextmanager
-def short_gil_switches() -> Iterator[None]:
-    """A 0.5 ms GIL switch interval while the service starts (Python's default: 5 ms),
-    for a start that imports on threads beside a busy loop (Service.start).
-
-    An import makes many small system calls (stat, open, read), each of which gives up
-    the GIL; with the loop busy starting the driver, the importing thread then waited up
-    to the whole interval each time to get it back (a convoy): measured, the service's
-    threaded start was slower than the sequential one until this (issue 14).
-    """
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(min(before, 0.0005))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)

@@ -8,7 +8,8 @@ not raise; an exception in one receiver is logged and does not stop the others.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,70 @@ class Signal:
                 log.exception("receiver %r of signal %s failed", receiver, self.name)
 
 
+@dataclass(frozen=True)
+class CallError:
+    """What a failed call answered: the error's stable ``code``, its message and hint."""
+
+    code: str
+    message: str
+    hint: str | None = None
+
+
+@dataclass(frozen=True)
+class ActivityEntry:
+    """One call in the activity log (``ServiceEvents.api_call``), built by ``call_ended``.
+
+    The API's guard names an HTTP request by ``method``, ``path`` and ``query``; a call an
+    MCP tool made in-process on the front door names it by ``call`` ("act", "open-tab" …,
+    deck.CALLS) and its ``profile``. The rest is alike, so the tray lists both alike.
+    Frozen: one entry goes to every receiver, and to the GUI's thread as it is.
+    """
+
+    time: float  # when the call ended (epoch seconds)
+    client: str  # X-Browserdeck-Client, a User-Agent product, or the MCP client's name
+    status: int  # the HTTP status it answered (MCP calls: the one the API would); 0: none
+    ms: float  # how long it took
+    call: str = ""
+    method: str = ""
+    path: str = ""
+    query: str = ""
+    profile: str = ""
+    # What the call said it did (deck.Caller.note): kind, ref, element, targetId, url …
+    # Never a secret: typed text is noted as its length only.
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    error: CallError | None = None
+
+
+def call_ended(
+    started: float,
+    *,
+    client: str,
+    status: int,
+    detail: Mapping[str, Any] | None = None,
+    error: CallError | None = None,
+    call: str = "",
+    method: str = "",
+    path: str = "",
+    query: str = "",
+    profile: str = "",
+) -> ActivityEntry:
+    """The activity entry of a call that began at ``started`` (``time.perf_counter()``)
+    and ends now: the one place both ways in (the API's guard, MCP's DeckBackend) build it."""
+    return ActivityEntry(
+        time=time.time(),
+        client=client,
+        status=status,
+        ms=round((time.perf_counter() - started) * 1000, 1),
+        call=call,
+        method=method,
+        path=path,
+        query=query,
+        profile=profile,
+        detail=dict(detail or {}),
+        error=error,
+    )
+
+
 class ServiceEvents:
     """Every event the service emits. Keyword arguments are documented per signal."""
 
@@ -51,7 +116,7 @@ class ServiceEvents:
         self.agent_tab = Signal("agent_tab")
         # profile=str, connected=bool, detail=str|None
         self.extension = Signal("extension")
-        # entry=dict {time, client, method, path, profile, target, status, ms}
+        # entry=ActivityEntry: one call an agent or the GUI made (API route or MCP tool)
         self.api_call = Signal("api_call")
         # level=str ("info"|"warning"|"error"), title=str, message=str
         self.notice = Signal("notice")

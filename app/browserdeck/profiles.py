@@ -161,7 +161,9 @@ class ProfileContext:
                 extension_connected=bool(out.get("extensionConnected")),
             )
         )
-        out["stateText"] = states.label(out)
+        out["stateText"] = states.describe(
+            out["state"], p.driver, int(out.get("tabs") or 0), out.get("remote")
+        )
         return out
 
     async def peek_tabs(self) -> list[Tab] | None:

@@ -156,21 +156,21 @@ class Service:
             # that only needs the handshake (MCP initialize) is not held up by them, and
             # a page call waits for the engine (engine_ready; issue 14). The engine and
             # the web stack are imported on threads, so this loop spawns Chromium and
-            # the driver meanwhile, and they boot on another core.
-            with aio.short_gil_switches():
-                engine_module = await asyncio.to_thread(
-                    importlib.import_module, "browserdeck.engine"
-                )
-                self.engine = engine_module.Engine(
-                    events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
-                )
-                self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
-                if self._front_end is not None:
-                    # Built on a thread too: building it imports the web stack (uvicorn).
-                    self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
-                    await self.api.start()
-                    self._write_instance_file()
-                await asyncio.shield(self._engine_start)
+            # the driver meanwhile (they boot on another core) and connects to them
+            # (imports on this loop held the connection up: measured, docs/mcp.md).
+            engine_module = await asyncio.to_thread(
+                importlib.import_module, "browserdeck.engine"
+            )
+            self.engine = engine_module.Engine(
+                events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
+            )
+            self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
+            if self._front_end is not None:
+                # Built on a thread too: building it imports the web stack (uvicorn).
+                self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
+                await self.api.start()
+                self._write_instance_file()
+            await asyncio.shield(self._engine_start)
             if self.config.enabled and self._run_relays:
                 await self._start_relays()
                 if self.config.start_default_profile:

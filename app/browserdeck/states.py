@@ -13,9 +13,13 @@ Pure Python: the GUI adapts it, it never imports Qt.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from browserdeck.results import ProfileStatus
 
 
 class State(StrEnum):
@@ -80,24 +84,32 @@ def classify(
     return State.STOPPED
 
 
-def of(status: dict[str, Any]) -> State:
-    """The state word of a ``ProfileContext.status()`` dict (already classified there)."""
+def word(state: str) -> State:
+    """The state word of a status's ``state`` (an unknown word reads as stopped)."""
     try:
-        return State(str(status.get("state", "stopped")))
+        return State(state)
     except ValueError:
         return State.STOPPED
 
 
-def label(status: dict[str, Any]) -> str:
-    """One short line: 'running · 3 tabs', 'waiting for Chrome', 'crashed'."""
-    state = of(status)
-    driver = str(status.get("driver", "managed"))
-    n = int(status.get("tabs") or 0)
-    tabs = f"{n} tab{'s' if n != 1 else ''}"
-    if status.get("remote") and state in (State.RUNNING, State.STOPPED):
-        return " · ".join(remote_lines(status)[:2])
-    if state == State.RUNNING:
-        return f"Chrome connected · {tabs}" if driver == "extension" else f"running · {tabs}"
+def of(status: ProfileStatus) -> State:
+    """The state word of a profile's status (already classified by the service)."""
+    return word(status.state)
+
+
+def describe(state: str, driver: str, tabs: int, remote: Mapping[str, Any] | None) -> str:
+    """One short line: 'running · 3 tabs', 'waiting for Chrome', 'crashed'.
+
+    From the status's parts, for the service that builds the status (``stateText``);
+    front-ends holding a status call ``label``."""
+    known = word(state)
+    tabs_text = f"{tabs} tab{'s' if tabs != 1 else ''}"
+    if remote and known in (State.RUNNING, State.STOPPED):
+        return " · ".join(remote_lines(remote)[:2])
+    if known == State.RUNNING:
+        if driver == "extension":
+            return f"Chrome connected · {tabs_text}"
+        return f"running · {tabs_text}"
     return {
         State.STOPPED: "stopped",
         State.STARTING: "starting…",
@@ -106,18 +118,22 @@ def label(status: dict[str, Any]) -> str:
         State.CRASHED: "crashed",
         State.ERROR: "could not start",
         State.DISABLED: "disabled in settings",
-    }[state]
+    }[known]
 
 
-def remote_lines(status: dict[str, Any]) -> list[str]:
-    """A browser-service profile (remote.py): browsers held, the service's load, then who
-    holds which browser, one line each."""
-    service = status.get("remote") or {}
-    sessions = list(service.get("sessions") or [])
+def label(status: ProfileStatus) -> str:
+    """One short line: 'running · 3 tabs', 'waiting for Chrome', 'crashed'."""
+    return describe(status.state, status.driver, status.tabs, status.remote)
+
+
+def remote_lines(remote: Mapping[str, Any]) -> list[str]:
+    """A browser-service profile's own status (``ProfileStatus.remote``, remote.py):
+    browsers held, the service's load, then who holds which browser, one line each."""
+    sessions = list(remote.get("sessions") or [])
     n = len(sessions)
     held = f"{n} browser{'s' if n != 1 else ''} held" if n else "no browser held"
-    lines = [("pool · " if service.get("pool") else "") + held]
-    health = service.get("health") or {}
+    lines = [("pool · " if remote.get("pool") else "") + held]
+    health = remote.get("health") or {}
     if health.get("service") == "browserless":
         lines.append(
             f"service {health.get('running')}/{health.get('maxConcurrent')} busy, "
@@ -136,30 +152,35 @@ def remote_lines(status: dict[str, Any]) -> list[str]:
     return lines
 
 
-def is_active(status: dict[str, Any]) -> bool:
+def is_active(status: ProfileStatus) -> bool:
     """Whether Stop (not Start) is the profile's action."""
     return of(status) in ACTIVE
 
 
-def toggle_text(status: dict[str, Any]) -> str:
+def verbs_of(driver: str) -> Verbs:
+    """The Start/Stop words of a driver (a managed profile's for one not known)."""
+    return VERBS.get(driver, VERBS["managed"])
+
+
+def toggle_text(status: ProfileStatus) -> str:
     """The Start/Stop button's text for this profile's driver and state."""
-    verbs = VERBS.get(str(status.get("driver", "managed")), VERBS["managed"])
+    verbs = verbs_of(status.driver)
     return verbs.stop if is_active(status) else verbs.start
 
 
-def mark(status: dict[str, Any]) -> str:
+def mark(status: ProfileStatus) -> str:
     """The icon mark (running, starting, extension, stopped, error) of one profile."""
     state = of(status)
     if state in TROUBLE:
         return "error"
     if state == State.RUNNING:
-        return "extension" if status.get("driver") == "extension" else "running"
+        return "extension" if status.driver == "extension" else "running"
     if state == State.STARTING:
         return "starting"
     return "stopped"
 
 
-def overall(statuses: dict[str, dict[str, Any]], default_profile: str, failed: bool) -> str:
+def overall(statuses: Mapping[str, ProfileStatus], default_profile: str, failed: bool) -> str:
     """The tray's one mark: error > extension connected > default running > starting."""
     if failed:
         return "error"

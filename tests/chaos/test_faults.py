@@ -11,6 +11,7 @@ import time
 import httpx
 import pytest
 
+from browserdeck.events import ActivityEntry
 from tests.chaos.conftest import NO_HANG, Deck, error_of, page
 
 BUTTON = page("<title>t</title><button onclick=\"document.title='clicked'\">Go</button>")
@@ -242,7 +243,7 @@ async def test_stopped_browser_answers_then_recovers_after_sigcont(deck: Deck) -
 
 async def test_a_client_that_leaves_cancels_its_work(deck: Deck) -> None:
     target = await deck.open(BUTTON)
-    ended: list[dict[str, object]] = []
+    ended: list[ActivityEntry] = []
     deck.service.events.api_call.connect(lambda entry: ended.append(entry))
     started = time.monotonic()
     async with httpx.AsyncClient(
@@ -256,7 +257,7 @@ async def test_a_client_that_leaves_cancels_its_work(deck: Deck) -> None:
                 "/act", json={"kind": "wait", "timeMs": 8000, "targetId": target}
             )
     # The handler (and the engine's wait) ends soon after the client left, not after 8 s.
-    while not any(e["path"] == "/act" for e in ended):
+    while not any(e.path == "/act" for e in ended):
         assert time.monotonic() - started < 5, "the work went on after its client left"
         await asyncio.sleep(0.05)
     # The tab is free for the next caller at once.

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from browserdeck.chrome.cdp import CDPClient
+from browserdeck.chrome.cdp import CDPClient, CDPError
 from browserdeck.chrome.decorate import color_to_skcolor, read_decoration
 from browserdeck.chrome.launcher import (
     ChromeProcess,
@@ -134,11 +134,19 @@ async def live_prefs(browser: ChromeProcess) -> dict[str, Any]:
         script = """new Promise(resolve => { const poll = () => {
             try { resolve(JSON.stringify(JSON.parse(document.body.innerText))); }
             catch (e) { setTimeout(poll, 20); } }; poll(); })"""
-        result = await cdp.send(
-            "Runtime.evaluate",
-            {"expression": script, "awaitPromise": True, "returnByValue": True},
-            session_id=session,
-        )
+        # The new target commits its first document (about:blank) before the WebUI's: an
+        # evaluate caught between the two loses its context (1 run in 8 here); once more.
+        for attempt in range(3):
+            try:
+                result = await cdp.send(
+                    "Runtime.evaluate",
+                    {"expression": script, "awaitPromise": True, "returnByValue": True},
+                    session_id=session,
+                )
+                break
+            except CDPError as exc:
+                if "context was destroyed" not in str(exc) or attempt == 2:
+                    raise
         await cdp.send("Target.closeTarget", {"targetId": target})
     prefs: dict[str, Any] = json.loads(result["result"]["value"])
     return prefs

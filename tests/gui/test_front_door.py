@@ -63,9 +63,7 @@ async def test_the_panel_works_without_any_control_api(
         panel = app.show_panel()
         panel.auto_box.setChecked(False)
         app.model.start_profile("agent")
-        await wait_for(
-            lambda: app.model.statuses.get("agent", {}).get("running"), what="agent running"
-        )
+        await wait_for(lambda: _running(app, "agent"), what="agent running")
         app.model.open_tab("agent", PAGE)
         await wait_for(
             lambda: any(t.title == "Door" for t in app.model.tabs.get("agent", [])),
@@ -100,9 +98,13 @@ async def test_the_panel_works_without_any_control_api(
         assert by_name["Only button"].role == "button"
 
         app.model.stop_profile("agent")
-        await wait_for(
-            lambda: not app.model.statuses.get("agent", {}).get("running"), what="agent stopped"
-        )
+        await wait_for(lambda: not _running(app, "agent"), what="agent stopped")
+
+
+def _running(app: Any, name: str) -> bool:
+    """The model holds each profile's typed status (results.ProfileStatus)."""
+    status = app.model.statuses.get(name)
+    return status is not None and status.running
 
 
 def _row_of(panel: Any, target_id: str) -> Any:
@@ -177,9 +179,7 @@ async def test_the_tray_and_panel_never_read_the_service(
         panel.auto_box.setChecked(False)
         app.tray.rebuild()
         app.model.start_profile("agent")
-        await wait_for(
-            lambda: app.model.statuses.get("agent", {}).get("running"), what="agent running"
-        )
+        await wait_for(lambda: _running(app, "agent"), what="agent running")
         app.model.open_tab("agent", PAGE)
         await wait_for(
             lambda: any(t.title == "Door" for t in app.model.tabs.get("agent", [])),
@@ -209,9 +209,7 @@ async def test_the_tray_and_panel_never_read_the_service(
         assert status["url"] == app.service.url and status["serviceStarted"] is True
         app.stop_all_agents()
         app.model.stop_profile("agent")
-        await wait_for(
-            lambda: not app.model.statuses.get("agent", {}).get("running"), what="agent stopped"
-        )
+        await wait_for(lambda: not _running(app, "agent"), what="agent stopped")
     strays = sorted({read for read in reads if read not in ALLOWED})
     assert not strays, "GUI code read the Service itself: " + ", ".join(
         f"{m}.{f}() read .{a}" for m, f, a in strays

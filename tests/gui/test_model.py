@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from browserdeck.events import ActivityEntry, CallError
 from browserdeck.gui.model import describe_call, short_id
+
+
+def entry(**fields: Any) -> ActivityEntry:
+    fields.setdefault("time", 1.0)
+    fields.setdefault("client", "curl/8.5.0")
+    fields.setdefault("ms", 1.0)
+    return ActivityEntry(**fields)
 
 
 def test_describe_call_says_kind_ref_element_and_tab() -> None:
     row = describe_call(
-        {
-            "time": 1.0,
-            "client": "claude-code via MCP",
-            "method": "POST",
-            "path": "/act",
-            "query": "profile=work",
-            "status": 200,
-            "ms": 12.3,
-            "detail": {
+        entry(
+            time=1.0,
+            client="claude-code via MCP",
+            method="POST",
+            path="/act",
+            query="profile=work",
+            status=200,
+            ms=12.3,
+            detail={
                 "kind": "type",
                 "ref": "e12",
                 "element": 'textbox "Password"',
@@ -23,7 +33,7 @@ def test_describe_call_says_kind_ref_element_and_tab() -> None:
                 "profile": "work",
                 "targetId": "ABCDEF0123456789",
             },
-        }
+        )
     )
     assert (row.client, row.action, row.result, row.ok) == (
         "claude-code via MCP",
@@ -37,13 +47,12 @@ def test_describe_call_says_kind_ref_element_and_tab() -> None:
 
 def test_describe_call_failure_has_message_and_hint() -> None:
     row = describe_call(
-        {
-            "method": "DELETE",
-            "path": "/tabs/0123456789ABCDEF0123",
-            "query": "",
-            "status": 404,
-            "error": {"code": "tab_not_found", "message": "no tab 'x'", "hint": "list tabs"},
-        },
+        entry(
+            method="DELETE",
+            path="/tabs/0123456789ABCDEF0123",
+            status=404,
+            error=CallError(code="tab_not_found", message="no tab 'x'", hint="list tabs"),
+        ),
         default_profile="agent",
     )
     assert row.action == "close tab" and row.target_id == "0123456789ABCDEF0123"
@@ -57,7 +66,7 @@ def test_one_way_to_shorten_a_tab_id() -> None:
 
 
 def test_describe_call_unknown_route() -> None:
-    assert describe_call({"method": "PUT", "path": "/x", "status": 0}).action == "PUT /x"
+    assert describe_call(entry(method="PUT", path="/x", status=0)).action == "PUT /x"
 
 
 def test_a_call_made_in_process_reads_as_its_http_route_does() -> None:
@@ -67,17 +76,16 @@ def test_a_call_made_in_process_reads_as_its_http_route_does() -> None:
 
     from browserdeck.deck import CALLS
 
-    http = {"method": "POST", "path": "/navigate", "query": "profile=work", "status": 200}
-    local = {"call": "navigate", "profile": "work", "status": 200}
-    for entry in (http, local):
-        entry.update(time=1.0, detail={"kind": "back", "targetId": "ABCDEF0123456789"})
+    back = {"kind": "back", "targetId": "ABCDEF0123456789"}
+    http = entry(method="POST", path="/navigate", query="profile=work", status=200, detail=back)
+    local = entry(call="navigate", profile="work", status=200, detail=back)
     assert describe_call(local) == describe_call(http)
     assert describe_call(local).action == "go back"
-    closed = {"call": "close-tab", "status": 200, "detail": {"targetId": "0123456789ABCDEF"}}
+    closed = entry(call="close-tab", status=200, detail={"targetId": "0123456789ABCDEF"})
     assert replace(describe_call(closed), time=0) == replace(
-        describe_call({"method": "DELETE", "path": "/tabs/0123456789ABCDEF", "status": 200}),
+        describe_call(entry(method="DELETE", path="/tabs/0123456789ABCDEF", status=200)),
         time=0,
     )
     # Every call the front door names (and DeckBackend's own) has words in the panel.
     for name in {*CALLS.values(), "act", "start", "stop", "open-tab", "close-tab"}:
-        assert describe_call({"call": name, "status": 200}).action.strip(), name
+        assert describe_call(entry(call=name, status=200)).action.strip(), name

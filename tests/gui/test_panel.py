@@ -37,7 +37,7 @@ async def test_panel_tabs_and_activity(qapp: Any, saved_config: Any, qtbot: Any)
         await wait_for(
             lambda: (
                 panel.toggle_button.text() == "Stop browser"
-                and app.model.statuses["agent"].get("running")
+                and app.model.statuses["agent"].running
             ),
             what="the panel to show agent running",
         )

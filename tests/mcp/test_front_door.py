@@ -12,6 +12,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from browserdeck.events import ActivityEntry
 from browserdeck.master import build_service
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of
 
@@ -21,9 +22,9 @@ async def test_one_guard_pass_and_one_activity_entry_per_tool_call(
 ) -> None:
     mcp_config(bd_home)
     service = build_service(force_headless=True)
-    entries: list[dict[str, Any]] = []
+    entries: list[ActivityEntry] = []
 
-    def record(*, entry: dict[str, Any], **_: Any) -> None:
+    def record(*, entry: ActivityEntry, **_: Any) -> None:
         entries.append(entry)
 
     service.events.api_call.connect(record)
@@ -35,19 +36,22 @@ async def test_one_guard_pass_and_one_activity_entry_per_tool_call(
             entries.clear()
             await call(client, "browser_tabs", {"action": "list"})
             # Listing tabs is no action: the /mcp request is all the log shows.
-            assert [e["path"] for e in entries] == ["/mcp"], entries
+            assert [e.path for e in entries] == ["/mcp"], entries
             entries.clear()
             button = ref_of(snap, "button", "Add to cart")
             await call(client, "browser_click", {"ref": button})
             # The HTTP request to /mcp (the guard names it by route), and the click the
             # tool made in-process (named by the call, no route: it made no HTTP call).
-            acted = [e for e in entries if "call" in e]
-            assert [e.get("path") for e in entries if "call" not in e] == ["/mcp"], entries
-            assert len(acted) == 1 and "path" not in acted[0], entries
-            assert acted[0]["call"] == "act" and acted[0]["detail"]["kind"] == "click"
-            assert acted[0]["detail"]["ref"] == button
-            assert "Add to cart" in acted[0]["detail"]["element"]
-            assert acted[0]["status"] == 200 and acted[0]["client"].endswith("via MCP")
+            # Both are the one ActivityEntry that events.call_ended builds.
+            assert all(isinstance(e, ActivityEntry) for e in entries), entries
+            acted = [e for e in entries if e.call]
+            assert [e.path for e in entries if not e.call] == ["/mcp"], entries
+            assert len(acted) == 1 and not acted[0].path, entries
+            assert acted[0].call == "act" and acted[0].detail["kind"] == "click"
+            assert acted[0].detail["ref"] == button
+            assert "Add to cart" in acted[0].detail["element"]
+            assert acted[0].status == 200 and acted[0].client.endswith("via MCP")
+            assert acted[0].error is None
     finally:
         await service.stop()
 

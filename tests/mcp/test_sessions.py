@@ -21,6 +21,7 @@ import pytest
 
 from browserdeck import config, uds
 from browserdeck.chrome.procs import pid_alive
+from browserdeck.events import ActivityEntry
 from browserdeck.master import build_service
 from browserdeck.mcpserver import http as mcp_http
 from browserdeck.mcpserver.claims import read_claims
@@ -328,7 +329,7 @@ async def test_mcp_cancelled_notification_cancels_the_engine_work(
     mcp_config(bd_home)
     service = build_service(force_headless=True)
     await service.start()
-    ended: list[dict[str, object]] = []
+    ended: list[ActivityEntry] = []
     service.events.api_call.connect(lambda entry: ended.append(entry))
     url = f"{service.url}/mcp"
     try:
@@ -343,7 +344,7 @@ async def test_mcp_cancelled_notification_cancels_the_engine_work(
             started = asyncio.get_running_loop().time()
             with pytest.raises(TimeoutError):
                 await asyncio.wait_for(client.call_tool("browser_wait_for", {"time": 8}), 1.0)
-            while not any(e.get("call") == "act" for e in ended):
+            while not any(e.call == "act" for e in ended):
                 elapsed = asyncio.get_running_loop().time() - started
                 assert elapsed < 5, "the engine work went on after the client cancelled"
                 await asyncio.sleep(0.05)

@@ -178,7 +178,7 @@ async def test_limit_reached_is_a_clear_error_not_a_hang(
             await asyncio.sleep(0.1)
         assert [s["session"] for s in status["remote"]["sessions"]] == ["agent-b"]
         assert status["stateText"] == want
-        assert states.remote_lines(status)[2].startswith("client agent-b: ")
+        assert states.remote_lines(status["remote"])[2].startswith("client agent-b: ")
 
 
 async def test_service_restart_mid_session_reconnects_and_says_so(

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from browserdeck import guard
+from browserdeck.events import ActivityEntry, CallError, call_ended
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -48,17 +49,17 @@ def client_label(headers: dict[str, str]) -> str:
     return headers.get("x-browserdeck-client") or headers.get("user-agent", "").split(" ")[0]
 
 
-def _error_of(body: bytes) -> dict[str, Any]:
+def _error_of(body: bytes) -> CallError:
     """``{code, message, hint}`` of an error answer (anything else: its first 300 chars)."""
     try:
         err = json.loads(body)["error"]
-        return {
-            "code": str(err.get("code") or ""),
-            "message": str(err.get("message") or ""),
-            "hint": str(err.get("hint") or "") or None,
-        }
+        return CallError(
+            code=str(err.get("code") or ""),
+            message=str(err.get("message") or ""),
+            hint=str(err.get("hint") or "") or None,
+        )
     except (ValueError, KeyError, TypeError, AttributeError):
-        return {"code": "", "message": body[:300].decode("utf-8", "replace"), "hint": None}
+        return CallError(code="", message=body[:300].decode("utf-8", "replace"))
 
 
 async def _too_large(send: Send, size: str) -> None:
@@ -116,7 +117,7 @@ class LoopbackGuard:
         app: ASGIApp,
         *,
         token: Callable[[], str],
-        on_request: Callable[[dict[str, Any]], None] | None = None,
+        on_request: Callable[[ActivityEntry], None] | None = None,
     ) -> None:
         self.app = app
         self.token = token
@@ -167,19 +168,17 @@ class LoopbackGuard:
         try:
             await self.app(scope, receive, send_wrapper)
         finally:
-            entry: dict[str, Any] = {
-                "time": time.time(),
-                "client": client_label(headers),
-                "method": scope.get("method", "WS"),
-                "path": path,
-                "query": scope.get("query_string", b"").decode("latin-1"),
-                "status": status,
-                "ms": round((time.perf_counter() - started) * 1000, 1),
-            }
             # What the route said it did (Caller.note): kind, ref, element, tab, url.
             activity = (scope.get("state") or {}).get("activity")
-            if isinstance(activity, dict):
-                entry["detail"] = dict(activity)
-            if error_body:
-                entry["error"] = _error_of(bytes(error_body))
-            self.on_request(entry)
+            self.on_request(
+                call_ended(
+                    started,
+                    client=client_label(headers),
+                    method=scope.get("method", "WS"),
+                    path=path,
+                    query=scope.get("query_string", b"").decode("latin-1"),
+                    status=status,
+                    detail=activity if isinstance(activity, dict) else None,
+                    error=_error_of(bytes(error_body)) if error_body else None,
+                )
+            )

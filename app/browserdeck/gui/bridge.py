@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from browserdeck.events import ServiceEvents
+from browserdeck.events import ActivityEntry, ServiceEvents
 
 
 class ServiceBridge(QObject):
@@ -22,7 +22,7 @@ class ServiceBridge(QObject):
     tabsChanged = Signal(str)  # profile
     agentTab = Signal(str, str, object)  # profile, targetId, client (str | None)
     extension = Signal(str, bool, object)  # profile, connected, detail (str | None)
-    apiCall = Signal(object)  # entry dict: time, client, method, path, query, status, ms
+    apiCall = Signal(object)  # events.ActivityEntry (frozen: safe to hand to another thread)
     notice = Signal(str, str, str)  # level, title, message
     configChanged = Signal()
 
@@ -73,8 +73,8 @@ class ServiceBridge(QObject):
     ) -> None:
         self.extension.emit(profile, connected, detail)
 
-    def _on_api_call(self, *, entry: dict[str, Any], **_: Any) -> None:
-        self.apiCall.emit(dict(entry))
+    def _on_api_call(self, *, entry: ActivityEntry, **_: Any) -> None:
+        self.apiCall.emit(entry)
 
     def _on_notice(self, *, level: str, title: str, message: str, **_: Any) -> None:
         self.notice.emit(level, title, message)

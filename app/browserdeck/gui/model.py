@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -24,7 +23,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from browserdeck import aio, states
 from browserdeck.deck import AgentsStopped, Caller, Deck, Overview
 from browserdeck.errors import BrowserdeckError
+from browserdeck.events import ActivityEntry
 from browserdeck.gui.bridge import ServiceBridge
+from browserdeck.results import ProfileStatus
 
 if TYPE_CHECKING:
     from browserdeck.tabs import Tab
@@ -130,19 +131,16 @@ def short_id(target_id: str) -> str:
     return target_id[:8] + "…" if len(target_id) > 9 else target_id
 
 
-def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
-    """Turn an ``api_call`` event entry into a row of the activity list."""
-    method = str(entry.get("method", ""))
-    path = str(entry.get("path", ""))
-    query = parse_qs(str(entry.get("query", "")))
-    raw_detail, raw_error = entry.get("detail"), entry.get("error")
-    detail: dict[str, Any] = raw_detail if isinstance(raw_detail, dict) else {}
+def describe_call(entry: ActivityEntry, default_profile: str = "") -> Activity:
+    """Turn an ``api_call`` event's entry into a row of the activity list."""
+    method, path = entry.method, entry.path
+    query = parse_qs(entry.query)
+    detail = entry.detail
     profile = str(
-        detail.get("profile")
-        or (query.get("profile") or [str(entry.get("profile") or default_profile)])[0]
+        detail.get("profile") or (query.get("profile") or [entry.profile or default_profile])[0]
     )
     target_id = str(detail.get("targetId") or (query.get("targetId") or [""])[0])
-    call = str(entry.get("call") or _ROUTES.get((method, path), ""))
+    call = entry.call or _ROUTES.get((method, path), "")
     action = _ACTIONS.get(call)
     if action is None:
         if method == "DELETE" and path.startswith("/tabs/"):
@@ -178,10 +176,10 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
         target = str(detail["url"])
     if action == "delete profile":
         target = unquote(path[len("/profiles/") :])
-    status = int(entry.get("status") or 0)
+    status = entry.status
     ok = 0 < status < 400
-    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
-    message, hint = str(error.get("message") or ""), str(error.get("hint") or "")
+    message = entry.error.message if entry.error else ""
+    hint = (entry.error.hint or "") if entry.error else ""
     if ok:
         result = "OK"
     elif not status:
@@ -191,13 +189,13 @@ def describe_call(entry: dict[str, Any], default_profile: str = "") -> Activity:
         if message:
             result = f"{result}: {message}"
     return Activity(
-        time=float(entry.get("time") or time.time()),
-        client=str(entry.get("client") or "?"),
+        time=entry.time,
+        client=entry.client or "?",
         action=action,
         target=target,
         result=result,
         ok=ok,
-        ms=float(entry.get("ms") or 0.0),
+        ms=entry.ms,
         profile=profile,
         target_id=target_id,
         error=message,
@@ -229,7 +227,7 @@ class DeckModel(QObject):
         # themselves, never the Service behind it); None while no service runs.
         self.deck: Deck | None = None
         self.service_error: str | None = None  # set when the service could not start
-        self.statuses: dict[str, dict[str, Any]] = {}
+        self.statuses: dict[str, ProfileStatus] = {}
         self.tabs: dict[str, list[Tab]] = {}
         self.activity: deque[Activity] = deque(maxlen=ACTIVITY_LIMIT)
         self.show_own_calls = False
@@ -278,7 +276,8 @@ class DeckModel(QObject):
         overview = self.overview()
         if overview is not None and name in overview.profiles:
             return overview.profiles[name].color
-        return str(self.statuses.get(name, {}).get("color", "#8A8F98"))
+        status = self.statuses.get(name)
+        return (status.color if status is not None else None) or "#8A8F98"
 
     def driver_of(self, name: str) -> str:
         overview = self.overview()
@@ -333,18 +332,17 @@ class DeckModel(QObject):
                 self.profilesChanged.emit()
             return
         try:
-            # The views read the status as its JSON (states.py classifies those dicts).
-            statuses = [status.wire() for status in (await deck.profiles()).profiles]
+            statuses = (await deck.profiles()).profiles
         except Exception:  # the refresh must never die; the next one will retry
             log.exception("refreshing profile status")
             return
         if self._closed:
             return
-        self.statuses = {str(s["profile"]): s for s in statuses}
+        self.statuses = {s.profile: s for s in statuses}
         self.profilesChanged.emit()
         for name, status in self.statuses.items():
             tabs: list[Tab] = []
-            if status.get("running") and deck.started:
+            if status.running and deck.started:
                 try:
                     # Never starts a browser: a poll racing a Stop must not relaunch it.
                     tabs = await deck.peek_tabs(self.caller(), name)
@@ -360,7 +358,7 @@ class DeckModel(QObject):
             del self.tabs[gone]
 
     # --- activity ---------------------------------------------------------------
-    def _on_api_call(self, entry: dict[str, Any]) -> None:
+    def _on_api_call(self, entry: ActivityEntry) -> None:
         activity = describe_call(entry, self.default_profile)
         if activity.client == GUI_CLIENT and not self.show_own_calls:
             return

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
@@ -65,11 +66,21 @@ from browserdeck.gui.screenshot import (
     ScreenshotView,
     capture,
 )
-from browserdeck.results import ShotLabel
+from browserdeck.results import ProfileStatus, ShotLabel
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
-STATUS_ROLE = Qt.ItemDataRole.UserRole + 1
+STATUS_ROLE = Qt.ItemDataRole.UserRole + 1  # a ProfileRow
 AUTO_REFRESH_MS = 4000
+
+
+@dataclass(frozen=True)
+class ProfileRow:
+    """What the profile list draws for one profile: its status (None until the first
+    refresh), the colour it is shown in, and whether it is the default profile."""
+
+    status: ProfileStatus | None
+    color: str
+    default: bool
 
 
 class ProfileDelegate(QStyledItemDelegate):
@@ -84,7 +95,8 @@ class ProfileDelegate(QStyledItemDelegate):
     def paint(
         self, p: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> None:
-        status: dict[str, Any] = index.data(STATUS_ROLE) or {}
+        row: ProfileRow | None = index.data(STATUS_ROLE)
+        status = row.status if row is not None else None
         name = str(index.data(NAME_ROLE))
         p.save()
         try:
@@ -101,7 +113,7 @@ class ProfileDelegate(QStyledItemDelegate):
             rect = QRect(option.rect).adjusted(10, 6, -8, -6)
             chip = QRect(rect.x(), rect.y() + 2, 14, 14)
             p.setRenderHint(QPainter.RenderHint.Antialiasing)
-            color = QColor(str(status.get("color", "#8A8F98")))
+            color = QColor(row.color if row is not None else "#8A8F98")
             p.setPen(color.darker(130))
             p.setBrush(color)
             p.drawRoundedRect(chip, 3, 3)
@@ -112,7 +124,7 @@ class ProfileDelegate(QStyledItemDelegate):
             fm = p.fontMetrics()
             x = chip.right() + 8
             p.drawText(x, rect.y() + fm.ascent(), name)
-            if status.get("default"):
+            if row is not None and row.default:
                 small = QFont(option.font)
                 small.setPointSizeF(option.font.pointSizeF() * 0.8)
                 p.setFont(small)
@@ -126,12 +138,12 @@ class ProfileDelegate(QStyledItemDelegate):
                 p.drawText(pill, Qt.AlignmentFlag.AlignCenter, "default")
             p.setFont(option.font)
             fm = p.fontMetrics()
-            mark = states.mark(status)
+            mark = states.mark(status) if status is not None else "stopped"
             dot = QRect(chip.x() + 3, rect.y() + fm.height() + 10, 8, 8)
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(icons.state_color(mark))
             p.drawEllipse(dot)
-            sub = f"{status.get('driver', '')} · {states.label(status)}" if status else "…"
+            sub = f"{status.driver} · {states.label(status)}" if status is not None else "…"
             muted = QColor(text_color)
             if not selected:
                 muted.setAlpha(160)
@@ -497,11 +509,12 @@ class StatusPanel(QMainWindow):
                     self.profile_list.addItem(item)
                     existing[name] = item
             for name, item in existing.items():
-                status = dict(model.statuses.get(name, {}))
-                status.setdefault("color", model.color_of(name))
-                status["default"] = name == model.default_profile
-                item.setData(STATUS_ROLE, status)
-                item.setToolTip(str(status.get("detail") or states.label(status)))
+                status = model.statuses.get(name)
+                color = (status.color if status is not None else None) or model.color_of(name)
+                row = ProfileRow(status, color, name == model.default_profile)
+                item.setData(STATUS_ROLE, row)
+                if status is not None:
+                    item.setToolTip(status.detail or states.label(status))
             if current in existing:
                 self.profile_list.setCurrentItem(existing[current])
         finally:
@@ -520,41 +533,44 @@ class StatusPanel(QMainWindow):
         self._set_capture(None, "")
         self.refresh_screenshot()
 
-    def _status(self) -> dict[str, Any]:
-        return self.model.statuses.get(self.selected_profile or "", {})
+    def _status(self) -> ProfileStatus | None:
+        return self.model.statuses.get(self.selected_profile or "")
 
     def _running(self) -> bool:
-        return states.is_active(self._status())
+        status = self._status()
+        return status is not None and states.is_active(status)
 
     def _update_profile_controls(self) -> None:
         name = self.selected_profile
         status = self._status()
         running = self._running()
-        driver = status.get("driver", "managed")
+        driver = status.driver if status is not None else "managed"
         self.toggle_button.setEnabled(name is not None and self.model.deck is not None)
-        self.toggle_button.setText(states.toggle_text(status))
+        verbs = states.verbs_of(driver)
+        self.toggle_button.setText(verbs.stop if running else verbs.start)
         lines = []
-        if status:
-            where = str(status.get("cdpUrl", "")).removeprefix("http://")
+        if status is not None:
+            where = (status.cdp_url or "").removeprefix("http://")
             lines.append(("Relay " if driver == "extension" else "CDP ") + where)
             bits = []
-            if status.get("pid"):
-                bits.append(f"pid {status['pid']}")
-            if status.get("headless") and driver == "managed":
+            if status.pid:
+                bits.append(f"pid {status.pid}")
+            if status.headless and driver == "managed":
                 bits.append("headless")
             if bits:
                 lines.append(" · ".join(bits))
-            if status.get("detail"):
-                lines.append(str(status["detail"]))
-            if status.get("remote"):
-                lines.extend(states.remote_lines(status))
+            if status.detail:
+                lines.append(status.detail)
+            if status.remote:
+                lines.extend(states.remote_lines(status.remote))
         self.detail_label.setText("\n".join(lines))
-        can_open = running and (driver != "extension" or bool(status.get("extensionConnected")))
+        connected = status is not None and bool(status.extension_connected)
+        can_open = running and (driver != "extension" or connected)
         can_open = can_open or (driver == "managed" and self.model.deck is not None)
         self.url_edit.setEnabled(can_open)
         self.open_button.setEnabled(can_open)
         self.tabs_title.setText(f"Tabs of {name}" if name else "Tabs")
-        self.shot.accent = QColor(str(status.get("color", "#FF4500")))
+        self.shot.accent = QColor((status.color if status is not None else None) or "#FF4500")
 
     def _toggle_profile(self) -> None:
         name = self.selected_profile
@@ -680,17 +696,17 @@ class StatusPanel(QMainWindow):
 
     def _no_tab_message(self) -> str:
         status = self._status()
-        if not status:
+        if status is None:
             return "No profile selected."
         state = states.of(status)
         name = self.selected_profile
         verb = states.toggle_text(status)
         if state in (states.State.CRASHED, states.State.ERROR, states.State.UNREACHABLE):
-            what = status.get("detail") or states.label(status)
+            what = status.detail or states.label(status)
             return f"{name}: {states.label(status)} — {what}. Click “{verb}” to try again."
         if state == states.State.DISABLED:
             return "Browser control is disabled in Settings."
-        if status.get("driver") == "extension" and not status.get("extensionConnected"):
+        if status.driver == "extension" and not status.extension_connected:
             return (
                 "Chrome is not connected. Click the browserdeck extension's icon in Chrome "
                 "(pair it first from the tray: Pair extension…)."

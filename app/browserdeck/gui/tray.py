@@ -309,20 +309,22 @@ class ProfileMenu(QObject):
 
     def update(self) -> None:
         model, name = self.tray.model, self.name
-        status = model.statuses.get(name, {})
+        status = model.statuses.get(name)
         color = model.color_of(name)
-        driver = str(status.get("driver") or model.driver_of(name))
+        driver = status.driver if status is not None else model.driver_of(name)
         default = " (default)" if name == model.default_profile else ""
         self.menu.setTitle(f"{name}{default} — {states.label(status) if status else '…'}")
         self.menu.setIcon(icons.color_chip(color, states.mark(status) if status else None))
         self.info.setIcon(icons.color_chip(color))
         self.info.setText(f"{name} · {DRIVER_WORDS.get(driver, driver)}")
         desired = [self.info]
-        if status.get("detail"):
-            self.detail.setText(elide(str(status["detail"]), 60))
-            self.detail.setToolTip(str(status["detail"]))
+        detail = status.detail if status is not None else None
+        if detail:
+            self.detail.setText(elide(detail, 60))
+            self.detail.setToolTip(detail)
             desired.append(self.detail)
-        remote_lines = states.remote_lines(status) if status.get("remote") else []
+        remote = status.remote if status is not None else None
+        remote_lines = states.remote_lines(remote) if remote else []
         while len(self.remote_actions) < len(remote_lines):
             action = QAction(self)
             action.setEnabled(False)
@@ -332,9 +334,11 @@ class ProfileMenu(QObject):
             action.setText(elide(line, 60))
             action.setToolTip(line)
             desired.append(action)
-        self._active = states.is_active(status)
-        self.toggle.setText(states.toggle_text({**status, "driver": driver}))
-        self.new_tab.setEnabled(driver != "extension" or bool(status.get("extensionConnected")))
+        self._active = status is not None and states.is_active(status)
+        verbs = states.verbs_of(driver)
+        self.toggle.setText(verbs.stop if self._active else verbs.start)
+        connected = status is not None and bool(status.extension_connected)
+        self.new_tab.setEnabled(driver != "extension" or connected)
         desired += [self.sep_actions, self.toggle, self.new_tab]
         tabs = model.tabs.get(name, [])
         shown = tabs[:MAX_MENU_TABS]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from browserdeck import results as r
 from browserdeck.api.errors import status_of
 from browserdeck.deck import Caller, TabRequest, call_name
 from browserdeck.errors import BrowserdeckError
+from browserdeck.events import ActivityEntry, CallError, call_ended
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck
@@ -30,7 +31,7 @@ class DeckBackend:
     """The service's front door in this process: a plain call, one activity entry."""
 
     def __init__(
-        self, deck: Deck, *, on_call: Callable[[dict[str, Any]], None] | None = None
+        self, deck: Deck, *, on_call: Callable[[ActivityEntry], None] | None = None
     ) -> None:
         self.deck = deck
         # The activity log's entry for each call (service.events.api_call). It names the
@@ -47,31 +48,30 @@ class DeckBackend:
         run: Callable[[], Awaitable[T]],
     ) -> T:
         started = time.perf_counter()
-        status, error = 200, None
+        status = 200
+        error: CallError | None = None
         try:
             return await run()
         except BrowserdeckError as exc:
             status = status_of(exc)  # the activity log shows MCP calls as the API would
-            error = {"code": exc.code, "message": exc.message, "hint": exc.hint}
+            error = CallError(code=exc.code, message=exc.message, hint=exc.hint)
             raise
         except Exception:
             status = 500
             raise
         finally:
             if self._on_call is not None:
-                entry: dict[str, Any] = {
-                    "time": time.time(),
-                    "client": caller.client or CLIENT_NAME,
-                    "call": call,
-                    "profile": profile or "",
-                    "status": status,
-                    "ms": round((time.perf_counter() - started) * 1000, 1),
-                }
-                if caller.notes:
-                    entry["detail"] = dict(caller.notes)
-                if error is not None:
-                    entry["error"] = error
-                self._on_call(entry)
+                self._on_call(
+                    call_ended(
+                        started,
+                        client=caller.client or CLIENT_NAME,
+                        call=call,
+                        profile=profile or "",
+                        status=status,
+                        detail=caller.notes,
+                        error=error,
+                    )
+                )
 
     async def status(self, caller: Caller, profile: str | None) -> r.Status:
         return await self.deck.status(caller, profile)
@@ -85,9 +85,7 @@ class DeckBackend:
         )
 
     async def stop(self, caller: Caller, profile: str | None) -> r.ProfileStatus:
-        return await self._report(
-            caller, "stop", profile, lambda: self.deck.stop(caller, profile)
-        )
+        return await self._report(caller, "stop", profile, lambda: self.deck.stop(caller, profile))
 
     async def tabs(self, caller: Caller, profile: str | None) -> list[Tab]:
         return (await self.deck.tabs(caller, profile)).tabs
