@@ -17,7 +17,12 @@ its own headless Chromium from the same binary, calls interleaved:
 * the 2,000-element table at our default 20,000-char cap: chars, folded or not, whether
   the last row and the control after the table are still visible.
 
-    .venv/bin/python bench/bench_bigpages.py [--runs 5] [--elements 10000]
+``--baseline DIR``: another browserdeck's ``app`` folder (e.g. an earlier revision,
+``git archive <rev> app | tar -x -C /tmp/base``, then ``--baseline /tmp/base/app``) runs
+beside this one in the snapshot-after-click loop, interleaved, with its own service and
+Chromium: an A/B on a shared, busy machine, where runs minutes apart do not compare.
+
+    .venv/bin/python bench/bench_bigpages.py [--runs 5] [--elements 10000] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -147,7 +152,9 @@ async def call(client: Client, tool: str, args: dict[str, Any]) -> str:
     return text
 
 
-def ours(home: Path, chromium: str, max_chars: int) -> StdioServerParameters:
+def ours(
+    home: Path, chromium: str, max_chars: int, app: str | None = None
+) -> StdioServerParameters:
     env = {
         "BROWSERDECK_HOME": str(home),
         "BROWSERDECK_CHROME": chromium,
@@ -155,6 +162,8 @@ def ours(home: Path, chromium: str, max_chars: int) -> StdioServerParameters:
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", ""),
     }
+    if app is not None:  # another browserdeck (--baseline): its package first on the path
+        env["PYTHONPATH"] = app
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "browserdeck", "mcp", "--max-chars", str(max_chars)],
@@ -188,13 +197,21 @@ ARTICLE_TEXT = (
 )
 
 
-async def mcp_part(chromium: str, site: str, runs: int) -> None:
+async def mcp_part(chromium: str, site: str, runs: int, baseline: str | None = None) -> None:
     peer = find_peer()
     with tempfile.TemporaryDirectory(prefix="bd-bench-bigmcp-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
         write_config(home)
         sides = [Side("browserdeck", ours(home, chromium, 2_000_000), "ref")]
+        # The baseline only joins the timed loop (its sizes are not the question).
+        extra: list[Side] = []
+        base_home = Path(tmp) / "baseline"
+        if baseline is not None:
+            base_home.mkdir()
+            write_config(base_home)
+            params = ours(base_home, chromium, 2_000_000, app=baseline)
+            extra.append(Side("baseline", params, "ref"))
         if peer:
             work = Path(tmp) / "pw"
             work.mkdir()
@@ -204,10 +221,20 @@ async def mcp_part(chromium: str, site: str, runs: int) -> None:
         # `browserdeck mcp` starts a service that outlives it (docs/mcp.md): stop it here.
         async with contextlib.AsyncExitStack() as stack:
             stack.callback(stop_service, home)
+            if extra:
+                stack.callback(stop_service, base_home)
             clients = [
                 await stack.enter_async_context(Client(s.params, read_timeout_seconds=120))
                 for s in sides
             ]
+            extra_clients = [
+                await stack.enter_async_context(Client(s.params, read_timeout_seconds=120))
+                for s in extra
+            ]
+            for client in extra_clients:  # the same pages first, as the sides below
+                for path in ("/table200.html", "/article.html", "/table2000.html"):
+                    await call(client, "browser_navigate", {"url": site + path})
+                    await call(client, "browser_snapshot", {})
             for side, client in zip(sides, clients, strict=True):
                 for path in ("/table200.html", "/article.html"):
                     await call(client, "browser_navigate", {"url": site + path})
@@ -219,8 +246,9 @@ async def mcp_part(chromium: str, site: str, runs: int) -> None:
                 await call(client, "browser_navigate", {"url": site + "/table2000.html"})
                 await call(client, "browser_snapshot", {})
             for i in range(runs):
-                pairs = list(zip(sides, clients, strict=True))
-                for side, client in pairs if i % 2 == 0 else reversed(pairs):
+                pairs = list(zip(sides + extra, clients + extra_clients, strict=True))
+                pairs = pairs[i % len(pairs) :] + pairs[: i % len(pairs)]  # each goes first
+                for side, client in pairs:
                     text = await call(client, "browser_snapshot", {})
                     ref = first_ref(text, "button", "Edit")
                     await call(client, "browser_click", {side.ref_arg: ref})
@@ -246,6 +274,10 @@ async def mcp_part(chromium: str, site: str, runs: int) -> None:
         a = statistics.median(sides[0].after_click)
         b = statistics.median(sides[1].after_click)
         print(f"{'ratio (target <= 1.00)':40} {a / b:24.2f}")
+        for side in extra:
+            c = statistics.median(side.after_click)
+            print(f"{side.name + ' (--baseline)':40} {med(side.after_click):>24}")
+            print(f"{'  its ratio to Playwright MCP':40} {c / b:24.2f}")
 
     print("\nSnapshot size, characters of the browser_snapshot result (ours uncapped)")
     ours_side = sides[0]
@@ -284,6 +316,7 @@ async def main() -> int:
     parser.add_argument("--elements", type=int, default=10_000)
     parser.add_argument("--skip-engine", action="store_true")
     parser.add_argument("--skip-mcp", action="store_true")
+    parser.add_argument("--baseline", help="another browserdeck's app folder, timed beside")
     args = parser.parse_args()
     chromium = find_chromium()
     if not chromium:
@@ -294,7 +327,7 @@ async def main() -> int:
         if not args.skip_engine:
             await engine_part(chromium, site, args.elements, args.runs)
         if not args.skip_mcp:
-            await mcp_part(wrapper, site, args.runs)
+            await mcp_part(wrapper, site, args.runs, args.baseline)
     return 0
 
 

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 # Playwright driver and Chromium first and imports the web stack beside them (issue 14).
 
 
-def control_api(service: Service, port: int) -> ApiServer:
+def control_api(service: Service, port: int, *, build_routes_now: bool = True) -> ApiServer:
     """The control API on ``port`` with MCP over streamable HTTP at ``/mcp``.
 
     ``/mcp`` answers as soon as the API listens, before FastAPI is built (api/staged.py):
@@ -41,6 +41,7 @@ def control_api(service: Service, port: int) -> ApiServer:
         service,
         port=port,
         routes=lambda deck: {mcp_http.PATH: mcp_http.McpHttpEndpoint(deck, service)},
+        build_routes_now=build_routes_now,
         # End MCP streams first: an open event stream would otherwise hold uvicorn's
         # graceful shutdown for its whole timeout.
         before_stop=mcp_http.shutdown,
@@ -76,12 +77,15 @@ def build_service(
     prelaunch: bool = False,
 ) -> Service:
     """The service as ``browserdeck serve`` and the tray app run it (not started yet)."""
+    from functools import partial
+
     from browserdeck.service import Service
 
     service = Service(
         force_headless=force_headless,
         control_port=control_port,
-        front_end=control_api if serve_api else None,
+        # A service started for MCP clients builds the other routes only if one is used.
+        front_end=partial(control_api, build_routes_now=not prelaunch) if serve_api else None,
         run_relays=run_relays,
         config_path=config_path,
         prelaunch=prelaunch,

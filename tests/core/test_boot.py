@@ -85,29 +85,55 @@ async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_
 
 
 async def test_mcp_answers_before_the_api_routes_are_built() -> None:
-    """A service only MCP clients use never builds the FastAPI app (api/staged.py); the
-    first call of any other route builds it, behind the same guard."""
+    """A service started for MCP clients builds the FastAPI app only when a route other
+    than /mcp is used (api/staged.py); /mcp needs none of it, behind the same guard."""
     init = {
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "boot-test", "version": "1"}},
     }  # fmt: skip
     mcp_headers = {"Accept": "application/json, text/event-stream", "X-Browserdeck-Session": "t"}
-    async with running_service() as (service, client):
+    cfg = service_config()
+    config.save(cfg)
+    # As `browserdeck mcp` starts it (serve --idle-exit): its browser at once.
+    service = build_service(force_headless=True, prelaunch=True)
+    await service.start()
+    try:
+        async with httpx.AsyncClient(
+            base_url=service.url,
+            headers={"Authorization": f"Bearer {service.api_token}"},
+            timeout=60,
+            trust_env=False,
+        ) as client:
+            api = service.api
+            assert isinstance(api, ApiServer) and api.staged is not None
+            resp = await client.post("/mcp", json=init, headers=mcp_headers)
+            assert resp.status_code == 200, resp.text
+            assert "serverInfo" in resp.text
+            assert api.staged.app is None  # /mcp needed no FastAPI
+            # The guard stands before /mcp all the same.
+            refused = await client.post(
+                "/mcp", json=init, headers={**mcp_headers, "Authorization": "Bearer wrong"}
+            )
+            assert refused.status_code == 401
+            assert api.staged.app is None
+            health = await client.get("/health")
+            assert health.status_code == 200 and health.json()["ok"] is True
+            assert api.staged.app is not None
+            unknown = await client.get("/no-such-route")
+            assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "no_route"
+    finally:
+        await service.stop()
+
+
+async def test_a_service_started_by_hand_builds_the_api_routes_without_waiting_for_a_call() -> None:
+    """`serve` and the tray: the FastAPI app is built in the background once the API
+    listens, so the first CLI call does not pay for it."""
+    async with running_service() as (service, _client):
         api = service.api
         assert isinstance(api, ApiServer) and api.staged is not None
-        resp = await client.post("/mcp", json=init, headers=mcp_headers)
-        assert resp.status_code == 200, resp.text
-        assert "serverInfo" in resp.text
-        assert api.staged.app is None  # /mcp needed no FastAPI
-        # The guard stands before /mcp all the same.
-        refused = await client.post(
-            "/mcp", json=init, headers={**mcp_headers, "Authorization": "Bearer wrong"}
-        )
-        assert refused.status_code == 401
-        assert api.staged.app is None
-        health = await client.get("/health")
-        assert health.status_code == 200 and health.json()["ok"] is True
+        for _ in range(600):  # "no hang": up to 30 s under load
+            if api.staged.app is not None:
+                break
+            await asyncio.sleep(0.05)
         assert api.staged.app is not None
-        unknown = await client.get("/no-such-route")
-        assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "no_route"

@@ -242,7 +242,8 @@ class ApiServer:
     ``routes`` gives the ASGI apps served at exact paths beside the API's routes, on the
     same front door and behind the same guard (the composition root serves MCP at
     ``/mcp`` with it); they answer as soon as the socket listens, while the FastAPI app
-    is built on first use (api/staged.py). ``before_stop`` runs with the app before
+    is built in the background then, or on first use with ``build_routes_now=False``
+    (api/staged.py). ``before_stop`` runs with the app before
     uvicorn is told to exit (the root ends MCP streams with it, which would otherwise
     hold uvicorn's graceful shutdown for its whole timeout).
     """
@@ -254,11 +255,16 @@ class ApiServer:
         port: int,
         routes: Callable[[Deck], Mapping[str, ASGIApp]] | None = None,
         before_stop: Callable[[Any], Awaitable[None]] | None = None,
+        build_routes_now: bool = True,
     ) -> None:
         self.service = service
         self.requested_port = port
         self.port = port
         self._routes = routes
+        # False: the FastAPI app waits for its first use (a service MCP clients started);
+        # True: it is built in the background once the API listens (serve, the tray), so
+        # the first CLI call does not wait for it.
+        self._build_routes_now = build_routes_now
         self._before_stop = before_stop
         self._server: _Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -319,6 +325,8 @@ class ApiServer:
                 raise RuntimeError("the API server stopped during startup")
             await asyncio.sleep(0.01)
         log.info("control API on http://127.0.0.1:%d", self.port)
+        if self._build_routes_now:
+            staged.prepare()
 
     async def stop(self) -> None:
         if self._app is not None:

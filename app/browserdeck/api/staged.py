@@ -5,8 +5,10 @@ for until ``/mcp`` answers ``initialize`` (issue 14). Importing FastAPI and buil
 API's routes is about a quarter of that wait's CPU, and ``/mcp`` needs none of it: its
 tools call the front door (``Deck``) in-process. So the routes the composition root
 hands over (``/mcp``) are served as soon as the socket listens, and the FastAPI app is
-built on first use by any other path (a thread, once; a request meanwhile waits for
-it). A service that only MCP clients use never builds it.
+built on a thread: for a service an MCP client started, on first use by any other path
+(a service only MCP clients use never builds it); for ``serve`` and the tray, in the
+background right after (so a first CLI call does not wait for it). A request that
+comes meanwhile waits for the build.
 
 Both sit behind the same guard (loopback, ``Host``/``Origin``, the token or the Unix
 socket's peer uid) and the same cancel-on-disconnect as before.
@@ -56,10 +58,16 @@ class StagedApp:
             return None
         return built.result()
 
-    async def full_app(self) -> ASGIApp:
+    def prepare(self) -> asyncio.Future[ASGIApp]:
+        """Start building the FastAPI app on a thread (once; again after a failure)."""
         if self._built is None or (self._built.done() and self._built.exception()):
             self._built = asyncio.ensure_future(asyncio.to_thread(self._build))
-        return await asyncio.shield(self._built)
+            # A build nobody awaits yet: its failure is logged, and the next use retries.
+            self._built.add_done_callback(_log_failure)
+        return self._built
+
+    async def full_app(self) -> ASGIApp:
+        return await asyncio.shield(self.prepare())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         route = self.routes.get(scope["path"]) if scope["type"] == "http" else None
@@ -68,3 +76,8 @@ class StagedApp:
             return
         app = await self.full_app()
         await app(scope, receive, send)
+
+
+def _log_failure(built: asyncio.Future[ASGIApp]) -> None:
+    if not built.cancelled() and built.exception() is not None:
+        log.error("building the API's routes failed", exc_info=built.exception())
