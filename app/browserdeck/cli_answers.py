@@ -58,6 +58,8 @@ class Snapshot(TypedDict):
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
     popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     format: str
     snapshot: str
     stats: NotRequired[SnapshotStats | None]
@@ -90,6 +92,8 @@ class ActResult(TypedDict):
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
     popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     kind: str
     ref: NotRequired[str | None]
     closed: NotRequired[bool | None]
@@ -112,6 +116,8 @@ class Navigated(TypedDict):
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
     popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     status: NotRequired[int | None]
 
 
@@ -142,6 +148,8 @@ class Screenshot(TypedDict):
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
     popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     type: str
     width: int
     height: int
@@ -197,6 +205,8 @@ class Console(TypedDict):
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
     popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     messages: NotRequired[list[ConsoleEntry]]
     errors: NotRequired[list[PageError]]
     requests: NotRequired[list[RequestEntry]]
@@ -214,6 +224,8 @@ class Pdf(TypedDict):
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
     popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     bytes: int
     base64: NotRequired[str | None]
     path: NotRequired[str | None]
@@ -230,6 +242,8 @@ class Armed(TypedDict):
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
     popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     armed: NotRequired[bool | None]
     files: NotRequired[list[str] | None]
     via: NotRequired[str | None]
@@ -250,6 +264,8 @@ class TabResult(TypedDict):
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
     popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
 
 
 class EngineStatus(TypedDict):

@@ -273,6 +273,10 @@ class TabResult(Answer):
     popups: list[str] | None = Field(
         default=None, description="the addresses of popups or new tabs the call opened"
     )
+    waited_ms: int | None = Field(default=None, description="how long it waited for what it caused")
+    wait_bound_hit: bool | None = Field(
+        default=None, description="it stopped waiting at its bound, with work still going on"
+    )
 
 
 class Snapshot(TabResult):

@@ -95,6 +95,7 @@ async def test_act_kinds_own_fields_and_snapshot_refs_are_declared() -> None:
         spec = (await client.get("/openapi.json")).json()
         act = _answer(spec, "/act", "post")["properties"]
         assert {"filled", "selected", "viewport", "waited", "popups"} <= set(act)
+        assert {"waitedMs", "waitBoundHit"} <= set(act)
         snapshot = _answer(spec, "/snapshot", "get")["properties"]
         assert {"refs", "viewport", "refsMode"} <= set(snapshot)
         schemas = spec["components"]["schemas"]
