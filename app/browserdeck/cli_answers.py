@@ -35,6 +35,18 @@ class SnapshotStats(TypedDict):
     interactive: int
 
 
+class SnapshotViewport(TypedDict):
+    width: int
+    height: int
+    outside: int
+
+
+class SnapshotRef(TypedDict):
+    role: str
+    name: str
+    nth: NotRequired[int | None]
+
+
 class Snapshot(TypedDict):
     ok: NotRequired[bool | None]
     targetId: NotRequired[str | None]
@@ -45,10 +57,26 @@ class Snapshot(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
     format: str
     snapshot: str
     stats: NotRequired[SnapshotStats | None]
     truncated: NotRequired[bool | None]
+    refsMode: NotRequired[str | None]
+    viewport: NotRequired[SnapshotViewport | None]
+    refs: NotRequired[dict[str, SnapshotRef] | None]
+
+
+class FilledField(TypedDict):
+    ref: str
+    checked: NotRequired[bool | None]
+    selected: NotRequired[list[str] | None]
+    value: NotRequired[str | None]
+
+
+class Size(TypedDict):
+    width: int
+    height: int
 
 
 class ActResult(TypedDict):
@@ -61,11 +89,16 @@ class ActResult(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
     kind: str
     ref: NotRequired[str | None]
     closed: NotRequired[bool | None]
     result: NotRequired[Any]
     truncated: NotRequired[bool | None]
+    selected: NotRequired[list[str] | None]
+    filled: NotRequired[list[FilledField] | None]
+    viewport: NotRequired[Size | None]
+    waited: NotRequired[list[str] | None]
 
 
 class Navigated(TypedDict):
@@ -78,6 +111,7 @@ class Navigated(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
     status: NotRequired[int | None]
 
 
@@ -107,6 +141,7 @@ class Screenshot(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
     type: str
     width: int
     height: int
@@ -161,6 +196,7 @@ class Console(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
     messages: NotRequired[list[ConsoleEntry]]
     errors: NotRequired[list[PageError]]
     requests: NotRequired[list[RequestEntry]]
@@ -177,6 +213,7 @@ class Pdf(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
     bytes: int
     base64: NotRequired[str | None]
     path: NotRequired[str | None]
@@ -192,6 +229,7 @@ class Armed(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
     armed: NotRequired[bool | None]
     files: NotRequired[list[str] | None]
     via: NotRequired[str | None]
@@ -211,6 +249,7 @@ class TabResult(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
 
 
 class EngineStatus(TypedDict):

@@ -129,7 +129,7 @@ async def test_forms_dialogs_upload_keys(
         email = ref_of(snap, "textbox", "Email")
         agree = ref_of(snap, "checkbox", "I agree")
         freq = ref_of(snap, "combobox", "Frequency")
-        await call(
+        filled = await call(
             client,
             "browser_fill_form",
             {
@@ -139,7 +139,10 @@ async def test_forms_dialogs_upload_keys(
                 ]
             },
         )
-        await call(client, "browser_select_option", {"ref": freq, "values": ["Monthly"]})
+        # Each field as the engine reports it set (ActResult.filled), not the request echoed.
+        assert filled.startswith(f"filled 2 field(s): {email} = 'a@b.c'; {agree} checked")
+        selected = await call(client, "browser_select_option", {"ref": freq, "values": ["Monthly"]})
+        assert selected.startswith(f"selected 'Monthly' in {freq}"), selected
         state = await call(
             client,
             "browser_evaluate",
