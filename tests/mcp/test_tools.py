@@ -201,6 +201,13 @@ async def test_forms_dialogs_upload_keys(
         waited = await call(client, "browser_wait_for", {"time": 0.1})
         assert waited == "waited 0.1 s"
 
+        # What the page chose is said (ActResult.selected): the option's value, asked by label.
+        sizes = "data:text/html,<select aria-label=Size><option value=m>Medium</option></select>"
+        await call(client, "browser_navigate", {"url": sizes})
+        size = ref_of(await call(client, "browser_snapshot"), "combobox", "Size")
+        chose = await call(client, "browser_select_option", {"ref": size, "values": ["Medium"]})
+        assert chose.startswith(f"selected 'm' in {size}"), chose
+
 
 async def test_output_cap_offloads_to_a_file(bd_home: Path, chromium_path: str, site: str) -> None:
     mcp_config(bd_home)
