@@ -152,12 +152,13 @@ def one_round(home: Path, chromium: str, url: str, app: Path | None = None) -> d
 
 
 def import_profile(home: Path, chromium: str, top: int) -> None:
-    """What `serve` imports before it answers (the service, the engine, the API with MCP
-    mounted: part of it on threads beside the driver), largest cumulative first."""
+    """What `serve` imports before it answers (the service, the engine, the API server
+    and MCP: part of it on threads beside the driver; not FastAPI, which a service
+    started for MCP builds only when another route is used), largest cumulative first."""
     code = (
         "import browserdeck.cli, browserdeck.logsetup, browserdeck.master, browserdeck.service,"
-        " browserdeck.engine, browserdeck.api.server, browserdeck.api.app,"
-        " browserdeck.mcpserver.http"
+        " browserdeck.engine, browserdeck.api.server, browserdeck.api.staged, browserdeck.deck,"
+        " browserdeck.mcpserver.http, mcp.server.streamable_http_manager"
     )
     done = subprocess.run(
         [PY, "-X", "importtime", "-c", code],

@@ -35,6 +35,18 @@ class SnapshotStats(TypedDict):
     interactive: int
 
 
+class SnapshotViewport(TypedDict):
+    width: int
+    height: int
+    outside: int
+
+
+class SnapshotRef(TypedDict):
+    role: str
+    name: str
+    nth: NotRequired[int | None]
+
+
 class Snapshot(TypedDict):
     ok: NotRequired[bool | None]
     targetId: NotRequired[str | None]
@@ -45,10 +57,28 @@ class Snapshot(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     format: str
     snapshot: str
     stats: NotRequired[SnapshotStats | None]
     truncated: NotRequired[bool | None]
+    refsMode: NotRequired[str | None]
+    viewport: NotRequired[SnapshotViewport | None]
+    refs: NotRequired[dict[str, SnapshotRef] | None]
+
+
+class FilledField(TypedDict):
+    ref: str
+    checked: NotRequired[bool | None]
+    selected: NotRequired[list[str] | None]
+    value: NotRequired[str | None]
+
+
+class Size(TypedDict):
+    width: int
+    height: int
 
 
 class ActResult(TypedDict):
@@ -61,11 +91,18 @@ class ActResult(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     kind: str
     ref: NotRequired[str | None]
     closed: NotRequired[bool | None]
     result: NotRequired[Any]
     truncated: NotRequired[bool | None]
+    selected: NotRequired[list[str] | None]
+    filled: NotRequired[list[FilledField] | None]
+    viewport: NotRequired[Size | None]
+    waited: NotRequired[list[str] | None]
 
 
 class Navigated(TypedDict):
@@ -78,6 +115,9 @@ class Navigated(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     status: NotRequired[int | None]
 
 
@@ -107,6 +147,9 @@ class Screenshot(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     type: str
     width: int
     height: int
@@ -161,6 +204,9 @@ class Console(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     messages: NotRequired[list[ConsoleEntry]]
     errors: NotRequired[list[PageError]]
     requests: NotRequired[list[RequestEntry]]
@@ -177,6 +223,9 @@ class Pdf(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     bytes: int
     base64: NotRequired[str | None]
     path: NotRequired[str | None]
@@ -192,6 +241,9 @@ class Armed(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
     armed: NotRequired[bool | None]
     files: NotRequired[list[str] | None]
     via: NotRequired[str | None]
@@ -211,6 +263,9 @@ class TabResult(TypedDict):
     note: NotRequired[str | None]
     dialogs: NotRequired[list[DialogEntry] | None]
     download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
 
 
 class EngineStatus(TypedDict):

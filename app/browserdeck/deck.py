@@ -42,6 +42,7 @@ from browserdeck.errors import (
     InvalidInput,
     Unavailable,
 )
+from browserdeck.events import CallNotes
 from browserdeck.tabs import QUIET_CLIENTS, Tab
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ class Caller:
 
     client: str | None = None  # X-Browserdeck-Client: "browserdeck-cli", "claude via MCP"
     session: str | None = None  # X-Browserdeck-Session: one agent session
-    notes: dict[str, Any] = field(default_factory=dict)
+    notes: CallNotes = field(default_factory=CallNotes)
 
     @property
     def key(self) -> str | None:
@@ -120,9 +121,39 @@ class Caller:
     def is_agent(self) -> bool:
         return self.client not in USER_CLIENTS
 
-    def note(self, **details: Any) -> None:
-        """Say what this call did. Never secrets: typed text goes in as its length only."""
-        self.notes.update({k: v for k, v in details.items() if v is not None})
+    def note(
+        self,
+        *,
+        profile: str | None = None,
+        target_id: str | None = None,
+        url: str | None = None,
+        kind: str | None = None,
+        ref: str | None = None,
+        element: str | None = None,
+        start_ref: str | None = None,
+        end_ref: str | None = None,
+        key: str | None = None,
+        typed_chars: int | None = None,
+        values: list[str] | None = None,
+    ) -> None:
+        """Say what this call did (``events.CallNotes``); what is None is left as it was.
+        Never secrets: typed text goes in as its length only."""
+        given = {
+            "profile": profile,
+            "target_id": target_id,
+            "url": url,
+            "kind": kind,
+            "ref": ref,
+            "element": element,
+            "start_ref": start_ref,
+            "end_ref": end_ref,
+            "key": key,
+            "typed_chars": typed_chars,
+            "values": values,
+        }
+        for name, value in given.items():
+            if value is not None:
+                setattr(self.notes, name, value)
 
 
 @dataclass
@@ -343,23 +374,23 @@ class Deck:
         caller.note(profile=ctx.name, url=url)
         tab = await ctx.open_tab(url)
         ctx.note_opened(caller.key, tab.target_id)
-        caller.note(targetId=tab.target_id, url=tab.url or None)
+        caller.note(target_id=tab.target_id, url=tab.url or None)
         if caller.is_agent:
             ctx.agent_tabs.add(tab.target_id)  # "Stop all agents" closes it
         return tab
 
     async def focus_tab(self, caller: Caller, profile: str | None, target: str) -> Tab:
         ctx = self.profile(caller, profile)
-        caller.note(profile=ctx.name, targetId=target)
+        caller.note(profile=ctx.name, target_id=target)
         tab = await ctx.focus_tab(target)
-        caller.note(targetId=tab.target_id)
+        caller.note(target_id=tab.target_id)
         return tab
 
     async def close_tab(self, caller: Caller, profile: str | None, target: str) -> str:
         ctx = self.profile(caller, profile)
-        caller.note(profile=ctx.name, targetId=target)
+        caller.note(profile=ctx.name, target_id=target)
         closed = await ctx.close_tab(target)
-        caller.note(targetId=closed)
+        caller.note(target_id=closed)
         return closed
 
     async def target(
@@ -385,7 +416,7 @@ class Deck:
         else:
             resolved = await ctx.resolve_target(target_id, caller.key)
         ctx.note_used(caller.key, resolved)
-        caller.note(profile=ctx.name, targetId=resolved)
+        caller.note(profile=ctx.name, target_id=resolved)
         return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)
 
     async def screenshot(
@@ -642,14 +673,13 @@ def call_name(request: TabRequest) -> str:
 def act_details(body: o.AnyAct) -> dict[str, Any]:
     """Kind, ref(s) and what was typed (its length only: it may be a password)."""
     details: dict[str, Any] = {"kind": body.kind}
-    names = {"ref": "ref", "start_ref": "startRef", "end_ref": "endRef", "key": "key"}
-    for name, shown in names.items():
+    for name in ("ref", "start_ref", "end_ref", "key"):
         value = getattr(body, name, None)
         if isinstance(value, str) and value:
-            details[shown] = value
+            details[name] = value
     text = getattr(body, "text", None)
     if body.kind in ("type", "fill") and isinstance(text, str):
-        details["typedChars"] = len(text)
+        details["typed_chars"] = len(text)
     values = getattr(body, "values", None)
     if body.kind == "select" and isinstance(values, list):
         details["values"] = [str(v)[:60] for v in values[:5]]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,25 @@ class Signal:
                 receiver(**kwargs)
             except Exception:
                 log.exception("receiver %r of signal %s failed", receiver, self.name)
+
+
+@dataclass
+class CallNotes:
+    """What a call said it did (``deck.Caller.note``), for the activity log: the tab and
+    page, the act's kind, its refs and the element's role and name, the key pressed.
+    Never a secret: typed text is noted as its length only (``typed_chars``)."""
+
+    profile: str | None = None
+    target_id: str | None = None
+    url: str | None = None
+    kind: str | None = None  # the act's or navigation's kind: click, type, back …
+    ref: str | None = None
+    element: str | None = None  # what the ref points at: 'button "Save"'
+    start_ref: str | None = None  # a drag's two refs
+    end_ref: str | None = None
+    key: str | None = None
+    typed_chars: int | None = None
+    values: list[str] | None = None  # a select's first values, each cut to 60 characters
 
 
 @dataclass(frozen=True)
@@ -67,9 +86,7 @@ class ActivityEntry:
     path: str = ""
     query: str = ""
     profile: str = ""
-    # What the call said it did (deck.Caller.note): kind, ref, element, targetId, url …
-    # Never a secret: typed text is noted as its length only.
-    detail: Mapping[str, Any] = field(default_factory=dict)
+    detail: CallNotes = field(default_factory=CallNotes)  # what the call said it did
     error: CallError | None = None
 
 
@@ -78,7 +95,7 @@ def call_ended(
     *,
     client: str,
     status: int,
-    detail: Mapping[str, Any] | None = None,
+    detail: CallNotes | None = None,
     error: CallError | None = None,
     call: str = "",
     method: str = "",
@@ -98,7 +115,10 @@ def call_ended(
         path=path,
         query=query,
         profile=profile,
-        detail=dict(detail or {}),
+        # A copy: the notes object is the caller's to change, an entry is final.
+        detail=replace(detail, values=list(detail.values) if detail.values else None)
+        if detail is not None
+        else CallNotes(),
         error=error,
     )
 

@@ -174,6 +174,37 @@ class SavedDownload(Answer):
     error: str | None = None
 
 
+class Size(Answer):
+    """A viewport's size in CSS pixels (what a resize set)."""
+
+    width: int
+    height: int
+
+
+class SnapshotViewport(Size):
+    """The viewport a ``viewport`` snapshot was cut to."""
+
+    outside: int = Field(description="element lines left out: outside the viewport")
+
+
+class SnapshotRef(Answer):
+    """What a ref of a role-format snapshot points at: role, name and which of the
+    elements with both it is (``nth``, only when there are several)."""
+
+    role: str
+    name: str
+    nth: int | None = None
+
+
+class FilledField(Answer):
+    """One field a fill set, and what it holds now."""
+
+    ref: str
+    checked: bool | None = Field(default=None, description="checkbox or radio: checked now")
+    selected: list[str] | None = Field(default=None, description="select: the options chosen")
+    value: str | None = Field(default=None, description="the text set (a password's is masked)")
+
+
 class SnapshotStats(Answer):
     lines: int
     chars: int
@@ -239,6 +270,13 @@ class TabResult(Answer):
         default=None, description="dialogs and file choosers that opened since the tab's last answer"
     )
     download: SavedDownload | None = Field(default=None, description="a download the call started")
+    popups: list[str] | None = Field(
+        default=None, description="the addresses of popups or new tabs the call opened"
+    )
+    waited_ms: int | None = Field(default=None, description="how long it waited for what it caused")
+    wait_bound_hit: bool | None = Field(
+        default=None, description="it stopped waiting at its bound, with work still going on"
+    )
 
 
 class Snapshot(TabResult):
@@ -246,6 +284,13 @@ class Snapshot(TabResult):
     snapshot: str
     stats: SnapshotStats | None = None
     truncated: bool | None = None
+    refs_mode: str | None = Field(default=None, description="how refs were made: aria or role")
+    viewport: SnapshotViewport | None = Field(
+        default=None, description="the viewport it was cut to (viewport snapshots)"
+    )
+    refs: dict[str, SnapshotRef] | None = Field(
+        default=None, description="what each ref points at (role format)"
+    )
 
 
 class ActResult(TabResult):
@@ -256,6 +301,10 @@ class ActResult(TabResult):
     closed: bool | None = Field(default=None, description="the action closed the tab")
     result: Any = Field(default=None, description="what evaluate returned")
     truncated: bool | None = None
+    selected: list[str] | None = Field(default=None, description="select: the options chosen")
+    filled: list[FilledField] | None = Field(default=None, description="fill: each field set")
+    viewport: Size | None = Field(default=None, description="resize: the viewport's size now")
+    waited: list[str] | None = Field(default=None, description="wait: the conditions that held")
 
 
 class Navigated(TabResult):

@@ -16,7 +16,7 @@ from browserdeck import config
 from browserdeck.api.server import ApiServer
 from browserdeck.engine import Engine
 from browserdeck.master import build_service
-from tests.support.service import running_service, service_config
+from tests.support.service import api_client, running_service, service_config
 
 
 async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_it(
@@ -99,12 +99,7 @@ async def test_mcp_answers_before_the_api_routes_are_built() -> None:
     service = build_service(force_headless=True, prelaunch=True)
     await service.start()
     try:
-        async with httpx.AsyncClient(
-            base_url=service.url,
-            headers={"Authorization": f"Bearer {service.api_token}"},
-            timeout=60,
-            trust_env=False,
-        ) as client:
+        async with api_client(service) as client:
             api = service.api
             assert isinstance(api, ApiServer) and api.staged is not None
             resp = await client.post("/mcp", json=init, headers=mcp_headers)

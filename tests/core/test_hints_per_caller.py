@@ -21,6 +21,7 @@ from browserdeck.errors import BrowserdeckError
 from browserdeck.master import build_service
 from tests.core.test_cli import cli
 from tests.mcp.harness import call_error, http_client, mcp_config
+from tests.support.service import api_client
 
 
 async def _holding(udd: Path) -> subprocess.Popen[bytes]:
@@ -46,14 +47,7 @@ async def test_a_locked_profile_is_said_to_api_cli_and_mcp_in_their_words(bd_hom
     try:
         udd = service.config.user_data_dir_of(service.config.profiles["agent"])
         holder = await _holding(Path(udd))
-        import httpx
-
-        async with httpx.AsyncClient(
-            base_url=service.url,
-            headers={"Authorization": f"Bearer {service.api_token}"},
-            timeout=60,
-            trust_env=False,
-        ) as http:
+        async with api_client(service) as http:
             api = (await http.post("/start", params={"profile": "agent"})).json()["error"]
             via_cli = (
                 await http.post(

@@ -80,6 +80,71 @@ async def test_the_answers_are_typed_and_the_wire_is_unchanged() -> None:
         assert set(status.wire()) == set((await client.get("/")).json())
 
 
+FORM = (
+    "data:text/html,<input aria-label=Name><input type=checkbox aria-label=Agree>"
+    "<select aria-label=Fruit><option value=pear>Pear</option></select>"
+    "<button>One</button><button>One</button>"
+)
+
+
+async def test_act_kinds_own_fields_and_snapshot_refs_are_declared() -> None:
+    """filled, selected, viewport, waited, popups and a snapshot's refs and viewport are
+    declared (results.py): in the spec, typed for in-process callers, and on the wire
+    with their old names and no new nulls."""
+    async with running_service() as (service, client):
+        spec = (await client.get("/openapi.json")).json()
+        act = _answer(spec, "/act", "post")["properties"]
+        assert {"filled", "selected", "viewport", "waited", "popups"} <= set(act)
+        assert {"waitedMs", "waitBoundHit"} <= set(act)
+        snapshot = _answer(spec, "/snapshot", "get")["properties"]
+        assert {"refs", "viewport", "refsMode"} <= set(snapshot)
+        schemas = spec["components"]["schemas"]
+        assert set(schemas["FilledField"]["properties"]) == {"ref", "checked", "selected", "value"}
+        assert set(schemas["SnapshotRef"]["properties"]) == {"role", "name", "nth"}
+
+        target = (await client.post("/tabs/open", json={"url": FORM})).json()["targetId"]
+        on_tab = {"targetId": target}
+        role = (await client.get("/snapshot", params={"format": "role", **on_tab})).json()
+        assert sorted(role["refs"].values(), key=str) == [
+            {"role": "button", "name": "One", "nth": 0},
+            {"role": "button", "name": "One", "nth": 1},
+            {"role": "checkbox", "name": "Agree"},
+            {"role": "combobox", "name": "Fruit"},
+            {"role": "textbox", "name": "Name"},
+        ]
+        refs = {v["role"]: k for k, v in role["refs"].items()}
+        fields = [
+            {"ref": refs["textbox"], "value": "Ann"},
+            {"ref": refs["checkbox"], "value": True},
+            {"ref": refs["combobox"], "value": "Pear"},
+        ]
+        filled = await client.post("/act", json={"kind": "fill", "fields": fields, **on_tab})
+        assert filled.json()["filled"] == [
+            {"ref": refs["textbox"], "value": "Ann"},
+            {"ref": refs["checkbox"], "checked": True},
+            {"ref": refs["combobox"], "selected": ["pear"]},
+        ], filled.text
+        resize = {"kind": "resize", "width": 500, "height": 400, **on_tab}
+        resized = await client.post("/act", json=resize)
+        assert resized.json()["viewport"] == {"width": 500, "height": 400}
+
+        # In-process callers (MCP tools) read them as attributes.
+        deck = Deck(service)
+        caller = Caller(client="typed-test")
+        chose = await deck.on_tab(
+            caller, None, target, o.SelectAct(kind="select", ref=refs["combobox"], values=["Pear"])
+        )
+        assert isinstance(chose, results.ActResult) and chose.selected == ["pear"]
+        waited = await deck.on_tab(caller, None, target, o.WaitAct(kind="wait", text="One"))
+        assert isinstance(waited, results.ActResult) and waited.waited == ["text"]
+        cut = await deck.on_tab(caller, None, target, o.SnapshotOptions(viewport=True))
+        assert isinstance(cut, results.Snapshot) and isinstance(cut.viewport, results.Size)
+        assert (cut.viewport.width, cut.viewport.height) == (500, 400)
+        again = await deck.on_tab(caller, None, target, o.SnapshotOptions(format="role"))
+        assert isinstance(again, results.Snapshot) and again.refs is not None
+        assert again.refs[refs["textbox"]] == results.SnapshotRef(role="textbox", name="Name")
+
+
 def test_each_engine_route_declares_the_answer_the_front_door_gives() -> None:
     # FastAPI serializes an answer by the route's declared class: a narrower declaration
     # would silently drop the fields of the class Deck really answers with.

@@ -8,6 +8,7 @@ import pytest
 
 from browserdeck.api.errors import status_of
 from browserdeck.errors import ActionTimeout, InvalidInput
+from browserdeck.results import Size
 from tests.engine.conftest import Tab, ref_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -130,6 +131,10 @@ async def test_fill_many_fields_with_checkbox_radio_select_and_every_input_type(
     ]
     out = await tab.act(kind="fill", fields=fields)
     assert len(out["filled"]) == len(fields)
+    filled = {f.ref: f for f in out["filled"]}
+    assert filled[fields[-5]["ref"]].checked is True and filled[fields[-4]["ref"]].checked is False
+    assert filled[fields[-2]["ref"]].selected == ["plum"]
+    assert filled[fields[-1]["ref"]].value == "7"
     data = await submitted(tab)
     assert data == {
         "how": "check",
@@ -168,7 +173,7 @@ async def test_fill_rejects_a_non_boolean_checkbox_value(tab: Tab) -> None:
 async def test_resize_changes_the_viewport(tab: Tab) -> None:
     await tab.goto("hover.html")
     out = await tab.act(kind="resize", width=640, height=480)
-    assert out["viewport"] == {"width": 640, "height": 480}
+    assert out["viewport"] == Size(width=640, height=480)
     assert await tab.js("[innerWidth, innerHeight]") == [640, 480]
 
 

@@ -93,8 +93,8 @@ async def test_aria_ref_keeps_naming_its_element_when_rows_shift(tab: Tab) -> No
 async def test_role_ref_fails_closed_when_duplicates_change(tab: Tab) -> None:
     await tab.goto("dupes.html")
     snap = await tab.snap(format="role")
-    beta = next(r for r, v in snap["refs"].items() if v["name"] == "Delete" and v.get("nth") == 1)
-    add = next(r for r, v in snap["refs"].items() if v["name"] == "Add row")
+    beta = next(r for r, v in snap["refs"].items() if v.name == "Delete" and v.nth == 1)
+    add = next(r for r, v in snap["refs"].items() if v.name == "Add row")
     await tab.act(kind="click", ref=add)  # a new Delete row appears at the top
     # Identity still holds (same Page): the ref still clicks Beta, not the new second row.
     await tab.act(kind="click", ref=beta)
@@ -104,7 +104,7 @@ async def test_role_ref_fails_closed_when_duplicates_change(tab: Tab) -> None:
 async def test_role_ref_fails_closed_when_its_name_changes(tab: Tab) -> None:
     await tab.goto("dupes.html")
     snap = await tab.snap(format="role")
-    rename = next(r for r, v in snap["refs"].items() if v["name"] == "Rename me")
+    rename = next(r for r, v in snap["refs"].items() if v.name == "Rename me")
     await tab.act(kind="click", ref=rename)  # the button is now "Renamed"
     with pytest.raises(Conflict, match='no longer button "Rename me"'):
         await tab.act(kind="click", ref=rename)
@@ -176,7 +176,7 @@ async def test_after_reconnect_role_refs_resolve_by_role_and_aria_refs_fail_clos
 
     await tab.goto("dupes.html")
     role = await tab.snap(format="role")
-    gamma = next(r for r, v in role["refs"].items() if v["name"] == "Delete" and v.get("nth") == 2)
+    gamma = next(r for r, v in role["refs"].items() if v.name == "Delete" and v.nth == 2)
     # Drop the engine's connection: the browser and the tab must survive it.
     await tab.engine.drop(tab.cdp_url)
     assert any(t["id"] == tab.target_id for t in _http(f"{tab.cdp_url}/json/list"))
@@ -194,8 +194,8 @@ async def test_after_reconnect_role_refs_resolve_by_role_and_aria_refs_fail_clos
 async def test_after_reconnect_role_ref_refuses_when_duplicates_changed(tab: Tab) -> None:
     await tab.goto("dupes.html")
     role = await tab.snap(format="role")
-    beta = next(r for r, v in role["refs"].items() if v["name"] == "Delete" and v.get("nth") == 1)
-    add = next(r for r, v in role["refs"].items() if v["name"] == "Add row")
+    beta = next(r for r, v in role["refs"].items() if v.name == "Delete" and v.nth == 1)
+    add = next(r for r, v in role["refs"].items() if v.name == "Add row")
     await tab.engine.drop(tab.cdp_url)
     await tab.act(kind="click", ref=add)  # restored, unique: fine; now 4 Delete buttons
     with pytest.raises(Conflict, match='has 4 button "Delete" where the snapshot had 3'):

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from browserdeck.results import Snapshot, SnapshotRef
 from tests.engine.conftest import Tab, ref_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -73,7 +74,12 @@ async def test_role_format_refs_only_interactive_and_nth_for_duplicates(tab: Tab
             assert role in {"button", "link", "textbox", "checkbox", "radio", "combobox"}, line
     assert set(snap["refs"]) == set(re.findall(r"\[ref=([^\]]+)\]", text))
     second = re.search(r"\[ref=([^\]]+)\]", deletes[1]).group(1)  # type: ignore[union-attr]
-    assert snap["refs"][second] == {"role": "button", "name": "Delete", "nth": 1}
+    assert snap["refs"][second] == SnapshotRef(role="button", name="Delete", nth=1)
+    # Served as declared (results.Snapshot.refs): nth only where there are several.
+    served = Snapshot.model_validate(snap).wire()["refs"]
+    assert served[second] == {"role": "button", "name": "Delete", "nth": 1}
+    add = next(k for k, v in snap["refs"].items() if v.name == "Add row")
+    assert served[add] == {"role": "button", "name": "Add row"}
     await tab.act(kind="click", ref=second)
     assert await tab.text("#out") == "deleted Beta"
 
@@ -180,7 +186,7 @@ async def test_names_with_quotes_and_colons_round_trip_in_role_mode(tab: Tab) ->
         "<button onclick=\"document.title='c'\">a: b</button>"
     )
     snap = await tab.snap(format="role")
-    refs = {v["name"]: k for k, v in snap["refs"].items()}
+    refs = {v.name: k for k, v in snap["refs"].items()}
     assert set(refs) == {'Say "hi": now', "a: b"}
     await tab.act(kind="click", ref=refs['Say "hi": now'])
     assert await tab.js("document.title") == "q"
@@ -214,7 +220,7 @@ async def test_viewport_snapshot_shows_the_viewport_and_keeps_every_ref(tab: Tab
     text = snap["snapshot"]
     assert 'button "Button 0"' in text and 'button "Button 290"' not in text
     assert "[box=" not in text
-    assert snap["viewport"]["outside"] > 0 and snap["viewport"]["height"] > 0
+    assert snap["viewport"].outside > 0 and snap["viewport"].height > 0
     assert snap["stats"].refs >= 600  # the ref table still covers the whole page
     # A ref of an element outside the viewport still acts on that element.
     await tab.act(kind="click", ref=far)

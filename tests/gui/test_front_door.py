@@ -50,6 +50,18 @@ def test_the_gui_imports_only_the_front_door() -> None:
 PAGE = "data:text/html,<title>Door</title><button>Only button</button>"
 
 
+async def _door_tab(app: Any) -> Any:
+    """Start the agent profile from the model and open PAGE in it: its tab, once listed."""
+    app.model.start_profile("agent")
+    await wait_for(lambda: _running(app, "agent"), what="agent running")
+    app.model.open_tab("agent", PAGE)
+    await wait_for(
+        lambda: any(t.title == "Door" for t in app.model.tabs.get("agent", [])),
+        what="the tab in the model",
+    )
+    return next(t for t in app.model.tabs["agent"] if t.title == "Door")
+
+
 async def test_the_panel_works_without_any_control_api(
     qapp: Any, saved_config: Any, qtbot: Any
 ) -> None:
@@ -62,14 +74,7 @@ async def test_the_panel_works_without_any_control_api(
         assert app.service.api is None, "this test is about a service with no API"
         panel = app.show_panel()
         panel.auto_box.setChecked(False)
-        app.model.start_profile("agent")
-        await wait_for(lambda: _running(app, "agent"), what="agent running")
-        app.model.open_tab("agent", PAGE)
-        await wait_for(
-            lambda: any(t.title == "Door" for t in app.model.tabs.get("agent", [])),
-            what="the tab in the model",
-        )
-        tab = next(t for t in app.model.tabs["agent"] if t.title == "Door")
+        tab = await _door_tab(app)
         # Who holds the tab (an MCP server's claim) shows in its row.
         owner = Owner("door-test", "claude (stdio)", os.getpid())
         TabClaims().claim("agent", tab.target_id, owner)
@@ -178,14 +183,7 @@ async def test_the_tray_and_panel_never_read_the_service(
         panel = app.show_panel()
         panel.auto_box.setChecked(False)
         app.tray.rebuild()
-        app.model.start_profile("agent")
-        await wait_for(lambda: _running(app, "agent"), what="agent running")
-        app.model.open_tab("agent", PAGE)
-        await wait_for(
-            lambda: any(t.title == "Door" for t in app.model.tabs.get("agent", [])),
-            what="the tab in the model",
-        )
-        tab = next(t for t in app.model.tabs["agent"] if t.title == "Door")
+        tab = await _door_tab(app)
         panel.select_tab("agent", tab.target_id)
         panel.refresh_screenshot()
         await wait_for(lambda: panel.shot.capture is not None, what="a screenshot")

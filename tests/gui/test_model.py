@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from browserdeck.events import ActivityEntry, CallError
+from browserdeck.events import ActivityEntry, CallError, CallNotes
 from browserdeck.gui.model import describe_call, short_id
 
 
@@ -25,14 +25,14 @@ def test_describe_call_says_kind_ref_element_and_tab() -> None:
             query="profile=work",
             status=200,
             ms=12.3,
-            detail={
-                "kind": "type",
-                "ref": "e12",
-                "element": 'textbox "Password"',
-                "typedChars": 8,
-                "profile": "work",
-                "targetId": "ABCDEF0123456789",
-            },
+            detail=CallNotes(
+                kind="type",
+                ref="e12",
+                element='textbox "Password"',
+                typed_chars=8,
+                profile="work",
+                target_id="ABCDEF0123456789",
+            ),
         )
     )
     assert (row.client, row.action, row.result, row.ok) == (
@@ -76,12 +76,12 @@ def test_a_call_made_in_process_reads_as_its_http_route_does() -> None:
 
     from browserdeck.deck import CALLS
 
-    back = {"kind": "back", "targetId": "ABCDEF0123456789"}
+    back = CallNotes(kind="back", target_id="ABCDEF0123456789")
     http = entry(method="POST", path="/navigate", query="profile=work", status=200, detail=back)
     local = entry(call="navigate", profile="work", status=200, detail=back)
     assert describe_call(local) == describe_call(http)
     assert describe_call(local).action == "go back"
-    closed = entry(call="close-tab", status=200, detail={"targetId": "0123456789ABCDEF"})
+    closed = entry(call="close-tab", status=200, detail=CallNotes(target_id="0123456789ABCDEF"))
     assert replace(describe_call(closed), time=0) == replace(
         describe_call(entry(method="DELETE", path="/tabs/0123456789ABCDEF", status=200)),
         time=0,

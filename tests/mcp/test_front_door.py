@@ -47,9 +47,9 @@ async def test_one_guard_pass_and_one_activity_entry_per_tool_call(
             acted = [e for e in entries if e.call]
             assert [e.path for e in entries if not e.call] == ["/mcp"], entries
             assert len(acted) == 1 and not acted[0].path, entries
-            assert acted[0].call == "act" and acted[0].detail["kind"] == "click"
-            assert acted[0].detail["ref"] == button
-            assert "Add to cart" in acted[0].detail["element"]
+            assert acted[0].call == "act" and acted[0].detail.kind == "click"
+            assert acted[0].detail.ref == button
+            assert "Add to cart" in (acted[0].detail.element or "")
             assert acted[0].status == 200 and acted[0].client.endswith("via MCP")
             assert acted[0].error is None
     finally:

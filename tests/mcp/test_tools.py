@@ -129,7 +129,7 @@ async def test_forms_dialogs_upload_keys(
         email = ref_of(snap, "textbox", "Email")
         agree = ref_of(snap, "checkbox", "I agree")
         freq = ref_of(snap, "combobox", "Frequency")
-        await call(
+        filled = await call(
             client,
             "browser_fill_form",
             {
@@ -139,7 +139,10 @@ async def test_forms_dialogs_upload_keys(
                 ]
             },
         )
-        await call(client, "browser_select_option", {"ref": freq, "values": ["Monthly"]})
+        # Each field as the engine reports it set (ActResult.filled), not the request echoed.
+        assert filled.startswith(f"filled 2 field(s): {email} = 'a@b.c'; {agree} checked")
+        selected = await call(client, "browser_select_option", {"ref": freq, "values": ["Monthly"]})
+        assert selected.startswith(f"selected 'Monthly' in {freq}"), selected
         state = await call(
             client,
             "browser_evaluate",
@@ -197,6 +200,13 @@ async def test_forms_dialogs_upload_keys(
         await call(client, "browser_wait_for", {"text": "ArrowDown"})
         waited = await call(client, "browser_wait_for", {"time": 0.1})
         assert waited == "waited 0.1 s"
+
+        # What the page chose is said (ActResult.selected): the option's value, asked by label.
+        sizes = "data:text/html,<select aria-label=Size><option value=m>Medium</option></select>"
+        await call(client, "browser_navigate", {"url": sizes})
+        size = ref_of(await call(client, "browser_snapshot"), "combobox", "Size")
+        chose = await call(client, "browser_select_option", {"ref": size, "values": ["Medium"]})
+        assert chose.startswith(f"selected 'm' in {size}"), chose
 
 
 async def test_output_cap_offloads_to_a_file(bd_home: Path, chromium_path: str, site: str) -> None:

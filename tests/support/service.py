@@ -37,15 +37,20 @@ async def running_service(
     service = build_service(force_headless=True)
     await service.start()
     try:
-        async with httpx.AsyncClient(
-            base_url=service.url,
-            headers={"Authorization": f"Bearer {service.api_token}"},
-            timeout=60,
-            trust_env=False,
-        ) as client:
+        async with api_client(service) as client:
             yield service, client
     finally:
         await service.stop()
+
+
+def api_client(service: Service) -> httpx.AsyncClient:
+    """An HTTP client of ``service``'s API with its token (use as ``async with``)."""
+    return httpx.AsyncClient(
+        base_url=service.url,
+        headers={"Authorization": f"Bearer {service.api_token}"},
+        timeout=60,
+        trust_env=False,
+    )
 
 
 def stop_lingering_service(home: Path) -> None:

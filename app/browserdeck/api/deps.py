@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from fastapi import Request
 
 from browserdeck.deck import Caller, Deck
+from browserdeck.events import CallNotes
 
 if TYPE_CHECKING:
     from browserdeck.profiles import ProfileContext
@@ -31,7 +32,7 @@ def caller_of(request: Request) -> Caller:
     return Caller(
         client=request.headers.get("x-browserdeck-client"),
         session=request.headers.get("x-browserdeck-session"),
-        notes=state.setdefault("activity", {}),
+        notes=state.setdefault("activity", CallNotes()),
     )
 
 

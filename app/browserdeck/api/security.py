@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from browserdeck import guard
-from browserdeck.events import ActivityEntry, CallError, call_ended
+from browserdeck.events import ActivityEntry, CallError, CallNotes, call_ended
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -178,7 +178,7 @@ class LoopbackGuard:
                     path=path,
                     query=scope.get("query_string", b"").decode("latin-1"),
                     status=status,
-                    detail=activity if isinstance(activity, dict) else None,
+                    detail=activity if isinstance(activity, CallNotes) else None,
                     error=_error_of(bytes(error_body)) if error_body else None,
                 )
             )

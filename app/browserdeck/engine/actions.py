@@ -35,7 +35,7 @@ from browserdeck.errors import (
     InvalidInput,
     Unavailable,
 )
-from browserdeck.results import ConsoleCounts, DialogEntry, SavedDownload
+from browserdeck.results import ConsoleCounts, DialogEntry, FilledField, SavedDownload, Size
 
 if TYPE_CHECKING:
     from playwright.async_api import Download, Response
@@ -144,7 +144,7 @@ async def _dispatch(
     elif isinstance(action, o.ResizeAct):
         with playwright_errors("resize"):
             await page.set_viewport_size({"width": action.width, "height": action.height})
-        out["viewport"] = {"width": action.width, "height": action.height}
+        out["viewport"] = Size(width=action.width, height=action.height)
     elif isinstance(action, o.WaitAct):
         out["waited"] = await _wait(state, action, timeout)
     elif isinstance(action, o.EvaluateAct):
@@ -197,7 +197,7 @@ def _truthy(value: str | bool | int | float, ref: str) -> bool:
     )
 
 
-async def _fill_field(state: PageState, field: o.FillField, timeout: int) -> dict[str, Any]:
+async def _fill_field(state: PageState, field: o.FillField, timeout: int) -> FilledField:
     r = await resolve(state, field.ref, "fill")
     kind = field.type or (
         "checkbox"
@@ -210,17 +210,17 @@ async def _fill_field(state: PageState, field: o.FillField, timeout: int) -> dic
         if kind in ("checkbox", "radio"):
             checked = _truthy(field.value, r.ref)
             await r.locator.set_checked(checked, timeout=timeout)
-            return {"ref": r.ref, "checked": checked}
+            return FilledField(ref=r.ref, checked=checked)
         if kind == "select":
             try:
                 chosen = await r.locator.select_option(str(field.value), timeout=timeout)
-                return {"ref": r.ref, "selected": chosen}
+                return FilledField(ref=r.ref, selected=chosen)
             except PlaywrightError as exc:
                 if field.type == "select" or "not a <select>" not in str(exc):
                     raise
                 # An ARIA combobox that is really a text input (autocomplete): type instead.
         await r.locator.fill(str(field.value), timeout=timeout)
-        return {"ref": r.ref, "value": str(field.value)}
+        return FilledField(ref=r.ref, value=str(field.value))
 
 
 async def _wait(state: PageState, action: o.WaitAct, timeout: int) -> list[str]:

@@ -494,11 +494,11 @@ class Engine:
         state.actions += 1
         async def run() -> dict[str, Any]:
             result = await actions.act(state, action)
-            if action.kind == "fill" and isinstance(result.get("filled"), list):
+            if action.kind == "fill" and result.get("filled"):
                 secret = set(await password_values(state))
                 for entry in result["filled"]:
-                    if isinstance(entry, dict) and entry.get("value") in secret:
-                        entry["value"] = MASK
+                    if entry.value in secret:
+                        entry.value = MASK
             return result
 
         result = await self._bounded(

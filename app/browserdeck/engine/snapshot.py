@@ -19,7 +19,7 @@ from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.options import DEFAULT_AX_LIMIT, DEFAULT_MAX_CHARS, SnapshotOptions
 from browserdeck.engine.state import PageState, PreparedSnapshot, RefInfo, RefMode, RefTable
 from browserdeck.errors import InvalidInput, NotFound, Unavailable
-from browserdeck.results import SnapshotStats
+from browserdeck.results import SnapshotRef, SnapshotStats, SnapshotViewport
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator
@@ -253,14 +253,14 @@ async def _take(
     if truncated:
         result["truncated"] = truncated
     if opts.viewport:
-        result["viewport"] = {"width": size[0], "height": size[1], "outside": outside}
+        result["viewport"] = SnapshotViewport(width=size[0], height=size[1], outside=outside)
     if opts.format == "role":
         result["refs"] = {
-            r.ref: {
-                "role": r.role,
-                "name": r.name,
-                **({"nth": r.nth} if (r.count or 0) > 1 else {}),
-            }
+            r.ref: (
+                SnapshotRef(role=r.role, name=r.name, nth=r.nth)
+                if (r.count or 0) > 1
+                else SnapshotRef(role=r.role, name=r.name)
+            )
             for r in table.refs.values()
         }
     return result

@@ -136,10 +136,8 @@ def describe_call(entry: ActivityEntry, default_profile: str = "") -> Activity:
     method, path = entry.method, entry.path
     query = parse_qs(entry.query)
     detail = entry.detail
-    profile = str(
-        detail.get("profile") or (query.get("profile") or [entry.profile or default_profile])[0]
-    )
-    target_id = str(detail.get("targetId") or (query.get("targetId") or [""])[0])
+    profile = detail.profile or (query.get("profile") or [entry.profile or default_profile])[0]
+    target_id = detail.target_id or (query.get("targetId") or [""])[0]
     call = entry.call or _ROUTES.get((method, path), "")
     action = _ACTIONS.get(call)
     if action is None:
@@ -152,28 +150,28 @@ def describe_call(entry: ActivityEntry, default_profile: str = "") -> Activity:
             action = "MCP request"
         else:
             action = f"{method} {path}"
-    kind = str(detail.get("kind") or "")
+    kind = detail.kind or ""
     if call == "act" and kind:
         action = kind
     elif call == "navigate" and kind:
         action = _NAV_KINDS.get(kind, kind)
     target = ""
-    if detail.get("ref"):
-        target = str(detail["ref"])
-        if detail.get("element"):
-            target += f" · {_element_words(str(detail['element']))}"
-    if detail.get("endRef"):
-        target = f"{detail.get('startRef', '')} → {detail['endRef']}"
-    if detail.get("key"):
-        target = (target + " · " if target else "") + f"key {detail['key']}"
-    if "typedChars" in detail:
+    if detail.ref:
+        target = detail.ref
+        if detail.element:
+            target += f" · {_element_words(detail.element)}"
+    if detail.end_ref:
+        target = f"{detail.start_ref or ''} → {detail.end_ref}"
+    if detail.key:
+        target = (target + " · " if target else "") + f"key {detail.key}"
+    if detail.typed_chars is not None:
         # Never the text itself: it may be a password.
-        n = int(detail["typedChars"])
+        n = detail.typed_chars
         target += f" · typed {n} character{'s' if n != 1 else ''}"
-    if detail.get("values"):
-        target += " · " + ", ".join(f"“{v}”" for v in detail["values"])
-    if detail.get("url") and not target:
-        target = str(detail["url"])
+    if detail.values:
+        target += " · " + ", ".join(f"“{v}”" for v in detail.values)
+    if detail.url and not target:
+        target = detail.url
     if action == "delete profile":
         target = unquote(path[len("/profiles/") :])
     status = entry.status

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from browserdeck import results as r
 from browserdeck.engine import options as o
 from browserdeck.errors import InvalidInput
 from browserdeck.mcpserver.context import Call, Reply
@@ -97,7 +98,9 @@ async def drag(call: Call) -> Reply:
 async def select_option(call: Call) -> Reply:
     a = call.args
     data = await call.act("select", ref=a["ref"], values=a["values"], waitMs=a.get("waitMs"))
-    return await _finish(call, f"selected {', '.join(map(repr, a['values']))} in {a['ref']}", data)
+    # What the page chose (option values), which may differ from the labels asked for.
+    chosen = data.selected if data.selected is not None else a["values"]
+    return await _finish(call, f"selected {', '.join(map(repr, chosen))} in {a['ref']}", data)
 
 
 @tool(
@@ -126,7 +129,19 @@ async def select_option(call: Call) -> Reply:
 async def fill_form(call: Call) -> Reply:
     fields = [_fill_field(f) for f in call.args["fields"]]
     data = await call.act("fill", fields=fields, waitMs=call.args.get("waitMs"))
-    return await _finish(call, f"filled {len(fields)} field(s)", data)
+    done = [_filled_words(f) for f in data.filled or []]
+    line = f"filled {len(fields)} field(s)" + (": " + "; ".join(done) if done else "")
+    return await _finish(call, line, data)
+
+
+def _filled_words(field: r.FilledField) -> str:
+    """What one filled field holds now (a password's value comes back masked)."""
+    if field.checked is not None:
+        return f"{field.ref} {'checked' if field.checked else 'unchecked'}"
+    if field.selected is not None:
+        return f"{field.ref} = {', '.join(map(repr, field.selected))}"
+    value = field.value or ""
+    return f"{field.ref} = {value[:60] + '…' if len(value) > 60 else value!r}"
 
 
 # Playwright MCP's field types -> the engine's.
@@ -163,7 +178,9 @@ def _fill_field(field: dict[str, Any]) -> dict[str, Any]:
 async def resize(call: Call) -> Reply:
     a = call.args
     data = await call.act("resize", width=a["width"], height=a["height"])
-    return await _finish(call, f"viewport is {a['width']}x{a['height']}", data)
+    size = data.viewport
+    assert size is not None, "the engine answers a resize with the viewport it set"
+    return await _finish(call, f"viewport is {size.width}x{size.height}", data)
 
 
 @tool(

@@ -43,6 +43,8 @@ def _notes(data: r.TabResult | None) -> list[str]:
         if not dialog.armed and dialog.type != "beforeunload":
             line += " (to answer one, call browser_handle_dialog before the action)"
         notes.append(line)
+    if data.popups:
+        notes.append(f"opened: {', '.join(data.popups)} (browser_tabs lists them)")
     if data.download:
         notes.append(f"download: {_dump(data.download.wire())}")
     if data.note:
