@@ -24,6 +24,7 @@ beside them so the tray app needs no other door.
 from __future__ import annotations
 
 import base64
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -38,6 +39,7 @@ from browserdeck.errors import (
     START,
     TABS,
     BrowserdeckError,
+    Conflict,
     Hint,
     InvalidInput,
     Unavailable,
@@ -519,7 +521,10 @@ class Deck:
                 # A held tab is not looked up first (``target``), so a tab closed a moment
                 # ago reaches the engine: say it as the lookup would ("tab_not_found",
                 # which MCP reads as "this session's tab is gone") once it is unlisted.
-                await self.service.profile(profile).resolve_target(named, caller.key)
+                # Only "not listed any more" replaces the engine's error: an ambiguous
+                # prefix or an unreachable browser says nothing about this tab.
+                with contextlib.suppress(Conflict, Unavailable):
+                    await self.service.profile(profile).resolve_target(named, caller.key)
             raise
         return answer_type(request).model_validate(out)
 

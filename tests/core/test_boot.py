@@ -106,6 +106,13 @@ async def test_mcp_answers_before_the_api_routes_are_built() -> None:
             assert resp.status_code == 200, resp.text
             assert "serverInfo" in resp.text
             assert api.staged.app is None  # /mcp needed no FastAPI
+            # A client configured with a trailing slash reaches it too (FastAPI used to
+            # redirect /mcp/ to /mcp; a 404 would break such a client).
+            slashed = await client.post(
+                "/mcp/", json=init, headers={**mcp_headers, "X-Browserdeck-Session": "t2"}
+            )
+            assert slashed.status_code == 200 and "serverInfo" in slashed.text, slashed.text
+            assert api.staged.app is None
             # The guard stands before /mcp all the same.
             refused = await client.post(
                 "/mcp", json=init, headers={**mcp_headers, "Authorization": "Bearer wrong"}

@@ -54,13 +54,13 @@ class StagedApp:
     def app(self) -> ASGIApp | None:
         """The FastAPI app once built, else None."""
         built = self._built
-        if built is None or not built.done() or built.exception() is not None:
+        if built is None or not built.done() or _failed(built):
             return None
         return built.result()
 
     def prepare(self) -> asyncio.Future[ASGIApp]:
         """Start building the FastAPI app on a thread (once; again after a failure)."""
-        if self._built is None or (self._built.done() and self._built.exception()):
+        if self._built is None or (self._built.done() and _failed(self._built)):
             self._built = asyncio.ensure_future(asyncio.to_thread(self._build))
             # A build nobody awaits yet: its failure is logged, and the next use retries.
             self._built.add_done_callback(_log_failure)
@@ -70,12 +70,23 @@ class StagedApp:
         return await asyncio.shield(self.prepare())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        route = self.routes.get(scope["path"]) if scope["type"] == "http" else None
+        route = None
+        if scope["type"] == "http":
+            path = scope["path"]
+            # "/mcp/" too: FastAPI redirected it to "/mcp", so clients configured with the
+            # slash worked before /mcp moved in front of FastAPI.
+            route = self.routes.get(path) or self.routes.get(path[:-1] if path != "/" else path)
         if route is not None:
             await route(scope, receive, send)
             return
         app = await self.full_app()
         await app(scope, receive, send)
+
+
+def _failed(built: asyncio.Future[ASGIApp]) -> bool:
+    # exception() raises CancelledError for a cancelled future (a build cut short at
+    # loop teardown): that is a failed build too, and the next use retries.
+    return built.cancelled() or built.exception() is not None
 
 
 def _log_failure(built: asyncio.Future[ASGIApp]) -> None:
