@@ -265,11 +265,15 @@ def child() -> int:
 
     from browserdeck import logsetup
     from browserdeck.gui.app import TrayApp, make_qapp
-    from browserdeck.master import build_service
+    from browserdeck.master import build_service, mcp_client_config
 
     logsetup.setup()
     qapp = make_qapp()
-    app = TrayApp(qapp, service_factory=lambda: build_service(force_headless=True))
+    app = TrayApp(
+        qapp,
+        service_factory=lambda: build_service(force_headless=True),
+        mcp_config=mcp_client_config,
+    )
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
 
