@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -123,39 +124,13 @@ class Caller:
     def is_agent(self) -> bool:
         return self.client not in USER_CLIENTS
 
-    def note(
-        self,
-        *,
-        profile: str | None = None,
-        target_id: str | None = None,
-        url: str | None = None,
-        kind: str | None = None,
-        ref: str | None = None,
-        element: str | None = None,
-        start_ref: str | None = None,
-        end_ref: str | None = None,
-        key: str | None = None,
-        typed_chars: int | None = None,
-        values: list[str] | None = None,
-    ) -> None:
-        """Say what this call did (``events.CallNotes``); what is None is left as it was.
-        Never secrets: typed text goes in as its length only."""
-        given = {
-            "profile": profile,
-            "target_id": target_id,
-            "url": url,
-            "kind": kind,
-            "ref": ref,
-            "element": element,
-            "start_ref": start_ref,
-            "end_ref": end_ref,
-            "key": key,
-            "typed_chars": typed_chars,
-            "values": values,
-        }
-        for name, value in given.items():
+    def note(self, said: CallNotes) -> None:
+        """Say what this call did; the fields ``said`` leaves None keep what was noted
+        before. Never secrets: typed text goes in as its length only."""
+        for f in dataclasses.fields(said):
+            value = getattr(said, f.name)
             if value is not None:
-                setattr(self.notes, name, value)
+                setattr(self.notes, f.name, value)
 
 
 @dataclass
@@ -373,26 +348,26 @@ class Deck:
 
     async def open_tab(self, caller: Caller, profile: str | None, url: str) -> Tab:
         ctx = self.profile(caller, profile)
-        caller.note(profile=ctx.name, url=url)
+        caller.note(CallNotes(profile=ctx.name, url=url))
         tab = await ctx.open_tab(url)
         ctx.note_opened(caller.key, tab.target_id)
-        caller.note(target_id=tab.target_id, url=tab.url or None)
+        caller.note(CallNotes(target_id=tab.target_id, url=tab.url or None))
         if caller.is_agent:
             ctx.agent_tabs.add(tab.target_id)  # "Stop all agents" closes it
         return tab
 
     async def focus_tab(self, caller: Caller, profile: str | None, target: str) -> Tab:
         ctx = self.profile(caller, profile)
-        caller.note(profile=ctx.name, target_id=target)
+        caller.note(CallNotes(profile=ctx.name, target_id=target))
         tab = await ctx.focus_tab(target)
-        caller.note(target_id=tab.target_id)
+        caller.note(CallNotes(target_id=tab.target_id))
         return tab
 
     async def close_tab(self, caller: Caller, profile: str | None, target: str) -> str:
         ctx = self.profile(caller, profile)
-        caller.note(profile=ctx.name, target_id=target)
+        caller.note(CallNotes(profile=ctx.name, target_id=target))
         closed = await ctx.close_tab(target)
-        caller.note(target_id=closed)
+        caller.note(CallNotes(target_id=closed))
         return closed
 
     async def target(
@@ -418,7 +393,7 @@ class Deck:
         else:
             resolved = await ctx.resolve_target(target_id, caller.key)
         ctx.note_used(caller.key, resolved)
-        caller.note(profile=ctx.name, target_id=resolved)
+        caller.note(CallNotes(profile=ctx.name, target_id=resolved))
         return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)
 
     async def screenshot(
@@ -586,7 +561,7 @@ class Deck:
     async def _act(
         self, caller: Caller, profile: str | None, target_id: str | None, body: o.AnyAct
     ) -> dict[str, Any]:
-        caller.note(**act_details(body))
+        caller.note(act_details(body))
         if body.wait_ms is None:  # the actionWaitMs setting bounds the wait for consequences
             body = body.model_copy(update={"wait_ms": self.service.config.action_wait_ms})
         t = await self.target(caller, profile, body.target_id or target_id)
@@ -608,7 +583,7 @@ class Deck:
 
         info = (await self._ref_infos(t)).get(normalize(wanted[0]))
         if info is not None:
-            caller.note(element=info.describe())
+            caller.note(CallNotes(element=info.describe()))
 
     async def _navigate(
         self, caller: Caller, profile: str | None, target_id: str | None, body: o.NavigateOptions
@@ -616,7 +591,7 @@ class Deck:
         if body.action == "goto":
             allow = self.service.config.allow_file_urls
             body = body.model_copy(update={"url": urls.prepare(body.url, allow_file_urls=allow)})
-        caller.note(kind=body.action, url=body.url if body.action == "goto" else None)
+        caller.note(CallNotes(kind=body.action, url=body.url if body.action == "goto" else None))
         t = await self.target(caller, profile, body.target_id or target_id)
         out = await self.engine.navigate(t.cdp_url, t.target_id, t.headers, body)
         self.service.events.tabs_changed.send(profile=t.ctx.name)
@@ -675,17 +650,17 @@ def call_name(request: TabRequest) -> str:
     return CALLS.get(type(request), "act")
 
 
-def act_details(body: o.AnyAct) -> dict[str, Any]:
+def act_details(body: o.AnyAct) -> CallNotes:
     """Kind, ref(s) and what was typed (its length only: it may be a password)."""
-    details: dict[str, Any] = {"kind": body.kind}
+    notes = CallNotes(kind=body.kind)
     for name in ("ref", "start_ref", "end_ref", "key"):
         value = getattr(body, name, None)
         if isinstance(value, str) and value:
-            details[name] = value
+            setattr(notes, name, value)
     text = getattr(body, "text", None)
     if body.kind in ("type", "fill") and isinstance(text, str):
-        details["typed_chars"] = len(text)
+        notes.typed_chars = len(text)
     values = getattr(body, "values", None)
     if body.kind == "select" and isinstance(values, list):
-        details["values"] = [str(v)[:60] for v in values[:5]]
-    return details
+        notes.values = [str(v)[:60] for v in values[:5]]
+    return notes
