@@ -303,6 +303,8 @@ def register(
 ) -> None:
     def cmd(name: str, func: Any, help_: str) -> argparse.ArgumentParser:
         p: argparse.ArgumentParser = sub.add_parser(name, parents=[common], help=help_)
+        if not isinstance(p, argparse.ArgumentParser):
+            return p  # not built: another command runs (cli.build_parser)
         # Added to each, not a parent parser: a call builds only its own subcommand's
         # parser (cli.build_parser), and a parent would be built for nothing (issue 14).
         p.add_argument(

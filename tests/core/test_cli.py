@@ -244,6 +244,36 @@ def test_a_closed_pipe_is_not_a_traceback(bd_home: Path) -> None:
     assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr
 
 
+def test_a_client_command_ends_without_the_teardown_unless_something_waits_for_it(
+    served: tuple[dict[str, str], subprocess.Popen[str]],
+) -> None:
+    # cli.run() skips the interpreter's teardown after a client command (issue 14): the
+    # exit code and the output stay, and an atexit handler, if one is there, still runs.
+    env = {k: v for k, v in served[0].items() if k != "PYTHONUNBUFFERED"}  # a pipe buffers
+    code = (
+        "import atexit, sys\n"
+        "from browserdeck import cli\n"
+        "class Witness:\n"
+        "    def __del__(self):\n"
+        "        print('torn down', flush=True)\n"
+        "witness = Witness()\n"
+        "if sys.argv.pop() == 'atexit':\n"
+        "    atexit.register(print, 'atexit ran')\n"
+        "sys.argv[1:] = ['status', '--profile', sys.argv.pop()]\n"
+        "cli.run()\n"
+    )
+    for profile, case, rc in (("agent", "plain", 0), ("agent", "atexit", 0), ("ghost", "plain", 1)):
+        done = subprocess.run([sys.executable, "-c", code, profile, case], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == rc, done.stderr
+        lines = done.stdout.splitlines()
+        if case == "atexit":
+            assert lines[-2:] == ["atexit ran", "torn down"]
+        else:
+            assert "torn down" not in lines
+        assert ("agent (managed" in done.stdout) == (rc == 0)
+
+
 def test_local_commands_report_bad_input_without_touching_the_config(bd_home: Path) -> None:
     env = dict(os.environ, BROWSERDECK_HOME=str(bd_home))
     config.save(service_config())
