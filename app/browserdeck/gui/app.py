@@ -36,7 +36,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
-from browserdeck import __version__, aio, autostart, config, paths
+from browserdeck import __version__, aio, autostart, config, heap, paths
 from browserdeck.config import Config
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
@@ -162,6 +162,7 @@ class TrayApp(QObject):
             trace.emit("service-failed", error=str(exc))
             return False
         self.service = service
+        heap.settle()  # a big snapshot's temporaries no longer set off collections
         self.model.set_deck(deck)
         self._sync_autostart(deck.settings())
         if self.panel is not None:
