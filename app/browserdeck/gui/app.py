@@ -162,7 +162,6 @@ class TrayApp(QObject):
             trace.emit("service-failed", error=str(exc))
             return False
         self.service = service
-        heap.settle()  # a big snapshot's temporaries no longer set off collections
         self.model.set_deck(deck)
         self._sync_autostart(deck.settings())
         if self.panel is not None:
@@ -569,6 +568,9 @@ def run(
         show_panel=bool(getattr(args, "panel", False)),
         show_settings=bool(getattr(args, "settings", False)),
     )
+    # Before the service starts (it starts inside the loop): the app's own process only,
+    # never a test's that builds a TrayApp.
+    heap.settle()  # a big snapshot's temporaries no longer set off collections
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
     main = loop.create_task(app.run(), name="gui-main")
