@@ -107,13 +107,29 @@ def runtime_dir() -> Path:
     else:
         xdg = os.environ.get("XDG_RUNTIME_DIR", "")
         base = Path(xdg) / APP_NAME if xdg and os.path.isdir(xdg) else state_dir() / "run"
-    _ensure(base)
-    info = os.lstat(base)
+    return _private(base)
+
+
+def _private(path: Path) -> Path:
+    """``path`` created if missing, checked to be a plain directory of ours, made 0700."""
+    _ensure(path)
+    info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-        raise PermissionError(f"{base} is not a directory owned by this user")
+        raise PermissionError(f"{path} is not a directory owned by this user")
     if info.st_mode & 0o077:
-        os.chmod(base, 0o700)
-    return base
+        os.chmod(path, 0o700)
+    return path
+
+
+def node_compile_cache_dir() -> Path:
+    """Node's compile cache for the Playwright driver we spawn (``NODE_COMPILE_CACHE``).
+
+    ``<cache>/node-compile-cache``, private like ``runtime_dir`` and for the same reason:
+    node runs the compiled code it finds there, so nobody else may have put any there.
+    Node itself rejects a cache file whose checksum or node version does not match.
+    Raises ``PermissionError`` when the folder is not a plain directory of ours.
+    """
+    return _private(cache_dir() / "node-compile-cache")
 
 
 def api_socket() -> Path | None:
