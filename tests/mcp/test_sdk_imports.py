@@ -66,7 +66,12 @@ def test_the_sdks_models_are_built_on_first_use() -> None:
         "    {'name': 't', 'inputSchema': {'type': 'object'}})\n"
         "assert tool.input_schema == {'type': 'object'}\n"
         "assert mcp_types.Tool.__pydantic_complete__ is True\n"
-        "print(tool.model_dump(by_alias=True, exclude_none=True))"
+        "print(tool.model_dump(by_alias=True, exclude_none=True))\n"
+        # The unions of every request (the server never uses them) too.
+        "adapter = mcp_types.client_request_adapter\n"
+        "assert adapter.pydantic_complete is False\n"
+        "ping = adapter.validate_python({'method': 'ping'})\n"
+        "assert type(ping).__name__ == 'PingRequest' and adapter.pydantic_complete\n"
     )
     assert run(code) == "{'name': 't', 'inputSchema': {'type': 'object'}}"
 
@@ -85,20 +90,29 @@ def test_our_models_and_pydantics_defaults_stay_as_they_were() -> None:
         "Later = type(BaseModel)('Later', (BaseModel,), {'__module__': 'mcp_types.later',\n"
         "    '__annotations__': {'x': 'int'}})\n"
         "assert Later.__pydantic_complete__\n"
+        "from pydantic import TypeAdapter\n"
+        "with sdk._models_built_on_first_use():\n"
+        "    ours = TypeAdapter(int | str)\n"
+        "assert ours.pydantic_complete\n"
+        "assert TypeAdapter(int, module='mcp_types.later').pydantic_complete\n"
         "print('ok')"
     )
     assert run(code) == "ok"
 
 
 def test_the_sdk_imports_the_ordinary_way_when_pydantic_differs() -> None:
-    # A pydantic whose ConfigWrapper.for_model is not the classmethod sdk.py wraps.
+    # A pydantic whose ConfigWrapper.for_model and TypeAdapter._defer_build are not
+    # what sdk.py wraps.
     code = (
         "from pydantic._internal._config import ConfigWrapper\n"
         "merge = ConfigWrapper.__dict__['for_model'].__func__\n"
         "ConfigWrapper.for_model = staticmethod(lambda *a: merge(ConfigWrapper, *a))\n"
+        "from pydantic import TypeAdapter\n"
+        "TypeAdapter._defer_build = False  # an attribute, not the property sdk.py wraps\n"
         "import browserdeck.mcpserver.server\n"
         "import mcp_types\n"
         "assert mcp_types.Tool.__pydantic_complete__ is True\n"
+        "assert mcp_types.client_request_adapter.pydantic_complete is True\n"
         "print('ok')"
     )
     assert run(code) == "ok"

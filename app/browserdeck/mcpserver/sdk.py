@@ -94,46 +94,83 @@ def import_server_pieces() -> None:
 
 @contextmanager
 def _models_built_on_first_use() -> Iterator[None]:
-    """While it is open, a pydantic model defined in ``DEFERRED_PACKAGES`` gets
-    ``defer_build=True`` unless it sets ``defer_build`` itself; pydantic builds its
-    validator and serializer when it is first used (issue 14: the SDK's import, ~650 ms
-    of CPU on the way to the service's first answer, was mostly that).
+    """While it is open, pydantic models and type adapters defined in
+    ``DEFERRED_PACKAGES`` are built when first used (``defer_build``), unless a model
+    sets ``defer_build`` itself (issue 14: the SDK's import, ~650 ms of CPU on the way
+    to the service's first answer, was mostly building validators for ~500 models and
+    six unions of them that the server never uses).
 
     Scoped by the defining module, not by pydantic's global defaults: a model of ours
     defined meanwhile on another thread (the service imports on threads) is built as
-    always. Through a pydantic internal (``ConfigWrapper.for_model``, which merges a new
-    model's config): where it is not what this expects, the SDK imports the ordinary
-    way (slower, the same otherwise; tests/mcp/test_sdk_imports.py says which).
+    always. Through two pydantic internals: ``ConfigWrapper.for_model`` (merges a new
+    model's config) and ``TypeAdapter._defer_build`` (read as an adapter is made, with
+    the module that made it in ``_module_name``). Where one is not what this expects,
+    that half is skipped and its objects are built at import as always (slower, the same
+    otherwise; tests/mcp/test_sdk_imports.py says which).
     """
+    with _patching:
+        undo = [_defer_models(), _defer_type_adapters()]
+        try:
+            yield
+        finally:
+            for restore in undo:
+                restore()
+
+
+def _in_deferred_package(module: object) -> bool:
+    return isinstance(module, str) and module.partition(".")[0] in DEFERRED_PACKAGES
+
+
+def _defer_models() -> Callable[[], None]:
+    """Patch ``ConfigWrapper.for_model``; returns what undoes it."""
     try:
         from pydantic._internal._config import ConfigWrapper
     except ImportError:
-        yield
-        return
+        return lambda: None
     original = ConfigWrapper.__dict__.get("for_model")
     if not isinstance(original, classmethod):
-        yield
-        return
+        return lambda: None
     merge = original.__func__
 
     def for_model(cls: type, bases: Any, namespace: Any, kwargs: Any, *args: Any, **kw: Any) -> Any:
         wrapper = merge(cls, bases, namespace, kwargs, *args, **kw)
-        module = namespace.get("__module__") if isinstance(namespace, dict) else None
         config = getattr(wrapper, "config_dict", None)
         if (
-            isinstance(module, str)
-            and module.partition(".")[0] in DEFERRED_PACKAGES
+            isinstance(namespace, dict)
+            and _in_deferred_package(namespace.get("__module__"))
             and isinstance(config, dict)
         ):
             config.setdefault("defer_build", True)
         return wrapper
 
-    with _patching:
-        ConfigWrapper.for_model = classmethod(for_model)  # type: ignore[method-assign,assignment]
-        try:
-            yield
-        finally:
-            ConfigWrapper.for_model = original  # type: ignore[method-assign,assignment]
+    ConfigWrapper.for_model = classmethod(for_model)  # type: ignore[method-assign,assignment]
+
+    def restore() -> None:
+        ConfigWrapper.for_model = original  # type: ignore[method-assign,assignment]
+
+    return restore
+
+
+def _defer_type_adapters() -> Callable[[], None]:
+    """Patch ``TypeAdapter._defer_build``; returns what undoes it."""
+    from pydantic import TypeAdapter
+
+    original = TypeAdapter.__dict__.get("_defer_build")
+    if not isinstance(original, property) or original.fget is None:
+        return lambda: None
+    built_as_configured = original.fget
+
+    def defer_build(self: TypeAdapter[Any]) -> bool:
+        if _in_deferred_package(getattr(self, "_module_name", None)):
+            return True
+        return bool(built_as_configured(self))
+
+    TypeAdapter._defer_build = property(defer_build)  # type: ignore[method-assign,assignment]
+
+    def restore() -> None:
+        TypeAdapter._defer_build = original  # type: ignore[method-assign,assignment]
+
+    return restore
 
 
 skip_package_inits()
