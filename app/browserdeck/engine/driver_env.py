@@ -56,5 +56,5 @@ def install() -> None:
             log.warning("the Playwright driver starts without Node's compile cache: %s", exc)
         return env
 
-    transport.get_driver_env = get_driver_env
+    transport.get_driver_env = get_driver_env  # type: ignore[attr-defined]
     _installed = True
