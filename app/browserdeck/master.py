@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import __version__
+from browserdeck import __version__, heap
 from browserdeck.errors import BrowserdeckError
 
 if TYPE_CHECKING:
@@ -169,6 +169,7 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
         )
         return 1
     print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
+    heap.settle()  # a big snapshot's temporaries no longer set off collections
     if idle_exit is not None:
         service.tasks.spawn(_exit_when_idle(service, stop, idle_exit), name="idle-exit")
     if service.config_problem:

@@ -109,6 +109,14 @@ def instance_file() -> Path:
 MAX_SOCKET_PATH = 100
 
 
+def linux_state_dir() -> str:
+    """``platformdirs.user_state_dir(APP_NAME)`` on Linux: ``$XDG_STATE_HOME`` when it is
+    an absolute path, else ``~/.local/state``; tests/test_config.py holds them equal."""
+    xdg = os.environ.get("XDG_STATE_HOME", "")
+    base = xdg if os.path.isabs(xdg) else os.path.expanduser("~/.local/state")
+    return os.path.join(base, APP_NAME)
+
+
 def runtime_path() -> str:
     """A folder only we can enter (0700, owned by us), for the API's Unix socket.
 
@@ -121,8 +129,17 @@ def runtime_path() -> str:
         base = os.path.join(home, "run")
     else:
         xdg = os.environ.get("XDG_RUNTIME_DIR", "")
-        base = (os.path.join(xdg, APP_NAME) if xdg and os.path.isdir(xdg)
-                else os.path.join(state_dir(), "run"))
+        if xdg and os.path.isdir(xdg):
+            base = os.path.join(xdg, APP_NAME)
+        elif sys.platform.startswith("linux"):
+            # No per-user tmpfs (a container, a su shell): the state folder, found as
+            # platformdirs finds it but without importing it and pathlib (~15 ms of a
+            # CLI call), made as state_dir() makes it.
+            state = linux_state_dir()
+            os.makedirs(state, mode=0o700, exist_ok=True)
+            base = os.path.join(state, "run")
+        else:
+            base = os.path.join(state_dir(), "run")
     return _private(base)
 
 
