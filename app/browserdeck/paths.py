@@ -140,16 +140,35 @@ def runtime_path() -> str:
             base = os.path.join(state, "run")
         else:
             base = os.path.join(state_dir(), "run")
+    return _private(base)
+
+
+def _private(path: str) -> str:
+    """``path`` created if missing (0700), checked to be a plain directory of ours
+    (``PermissionError`` if not: a symlink, another user's), made 0700 if it was not."""
     try:
-        info = os.lstat(base)
+        info = os.lstat(path)
     except FileNotFoundError:
-        os.makedirs(base, mode=0o700, exist_ok=True)
-        info = os.lstat(base)
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-        raise PermissionError(f"{base} is not a directory owned by this user")
+        raise PermissionError(f"{path} is not a directory owned by this user")
     if info.st_mode & 0o077:
-        os.chmod(base, 0o700)
-    return base
+        os.chmod(path, 0o700)
+    return path
+
+
+def node_compile_cache_dir() -> Path:
+    """Node's compile cache for the Playwright driver we spawn (``NODE_COMPILE_CACHE``).
+
+    ``<cache>/node-compile-cache``, private like the runtime folder and for the same
+    reason: node runs the compiled code it finds there, so nobody else may have put any
+    there. Node itself rejects a cache file whose checksum or node version does not
+    match. Raises ``PermissionError`` when the folder is not a plain directory of ours.
+    """
+    from pathlib import Path
+
+    return Path(_private(os.path.join(cache_dir(), "node-compile-cache")))
 
 
 def runtime_dir() -> Path:
