@@ -38,6 +38,7 @@ LAYERS: dict[str, int] = {
             "driverspecs",
             "errors",
             "events",
+            "fastjson",
             "files",
             "imaging",
             "guard",
@@ -63,7 +64,8 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(("api", "mcpserver"), 3),
     # 4: the front-ends: the tray app and the CLI's commands.
     **dict.fromkeys(
-        ("gui", "cli_cdp", "cli_engine", "cli_mcp", "cli_relay", "cli_schema", "mcp_bridge"), 4
+        ("gui", "cli_argparse", "cli_cdp", "cli_engine", "cli_fast", "cli_mcp", "cli_relay",
+         "cli_schema", "mcp_bridge"), 4
     ),
     # 5: the composition root that wires service, API and MCP together, and the entry
     # points that start it (`browserdeck serve`, `browserdeck tray`).

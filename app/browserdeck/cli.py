@@ -6,33 +6,37 @@ service over HTTP; when none runs it says so and how to start one.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-from collections.abc import Callable
 
-from browserdeck import __version__, paths
+from browserdeck import __version__, cli_fast, paths
+from browserdeck.cli_fast import SUPPRESS, Skipped
 from browserdeck.client import ApiClient, ClientError, fail
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
     from typing import Any
 
     from browserdeck import cli_answers as answer  # the answers' keys, for mypy only
 
+    Handler = Callable[[argparse.Namespace, ApiClient], int]
+
+# argparse and json (both import re and enum) only where cli_fast leaves a call to them:
+# help, errors, --json output (issue 14).
+
 # A CLI call is a process of its own: modules that only some commands need (asyncio,
 # the token store, the service) are imported in those commands (issue 14).
-
-Handler = Callable[[argparse.Namespace, ApiClient], int]
-
 
 # --- the service ----------------------------------------------------------------
 
 
 def _port(text: str) -> int:
     """``--port``: the same rule as the controlPort setting (1024-65535)."""
+    import argparse
+
     from browserdeck.config import validate_port
     from browserdeck.errors import BrowserdeckError
 
@@ -81,6 +85,8 @@ def cmd_paths(args: argparse.Namespace) -> int:
         "screenshots": str(paths.artifacts_dir("screenshots")),
     }
     if args.json:
+        import json
+
         print(json.dumps(data, indent=2))
     else:
         for key, value in data.items():
@@ -247,53 +253,6 @@ def cmd_close(args: argparse.Namespace, client: ApiClient) -> int:
 # --- parser ---------------------------------------------------------------------
 
 
-class _HelpFormatter(argparse.HelpFormatter):
-    """argparse's, as wide as argparse makes it, without importing shutil.
-
-    argparse makes a formatter for every argument it adds (to check its metavar), and
-    the first one imports shutil for the terminal's width: with bz2, lzma and fnmatch
-    about 3 ms of a CLI call that prints no help at all (issue 14).
-    """
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None, **kwargs: Any) -> None:
-        if width is None:
-            width = _terminal_columns() - 2  # as argparse does
-        super().__init__(prog, indent_increment, max_help_position, width, **kwargs)
-
-
-def _terminal_columns() -> int:
-    """``shutil.get_terminal_size().columns``: $COLUMNS, else stdout's terminal, else 80."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
-
-
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser with ``_HelpFormatter``; subparsers are of the same class."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-
-class _Skipped:
-    """Stands for a subcommand's parser that this call does not build: takes any call."""
-
-    def __getattr__(self, name: str) -> Any:
-        return self._ignore
-
-    def _ignore(self, *args: Any, **kwargs: Any) -> _Skipped:
-        return self
-
-
 class _OnlyOne:
     """``add_subparsers()``'s object, building only the subcommand that will run.
 
@@ -310,7 +269,7 @@ class _OnlyOne:
         if name == self.only or self.only in kwargs.get("aliases", ()):
             self.built = True
             return self.sub.add_parser(name, **kwargs)
-        return _Skipped()
+        return Skipped()
 
 
 def _command_in(argv: list[str]) -> str | None:
@@ -326,6 +285,20 @@ AREAS = ("cli_engine", "cli_relay", "cli_cdp", "cli_mcp", "cli_gui")
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The CLI's parser; with ``only``, just that subcommand's (the rest are not built)."""
+    from browserdeck.cli_argparse import Parser
+
+    parser: argparse.ArgumentParser = _declare(only, Parser)
+    return parser
+
+
+def recorded(command: str) -> cli_fast.Recorder | None:
+    """``command``'s declaration as ``cli_fast`` reads it (a Recorder for argparse)."""
+    root: cli_fast.Recorder = _declare(command, cli_fast.Recorder)
+    return root.parsers.get(command)
+
+
+def _declare(only: str | None, _Parser: Any) -> Any:
+    """Every command, declared once: to argparse's parser, or to a ``cli_fast.Recorder``."""
     common = _Parser(add_help=False)
     common.add_argument("--profile", "-p", help="profile name (default: the default profile)")
     common.add_argument("--json", action="store_true", help="print JSON")
@@ -369,7 +342,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     client_cmd("reset-profile", cmd_reset, "kill an orphaned browser on the profile's port")
     client_cmd("profiles", cmd_profiles, "list profiles")
     p = client_cmd("create-profile", cmd_create_profile, "create a profile")
-    if isinstance(p, argparse.ArgumentParser):  # built: this is the command that runs
+    if not isinstance(p, Skipped):  # built: this is the command that runs
         from browserdeck import cli_engine
 
         # The settings a new profile takes, as config.py declares them (cli_args.py).
@@ -378,7 +351,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    "store a remote service profile's token (read from stdin)")
     p = client_cmd("delete-profile", cmd_delete_profile, "delete a profile and its browser data")
     p.add_argument("name", nargs="?", help="the profile to delete")
-    p.add_argument("--name", dest="name_option", help=argparse.SUPPRESS)  # older spelling
+    p.add_argument("--name", dest="name_option", help=SUPPRESS)  # older spelling
     client_cmd("tabs", cmd_tabs, "list tabs")
     p = client_cmd("open", cmd_open, "open a tab")
     p.add_argument("address", metavar="URL")  # not "url": --url is the control API
@@ -434,13 +407,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    command = _command_in(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(command)
-    if command is not None and command not in _commands(parser):
-        parser = build_parser()  # a typo: argparse lists every command it could have been
-    args = parser.parse_args(argv)
-    if args.command is None:
-        args = parser.parse_args(["tray"] if _has_tray(parser) else ["serve"])
+    arguments = sys.argv[1:] if argv is None else argv
+    command = _command_in(arguments)
+    args = None
+    if command is not None and arguments[0] == command:
+        # A plain call is read without argparse (cli_fast), from the same declarations.
+        declared = recorded(command)
+        if declared is not None:
+            args = cli_fast.parse(declared, command, arguments[1:])
+    if args is None:
+        args = _parse(command, argv)
     local = getattr(args, "local", None)
     if local is not None:
         from browserdeck.errors import BrowserdeckError
@@ -454,7 +430,7 @@ def _main(argv: list[str] | None) -> int:
             return 1
     func: Handler | None = getattr(args, "func", None)
     if func is None:
-        parser.print_help()
+        build_parser().print_help()
         return 2
     try:
         client = ApiClient(url=args.url)
@@ -466,6 +442,17 @@ def _main(argv: list[str] | None) -> int:
         return fail(err, getattr(args, "json", False))
     finally:
         client.close()
+
+
+def _parse(command: str | None, argv: list[str] | None) -> argparse.Namespace:
+    """``argv`` read by argparse: the help, the errors, all it says."""
+    parser = build_parser(command)
+    if command is not None and command not in _commands(parser):
+        parser = build_parser()  # a typo: argparse lists every command it could have been
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["tray"] if _has_tray(parser) else ["serve"])
+    return args
 
 
 def _commands(parser: argparse.ArgumentParser) -> set[str]:

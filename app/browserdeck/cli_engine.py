@@ -12,15 +12,14 @@ or dialog (``upload --ref`` clicks for you).
 
 from __future__ import annotations
 
-import argparse
-import json
-
 from browserdeck.cli_args import ARGS
+from browserdeck.cli_fast import Skipped
 from browserdeck.client import ApiClient, ClientError
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
     # The answers' keys, generated from results.py (cli_schema.py): mypy checks every key
@@ -38,8 +37,6 @@ def add_arguments(p: argparse.ArgumentParser, command: str) -> None:
         options = {k: v for k, v in row["options"].items() if k != "list"}
         if options.get("type") == "int":
             options["type"] = int
-        if options.get("help") == argparse.SUPPRESS:
-            options["help"] = argparse.SUPPRESS  # argparse checks identity, not equality
         p.add_argument(*row["flags"], **options)
 
 
@@ -87,6 +84,8 @@ def _act(
     if data.get("outcome"):  # what the action caused, in one line
         lines.append(str(data["outcome"]))
     if "result" in data:
+        import json
+
         lines.append(json.dumps(data["result"], indent=2, ensure_ascii=False))
     if data.get("navigated"):
         lines.append(f"now at {data.get('url')}")
@@ -212,6 +211,8 @@ def _fields(args: argparse.Namespace) -> list[dict[str, Any]]:
     fields: list[dict[str, Any]] = []
     if args.fields:
         try:
+            import json
+
             parsed = json.loads(args.fields)
         except ValueError as exc:
             raise ClientError(
@@ -251,6 +252,8 @@ def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
         )
     data: answer.ActResult = client.post("/act", json=body, params=_params(args))
     # Just the result, as JSON (no "evaluated" line in front): scripts can parse it.
+    import json
+
     lines = [json.dumps(data.get("result"), indent=2, ensure_ascii=False)]
     if data.get("navigated"):
         lines.append(f"now at {data.get('url')}")
@@ -303,7 +306,7 @@ def register(
 ) -> None:
     def cmd(name: str, func: Any, help_: str) -> argparse.ArgumentParser:
         p: argparse.ArgumentParser = sub.add_parser(name, parents=[common], help=help_)
-        if not isinstance(p, argparse.ArgumentParser):
+        if isinstance(p, Skipped):
             return p  # not built: another command runs (cli.build_parser)
         # Added to each, not a parent parser: a call builds only its own subcommand's
         # parser (cli.build_parser), and a parent would be built for nothing (issue 14).

@@ -12,10 +12,10 @@ port-ownership check and the config are imported only for a TCP URL.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from browserdeck import fastjson as json  # json's loads/dumps without re (issue 14)
 from browserdeck import paths, uds
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
@@ -326,7 +326,9 @@ class ApiClient:
     def print_result(data: Any, args: Namespace, text: str | None = None) -> None:
         """``--json`` prints the JSON; otherwise ``text`` (or a compact key: value form)."""
         if getattr(args, "json", False):
-            print(json.dumps(data, indent=2))
+            import json as json_module
+
+            print(json_module.dumps(data, indent=2))
         elif text is not None:
             print(text)
         elif isinstance(data, dict):
@@ -338,7 +340,9 @@ class ApiClient:
 
 def fail(err: ClientError, as_json: bool) -> int:
     if as_json:
-        print(json.dumps(err.to_json(), indent=2))
+        import json as json_module
+
+        print(json_module.dumps(err.to_json(), indent=2))
     else:
         print(err.render(), file=sys.stderr)
     return err.exit_code

@@ -98,11 +98,12 @@ def test_cli_round_trip(served: tuple[dict[str, str], subprocess.Popen[str]]) ->
     target = json.loads(opened.stdout)["targetId"]
     tabs = cli(env, "tabs")
     assert target in tabs.stdout
-    # A call over the socket imports what it needs only (issue 14): not socket.py (its
-    # enums), the shutil argparse wants for a help nobody prints, URL parsing, pathlib,
+    # A call over the socket imports what it needs only (issue 14): not argparse nor json
+    # (with re and enum: cli_fast, fastjson), socket.py (its enums), URL parsing, pathlib,
     # the token store, the config, nor the modules of the other commands.
-    never = {"socket", "shutil", "urllib.parse", "pathlib", "typing", "http.client",
-             "keyring", "platformdirs", "browserdeck.config", "browserdeck.errors"}
+    never = {"argparse", "json", "re", "enum", "socket", "shutil", "urllib.parse", "pathlib",
+             "typing", "http.client", "keyring", "platformdirs", "browserdeck.config",
+             "browserdeck.errors"}
     areas = {f"browserdeck.{area}" for area in browserdeck_cli.AREAS}
     for argv, area in ((["tabs"], None), (["snapshot", "-t", target], "browserdeck.cli_engine")):
         imported = imported_by(env, *argv)

@@ -6,6 +6,7 @@ arguments without importing pydantic (issue 14); these tests keep it honest.
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 
@@ -121,9 +122,8 @@ def test_hidden_arguments_stay_hidden() -> None:
 def test_help_is_as_wide_as_argparse_makes_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # The CLI's formatter finds the terminal's width without shutil (issue 14): its help
     # and its errors' usage lines must wrap exactly where argparse's own would.
-    import argparse
-
     from browserdeck import cli
+    from browserdeck.cli_argparse import HelpFormatter
 
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.choices and "click" in a.choices)
@@ -138,7 +138,7 @@ def test_help_is_as_wide_as_argparse_makes_it(monkeypatch: pytest.MonkeyPatch) -
             p.formatter_class = argparse.HelpFormatter
         assert [p.format_help() for p in parsers] == ours, columns
         for p in parsers:
-            p.formatter_class = cli._HelpFormatter
+            p.formatter_class = HelpFormatter
 
 
 def test_the_query_string_is_the_one_urlencode_builds() -> None:
@@ -153,3 +153,78 @@ def test_the_query_string_is_the_one_urlencode_builds() -> None:
         {"interactive": True, "maxChars": 2000, "ratio": 0.5},
     ):
         assert query_string(params) == urlencode(params)
+
+
+def _argvs(parser: argparse.ArgumentParser) -> list[list[str]]:
+    """Argument lists for one subcommand: plain ones, and ones only argparse reads."""
+    positional = [f"v{i}" for i, a in enumerate(parser._actions) if not a.option_strings]
+    options: list[list[str]] = []
+    for action in parser._actions:
+        if not action.option_strings:
+            continue
+        flag = action.option_strings[-1]
+        if action.nargs == 0:
+            options.append([flag])
+        elif action.choices:
+            options.append([flag, str(next(iter(action.choices)))])
+        else:
+            options.append([flag, "7" if action.type is int else "val"])
+    every = [token for option in options for token in option]
+    argvs = [[], positional, [*positional, "extra"], [*every, *positional], [*positional, *every]]
+    for option in options:
+        argvs += [[*positional, *option], [*option, *positional], [*option, *option, *positional]]
+        argvs.append([*positional[:1], *option, *positional[1:]])  # split positionals
+        if len(option) == 2:
+            argvs += [[*positional, option[0]], [*positional, f"{option[0]}={option[1]}"],
+                      [*positional, option[0], "-x"], [*positional, option[0][:4], option[1]]]
+    argvs += [[*positional, "-h"], [*positional, "--"], ["-", *positional], [*positional, "-5"]]
+    return argvs
+
+
+def test_a_plain_call_is_read_as_argparse_reads_it() -> None:
+    # cli_fast reads a plain call without argparse (issue 14), from the same declarations:
+    # every answer it gives must be argparse's, for every command; the rest it leaves.
+    from browserdeck import cli, cli_fast
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.choices and "click" in a.choices)
+    read = left = 0
+    for command, subparser in sub.choices.items():  # type: ignore[union-attr]
+        declared = cli.recorded(command)
+        assert declared is not None, command
+        for argv in _argvs(subparser):
+            fast = cli_fast.parse(declared, command, argv)
+            if fast is None:
+                left += 1
+                continue
+            read += 1
+            assert vars(fast) == vars(parser.parse_args([command, *argv])), (command, argv)
+    assert read > 300 and left > 300, (read, left)
+    for argv in (["tabs"], ["snapshot"], ["click", "e5"], ["snapshot", "-t", "AB", "--json"],
+                 ["type", "e5", "hi there", "--submit"], ["click", "--double", "e5"]):
+        assert cli_fast.parse(cli.recorded(argv[0]), argv[0], argv[1:]) is not None, argv  # type: ignore[arg-type]
+
+
+def test_fastjson_reads_and_writes_what_json_does() -> None:
+    # The client's JSON without the json package (issue 14): the same values both ways.
+    import json
+    import math
+
+    from browserdeck import fastjson
+
+    values = [
+        {"ok": True, "tabs": [{"targetId": "AB", "title": "é \u2028 \"q\" \\ \n", "n": None}]},
+        {"floats": [0.1, -2.5e-300, 1e300, 3.0, -0.0], "ints": [0, -7, 10**30], "nested": {}},
+        [], "plain", 42, {"emoji": "\U0001f600", "ctl": "\x00\x1f"},
+    ]
+    for value in values:
+        text = json.dumps(value)
+        assert fastjson.dumps(value) == text
+        assert fastjson.loads(text) == json.loads(text)
+        assert fastjson.loads(text.encode()) == json.loads(text)
+    assert math.isnan(fastjson.loads('{"x": NaN}')["x"])
+    assert fastjson.dumps({1: float("inf")}) == json.dumps({1: float("inf")})  # json's way
+    assert fastjson.loads(' \n{"a": 1}') == {"a": 1}
+    for bad in ('{"a": 1} x', "{", "", '{"a": 1,}'):
+        with pytest.raises(ValueError):
+            fastjson.loads(bad)
