@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QMetaObject, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
@@ -104,6 +104,8 @@ class TrayApp(QObject):
         self.notices: deque[tuple[float, str, str, str]] = deque(maxlen=50)
         self._shutdown_task: asyncio.Task[None] | None = None
         self._signal_cleanup: list[Callable[[], None]] = []
+        self._about_to_quit: QMetaObject.Connection | None = None
+        self._tray_watch: QTimer | None = None
         self.bridge.notice.connect(self.notify)
         self.bridge.extension.connect(self._on_extension)
         self.bridge.configChanged.connect(self._on_config_changed)
@@ -114,7 +116,10 @@ class TrayApp(QObject):
         """Start, wait for a quit request, shut down. Returns the exit code."""
         self.quit_requested = asyncio.Event()
         self._install_signal_handlers()
-        self.qapp.aboutToQuit.connect(self.request_quit)
+        # Disconnected at shutdown: a connection left on the QApplication (which outlives
+        # this object in tests, and in a process that makes a second TrayApp) would keep
+        # this whole object graph, panel and dialogs included, alive and callable.
+        self._about_to_quit = self.qapp.aboutToQuit.connect(self.request_quit)
         self.instance_server.listen()
         if self.tray_available:
             self.tray = TrayController(self.model, self)
@@ -188,15 +193,26 @@ class TrayApp(QObject):
             with contextlib.suppress(Exception):
                 cleanup()
         self._signal_cleanup.clear()
+        if self._about_to_quit is not None:
+            QObject.disconnect(self._about_to_quit)
+            self._about_to_quit = None
+        # Windows are deleted here, in the Qt thread, not left to Python's garbage
+        # collector: it may run in any thread, and a QWidget (or a QObject with a live
+        # timer) deleted from another thread crashes a later processEvents (see qtloop).
+        # The dialogs delete themselves on close (WA_DeleteOnClose).
         for dialog in list(self.dialogs):
             with contextlib.suppress(RuntimeError):  # already deleted by Qt
                 dialog.close()
         if self.settings_dialog is not None:
             with contextlib.suppress(RuntimeError):
                 self.settings_dialog.close()
-        if self.panel is not None:
-            self.panel.timer.stop()
-            self.panel.hide()
+        panel, self.panel = self.panel, None
+        if panel is not None:
+            panel.timer.stop()
+            panel.hide()
+            panel.deleteLater()
+        if self._tray_watch is not None:
+            self._tray_watch.stop()
         if self.tray is not None:
             self.tray.dispose()
         self.model.close()
@@ -277,7 +293,7 @@ class TrayApp(QObject):
         """Report (trace) when the icon really sits in a tray: it then has a geometry."""
         tray = self.tray
         assert tray is not None
-        timer = QTimer(self)
+        timer = self._tray_watch = QTimer(self)
         timer.setInterval(20)
         ticks = [0]
 
@@ -547,9 +563,8 @@ def run(
 ) -> int:
     """The tray app; ``build_service`` and ``mcp_config`` are the composition root's
     (``master.build_service``, ``master.mcp_client_config``)."""
-    import qasync
-
     from browserdeck import logsetup
+    from browserdeck.gui.qtloop import QtEventLoop
 
     logsetup.setup()
     qapp = make_qapp()
@@ -568,7 +583,7 @@ def run(
         show_panel=bool(getattr(args, "panel", False)),
         show_settings=bool(getattr(args, "settings", False)),
     )
-    loop = qasync.QEventLoop(qapp)
+    loop = QtEventLoop(qapp)
     asyncio.set_event_loop(loop)
     main = loop.create_task(app.run(), name="gui-main")
     try:
