@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QMetaObject, QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
@@ -104,8 +104,6 @@ class TrayApp(QObject):
         self.notices: deque[tuple[float, str, str, str]] = deque(maxlen=50)
         self._shutdown_task: asyncio.Task[None] | None = None
         self._signal_cleanup: list[Callable[[], None]] = []
-        self._about_to_quit: QMetaObject.Connection | None = None
-        self._tray_watch: QTimer | None = None
         self.bridge.notice.connect(self.notify)
         self.bridge.extension.connect(self._on_extension)
         self.bridge.configChanged.connect(self._on_config_changed)
@@ -116,10 +114,7 @@ class TrayApp(QObject):
         """Start, wait for a quit request, shut down. Returns the exit code."""
         self.quit_requested = asyncio.Event()
         self._install_signal_handlers()
-        # Disconnected at shutdown: a connection left on the QApplication (which outlives
-        # this object in tests, and in a process that makes a second TrayApp) would keep
-        # this whole object graph, panel and dialogs included, alive and callable.
-        self._about_to_quit = self.qapp.aboutToQuit.connect(self.request_quit)
+        self.qapp.aboutToQuit.connect(self.request_quit)
         self.instance_server.listen()
         if self.tray_available:
             self.tray = TrayController(self.model, self)
@@ -193,9 +188,6 @@ class TrayApp(QObject):
             with contextlib.suppress(Exception):
                 cleanup()
         self._signal_cleanup.clear()
-        if self._about_to_quit is not None:
-            QObject.disconnect(self._about_to_quit)
-            self._about_to_quit = None
         # Windows are deleted here, in the Qt thread, not left to Python's garbage
         # collector: it may run in any thread, and a QWidget (or a QObject with a live
         # timer) deleted from another thread crashes a later processEvents (see qtloop).
@@ -211,8 +203,6 @@ class TrayApp(QObject):
             panel.timer.stop()
             panel.hide()
             panel.deleteLater()
-        if self._tray_watch is not None:
-            self._tray_watch.stop()
         if self.tray is not None:
             self.tray.dispose()
         self.model.close()
@@ -293,7 +283,7 @@ class TrayApp(QObject):
         """Report (trace) when the icon really sits in a tray: it then has a geometry."""
         tray = self.tray
         assert tray is not None
-        timer = self._tray_watch = QTimer(self)
+        timer = QTimer(self)
         timer.setInterval(20)
         ticks = [0]
 
