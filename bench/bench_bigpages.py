@@ -10,7 +10,9 @@ Part 2, through one MCP client (the official Python SDK over stdio), browserdeck
 its own headless Chromium from the same binary, calls interleaved:
 
 * snapshot after a click on the 2,000-element table (click untimed, then
-  browser_snapshot timed), median and min-max;
+  browser_snapshot timed), median and min-max, and the CPU its service's main thread
+  spent on it (ours and ``--baseline``: the Python share, which holds still on a busy
+  machine);
 * snapshot size with the cap out of the way (ours ``--max-chars 2000000``): a 200-row
   table with two buttons per row (target <= 0.5x Playwright MCP, every button with a
   ref) and a text-heavy article (target <= 1.05x its visible text + 10 chars per link);
@@ -52,7 +54,7 @@ from tests.support import bigpages  # noqa: E402
 from tests.support.browsers import find_chromium, launch_raw_chromium  # noqa: E402
 
 from bench_mcp import find_peer, texts, write_config, yaml_part  # noqa: E402
-from bench_startup import stop_service  # noqa: E402
+from bench_startup import instance_pid, stop_service  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 PAGES["/table2000.html"] = bigpages.table_2000()
@@ -138,10 +140,29 @@ async def engine_part(chromium: str, site: str, elements: int, runs: int) -> Non
 
 
 class Side:
-    def __init__(self, name: str, params: StdioServerParameters, ref_arg: str) -> None:
+    def __init__(
+        self, name: str, params: StdioServerParameters, ref_arg: str, home: Path | None = None
+    ) -> None:
         self.name, self.params, self.ref_arg = name, params, ref_arg
+        self.home = home  # a browserdeck side's: where its service's pid is
         self.after_click: list[float] = []
+        self.cpu: list[float] = []  # its service's main-thread CPU per timed snapshot
         self.sizes: dict[str, str] = {}
+
+
+def thread_cpu(pid: int | None) -> float | None:
+    """Seconds of CPU the main thread of ``pid`` has run (Linux; None elsewhere).
+
+    The scheduler's nanoseconds (psutil's 10 ms ticks are too coarse for one call), and
+    the thread that runs the event loop: what a call costs the service, which holds
+    still on a busy machine where wall-clock medians do not."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 async def call(client: Client, tool: str, args: dict[str, Any]) -> str:
@@ -203,7 +224,7 @@ async def mcp_part(chromium: str, site: str, runs: int, baseline: str | None = N
         home = Path(tmp) / "home"
         home.mkdir()
         write_config(home)
-        sides = [Side("browserdeck", ours(home, chromium, 2_000_000), "ref")]
+        sides = [Side("browserdeck", ours(home, chromium, 2_000_000), "ref", home)]
         # The baseline only joins the timed loop (its sizes are not the question).
         extra: list[Side] = []
         base_home = Path(tmp) / "baseline"
@@ -211,7 +232,7 @@ async def mcp_part(chromium: str, site: str, runs: int, baseline: str | None = N
             base_home.mkdir()
             write_config(base_home)
             params = ours(base_home, chromium, 2_000_000, app=baseline)
-            extra.append(Side("baseline", params, "ref"))
+            extra.append(Side("baseline", params, "ref", base_home))
         if peer:
             work = Path(tmp) / "pw"
             work.mkdir()
@@ -252,9 +273,14 @@ async def mcp_part(chromium: str, site: str, runs: int, baseline: str | None = N
                     text = await call(client, "browser_snapshot", {})
                     ref = first_ref(text, "button", "Edit")
                     await call(client, "browser_click", {side.ref_arg: ref})
+                    pid = instance_pid(side.home) if side.home is not None else None
+                    cpu = thread_cpu(pid)
                     start = time.perf_counter()
                     await call(client, "browser_snapshot", {})
                     side.after_click.append(time.perf_counter() - start)
+                    cpu_after = thread_cpu(pid)
+                    if cpu is not None and cpu_after is not None:
+                        side.cpu.append(cpu_after - cpu)
         # Our default cap, on the 2,000-element table: is the page's shape still there?
         capped = Side("browserdeck capped", ours(home, chromium, 20_000), "ref")
         try:
@@ -278,6 +304,11 @@ async def mcp_part(chromium: str, site: str, runs: int, baseline: str | None = N
             c = statistics.median(side.after_click)
             print(f"{side.name + ' (--baseline)':40} {med(side.after_click):>24}")
             print(f"{'  its ratio to Playwright MCP':40} {c / b:24.2f}")
+    for side in sides + extra:  # the service's share, robust on a busy machine
+        if side.cpu:
+            label = f"service CPU per snapshot, {side.name}"
+            mean = statistics.mean(side.cpu) * 1000
+            print(f"{label:40} {med(side.cpu):>24}  (main thread; mean {mean:.1f})")
 
     print("\nSnapshot size, characters of the browser_snapshot result (ours uncapped)")
     ours_side = sides[0]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import multiprocessing
 
-from browserdeck.cli import main
+from browserdeck.cli import run
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # harmless when unused; required if anything forks workers
-    raise SystemExit(main())
+    run()

@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,35 @@ def test_browserdeck_home_relocates_every_path(bd_home: Path) -> None:
     for p in (paths.config_file(), paths.data_dir(), paths.state_dir(), paths.log_dir(),
               paths.cache_dir(), paths.profile_user_data_dir("agent"), paths.token_file()):
         assert bd_home in p.parents
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the API socket is Linux's")
+def test_without_a_runtime_dir_the_socket_sits_in_the_state_folder_platformdirs_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A container or a su shell has no XDG_RUNTIME_DIR: the socket's folder is <state>/run,
+    # the state folder found without platformdirs (issue 14: ~15 ms of a CLI call).
+    import platformdirs
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("BROWSERDECK_HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for state_home in (None, str(tmp_path / "state"), "relative/state", ""):
+        if state_home is not None:
+            monkeypatch.setenv("XDG_STATE_HOME", state_home)
+        assert paths.linux_state_dir() == platformdirs.user_state_dir(paths.APP_NAME), state_home
+    monkeypatch.delenv("XDG_STATE_HOME")
+    code = (
+        "import sys\n"
+        "from browserdeck import paths\n"
+        "paths.api_socket_path()\n"
+        "print(paths.runtime_path(), sorted({'pathlib', 'platformdirs'} & set(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout.split()
+    assert out == [str(paths.state_dir() / "run"), "[]"]
+    assert stat.S_IMODE(os.stat(paths.state_dir()).st_mode) == 0o700  # as state_dir() makes it
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from browserdeck.cli import main
+from browserdeck.cli import run
 
-raise SystemExit(main())
+run()

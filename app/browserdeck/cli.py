@@ -10,12 +10,10 @@ import argparse
 import json
 import os
 import sys
-import urllib.parse
 from collections.abc import Callable
 
 from browserdeck import __version__, paths
 from browserdeck.client import ApiClient, ClientError, fail
-from browserdeck.errors import BrowserdeckError
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
 TYPE_CHECKING = False
@@ -36,6 +34,7 @@ Handler = Callable[[argparse.Namespace, ApiClient], int]
 def _port(text: str) -> int:
     """``--port``: the same rule as the controlPort setting (1024-65535)."""
     from browserdeck.config import validate_port
+    from browserdeck.errors import BrowserdeckError
 
     try:
         return validate_port(int(text), "--port")
@@ -184,6 +183,8 @@ def _segment(value: str, what: str) -> str:
         raise ClientError(f"{value!r} is not a valid {what}",
                           f"pass a {what} as listed by `browserdeck "
                           f"{'tabs' if what == 'tab id' else 'profiles'}`")
+    import urllib.parse
+
     return urllib.parse.quote(value, safe="")
 
 
@@ -246,6 +247,43 @@ def cmd_close(args: argparse.Namespace, client: ApiClient) -> int:
 # --- parser ---------------------------------------------------------------------
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's, as wide as argparse makes it, without importing shutil.
+
+    argparse makes a formatter for every argument it adds (to check its metavar), and
+    the first one imports shutil for the terminal's width: with bz2, lzma and fnmatch
+    about 3 ms of a CLI call that prints no help at all (issue 14).
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None, **kwargs: Any) -> None:
+        if width is None:
+            width = _terminal_columns() - 2  # as argparse does
+        super().__init__(prog, indent_increment, max_help_position, width, **kwargs)
+
+
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: $COLUMNS, else stdout's terminal, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser with ``_HelpFormatter``; subparsers are of the same class."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 class _Skipped:
     """Stands for a subcommand's parser that this call does not build: takes any call."""
 
@@ -266,9 +304,11 @@ class _OnlyOne:
     def __init__(self, sub: Any, only: str) -> None:
         self.sub = sub
         self.only = only
+        self.built = False  # once it is, the areas not yet imported are not (build_parser)
 
     def add_parser(self, name: str, **kwargs: Any) -> Any:
         if name == self.only or self.only in kwargs.get("aliases", ()):
+            self.built = True
             return self.sub.add_parser(name, **kwargs)
         return _Skipped()
 
@@ -278,14 +318,20 @@ def _command_in(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+# Each area keeps its commands in its own module (engine actions, relay pairing, the CDP
+# URL, the MCP server, the tray), registered in this order; each imports its heavy parts
+# only when run, and a call imports only the areas up to the one holding its command.
+AREAS = ("cli_engine", "cli_relay", "cli_cdp", "cli_mcp", "cli_gui")
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The CLI's parser; with ``only``, just that subcommand's (the rest are not built)."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--profile", "-p", help="profile name (default: the default profile)")
     common.add_argument("--json", action="store_true", help="print JSON")
     common.add_argument("--url", help="control API URL (default: BROWSERDECK_URL or the running one)")
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="browserdeck",
         description="A real browser for AI agents. Without a command, starts the tray app.",
     )
@@ -322,11 +368,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     client_cmd("stop", cmd_stop, "stop a profile's browser (or relay)")
     client_cmd("reset-profile", cmd_reset, "kill an orphaned browser on the profile's port")
     client_cmd("profiles", cmd_profiles, "list profiles")
-    from browserdeck import cli_engine
-
     p = client_cmd("create-profile", cmd_create_profile, "create a profile")
-    # The settings a new profile takes, as config.py declares them (cli_args.py).
-    cli_engine.add_arguments(p, "create-profile")
+    if isinstance(p, argparse.ArgumentParser):  # built: this is the command that runs
+        from browserdeck import cli_engine
+
+        # The settings a new profile takes, as config.py declares them (cli_args.py).
+        cli_engine.add_arguments(p, "create-profile")
     p = client_cmd("remote-token", cmd_remote_token,
                    "store a remote service profile's token (read from stdin)")
     p = client_cmd("delete-profile", cmd_delete_profile, "delete a profile and its browser data")
@@ -340,13 +387,35 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = client_cmd("close", cmd_close, "close a tab (targetId or unique prefix)")
     p.add_argument("target_id")
 
-    # Each area keeps its commands in its own module (engine actions, relay pairing, the
-    # CDP URL, the MCP server, the tray); each imports its heavy parts only when run.
-    from browserdeck import cli_cdp, cli_engine, cli_gui, cli_mcp, cli_relay
-
-    for module in (cli_engine, cli_relay, cli_cdp, cli_mcp, cli_gui):
-        module.register(sub, common)
+    for area in AREAS:
+        if isinstance(sub, _OnlyOne) and sub.built:
+            break
+        # Not importlib.import_module: it would import importlib (and warnings) for this.
+        __import__(f"browserdeck.{area}")
+        sys.modules[f"browserdeck.{area}"].register(sub, common)
     return parser
+
+
+def run() -> None:
+    """The ``browserdeck`` program: its console script, ``python -m browserdeck``.
+
+    After a call that left nothing to clean up (no atexit handler, no thread, no tracer:
+    every client command) the process ends without the interpreter's teardown, which
+    frees each module it imported one by one: ~4 ms of a ~50 ms call (issue 14). The
+    service, the tray and the MCP bridge start threads, so they exit the ordinary way.
+    """
+    code = main()
+    import atexit
+
+    if ("threading" in sys.modules or atexit._ncallbacks() or sys.gettrace() is not None
+            or sys.getprofile() is not None):
+        sys.exit(code)
+    try:  # os._exit flushes nothing, and output to a pipe waits in its buffer
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # `browserdeck tabs | head -1`: the reader left
+        code = code or 1
+    os._exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -370,6 +439,8 @@ def _main(argv: list[str] | None) -> int:
         args = parser.parse_args(["tray"] if _has_tray(parser) else ["serve"])
     local = getattr(args, "local", None)
     if local is not None:
+        from browserdeck.errors import BrowserdeckError
+
         try:
             return int(local(args))
         except BrowserdeckError as exc:  # e.g. `pair --profile ghost`: a message, not a trace
@@ -409,4 +480,4 @@ def _has_tray(parser: argparse.ArgumentParser) -> bool:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from browserdeck.cli_args import ARGS
 from browserdeck.client import ApiClient, ClientError
@@ -264,6 +263,8 @@ def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_upload(args: argparse.Namespace, client: ApiClient) -> int:
+    from pathlib import Path  # here: the other commands need no pathlib (issue 14)
+
     files = [str(Path(p).expanduser().resolve()) for p in args.paths]
     # A person at a shell names the files themselves: their folders (and the working
     # directory) are the roots. Dot-folders and browserdeck's own stay refused.
@@ -300,12 +301,15 @@ def cmd_dialog(args: argparse.Namespace, client: ApiClient) -> int:
 def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
-    tab = argparse.ArgumentParser(add_help=False)
-    tab.add_argument(
-        "--target", "-t", help="tab: targetId or unique prefix (default: your last used tab)"
-    )
     def cmd(name: str, func: Any, help_: str) -> argparse.ArgumentParser:
-        p: argparse.ArgumentParser = sub.add_parser(name, parents=[common, tab], help=help_)
+        p: argparse.ArgumentParser = sub.add_parser(name, parents=[common], help=help_)
+        if not isinstance(p, argparse.ArgumentParser):
+            return p  # not built: another command runs (cli.build_parser)
+        # Added to each, not a parent parser: a call builds only its own subcommand's
+        # parser (cli.build_parser), and a parent would be built for nothing (issue 14).
+        p.add_argument(
+            "--target", "-t", help="tab: targetId or unique prefix (default: your last used tab)"
+        )
         p.set_defaults(func=func)
         add_arguments(p, name)  # as engine/options.py declares them
         return p

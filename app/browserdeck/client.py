@@ -15,8 +15,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from argparse import Namespace
-from urllib.parse import urlencode, urlsplit
 
 from browserdeck import paths, uds
 
@@ -24,7 +22,25 @@ from browserdeck import paths, uds
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import http.client
+    from argparse import Namespace
     from typing import Any
+
+# urllib.parse (it imports ipaddress: ~3 ms of a CLI call) only where a URL is parsed: a
+# call over the socket parses none, and builds its query string itself (query_string).
+
+# What urllib.parse.quote_plus leaves as it is.
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
+
+
+def query_string(params: dict[str, Any]) -> str:
+    """``urllib.parse.urlencode(params)``, for the values a call sends (str(value), UTF-8)."""
+    return "&".join(f"{_quote_plus(str(k))}={_quote_plus(str(v))}" for k, v in params.items())
+
+
+def _quote_plus(text: str) -> str:
+    return "".join(
+        chr(b) if b in _UNRESERVED else "+" if b == 0x20 else f"%{b:02X}" for b in text.encode()
+    )
 
 CLIENT_NAME = "browserdeck-cli"
 
@@ -103,6 +119,8 @@ def unproven_server(url: str) -> tuple[str, str] | None:
     it cannot list other users' (macOS without root) the check is skipped (docs/security.md). A non-loopback URL is one the user
     typed (``--url``/``BROWSERDECK_URL``, a tunnel) and is trusted as given.
     """
+    from urllib.parse import urlsplit
+
     from browserdeck import guard
     from browserdeck.chrome import procs
 
@@ -150,6 +168,7 @@ def tcp_connection(url: str, timeout: float | None) -> http.client.HTTPConnectio
     """A connection to the API at a TCP ``url`` (http or https): for one request (the CLI)
     or one long stream (the MCP bridge). Prove the server first (``unproven_server``)."""
     import http.client
+    from urllib.parse import urlsplit
 
     parts = urlsplit(url)
     cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
@@ -166,10 +185,10 @@ def stored_token() -> str:
 def api_socket_path() -> str | None:
     """The running service's API socket, if its file is there (it may still be stale)."""
     try:
-        path = paths.api_socket()
+        path = paths.api_socket_path()
     except OSError:
         return None
-    return str(path) if path is not None and path.exists() else None
+    return path if path is not None and os.path.exists(path) else None
 
 
 NOT_RUNNING_HINT = (
@@ -190,6 +209,8 @@ class ApiClient:
             self._check_url()
 
     def _check_url(self) -> None:
+        from urllib.parse import urlsplit
+
         try:
             parts = urlsplit(self.url)
             ok = parts.scheme in ("http", "https") and bool(parts.hostname)
@@ -241,9 +262,13 @@ class ApiClient:
         clean = {k: v for k, v in (params or {}).items() if v is not None}
         if not self.socket_path and not self._proven:
             self._prove_server()
-        target = (urlsplit(self.url).path.rstrip("/") if self.url else "") + path
+        target = path
+        if self.url:
+            from urllib.parse import urlsplit
+
+            target = urlsplit(self.url).path.rstrip("/") + path
         if clean:
-            target += "?" + urlencode(clean)
+            target += "?" + query_string(clean)
         headers = self._headers()
         body = None
         if json_body is not None:

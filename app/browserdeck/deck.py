@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -423,14 +423,17 @@ class Deck:
             unplaced=list(shot.unplaced or []),
         )
 
-    async def _ref_infos(self, t: BrowserTarget) -> dict[str, RefInfo]:
-        """The tab's current refs by the name agents see (empty if the tab went)."""
+    async def _ref_infos(self, t: BrowserTarget) -> Mapping[str, RefInfo]:
+        """The tab's current refs by the name agents see (empty if the tab went).
+
+        The table's own map, not a copy: an action names one ref, and copying a big
+        page's thousands cost every action a millisecond or more (issue 14)."""
         try:
             state = await self.engine.pool.page(t.cdp_url, t.target_id, t.headers)
         except Exception:  # the tab or browser went: names are extra, the caller goes on
             return {}
         table = state.table
-        return {info.ref: info for info in table.refs.values()} if table is not None else {}
+        return table.refs if table is not None else {}
 
     # --- one tab -----------------------------------------------------------------
     @overload

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import __version__
+from browserdeck import __version__, heap
 from browserdeck.errors import BrowserdeckError
 
 if TYPE_CHECKING:
@@ -144,11 +144,17 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
     """``browserdeck serve``: a process's whole life (it ends right after this returns)."""
     import asyncio
     import contextlib
+    import gc
     import logging
     import signal
 
     # The first mark of the boot timeline (bench/boot_timeline.py): imports are done.
     logging.getLogger(__name__).info("browserdeck %s starting", __version__)
+    # Starting imports the service, the engine, the MCP SDK and the web stack: objects
+    # that live as long as the process. The cyclic collector's passes over them while
+    # they are made are CPU that an MCP client waits for (issue 14), so it is off until
+    # the service runs; heap.settle then freezes them (later collections skip them too).
+    gc.disable()
     # A service started for MCP clients (--idle-exit) launches its browser at once.
     service = build_service(
         force_headless=headless, control_port=port, prelaunch=idle_exit is not None
@@ -168,7 +174,10 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
             file=sys.stderr,
         )
         return 1
+    finally:
+        gc.enable()
     print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
+    heap.settle()  # a big snapshot's temporaries no longer set off collections
     if idle_exit is not None:
         service.tasks.spawn(_exit_when_idle(service, stop, idle_exit), name="idle-exit")
     if service.config_problem:

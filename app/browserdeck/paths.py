@@ -11,15 +11,28 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from pathlib import Path
+
+# pathlib only where a Path is made: a CLI call over the API socket needs just the
+# socket's path, as a string (api_socket_path), and pathlib is ~2 ms of it (issue 14).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 APP_NAME = "browserdeck"
 HOME_ENV = "BROWSERDECK_HOME"
 
 
-def _home() -> Path | None:
+def _home_str() -> str | None:
     value = os.environ.get(HOME_ENV)
-    return Path(value).expanduser().resolve() if value else None
+    # What Path(value).expanduser().resolve() gives, without pathlib.
+    return os.path.realpath(os.path.expanduser(value)) if value else None
+
+
+def _home() -> Path | None:
+    from pathlib import Path
+
+    home = _home_str()
+    return Path(home) if home else None
 
 
 def _ensure(path: Path) -> Path:
@@ -29,6 +42,8 @@ def _ensure(path: Path) -> Path:
 
 def _platform(kind: str) -> Path:
     # Imported here: the CLI's hot path (a call over the API socket) never needs it.
+    from pathlib import Path
+
     import platformdirs
 
     return Path(getattr(platformdirs, f"user_{kind}_dir")(APP_NAME))
@@ -94,34 +109,89 @@ def instance_file() -> Path:
 MAX_SOCKET_PATH = 100
 
 
-def runtime_dir() -> Path:
+def linux_state_dir() -> str:
+    """``platformdirs.user_state_dir(APP_NAME)`` on Linux: ``$XDG_STATE_HOME`` when it is
+    an absolute path, else ``~/.local/state``; tests/test_config.py holds them equal."""
+    xdg = os.environ.get("XDG_STATE_HOME", "")
+    base = xdg if os.path.isabs(xdg) else os.path.expanduser("~/.local/state")
+    return os.path.join(base, APP_NAME)
+
+
+def runtime_path() -> str:
     """A folder only we can enter (0700, owned by us), for the API's Unix socket.
 
     ``$BROWSERDECK_HOME/run``; else ``$XDG_RUNTIME_DIR/browserdeck`` (a per-user tmpfs);
     else ``<state>/run``. Raises ``PermissionError`` when the folder is not a plain
     directory of ours: nobody else may have put the socket's folder there.
     """
-    home = _home()
+    home = _home_str()
     if home is not None:
-        base = home / "run"
+        base = os.path.join(home, "run")
     else:
         xdg = os.environ.get("XDG_RUNTIME_DIR", "")
-        base = Path(xdg) / APP_NAME if xdg and os.path.isdir(xdg) else state_dir() / "run"
-    _ensure(base)
-    info = os.lstat(base)
+        if xdg and os.path.isdir(xdg):
+            base = os.path.join(xdg, APP_NAME)
+        elif sys.platform.startswith("linux"):
+            # No per-user tmpfs (a container, a su shell): the state folder, found as
+            # platformdirs finds it but without importing it and pathlib (~15 ms of a
+            # CLI call), made as state_dir() makes it.
+            state = linux_state_dir()
+            os.makedirs(state, mode=0o700, exist_ok=True)
+            base = os.path.join(state, "run")
+        else:
+            base = os.path.join(state_dir(), "run")
+    return _private(base)
+
+
+def _private(path: str) -> str:
+    """``path`` created if missing (0700), checked to be a plain directory of ours
+    (``PermissionError`` if not: a symlink, another user's), made 0700 if it was not."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-        raise PermissionError(f"{base} is not a directory owned by this user")
+        raise PermissionError(f"{path} is not a directory owned by this user")
     if info.st_mode & 0o077:
-        os.chmod(base, 0o700)
-    return base
+        os.chmod(path, 0o700)
+    return path
 
 
-def api_socket() -> Path | None:
+def node_compile_cache_dir() -> Path:
+    """Node's compile cache for the Playwright driver we spawn (``NODE_COMPILE_CACHE``).
+
+    ``<cache>/node-compile-cache``, private like the runtime folder and for the same
+    reason: node runs the compiled code it finds there, so nobody else may have put any
+    there. Node itself rejects a cache file whose checksum or node version does not
+    match. Raises ``PermissionError`` when the folder is not a plain directory of ours.
+    """
+    from pathlib import Path
+
+    return Path(_private(os.path.join(cache_dir(), "node-compile-cache")))
+
+
+def runtime_dir() -> Path:
+    from pathlib import Path
+
+    return Path(runtime_path())
+
+
+def api_socket_path() -> str | None:
     """The control API's Unix socket (Linux: the peer's uid is checked, SO_PEERCRED).
 
-    None where it is not served: other systems, or a path too long for a socket.
+    None where it is not served: other systems, or a path too long for a socket. A
+    string, not a Path: the CLI's hot path (client.py) imports no pathlib.
     """
     if not sys.platform.startswith("linux"):
         return None
-    path = runtime_dir() / "api.sock"
+    path = os.path.join(runtime_path(), "api.sock")
     return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
+
+
+def api_socket() -> Path | None:
+    """``api_socket_path()`` as a Path."""
+    from pathlib import Path
+
+    path = api_socket_path()
+    return Path(path) if path is not None else None

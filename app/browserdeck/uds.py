@@ -9,7 +9,11 @@ bridge streams event streams and uses ``http.client`` (mcp_bridge.UnixHTTPConnec
 
 from __future__ import annotations
 
-import socket
+# The C module under ``socket``: ``socket.py`` wraps it in enums and selectors, ~4 ms of a
+# CLI call's start-up here, for a connect, a send and some reads it does not need
+# (issue 14). Its errors are the same built-in ones (FileNotFoundError,
+# ConnectionRefusedError, TimeoutError).
+import _socket
 
 # The longest answer a CLI call reads (a full-page screenshot as base64, a PDF).
 MAX_RESPONSE = 512 * 2**20
@@ -34,7 +38,8 @@ def request(
     if body is not None:
         lines.append(f"Content-Length: {len(body)}")
     data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
         sock.settimeout(timeout)
         sock.connect(path)
         sock.sendall(data)
@@ -45,6 +50,8 @@ def request(
             size += len(chunk)
             if size > MAX_RESPONSE:
                 raise HttpError(f"the answer is over {MAX_RESPONSE // 2**20} MiB")
+    finally:
+        sock.close()
     raw = b"".join(chunks)
     head, sep, rest = raw.partition(b"\r\n\r\n")
     if not sep:

@@ -139,3 +139,48 @@ async def test_a_service_started_by_hand_builds_the_api_routes_without_waiting_f
                 break
             await asyncio.sleep(0.05)
         assert api.staged.app is not None
+
+
+async def test_serve_starts_the_service_without_cyclic_collections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The collector is off while `serve` starts the service (its imports and start are
+    CPU an MCP client waits for), and on again once it runs (issue 14)."""
+    import gc
+    import signal
+
+    from browserdeck import master
+    from browserdeck.service import Service
+
+    cfg = service_config()
+    config.save(cfg)
+    threshold = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)  # CPython's default: a start sets off dozens
+    collections: list[int] = []
+    seen: dict[str, bool] = {}
+    real_start = Service.start
+
+    def note(phase: str, info: dict[str, object]) -> None:
+        if phase == "start":
+            collections.append(1)
+
+    async def observed_start(self: Service) -> None:
+        gc.callbacks.append(note)
+        try:
+            await real_start(self)
+        finally:
+            gc.callbacks.remove(note)
+        seen["enabled during start"] = gc.isenabled()
+        # Running: stop it the way a terminal would.
+        asyncio.get_running_loop().call_soon(signal.raise_signal, signal.SIGTERM)
+
+    monkeypatch.setattr(Service, "start", observed_start)
+    try:
+        assert await master.serve(headless=True, port=None) == 0
+        assert seen == {"enabled during start": False}
+        assert collections == []
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()  # serve froze what it loaded; the next tests start clean
+        gc.set_threshold(*threshold)

@@ -17,6 +17,7 @@ import httpx
 import psutil
 import pytest
 
+from browserdeck import cli as browserdeck_cli
 from browserdeck import config
 from tests.mcp.site import serve_site
 from tests.support.net import free_port
@@ -26,6 +27,22 @@ from tests.support.service import service_config
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "browserdeck", *args], env=env,
                           capture_output=True, text=True, timeout=120)
+
+
+def imported_by(env: dict[str, str], *args: str) -> set[str]:
+    """The modules a CLI call imports beyond those the interpreter starts with."""
+    code = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "from browserdeck import cli\n"
+        "code = cli.main(sys.argv[1:])\n"
+        "print(' '.join(sorted(set(sys.modules) - before)), file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return set(done.stderr.strip().splitlines()[-1].split())
 
 
 @pytest.fixture
@@ -81,6 +98,16 @@ def test_cli_round_trip(served: tuple[dict[str, str], subprocess.Popen[str]]) ->
     target = json.loads(opened.stdout)["targetId"]
     tabs = cli(env, "tabs")
     assert target in tabs.stdout
+    # A call over the socket imports what it needs only (issue 14): not socket.py (its
+    # enums), the shutil argparse wants for a help nobody prints, URL parsing, pathlib,
+    # the token store, the config, nor the modules of the other commands.
+    never = {"socket", "shutil", "urllib.parse", "pathlib", "typing", "http.client",
+             "keyring", "platformdirs", "browserdeck.config", "browserdeck.errors"}
+    areas = {f"browserdeck.{area}" for area in browserdeck_cli.AREAS}
+    for argv, area in ((["tabs"], None), (["snapshot", "-t", target], "browserdeck.cli_engine")):
+        imported = imported_by(env, *argv)
+        assert "browserdeck.uds" in imported and not imported & never, (argv, imported & never)
+        assert imported & areas == ({area} if area else set()), argv
 
     # The page commands print what the answers hold, read by the keys results.py declares.
     cli(env, "navigate", "data:text/html,<title>Page</title><button>Go</button>", "-t", target)
@@ -215,6 +242,36 @@ def test_a_closed_pipe_is_not_a_traceback(bd_home: Path) -> None:
     finally:
         os.close(write_end)
     assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr
+
+
+def test_a_client_command_ends_without_the_teardown_unless_something_waits_for_it(
+    served: tuple[dict[str, str], subprocess.Popen[str]],
+) -> None:
+    # cli.run() skips the interpreter's teardown after a client command (issue 14): the
+    # exit code and the output stay, and an atexit handler, if one is there, still runs.
+    env = {k: v for k, v in served[0].items() if k != "PYTHONUNBUFFERED"}  # a pipe buffers
+    code = (
+        "import atexit, sys\n"
+        "from browserdeck import cli\n"
+        "class Witness:\n"
+        "    def __del__(self):\n"
+        "        print('torn down', flush=True)\n"
+        "witness = Witness()\n"
+        "if sys.argv.pop() == 'atexit':\n"
+        "    atexit.register(print, 'atexit ran')\n"
+        "sys.argv[1:] = ['status', '--profile', sys.argv.pop()]\n"
+        "cli.run()\n"
+    )
+    for profile, case, rc in (("agent", "plain", 0), ("agent", "atexit", 0), ("ghost", "plain", 1)):
+        done = subprocess.run([sys.executable, "-c", code, profile, case], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == rc, done.stderr
+        lines = done.stdout.splitlines()
+        if case == "atexit":
+            assert lines[-2:] == ["atexit ran", "torn down"]
+        else:
+            assert "torn down" not in lines
+        assert ("agent (managed" in done.stdout) == (rc == 0)
 
 
 def test_local_commands_report_bad_input_without_touching_the_config(bd_home: Path) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from browserdeck import cli_schema, config
 from browserdeck.engine import options as o
 
@@ -114,3 +116,40 @@ def test_hidden_arguments_stay_hidden() -> None:
         text = sub.choices[command].format_help()  # type: ignore[index]
         assert "SUPPRESS" not in text, command
     assert "--fn" not in sub.choices["evaluate"].format_help()  # type: ignore[index]
+
+
+def test_help_is_as_wide_as_argparse_makes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The CLI's formatter finds the terminal's width without shutil (issue 14): its help
+    # and its errors' usage lines must wrap exactly where argparse's own would.
+    import argparse
+
+    from browserdeck import cli
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.choices and "click" in a.choices)
+    parsers = [parser, *sub.choices.values()]  # type: ignore[union-attr]
+    for columns in ("57", "123", None):
+        if columns is None:
+            monkeypatch.delenv("COLUMNS", raising=False)
+        else:
+            monkeypatch.setenv("COLUMNS", columns)
+        ours = [p.format_help() for p in parsers]
+        for p in parsers:
+            p.formatter_class = argparse.HelpFormatter
+        assert [p.format_help() for p in parsers] == ours, columns
+        for p in parsers:
+            p.formatter_class = cli._HelpFormatter
+
+
+def test_the_query_string_is_the_one_urlencode_builds() -> None:
+    # The client builds it itself so that a call over the socket needs no urllib.parse.
+    from urllib.parse import urlencode
+
+    from browserdeck.client import query_string
+
+    for params in (
+        {"profile": "work", "targetId": "0C12A3FA"},
+        {"q": "a b&c=d?e/f+g%h~i._-", "unicode": "é中\U0001f600", "empty": ""},
+        {"interactive": True, "maxChars": 2000, "ratio": 0.5},
+    ):
+        assert query_string(params) == urlencode(params)

@@ -269,3 +269,45 @@ async def test_ref_scan_of_one_frame_reads_names_pointers_and_counts() -> None:
     slow, slow_totals = st.scan(ONE_FRAME + "\n- 'button \"a: b\" [ref=e9]'")
     assert slow[:-1] == entries
     assert {k: v for k, v in slow_totals.items() if k != ((), "button", "a: b")} == totals
+
+
+async def test_the_ref_table_of_a_text_is_what_each_ref_looks_up() -> None:
+    """The table keeps a row per ref and makes a ref's RefInfo when it is looked up
+    (issue 14: an action uses one of a big page's thousands); what a lookup finds is
+    the scan's own answer, and a ref not in the text stays unknown (fails closed)."""
+    from types import SimpleNamespace
+
+    from browserdeck.engine import snapshot as snap
+    from browserdeck.engine import snapshot_text as st
+    from browserdeck.engine.options import SnapshotOptions
+    from browserdeck.engine.state import TargetMemory
+
+    state = SimpleNamespace(
+        memory=TargetMemory(),
+        token=1,
+        main_epoch=1,
+        child_epoch=0,
+        page=SimpleNamespace(url="http://example.test/"),
+        epoch_key=lambda main: (1, 1),
+    )
+    table, renamed = snap.build_table(state, ONE_FRAME, SnapshotOptions(), "aria")  # type: ignore[arg-type]
+    assert renamed == {}  # a tab's first document: Playwright's names as they are
+    entries, totals = st.scan(ONE_FRAME)
+    assert list(table.refs) == [e[0] for e in entries] and len(table.refs) == 6
+    for pw_ref, role, name, chain, interactive, nth in entries:
+        info = table.refs[pw_ref]
+        assert (info.ref, info.pw_ref, info.role, info.name) == (pw_ref, pw_ref, role, name)
+        assert (info.frame_chain, info.nth, info.interactive) == (chain, nth, interactive)
+        assert info.count == totals[(chain, role, name)]
+        assert table.refs[pw_ref] is info  # made once
+    assert table.refs.interactive_count() == sum(1 for e in entries if e[4])
+    assert "e7" not in table.refs and table.refs.get("e7") is None
+    assert table.refs.pw_refs() == {e[0]: e[0] for e in entries}
+
+    # A new document restarts Playwright's numbering: the agent's refs go on above it.
+    state.epoch_key = lambda main: (2, 1)
+    table, renamed = snap.build_table(state, ONE_FRAME, SnapshotOptions(), "aria")  # type: ignore[arg-type]
+    assert renamed == {f"e{n}": f"e{n + 6}" for n in range(1, 7)}
+    assert table.refs["e12"].pw_ref == "e6" and "e6" not in table.refs
+    shown = re.findall(r"\[ref=([^\]]+)\]", snap.rename_refs(ONE_FRAME, renamed))
+    assert shown == [f"e{n}" for n in range(7, 13)] == list(table.refs)

@@ -17,7 +17,14 @@ from browserdeck import aio
 from browserdeck.engine import snapshot_text as st
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.options import DEFAULT_AX_LIMIT, DEFAULT_MAX_CHARS, SnapshotOptions
-from browserdeck.engine.state import PageState, PreparedSnapshot, RefInfo, RefMode, RefTable
+from browserdeck.engine.state import (
+    PageState,
+    PreparedSnapshot,
+    RefMap,
+    RefMode,
+    RefRow,
+    RefTable,
+)
 from browserdeck.errors import InvalidInput, NotFound, Unavailable
 from browserdeck.results import SnapshotRef, SnapshotStats, SnapshotViewport
 
@@ -73,14 +80,20 @@ async def ai_text(state: PageState, opts: SnapshotOptions) -> str:
 def build_table(
     state: PageState, text: str, opts: SnapshotOptions, mode: RefMode
 ) -> tuple[RefTable, dict[str, str]]:
-    """The ref table of a snapshot and the map Playwright ref -> the ref the agent sees."""
+    """The ref table of a snapshot and the map Playwright ref -> the ref the agent sees.
+
+    The map is empty when every ref keeps Playwright's name (a tab's first document, the
+    common case): there is then nothing to rename in the text.
+    """
     memory = state.memory
     entries, totals = st.scan(text)
-    refs: dict[str, RefInfo] = {}
-    shown: dict[str, str] = {}
+    rows: dict[str, RefRow] = {}
+    renamed: dict[str, str] = {}
     main_root = opts.frame is None
     keys = {True: state.epoch_key(True), False: state.epoch_key(False)}
-    bases: dict[str, int] = {}  # prefix -> offset, settled once per snapshot
+    # Playwright prefix ("" or "f3") -> (the agent's prefix, offset), settled once per
+    # snapshot: this loop runs once per ref (thousands on a big page).
+    bases: dict[tuple[str, bool], tuple[str, int]] = {}
     role_only = opts.format == "role"
     interactive_roles = st.INTERACTIVE_ROLES
     counted = not opts.depth  # a depth-limited snapshot does not see every element
@@ -88,17 +101,16 @@ def build_table(
     for pw_ref, role, name, chain, interactive, nth in entries:
         if role_only and role not in interactive_roles:
             continue
-        prefix, _, digits = pw_ref.rpartition("e")
+        pw_prefix, _, digits = pw_ref.rpartition("e")
         if not digits.isdigit():
             continue
         main = main_root and not chain
-        # Playwright prefixes even the main frame's refs with a new "f<seq>" after each
-        # navigation (its frame sequence number); the agent sees one counter per tab with
-        # no prefix there, and the "f" prefix only inside iframes.
-        if main:
-            prefix = ""
-        base = bases.get(prefix)
-        if base is None:
+        settled = bases.get((pw_prefix, main))
+        if settled is None:
+            # Playwright prefixes even the main frame's refs with a new "f<seq>" after
+            # each navigation (its frame sequence number); the agent sees one counter per
+            # tab with no prefix there, and the "f" prefix only inside iframes.
+            prefix = "" if main else pw_prefix
             key = keys[main]
             entry = memory.bases.get(prefix)
             if entry is None:
@@ -108,26 +120,21 @@ def build_table(
                 # start above every number this tab ever handed out.
                 entry = (issued, key)
             memory.bases[prefix] = entry
-            base = bases[prefix] = entry[0]
+            settled = bases[(pw_prefix, main)] = (prefix, entry[0])
+        prefix, base = settled
         number = int(digits) + base
-        ours = f"{prefix}e{number}"
         if number > issued:
             issued = number
-        refs[ours] = RefInfo(
-            ours,
-            pw_ref,
-            role,
-            name,
-            chain,
-            nth,
-            totals.get((chain, role, name)) if counted else None,
-            interactive,
-        )
-        shown[pw_ref] = ours
+        if base or prefix != pw_prefix:
+            ours = renamed[pw_ref] = f"{prefix}e{number}"
+        else:
+            ours = pw_ref  # Playwright's own name (no string built per ref)
+        count = totals.get((chain, role, name)) if counted else None
+        rows[ours] = (pw_ref, role, name, chain, nth, count, interactive)
     memory.issued_max = issued
     table = RefTable(
         mode=mode,
-        refs=refs,
+        refs=RefMap(rows),
         page_token=state.token,
         main_epoch=state.main_epoch,
         child_epoch=state.child_epoch,
@@ -136,7 +143,7 @@ def build_table(
         depth_limited=opts.depth is not None,
         url=state.page.url,
     )
-    return table, shown
+    return table, renamed
 
 
 def rename_refs(text: str, shown: dict[str, str]) -> str:
@@ -158,12 +165,13 @@ def rename_refs(text: str, shown: dict[str, str]) -> str:
     return "[ref=".join(out)
 
 
-def render(text: str, opts: SnapshotOptions, table: RefTable, shown: dict[str, str]) -> str:
-    renamed = any(pw != ours for pw, ours in shown.items())
+def render(text: str, opts: SnapshotOptions, table: RefTable, renamed: dict[str, str]) -> str:
+    """The snapshot as the agent sees it; ``renamed``: the refs whose name changes."""
     if opts.format == "ai" and not opts.compact and not opts.interactive:
         if not renamed:
             return text  # the common case: Playwright's text as is
-        return rename_refs(text, shown)
+        return rename_refs(text, renamed)
+    shown = table.refs.pw_refs()  # every ref of this format, renamed or not
 
     nodes = st.parse(text)  # a Node per line only when the text is transformed
     nth_of, _ = st.role_counts(nodes)
@@ -247,7 +255,7 @@ async def _take(
             lines=out_text.count("\n") + 1 if out_text else 0,
             chars=len(out_text),
             refs=len(table.refs),
-            interactive=sum(1 for r in table.refs.values() if r.interactive),
+            interactive=table.refs.interactive_count(),
         ),
     }
     if truncated:

@@ -14,6 +14,7 @@ import itertools
 import logging
 import time
 from collections import OrderedDict, deque
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -71,12 +72,53 @@ class RefInfo:
         return f'{self.role} "{self.name}"' if self.name else self.role
 
 
+# One ref of a table as the snapshot's scan found it: RefInfo's fields after ``ref``
+# (Playwright's ref, role, name, frame chain, nth, count, interactive).
+RefRow = tuple[str, str, str, tuple[str, ...], int, int | None, bool]
+
+
+class RefMap(Mapping[str, RefInfo]):
+    """A snapshot's refs by the name the agent sees; each ``RefInfo`` is made when first
+    asked for. A big page has thousands of refs and an action uses one: making an object
+    for each was a third of the ref table's cost on the 2,000-element table (issue 14;
+    docs/mcp.md, "Where a big snapshot's time goes"). Which refs exist is settled when
+    the snapshot is taken, so nothing here can make a stale ref resolve."""
+
+    __slots__ = ("_made", "_rows")
+
+    def __init__(self, rows: dict[str, RefRow]) -> None:
+        self._rows = rows
+        self._made: dict[str, RefInfo] = {}
+
+    def __getitem__(self, ref: str) -> RefInfo:
+        info = self._made.get(ref)
+        if info is None:
+            info = self._made[ref] = RefInfo(ref, *self._rows[ref])
+        return info
+
+    def __contains__(self, ref: object) -> bool:
+        return ref in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def interactive_count(self) -> int:
+        return sum(1 for row in self._rows.values() if row[6])
+
+    def pw_refs(self) -> dict[str, str]:
+        """Playwright's ref -> the agent's, for every ref."""
+        return {row[0]: ref for ref, row in self._rows.items()}
+
+
 @dataclass
 class RefTable:
     """The refs of a tab's latest snapshot: the only refs that tab accepts."""
 
     mode: RefMode
-    refs: dict[str, RefInfo]
+    refs: RefMap
     page_token: int  # which Page object the snapshot was taken on
     main_epoch: int  # main-frame documents seen when it was taken
     child_epoch: int  # iframe documents seen when it was taken

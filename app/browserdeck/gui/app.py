@@ -36,7 +36,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
-from browserdeck import __version__, aio, autostart, config, paths
+from browserdeck import __version__, aio, autostart, config, heap, paths
 from browserdeck.config import Config
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
@@ -573,6 +573,9 @@ def run(
         show_panel=bool(getattr(args, "panel", False)),
         show_settings=bool(getattr(args, "settings", False)),
     )
+    # Before the service starts (it starts inside the loop): the app's own process only,
+    # never a test's that builds a TrayApp.
+    heap.settle()  # a big snapshot's temporaries no longer set off collections
     loop = QtEventLoop(qapp)
     asyncio.set_event_loop(loop)
     main = loop.create_task(app.run(), name="gui-main")
