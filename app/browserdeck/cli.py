@@ -410,11 +410,15 @@ def run() -> None:
     if ("threading" in sys.modules or atexit._ncallbacks() or sys.gettrace() is not None
             or sys.getprofile() is not None):
         sys.exit(code)
-    try:  # os._exit flushes nothing, and output to a pipe waits in its buffer
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:  # `browserdeck tabs | head -1`: the reader left
-        code = code or 1
+    # os._exit flushes nothing, and output to a pipe or a file still waits in its buffer.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError as exc:
+            code = code or 1
+            # `browserdeck tabs | head -1`: the reader left, nothing to say; a full disk is.
+            if stream is sys.stdout and not isinstance(exc, BrokenPipeError):
+                print(f"error: the output could not be written: {exc}", file=sys.stderr)
     os._exit(code)
 
 

@@ -272,6 +272,12 @@ def test_a_client_command_ends_without_the_teardown_unless_something_waits_for_i
         else:
             assert "torn down" not in lines
         assert ("agent (managed" in done.stdout) == (rc == 0)
+    # The output that could not be written (a full disk) is still said, with exit code 1.
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-c", code, "agent", "plain"], env=env,
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == "error: the output could not be written: [Errno 28] No space left on device\n"
 
 
 def test_local_commands_report_bad_input_without_touching_the_config(bd_home: Path) -> None:

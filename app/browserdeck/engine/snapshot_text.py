@@ -258,6 +258,8 @@ def truncate(
     text: str, *, max_chars: int, max_lines: int | None, what: str = "lines"
 ) -> tuple[str, dict[str, int] | None]:
     """Cut at a line boundary; the marker says how much is missing and how to narrow."""
+    if len(text) < max_chars and (max_lines is None or text.count("\n") < max_lines):
+        return text, None  # it fits: no list of thousands of lines to count it
     lines = text.split("\n")
     total_lines, total_chars = len(lines), len(text)
     keep = lines
