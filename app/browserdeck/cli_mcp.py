@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
     from typing import Any
 
 # How long a service we started may take to answer before we give up.
@@ -78,11 +80,17 @@ def serve_command() -> list[str]:
 def start_service(socket_path: str) -> str | None:
     """Start ``browserdeck serve --headless --idle-exit`` and wait until its socket
     answers; None when it does, else why it did not."""
+    return wait_for_service(spawn_service(), socket_path)
+
+
+def spawn_service() -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``browserdeck serve --headless --idle-exit``; the process and where its
+    stderr goes (for ``wait_for_service``)."""
     import subprocess
 
     from browserdeck import paths
 
-    err_path = paths.runtime_dir() / "mcp-serve.err"
+    err_path = os.path.join(paths.runtime_path(), "mcp-serve.err")
     with open(err_path, "wb") as err:
         # Its own session: the MCP client's signals and its terminal are not its own,
         # and it outlives this process (see the module docstring). No stdio of ours: the
@@ -95,6 +103,13 @@ def start_service(socket_path: str) -> str | None:
             start_new_session=True,
             close_fds=True,
         )
+    return proc, err_path
+
+
+def wait_for_service(started: tuple[subprocess.Popen[bytes], str], socket_path: str) -> str | None:
+    """Wait until the socket of the service ``spawn_service`` started answers; None when
+    it does, else why it did not."""
+    proc, err_path = started
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if _socket_answers(socket_path):
@@ -104,18 +119,17 @@ def start_service(socket_path: str) -> str | None:
             # socket wins, ours stopped on the taken port.
             if _socket_answers(socket_path):
                 return None
-            text = err_path.read_text(encoding="utf-8", errors="replace").strip()
+            with open(err_path, encoding="utf-8", errors="replace") as err:
+                text = err.read().strip()
             return text or f"`browserdeck serve` exited with code {proc.returncode}"
         time.sleep(0.01)
     return f"`browserdeck serve` did not answer within {START_TIMEOUT:.0f} s"
 
 
-def cmd_mcp(args: argparse.Namespace) -> int:
-    if args.print_config or args.list_tools:
-        return _offline(args)
+def _mcp_path(args: argparse.Namespace) -> str:
+    """``/mcp`` with the options that differ from the defaults as its query."""
     from urllib.parse import urlencode
 
-    from browserdeck import mcp_bridge
     from browserdeck.mcpserver.output import DEFAULT_MAX_CHARS
 
     query = {
@@ -126,22 +140,34 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     path = "/mcp"
     if any(v is not None for v in query.values()):
         path += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+    return path
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    if args.print_config or args.list_tools:
+        return _offline(args)
     if args.url:
-        return _bridge_tcp(args.url.rstrip("/"), path)
+        return _bridge_tcp(args.url.rstrip("/"), _mcp_path(args))
     from browserdeck import paths
 
     try:
-        sock = paths.api_socket()
+        socket_path = paths.api_socket_path()
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    if sock is None:
+    if socket_path is None:
         from browserdeck.client import discover_url
 
-        return _bridge_tcp(discover_url(), path)
-    socket_path = str(sock)
-    if not _socket_answers(socket_path):
-        problem = start_service(socket_path)
+        return _bridge_tcp(discover_url(), _mcp_path(args))
+    # No service: start one before importing the bridge (~45 ms of CPU, http.client),
+    # which then loads while the service boots: that boot is what the MCP client waits
+    # for (issue 14).
+    started = None if _socket_answers(socket_path) else spawn_service()
+    from browserdeck import mcp_bridge
+
+    path = _mcp_path(args)
+    if started is not None:
+        problem = wait_for_service(started, socket_path)
         if problem is not None:
             print(f"error: could not start browserdeck for MCP: {problem}", file=sys.stderr)
             return 1

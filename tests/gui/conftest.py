@@ -9,7 +9,9 @@ Qt events and the service's asyncio work interleave exactly as in the app.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
+import weakref
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 os.environ.pop("BROWSERDECK_GUI_TRACE", None)
@@ -20,12 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import qasync
-from PySide6.QtWidgets import QApplication
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSocketNotifier, QThread
+from PySide6.QtWidgets import QApplication, QWidget
 from tests.support.net import free_port
 
 from browserdeck import config
 from browserdeck.config import Config
+from browserdeck.gui.qtloop import QtEventLoop, pending_qt_timers
 
 # Messages the offscreen platform prints for window-manager features it lacks; they are
 # not problems in our code. Everything else at WARNING or above fails the test.
@@ -74,9 +78,15 @@ def lost_wakeups(loop: asyncio.AbstractEventLoop) -> list[str]:
     return found
 
 
+# Every loop made for a test, to check at its teardown that the closed loop left no Qt
+# timer behind (weak: a closed loop must still be freed as soon as nothing holds it).
+_LOOPS: weakref.WeakSet[QtEventLoop] = weakref.WeakSet()
+
+
 def _qasync_loop() -> asyncio.AbstractEventLoop:
-    loop = qasync.QEventLoop(_qapp())
+    loop = QtEventLoop(_qapp())
     loop.set_exception_handler(_on_loop_error)
+    _LOOPS.add(loop)
     return loop
 
 
@@ -105,6 +115,90 @@ def _gui_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.delenv("BROWSERDECK_GUI_TRACE", raising=False)
     yield
+    leaks = qt_leftovers()
+    if leaks:
+        pytest.fail(
+            "this test left Qt objects behind (deleted now, in the Qt thread): "
+            + "; ".join(leaks)
+            + ". Left to Python's garbage collector, which may run in any thread, such an "
+            "object is deleted in the wrong thread and a later processEvents() crashes. "
+            "Close and delete what the test (or the app's shutdown) made.",
+            pytrace=False,
+        )
+
+
+def _describe(obj: QObject) -> str:
+    name = obj.metaObject().className()
+    if obj.objectName():
+        name += f" {obj.objectName()!r}"
+    if isinstance(obj, QWidget) and obj.windowTitle():
+        name += f" titled {obj.windowTitle()!r}"
+    return name
+
+
+def _dangerous_in_another_thread(obj: QObject) -> str | None:
+    """Why deleting ``obj`` from a thread other than its own would crash, or None."""
+    if isinstance(obj, QWidget):
+        return "a widget"
+    if pending_qt_timers(obj):
+        return f"{pending_qt_timers(obj)} running Qt timer(s)"
+    if isinstance(obj, QThread) and obj.isRunning():
+        return "a running thread"
+    if isinstance(obj, QSocketNotifier) and obj.isEnabled():
+        return "an enabled socket notifier"
+    return None
+
+
+def _dangerous_garbage(garbage: list[Any]) -> list[str]:
+    found = []
+    for obj in garbage:
+        try:
+            if not (isinstance(obj, QObject) and shiboken6.isValid(obj)):
+                continue
+        except ReferenceError:  # a dead weakref proxy
+            continue
+        why = _dangerous_in_another_thread(obj)
+        if why is not None:
+            found.append(f"{_describe(obj)} with {why}, reachable only through a reference cycle")
+    return found
+
+
+def qt_leftovers() -> list[str]:
+    """What a GUI test left that could crash a later test; each one is disposed of here.
+
+    1. Top-level windows still alive (the app's shutdown deletes its panel and dialogs;
+       qtbot deletes the widgets given to ``qtbot.addWidget``).
+    2. Qt objects only Python's cyclic garbage collector would free (found with
+       ``DEBUG_SAVEALL``) that must die in the Qt thread: widgets, objects with live
+       timers, running threads, enabled socket notifiers. The collector runs wherever an
+       allocation trips it, e.g. in an ``asyncio.to_thread`` worker of a later test.
+    3. A closed test loop that still has Qt timers registered (see ``gui/qtloop``).
+    """
+    app = _qapp()
+    found: list[str] = []
+    # deleteLater() from outside any event loop is only run on an explicit request.
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    app.processEvents()
+    for widget in app.topLevelWidgets():
+        if widget.parent() is None:  # a popup of a live widget goes with its owner
+            found.append(f"top-level window {_describe(widget)} (visible={widget.isVisible()})")
+            widget.close()
+            widget.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    debug = gc.get_debug()
+    gc.set_debug(debug | gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        garbage, gc.garbage[:] = list(gc.garbage), []
+    finally:
+        gc.set_debug(debug)
+    found += _dangerous_garbage(garbage)
+    garbage.clear()
+    gc.collect()  # frees that garbage here, in the Qt thread
+    for loop in list(_LOOPS):
+        if loop.is_closed() and (left := loop.leftover_qt_timers()):
+            found.append(f"a closed asyncio loop with {left} Qt timer(s) still registered")
+    return found
 
 
 def gui_config(**overrides: Any) -> Config:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+from collections.abc import Callable
 from typing import Any
 
+import shiboken6
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 from tests.gui.conftest import in_qt, running_tray, wait_for
@@ -194,3 +198,29 @@ async def test_pair_extension_dialog(qapp: Any, saved_config: Any) -> None:
         assert fragment["token"] == [tray_app.service.relay_token]
         assert fragment["profile"] == ["chrome"]
         dialog.close()
+
+
+async def test_quitting_deletes_every_window_and_lets_the_app_go(
+    qapp: Any, saved_config: Any
+) -> None:
+    """Windows left open at Quit are deleted by the shutdown path itself (in the Qt
+    thread), and nothing on the QApplication keeps the app alive afterwards."""
+    async with running_tray(qapp) as tray_app:
+        windows = [
+            tray_app.show_panel(),
+            tray_app.show_settings(),
+            tray_app.show_pairing(),
+            tray_app.tray.ask_new_tab("agent"),
+        ]
+        gone = weakref.ref(tray_app)
+    await wait_for(
+        _all_deleted([*windows, tray_app]),
+        what="the windows open at Quit, and the app, to be deleted",
+    )
+    del tray_app, windows
+    gc.collect()
+    assert gone() is None, [type(r).__name__ for r in gc.get_referrers(gone())]
+
+
+def _all_deleted(objects: list[Any]) -> Callable[[], bool]:
+    return lambda: not any(shiboken6.isValid(o) for o in objects)

@@ -67,6 +67,35 @@ def image(path: Path) -> Path:
     return path
 
 
+def test_with_no_service_the_bridge_starts_one_before_it_loads_its_http_client(
+    bd_home: Path, chromium_path: str
+) -> None:
+    """The service's boot is what the client waits for: it starts first, and the bridge's
+    own imports (http.client, ~45 ms of CPU) run while it boots (issue 14). The spawn is
+    replaced (the process boundary): this checks the order, test_bridge's others the rest."""
+    code = (
+        "import sys\n"
+        "from browserdeck import cli_mcp\n"
+        "def spawn():\n"
+        "    print(sorted(m for m in ('browserdeck.mcp_bridge', 'http.client')\n"
+        "                 if m in sys.modules), flush=True)\n"
+        "    raise SystemExit(0)\n"
+        "cli_mcp.spawn_service = spawn\n"
+        "from browserdeck.cli import main\n"
+        "sys.argv = ['browserdeck', 'mcp']\n"
+        "sys.exit(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env_for(bd_home, chromium_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 async def test_the_bridge_loads_no_sdk_and_no_engine(
     bd_home: Path, chromium_path: str, tmp_path: Path
 ) -> None:

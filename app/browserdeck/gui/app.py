@@ -188,15 +188,21 @@ class TrayApp(QObject):
             with contextlib.suppress(Exception):
                 cleanup()
         self._signal_cleanup.clear()
+        # Windows are deleted here, in the Qt thread, not left to Python's garbage
+        # collector: it may run in any thread, and a QWidget (or a QObject with a live
+        # timer) deleted from another thread crashes a later processEvents (see qtloop).
+        # The dialogs delete themselves on close (WA_DeleteOnClose).
         for dialog in list(self.dialogs):
             with contextlib.suppress(RuntimeError):  # already deleted by Qt
                 dialog.close()
         if self.settings_dialog is not None:
             with contextlib.suppress(RuntimeError):
                 self.settings_dialog.close()
-        if self.panel is not None:
-            self.panel.timer.stop()
-            self.panel.hide()
+        panel, self.panel = self.panel, None
+        if panel is not None:
+            panel.timer.stop()
+            panel.hide()
+            panel.deleteLater()
         if self.tray is not None:
             self.tray.dispose()
         self.model.close()
@@ -547,9 +553,8 @@ def run(
 ) -> int:
     """The tray app; ``build_service`` and ``mcp_config`` are the composition root's
     (``master.build_service``, ``master.mcp_client_config``)."""
-    import qasync
-
     from browserdeck import logsetup
+    from browserdeck.gui.qtloop import QtEventLoop
 
     logsetup.setup()
     qapp = make_qapp()
@@ -571,7 +576,7 @@ def run(
     # Before the service starts (it starts inside the loop): the app's own process only,
     # never a test's that builds a TrayApp.
     heap.settle()  # a big snapshot's temporaries no longer set off collections
-    loop = qasync.QEventLoop(qapp)
+    loop = QtEventLoop(qapp)
     asyncio.set_event_loop(loop)
     main = loop.create_task(app.run(), name="gui-main")
     try:

@@ -238,6 +238,8 @@ class TrayController(QObject):
         self.icon.showMessage(title, message, kind, 6000)
 
     def dispose(self) -> None:
+        for dialog in list(self._dialogs):  # New tab… dialogs delete themselves on close
+            dialog.close()
         self.icon.hide()
         self.icon.setContextMenu(None)  # type: ignore[arg-type]
         for pm in self.profile_menus.values():
