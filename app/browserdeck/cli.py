@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from browserdeck import __version__, cli_fast, paths
+from browserdeck import __version__, cli_fast, fastjson, paths
 from browserdeck.cli_fast import SUPPRESS, Skipped
 from browserdeck.client import ApiClient, ClientError, fail
 
@@ -85,9 +85,7 @@ def cmd_paths(args: argparse.Namespace) -> int:
         "screenshots": str(paths.artifacts_dir("screenshots")),
     }
     if args.json:
-        import json
-
-        print(json.dumps(data, indent=2))
+        print(fastjson.dumps(data, indent=2))
     else:
         for key, value in data.items():
             print(f"{key:12} {value}")

@@ -12,6 +12,7 @@ or dialog (``upload --ref`` clicks for you).
 
 from __future__ import annotations
 
+from browserdeck import fastjson
 from browserdeck.cli_args import ARGS
 from browserdeck.cli_fast import Skipped
 from browserdeck.client import ApiClient, ClientError
@@ -84,9 +85,7 @@ def _act(
     if data.get("outcome"):  # what the action caused, in one line
         lines.append(str(data["outcome"]))
     if "result" in data:
-        import json
-
-        lines.append(json.dumps(data["result"], indent=2, ensure_ascii=False))
+        lines.append(fastjson.dumps(data["result"], indent=2, ensure_ascii=False))
     if data.get("navigated"):
         lines.append(f"now at {data.get('url')}")
     if data.get("note"):
@@ -211,9 +210,7 @@ def _fields(args: argparse.Namespace) -> list[dict[str, Any]]:
     fields: list[dict[str, Any]] = []
     if args.fields:
         try:
-            import json
-
-            parsed = json.loads(args.fields)
+            parsed = fastjson.loads(args.fields)
         except ValueError as exc:
             raise ClientError(
                 f"--fields is not JSON: {exc}", 'e.g. --fields \'[{"ref": "e5", "value": "Ada"}]\''
@@ -252,9 +249,7 @@ def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
         )
     data: answer.ActResult = client.post("/act", json=body, params=_params(args))
     # Just the result, as JSON (no "evaluated" line in front): scripts can parse it.
-    import json
-
-    lines = [json.dumps(data.get("result"), indent=2, ensure_ascii=False)]
+    lines = [fastjson.dumps(data.get("result"), indent=2, ensure_ascii=False)]
     if data.get("navigated"):
         lines.append(f"now at {data.get('url')}")
     lines += _dialog_lines(data)

@@ -326,9 +326,7 @@ class ApiClient:
     def print_result(data: Any, args: Namespace, text: str | None = None) -> None:
         """``--json`` prints the JSON; otherwise ``text`` (or a compact key: value form)."""
         if getattr(args, "json", False):
-            import json as json_module
-
-            print(json_module.dumps(data, indent=2))
+            print(json.dumps(data, indent=2))
         elif text is not None:
             print(text)
         elif isinstance(data, dict):
@@ -340,9 +338,7 @@ class ApiClient:
 
 def fail(err: ClientError, as_json: bool) -> int:
     if as_json:
-        import json as json_module
-
-        print(json_module.dumps(err.to_json(), indent=2))
+        print(json.dumps(err.to_json(), indent=2))
     else:
         print(err.render(), file=sys.stderr)
     return err.exit_code

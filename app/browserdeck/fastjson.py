@@ -4,7 +4,7 @@ The json package imports ``re`` (and with it ``enum``): about a quarter of a CLI
 over the API socket (issue 14; cli_fast.py is the other half). Its C scanner and string
 encoder are what json itself uses; anything they do not take (no ``_json``, leading
 whitespace, a value json.dumps would write in its own way) goes to json itself.
-``--json`` output is ``json.dumps(indent=2)``, which only json writes.
+``--json`` output (``indent=2``) and evaluate results (``ensure_ascii=False``) included.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ class _Context:
 
 
 try:
+    from _json import encode_basestring as _quote_utf8
     from _json import encode_basestring_ascii as _quote
     from _json import make_scanner as _make_scanner
 
@@ -51,10 +52,25 @@ def loads(data: bytes | str) -> Any:
     return value
 
 
-def dumps(value: Any) -> str:
-    """``json.dumps(value)`` for what a request carries (str keys, plain values)."""
-    if isinstance(value, str) and _scan is not None:
-        return str(_quote(value))
+class _Unusual(Exception):
+    """A value json.dumps writes in a way of its own (NaN, non-str keys, subclasses)."""
+
+
+def dumps(value: Any, *, indent: int | None = None, ensure_ascii: bool = True) -> str:
+    """``json.dumps(value, indent=indent, ensure_ascii=ensure_ascii)``."""
+    if _scan is not None:
+        try:
+            return _write(value, indent, 0, _quote if ensure_ascii else _quote_utf8)
+        except _Unusual:
+            pass
+    import json
+
+    return json.dumps(value, indent=indent, ensure_ascii=ensure_ascii)
+
+
+def _write(value: Any, indent: int | None, level: int, quote: Any) -> str:
+    if type(value) is str:
+        return str(quote(value))
     if value is None:
         return "null"
     if value is True:
@@ -65,10 +81,24 @@ def dumps(value: Any) -> str:
         return int.__repr__(value)
     if type(value) is float and value == value and value not in (float("inf"), float("-inf")):
         return float.__repr__(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(dumps(v) for v in value) + "]"
-    if isinstance(value, dict) and all(type(k) is str for k in value):
-        return "{" + ", ".join(f"{dumps(k)}: {dumps(v)}" for k, v in value.items()) + "}"
-    import json
+    if type(value) in (list, tuple):
+        if not value:
+            return "[]"
+        items = [_write(v, indent, level + 1, quote) for v in value]
+        opening, between, closing = _layout(indent, level)
+        return "[" + opening + between.join(items) + closing + "]"
+    if type(value) is dict and all(type(k) is str for k in value):
+        if not value:
+            return "{}"
+        items = [f"{quote(k)}: {_write(v, indent, level + 1, quote)}" for k, v in value.items()]
+        opening, between, closing = _layout(indent, level)
+        return "{" + opening + between.join(items) + closing + "}"
+    raise _Unusual
 
-    return json.dumps(value)
+
+def _layout(indent: int | None, level: int) -> tuple[str, str, str]:
+    """What json puts after the opening bracket, between items and before the closing one."""
+    if indent is None:
+        return "", ", ", ""
+    inner = "\n" + " " * (indent * (level + 1))
+    return inner, "," + inner, "\n" + " " * (indent * level)

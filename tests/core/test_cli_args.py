@@ -215,11 +215,15 @@ def test_fastjson_reads_and_writes_what_json_does() -> None:
     values = [
         {"ok": True, "tabs": [{"targetId": "AB", "title": "é \u2028 \"q\" \\ \n", "n": None}]},
         {"floats": [0.1, -2.5e-300, 1e300, 3.0, -0.0], "ints": [0, -7, 10**30], "nested": {}},
-        [], "plain", 42, {"emoji": "\U0001f600", "ctl": "\x00\x1f"},
+        [], "plain", 42, {"emoji": "\U0001f600", "ctl": "\x00\x1f"}, [[[]], {"k": [{}]}],
     ]
     for value in values:
         text = json.dumps(value)
         assert fastjson.dumps(value) == text
+        for indent, ascii_only in ((2, True), (2, False), (None, False), (4, True)):
+            assert fastjson.dumps(value, indent=indent, ensure_ascii=ascii_only) == json.dumps(
+                value, indent=indent, ensure_ascii=ascii_only
+            ), (value, indent, ascii_only)
         assert fastjson.loads(text) == json.loads(text)
         assert fastjson.loads(text.encode()) == json.loads(text)
     assert math.isnan(fastjson.loads('{"x": NaN}')["x"])
