@@ -70,6 +70,11 @@ class Namespace:
         self.__dict__.update(values)
 
 
+# The argparse options of an argument cli_fast reads as argparse would; any other leaves
+# the whole call to argparse.
+_PLAIN = frozenset({"action", "choices", "default", "dest", "help", "metavar", "type"})
+
+
 def parse(recorded: Recorder, command: str, argv: list[str]) -> Any:
     """``argv`` (after the command) as argparse would read it, or None to let it read it."""
     if not recorded.plain:
@@ -78,15 +83,17 @@ def parse(recorded: Recorder, command: str, argv: list[str]) -> Any:
     positionals: list[tuple[str, dict[str, Any]]] = []
     values: dict[str, Any] = {"command": command}
     for flags, opts in recorded.arguments:
+        if not opts.keys() <= _PLAIN:
+            return None  # required, nargs, const, ...: argparse's own business
         if not flags[0].startswith("-"):
-            if opts.get("nargs") is not None or "type" in opts or "choices" in opts:
-                return None  # argparse's matching of these across options is its own
+            if "type" in opts or "choices" in opts or "dest" in opts:
+                return None
             dest = opts.get("dest", flags[0])
             positionals.append((dest, opts))
             values[dest] = opts.get("default")
             continue
         action = opts.get("action", "store")
-        if action not in ("store", "store_true") or "nargs" in opts or "const" in opts:
+        if action not in ("store", "store_true"):
             return None
         if opts.get("type") not in (None, int):
             return None
