@@ -372,7 +372,7 @@ def run() -> None:
 
     After a call that left nothing to clean up (no atexit handler, no thread, no tracer:
     every client command) the process ends without the interpreter's teardown, which
-    frees each module it imported one by one: ~4 ms of a ~50 ms call (issue 14). The
+    frees each module it imported one by one: ~4 ms of a ~30 ms call (issue 14). The
     service, the tray and the MCP bridge start threads, so they exit the ordinary way.
     """
     code = main()
