@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import multiprocessing
-
 from browserdeck.cli import run
 
+# No multiprocessing.freeze_support(): nothing in browserdeck starts worker processes that
+# way, and importing multiprocessing loads threading, socket, re and more on every call,
+# which also keeps cli.run from ending a client command without the teardown (issue 14).
 if __name__ == "__main__":
-    multiprocessing.freeze_support()  # harmless when unused; required if anything forks workers
     run()

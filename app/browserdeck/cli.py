@@ -383,6 +383,8 @@ def run() -> None:
         sys.exit(code)
     # os._exit flushes nothing, and output to a pipe or a file still waits in its buffer.
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with that descriptor closed (`browserdeck tabs >&-`)
+            continue
         try:
             stream.flush()
         except OSError as exc:

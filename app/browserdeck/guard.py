@@ -308,7 +308,7 @@ def peer_uid(sock: socket.socket) -> int | None:
 def check_peer_uid(uid: int | None) -> Refusal | None:
     """The Unix-socket surface's stand-in for the token: the caller must be this user.
 
-    The socket sits in a 0700 folder of ours (paths.runtime_dir), so nobody else can
+    The socket sits in a 0700 folder of ours (paths.runtime_path), so nobody else can
     reach it in the first place; this is the second lock, and it holds for root too (a
     process of another user that root lets through the folder is still refused).
     """

@@ -154,11 +154,17 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
     # that live as long as the process. The cyclic collector's passes over them while
     # they are made are CPU that an MCP client waits for (issue 14), so it is off until
     # the service runs; heap.settle then freezes them (later collections skip them too).
+    collecting = gc.isenabled()  # an in-process caller (a test) may have it off already
     gc.disable()
-    # A service started for MCP clients (--idle-exit) launches its browser at once.
-    service = build_service(
-        force_headless=headless, control_port=port, prelaunch=idle_exit is not None
-    )
+    try:
+        # A service started for MCP clients (--idle-exit) launches its browser at once.
+        service = build_service(
+            force_headless=headless, control_port=port, prelaunch=idle_exit is not None
+        )
+    except BaseException:
+        if collecting:
+            gc.enable()
+        raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     # SIGHUP too: closing the terminal that runs `serve` must not orphan the browsers.
@@ -175,7 +181,8 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
         )
         return 1
     finally:
-        gc.enable()
+        if collecting:
+            gc.enable()
     print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
     heap.settle()  # a big snapshot's temporaries no longer set off collections
     if idle_exit is not None:

@@ -152,7 +152,11 @@ def _private(path: str) -> str:
         os.makedirs(path, mode=0o700, exist_ok=True)
         info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-        raise PermissionError(f"{path} is not a directory owned by this user")
+        raise PermissionError(
+            f"{path} is not a directory owned by this user: browserdeck keeps its socket and "
+            "its compile cache only in a folder nobody else can write. Remove it (or give "
+            "it to this user with chown), or set BROWSERDECK_HOME to a folder of yours"
+        )
     if info.st_mode & 0o077:
         os.chmod(path, 0o700)
     return path
@@ -169,12 +173,6 @@ def node_compile_cache_dir() -> Path:
     from pathlib import Path
 
     return Path(_private(os.path.join(cache_dir(), "node-compile-cache")))
-
-
-def runtime_dir() -> Path:
-    from pathlib import Path
-
-    return Path(runtime_path())
 
 
 def api_socket_path() -> str | None:

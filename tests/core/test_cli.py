@@ -279,6 +279,12 @@ def test_a_client_command_ends_without_the_teardown_unless_something_waits_for_i
                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr == "error: the output could not be written: [Errno 28] No space left on device\n"
+    # Started with stdout closed (`browserdeck status >&-`, a windowed launcher): Python
+    # has no sys.stdout then; the call still succeeds, with no traceback.
+    done = subprocess.run([sys.executable, "-c", code, "agent", "plain"], env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=60, preexec_fn=lambda: os.close(1))
+    assert (done.returncode, done.stderr) == (0, "")
 
 
 def test_local_commands_report_bad_input_without_touching_the_config(bd_home: Path) -> None:
