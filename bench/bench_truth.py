@@ -62,7 +62,8 @@ from tests.support.service import stop_lingering_service  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 PEERS = peers.BIN
-BASELINE_DIR = Path(os.environ.get("BASELINE_DIR") or ROOT.parent / "browserdeck-baseline")
+# Absolute: the servers run with their own working directories.
+BASELINE_DIR = Path(os.environ.get("BASELINE_DIR") or ROOT.parent / "browserdeck-baseline").absolute()
 D_MS = 400
 
 
