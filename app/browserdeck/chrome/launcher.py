@@ -730,7 +730,7 @@ def _process_name(pid: int) -> str:
 
 def _prepare(opts: LaunchOptions) -> tuple[BrowserExecutable, list[str], dict[str, str]]:
     """The blocking part of a launch (file system only), run in a worker thread."""
-    executable = find_browser(opts.executable)
+    executable = find_browser(opts.executable, headless=opts.headless)
     udd = Path(opts.user_data_dir)
     udd.mkdir(parents=True, exist_ok=True, mode=0o700)
     owner = profile_lock_owner(udd)
