@@ -168,14 +168,23 @@ def _install_hint(system: str) -> str:
     return f"{how}, or set executablePath in settings (or BROWSERDECK_CHROME) to a browser binary"
 
 
+# The headless shell's names (Debian's package, Chrome for Testing's download): a set
+# path to one is still a browser without a process singleton (launcher.claim_profile).
+_SHELL_NAMES = ("chromium-headless-shell", "chrome-headless-shell", "headless_shell")
+
+
+def _explicit_kind(path: str) -> str:
+    return HEADLESS_SHELL if os.path.basename(path) in _SHELL_NAMES else "custom"
+
+
 def _explicit(path: str, source: str) -> BrowserExecutable:
     expanded = os.path.expanduser(path)
     if os.sep not in expanded and (os.altsep is None or os.altsep not in expanded):
         on_path = shutil.which(expanded)  # a bare command name such as "chromium"
         if on_path:
-            return BrowserExecutable("custom", on_path)
+            return BrowserExecutable(_explicit_kind(on_path), on_path)
     if _is_executable(expanded):
-        return BrowserExecutable("custom", os.path.abspath(expanded))
+        return BrowserExecutable(_explicit_kind(expanded), os.path.abspath(expanded))
     why = "does not exist" if not os.path.exists(expanded) else "is not an executable file"
     raise Unavailable(
         f"the browser set in {source} ({path}) {why}",
