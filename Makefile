@@ -23,7 +23,8 @@ lock: $(STAMP)
 	$(PY) -m pip install -q -e '.[dev,package]'
 	$(PY) -m pip freeze --exclude-editable | grep -v '^browserdeck' > requirements.lock
 
-# Chromium (apt, when no Chrome/Chromium is found and we are root; else a clear message).
+# Chromium (apt, when no Chrome/Chromium is found and we are root; else a clear message),
+# and beside Debian's chromium its headless shell, which headless profiles launch.
 browser:
 	@sh packaging/ensure-system.sh browser
 

@@ -10,7 +10,9 @@ round, the servers interleaved within each round (order alternating):
   * browserdeck, service running: the same, with a `browserdeck serve --headless`
     started once for the run (its browser stays warm between rounds);
   * Playwright MCP and chrome-devtools-mcp (npm, outside the repo: bench/peers.py), each launching its
-    own headless Chromium from the same binary.
+    own headless Chromium from the same binary: the one browserdeck launches for a headless
+    profile (`headless_browser()`: Chromium's headless shell where it is installed), so
+    every side runs the same Chromium; the run prints which.
 
 Measured per round: spawn + initialize (`Client` entered), the first navigate, and
 shutdown (the client leaves; until the server process has exited), plus leftovers: the
@@ -58,6 +60,8 @@ from tests.mcp.site import PAGES, serve_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
 from tests.support.net import free_port  # noqa: E402
 
+from browserdeck.chrome.executables import find_browser  # noqa: E402
+from browserdeck.errors import Unavailable  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 PEERS = peers.MODULES
@@ -83,6 +87,18 @@ def ms(samples: list[float]) -> str:
 
 def med(samples: list[float]) -> float | None:
     return statistics.median(samples) if samples else None
+
+
+def headless_browser() -> str | None:
+    """The binary every side runs headless: ``BROWSERDECK_CHROME`` if set, else what
+    browserdeck itself launches for a headless managed profile (the headless shell where
+    installed, chrome/executables.py), given to the peers that take a path as well."""
+    if os.environ.get("BROWSERDECK_CHROME"):
+        return find_chromium()
+    try:
+        return find_browser(headless=True).path
+    except Unavailable:
+        return find_chromium()
 
 
 def write_config(home: Path, chromium: str) -> None:
@@ -438,11 +454,11 @@ async def main() -> int:
     parser.add_argument("--cli-rounds", type=int, default=30)
     parser.add_argument("--only", choices=("mcp", "cli"))
     args = parser.parse_args()
-    chromium = find_chromium()
+    chromium = headless_browser()
     if chromium is None:
         print("no Chromium found", file=sys.stderr)
         return 2
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; every side runs {chromium}")
     # A pip install compiles the package's bytecode; a worktree under PYTHONDONTWRITEBYTECODE
     # would compile every edited module from source on every CLI call instead.
     subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "app" / "browserdeck")], check=True)

@@ -11,8 +11,10 @@ lines (wall-clock timestamps, ms): the service starting (its imports done), the 
     .venv/bin/python bench/boot_timeline.py [--rounds 3] [--compare OLD/app]
 
 ``--compare`` (repeatable) runs another checkout's ``app/`` (e.g. ``git archive <commit> app | tar -x
--C /tmp/old``) the same way, rounds alternating, and prints both columns. Then the
-import profile of the service (``python -X importtime``), largest first.
+-C /tmp/old``) the same way, rounds alternating, and prints both columns; ``--chrome``
+(repeatable) runs this checkout with each given browser binary instead (default: the one
+browserdeck launches headless, `bench_startup.headless_browser()`). Then the import
+profile of the service (``python -X importtime``), largest first.
 """
 
 from __future__ import annotations
@@ -37,9 +39,15 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_startup import BD, PY, ours_env, stop_service, write_config  # noqa: E402
+from bench.bench_startup import (  # noqa: E402
+    BD,
+    PY,
+    headless_browser,
+    ours_env,
+    stop_service,
+    write_config,
+)
 from tests.mcp.site import serve_site  # noqa: E402
-from tests.support.browsers import find_chromium  # noqa: E402
 
 from browserdeck import uds  # noqa: E402
 
@@ -181,28 +189,39 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--compare", type=Path, metavar="APP_DIR", action="append", default=[],
                         help="another checkout's app/ folder, run alternately (repeatable)")  # fmt: skip
+    parser.add_argument("--chrome", metavar="PATH", action="append", default=[],
+                        help="run this checkout with this browser binary (repeatable; "
+                        "default: the one browserdeck launches headless)")  # fmt: skip
     args = parser.parse_args()
-    chromium = find_chromium()
-    if chromium is None:
+    default = headless_browser()
+    chromes = args.chrome or ([default] if default else [])
+    if not chromes:
         print("no Chromium found", file=sys.stderr)
         return 2
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    chromium = chromes[0]
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+          f"--compare sides run {chromium}")  # fmt: skip
     subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "app" / "browserdeck")], check=True)
     tmp = Path(tempfile.mkdtemp(prefix="boot-timeline-"))
     home = tmp / "home"
     home.mkdir()
     write_config(home, chromium)
-    sides: dict[str, Path | None] = {"this checkout": None}
+    sides: dict[str, tuple[Path | None, str]] = {}
+    for chrome in chromes:
+        sides[f"this checkout, {Path(chrome).name}" if len(chromes) > 1 else "this checkout"] = (
+            None,
+            chrome,
+        )
     for other in args.compare:
         subprocess.run([PY, "-m", "compileall", "-q", str(other)], check=True)
-        sides[str(other)] = other.resolve()
+        sides[str(other)] = (other.resolve(), chromium)
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
     with serve_site() as site:
         for i in range(args.rounds + 1):  # round 0 warms disk caches and is not counted
             order = list(sides.items())
             order = order[i % len(order):] + order[: i % len(order)]  # each side first in turn
-            for name, app in order:
-                marks = one_round(home, chromium, f"{site}/form40.html?r={i}", app)
+            for name, (app, chrome) in order:
+                marks = one_round(home, chrome, f"{site}/form40.html?r={i}", app)
                 if i:
                     runs[name].append(marks)
     every = [r for side in runs.values() for r in side]

@@ -140,7 +140,9 @@ SETTINGS: tuple[Setting, ...] = (
         "executablePath",
         "path",
         None,
-        "Chrome/Chromium binary to launch instead of the auto-detected one.",
+        "Chrome/Chromium binary to launch instead of the auto-detected one (headless "
+        "profiles auto-detect Chromium's headless shell first where it is installed; "
+        "set this to run another binary).",
         advanced=True,
     ),
     Setting(

@@ -13,10 +13,12 @@ import pytest
 
 from browserdeck.chrome.executables import (
     ENV_OVERRIDE,
+    HEADLESS_SHELL,
     KINDS,
     BrowserExecutable,
     candidate_paths,
     find_browser,
+    headless_shell_paths,
 )
 from browserdeck.errors import Unavailable
 
@@ -151,3 +153,42 @@ def test_this_machine_finds_a_real_browser() -> None:
     assert os.access(found.path, os.X_OK)
     if os.access("/usr/lib/chromium/chromium", os.X_OK) and found.kind == "chromium":
         assert found.path == "/usr/lib/chromium/chromium"
+
+
+def test_a_headless_browser_prefers_the_headless_shell(tmp_path: Path) -> None:
+    """The shell starts on about half the CPU (docs/mcp.md); headed browsers keep Chromium."""
+    shell = fake_executable(tmp_path / "chromium-headless-shell")
+    chromium = fake_executable(tmp_path / "chromium")
+    both = {"candidates": [("chromium", chromium)], "names": [], "shells": [shell]}
+    assert find_browser(headless=True, **both) == BrowserExecutable(HEADLESS_SHELL, shell)  # type: ignore[arg-type]
+    assert find_browser(headless=False, **both) == BrowserExecutable("chromium", chromium)  # type: ignore[arg-type]
+    # Not installed: the ordinary search.
+    missing = {**both, "shells": [str(tmp_path / "missing")]}
+    assert find_browser(headless=True, **missing) == BrowserExecutable("chromium", chromium)  # type: ignore[arg-type]
+
+
+def test_an_explicit_browser_beats_the_headless_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """executablePath / BROWSERDECK_CHROME are how a user opts out of the shell."""
+    shell = fake_executable(tmp_path / "chromium-headless-shell")
+    mine = fake_executable(tmp_path / "my-chrome")
+    assert find_browser(mine, headless=True, shells=[shell]) == BrowserExecutable("custom", mine)
+    monkeypatch.setenv(ENV_OVERRIDE, mine)
+    assert find_browser(headless=True, shells=[shell]) == BrowserExecutable("custom", mine)
+
+
+def test_the_headless_shell_is_looked_for_on_linux_only_real_binary_first() -> None:
+    paths = headless_shell_paths("Linux")
+    # /usr/bin's is a shell script that runs the binary as its child: our signals would
+    # reach the script, not the browser.
+    assert paths.index("/usr/lib/chromium/chromium-headless-shell") < paths.index(
+        "/usr/bin/chromium-headless-shell"
+    )
+    assert headless_shell_paths("Darwin") == headless_shell_paths("Windows") == []
+
+
+def test_a_set_path_to_a_headless_shell_is_known_as_one(tmp_path: Path) -> None:
+    """It writes no profile lock of its own either (launcher.claim_profile)."""
+    shell = fake_executable(tmp_path / "chromium-headless-shell")
+    assert find_browser(shell) == BrowserExecutable(HEADLESS_SHELL, shell)

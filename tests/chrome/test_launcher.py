@@ -16,6 +16,7 @@ import pytest
 
 from browserdeck.chrome.cdp import CDPClient, CDPError
 from browserdeck.chrome.decorate import color_to_skcolor, read_decoration
+from browserdeck.chrome.executables import ENV_OVERRIDE, HEADLESS_SHELL, headless_shell_paths
 from browserdeck.chrome.launcher import (
     ChromeProcess,
     LaunchOptions,
@@ -200,6 +201,33 @@ async def test_a_headless_browser_starts_without_the_omnibox_popups(
             assert "about:blank" in urls
             assert not [u for u in urls if u.startswith("chrome://omnibox-popup")], urls
             await asyncio.sleep(0.1)
+
+
+@pytest.mark.skipif(
+    not any(os.access(path, os.X_OK) for path in headless_shell_paths()),
+    reason="Debian's chromium-headless-shell is not installed (`make browser` installs it as root)",
+)
+async def test_a_headless_launch_without_a_set_browser_runs_the_headless_shell(
+    options: OptionsFactory, launched: list[ChromeProcess], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the service's headless default profile runs (issue 14: it starts on about half
+    the CPU): the real binary, not /usr/bin's wrapper script, and a working DevTools."""
+    monkeypatch.delenv(ENV_OVERRIDE, raising=False)
+    opts = options("agent", headless=True, executable=None)
+    browser = await launch(opts)
+    launched.append(browser)
+    assert browser.executable.kind == HEADLESS_SHELL
+    assert os.readlink(f"/proc/{browser.pid}/exe") == headless_shell_paths()[0]
+    version = await fetch_version(browser.cdp_url, headers=browser.auth_headers())
+    assert "HeadlessChrome/" in version["Browser"]
+    # It keeps no profile lock of its own: the launcher writes Chromium's for it, so a
+    # second browser on the profile is refused as with Chromium, and a stop removes it.
+    assert profile_lock_owner(opts.user_data_dir) == browser.pid
+    with pytest.raises(Conflict) as err:
+        await launch(options("agent", headless=True, user_data_dir=opts.user_data_dir))
+    assert err.value.code == "profile_locked"
+    await browser.stop()
+    assert not os.path.lexists(opts.user_data_dir / "SingletonLock")
 
 
 async def test_decoration_is_loaded_by_chrome_and_reapplied_on_relaunch(

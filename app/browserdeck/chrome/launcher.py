@@ -45,7 +45,7 @@ from urllib.parse import urlsplit
 from browserdeck.chrome.cdp import CDPClient, CDPError
 from browserdeck.chrome.decorate import decorate_profile
 from browserdeck.chrome.endpoint import fetch_version, list_targets, normalize_ws_url
-from browserdeck.chrome.executables import BrowserExecutable, find_browser
+from browserdeck.chrome.executables import HEADLESS_SHELL, BrowserExecutable, find_browser
 from browserdeck.chrome.gateway import CdpGateway
 from browserdeck.chrome.pipe import BrowserPipe, PipeCallError
 from browserdeck.chrome.procs import (
@@ -74,6 +74,7 @@ __all__ = [
     "child_env",
     "child_home",
     "chrome_args",
+    "claim_profile",
     "close_orphan",
     "fetch_version",
     "has_display",
@@ -83,6 +84,7 @@ __all__ = [
     "list_targets",
     "port_in_use",
     "profile_lock_owner",
+    "release_profile",
     "running_as_root",
 ]
 
@@ -269,6 +271,33 @@ def profile_lock_owner(user_data_dir: Path) -> int | None:
         with contextlib.suppress(OSError):
             os.unlink(udd / name)
     return None
+
+
+def claim_profile(user_data_dir: Path, pid: int) -> None:
+    """Write the ``SingletonLock`` Chromium writes, for a browser that writes none.
+
+    Chromium's headless shell has no process singleton, so nothing would tell a second
+    launch (or ``close_orphan``, or a full Chromium started later on the same profile)
+    that the profile is in use. The same symlink (``<host>-<pid>``) makes it read as any
+    Chromium's lock, and a lock left by a shell that died is stale to
+    ``profile_lock_owner`` as any other. Unlike Chromium's own, it is written just after
+    the spawn, so two launches in the same instant are not told apart (two services
+    starting at once: the second cannot listen on the API and stops again).
+    """
+    lock = Path(user_data_dir) / "SingletonLock"
+    fresh = lock.with_name(f"SingletonLock.{pid}")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(fresh)
+    os.symlink(f"{socket.gethostname()}-{pid}", fresh)
+    os.replace(fresh, lock)
+
+
+def release_profile(user_data_dir: Path, pid: int) -> None:
+    """Remove the lock ``claim_profile`` wrote for ``pid``, if it is still that one."""
+    lock = Path(user_data_dir) / "SingletonLock"
+    with contextlib.suppress(OSError):
+        if os.readlink(lock) == f"{socket.gethostname()}-{pid}":
+            os.unlink(lock)
 
 
 def close_orphan(user_data_dir: Path, timeout: float = 5.0) -> int | None:
@@ -633,6 +662,8 @@ class ChromeProcess:
 
     def _wait_thread(self) -> None:
         code = self._proc.wait()
+        if self.executable.kind == HEADLESS_SHELL:
+            release_profile(self.user_data_dir, self.pid)
         self._returncode = code
         log.info("%r exited: %s", self, describe_exit(code))
         self._notify()
@@ -730,7 +761,7 @@ def _process_name(pid: int) -> str:
 
 def _prepare(opts: LaunchOptions) -> tuple[BrowserExecutable, list[str], dict[str, str]]:
     """The blocking part of a launch (file system only), run in a worker thread."""
-    executable = find_browser(opts.executable)
+    executable = find_browser(opts.executable, headless=opts.headless)
     udd = Path(opts.user_data_dir)
     udd.mkdir(parents=True, exist_ok=True, mode=0o700)
     owner = profile_lock_owner(udd)
@@ -819,6 +850,11 @@ async def launch(opts: LaunchOptions) -> ChromeProcess:
         if gateway is not None:
             await asyncio.shield(gateway.stop())
         raise
+    if executable.kind == HEADLESS_SHELL:
+        try:
+            claim_profile(Path(opts.user_data_dir), proc.pid)
+        except OSError as exc:
+            log.warning("could not write the profile lock of %s: %s", opts.user_data_dir, exc)
     chrome = ChromeProcess(proc, executable, opts, args)
     try:
         if pipe_ends is not None and gateway is not None:
