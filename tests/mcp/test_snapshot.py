@@ -157,7 +157,7 @@ _TABLE = "\n".join(
 def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many lines each regex pass of snapshot_lines reads (one entry per pass)."""
     reads: list[int] = []
-    real = snapshot_lines._LINES
+    real = snapshot_lines.READER.pattern
 
     class Counting:
         def findall(self, text: str) -> list[tuple[str, ...]]:
@@ -168,12 +168,12 @@ def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             reads.append(1)
             return real.match(line)
 
-    monkeypatch.setattr(snapshot_lines, "_LINES", Counting())
+    monkeypatch.setattr(snapshot_lines.READER, "pattern", Counting())
     return reads
 
 
 def test_the_next_snapshot_reads_only_its_changed_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(snapshot_lines, "_memo", {})
+    monkeypatch.setattr(snapshot_lines.READER, "memo", {})
     reads = _counting_reads(monkeypatch)
     first = snapshot.compact(_TABLE)
     assert reads == [len(_TABLE.split("\n"))]
@@ -184,7 +184,7 @@ def test_the_next_snapshot_reads_only_its_changed_lines(monkeypatch: pytest.Monk
     second = snapshot.compact(after)
     assert reads[1:] == [3]  # the two rows' buttons and the new line
     # The same forms as a first reading (nothing remembered), line for line.
-    monkeypatch.setattr(snapshot_lines, "_memo", {})
+    monkeypatch.setattr(snapshot_lines.READER, "memo", {})
     assert snapshot.compact(_TABLE) == first
     assert snapshot.compact(after) == second
     assert second.splitlines() == [
@@ -204,11 +204,11 @@ def test_remembered_lines_are_bounded_and_never_needed(monkeypatch: pytest.Monke
     other = _TABLE.replace("Order", "Invoice")
     fresh_other = snapshot.compact(other)
     # Full: what was remembered goes, the new snapshot's lines stay.
-    monkeypatch.setattr(snapshot_lines, "MEMO_LINES", 18)  # 17 lines, 3 new
-    monkeypatch.setattr(snapshot_lines, "_memo", {})
+    monkeypatch.setattr(snapshot_lines.READER, "limit", 18)  # 17 lines, 3 new
+    monkeypatch.setattr(snapshot_lines.READER, "memo", {})
     assert snapshot.compact(_TABLE) == fresh
     assert snapshot.compact(other) == fresh_other
-    assert set(snapshot_lines._memo) == set(other.split("\n"))
+    assert set(snapshot_lines.READER.memo) == set(other.split("\n"))
 
     # A line gone from memory between the pass and the read (another thread emptied it):
     # read on its own, the same way.
@@ -216,8 +216,8 @@ def test_remembered_lines_are_bounded_and_never_needed(monkeypatch: pytest.Monke
         def update(self, *args: object, **kwargs: object) -> None:
             pass
 
-    forgetful = Forgetful({"- generic [ref=e1]:": snapshot_lines._memo["- generic [ref=e1]:"]})
-    monkeypatch.setattr(snapshot_lines, "_memo", forgetful)
+    forgetful = Forgetful({"- generic [ref=e1]:": snapshot_lines.READER.memo["- generic [ref=e1]:"]})
+    monkeypatch.setattr(snapshot_lines.READER, "memo", forgetful)
     reads = _counting_reads(monkeypatch)
     assert snapshot.compact(_TABLE) == fresh
     assert reads[0] == len(_TABLE.split("\n")) - 1 and reads[1:] == [1] * reads[0]

@@ -182,6 +182,7 @@ _Match = tuple[str, str, str, str, str, str]
 
 
 def _read(found: _Match) -> Line | None:
+    """One line of the text (one match of ``_LINES``)."""
     raw, indent, role, name_raw, attrs, tail = found
     if not role:
         return verbatim(raw) if raw.strip() else None  # blank lines are dropped
@@ -198,35 +199,10 @@ def _read(found: _Match) -> Line | None:
     )
 
 
-# Lines read so far, by their text. Bounded: emptied when full (the next snapshot reads
-# its lines again), so a long session on many pages holds at most this many lines.
-MEMO_LINES = 20_000
-_memo: dict[str, Line | None] = {}
-_UNREAD: Line = verbatim("not read")  # a marker, told apart by identity
+# Lines read so far, by their text (st.LineReader: bounded, never stale).
+READER: st.LineReader[Line | None] = st.LineReader(_LINES, _read)
 
 
 def read_lines(text: str) -> list[Line | None]:
     """Every line of ``text`` (no YAML-quoted keys) read, None for blank ones."""
-    lines = text.split("\n")
-    memo = _memo
-    missing = [raw for raw in lines if raw not in memo]
-    if missing:
-        if len(memo) + len(missing) > MEMO_LINES:
-            memo.clear()
-            missing = lines
-        found = _LINES.findall("\n".join(missing))
-        if len(found) == len(missing):  # one match per line (always: the last alternative)
-            read = [_read(match) for match in found]
-            memo.update(zip(missing, read, strict=True))
-            if len(missing) == len(lines):  # nothing was remembered: these are the lines
-                return read
-    get = memo.get
-    out: list[Line | None] = []
-    append = out.append
-    for raw in lines:
-        line = get(raw, _UNREAD)
-        if line is _UNREAD:  # not remembered (a caller in another thread emptied it)
-            m = _LINES.match(raw)
-            line = _read(m.groups("")) if m is not None else verbatim(raw)  # type: ignore[arg-type]
-        append(line)
-    return out
+    return READER.lines(text)
