@@ -311,3 +311,31 @@ async def test_the_ref_table_of_a_text_is_what_each_ref_looks_up() -> None:
     assert table.refs["e12"].pw_ref == "e6" and "e6" not in table.refs
     shown = re.findall(r"\[ref=([^\]]+)\]", snap.rename_refs(ONE_FRAME, renamed))
     assert shown == [f"e{n}" for n in range(7, 13)] == list(table.refs)
+
+
+async def test_ref_scan_reads_only_the_lines_that_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next snapshot of a page repeats most lines as they were (issue 14): the scan
+    reads each distinct line once (st.LineReader) and gives what a first reading gives."""
+    from browserdeck.engine import snapshot_text as st
+
+    monkeypatch.setattr(st.SCAN_READER, "memo", {})
+    first = st.scan(ONE_FRAME)
+    reads: list[int] = []
+    real = st.SCAN_READER.pattern
+
+    class Counting:
+        def findall(self, text: str) -> list[tuple[str, ...]]:
+            reads.append(text.count("\n") + 1)
+            return real.findall(text)
+
+    monkeypatch.setattr(st.SCAN_READER, "pattern", Counting())
+    # Focus moved from the page to the second "Edit" button: two lines differ.
+    after = ONE_FRAME.replace("[active] ", "").replace(
+        'button "Edit" [ref=e6]', 'button "Edit" [active] [ref=e6]'
+    )
+    second = st.scan(after)
+    assert reads == [2]
+    assert second[0][-1] == ("e6", "button", "Edit", (), True, 1)
+    monkeypatch.setattr(st.SCAN_READER, "pattern", real)
+    monkeypatch.setattr(st.SCAN_READER, "memo", {})  # nothing remembered: the same answers
+    assert st.scan(after) == second and st.scan(ONE_FRAME) == first

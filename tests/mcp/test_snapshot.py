@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 
 import pytest
 from playwright.async_api import Page, async_playwright
 
-from browserdeck.mcpserver import snapshot, snapshot_search
+from browserdeck.mcpserver import snapshot, snapshot_lines, snapshot_search
 from tests.support.browsers import RawChromium
 
 
@@ -126,3 +127,97 @@ def test_parse_reads_every_line_as_the_full_parser_does() -> None:
     assert (link.name, link.ref, link.children[0].value) == ('"Say \\"hi\\""', "e3", "/home")
     assert (para.value, odd.role, odd.children[0].value) == ("some text", None, "under it")
     assert (button.name, button.ref) == ('""', "e7")
+
+
+# A table with a row that repeats another's lines at other indents, a link with its /url,
+# a wrapper and text: each line's reading is a function of its whole text, indent included.
+_TABLE = "\n".join(
+    [
+        "- generic [ref=e1]:",
+        '  - link "Home" [ref=e2] [cursor=pointer]:',
+        "    - /url: /home",
+        "  - table [ref=e3]:",
+        "    - rowgroup [ref=e4]:",
+        "      - row [ref=e5]:",
+        '        - cell "Order 1" [ref=e6]',
+        "        - cell [ref=e7]:",
+        '          - button "Edit" [active] [ref=e8]',
+        "      - row [ref=e9]:",
+        '        - cell "Order 2" [ref=e10]',
+        "        - cell [ref=e11]:",
+        '          - button "Edit" [ref=e12]',
+        "  - text: same words",
+        "  - paragraph [ref=e13]:",
+        "    - text: same words",
+        '    - cell "Order 1" [ref=e6]',
+    ]
+)
+
+
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many lines each regex pass of snapshot_lines reads (one entry per pass)."""
+    reads: list[int] = []
+    real = snapshot_lines.READER.pattern
+
+    class Counting:
+        def findall(self, text: str) -> list[tuple[str, ...]]:
+            reads.append(text.count("\n") + 1)
+            return real.findall(text)
+
+        def match(self, line: str) -> re.Match[str] | None:
+            reads.append(1)
+            return real.match(line)
+
+    monkeypatch.setattr(snapshot_lines.READER, "pattern", Counting())
+    return reads
+
+
+def test_the_next_snapshot_reads_only_its_changed_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(snapshot_lines.READER, "memo", {})
+    reads = _counting_reads(monkeypatch)
+    first = snapshot.compact(_TABLE)
+    assert reads == [len(_TABLE.split("\n"))]
+    # After a click: focus moved to the second row's button, one more line of text.
+    after = _TABLE.replace(" [active]", "").replace(
+        '"Edit" [ref=e12]', '"Edit" [active] [ref=e12]'
+    ) + "\n  - text: clicked"
+    second = snapshot.compact(after)
+    assert reads[1:] == [3]  # the two rows' buttons and the new line
+    # The same forms as a first reading (nothing remembered), line for line.
+    monkeypatch.setattr(snapshot_lines.READER, "memo", {})
+    assert snapshot.compact(_TABLE) == first
+    assert snapshot.compact(after) == second
+    assert second.splitlines() == [
+        '- link "Home" [ref=e2] [url=/home]',
+        "- table:",
+        '  - row: "Order 1" | button "Edit" [ref=e8]',
+        '  - row: "Order 2" | button "Edit" [active] [ref=e12]',
+        '- "same words"',
+        '- "same words"',
+        '- cell "Order 1"',
+        '- "clicked"',
+    ]
+
+
+def test_remembered_lines_are_bounded_and_never_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh = snapshot.compact(_TABLE)
+    other = _TABLE.replace("Order", "Invoice")
+    fresh_other = snapshot.compact(other)
+    # Full: what was remembered goes, the new snapshot's lines stay.
+    monkeypatch.setattr(snapshot_lines.READER, "limit", 18)  # 17 lines, 3 new
+    monkeypatch.setattr(snapshot_lines.READER, "memo", {})
+    assert snapshot.compact(_TABLE) == fresh
+    assert snapshot.compact(other) == fresh_other
+    assert set(snapshot_lines.READER.memo) == set(other.split("\n"))
+
+    # A line gone from memory between the pass and the read (another thread emptied it):
+    # read on its own, the same way.
+    class Forgetful(dict[str, object]):
+        def update(self, *args: object, **kwargs: object) -> None:
+            pass
+
+    forgetful = Forgetful({"- generic [ref=e1]:": snapshot_lines.READER.memo["- generic [ref=e1]:"]})
+    monkeypatch.setattr(snapshot_lines.READER, "memo", forgetful)
+    reads = _counting_reads(monkeypatch)
+    assert snapshot.compact(_TABLE) == fresh
+    assert reads[0] == len(_TABLE.split("\n")) - 1 and reads[1:] == [1] * reads[0]

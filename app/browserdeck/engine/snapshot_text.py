@@ -19,7 +19,11 @@ import contextlib
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 # Roles an agent acts on: the one set the API (format=role, interactive=true) and MCP (its
 # compact form) share. Composite widgets (grid cells, menus, scrollbars) are included.
@@ -336,13 +340,66 @@ def in_viewport(text: str, width: int, height: int) -> tuple[str, int]:
     return "\n".join(out), dropped
 
 
+class LineReader(Generic[T]):
+    """Every line of a snapshot read with one regex pass, each distinct line read once.
+
+    The next snapshot of a page repeats most of its lines as the same strings, refs
+    included (Playwright keeps an element's ref within a document): after a click on the
+    2,000-element table only a few differ. Reading a line depends on its text alone, so
+    its reading is remembered by that text and can never be stale; what depends on the
+    lines around it (frames, counts, the tree) is worked out afresh for every snapshot.
+    Bounded: emptied when full, so at most ``limit`` lines (or one snapshot's) are held.
+
+    ``pattern`` matches any line (its last alternative), with several groups; ``read``
+    turns one match's groups (``""`` for a group not taking part) into a line's reading.
+    """
+
+    def __init__(
+        self, pattern: re.Pattern[str], read: Callable[[Any], T], limit: int = 20_000
+    ) -> None:
+        self.pattern = pattern
+        self.read = read
+        self.limit = limit
+        self.memo: dict[str, T] = {}
+
+    def lines(self, text: str) -> list[T]:
+        lines = text.split("\n")
+        memo = self.memo
+        missing = [raw for raw in lines if raw not in memo]
+        if missing:
+            if len(memo) + len(missing) > self.limit:
+                memo.clear()
+                missing = lines
+            found = self.pattern.findall("\n".join(missing))  # in C, all at once
+            if len(found) == len(missing):  # one match per line (the last alternative)
+                read = self.read
+                got = [read(match) for match in found]
+                memo.update(zip(missing, got, strict=True))
+                if len(missing) == len(lines):  # nothing was remembered: these are they
+                    return got
+        out: list[Any] = []
+        append = out.append
+        get = memo.get
+        for raw in lines:
+            line = get(raw, _UNREAD)
+            if line is _UNREAD:  # not remembered (emptied by a caller in another thread)
+                m = self.pattern.match(raw)
+                assert m is not None  # the last alternative matches any line
+                line = self.read(m.groups(""))
+            append(line)
+        return out
+
+
+_UNREAD: Any = object()  # LineReader's marker for a line it does not remember
+
 # One element line for the ref scan, matched over the whole text at once (in C): indent,
 # role (a ``/url`` prop is no element), the name between its quotes, the attrs before
-# the ref, the ref, the attrs after it. The same lines as ``_ELEMENT`` without props: the
-# attrs are split around ``[ref=]`` so no second regex runs per line.
+# the ref, the ref, the attrs after it, the tail; or (the last alternative) any other
+# line. The same lines as ``_ELEMENT`` without props: the attrs are split around
+# ``[ref=]`` so no second regex runs per line.
 _REF_LINES = re.compile(
-    r'^( *)- ([A-Za-z][\w-]*)(?: "([^"\\]*(?:\\.[^"\\]*)*)")?'
-    r"((?: \[(?!ref=)[^\]]*\])*)(?: \[ref=([^\]]+)\])?((?: \[[^\]]*\])*)(:.*)?$",
+    r'^(?:( *)- ([A-Za-z][\w-]*)(?: "([^"\\]*(?:\\.[^"\\]*)*)")?'
+    r"((?: \[(?!ref=)[^\]]*\])*)(?: \[ref=([^\]]+)\])?((?: \[[^\]]*\])*)(:.*)?|.*)$",
     re.MULTILINE,
 )
 
@@ -350,6 +407,9 @@ _REF_LINES = re.compile(
 RefEntry = tuple[str, str, str, tuple[str, ...], bool, int]
 CountKey = tuple[tuple[str, ...], str, str]
 _POINTER = "[cursor=pointer]"
+# An element line as the scan reads it: indent, role, name, Playwright ref ("" for none),
+# interactive, whether it opens an iframe's lines (``- iframe [ref=e7]:``).
+ScanLine = tuple[int, str, str, str, bool, bool]
 
 
 def _inner_name(inner: str) -> str:
@@ -360,52 +420,65 @@ def _inner_name(inner: str) -> str:
     return inner
 
 
+def _scan_line(found: tuple[str, str, str, str, str, str, str]) -> ScanLine | None:
+    """One line of the text for the ref scan (None: no element)."""
+    indent, role, inner, before, ref, after, tail = found
+    if not role:
+        return None
+    name = _inner_name(inner) if "\\" in inner else inner
+    interactive = role in INTERACTIVE_ROLES or _POINTER in after or _POINTER in before
+    return (len(indent), role, name, ref, interactive, role == "iframe" and tail == ":")
+
+
+SCAN_READER: LineReader[ScanLine | None] = LineReader(_REF_LINES, _scan_line)
+
+
 def scan(text: str) -> tuple[list[RefEntry], dict[CountKey, int]]:
     """The refs of a snapshot and the role+name totals, without building a Node per line.
 
-    This is the per-snapshot hot path (thousands of lines): one regex pass in C, then
-    one lean loop. Lines with a YAML-quoted key are rare; when there are any, the full
-    parser is used.
+    This is the per-snapshot hot path (thousands of lines): each line read once
+    (``LineReader``), then one lean loop. Lines with a YAML-quoted key are rare; when
+    there are any, the full parser is used.
     """
     if "- '" in text:
         return _scan_parsed(text)
     totals: dict[CountKey, int] = {}
     entries: list[RefEntry] = []
     append = entries.append
-    interactive_roles = INTERACTIVE_ROLES
-    rows = _REF_LINES.findall(text)
+    lines = SCAN_READER.lines(text)
     if "- iframe " not in text:  # one frame: every line's chain is ()
         top: tuple[str, ...] = ()
-        for _, role, inner, before, ref, after, _ in rows:
+        for line in lines:
+            if line is None:
+                continue
+            _, role, name, ref, interactive, _ = line
             if role == "text":
                 continue
-            name = _inner_name(inner) if "\\" in inner else inner
             key = (top, role, name)
             nth = totals.get(key, 0)
             totals[key] = nth + 1
             if ref:
-                interactive = role in interactive_roles or _POINTER in after or _POINTER in before
                 append((ref, role, name, top, interactive, nth))
         return entries, totals
     frames: list[tuple[int, str]] = []  # open <iframe> nodes: (indent, Playwright ref)
     chain: tuple[str, ...] = ()
-    for indent_s, role, inner, before, ref, after, tail in rows:
-        indent = len(indent_s)
+    for line in lines:
+        if line is None:
+            continue
+        indent, role, name, ref, interactive, opens = line
         if frames and frames[-1][0] >= indent:
             while frames and frames[-1][0] >= indent:
                 frames.pop()
             chain = tuple(f[1] for f in frames)
         if role == "text":
             continue
-        name = _inner_name(inner) if "\\" in inner else inner
         key = (chain, role, name)
         nth = totals.get(key, 0)
         totals[key] = nth + 1
         if not ref:
             continue
-        interactive = role in interactive_roles or _POINTER in after or _POINTER in before
         append((ref, role, name, chain, interactive, nth))
-        if role == "iframe" and tail == ":":
+        if opens:
             frames.append((indent, ref))
             chain = (*chain, ref)
     return entries, totals

@@ -16,100 +16,52 @@ decoration but never an element.
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from browserdeck.engine import snapshot_text as st
+from browserdeck.mcpserver import snapshot_lines as sl
+from browserdeck.mcpserver.snapshot_lines import (
+    CELL_ROLES,
+    INTERACTIVE_ROLES,
+    TEXT_ROLES,
+    WRAPPER_ROLES,
+    Node,
+)
 
-# One parser and one "interactive" role set for the API and MCP: the engine's
-# (browserdeck.engine.snapshot_text). This module only builds the tree MCP renders.
-INTERACTIVE_ROLES = st.INTERACTIVE_ROLES
-# Unnamed nodes of these roles only group their children: drop the line, keep the children.
-WRAPPER_ROLES = frozenset({"generic", "rowgroup", "none", "presentation"})
+__all__ = ["INTERACTIVE_ROLES", "WRAPPER_ROLES", "Node", "compact", "folded", "parse"]
 
 _REF = re.compile(r"\[ref=([^\]\s]+)\]")
 
 
-@dataclass(slots=True)
-class Node:
-    indent: int
-    raw: str
-    role: str | None = None
-    name: str | None = None  # raw, quotes included
-    attrs: list[str] = field(default_factory=list)
-    colon: bool = False
-    value: str | None = None
-    children: list[Node] = field(default_factory=list)
-    ref: str | None = None  # the first [ref=...]
-
-
-def _from_line(line: st.Node) -> Node:
+def _from_line(line: st.Node) -> sl.Line:
+    """A line the engine's full parser read (YAML-quoted keys) as MCP reads lines."""
     if not line.role:  # not understood: kept verbatim
-        return Node(line.indent, line.raw)
+        return sl.verbatim(line.raw)
     tail = line.tail
-    colon = tail.startswith(":")
-    # ' [level=1] [ref=e5]' -> ['level=1', 'ref=e5']: an attr never holds "]" (the
-    # parser's pattern), so splitting is the same as a regex per attr, at a fraction.
-    attrs = line.attrs[2:-1].split("] [") if line.attrs else []
-    return Node(
+    return sl.element(
         line.indent,
         line.raw,
         line.role,
         line.name_raw.strip() or None,
-        attrs,
-        colon,
-        (tail[1:].strip() or None) if colon else None,
-        [],
-        line.ref,
+        tuple(line.attrs[2:-1].split("] [")) if line.attrs else (),
+        (tail[1:].strip() or None) if tail.startswith(":") else None,
     )
-
-
-# Every line of the snapshot in one regex pass (in C): an element line's indent, role,
-# name (quotes included), attrs and tail, or (the last alternative) any other line,
-# kept verbatim. The element part is the engine's pattern (one pattern for both).
-_LINES = re.compile(r"^(" + st.ELEMENT.pattern[1:-1] + r"|.*)$", re.MULTILINE)
 
 
 def parse(text: str) -> list[Node]:
     """The snapshot as a forest; unparseable lines become leaf nodes kept verbatim."""
     if "- '" in text:  # YAML-quoted keys (rare): the engine's full parser reads them
-        return _tree([_from_line(line) for line in st.parse(text) if line.raw.strip()])
-    # This runs on every snapshot an agent takes, thousands of lines each: the regex
-    # splits every line at once, the loop only builds the nodes.
-    nodes: list[Node] = []
-    append = nodes.append
-    for raw, indent, role, name_raw, attrs, tail in _LINES.findall(text):
-        if not role:
-            if raw.strip():  # not understood: kept verbatim
-                append(Node(len(raw) - len(raw.lstrip(" ")), raw))
-            continue
-        ref = None
-        if attrs:
-            at = attrs.find(" [ref=")
-            if at >= 0:
-                ref = attrs[at + 6 : attrs.index("]", at)] or None
-        append(
-            Node(
-                len(indent),
-                raw,
-                role,
-                name_raw[1:] or None,  # ' "Save"' -> '"Save"'
-                attrs[2:-1].split("] [") if attrs else [],
-                bool(tail),  # the pattern's tail always starts with ":"
-                (tail[1:].strip() or None) if tail else None,
-                [],
-                ref,
-            )
-        )
-    return _tree(nodes)
-
-
-def _tree(nodes: list[Node]) -> list[Node]:
-    """Nodes in document order -> roots, each line under the nearest shallower one."""
+        lines: list[sl.Line | None] = [_from_line(n) for n in st.parse(text) if n.raw.strip()]
+    else:
+        lines = sl.read_lines(text)  # each distinct line read once (snapshot_lines.py)
+    # Nodes in document order -> roots, each line under the nearest shallower one.
     roots: list[Node] = []
     stack: list[Node] = []
-    for node in nodes:
+    for line in lines:
+        if line is None:  # a blank line
+            continue
+        node = Node(line, [])
         indent = node.indent
         while stack and stack[-1].indent >= indent:
             stack.pop()
@@ -119,30 +71,12 @@ def _tree(nodes: list[Node]) -> list[Node]:
 
 
 def _is_actionable(node: Node) -> bool:
-    return node.role in INTERACTIVE_ROLES or "cursor=pointer" in node.attrs
+    return node.actionable
 
 
-def _render_key(node: Node, attrs: list[str], *, quote: bool = True) -> str:
-    assert node.role is not None
-    key = node.role
-    if node.name is not None:
-        key += " " + node.name
-    for attr in attrs:
-        key += f" [{attr}]"
-    # Keep the YAML valid when the key itself holds ': ' (the engine quoted it the same way).
-    if quote and (": " in key or key.endswith(":")):
-        key = "'" + key.replace("'", "''") + "'"
-    return key
-
-
-# Text-only lines are written as JSON strings (``- "Some text"``): shorter than
-# ``- paragraph: Some text`` on text-heavy pages, and page text can never pass for an
-# element line (it always starts with a quote).
-TEXT_ROLES = frozenset({"paragraph", "text"})
 # A row or list item whose content is one level of leaves is written on one line:
 # ``- row: "Order 1" | "37.00" | button "Edit" [ref=e20] button "Delete" [ref=e21]``.
 INLINE_ROLES = frozenset({"row", "listitem"})
-CELL_ROLES = frozenset({"cell", "gridcell", "columnheader", "rowheader"})
 # Fold labels: what the folded siblings are called in "rows 4–197: 194 more like the above".
 _FOLD_NOUN = {
     "row": "rows",
@@ -163,97 +97,52 @@ class Fold:
     min_run: int = 8  # shorter runs of look-alike siblings are shown whole
 
 
-def _kept_attrs(node: Node) -> list[str]:
-    attrs = node.attrs
-    if not attrs:
-        return []  # a new list: callers append to it
-    actionable = _is_actionable(node)
-    wrapper = node.role in WRAPPER_ROLES
-    if not actionable and not wrapper:  # the common case, on every cell and text line
-        return [a for a in attrs if not a.startswith("ref=") and a != "cursor=pointer"]
-    return [
-        a
-        for a in node.attrs
-        if a != "cursor=pointer"
-        and (actionable or not a.startswith("ref="))
-        # Focus on a wrapper means "nothing focused" (the body); keeping it would also
-        # re-indent the whole tree whenever focus moves, and spoil every diff.
-        and not (wrapper and a == "active")
-    ]
-
-
-def _children_and_url(node: Node, attrs: list[str]) -> list[Node]:
-    """The children to render; a link whose only child is its /url gets it as an attr."""
+def _url(node: Node) -> str | None:
+    """``url=...`` when the node's only child is its /url (it goes on the node's line)."""
     children = node.children
-    if (
-        len(children) == 1
-        and children[0].role == "/url"
-        and children[0].value is not None
-        and node.value is None
-    ):
-        attrs.append("url=" + children[0].value.strip('"'))
-        return []
-    return children
-
-
-def _text_value(value: str) -> str:
-    """A YAML scalar as Playwright wrote it -> one JSON string."""
-    if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
-        return value  # already a JSON-compatible double-quoted scalar
-    if len(value) >= 2 and value[0] == "'" and value[-1] == "'":
-        value = value[1:-1].replace("''", "'")
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _text_only(node: Node, attrs: list[str]) -> bool:
-    return (
-        node.role in TEXT_ROLES
-        and node.name is None
-        and not attrs
-        and node.value is not None
-        and not node.children
-    )
+    if len(children) == 1 and node.value is None:
+        child = children[0]
+        if child.role == "/url" and child.value is not None:
+            return "url=" + child.value.strip('"')
+    return None
 
 
 def _piece(node: Node) -> str | None:
     """A leaf as one inline piece (no "- "), or None when it is not a plain leaf."""
+    if not node.children:
+        return node.piece  # read with the line (snapshot_lines.py)
     if node.role is None or node.role.startswith("/"):
         return None
-    attrs = _kept_attrs(node)
-    children = _children_and_url(node, attrs)
-    if children:
+    url = _url(node)  # a link with only its /url is still a plain leaf
+    if url is None:
         return None
-    if _text_only(node, attrs):
-        assert node.value is not None
-        return _text_value(node.value)
-    if node.role in CELL_ROLES and not attrs:
-        if node.value is not None:
-            return _text_value(node.value)
-        return node.name or '""'
-    if node.value is not None:
-        return None
-    return _render_key(node, attrs, quote=False)
+    return sl.render_key(node.role, node.name, (*node.kept, url), quote=False)
 
 
 def _inline(node: Node) -> str | None:
     """A row or list item on one line, or None when its content is not flat enough."""
     if node.role not in INLINE_ROLES or node.value is not None or not node.children:
         return None
+    row = node.role == "row"
     parts: list[str] = []
     for child in node.children:
-        if child.role in CELL_ROLES and child.children and node.role == "row":
-            if child.name is not None or _kept_attrs(child) or child.value is not None:
+        if row and child.children and child.role in CELL_ROLES:
+            if child.name is not None or child.kept or child.value is not None:
                 return None
-            inner = [_piece(c) for c in child.children]
-            if any(p is None for p in inner):
-                return None
-            parts.append(" ".join(p for p in inner if p))
+            inner = []
+            for c in child.children:
+                p = c.piece if not c.children else _piece(c)
+                if p is None:
+                    return None
+                if p:
+                    inner.append(p)
+            parts.append(" ".join(inner))
             continue
-        piece = _piece(child)
+        piece = child.piece if not child.children else _piece(child)
         if piece is None:
             return None
         parts.append(piece)
-    return (" | " if node.role == "row" else " ").join(parts)
+    return (" | " if row else " ").join(parts)
 
 
 def _shape(node: Node, depth: int = 0) -> str:
@@ -350,42 +239,48 @@ def _compact(
     plan: list[tuple[int, int] | int] = (
         _plan(nodes, fold) if fold is not None and len(nodes) >= fold.min_run else []
     )
-    order = plan or list(range(len(nodes)))
-    for step in order:
+    append = out.append
+    for step in plan or range(len(nodes)):
         if isinstance(step, tuple):
-            out.append(_fold_line(pad, container, nodes, *step))
+            append(_fold_line(pad, container, nodes, *step))
             continue
         node = nodes[step]
-        if node.role is None:  # not understood: keep as it was, re-indented
-            out.append(pad + node.raw.lstrip(" "))
-            _compact(node.children, depth + 1, out, fold, node)
-            continue
-        if node.role.startswith("/"):  # /url, /placeholder ... of a node we keep
-            out.append(pad + node.raw.lstrip(" "))
-            continue
-        attrs = _kept_attrs(node)
         children = node.children
-        droppable = node.role in WRAPPER_ROLES or (
-            node.role in TEXT_ROLES and node.value is None
-        )  # a paragraph of text and links: its pieces are lines of their own
-        if droppable and node.name is None and not attrs and node.value is None and children:
-            _compact(children, depth, out, fold, node)
+        if not children:  # most lines: written as read (snapshot_lines.py)
+            append(pad + node.leaf)
             continue
-        if _text_only(node, attrs):
-            assert node.value is not None
-            out.append(pad + "- " + _text_value(node.value))
+        role = node.role
+        if role is None:  # not understood: keep as it was, re-indented
+            append(pad + node.leaf)
+            _compact(children, depth + 1, out, fold, node)
+            continue
+        if role.startswith("/"):  # /url, /placeholder ... of a node we keep
+            append(pad + node.leaf)
+            continue
+        if (
+            # a wrapper, or a paragraph of text and links: its pieces are lines of their own
+            (role in WRAPPER_ROLES or (role in TEXT_ROLES and node.value is None))
+            and node.name is None
+            and not node.kept
+            and node.value is None
+        ):
+            _compact(children, depth, out, fold, node)
             continue
         inline = _inline(node)
         if inline is not None:
-            out.append(pad + "- " + _render_key(node, attrs) + ": " + inline)
+            append(pad + "- " + node.key + ": " + inline)
             continue
-        children = _children_and_url(node, attrs)
-        line = pad + "- " + _render_key(node, attrs)
+        url = _url(node)
+        if url is None:
+            line = pad + "- " + node.key
+        else:  # a link whose only child is its /url gets it as an attr
+            line = pad + "- " + sl.render_key(role, node.name, (*node.kept, url))
+            children = []
         if node.value is not None:
             line += ": " + node.value
         elif children:
             line += ":"
-        out.append(line)
+        append(line)
         _compact(children, depth + 1, out, fold, node)
 
 
