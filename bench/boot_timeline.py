@@ -166,7 +166,7 @@ def import_profile(home: Path, chromium: str, top: int) -> None:
     code = (
         "import browserdeck.cli, browserdeck.logsetup, browserdeck.master, browserdeck.service,"
         " browserdeck.engine, browserdeck.api.server, browserdeck.api.staged, browserdeck.deck,"
-        " browserdeck.mcpserver.http, mcp.server.streamable_http_manager"
+        " browserdeck.mcpserver.http"
     )
     done = subprocess.run(
         [PY, "-X", "importtime", "-c", code],

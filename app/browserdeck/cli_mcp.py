@@ -47,10 +47,7 @@ def _offline(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    listed = [
-        t.model_dump(by_alias=True, exclude_none=True, mode="json")
-        for t in McpApp.tool_list(chosen)
-    ]
+    listed = McpApp.tool_list(chosen)
     for item in listed:
         print(f"{item['name']:28} {len(json.dumps(item)):6,} chars  {item['description']}")
     print(f"{len(listed)} tools, tools/list JSON {len(json.dumps(listed)):,} chars")

@@ -1,9 +1,9 @@
-"""The MCP server: tool selection, sessions, and the SDK wiring.
+"""The MCP server: tool selection, sessions, and what tools/list and tools/call answer.
 
-Built on the official SDK's low-level ``Server`` (``mcp.server.lowlevel``) rather
-than ``MCPServer``'s decorators, because the schemas are written by hand (see
-schema.py) and argument checking is ours; transports, sessions and the protocol
-are the SDK's.
+The messages around them are protocol.py's and the streamable HTTP transport is
+http.py's, both ours rather than the official SDK's server (issue 14: importing it
+was ~350 ms of CPU before the service's first answer); the schemas are written by
+hand (schema.py) and argument checking is ours.
 
 Served over streamable HTTP at ``/mcp`` (``browserdeck mcp`` is a stdio bridge to
 it). Sessions: each ``Mcp-Session-Id`` is one session (a client on the stateless 2026 protocol can send
@@ -17,18 +17,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-# First: the SDK's server pieces without the rest of the SDK (sdk.py, issue 14).
-from browserdeck.mcpserver import sdk  # noqa: F401
-
-# isort: split
-import mcp_types as types
-from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
 
 from browserdeck import __version__, aio, config, confine
 from browserdeck.chrome.procs import pid_alive
@@ -39,6 +30,7 @@ from browserdeck.mcpserver import output, tools
 from browserdeck.mcpserver.backend import CLIENT_NAME, DeckBackend
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply
+from browserdeck.mcpserver.protocol import INVALID_PARAMS, Exchange, RpcError
 from browserdeck.mcpserver.schema import validate_object
 
 log = logging.getLogger(__name__)
@@ -51,7 +43,7 @@ INSTRUCTIONS = (
     "browser_snapshot gives element refs (e12) that the action tools take. Actions answer "
     "briefly; pass snapshot: true to see what changed. Long output is cut and saved to a file."
 )
-SESSION_TTL = 30 * 60.0  # the SDK ends idle HTTP sessions after 30 minutes too
+SESSION_TTL = 30 * 60.0  # idle HTTP sessions end after 30 minutes (http.py), as the SDK's did
 PROFILES = ("core", "all")
 
 
@@ -91,7 +83,11 @@ def select_tools(spec: str, *, run_code: bool) -> dict[str, tools.ToolSpec]:
 
 
 class McpApp:
-    """Everything the service's ``/mcp`` endpoint serves."""
+    """Everything the service's ``/mcp`` endpoint serves (``protocol.Tools``)."""
+
+    name = "browserdeck"
+    version = __version__
+    instructions = INSTRUCTIONS
 
     def __init__(
         self,
@@ -113,16 +109,9 @@ class McpApp:
         self._releases: set[asyncio.Task[None]] = set()
         self._selections: dict[str, dict[str, tools.ToolSpec]] = {}
         select_tools(tools_spec, run_code=self.run_code_enabled())  # fail early on a bad spec
-        self.server: Server[Any] = Server(
-            "browserdeck",
-            version=__version__,
-            instructions=INSTRUCTIONS,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-        )
 
     # --- the client's workspace --------------------------------------------------
-    async def client_roots(self, ctx: ServerRequestContext[Any, Any]) -> list[str]:
+    async def client_roots(self, exchange: Exchange) -> list[str]:
         """The folders the MCP client declares (``roots/list``).
 
         The service's own working directory means nothing about the client, so only
@@ -130,19 +119,21 @@ class McpApp:
         (``X-Browserdeck-Workspace``: its working directory; a header only the client
         program sets, never a tool argument).
         """
-        session = ctx.session
-        if session.check_client_capability(types.ClientCapabilities(roots=types.RootsCapability())):
+        # Deprecated from the 2026-07-28 protocol on (which cannot ask the client), and
+        # still how clients on the handshake protocol name their workspace.
+        if isinstance(exchange.client_capabilities.get("roots"), dict):
             try:
-                with warnings.catch_warnings():
-                    # Deprecated from the 2026-07-28 protocol on, and still how clients on
-                    # the handshake protocol name their workspace.
-                    warnings.simplefilter("ignore")
-                    asked = session.list_roots()
-                listed = await asyncio.wait_for(asked, ROOTS_TIMEOUT)
-                return [str(root.uri) for root in listed.roots if str(root.uri).startswith("file:")]
+                listed = await asyncio.wait_for(exchange.ask("roots/list", None), ROOTS_TIMEOUT)
+                roots = listed.get("roots")
+                uris = (
+                    [r.get("uri") for r in roots if isinstance(r, dict)]
+                    if isinstance(roots, list)
+                    else []
+                )
+                return [uri for uri in uris if isinstance(uri, str) and uri.startswith("file:")]
             except Exception as exc:  # the client did not answer: no roots, not a crash
                 log.info("MCP roots/list failed: %s", exc)
-        workspace = self._request_headers(ctx)[0].get("x-browserdeck-workspace")
+        workspace = exchange.headers.get("x-browserdeck-workspace")
         return [workspace] if workspace and workspace.startswith("file:") else []
 
     @staticmethod
@@ -162,14 +153,6 @@ class McpApp:
         return int(self.settings().screenshot_max_dimension)
 
     # --- per request --------------------------------------------------------------
-    def _request_headers(
-        self, ctx: ServerRequestContext[Any, Any]
-    ) -> tuple[dict[str, str], dict[str, str]]:
-        request = ctx.request
-        if request is None or not hasattr(request, "headers"):
-            return {}, {}
-        return dict(request.headers), dict(request.query_params)
-
     def selection(self, spec: str) -> dict[str, tools.ToolSpec]:
         key = f"{spec}|{self.run_code_enabled()}"
         chosen = self._selections.get(key)
@@ -177,20 +160,16 @@ class McpApp:
             chosen = self._selections[key] = select_tools(spec, run_code=self.run_code_enabled())
         return chosen
 
-    def _selection_for(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, tools.ToolSpec]:
-        _, query = self._request_headers(ctx)
-        return self.selection(query.get("tools") or self.tools_spec)
+    def _selection_for(self, exchange: Exchange) -> dict[str, tools.ToolSpec]:
+        return self.selection(exchange.query.get("tools") or self.tools_spec)
 
-    def session_for(self, ctx: ServerRequestContext[Any, Any]) -> AgentSession:
-        headers, query = self._request_headers(ctx)
+    def session_for(self, exchange: Exchange) -> AgentSession:
+        headers, query = exchange.headers, exchange.query
         key = headers.get("mcp-session-id") or headers.get("x-browserdeck-session") or "shared"
         ttl: float | None = SESSION_TTL
         session = self.sessions.get(key)
         if session is None:
-            client = None
-            params = ctx.session.client_params
-            if params is not None:
-                client = params.client_info.name
+            client = exchange.client_name
             kind, pid = "http", None
             bridge = headers.get("x-browserdeck-bridge", "")
             if bridge.isdigit() and len(bridge) < 10:
@@ -215,9 +194,9 @@ class McpApp:
         for key, session in list(self.sessions.items()):
             if session.lock.locked():
                 continue
-            if (
-                session.owner.ttl is None and not pid_alive(session.owner.pid)
-            ) or (session.owner.ttl is not None and now - session.last_used > SESSION_TTL):
+            if (session.owner.ttl is None and not pid_alive(session.owner.pid)) or (
+                session.owner.ttl is not None and now - session.last_used > SESSION_TTL
+            ):
                 self.end_session(key)
 
     def end_session(self, key: str) -> None:
@@ -239,30 +218,25 @@ class McpApp:
             log.debug("releasing remote browsers of %s: %s", owner_id, exc)
 
     # --- MCP handlers -------------------------------------------------------------
-    async def _list_tools(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
+    async def list_tools(self, exchange: Exchange) -> list[dict[str, Any]]:
         try:
-            selection = self._selection_for(ctx)
+            selection = self._selection_for(exchange)
         except BrowserdeckError as exc:  # a bad ?tools= on the /mcp URL
-            from mcp.shared.exceptions import MCPError
-
-            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
-        return types.ListToolsResult(tools=self.tool_list(selection))
+            raise RpcError(INVALID_PARAMS, str(exc)) from None
+        return self.tool_list(selection)
 
     @staticmethod
-    def tool_list(selection: dict[str, tools.ToolSpec]) -> list[types.Tool]:
+    def tool_list(selection: dict[str, tools.ToolSpec]) -> list[dict[str, Any]]:
         return [
-            types.Tool(name=t.name, description=t.description, input_schema=t.schema)
+            {"name": t.name, "description": t.description, "inputSchema": t.schema}
             for t in selection.values()
         ]
 
-    async def _call_tool(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        name = params.name
+    async def call_tool(
+        self, exchange: Exchange, name: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
         try:
-            selection = self._selection_for(ctx)
+            selection = self._selection_for(exchange)
         except BrowserdeckError as exc:
             return _error(exc)
         spec = selection.get(name)
@@ -278,8 +252,8 @@ class McpApp:
                     f"tool {name!r} is not offered by this server", hint=hint, code="unknown_tool"
                 )
             )
-        session = self.session_for(ctx)
-        raw_args = dict(params.arguments or {})
+        session = self.session_for(exchange)
+        raw_args = dict(arguments)
         # Playwright MCP's "filename": save the result there instead of answering with it.
         save_to = (
             None if "filename" in spec.schema["properties"] else raw_args.pop("filename", None)
@@ -292,8 +266,8 @@ class McpApp:
                 )
                 args = validate_object(raw_args, spec.schema, name)
                 call = Call(self, session, spec, args)
-                call.roots = lambda: self.client_roots(ctx)
-                call.max_chars = self._max_chars_for(ctx)
+                call.roots = lambda: self.client_roots(exchange)
+                call.max_chars = self._max_chars_for(exchange)
                 reply = await spec.handler(call)
                 if save_name is not None:
                     folder = self.output_folder(await call.roots())
@@ -313,19 +287,20 @@ class McpApp:
                 session.last_used = time.monotonic()
                 if session.owner.ttl is not None:
                     self.claims.touch(session.owner)
-        return self.render(reply, spec, self._max_chars_for(ctx))
+        return self.render(reply, spec, self._max_chars_for(exchange))
 
-    def _max_chars_for(self, ctx: ServerRequestContext[Any, Any]) -> int:
+    def _max_chars_for(self, exchange: Exchange) -> int:
         """``?maxChars=`` on the /mcp URL (``browserdeck mcp --max-chars``), else ours."""
-        raw = self._request_headers(ctx)[1].get("maxChars", "")
+        raw = exchange.query.get("maxChars", "")
         if raw.isdigit():
             return max(output.MIN_MAX_CHARS, min(int(raw), 10_000_000))
         return self.max_chars
 
     def render(
         self, reply: Reply, spec: tools.ToolSpec, max_chars: int | None = None
-    ) -> types.CallToolResult:
-        content: list[types.ContentBlock] = []
+    ) -> dict[str, Any]:
+        """A ``tools/call`` result: the text (capped), then the images."""
+        content: list[dict[str, Any]] = []
         if reply.text:
             text = output.cap(
                 reply.text,
@@ -333,18 +308,16 @@ class McpApp:
                 max_chars=max_chars or self.max_chars,
                 narrow=reply.narrow or spec.narrow,
             )
-            content.append(types.TextContent(type="text", text=text))
+            content.append({"type": "text", "text": text})
         for data, mime in reply.images:
             import base64
 
             content.append(
-                types.ImageContent(
-                    type="image", data=base64.b64encode(data).decode(), mime_type=mime
-                )
+                {"type": "image", "data": base64.b64encode(data).decode(), "mimeType": mime}
             )
         if not content:
-            content.append(types.TextContent(type="text", text="done"))
-        return types.CallToolResult(content=content, is_error=False)
+            content.append({"type": "text", "text": "done"})
+        return {"content": content, "isError": False}
 
     # --- lifecycle ------------------------------------------------------------------
     async def close(self) -> None:
@@ -370,7 +343,7 @@ def _save_reply(reply: Reply, folder: Path, name: str) -> Reply:
     return Reply(f"saved {what} to {path}")
 
 
-def _error(exc: BrowserdeckError) -> types.CallToolResult:
+def _error(exc: BrowserdeckError) -> dict[str, Any]:
     hint = exc.hint_for("mcp")  # what to do next, in tool names
     text = f"error: {exc.message}" + (f"\nhint: {hint}" if hint else "")
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+    return {"content": [{"type": "text", "text": text}], "isError": True}
