@@ -218,7 +218,13 @@ ARTICLE_TEXT = (
 )
 
 
-async def mcp_part(chromium: str, site: str, runs: int, baseline: str | None = None) -> None:
+async def mcp_part(
+    chromium: str,
+    site: str,
+    runs: int,
+    baseline: str | None = None,
+    baseline_first: bool = False,
+) -> None:
     peer = find_peer()
     with tempfile.TemporaryDirectory(prefix="bd-bench-bigmcp-") as tmp:
         home = Path(tmp) / "home"
@@ -244,13 +250,19 @@ async def mcp_part(chromium: str, site: str, runs: int, baseline: str | None = N
             stack.callback(stop_service, home)
             if extra:
                 stack.callback(stop_service, base_home)
+            # Which service starts first can matter on a loaded machine (docs/mcp.md, "Where
+            # a big snapshot's time goes"): --baseline-first starts the baseline's first.
+            extra_clients = [
+                await stack.enter_async_context(Client(s.params, read_timeout_seconds=120))
+                for s in (extra if baseline_first else [])
+            ]
             clients = [
                 await stack.enter_async_context(Client(s.params, read_timeout_seconds=120))
                 for s in sides
             ]
-            extra_clients = [
+            extra_clients += [
                 await stack.enter_async_context(Client(s.params, read_timeout_seconds=120))
-                for s in extra
+                for s in ([] if baseline_first else extra)
             ]
             for client in extra_clients:  # the same pages first, as the sides below
                 for path in ("/table200.html", "/article.html", "/table2000.html"):
@@ -348,6 +360,9 @@ async def main() -> int:
     parser.add_argument("--skip-engine", action="store_true")
     parser.add_argument("--skip-mcp", action="store_true")
     parser.add_argument("--baseline", help="another browserdeck's app folder, timed beside")
+    parser.add_argument(
+        "--baseline-first", action="store_true", help="start the baseline's service before ours"
+    )
     args = parser.parse_args()
     chromium = find_chromium()
     if not chromium:
@@ -358,7 +373,7 @@ async def main() -> int:
         if not args.skip_engine:
             await engine_part(chromium, site, args.elements, args.runs)
         if not args.skip_mcp:
-            await mcp_part(wrapper, site, args.runs, args.baseline)
+            await mcp_part(wrapper, site, args.runs, args.baseline, args.baseline_first)
     return 0
 
 

@@ -80,7 +80,7 @@ async def ai_text(state: PageState, opts: SnapshotOptions) -> str:
 # Playwright ref -> (its prefix, its number), the same in every snapshot of a document:
 # split once (this runs for each of a big page's thousands of refs). Bounded.
 _SPLIT: dict[str, tuple[str, int]] = {}
-_SPLIT_MAX = 50_000
+_SPLIT_MAX = 10_000
 
 
 def build_table(

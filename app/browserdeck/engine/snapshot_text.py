@@ -355,7 +355,7 @@ class LineReader(Generic[T]):
     """
 
     def __init__(
-        self, pattern: re.Pattern[str], read: Callable[[Any], T], limit: int = 20_000
+        self, pattern: re.Pattern[str], read: Callable[[Any], T], limit: int = 10_000
     ) -> None:
         self.pattern = pattern
         self.read = read
