@@ -339,3 +339,41 @@ async def test_ref_scan_reads_only_the_lines_that_changed(monkeypatch: pytest.Mo
     monkeypatch.setattr(st.SCAN_READER, "pattern", real)
     monkeypatch.setattr(st.SCAN_READER, "memo", {})  # nothing remembered: the same answers
     assert st.scan(after) == second and st.scan(ONE_FRAME) == first
+
+
+async def test_ref_names_are_split_once_and_the_memory_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """build_table splits each Playwright ref ("f2e14" -> "f2", 14) once and remembers it
+    (the same in every snapshot of a document); the memory is emptied when full."""
+    from types import SimpleNamespace
+
+    from browserdeck.engine import snapshot as snap
+    from browserdeck.engine.options import SnapshotOptions
+    from browserdeck.engine.state import TargetMemory
+
+    def table_of() -> tuple[list[str], int]:
+        """The table's refs, and the highest number the tab has handed out."""
+        state = SimpleNamespace(
+            memory=TargetMemory(),
+            token=1,
+            main_epoch=1,
+            child_epoch=0,
+            page=SimpleNamespace(url="http://example.test/"),
+            epoch_key=lambda main: (1, 1),
+        )
+        table, _ = snap.build_table(state, ONE_FRAME, SnapshotOptions(), "aria")  # type: ignore[arg-type]
+        return list(table.refs), state.memory.issued_max
+
+    refs = ["e1", "e2", "e3", "e4", "e5", "e6"]
+    monkeypatch.setattr(snap, "_SPLIT", {})
+    assert table_of() == (refs, 6)
+    assert snap._SPLIT["e6"] == ("", 6)
+    # What is remembered is what is used: a wrong memory shows (so it is never stale by
+    # design: a ref's split depends on the ref alone) ...
+    snap._SPLIT["e6"] = ("", 60)
+    assert table_of() == (refs, 60)
+    # ... until the memory is full and emptied: read again from the refs themselves.
+    monkeypatch.setattr(snap, "_SPLIT_MAX", 3)
+    assert table_of() == (refs, 6)
+    assert len(snap._SPLIT) == 6

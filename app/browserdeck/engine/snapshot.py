@@ -77,6 +77,12 @@ async def ai_text(state: PageState, opts: SnapshotOptions) -> str:
         raise
 
 
+# Playwright ref -> (its prefix, its number), the same in every snapshot of a document:
+# split once (this runs for each of a big page's thousands of refs). Bounded.
+_SPLIT: dict[str, tuple[str, int]] = {}
+_SPLIT_MAX = 50_000
+
+
 def build_table(
     state: PageState, text: str, opts: SnapshotOptions, mode: RefMode
 ) -> tuple[RefTable, dict[str, str]]:
@@ -98,12 +104,19 @@ def build_table(
     interactive_roles = st.INTERACTIVE_ROLES
     counted = not opts.depth  # a depth-limited snapshot does not see every element
     issued = memory.issued_max  # kept in a local: this loop runs once per ref
+    if len(_SPLIT) > _SPLIT_MAX:
+        _SPLIT.clear()
+    split = _SPLIT.get
     for pw_ref, role, name, chain, interactive, nth in entries:
         if role_only and role not in interactive_roles:
             continue
-        pw_prefix, _, digits = pw_ref.rpartition("e")
-        if not digits.isdigit():
-            continue
+        parts = split(pw_ref)
+        if parts is None:
+            pw_prefix, _, digits = pw_ref.rpartition("e")
+            if not digits.isdigit():
+                continue
+            parts = _SPLIT[pw_ref] = (pw_prefix, int(digits))
+        pw_prefix, pw_number = parts
         main = main_root and not chain
         settled = bases.get((pw_prefix, main))
         if settled is None:
@@ -122,7 +135,7 @@ def build_table(
             memory.bases[prefix] = entry
             settled = bases[(pw_prefix, main)] = (prefix, entry[0])
         prefix, base = settled
-        number = int(digits) + base
+        number = pw_number + base
         if number > issued:
             issued = number
         if base or prefix != pw_prefix:

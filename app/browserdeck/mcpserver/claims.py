@@ -19,13 +19,14 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from filelock import FileLock
+from typing import TYPE_CHECKING, Any
 
 from browserdeck import paths
 from browserdeck.chrome.procs import pid_alive
 from browserdeck.files import write_atomic
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,12 @@ def claims_file() -> Path:
 
 def _locked(path: Path) -> FileLock:
     """The inter-process lock every read-modify-write of ``path`` holds (a blocking flock
-    on Unix, LockFileEx on Windows, through filelock); private to the user (0600)."""
+    on Unix, LockFileEx on Windows, through filelock); private to the user (0600).
+
+    filelock is imported here, on the first claim (a page call): importing it (~8 ms)
+    is not on the path of a service answering ``initialize`` (issue 14)."""
+    from filelock import FileLock
+
     path.parent.mkdir(parents=True, exist_ok=True)
     return FileLock(path.with_suffix(".lock"), mode=0o600)
 
