@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.request import urlopen
+from urllib.request import Request, urlopen
 
 
 def free_port() -> int:
@@ -36,6 +36,38 @@ def health(port: int) -> dict[str, object] | None:
         return None
 
 
+def mcp_initialize(exe: Path, env: dict[str, str], port: int) -> str:
+    """The bundle's own MCP server answers (the SDK is not in the bundle: issue 14)."""
+    token = subprocess.run(
+        [str(exe), "token"], env=env, capture_output=True, text=True, timeout=60, check=True
+    ).stdout.strip()
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "smoke", "version": "1"},
+        },
+    }
+    request = Request(
+        f"http://127.0.0.1:{port}/mcp",
+        data=json.dumps(body).encode(),
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        },
+    )
+    with urlopen(request, timeout=30) as resp:
+        events = [line[6:] for line in resp.read().decode().splitlines() if line.startswith("data: ")]
+    server = json.loads(events[0])["result"]["serverInfo"]
+    if server.get("name") != "browserdeck":
+        raise SystemExit(f"/mcp initialize answered {server!r}")
+    return f"{server['name']} {server['version']}"
+
+
 def run(exe: Path, args: list[str], env: dict[str, str], port: int) -> None:
     label = " ".join(["browserdeck", *args])
     proc = subprocess.Popen(
@@ -50,6 +82,8 @@ def run(exe: Path, args: list[str], env: dict[str, str], port: int) -> None:
                 raise SystemExit(f"{label}: no /health answer within 60 s")
             time.sleep(0.2)
         print(f"ok: {label} answers /health: {answer}")
+        if args == ["serve"]:
+            print(f"ok: {label} answers /mcp initialize: {mcp_initialize(exe, env, port)}")
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)

@@ -205,9 +205,20 @@ async def test_an_idle_session_expires(bd_home: Path, monkeypatch: pytest.Monkey
         sid = await open_session(client)
         endpoint = mcp_http.endpoint_of(service.api.app)  # type: ignore[union-attr]
         assert endpoint is not None and sid in endpoint.sessions
+        # One that only initialized (its one request opened it) expires as well.
+        init = rpc(
+            "initialize",
+            1,
+            protocolVersion="2025-11-25",
+            capabilities={},
+            clientInfo={"name": "x", "version": "0"},
+        )
+        opened_only = (await client.post("/mcp", json=init)).headers["mcp-session-id"]
         await asyncio.sleep(0.6)
-        resp = await client.post("/mcp", json=rpc("ping"), headers={"Mcp-Session-Id": sid})
-        assert resp.status_code == 404
+        for key in (sid, opened_only):
+            resp = await client.post("/mcp", json=rpc("ping"), headers={"Mcp-Session-Id": key})
+            assert resp.status_code == 404
+        assert not endpoint.sessions
 
 
 @pytest.mark.parametrize("era", ["2025-11-25", MODERN])
@@ -249,7 +260,6 @@ async def test_a_modern_client_cancels_by_closing_the_connection(bd_home: Path) 
 
 
 async def test_stopping_the_service_closes_open_streams_at_once(bd_home: Path) -> None:
-    mcp_config(bd_home)
     async with mcp_service(bd_home) as (service, client):
         sid = await open_session(client)
         async with client.stream("GET", "/mcp", headers={"Mcp-Session-Id": sid}) as stream:

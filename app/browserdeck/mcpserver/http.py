@@ -71,8 +71,8 @@ class McpHttpEndpoint:
         self._closed: asyncio.Task[None] | None = None
         self._shutdown = asyncio.Event()
 
-    @property
-    def mcp(self) -> McpApp:
+    def tools(self) -> McpApp:
+        """The MCP server's tools, built on the first request (with their stop watcher)."""
         if self._mcp is None:
             service = self.service
             # The same front door the API's routes call, in-process: the /mcp request
@@ -137,7 +137,6 @@ class McpHttpEndpoint:
             )
             await request.respond(503, body, [(b"content-type", JSON)])
             return
-        self.mcp  # noqa: B018  (built on first use, with its stop watcher)
         version = request.headers.get("mcp-protocol-version")
         if version is not None and version not in protocol.HANDSHAKE_VERSIONS:
             await self._modern(request)
@@ -184,13 +183,11 @@ class McpHttpEndpoint:
         if await self._refused(request):
             return
         if session is not None:
-            session.busy += 1
-            if session.idle is not None:
-                session.idle.cancel()
-                session.idle = None
+            self._hold(session)
+        served = session
         try:
             if request.method == "POST":
-                await self._post(request, session)
+                served = await self._post(request, session)
             elif request.method == "GET":
                 await self._get(request, session)
             elif request.method == "DELETE":
@@ -208,10 +205,19 @@ class McpHttpEndpoint:
         finally:
             if session is not None:
                 session.busy -= 1
-                if not session.busy and not session.ended:
-                    session.idle = asyncio.get_running_loop().call_later(
-                        SESSION_TTL, self._end, session.id
-                    )
+            if served is not None and not served.busy and not served.ended:
+                # Idle from now: the SDK's countdown too starts once no request of the
+                # session is in flight (an open GET stream counts as one).
+                served.idle = asyncio.get_running_loop().call_later(
+                    SESSION_TTL, self._end, served.id
+                )
+
+    @staticmethod
+    def _hold(session: HttpSession) -> None:
+        session.busy += 1
+        if session.idle is not None:
+            session.idle.cancel()
+            session.idle = None
 
     @staticmethod
     async def _missing_session(request: Request) -> None:
@@ -219,7 +225,8 @@ class McpHttpEndpoint:
             400, RpcError(protocol.INVALID_REQUEST, "Bad Request: Missing session ID")
         )
 
-    async def _post(self, request: Request, session: HttpSession | None) -> None:
+    async def _post(self, request: Request, session: HttpSession | None) -> HttpSession | None:
+        """Answers one POST; the session it was for (a new one for ``initialize``)."""
         sid = session.id if session is not None else None
         has_json, has_sse = request.accepts()
         if not (has_json and has_sse):
@@ -227,15 +234,15 @@ class McpHttpEndpoint:
                 "Not Acceptable: Client must accept both application/json and text/event-stream"
             )
             await request.rpc_error(406, RpcError(protocol.INVALID_REQUEST, message), sid)
-            return
+            return session
         ok, message = await self._read(request, sid)
         if not ok:
-            return
+            return session
         kind = protocol.kind_of(message)
         if kind is None:
             error = RpcError(protocol.INVALID_PARAMS, "Validation error: not one JSON-RPC message")
             await request.rpc_error(400, error, sid)
-            return
+            return session
         if kind == "request" and message["method"] == "initialize":
             if session is None:
                 params = message.get("params")
@@ -243,7 +250,7 @@ class McpHttpEndpoint:
                 self.sessions[session.id] = session
         elif session is None:
             await self._missing_session(request)
-            return
+            return session
         headers = [(b"mcp-session-id", session.id.encode())]
         if kind != "request":
             await request.respond(202, headers=[(b"content-type", JSON), *headers])
@@ -253,9 +260,8 @@ class McpHttpEndpoint:
                 params = message.get("params") or {}
                 task = session.calls.get(params.get("requestId"))
                 if task is not None:
-                    session.cancelled.add(params.get("requestId"))
                     task.cancel()
-            return
+            return session
         exchange = Exchange(
             request.headers,
             request.query,
@@ -266,7 +272,7 @@ class McpHttpEndpoint:
         )
         request_id = message["id"]
         call = aio.create_task(
-            _answer(self.mcp, message, exchange), name=f"mcp-call-{message['method']}"
+            _answer(self.tools(), message, exchange), name=f"mcp-call-{message['method']}"
         )
         session.calls[request_id] = call
         try:
@@ -283,7 +289,7 @@ class McpHttpEndpoint:
             if call.cancelled():
                 if session.ended:  # the session was ended: its streams close unanswered
                     await request.send({"type": "http.response.body", "body": b""})
-                    return
+                    return session
                 cancelled = RpcError(protocol.REQUEST_CANCELLED, "Request cancelled")
                 reply = protocol.error_message(request_id, cancelled)
             else:
@@ -293,7 +299,7 @@ class McpHttpEndpoint:
             log.debug("MCP response stream closed: %s", exc)
         finally:
             session.calls.pop(request_id, None)
-            session.cancelled.discard(request_id)
+        return session
 
     async def _get(self, request: Request, session: HttpSession | None) -> None:
         if not request.accepts()[1]:
@@ -404,7 +410,7 @@ class McpHttpEndpoint:
     async def _modern_call(
         self, request: Request, message: dict[str, Any], exchange: Exchange
     ) -> None:
-        call = aio.create_task(_answer(self.mcp, message, exchange), name="mcp-modern-call")
+        call = aio.create_task(_answer(self.tools(), message, exchange), name="mcp-modern-call")
         gone = aio.create_task(request.wait_disconnect(), name="mcp-modern-disconnect")
         try:
             done, _ = await asyncio.wait(

@@ -103,7 +103,6 @@ class HttpSession:
         self.version = protocol.negotiate(params.get("protocolVersion"))
         self.outbox: asyncio.Queue[dict[str, Any] | None] | None = None  # the GET stream's
         self.calls: dict[Any, asyncio.Task[dict[str, Any]]] = {}
-        self.cancelled: set[Any] = set()
         self.questions: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self.next_id = 0
         self.busy = 0
