@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,41 @@ def test_cap_offloads_the_full_text_and_says_where(bd_home: Path) -> None:
     assert path.read_text(encoding="utf-8") == text
     assert bd_home in path.parents
     assert output.cap("short", tool="x", max_chars=2000) == "short"
+
+
+def test_offload_lists_its_folder_only_when_it_must(
+    bd_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each listing stats every file the day's offloads left: the folder is listed again
+    only when a write could go over the size limit, or a minute on (old files go then)."""
+    from browserdeck import artifacts
+
+    listings: list[Path] = []
+    real = artifacts.prune
+
+    def counted(folder: Path, keep: Path | None = None) -> list[Path]:
+        listings.append(folder)
+        return real(folder, keep)
+
+    monkeypatch.setattr(artifacts, "prune", counted)
+    monkeypatch.setattr(artifacts.LIMITS, "max_bytes", 2**20)
+    monkeypatch.setattr(output, "_listed", {})
+    first = output.offload("a" * 400_000, "browser_snapshot")
+    old = first.parent / "old.txt"
+    old.write_text("from the day before")
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(old, (two_days_ago, two_days_ago))
+    output.offload("b" * 400_000, "browser_snapshot")
+    assert len(listings) == 1 and old.exists()  # 800,000 bytes fit: not listed
+    output.offload("c" * 400_000, "browser_snapshot")  # could go over: listed
+    assert len(listings) == 2 and not old.exists() and first.exists()
+    output.offload("d", "browser_snapshot")  # over since the last write: the oldest goes
+    assert len(listings) == 3 and not first.exists()
+    output.offload("e", "browser_snapshot")
+    assert len(listings) == 3
+    monkeypatch.setattr(output, "PRUNE_EVERY", 0.0)  # a minute on
+    output.offload("f", "browser_snapshot")
+    assert len(listings) == 4
 
 
 def test_schema_validation_words_errors_for_an_llm() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -36,33 +37,60 @@ def saved_dir() -> Path:
     return confine.output_folder(None)
 
 
+# A folder is listed (and its old files removed) at most every PRUNE_EVERY seconds while
+# what it holds, as last listed plus what was written since, fits the size limit: every
+# listing stats each file, and a day of over-the-cap snapshots leaves hundreds (300
+# files: 6 ms per snapshot, growing with each). The size limit holds as before.
+PRUNE_EVERY = 60.0
+_listed: dict[Path, tuple[float, int]] = {}  # folder -> (when listed, bytes it holds)
+
+
 def offload(text: str, tool: str, suffix: str = ".txt") -> Path:
     """Write ``text`` to a fresh file under the output dir (and prune old ones)."""
     folder = output_dir()
-    _prune(folder)
+    data = text.encode("utf-8")
+    _prune(folder, len(data))
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = _UNSAFE.sub("-", tool)[:40]
     path = folder / f"{base}-{stamp}-{os.getpid()}-{time.monotonic_ns() % 10**6}{suffix}"
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes(data)
     return path
 
 
-def _prune(folder: Path) -> None:
-    # The service's disk limits (artifactsMaxMb), and at most a day for offloaded output.
+def _prune(folder: Path, adding: int = 0) -> None:
+    """Make room for ``adding`` bytes: the service's disk limits (artifactsMaxMb), and at
+    most a day for offloaded output."""
     from browserdeck import artifacts
 
+    now = time.monotonic()
+    listed = _listed.get(folder)
+    if (
+        listed is not None
+        and now - listed[0] < PRUNE_EVERY
+        and listed[1] + adding <= artifacts.LIMITS.max_bytes
+    ):
+        _listed[folder] = (listed[0], listed[1] + adding)
+        return
     artifacts.prune(folder)
     cutoff = time.time() - KEEP_SECONDS
     try:
         entries = list(folder.iterdir())
     except OSError:
+        _listed.pop(folder, None)
         return
+    held = 0
     for entry in entries:
         try:
-            if entry.is_file() and entry.stat().st_mtime < cutoff:
+            info = entry.stat()
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            if info.st_mtime < cutoff:
                 entry.unlink()
+            else:
+                held += info.st_size
         except OSError:
             continue
+    _listed[folder] = (now, held + adding)
 
 
 def cap(text: str, *, tool: str, max_chars: int, narrow: str | None = None) -> str:
