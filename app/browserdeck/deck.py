@@ -504,7 +504,7 @@ class Deck:
                 with contextlib.suppress(Conflict, Unavailable):
                     await self.service.profile(profile).resolve_target(named, caller.key)
             raise
-        return answer_type(request).model_validate(out)
+        return answer_type(request).model_validate(r.well_formed(out))
 
     async def _browser_gone(
         self, caller: Caller, profile: str | None, exc: BrowserdeckError

@@ -18,6 +18,7 @@ errors, requests, dialogs; ``engine/screenshot.py``: labels): a console message 
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +26,37 @@ from pydantic.alias_generators import to_camel
 
 from browserdeck.labels import Rect
 from browserdeck.tabs import Tab
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(value: Any) -> Any:
+    """``value`` with every lone surrogate in its text replaced by U+FFFD.
+
+    A page's script can put one in its text or title (``'a\\uD800b'``) and the browser
+    hands it over as it is; no UTF-8 can carry it, so the API's JSON, the CLI and a
+    saved file would each fail on it ("surrogates not allowed"). Cleaned once, where
+    page text becomes an answer (``Deck.on_tab``). Models are cleaned in place.
+    """
+    if isinstance(value, str):
+        # Only a non-ASCII string can hold one: isascii() is a flag check, no scan.
+        if value.isascii() or _LONE_SURROGATE.search(value) is None:
+            return value
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            value[key] = well_formed(item)
+        return value
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            value[index] = well_formed(item)
+        return value
+    if isinstance(value, BaseModel):
+        well_formed(value.__dict__)
+        if value.__pydantic_extra__:
+            well_formed(value.__pydantic_extra__)
+    return value
 
 
 class Answer(BaseModel):

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from browserdeck.mcpserver import http as mcp_http
+from browserdeck.mcpserver import modern as mcp_modern
 from browserdeck.service import Service
 from tests.mcp.harness import call, http_client, mcp_config
 from tests.support.service import running_service
@@ -228,6 +229,7 @@ async def test_a_long_call_keeps_its_stream_alive(
     """A call that runs longer than a proxy's idle timeout gets keep-alive comments on its
     event stream (the modern era answers JSON unless the call runs that long)."""
     monkeypatch.setattr(mcp_http, "PING_EVERY", 0.2)
+    monkeypatch.setattr(mcp_modern, "PING_EVERY", 0.2)
     async with mcp_service(bd_home) as (_, client):
         wait = {"name": "browser_wait_for", "arguments": {"time": 1}}
         if era == MODERN:

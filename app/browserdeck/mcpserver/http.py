@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio
 from browserdeck.api.security import Receive, Scope, Send
-from browserdeck.mcpserver import protocol
+from browserdeck.mcpserver import modern, protocol
 from browserdeck.mcpserver.backend import DeckBackend
 from browserdeck.mcpserver.protocol import Exchange, RpcError
 from browserdeck.mcpserver.server import SESSION_TTL, McpApp
@@ -49,6 +49,7 @@ from browserdeck.mcpserver.transport import (
     HttpSession,
     Request,
     event,
+    refused,
 )
 
 if TYPE_CHECKING:
@@ -58,6 +59,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
+# The SDK's cap on open handshake-era sessions: a client that opens sessions in a loop
+# and never ends them costs a bounded amount of memory.
+MAX_SESSIONS = 10_000
+STOPPING = (
+    b'{"error":{"code":"stopping","message":"browserdeck is stopping",'
+    b'"hint":"reconnect once it runs again"}}'
+)
 
 
 class McpHttpEndpoint:
@@ -70,6 +78,9 @@ class McpHttpEndpoint:
         self.sessions: dict[str, HttpSession] = {}
         self._closed: asyncio.Task[None] | None = None
         self._shutdown = asyncio.Event()
+        # The modern era's running calls: no session holds them, and Stop all agents
+        # or the service's stop must end them as it ends the sessions' calls.
+        self._modern_calls: set[asyncio.Task[dict[str, Any]]] = set()
 
     def tools(self) -> McpApp:
         """The MCP server's tools, built on the first request (with their stop watcher)."""
@@ -99,6 +110,7 @@ class McpHttpEndpoint:
         self._shutdown.set()
         for key in list(self.sessions):
             self._end(key)
+        self._cancel_modern_calls()
         if self._mcp is not None:
             await self._mcp.close()
 
@@ -114,12 +126,17 @@ class McpHttpEndpoint:
         keys = set(self.sessions)
         for key in list(self.sessions):
             self._end(key)
+        self._cancel_modern_calls()
         if self._mcp is not None:
             # Sessions keyed by X-Browserdeck-Session (the modern era) have no transport.
             keys.update(self._mcp.sessions)
             for key in list(self._mcp.sessions):
                 self._mcp.end_session(key)
         return len(keys)
+
+    def _cancel_modern_calls(self) -> None:
+        for call in list(self._modern_calls):
+            call.cancel()
 
     def _end(self, sid: str) -> None:
         session = self.sessions.pop(sid, None)
@@ -131,11 +148,7 @@ class McpHttpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive, send)
         if self._shutdown.is_set():
-            body = (
-                b'{"error":{"code":"stopping","message":"browserdeck is stopping",'
-                b'"hint":"reconnect once it runs again"}}'
-            )
-            await request.respond(503, body, [(b"content-type", JSON)])
+            await request.respond(503, STOPPING, [(b"content-type", JSON)])
             return
         version = request.headers.get("mcp-protocol-version")
         if version is not None and version not in protocol.HANDSHAKE_VERSIONS:
@@ -151,16 +164,6 @@ class McpHttpEndpoint:
                     self._mcp.end_session(key)
 
     # --- shared checks ------------------------------------------------------------
-    @staticmethod
-    async def _refused(request: Request) -> bool:
-        """The SDK's transport security beyond the API's guard: a JSON content type."""
-        if request.method == "POST":
-            ctype = request.headers.get("content-type", "").lower()
-            if not ctype.startswith("application/json"):
-                await request.respond(400, b"Invalid Content-Type header")
-                return True
-        return False
-
     async def _read(self, request: Request, sid: str | None) -> tuple[bool, Any]:
         """The POST's JSON; answers the error itself and returns (False, None) if none."""
         body = await request.body()
@@ -180,14 +183,17 @@ class McpHttpEndpoint:
         if sid is not None and session is None:
             await request.rpc_error(404, RpcError(protocol.INVALID_REQUEST, "Session not found"))
             return
-        if await self._refused(request):
+        if await refused(request):
             return
+        # The sessions this request holds busy (its own, or the one its initialize
+        # opens): none expires while a request of it is in flight.
+        held: list[HttpSession] = []
         if session is not None:
             self._hold(session)
-        served = session
+            held.append(session)
         try:
             if request.method == "POST":
-                served = await self._post(request, session)
+                await self._post(request, session, held)
             elif request.method == "GET":
                 await self._get(request, session)
             elif request.method == "DELETE":
@@ -200,17 +206,24 @@ class McpHttpEndpoint:
                         headers=[(b"content-type", JSON), (b"mcp-session-id", session.id.encode())],
                     )
             else:
-                refused = RpcError(protocol.INVALID_REQUEST, "Method Not Allowed")
-                await request.rpc_error(405, refused, sid, allow=b"GET, POST, DELETE")
+                not_allowed = RpcError(protocol.INVALID_REQUEST, "Method Not Allowed")
+                await request.rpc_error(405, not_allowed, sid, allow=b"GET, POST, DELETE")
         finally:
-            if session is not None:
-                session.busy -= 1
-            if served is not None and not served.busy and not served.ended:
-                # Idle from now: the SDK's countdown too starts once no request of the
-                # session is in flight (an open GET stream counts as one).
-                served.idle = asyncio.get_running_loop().call_later(
-                    SESSION_TTL, self._end, served.id
-                )
+            for served in held:
+                served.busy -= 1
+                if not served.busy and not served.ended:
+                    # Idle from now: the SDK's countdown too starts once no request of
+                    # the session is in flight (an open GET stream counts as one).
+                    if served.idle is not None:
+                        served.idle.cancel()
+                    served.idle = asyncio.get_running_loop().call_later(
+                        SESSION_TTL, self._expire, served
+                    )
+
+    def _expire(self, session: HttpSession) -> None:
+        # A timer left behind must not end a session a request is using now.
+        if not session.busy and not session.ended and self.sessions.get(session.id) is session:
+            self._end(session.id)
 
     @staticmethod
     def _hold(session: HttpSession) -> None:
@@ -225,8 +238,10 @@ class McpHttpEndpoint:
             400, RpcError(protocol.INVALID_REQUEST, "Bad Request: Missing session ID")
         )
 
-    async def _post(self, request: Request, session: HttpSession | None) -> HttpSession | None:
-        """Answers one POST; the session it was for (a new one for ``initialize``)."""
+    async def _post(
+        self, request: Request, session: HttpSession | None, held: list[HttpSession]
+    ) -> None:
+        """Answers one POST; a session its ``initialize`` opens joins ``held``."""
         sid = session.id if session is not None else None
         has_json, has_sse = request.accepts()
         if not (has_json and has_sse):
@@ -234,34 +249,63 @@ class McpHttpEndpoint:
                 "Not Acceptable: Client must accept both application/json and text/event-stream"
             )
             await request.rpc_error(406, RpcError(protocol.INVALID_REQUEST, message), sid)
-            return session
+            return
         ok, message = await self._read(request, sid)
         if not ok:
-            return session
+            return
+        # The body can come long after the headers: the session (or the service) may
+        # have ended meanwhile, and a call run now would bring its agent session back.
+        if self._shutdown.is_set():
+            await request.respond(503, STOPPING, [(b"content-type", JSON)])
+            return
+        if session is not None and session.ended:
+            await request.rpc_error(404, RpcError(protocol.INVALID_REQUEST, "Session not found"))
+            return
         kind = protocol.kind_of(message)
         if kind is None:
             error = RpcError(protocol.INVALID_PARAMS, "Validation error: not one JSON-RPC message")
             await request.rpc_error(400, error, sid)
-            return session
+            return
         if kind == "request" and message["method"] == "initialize":
+            params = message.get("params")
+            params = params if isinstance(params, dict) else {}
             if session is None:
-                params = message.get("params")
-                session = HttpSession(uuid.uuid4().hex, params if isinstance(params, dict) else {})
+                if len(self.sessions) >= MAX_SESSIONS:
+                    await self._too_many_sessions(request)
+                    return
+                session = HttpSession(uuid.uuid4().hex, params)
                 self.sessions[session.id] = session
+                self._hold(session)
+                held.append(session)
+            else:
+                # Initialize again: its answer and the session agree, as in the SDK,
+                # which commits the new parameters to the connection.
+                session.adopt(params)
         elif session is None:
             await self._missing_session(request)
-            return session
+            return
         headers = [(b"mcp-session-id", session.id.encode())]
         if kind != "request":
             await request.respond(202, headers=[(b"content-type", JSON), *headers])
             if kind == "response":
                 session.answered(message)
             elif message["method"] == "notifications/cancelled":
-                params = message.get("params") or {}
-                task = session.calls.get(params.get("requestId"))
+                target = (message.get("params") or {}).get("requestId")
+                task = session.calls.get(target) if protocol.is_request_id(target) else None
                 if task is not None:
                     task.cancel()
-            return session
+            return
+        request_id = message["id"]
+        if request_id in session.calls:
+            # Its answer and its cancellation would be confused with the running one's.
+            duplicate = RpcError(
+                protocol.INVALID_REQUEST,
+                f"request id {request_id!r} is already taken by a request still running in "
+                "this session; send each request with an id of its own",
+            )
+            body = protocol.encode(protocol.error_message(request_id, duplicate))
+            await request.respond(400, body, [(b"content-type", JSON), *headers])
+            return
         exchange = Exchange(
             request.headers,
             request.query,
@@ -270,9 +314,8 @@ class McpHttpEndpoint:
             client_capabilities=session.capabilities,
             ask=session.ask,
         )
-        request_id = message["id"]
         call = aio.create_task(
-            _answer(self.tools(), message, exchange), name=f"mcp-call-{message['method']}"
+            protocol.reply(self.tools(), message, exchange), name=f"mcp-call-{message['method']}"
         )
         session.calls[request_id] = call
         try:
@@ -289,7 +332,7 @@ class McpHttpEndpoint:
             if call.cancelled():
                 if session.ended:  # the session was ended: its streams close unanswered
                     await request.send({"type": "http.response.body", "body": b""})
-                    return session
+                    return
                 cancelled = RpcError(protocol.REQUEST_CANCELLED, "Request cancelled")
                 reply = protocol.error_message(request_id, cancelled)
             else:
@@ -297,9 +340,23 @@ class McpHttpEndpoint:
             await request.send({"type": "http.response.body", "body": event(reply)})
         except OSError as exc:  # the client went away; the call runs on, as the SDK's did
             log.debug("MCP response stream closed: %s", exc)
+        except asyncio.CancelledError:
+            call.cancel()  # the server dropped this request (its shutdown): the call too
+            raise
         finally:
-            session.calls.pop(request_id, None)
-        return session
+            if session.calls.get(request_id) is call:
+                session.calls.pop(request_id)
+
+    async def _too_many_sessions(self, request: Request) -> None:
+        log.warning("Refusing to open an MCP session: %d are open already", len(self.sessions))
+        too_many = RpcError(
+            protocol.INTERNAL_ERROR,
+            f"Too many open sessions: browserdeck holds at most {MAX_SESSIONS} MCP sessions "
+            "at once, and that many are open; end sessions you no longer use (DELETE /mcp "
+            f"with their Mcp-Session-Id) or wait {SESSION_TTL / 60:.0f} minutes for idle ones "
+            "to expire, then initialize again",
+        )
+        await request.rpc_error(503, too_many)
 
     async def _get(self, request: Request, session: HttpSession | None) -> None:
         if not request.accepts()[1]:
@@ -315,8 +372,12 @@ class McpHttpEndpoint:
             await request.rpc_error(409, RpcError(protocol.INVALID_REQUEST, message), session.id)
             return
         outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        for kept in session.unsent:  # what the stream before this one could not send
+            outbox.put_nowait(kept)
+        session.unsent.clear()
         session.outbox = outbox
         gone = aio.create_task(request.wait_disconnect(), name="mcp-get-disconnect")
+        taken: dict[str, Any] | None = None  # off the queue, not yet on the wire
         try:
             headers = [*SSE_HEADERS, (b"mcp-session-id", session.id.encode())]
             await request.send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -327,15 +388,13 @@ class McpHttpEndpoint:
                 )
                 if item not in done:
                     item.cancel()
+                elif (taken := item.result()) is None:
+                    break
                 if gone in done:
                     return
-                body = b": ping\r\n\r\n"
-                if item in done:
-                    sent = item.result()
-                    if sent is None:
-                        break
-                    body = event(sent)
+                body = b": ping\r\n\r\n" if taken is None else event(taken)
                 await request.send({"type": "http.response.body", "body": body, "more_body": True})
+                taken = None
             await request.send({"type": "http.response.body", "body": b""})
         except OSError as exc:
             log.debug("MCP event stream closed: %s", exc)
@@ -343,132 +402,17 @@ class McpHttpEndpoint:
             gone.cancel()
             if session.outbox is outbox:
                 session.outbox = None
+                # Kept for the client's next GET stream: a question it never saw would
+                # hold its caller until its timeout.
+                if taken is not None:
+                    session.unsent.append(taken)
+                while not outbox.empty():
+                    left = outbox.get_nowait()
+                    if left is not None:
+                        session.unsent.append(left)
 
-    # --- the modern era -------------------------------------------------------------
     async def _modern(self, request: Request) -> None:
-        if await self._refused(request):
-            return
-        if request.method != "POST":
-            await request.respond(405, headers=[(b"allow", b"POST")])
-            return
-        has_json, has_sse = request.accepts()
-        if not (has_json and has_sse):
-            await request.respond(406)
-            return
-        body = await request.body()
-        if body is None:
-            await request.respond(413, b"Request body too large")
-            return
-        try:
-            message = json.loads(body)
-        except (ValueError, RecursionError):
-            await _modern_reply(request, None, RpcError(protocol.PARSE_ERROR, "Parse error"))
-            return
-        kind = protocol.kind_of(message)
-        if kind != "request":
-            invalid = RpcError(
-                protocol.INVALID_REQUEST,
-                "Body must be a single JSON-RPC request or notification object",
-            )
-            if isinstance(message, dict) and "id" not in message:
-                if kind != "notification":
-                    await _modern_reply(request, None, invalid)
-                    return
-                # Acknowledged and dropped, as the SDK does: this era has no client
-                # notifications over HTTP (a client cancels by closing the stream).
-                requested = request.headers.get("mcp-protocol-version", "")
-                unsupported = protocol.unsupported_version(requested)
-                if unsupported is not None:
-                    await _modern_reply(request, None, unsupported)
-                else:
-                    await request.respond(202)
-                return
-            await _modern_reply(request, None, invalid)
-            return
-        routing = [k for k, _ in request.raw_headers if k.lower() in _ROUTING]
-        duplicated = next((k for k in routing if routing.count(k) > 1), None)
-        if duplicated is not None:
-            name = duplicated.decode("latin-1").lower()
-            mismatch = RpcError(protocol.HEADER_MISMATCH, f"{name} header appears more than once")
-            await _modern_reply(request, message["id"], mismatch)
-            return
-        rejection = protocol.modern_rejection(message, request.headers)
-        if rejection is not None:
-            await _modern_reply(request, message["id"], rejection)
-            return
-        meta = message["params"]["_meta"]
-        info, caps = meta.get(protocol.META_CLIENT_INFO), meta.get(protocol.META_CAPABILITIES)
-        exchange = Exchange(
-            request.headers,
-            request.query,
-            meta[protocol.META_VERSION],
-            client_name=info.get("name") if isinstance(info, dict) else None,
-            client_capabilities=caps if isinstance(caps, dict) else {},
-        )
-        await self._modern_call(request, message, exchange)
-
-    async def _modern_call(
-        self, request: Request, message: dict[str, Any], exchange: Exchange
-    ) -> None:
-        call = aio.create_task(_answer(self.tools(), message, exchange), name="mcp-modern-call")
-        gone = aio.create_task(request.wait_disconnect(), name="mcp-modern-disconnect")
-        try:
-            done, _ = await asyncio.wait(
-                {call, gone}, timeout=PING_EVERY, return_when=asyncio.FIRST_COMPLETED
-            )
-            if call in done:
-                reply = call.result()
-                error = reply.get("error")
-                status = protocol.ERROR_HTTP_STATUS.get(error["code"], 200) if error else 200
-                await request.respond(
-                    status, protocol.dumps(reply).encode(), [(b"content-type", JSON)]
-                )
-                return
-            if gone in done:
-                return  # the client cancelled by closing the connection
-            # Past the deferral window: commit to an event stream so keep-alive comments
-            # can hold the connection open behind a proxy's idle timeout.
-            await request.send(
-                {"type": "http.response.start", "status": 200, "headers": SSE_HEADERS}
-            )
-            while call not in done:
-                await request.send(
-                    {"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True}
-                )
-                done, _ = await asyncio.wait(
-                    {call, gone}, timeout=PING_EVERY, return_when=asyncio.FIRST_COMPLETED
-                )
-                if gone in done and call not in done:
-                    return
-            await request.send({"type": "http.response.body", "body": event(call.result())})
-        finally:
-            gone.cancel()
-            if not call.done():
-                call.cancel()
-
-
-_ROUTING = {b"mcp-protocol-version", b"mcp-method", b"mcp-name"}
-
-
-async def _modern_reply(request: Request, request_id: Any, error: RpcError) -> None:
-    status = protocol.ERROR_HTTP_STATUS.get(error.code, 200)
-    body = protocol.dumps(protocol.error_message(request_id, error)).encode()
-    await request.respond(status, body, [(b"content-type", JSON)])
-
-
-async def _answer(mcp: McpApp, message: dict[str, Any], exchange: Exchange) -> dict[str, Any]:
-    """The JSON-RPC reply to one request (a result or an error, never an exception)."""
-    request_id = message["id"]
-    try:
-        result = await protocol.answer(mcp, message["method"], message.get("params"), exchange)
-    except RpcError as exc:
-        return protocol.error_message(request_id, exc)
-    except Exception as exc:
-        log.exception("MCP %s failed", message["method"])
-        return protocol.error_message(
-            request_id, RpcError(protocol.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
-        )
-    return protocol.result_message(request_id, result)
+        await modern.serve(request, self.tools, self._modern_calls)
 
 
 def endpoint_of(asgi: Any) -> McpHttpEndpoint | None:

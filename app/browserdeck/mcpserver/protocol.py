@@ -20,9 +20,15 @@ Two eras, as the SDK 2.3 server serves them:
 from __future__ import annotations
 
 import json
+import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from browserdeck import paths
+
+_log = logging.getLogger(__name__)
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS = ("2026-07-28",)
@@ -76,6 +82,24 @@ class RpcError(Exception):
 
 def dumps(message: Mapping[str, Any]) -> str:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """The message as UTF-8 JSON, the one way every answer goes onto the wire.
+
+    A page can hold text no UTF-8 can carry: a lone surrogate (``'a\\uD800b'`` set by a
+    script) reaches us from the browser as it is. Each one becomes U+FFFD here, not an
+    error: ``\\ud800`` escapes would be valid JSON that strict clients' parsers (pydantic's)
+    refuse, and an exception here left a client waiting for an answer that never came.
+    """
+    text = dumps(message)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text).encode()
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def result_message(request_id: Any, result: Mapping[str, Any]) -> dict[str, Any]:
@@ -260,3 +284,24 @@ async def answer(
         result["resultType"] = "complete"
         result["_meta"] = {META_SERVER_INFO: {"name": tools.name, "version": tools.version}}
     return result
+
+
+async def reply(tools: Tools, message: Mapping[str, Any], exchange: Exchange) -> dict[str, Any]:
+    """The JSON-RPC reply to one request (a result or an error, never an exception)."""
+    request_id = message["id"]
+    try:
+        result = await answer(tools, message["method"], message.get("params"), exchange)
+    except RpcError as exc:
+        return error_message(request_id, exc)
+    except Exception:
+        # The detail goes to the log, not to the client: it is ours to fix, and an
+        # exception's text can carry paths and internals.
+        _log.exception("MCP %s failed", message["method"])
+        failed = RpcError(
+            INTERNAL_ERROR,
+            f"Internal error: browserdeck failed to answer {message['method']}; this is a "
+            f"browserdeck bug, the details are in its log ({paths.log_dir()}); try again, "
+            "and report it if it happens again",
+        )
+        return error_message(request_id, failed)
+    return result_message(request_id, result)

@@ -80,7 +80,7 @@ class Request:
             headers.append((b"allow", allow))
         if session is not None:
             headers.append((b"mcp-session-id", session.encode()))
-        body = protocol.dumps(protocol.error_message(None, error)).encode()
+        body = protocol.encode(protocol.error_message(None, error))
         await self.respond(status, body, headers)
 
     async def wait_disconnect(self) -> None:
@@ -88,8 +88,20 @@ class Request:
             pass
 
 
+async def refused(request: Request) -> bool:
+    """The SDK's transport security beyond the API's guard: a POST says it is JSON.
+
+    Answers the refusal itself; True when it did."""
+    if request.method == "POST":
+        ctype = request.headers.get("content-type", "").lower()
+        if not ctype.startswith("application/json"):
+            await request.respond(400, b"Invalid Content-Type header")
+            return True
+    return False
+
+
 def event(message: dict[str, Any]) -> bytes:
-    return b"event: message\r\ndata: " + protocol.dumps(message).encode() + b"\r\n\r\n"
+    return b"event: message\r\ndata: " + protocol.encode(message) + b"\r\n\r\n"
 
 
 class HttpSession:
@@ -97,17 +109,26 @@ class HttpSession:
 
     def __init__(self, sid: str, params: dict[str, Any]) -> None:
         self.id = sid
-        info, caps = params.get("clientInfo"), params.get("capabilities")
-        self.client_name = info.get("name") if isinstance(info, dict) else None
-        self.capabilities: dict[str, Any] = caps if isinstance(caps, dict) else {}
-        self.version = protocol.negotiate(params.get("protocolVersion"))
+        self.client_name: str | None = None
+        self.capabilities: dict[str, Any] = {}
+        self.version = protocol.LATEST_HANDSHAKE
+        self.adopt(params)
         self.outbox: asyncio.Queue[dict[str, Any] | None] | None = None  # the GET stream's
+        self.unsent: list[dict[str, Any]] = []  # for the next GET stream
         self.calls: dict[Any, asyncio.Task[dict[str, Any]]] = {}
         self.questions: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self.next_id = 0
         self.busy = 0
         self.idle: asyncio.TimerHandle | None = None
         self.ended = False
+
+    def adopt(self, params: dict[str, Any]) -> None:
+        """The client, its capabilities and the version, from its ``initialize``."""
+        info, caps = params.get("clientInfo"), params.get("capabilities")
+        name = info.get("name") if isinstance(info, dict) else None
+        self.client_name = name if isinstance(name, str) else None
+        self.capabilities = caps if isinstance(caps, dict) else {}
+        self.version = protocol.negotiate(params.get("protocolVersion"))
 
     async def ask(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         """Send the client a request on the GET stream; its result, once it POSTs it.
