@@ -299,7 +299,9 @@ class Call:
             return await self._send(target, request)
 
     async def _send(self, target: str, request: TabRequest) -> r.TabResult:
-        return await self.app.backend.on_tab(self.caller(), self.session.profile, target, request)
+        return await self.app.backend.on_tab(
+            self.caller(), self.session.profile, target, request
+        )
 
     async def act(self, kind: str, **fields: Any) -> r.ActResult:
         done = await self._on_tab(build_act({"kind": kind, **fields}, hint=HINT))

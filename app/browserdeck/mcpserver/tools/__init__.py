@@ -27,7 +27,6 @@ from browserdeck.mcpserver.tools import tabs  # noqa: F401
 from browserdeck.mcpserver.tools import exploring  # noqa: F401
 from browserdeck.mcpserver.tools import extras  # noqa: F401
 from browserdeck.mcpserver.tools import code  # noqa: F401
-
 # isort: on
 from browserdeck.mcpserver.tools.registry import GROUPS, REGISTRY, Handler, ToolSpec, tool
 

@@ -116,7 +116,9 @@ async def _expand(call: Call, ref: str, span: str | None) -> str:
     if first > total:
         return f"{_page_line(data)}\n{ref} has {total} children; nothing at {first}"
     shown_last = min(last if last is not None else total, total)
-    return "\n".join([_page_line(data), f"{ref}: children {first}–{shown_last} of {total}", text])
+    return "\n".join(
+        [_page_line(data), f"{ref}: children {first}–{shown_last} of {total}", text]
+    )
 
 
 @tool(

@@ -53,7 +53,9 @@ async def tabs(call: Call) -> Reply:
         raise InvalidInput(f"browser_tabs action={action} needs targetId or index")
     if action == "select":
         tab = await call.select_tab(target, force=bool(a.get("force")))
-        return Reply(f"current tab is now {tab.target_id[:8]}: {tab.title} — {tab.url}")
+        return Reply(
+            f"current tab is now {tab.target_id[:8]}: {tab.title} — {tab.url}"
+        )
     return Reply(await _close_tab(call, target, force=bool(a.get("force"))))
 
 
