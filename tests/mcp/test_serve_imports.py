@@ -8,6 +8,7 @@ test process has imported the whole SDK.
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import subprocess
 import sys
@@ -34,6 +35,10 @@ def loaded_after(code: str) -> set[str]:
         timeout=60,
     )
     return set(done.stdout.split())
+
+
+def instance_pid(home: Path) -> object:
+    return json.loads((home / "state" / "instance.json").read_text()).get("pid")
 
 
 def sdk_modules(names: set[str]) -> list[str]:
@@ -69,12 +74,19 @@ async def test_a_real_serve_answers_mcp_without_the_sdk(
         # It says so once it serves (the bridge would start another service before that).
         line = await asyncio.wait_for(asyncio.to_thread(serve.stdout.readline), 60)
         assert "serving" in line, line
+        # What the bridge discovers is this process: the instance file names it.
+        assert instance_pid(bd_home) == serve.pid
         async with stdio_client(bd_home, chromium_path) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
             assert "browser_navigate" in tools
             text = await call(client, "browser_navigate", {"url": "data:text/html,<p>hi</p>"})
             assert "page:" in text
-        assert serve.poll() is None, "the bridge did not use the serve process started here"
+            # Only an MCP tool call claims a tab for its session: the call went through
+            # MCP, in the service the instance file names.
+            claims = json.loads((bd_home / "state" / "mcp-tab-claims.json").read_text())
+            assert claims, "the MCP call claimed no tab"
+        # No other service took over meanwhile (a second one writes its own pid there).
+        assert serve.poll() is None and instance_pid(bd_home) == serve.pid
     finally:
         serve.send_signal(signal.SIGTERM)
         try:
@@ -84,6 +96,4 @@ async def test_a_real_serve_answers_mcp_without_the_sdk(
                 serve.kill()
             if serve.stdout is not None:
                 serve.stdout.close()
-    loaded = set(modules.read_text().split())
-    assert "browserdeck.mcpserver.protocol" in loaded  # it really served MCP
-    assert sdk_modules(loaded) == []
+    assert sdk_modules(set(modules.read_text().split())) == []
