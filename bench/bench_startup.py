@@ -91,8 +91,8 @@ def med(samples: list[float]) -> float | None:
 
 def headless_browser() -> str | None:
     """The binary every side runs headless: ``BROWSERDECK_CHROME`` if set, else what
-    browserdeck itself launches for a headless managed profile (the headless shell where
-    installed, chrome/executables.py), given to the peers that take a path as well."""
+    browserdeck itself launches for a headless managed profile (Debian's headless shell
+    where the search picks Debian's chromium, chrome/executables.py), given to the peers that take a path as well."""
     if os.environ.get("BROWSERDECK_CHROME"):
         return find_chromium()
     try:
