@@ -11,7 +11,7 @@ round, the servers interleaved within each round (order alternating):
     started once for the run (its browser stays warm between rounds);
   * Playwright MCP and chrome-devtools-mcp (npm, outside the repo: bench/peers.py), each launching its
     own headless Chromium from the same binary: the one browserdeck launches for a headless
-    profile (`headless_browser()`: Chromium's headless shell where it is installed), so
+    profile (`headless_browser()`: Debian's headless shell beside Debian's chromium), so
     every side runs the same Chromium; the run prints which.
 
 Measured per round: spawn + initialize (`Client` entered), the first navigate, and
