@@ -11,7 +11,7 @@ round, the servers interleaved within each round (order alternating):
     started once for the run (its browser stays warm between rounds);
   * Playwright MCP and chrome-devtools-mcp (npm, outside the repo: bench/peers.py), each launching its
     own headless Chromium from the same binary: the one browserdeck launches for a headless
-    profile (`headless_browser()`: Chromium's headless shell where it is installed), so
+    profile (`headless_browser()`: Debian's headless shell beside Debian's chromium), so
     every side runs the same Chromium; the run prints which.
 
 Measured per round: spawn + initialize (`Client` entered), the first navigate, and
@@ -91,8 +91,8 @@ def med(samples: list[float]) -> float | None:
 
 def headless_browser() -> str | None:
     """The binary every side runs headless: ``BROWSERDECK_CHROME`` if set, else what
-    browserdeck itself launches for a headless managed profile (the headless shell where
-    installed, chrome/executables.py), given to the peers that take a path as well."""
+    browserdeck itself launches for a headless managed profile (Debian's headless shell
+    where the search picks Debian's chromium, chrome/executables.py), given to the peers that take a path as well."""
     if os.environ.get("BROWSERDECK_CHROME"):
         return find_chromium()
     try:

@@ -140,9 +140,10 @@ SETTINGS: tuple[Setting, ...] = (
         "executablePath",
         "path",
         None,
-        "Chrome/Chromium binary to launch instead of the auto-detected one (headless "
-        "profiles auto-detect Chromium's headless shell first where it is installed; "
-        "set this to run another binary).",
+        "Chrome/Chromium binary to launch instead of the auto-detected one (a headless "
+        "profile runs Debian's `chromium-headless-shell` where the search picks Debian's "
+        "`chromium` and the shell is installed beside it, the same version; set this to "
+        "run another binary).",
         advanced=True,
     ),
     Setting(

@@ -18,7 +18,7 @@ from browserdeck.chrome.executables import (
     BrowserExecutable,
     candidate_paths,
     find_browser,
-    headless_shell_paths,
+    headless_shells,
 )
 from browserdeck.errors import Unavailable
 
@@ -159,12 +159,37 @@ def test_a_headless_browser_prefers_the_headless_shell(tmp_path: Path) -> None:
     """The shell starts on about half the CPU (docs/mcp.md); headed browsers keep Chromium."""
     shell = fake_executable(tmp_path / "chromium-headless-shell")
     chromium = fake_executable(tmp_path / "chromium")
-    both = {"candidates": [("chromium", chromium)], "names": [], "shells": [shell]}
+    both = {"candidates": [("chromium", chromium)], "names": [], "shells": {chromium: shell}}
     assert find_browser(headless=True, **both) == BrowserExecutable(HEADLESS_SHELL, shell)  # type: ignore[arg-type]
     assert find_browser(headless=False, **both) == BrowserExecutable("chromium", chromium)  # type: ignore[arg-type]
     # Not installed: the ordinary search.
-    missing = {**both, "shells": [str(tmp_path / "missing")]}
+    missing = {**both, "shells": {chromium: str(tmp_path / "missing")}}
     assert find_browser(headless=True, **missing) == BrowserExecutable("chromium", chromium)  # type: ignore[arg-type]
+
+
+def test_the_headless_shell_runs_only_in_place_of_its_own_browser(tmp_path: Path) -> None:
+    """One managed profile folder must not be opened alternately by two Chromium builds (a
+    newer one migrates it, an older one then refuses or misreads it): the shell runs only
+    where the headed search picks the browser it is packaged with at the same version."""
+    chromium = str(tmp_path / "lib" / "chromium")
+    shell = fake_executable(tmp_path / "lib" / "chromium-headless-shell")
+    canary = fake_executable(tmp_path / "canary" / "chrome")
+    shells = {chromium: shell}
+    # A Canary comes first in the search: it runs headless, not the shell beside Chromium.
+    fake_executable(Path(chromium))
+    search = [("chrome-canary", canary), ("chromium", chromium)]
+    picked = find_browser(headless=True, shells=shells, candidates=search, names=[])
+    assert picked == BrowserExecutable("chrome-canary", canary)
+    # `apt remove chromium` leaves the shell (a package of its own): it stays unused, and
+    # the next browser in the search runs headless.
+    os.remove(chromium)
+    chrome = fake_executable(tmp_path / "chrome" / "chrome")
+    search = [("chromium", chromium), ("chrome", chrome)]
+    picked = find_browser(headless=True, shells=shells, candidates=search, names=[])
+    assert picked == BrowserExecutable("chrome", chrome)
+    with pytest.raises(Unavailable) as err:
+        find_browser(headless=True, shells=shells, candidates=[("chromium", chromium)], names=[])
+    assert err.value.code == "no_browser"
 
 
 def test_an_explicit_browser_beats_the_headless_shell(
@@ -173,19 +198,20 @@ def test_an_explicit_browser_beats_the_headless_shell(
     """executablePath / BROWSERDECK_CHROME are how a user opts out of the shell."""
     shell = fake_executable(tmp_path / "chromium-headless-shell")
     mine = fake_executable(tmp_path / "my-chrome")
-    assert find_browser(mine, headless=True, shells=[shell]) == BrowserExecutable("custom", mine)
+    shells = {mine: shell}
+    assert find_browser(mine, headless=True, shells=shells) == BrowserExecutable("custom", mine)
     monkeypatch.setenv(ENV_OVERRIDE, mine)
-    assert find_browser(headless=True, shells=[shell]) == BrowserExecutable("custom", mine)
+    assert find_browser(headless=True, shells=shells) == BrowserExecutable("custom", mine)
 
 
-def test_the_headless_shell_is_looked_for_on_linux_only_real_binary_first() -> None:
-    paths = headless_shell_paths("Linux")
-    # /usr/bin's is a shell script that runs the binary as its child: our signals would
-    # reach the script, not the browser.
-    assert paths.index("/usr/lib/chromium/chromium-headless-shell") < paths.index(
-        "/usr/bin/chromium-headless-shell"
-    )
-    assert headless_shell_paths("Darwin") == headless_shell_paths("Windows") == []
+def test_the_headless_shell_is_debians_beside_debians_chromium_on_linux_only() -> None:
+    # The real binaries: /usr/bin's are shell scripts that run the binary as their child,
+    # and our signals would reach the script, not the browser. Both packages pin one
+    # chromium-common, so the pair is always one version.
+    assert headless_shells("Linux") == {
+        "/usr/lib/chromium/chromium": "/usr/lib/chromium/chromium-headless-shell"
+    }
+    assert headless_shells("Darwin") == headless_shells("Windows") == {}
 
 
 def test_a_set_path_to_a_headless_shell_is_known_as_one(tmp_path: Path) -> None:

@@ -6,13 +6,19 @@ Chrome, which makes the agent's window easy to tell apart).  An explicit path
 (config ``executablePath``, then env ``BROWSERDECK_CHROME``) always wins, and a
 wrong explicit path is an error rather than a silent fallback to something else.
 
-A headless browser with no explicit path prefers Chromium's headless shell where it
-is installed (Debian's ``chromium-headless-shell``, the same version as ``chromium``;
-Playwright's own default for headless): it starts without the full browser's UI
-(~0.3 s of the ~0.6 s of CPU a headless Chromium spends in its first seconds here,
-measured in docs/mcp.md), and a headless managed profile uses none of that UI. It
-has no extensions, so headed browsers and the extension relay keep full Chrome.
-Setting ``executablePath`` (or ``BROWSERDECK_CHROME``) opts out.
+A headless browser with no explicit path runs Chromium's headless shell instead of
+the browser the search picks only when that pick is Debian's ``chromium``
+(``/usr/lib/chromium/chromium``) and ``chromium-headless-shell`` sits beside it: the
+two packages come from one source package at one version (both pin
+``chromium-common``), so a managed profile folder is never opened alternately by two
+Chromium versions (a newer one migrates the profile, an older one then refuses it or
+misreads it). A shell left behind by ``apt remove chromium``, or one next to a Canary
+the search prefers, is not used: the headed pick runs headless as before. The shell
+(Playwright's own default for headless) starts without the full browser's UI (~0.3 s
+of the ~0.6 s of CPU a headless Chromium spends in its first seconds here, measured
+in docs/mcp.md), and a headless managed profile uses none of that UI. It has no
+extensions, so headed browsers and the extension relay keep full Chrome. Setting
+``executablePath`` (or ``BROWSERDECK_CHROME``) opts out.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import ntpath
 import os
 import platform
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +40,7 @@ __all__ = [
     "BrowserExecutable",
     "candidate_paths",
     "find_browser",
-    "headless_shell_paths",
+    "headless_shells",
     "path_names",
 ]
 
@@ -128,13 +134,14 @@ def _windows_paths() -> list[tuple[str, str]]:
     return [(kind, ntpath.join(root, rel)) for kind, where, rel in table for root in where]
 
 
-def headless_shell_paths(system: str | None = None) -> list[str]:
-    """Where Chromium's headless shell is installed (Debian's package; the real binary
-    before the /usr/bin wrapper, a shell script that would stand between our signals
-    and the browser)."""
+def headless_shells(system: str | None = None) -> dict[str, str]:
+    """``{headed binary: its headless shell}`` for browsers whose shell is packaged at the
+    same version as the browser (Debian's ``chromium`` and ``chromium-headless-shell``,
+    both pinned to one ``chromium-common``).  The real binary, not the /usr/bin
+    wrapper, a shell script that would stand between our signals and the browser."""
     if _system(system) != "Linux":
-        return []
-    return ["/usr/lib/chromium/chromium-headless-shell", "/usr/bin/chromium-headless-shell"]
+        return {}
+    return {"/usr/lib/chromium/chromium": "/usr/lib/chromium/chromium-headless-shell"}
 
 
 def path_names(system: str | None = None) -> list[tuple[str, str]]:
@@ -197,7 +204,7 @@ def find_browser(
     override: str | None = None,
     *,
     headless: bool = False,
-    shells: Iterable[str] | None = None,
+    shells: Mapping[str, str] | None = None,
     candidates: Iterable[tuple[str, str]] | None = None,
     names: Iterable[tuple[str, str]] | None = None,
     search_path: str | None = None,
@@ -206,9 +213,10 @@ def find_browser(
     """The browser to launch.
 
     ``override`` (config ``executablePath``) first, then env ``BROWSERDECK_CHROME``,
-    then, for a ``headless`` browser, the headless shell (``shells``, default:
-    ``headless_shell_paths()``), then ``candidates`` (default: ``candidate_paths()``)
-    kind by kind, each kind's fixed paths before its ``PATH`` names.  Raises
+    then ``candidates`` (default: ``candidate_paths()``) kind by kind, each kind's
+    fixed paths before its ``PATH`` names.  For a ``headless`` browser the pick is
+    swapped for its headless shell where ``shells`` (default: ``headless_shells()``)
+    pairs that very binary with an installed one.  Raises
     ``Unavailable(code="no_browser")``.
     """
     if override:
@@ -216,10 +224,20 @@ def find_browser(
     env = os.environ.get(ENV_OVERRIDE)
     if env:
         return _explicit(env, ENV_OVERRIDE)
+    headed = _search(candidates, names, search_path, system)
     if headless:
-        for path in headless_shell_paths(system) if shells is None else shells:
-            if _is_executable(path):
-                return BrowserExecutable(HEADLESS_SHELL, path)
+        shell = (headless_shells(system) if shells is None else shells).get(headed.path)
+        if shell is not None and _is_executable(shell):
+            return BrowserExecutable(HEADLESS_SHELL, shell)
+    return headed
+
+
+def _search(
+    candidates: Iterable[tuple[str, str]] | None,
+    names: Iterable[tuple[str, str]] | None,
+    search_path: str | None,
+    system: str | None,
+) -> BrowserExecutable:
     fixed = list(candidate_paths(system) if candidates is None else candidates)
     lookups = list(path_names(system) if names is None else names)
     for kind in (*KINDS, "custom"):

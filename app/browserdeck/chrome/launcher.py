@@ -21,7 +21,6 @@ state the others set, and the CDP side already lives apart (``pipe.py``, ``gatew
 ``procs.py``).
 """
 
-
 from __future__ import annotations
 
 import asyncio
@@ -266,38 +265,107 @@ def profile_lock_owner(user_data_dir: Path) -> int | None:
         argv = process_cmdline(pid)
         if argv is None or _uses_user_data_dir(argv, udd):
             return pid
-    log.info("removing stale browser lock %s -> %s", lock, target)
-    for name in ("SingletonLock", "SingletonSocket", "SingletonCookie"):
+    if not _unlink_lock_if(lock, target):
+        with contextlib.suppress(OSError):
+            if os.readlink(lock) != target:
+                return profile_lock_owner(udd)  # replaced meanwhile: judge the new one
+        return None  # could not be removed (a read-only dir): Chrome's error says so
+    log.info("removed stale browser lock %s -> %s", lock, target)
+    for name in ("SingletonSocket", "SingletonCookie"):
         with contextlib.suppress(OSError):
             os.unlink(udd / name)
     return None
 
 
-def claim_profile(user_data_dir: Path, pid: int) -> None:
+def _unlink_lock_if(lock: Path, target: str) -> bool:
+    """Remove ``lock`` only if it still points at ``target``; whether it did.
+
+    POSIX has no compare-and-delete, and a lock judged stale (or ours) may be replaced
+    by another launch between the check and an unlink, which would then remove that
+    launch's live lock. So the lock is first renamed to a name of this thread's own (of
+    two renames of one entry only one succeeds) and checked there; one that turns out
+    not to be ``target`` is put back, unless a new lock was written meanwhile.
+    """
+    try:
+        if os.readlink(lock) != target:
+            return False
+    except OSError:
+        return False
+    aside = lock.with_name(f"{lock.name}.{os.getpid()}-{threading.get_ident()}")
+    try:
+        os.rename(lock, aside)
+    except OSError:
+        return False  # another launch took it first
+    try:
+        taken = os.readlink(aside)
+        if taken != target:
+            with contextlib.suppress(FileExistsError):
+                os.symlink(taken, lock)
+            return False
+        return True
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(aside)
+
+
+def claim_profile(user_data_dir: Path, pid: int, profile: str = "?") -> None:
     """Write the ``SingletonLock`` Chromium writes, for a browser that writes none.
 
     Chromium's headless shell has no process singleton, so nothing would tell a second
     launch (or ``close_orphan``, or a full Chromium started later on the same profile)
     that the profile is in use. The same symlink (``<host>-<pid>``) makes it read as any
     Chromium's lock, and a lock left by a shell that died is stale to
-    ``profile_lock_owner`` as any other. Unlike Chromium's own, it is written just after
-    the spawn, so two launches in the same instant are not told apart (two services
-    starting at once: the second cannot listen on the API and stops again).
+    ``profile_lock_owner`` as any other. It is written just after the spawn, so two
+    launches that both passed ``_prepare``'s check (two services starting at once) race
+    here: the symlink is created atomically (it fails if a lock exists), a stale lock
+    is replaced, and a live one raises ``Conflict`` (``profile_locked``): the caller
+    stops its browser, which has not used the profile for more than its first moments.
     """
-    lock = Path(user_data_dir) / "SingletonLock"
-    fresh = lock.with_name(f"SingletonLock.{pid}")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(fresh)
-    os.symlink(f"{socket.gethostname()}-{pid}", fresh)
-    os.replace(fresh, lock)
+    udd = Path(user_data_dir)
+    lock = udd / "SingletonLock"
+    owner: int | None = None
+    for _ in range(3):  # a stale lock removed, then written anew by a third launch
+        try:
+            os.symlink(f"{socket.gethostname()}-{pid}", lock)
+            return
+        except FileExistsError:
+            owner = profile_lock_owner(udd)  # removes the lock if it is stale
+        if owner == pid:
+            return
+        if owner is not None:
+            raise _profile_locked(profile, owner, udd, while_starting=True)
+    raise Conflict(
+        f"cannot start profile '{profile}': its lock {lock} could not be written (a stale "
+        "lock that cannot be removed, or other launches on this profile writing it anew)",
+        hint=f"check that {udd} is writable and that nothing else starts this profile, "
+        "then start it again",
+        code="profile_locked",
+    )
+
+
+def _profile_locked(
+    profile: str, owner: int, udd: Path, *, while_starting: bool = False
+) -> Conflict:
+    when = "took it while this one was starting" if while_starting else "is already using it"
+    return Conflict(
+        f"cannot start profile '{profile}': another browser (pid {owner}) {when} "
+        f"(its user data dir {udd})",
+        hint=Hint(
+            "stop that browser first ({stop}, or "
+            + f"`kill {owner}` if browserdeck did not start it), or use the one running; "
+            "two browsers cannot share a profile directory",
+            stop=STOP_OF.of(profile=profile),
+        ),
+        code="profile_locked",
+    )
 
 
 def release_profile(user_data_dir: Path, pid: int) -> None:
-    """Remove the lock ``claim_profile`` wrote for ``pid``, if it is still that one."""
-    lock = Path(user_data_dir) / "SingletonLock"
-    with contextlib.suppress(OSError):
-        if os.readlink(lock) == f"{socket.gethostname()}-{pid}":
-            os.unlink(lock)
+    """Remove the lock ``claim_profile`` wrote for ``pid``, only if it is still that one:
+    once the shell has exited its lock is stale, and another launch may have replaced it."""
+    _unlink_lock_if(Path(user_data_dir) / "SingletonLock", f"{socket.gethostname()}-{pid}")
 
 
 def close_orphan(user_data_dir: Path, timeout: float = 5.0) -> int | None:
@@ -766,17 +834,7 @@ def _prepare(opts: LaunchOptions) -> tuple[BrowserExecutable, list[str], dict[st
     udd.mkdir(parents=True, exist_ok=True, mode=0o700)
     owner = profile_lock_owner(udd)
     if owner is not None:
-        raise Conflict(
-            f"cannot start profile '{opts.profile}': another browser (pid {owner}) is already "
-            f"using its user data dir {udd}",
-            hint=Hint(
-                "stop that browser first ({stop}, or "
-                + f"`kill {owner}` if browserdeck did not start it); two browsers cannot "
-                "share a profile directory",
-                stop=STOP_OF.of(profile=opts.profile),
-            ),
-            code="profile_locked",
-        )
+        raise _profile_locked(opts.profile, owner, udd)
     decorate_profile(udd, opts.profile, opts.color)
     return executable, chrome_args(opts), child_env(opts)
 
@@ -850,13 +908,14 @@ async def launch(opts: LaunchOptions) -> ChromeProcess:
         if gateway is not None:
             await asyncio.shield(gateway.stop())
         raise
-    if executable.kind == HEADLESS_SHELL:
-        try:
-            claim_profile(Path(opts.user_data_dir), proc.pid)
-        except OSError as exc:
-            log.warning("could not write the profile lock of %s: %s", opts.user_data_dir, exc)
     chrome = ChromeProcess(proc, executable, opts, args)
     try:
+        if executable.kind == HEADLESS_SHELL:
+            # Inside the try: a launch that lost the race for the profile stops its shell.
+            try:
+                claim_profile(Path(opts.user_data_dir), proc.pid, opts.profile)
+            except OSError as exc:
+                log.warning("could not write the profile lock of %s: %s", opts.user_data_dir, exc)
         if pipe_ends is not None and gateway is not None:
             chrome.pipe = BrowserPipe(
                 pipe_ends.parent_write, pipe_ends.parent_read, label=f"browser of {opts.profile!r}"

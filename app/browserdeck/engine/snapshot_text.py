@@ -11,6 +11,10 @@ Playwright renders the snapshot as YAML lines::
 
 A line whose key contains ``: `` is YAML-single-quoted. Names are JSON strings.
 Refs are ``e<n>``, prefixed ``f<seq>`` in frames other than frame 0.
+
+Why one module (a little over 500 lines): the readers and the rewrites share one
+grammar (the line patterns, the quoting of names and keys), and ``LineReader`` is the
+reading both the engine's ref scan here and MCP's compact form run on.
 """
 
 from __future__ import annotations
@@ -348,41 +352,76 @@ class LineReader(Generic[T]):
     2,000-element table only a few differ. Reading a line depends on its text alone, so
     its reading is remembered by that text and can never be stale; what depends on the
     lines around it (frames, counts, the tree) is worked out afresh for every snapshot.
-    Bounded: emptied when full, so at most ``limit`` lines (or one snapshot's) are held.
+
+    Bounded by size, not only by count: the memory is module-wide (every session and
+    profile), and an entry holds its line several times over (the key, the reading's
+    strings). It is emptied before it would hold more than ``limit`` lines or ``budget``
+    characters of them, and a snapshot bigger than that alone is read, not kept. A line
+    longer than ``longest`` is never kept: one such line that changes in every snapshot
+    (a data URL, a long text) would otherwise fill the memory with its versions, and a
+    regex pass over it costs little beside its own size anyway.
 
     ``pattern`` matches any line (its last alternative), with several groups; ``read``
     turns one match's groups (``""`` for a group not taking part) into a line's reading.
     """
 
     def __init__(
-        self, pattern: re.Pattern[str], read: Callable[[Any], T], limit: int = 10_000
+        self,
+        pattern: re.Pattern[str],
+        read: Callable[[Any], T],
+        limit: int = 10_000,
+        budget: int = 4_000_000,
+        longest: int = 1_000,
     ) -> None:
         self.pattern = pattern
         self.read = read
         self.limit = limit
+        self.budget = budget
+        self.longest = longest
         self.memo: dict[str, T] = {}
+        self.chars = 0  # the remembered lines' characters (duplicates counted, roughly)
+
+    def _unknown(self, lines: list[str], memo: dict[str, T]) -> list[str]:
+        """The lines to read in the regex pass and keep: not remembered, not too long."""
+        missing = [raw for raw in lines if raw not in memo]
+        if missing and max(map(len, missing)) > self.longest:
+            longest = self.longest
+            missing = [raw for raw in missing if len(raw) <= longest]
+        return missing
 
     def lines(self, text: str) -> list[T]:
         lines = text.split("\n")
         memo = self.memo
-        missing = [raw for raw in lines if raw not in memo]
+        if not memo:
+            self.chars = 0  # emptied (or replaced) elsewhere
+        missing = self._unknown(lines, memo)
+        known: dict[str, T] = memo
         if missing:
-            if len(memo) + len(missing) > self.limit:
+            chars = sum(map(len, missing))
+            if len(memo) + len(missing) > self.limit or self.chars + chars > self.budget:
                 memo.clear()
-                missing = lines
+                self.chars = 0
+                missing = self._unknown(lines, memo)
+                chars = sum(map(len, missing))
             found = self.pattern.findall("\n".join(missing))  # in C, all at once
             if len(found) == len(missing):  # one match per line (the last alternative)
                 read = self.read
                 got = [read(match) for match in found]
-                memo.update(zip(missing, got, strict=True))
+                # A snapshot over the bounds on its own (after emptying) is read, not kept.
+                kept = len(missing) <= self.limit and chars <= self.budget
+                if kept:
+                    memo.update(zip(missing, got, strict=True))
+                    self.chars += chars
                 if len(missing) == len(lines):  # nothing was remembered: these are they
                     return got
+                if not kept:
+                    known = dict(zip(missing, got, strict=True))
         out: list[Any] = []
         append = out.append
-        get = memo.get
+        get = known.get
         for raw in lines:
             line = get(raw, _UNREAD)
-            if line is _UNREAD:  # not remembered (emptied by a caller in another thread)
+            if line is _UNREAD:  # too long to keep, or emptied by a caller in another thread
                 m = self.pattern.match(raw)
                 assert m is not None  # the last alternative matches any line
                 line = self.read(m.groups(""))
