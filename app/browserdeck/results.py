@@ -18,7 +18,6 @@ errors, requests, dialogs; ``engine/screenshot.py``: labels): a console message 
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,8 +26,8 @@ from pydantic.alias_generators import to_camel
 from browserdeck.labels import Rect
 from browserdeck.tabs import Tab
 
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# Each UTF-16 surrogate to U+FFFD (str.translate: no `re`, which the CLI's path avoids).
+_LONE_SURROGATES = dict.fromkeys(range(0xD800, 0xE000), 0xFFFD)
 
 
 def well_formed(value: Any) -> Any:
@@ -41,9 +40,13 @@ def well_formed(value: Any) -> Any:
     """
     if isinstance(value, str):
         # Only a non-ASCII string can hold one: isascii() is a flag check, no scan.
-        if value.isascii() or _LONE_SURROGATE.search(value) is None:
+        if value.isascii():
             return value
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return value.translate(_LONE_SURROGATES)
+        return value
     if isinstance(value, dict):
         for key, item in value.items():
             value[key] = well_formed(item)
