@@ -205,24 +205,41 @@ async def test_sessions_past_the_cap_are_refused_in_plain_words(
         assert (await client.post("/mcp", json=init)).status_code == 200
 
 
+async def start_long_modern_call(client: Any, endpoint: mcp_http.McpHttpEndpoint) -> Any:
+    # The browser up first: its start is not what the tests wait for.
+    tabs = rpc("tools/call", 8, name="browser_tabs", arguments={"action": "list"}, _meta=META)
+    resp = await client.post(
+        "/mcp", json=tabs, headers=modern_headers("tools/call", "browser_tabs")
+    )
+    assert resp.status_code == 200, resp.text
+    wait = rpc("tools/call", 9, name="browser_wait_for", arguments={"time": 30}, _meta=META)
+    post = asyncio.ensure_future(
+        client.post("/mcp", json=wait, headers=modern_headers("tools/call", "browser_wait_for"))
+    )
+    await until(lambda: endpoint._modern_calls, "the modern call to start")
+    return post
+
+
 async def test_stop_all_agents_ends_modern_era_calls(bd_home: Path) -> None:
     async with mcp_service(bd_home) as (service, client):
         endpoint = endpoint_of(service)
-        # The browser up first: its start is not what this waits for.
-        tabs = rpc("tools/call", 8, name="browser_tabs", arguments={"action": "list"}, _meta=META)
-        resp = await client.post(
-            "/mcp", json=tabs, headers=modern_headers("tools/call", "browser_tabs")
-        )
-        assert resp.status_code == 200, resp.text
-        wait = rpc("tools/call", 9, name="browser_wait_for", arguments={"time": 30}, _meta=META)
-        post = asyncio.ensure_future(
-            client.post("/mcp", json=wait, headers=modern_headers("tools/call", "browser_wait_for"))
-        )
-        await until(lambda: endpoint._modern_calls, "the modern call to start")
+        post = await start_long_modern_call(client, endpoint)
         await endpoint.end_all_sessions()
         resp = await asyncio.wait_for(post, 10)  # not after the 30 s wait
         error = resp.json()["error"]
         assert error["code"] == protocol.REQUEST_CANCELLED and "Stop all agents" in error["message"]
+
+
+async def test_stopping_the_service_ends_modern_era_calls(bd_home: Path) -> None:
+    async with mcp_service(bd_home) as (service, client):
+        endpoint = endpoint_of(service)
+        post = await start_long_modern_call(client, endpoint)
+        started = asyncio.get_running_loop().time()
+        await asyncio.wait_for(service.stop(), 20)
+        resp = await asyncio.wait_for(post, 10)
+        assert resp.json()["error"]["code"] == protocol.REQUEST_CANCELLED
+        # The stop did not wait the call out (nor uvicorn's graceful timeout for it).
+        assert asyncio.get_running_loop().time() - started < 10
 
 
 async def test_cancelling_with_a_malformed_request_id_is_ignored(

@@ -19,9 +19,9 @@ answers as the SDK 2.3 server did, which the tests hold with the SDK's own clien
   the session's stream for what the server sends outside a request (our ``roots/list``
   question; its answer comes back by POST); DELETE ends the session.
   ``notifications/cancelled`` cancels a running call, which answers -32800.
-- **modern era** (``2026-07-28``): one POST, one answer, no session; JSON unless the
-  call runs past 15 s, then an event stream with keep-alive comments; a client cancels
-  by closing the connection.
+- **modern era** (``2026-07-28``, modern.py): one POST, one answer, no session; JSON
+  unless the call runs past 15 s, then an event stream with keep-alive comments; a
+  client cancels by closing the connection.
 
 Tools call the service's front door (``Deck``, the one the API's routes call)
 in-process: the token is checked once, on the ``/mcp`` request, and the core's errors
