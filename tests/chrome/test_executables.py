@@ -139,7 +139,7 @@ def test_wrong_override_is_an_error_not_a_silent_fallback(tmp_path: Path) -> Non
 )
 def test_nothing_installed_says_what_to_install(system: str, advice: str) -> None:
     with pytest.raises(Unavailable) as err:
-        find_browser(candidates=[], names=[], system=system)
+        find_browser(candidates=[], names=[], shells={}, system=system)
     assert err.value.code == "no_browser"
     assert "no Chrome or Chromium found" in err.value.message
     assert err.value.hint is not None
@@ -187,9 +187,34 @@ def test_the_headless_shell_runs_only_in_place_of_its_own_browser(tmp_path: Path
     search = [("chromium", chromium), ("chrome", chrome)]
     picked = find_browser(headless=True, shells=shells, candidates=search, names=[])
     assert picked == BrowserExecutable("chrome", chrome)
+
+
+def test_a_headless_shell_installed_alone_runs_headless_browsers(tmp_path: Path) -> None:
+    """Slim containers install chromium-headless-shell without chromium: with no other
+    browser there is no second version to open a profile, so headless runs the shell;
+    a headed browser is an error that says why and what to do."""
+    chromium = str(tmp_path / "lib" / "chromium")  # not installed
+    shell = fake_executable(tmp_path / "lib" / "chromium-headless-shell")
+    alone = {
+        "shells": {chromium: shell},
+        "candidates": [("chromium", chromium)],
+        "names": [("chromium", "chromium")],
+        "search_path": str(tmp_path / "bin"),
+        "system": "Linux",
+    }
+    assert find_browser(headless=True, **alone) == BrowserExecutable(HEADLESS_SHELL, shell)  # type: ignore[arg-type]
     with pytest.raises(Unavailable) as err:
-        find_browser(headless=True, shells=shells, candidates=[("chromium", chromium)], names=[])
+        find_browser(headless=False, **alone)  # type: ignore[arg-type]
     assert err.value.code == "no_browser"
+    assert f"only the headless shell {shell} is installed" in err.value.message
+    assert err.value.hint is not None
+    assert "executablePath" in err.value.hint and "headless" in err.value.hint
+    # No shell either: the plain error, headless or not.
+    os.remove(shell)
+    for headless in (True, False):
+        with pytest.raises(Unavailable) as none:
+            find_browser(headless=headless, **alone)  # type: ignore[arg-type]
+        assert "looked for Chrome Canary" in none.value.message
 
 
 def test_an_explicit_browser_beats_the_headless_shell(

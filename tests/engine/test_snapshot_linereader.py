@@ -8,6 +8,7 @@ what a first reading gives.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -92,6 +93,40 @@ def test_a_snapshot_over_the_budget_on_its_own_is_read_not_kept(
     text += "\n" + "- text: " + "y" * 5_000  # a long line among them, read in place
     assert reader.lines(text) == fresh(reader, text)
     assert reader.memo == {} and reader.chars == 0
+
+
+def test_a_snapshot_over_the_bounds_on_its_own_leaves_the_memory_as_it_is(
+    reader: st.LineReader[Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another session's lines stay: emptying would not make room for this snapshot."""
+    other = page(0, "x")
+    reader.lines(other)
+    before, chars = dict(reader.memo), reader.chars
+    assert len(before) == 42
+    monkeypatch.setattr(reader, "limit", 100)  # 199 lines: over the limit on its own
+    text = "\n".join(f'- button "b{i}" [ref=e{i}]' for i in range(1, 200)) + "\n" + other
+    assert reader.lines(text) == fresh(reader, text)
+    assert reader.memo == before and reader.chars == chars
+    monkeypatch.setattr(reader, "limit", 10_000)
+    monkeypatch.setattr(reader, "budget", 2_500)  # its 2,700 characters alone: over
+    big = "\n".join(f'- button "{"n" * 900}{i}" [ref=e{i}]' for i in range(3))
+    assert reader.lines(big) == fresh(reader, big)
+    assert reader.memo == before and reader.chars == chars
+
+
+@pytest.mark.parametrize("wide", ["\u0436", "\U0001f600"])  # 2 and 4 bytes a character
+def test_the_budget_holds_in_bytes_for_non_ascii_lines(
+    reader: st.LineReader[Any], wide: str
+) -> None:
+    """CPython stores a non-ASCII str at 2-4 bytes a character: the budget counts bytes."""
+    name = wide * 900
+    for n in range(12):
+        text = "\n".join(f'- button "{name}{n}-{i}" [ref=e{i}]' for i in range(1, 800))
+        assert reader.lines(text) == fresh(reader, text)
+        held = sum(sys.getsizeof(raw) for raw in reader.memo)
+        assert held <= reader.chars + 100 * len(reader.memo) <= reader.budget + 100 * 800
+    assert 0 < len(reader.memo) < 800 * 4  # emptied well before the line limit
 
 
 def test_the_compact_form_of_a_page_with_a_long_line_is_unchanged(

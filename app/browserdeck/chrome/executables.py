@@ -12,8 +12,11 @@ the browser the search picks only when that pick is Debian's ``chromium``
 two packages come from one source package at one version (both pin
 ``chromium-common``), so a managed profile folder is never opened alternately by two
 Chromium versions (a newer one migrates the profile, an older one then refuses it or
-misreads it). A shell left behind by ``apt remove chromium``, or one next to a Canary
-the search prefers, is not used: the headed pick runs headless as before. The shell
+misreads it). A shell next to a Canary the search prefers, or left behind by ``apt
+remove chromium`` while another browser is installed, is not used: the headed pick runs
+headless as before. Where the search finds no browser at all (slim containers install
+the shell alone) a headless browser runs the shell, there being no second version to
+open its profiles; a headed one is an error that says only the shell is there. The shell
 (Playwright's own default for headless) starts without the full browser's UI (~0.3 s
 of the ~0.6 s of CPU a headless Chromium spends in its first seconds here, measured
 in docs/mcp.md), and a headless managed profile uses none of that UI. It has no
@@ -216,20 +219,48 @@ def find_browser(
     then ``candidates`` (default: ``candidate_paths()``) kind by kind, each kind's
     fixed paths before its ``PATH`` names.  For a ``headless`` browser the pick is
     swapped for its headless shell where ``shells`` (default: ``headless_shells()``)
-    pairs that very binary with an installed one.  Raises
-    ``Unavailable(code="no_browser")``.
+    pairs that very binary with an installed one; where the search finds no browser
+    at all, a headless browser is an installed shell of ``shells``.  Raises
+    ``Unavailable(code="no_browser")`` (for a headed browser where only a shell is
+    installed, saying so).
     """
     if override:
         return _explicit(override, "executablePath")
     env = os.environ.get(ENV_OVERRIDE)
     if env:
         return _explicit(env, ENV_OVERRIDE)
+    pairs = headless_shells(system) if shells is None else shells
     headed = _search(candidates, names, search_path, system)
+    if headed is None:
+        # Only the shell installed (slim containers install chromium-headless-shell
+        # alone): no second Chromium here to open a profile at another version.
+        installed = [shell for shell in pairs.values() if _is_executable(shell)]
+        if headless and installed:
+            return BrowserExecutable(HEADLESS_SHELL, installed[0])
+        raise _no_browser(_system(system), installed)
     if headless:
-        shell = (headless_shells(system) if shells is None else shells).get(headed.path)
+        shell = pairs.get(headed.path)
         if shell is not None and _is_executable(shell):
             return BrowserExecutable(HEADLESS_SHELL, shell)
     return headed
+
+
+def _no_browser(sys_name: str, shells: list[str]) -> Unavailable:
+    if shells:  # a headed browser asked for where only the headless shell is installed
+        return Unavailable(
+            f"no Chrome or Chromium that opens a window found on this {sys_name} "
+            f"machine: only the headless shell {shells[0]} is installed, and it runs "
+            "headless profiles only",
+            hint=f"{_install_hint(sys_name)}; or run this profile headless (the "
+            "installed headless shell runs it)",
+            code="no_browser",
+        )
+    return Unavailable(
+        f"no Chrome or Chromium found on this {sys_name} machine "
+        f"(looked for Chrome Canary, Chromium, Chrome, Brave and Edge)",
+        hint=_install_hint(sys_name),
+        code="no_browser",
+    )
 
 
 def _search(
@@ -237,7 +268,7 @@ def _search(
     names: Iterable[tuple[str, str]] | None,
     search_path: str | None,
     system: str | None,
-) -> BrowserExecutable:
+) -> BrowserExecutable | None:
     fixed = list(candidate_paths(system) if candidates is None else candidates)
     lookups = list(path_names(system) if names is None else names)
     for kind in (*KINDS, "custom"):
@@ -249,10 +280,4 @@ def _search(
                 found = shutil.which(name, path=search_path)
                 if found:
                     return BrowserExecutable(kind, found)
-    sys_name = _system(system)
-    raise Unavailable(
-        f"no Chrome or Chromium found on this {sys_name} machine "
-        f"(looked for Chrome Canary, Chromium, Chrome, Brave and Edge)",
-        hint=_install_hint(sys_name),
-        code="no_browser",
-    )
+    return None

@@ -356,7 +356,9 @@ class LineReader(Generic[T]):
     Bounded by size, not only by count: the memory is module-wide (every session and
     profile), and an entry holds its line several times over (the key, the reading's
     strings). It is emptied before it would hold more than ``limit`` lines or ``budget``
-    characters of them, and a snapshot bigger than that alone is read, not kept. A line
+    bytes of them (``_weight``: a non-ASCII line counts 4 bytes a character, the most
+    CPython takes), and a snapshot bigger than that alone is read and not kept, without
+    emptying it (the other sessions' lines stay). A line
     longer than ``longest`` is never kept: one such line that changes in every snapshot
     (a data URL, a long text) would otherwise fill the memory with its versions, and a
     regex pass over it costs little beside its own size anyway.
@@ -379,7 +381,7 @@ class LineReader(Generic[T]):
         self.budget = budget
         self.longest = longest
         self.memo: dict[str, T] = {}
-        self.chars = 0  # the remembered lines' characters (duplicates counted, roughly)
+        self.chars = 0  # the remembered lines' weight (``_weight``, duplicates counted)
 
     def _unknown(self, lines: list[str], memo: dict[str, T]) -> list[str]:
         """The lines to read in the regex pass and keep: not remembered, not too long."""
@@ -397,18 +399,23 @@ class LineReader(Generic[T]):
         missing = self._unknown(lines, memo)
         known: dict[str, T] = memo
         if missing:
-            chars = sum(map(len, missing))
+            chars = _weight(missing)
+            kept = True
             if len(memo) + len(missing) > self.limit or self.chars + chars > self.budget:
-                memo.clear()
-                self.chars = 0
-                missing = self._unknown(lines, memo)
-                chars = sum(map(len, missing))
+                # Emptying is for the sake of this snapshot's lines: one over the bounds
+                # on its own is read and not kept, and leaves the memory (every other
+                # session's lines) as it is.
+                own = missing if len(missing) == len(lines) else self._unknown(lines, {})
+                own_chars = chars if own is missing else _weight(own)
+                kept = len(own) <= self.limit and own_chars <= self.budget
+                if kept:
+                    memo.clear()
+                    self.chars = 0
+                    missing, chars = own, own_chars
             found = self.pattern.findall("\n".join(missing))  # in C, all at once
             if len(found) == len(missing):  # one match per line (the last alternative)
                 read = self.read
                 got = [read(match) for match in found]
-                # A snapshot over the bounds on its own (after emptying) is read, not kept.
-                kept = len(missing) <= self.limit and chars <= self.budget
                 if kept:
                     memo.update(zip(missing, got, strict=True))
                     self.chars += chars
@@ -421,6 +428,8 @@ class LineReader(Generic[T]):
         get = known.get
         for raw in lines:
             line = get(raw, _UNREAD)
+            if line is _UNREAD and known is not memo:  # not kept: the rest is remembered
+                line = memo.get(raw, _UNREAD)
             if line is _UNREAD:  # too long to keep, or emptied by a caller in another thread
                 m = self.pattern.match(raw)
                 assert m is not None  # the last alternative matches any line
@@ -430,6 +439,20 @@ class LineReader(Generic[T]):
 
 
 _UNREAD: Any = object()  # LineReader's marker for a line it does not remember
+
+
+def _weight(lines: list[str]) -> int:
+    """Roughly the bytes ``lines`` take in CPython, the unit of ``LineReader.budget``.
+
+    A str holds 1 byte a character when all are ASCII, else 2 or 4 (by its widest
+    character): counting characters would let non-ASCII pages hold up to 4 times the
+    budget. A non-ASCII line counts 4 a character (the most it can take); ``isascii``
+    is O(1) on a str, and one join (in C) settles the common all-ASCII case.
+    """
+    chars = sum(map(len, lines))
+    if "".join(lines).isascii():
+        return chars
+    return chars + 3 * sum(len(raw) for raw in lines if not raw.isascii())
 
 # One element line for the ref scan, matched over the whole text at once (in C): indent,
 # role (a ``/url`` prop is no element), the name between its quotes, the attrs before
