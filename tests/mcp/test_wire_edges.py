@@ -399,3 +399,25 @@ async def test_a_dropped_request_stops_its_call(bd_home: Path) -> None:
         await asyncio.wait([call], timeout=2)
         assert call.cancelled()
         channel.hold.set()
+
+
+async def test_a_call_whose_stream_dropped_can_still_be_stopped(bd_home: Path) -> None:
+    """The client went away mid-call: the call runs on (as the SDK's did), and ending its
+    session still ends it (before: it was forgotten with its stream, and ran its course)."""
+    async with mcp_service(bd_home) as (service, client):
+        endpoint = endpoint_of(service)
+        sid = await open_session(client)
+        session = endpoint.sessions[sid]
+        wait = rpc("tools/call", 12, name="browser_wait_for", arguments={"time": 30})
+        channel = Channel(scope("POST", sid), [{"type": "http.request", "body": json.dumps(wait).encode()}])
+
+        def dropped() -> None:
+            raise OSError("the client went away")
+
+        channel.on_start = dropped
+        await asyncio.wait_for(endpoint(channel.scope, channel.receive, channel.send), 5)
+        call = session.calls[12]
+        assert not call.done()
+        assert (await client.delete("/mcp", headers={"Mcp-Session-Id": sid})).status_code == 200
+        await asyncio.wait([call], timeout=5)
+        assert call.cancelled() and 12 not in session.calls

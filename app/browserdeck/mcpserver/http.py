@@ -318,6 +318,9 @@ class McpHttpEndpoint:
             protocol.reply(self.tools(), message, exchange), name=f"mcp-call-{message['method']}"
         )
         session.calls[request_id] = call
+        # Forgotten when it ends, not when this stream does: a call whose client went away
+        # runs on, and must stay where DELETE, expiry, Stop all agents and shutdown find it.
+        call.add_done_callback(lambda done: _forget(session.calls, request_id, done))
         try:
             await request.send(
                 {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]}
@@ -343,9 +346,6 @@ class McpHttpEndpoint:
         except asyncio.CancelledError:
             call.cancel()  # the server dropped this request (its shutdown): the call too
             raise
-        finally:
-            if session.calls.get(request_id) is call:
-                session.calls.pop(request_id)
 
     async def _too_many_sessions(self, request: Request) -> None:
         log.warning("Refusing to open an MCP session: %d are open already", len(self.sessions))
@@ -413,6 +413,12 @@ class McpHttpEndpoint:
 
     async def _modern(self, request: Request) -> None:
         await modern.serve(request, self.tools, self._modern_calls)
+
+
+def _forget(calls: dict[Any, asyncio.Task[Any]], request_id: Any, call: asyncio.Task[Any]) -> None:
+    """Drop a finished call from its session, if the id is still that call's."""
+    if calls.get(request_id) is call:
+        del calls[request_id]
 
 
 def endpoint_of(asgi: Any) -> McpHttpEndpoint | None:
