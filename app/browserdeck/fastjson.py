@@ -102,3 +102,18 @@ def _layout(indent: int | None, level: int) -> tuple[str, str, str]:
         return "", ", ", ""
     inner = "\n" + " " * (indent * (level + 1))
     return inner, "," + inner, "\n" + " " * (indent * level)
+
+
+# Each UTF-16 surrogate to U+FFFD (str.translate: no `re`, which the CLI's path avoids).
+LONE_SURROGATES = dict.fromkeys(range(0xD800, 0xE000), 0xFFFD)
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8, each lone surrogate as U+FFFD: the one encode every byte that
+    leaves for a client or a file goes through (the API's JSON, its errors included, MCP's
+    messages, run_code's output), so page text that slipped past ``results.well_formed`` (an error
+    message quoting it) is cleaned there rather than failing the answer."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return text.translate(LONE_SURROGATES).encode()

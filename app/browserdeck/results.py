@@ -23,11 +23,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from browserdeck.fastjson import LONE_SURROGATES
 from browserdeck.labels import Rect
 from browserdeck.tabs import Tab
-
-# Each UTF-16 surrogate to U+FFFD (str.translate: no `re`, which the CLI's path avoids).
-_LONE_SURROGATES = dict.fromkeys(range(0xD800, 0xE000), 0xFFFD)
 
 
 def well_formed(value: Any) -> Any:
@@ -45,9 +43,15 @@ def well_formed(value: Any) -> Any:
         try:
             value.encode()
         except UnicodeEncodeError:
-            return value.translate(_LONE_SURROGATES)
+            return value.translate(LONE_SURROGATES)
         return value
     if isinstance(value, dict):
+        # A key is page text too (``{[el.textContent]: 1}`` from evaluate).
+        if any(isinstance(key, str) and well_formed(key) is not key for key in value):
+            items = list(value.items())
+            value.clear()
+            value.update((well_formed(key), well_formed(item)) for key, item in items)
+            return value
         for key, item in value.items():
             value[key] = well_formed(item)
         return value

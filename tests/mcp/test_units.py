@@ -15,8 +15,9 @@ from browserdeck.chrome.procs import pid_alive
 from browserdeck.errors import InvalidInput
 from browserdeck.mcpserver import client_config_snippet, output
 from browserdeck.mcpserver.claims import Owner, TabClaims
+from browserdeck.mcpserver.context import Reply
 from browserdeck.mcpserver.schema import validate_object
-from browserdeck.mcpserver.server import select_tools
+from browserdeck.mcpserver.server import _save_reply, select_tools
 from browserdeck.mcpserver.tools import REGISTRY
 
 
@@ -155,6 +156,19 @@ def test_docs_list_every_tool() -> None:
     for name in REGISTRY:
         short = name.replace("browser_navigate_forward", "_forward")
         assert f"`{name}`" in doc or f"`{short}`" in doc, name
+
+
+def test_offloaded_and_saved_text_no_utf8_carries_is_written_as_u_fffd(
+    bd_home: Path, tmp_path: Path
+) -> None:
+    """run_code's output (or a page's text) may hold a lone surrogate: written as U+FFFD,
+    as the wire carries it (before: UnicodeEncodeError, a -32603 "browserdeck bug")."""
+    text = "a\ud800b " * 400
+    out = output.cap(text, tool="browser_run_code", max_chars=1000)
+    path = Path(out.split("full text is in ")[1].split(". ")[0].split("]")[0])
+    assert path.read_text(encoding="utf-8") == "a\ufffdb " * 400
+    saved = _save_reply(Reply("x\udc00y"), tmp_path, "out.txt")
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8") == "x\ufffdy", saved.text
 
 
 def test_filename_is_a_plain_name_in_the_output_folder(bd_home: Path, tmp_path: Path) -> None:

@@ -86,6 +86,19 @@ async def test_page_text_no_utf8_carries_reaches_every_client_as_u_fffd(bd_home:
         assert resp.json()["title"] == "t\ufffd"
         assert "a\ufffdb" in resp.json()["snapshot"]
 
+        # An error quoting page text (before: a bare 500 from the encode in the handler),
+        # and a result whose key is page text.
+        thrown = "() => { throw new Error('a' + String.fromCharCode(0xD800)) }"
+        resp = await client.post(
+            "/act", json={"kind": "evaluate", "fn": thrown, "targetId": target}
+        )
+        assert 400 <= resp.status_code < 500, resp.text
+        assert "a\ufffd" in resp.json()["error"]["message"]
+        keyed = "() => ({[x.textContent]: 1})"
+        resp = await client.post("/act", json={"kind": "evaluate", "fn": keyed, "targetId": target})
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["result"] == {"a\ufffdb": 1}
+
 
 async def test_a_request_echoing_text_no_utf8_carries_is_answered(bd_home: Path) -> None:
     """What reaches the wire without passing the front door (a request's own text in an

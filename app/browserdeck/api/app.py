@@ -8,6 +8,7 @@ logged with its traceback.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -21,12 +22,23 @@ from browserdeck.api.errors import status_of
 from browserdeck.client import CLIENT_NAME as CLI_CLIENT_NAME
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
+from browserdeck.fastjson import utf8
 
 if TYPE_CHECKING:
     from browserdeck.errors import Via
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
+
+
+class AnswerJSON(JSONResponse):
+    """Every JSON answer of the API, errors included: Starlette's, encoded by
+    ``fastjson.utf8`` so a lone surrogate of page text (an answer's, or an error message
+    quoting the page: "the script threw a\\ud800") is U+FFFD rather than a
+    UnicodeEncodeError inside the handler (a bare 500)."""
+
+    def render(self, content: Any) -> bytes:
+        return utf8(json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
 
 
 def error_response(
@@ -36,7 +48,7 @@ def error_response(
     hint: str | None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    return JSONResponse(
+    return AnswerJSON(
         {"error": {"code": code, "message": message, "hint": hint}}, status, headers=headers
     )
 
@@ -69,6 +81,7 @@ def create_app(service: Service, deck: Deck | None = None) -> FastAPI:
         "every route takes ?profile=NAME.",
         docs_url=None,
         redoc_url=None,
+        default_response_class=AnswerJSON,
     )
     app.state.service = service
     # The front door every route calls; mounted routes (MCP) share it.

@@ -54,7 +54,10 @@ class DeckBackend:
             return await run()
         except BrowserdeckError as exc:
             status = status_of(exc)  # the activity log shows MCP calls as the API would
-            error = CallError(code=exc.code, message=exc.message, hint=exc.hint)
+            # The message may quote page text (a lone surrogate): the log shows it cleaned.
+            error = CallError(
+                code=exc.code, message=r.well_formed(exc.message), hint=r.well_formed(exc.hint)
+            )
             raise
         except Exception:
             status = 500

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from browserdeck import confine, paths
 from browserdeck.errors import InvalidInput
+from browserdeck.fastjson import utf8
 
 DEFAULT_MAX_CHARS = 20_000
 MIN_MAX_CHARS = 500
@@ -48,7 +49,7 @@ _listed: dict[Path, tuple[float, int]] = {}  # folder -> (when listed, bytes it 
 def offload(text: str, tool: str, suffix: str = ".txt") -> Path:
     """Write ``text`` to a fresh file under the output dir (and prune old ones)."""
     folder = output_dir()
-    data = text.encode("utf-8")
+    data = utf8(text)  # page text may hold a lone surrogate: U+FFFD, not a failed call
     _prune(folder, len(data))
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = _UNSAFE.sub("-", tool)[:40]

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from browserdeck import paths
+from browserdeck.fastjson import utf8
 
 _log = logging.getLogger(__name__)
 
@@ -92,14 +92,7 @@ def encode(message: Mapping[str, Any]) -> bytes:
     error: ``\\ud800`` escapes would be valid JSON that strict clients' parsers (pydantic's)
     refuse, and an exception here left a client waiting for an answer that never came.
     """
-    text = dumps(message)
-    try:
-        return text.encode()
-    except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub("\ufffd", text).encode()
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+    return utf8(dumps(message))
 
 
 def result_message(request_id: Any, result: Mapping[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from browserdeck.chrome.procs import pid_alive
 from browserdeck.config import Config
 from browserdeck.deck import Caller
 from browserdeck.errors import BrowserdeckError, InvalidInput
+from browserdeck.fastjson import utf8
 from browserdeck.mcpserver import output, tools
 from browserdeck.mcpserver.backend import CLIENT_NAME, DeckBackend
 from browserdeck.mcpserver.claims import TabClaims
@@ -337,7 +338,7 @@ def _save_reply(reply: Reply, folder: Path, name: str) -> Reply:
         data = reply.images[0][0]
         what = f"{len(data):,} bytes of {reply.images[0][1]}"
     else:
-        data = reply.text.encode("utf-8")
+        data = utf8(reply.text)  # a lone surrogate of page text: U+FFFD, as on the wire
         what = f"{len(reply.text):,} characters"
     path = output.write_output(folder, name, data)
     return Reply(f"saved {what} to {path}")
