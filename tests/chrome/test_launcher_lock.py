@@ -16,12 +16,16 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from browserdeck.chrome import launcher
 from browserdeck.chrome.launcher import (
+    LOCK_GUARD,
     ChromeProcess,
     claim_profile,
     launch,
@@ -103,7 +107,7 @@ def test_two_claims_at_once_one_wins_and_the_losers_release_keeps_the_lock(
         assert profile_lock_owner(udd) == winner
         release_profile(udd, winner)
         assert lock_target(udd) is None
-    assert [p.name for p in udd.iterdir()] == []  # nothing left aside
+    assert [p.name for p in udd.iterdir()] == [LOCK_GUARD]  # nothing left aside
 
 
 def test_a_stale_lock_is_replaced_and_a_live_one_kept(udd: Path, owners: list[int]) -> None:
@@ -122,14 +126,73 @@ def test_a_stale_lock_is_replaced_and_a_live_one_kept(udd: Path, owners: list[in
     assert lock_target(udd) == mine(owners[0])
 
 
+def test_a_release_racing_two_claims_over_a_stale_lock_leaves_one_owner(
+    udd: Path, owners: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three parties: the stale lock's releaser reads it, a claim replaces it meanwhile,
+    the releaser moves that live lock aside to check it, and a second claim, seeing no
+    lock, writes its own; the put-back then fails and both claims would hold the
+    profile. The releaser is slowed around its rename to open those windows every time;
+    browserdeck's flock (``LOCK_GUARD``) makes the three take turns."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass", f"--user-data-dir={udd}"])
+    dead.wait()
+    real_rename = os.rename
+
+    def slow_rename(src: Any, dst: Any) -> None:
+        if threading.current_thread().name == "releaser":
+            time.sleep(0.1)  # the claim replaces the stale lock meanwhile
+            real_rename(src, dst)
+            time.sleep(0.2)  # the second claim finds no lock meanwhile
+            return
+        real_rename(src, dst)
+
+    monkeypatch.setattr(launcher.os, "rename", slow_rename)
+    results: dict[int, Exception | None] = {}
+
+    def claim(pid: int, delay: float) -> None:
+        time.sleep(delay)
+        try:
+            claim_profile(udd, pid, "agent")
+            results[pid] = None
+        except Exception as exc:
+            results[pid] = exc
+
+    os.symlink(mine(dead.pid), udd / "SingletonLock")
+    threads = [
+        threading.Thread(target=release_profile, args=(udd, dead.pid), name="releaser"),
+        threading.Thread(target=claim, args=(owners[0], 0.03)),
+        threading.Thread(target=claim, args=(owners[1], 0.2)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    winners = [pid for pid, exc in results.items() if exc is None]
+    assert len(winners) == 1, results
+    (loser,) = set(owners) - set(winners)
+    assert isinstance(results[loser], Conflict)
+    assert lock_target(udd) == mine(winners[0])
+    assert sorted(p.name for p in udd.iterdir()) == sorted([LOCK_GUARD, "SingletonLock"])
+
+
 @pytest.mark.skipif(
     not os.access(SHELL, os.X_OK), reason="Debian's chromium-headless-shell is not installed"
 )
 async def test_two_launches_of_one_profile_at_once_leave_one_shell(
-    options: OptionsFactory, launched: list[ChromeProcess]
+    options: OptionsFactory, launched: list[ChromeProcess], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Both pass the check before the spawn (it runs in worker threads); the one that
-    loses the lock stops its shell and says so."""
+    """Both pass the check before the spawn (held there until both have: launches that
+    took turns would be refused by the check instead, "is already using it"); the one
+    that loses the lock written after the spawn stops its shell and says so."""
+    both_checked = threading.Barrier(2, timeout=30)
+    real_prepare = launcher._prepare
+
+    def prepare(opts: Any) -> Any:
+        found = real_prepare(opts)
+        both_checked.wait()
+        return found
+
+    monkeypatch.setattr(launcher, "_prepare", prepare)
     first = options("agent", executable=SHELL)
     second = options("agent", executable=SHELL, user_data_dir=first.user_data_dir)
     results = await asyncio.gather(launch(first), launch(second), return_exceptions=True)
@@ -138,6 +201,7 @@ async def test_two_launches_of_one_profile_at_once_leave_one_shell(
     refused = [r for r in results if not isinstance(r, ChromeProcess)]
     assert len(browsers) == 1 and len(refused) == 1, results
     assert isinstance(refused[0], Conflict) and refused[0].code == "profile_locked"
+    assert "took it while this one was starting" in refused[0].message  # claim_profile's
     assert profile_lock_owner(first.user_data_dir) == browsers[0].pid
     assert [p for p in _shells_on(first.user_data_dir)] == [browsers[0].pid]
 

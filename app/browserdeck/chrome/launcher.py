@@ -14,7 +14,7 @@ ring buffer (so a chatty browser never blocks on a full pipe) and notices the
 "DevTools listening on ..." line; one waits for the exit and reaps the process.
 Both wake asyncio waiters through ``call_soon_threadsafe``.
 
-Why one module (about 900 lines): launching, watching and stopping a managed browser is
+Why one module (about 1,100 lines): launching, watching and stopping a managed browser is
 one lifecycle around ``ChromeProcess`` (arguments and environment, the profile lock and
 orphans, the pipe ends, readiness, exit reasons and their hints); each part reads the
 state the others set, and the CDP side already lives apart (``pipe.py``, ``gateway.py``,
@@ -68,6 +68,7 @@ from browserdeck.errors import (
 )
 
 __all__ = [
+    "LOCK_GUARD",
     "ChromeProcess",
     "LaunchOptions",
     "child_env",
@@ -254,6 +255,42 @@ def profile_lock_owner(user_data_dir: Path) -> int | None:
     over to a process that is not there.
     """
     udd = Path(user_data_dir)
+    with _lock_guard(udd):
+        return _lock_owner(udd)
+
+
+# Beside the lock in the user data dir: browserdeck's own parties (a launch's check, a
+# shell's claim, its release, close_orphan) flock it around their read-judge-write of
+# ``SingletonLock``. Without it, three of them could lose a live lock: one moves it aside
+# to check it, a second (seeing no lock) writes its own, the put-back then fails, and two
+# browsers run on the profile.
+LOCK_GUARD = ".browserdeck-lock"
+
+
+@contextlib.contextmanager
+def _lock_guard(udd: Path) -> Iterator[None]:
+    """Hold the flock on ``udd``'s ``LOCK_GUARD`` (every thread and process of ours)."""
+    if sys.platform == "win32":  # no SingletonLock symlink there to judge
+        yield
+        return
+    import fcntl
+
+    try:
+        fd = os.open(udd / LOCK_GUARD, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        fd = -1  # no such dir (then no lock either), or a read-only one: unguarded
+    if fd < 0:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a new open file description: threads exclude too
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def _lock_owner(udd: Path) -> int | None:
+    """``profile_lock_owner`` under the guard."""
     lock = udd / "SingletonLock"
     try:
         target = os.readlink(lock)
@@ -268,7 +305,7 @@ def profile_lock_owner(user_data_dir: Path) -> int | None:
     if not _unlink_lock_if(lock, target):
         with contextlib.suppress(OSError):
             if os.readlink(lock) != target:
-                return profile_lock_owner(udd)  # replaced meanwhile: judge the new one
+                return _lock_owner(udd)  # replaced meanwhile: judge the new one
         return None  # could not be removed (a read-only dir): Chrome's error says so
     log.info("removed stale browser lock %s -> %s", lock, target)
     for name in ("SingletonSocket", "SingletonCookie"):
@@ -280,11 +317,12 @@ def profile_lock_owner(user_data_dir: Path) -> int | None:
 def _unlink_lock_if(lock: Path, target: str) -> bool:
     """Remove ``lock`` only if it still points at ``target``; whether it did.
 
-    POSIX has no compare-and-delete, and a lock judged stale (or ours) may be replaced
-    by another launch between the check and an unlink, which would then remove that
-    launch's live lock. So the lock is first renamed to a name of this thread's own (of
+    Called under ``_lock_guard``, so no party of ours writes the lock meanwhile; a full
+    Chromium still may (its own singleton takes no flock of ours). POSIX has no
+    compare-and-delete, so the lock is first renamed to a name of this thread's own (of
     two renames of one entry only one succeeds) and checked there; one that turns out
-    not to be ``target`` is put back, unless a new lock was written meanwhile.
+    not to be ``target`` is put back, and a put-back that finds a new lock is logged
+    (that browser's lock is then lost).
     """
     try:
         if os.readlink(lock) != target:
@@ -299,8 +337,16 @@ def _unlink_lock_if(lock: Path, target: str) -> bool:
     try:
         taken = os.readlink(aside)
         if taken != target:
-            with contextlib.suppress(FileExistsError):
+            try:
                 os.symlink(taken, lock)
+            except FileExistsError:
+                log.warning(
+                    "browser lock %s -> %s was replaced while checked (now -> %s); "
+                    "two browsers may be using this profile",
+                    lock,
+                    taken,
+                    _readlink(lock),
+                )
             return False
         return True
     except OSError:
@@ -308,6 +354,13 @@ def _unlink_lock_if(lock: Path, target: str) -> bool:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(aside)
+
+
+def _readlink(path: Path) -> str | None:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
 
 
 def claim_profile(user_data_dir: Path, pid: int, profile: str = "?") -> None:
@@ -326,16 +379,17 @@ def claim_profile(user_data_dir: Path, pid: int, profile: str = "?") -> None:
     udd = Path(user_data_dir)
     lock = udd / "SingletonLock"
     owner: int | None = None
-    for _ in range(3):  # a stale lock removed, then written anew by a third launch
-        try:
-            os.symlink(f"{socket.gethostname()}-{pid}", lock)
-            return
-        except FileExistsError:
-            owner = profile_lock_owner(udd)  # removes the lock if it is stale
-        if owner == pid:
-            return
-        if owner is not None:
-            raise _profile_locked(profile, owner, udd, while_starting=True)
+    with _lock_guard(udd):
+        for _ in range(3):  # a stale lock removed, then written anew by a full Chromium
+            try:
+                os.symlink(f"{socket.gethostname()}-{pid}", lock)
+                return
+            except FileExistsError:
+                owner = _lock_owner(udd)  # removes the lock if it is stale
+            if owner == pid:
+                return
+            if owner is not None:
+                raise _profile_locked(profile, owner, udd, while_starting=True)
     raise Conflict(
         f"cannot start profile '{profile}': its lock {lock} could not be written (a stale "
         "lock that cannot be removed, or other launches on this profile writing it anew)",
@@ -365,7 +419,9 @@ def _profile_locked(
 def release_profile(user_data_dir: Path, pid: int) -> None:
     """Remove the lock ``claim_profile`` wrote for ``pid``, only if it is still that one:
     once the shell has exited its lock is stale, and another launch may have replaced it."""
-    _unlink_lock_if(Path(user_data_dir) / "SingletonLock", f"{socket.gethostname()}-{pid}")
+    udd = Path(user_data_dir)
+    with _lock_guard(udd):
+        _unlink_lock_if(udd / "SingletonLock", f"{socket.gethostname()}-{pid}")
 
 
 def close_orphan(user_data_dir: Path, timeout: float = 5.0) -> int | None:
