@@ -409,7 +409,8 @@ async def test_a_call_whose_stream_dropped_can_still_be_stopped(bd_home: Path) -
         sid = await open_session(client)
         session = endpoint.sessions[sid]
         wait = rpc("tools/call", 12, name="browser_wait_for", arguments={"time": 30})
-        channel = Channel(scope("POST", sid), [{"type": "http.request", "body": json.dumps(wait).encode()}])
+        body = {"type": "http.request", "body": json.dumps(wait).encode()}
+        channel = Channel(scope("POST", sid), [body])
 
         def dropped() -> None:
             raise OSError("the client went away")
@@ -421,3 +422,35 @@ async def test_a_call_whose_stream_dropped_can_still_be_stopped(bd_home: Path) -
         assert (await client.delete("/mcp", headers={"Mcp-Session-Id": sid})).status_code == 200
         await asyncio.wait([call], timeout=5)
         assert call.cancelled() and 12 not in session.calls
+
+
+async def test_a_modern_post_whose_body_comes_after_the_stop_is_not_run(bd_home: Path) -> None:
+    """As the handshake era: the stop is checked again once the body is read (before:
+    the call ran after the stop, on tools built anew that nothing would close)."""
+    async with mcp_service(bd_home) as (service, _):
+        endpoint = endpoint_of(service)
+        built = endpoint._mcp
+        called = rpc("tools/call", 13, name="browser_tabs", arguments={})
+        called["params"]["_meta"] = META
+        post = scope("POST", "-")
+        post["headers"] += [
+            (k.lower().encode(), v.encode())
+            for k, v in modern_headers("tools/call", "browser_tabs").items()
+        ]
+        channel = Channel(post, [])
+        reading = asyncio.Event()
+        release = asyncio.Event()
+
+        async def slow_body() -> dict[str, Any]:
+            reading.set()
+            await release.wait()
+            return {"type": "http.request", "body": json.dumps(called).encode()}
+
+        request = asyncio.ensure_future(endpoint(channel.scope, slow_body, channel.send))
+        await asyncio.wait_for(reading.wait(), 5)
+        await endpoint.shutdown()
+        release.set()
+        await asyncio.wait_for(request, 5)
+        assert channel.sent[0]["status"] == 503, channel.sent
+        assert b"stopping" in channel.sent[1]["body"]
+        assert endpoint._mcp is built

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio
 from browserdeck.api.security import Receive, Scope, Send
+from browserdeck.errors import Unavailable
 from browserdeck.mcpserver import modern, protocol
 from browserdeck.mcpserver.backend import DeckBackend
 from browserdeck.mcpserver.protocol import Exchange, RpcError
@@ -46,6 +47,7 @@ from browserdeck.mcpserver.transport import (
     JSON,
     PING_EVERY,
     SSE_HEADERS,
+    STOPPING,
     HttpSession,
     Request,
     event,
@@ -62,10 +64,6 @@ PATH = "/mcp"
 # The SDK's cap on open handshake-era sessions: a client that opens sessions in a loop
 # and never ends them costs a bounded amount of memory.
 MAX_SESSIONS = 10_000
-STOPPING = (
-    b'{"error":{"code":"stopping","message":"browserdeck is stopping",'
-    b'"hint":"reconnect once it runs again"}}'
-)
 
 
 class McpHttpEndpoint:
@@ -85,6 +83,11 @@ class McpHttpEndpoint:
     def tools(self) -> McpApp:
         """The MCP server's tools, built on the first request (with their stop watcher)."""
         if self._mcp is None:
+            # Every way here re-checks the stop after reading its body, with no await
+            # before this call; this is the backstop: a new McpApp (and its stop watcher)
+            # after the stop would never be closed.
+            if self._shutdown.is_set():
+                raise Unavailable("browserdeck is stopping", hint="reconnect once it runs again")
             service = self.service
             # The same front door the API's routes call, in-process: the /mcp request
             # passed the API's guard once; each tool call is one activity entry.
@@ -412,7 +415,7 @@ class McpHttpEndpoint:
                         session.unsent.append(left)
 
     async def _modern(self, request: Request) -> None:
-        await modern.serve(request, self.tools, self._modern_calls)
+        await modern.serve(request, self.tools, self._modern_calls, self._shutdown)
 
 
 def _forget(calls: dict[Any, asyncio.Task[Any]], request_id: Any, call: asyncio.Task[Any]) -> None:

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 from browserdeck import aio
 from browserdeck.mcpserver import protocol
 from browserdeck.mcpserver.protocol import Exchange, RpcError
-from browserdeck.mcpserver.transport import JSON, PING_EVERY, SSE_HEADERS, Request, event, refused
+from browserdeck.mcpserver.transport import (
+    JSON,
+    PING_EVERY,
+    SSE_HEADERS,
+    STOPPING,
+    Request,
+    event,
+    refused,
+)
 
 if TYPE_CHECKING:
     from browserdeck.mcpserver.server import McpApp
@@ -27,8 +35,11 @@ if TYPE_CHECKING:
 Call = asyncio.Task[dict[str, Any]]
 
 
-async def serve(request: Request, tools: Callable[[], McpApp], calls: set[Call]) -> None:
-    """Answer one modern-era request; its running call sits in ``calls`` meanwhile."""
+async def serve(
+    request: Request, tools: Callable[[], McpApp], calls: set[Call], stopping: asyncio.Event
+) -> None:
+    """Answer one modern-era request; its running call sits in ``calls`` meanwhile.
+    ``stopping``: the endpoint's shutdown, re-checked once the body is read."""
     if await refused(request):
         return
     if request.method != "POST":
@@ -41,6 +52,11 @@ async def serve(request: Request, tools: Callable[[], McpApp], calls: set[Call])
     body = await request.body()
     if body is None:
         await request.respond(413, b"Request body too large")
+        return
+    if stopping.is_set():
+        # The body can come long after the headers: a call started now would outlive
+        # the stop that already cancelled the running ones (and build tools anew).
+        await request.respond(503, STOPPING, [(b"content-type", JSON)])
         return
     try:
         message = json.loads(body)

@@ -17,6 +17,12 @@ from browserdeck.mcpserver.protocol import RpcError
 MAX_BODY = 4 * 1024 * 1024  # the SDK's limit on a request body
 PING_EVERY = 15.0  # a keep-alive comment on a quiet event stream, as the SDK sends
 JSON = b"application/json"
+# The answer to a request that arrives (or whose body finishes arriving) as the service
+# stops: both eras check after reading the body, so no call starts after the stop.
+STOPPING = (
+    b'{"error":{"code":"stopping","message":"browserdeck is stopping",'
+    b'"hint":"reconnect once it runs again"}}'
+)
 SSE_HEADERS = [
     (b"cache-control", b"no-cache, no-transform"),
     (b"connection", b"keep-alive"),
