@@ -279,7 +279,8 @@ async def test_a_request_id_still_in_flight_is_refused(bd_home: Path) -> None:
     async with mcp_service(bd_home) as (service, client):
         sid = await open_session(client)
         session = {"Mcp-Session-Id": sid}
-        wait = rpc("tools/call", 9, name="browser_wait_for", arguments={"time": 1})
+        # Long enough to be running whatever the machine's load; cancelled at the end.
+        wait = rpc("tools/call", 9, name="browser_wait_for", arguments={"time": 30})
         first = asyncio.ensure_future(client.post("/mcp", json=wait, headers=session))
         await until(lambda: 9 in endpoint_of(service).sessions[sid].calls, "the first call")
         again = await client.post("/mcp", json=rpc("ping", 9), headers=session)
@@ -287,8 +288,21 @@ async def test_a_request_id_still_in_flight_is_refused(bd_home: Path) -> None:
         refused = again.json()
         assert refused["id"] == 9 and refused["error"]["code"] == -32600
         assert "already taken" in refused["error"]["message"]
+        # A refused initialize changes nothing either (before: its params were adopted).
+        init = rpc(
+            "initialize",
+            9,
+            protocolVersion="2025-03-26",
+            capabilities={"roots": {}},
+            clientInfo={"name": "renamed", "version": "2"},
+        )
+        assert (await client.post("/mcp", json=init, headers=session)).status_code == 400
+        held = endpoint_of(service).sessions[sid]
+        assert held.client_name != "renamed" and held.version != "2025-03-26"
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}
+        assert (await client.post("/mcp", json=cancel, headers=session)).status_code == 202
         answer = events((await asyncio.wait_for(first, 10)).text)[0]
-        assert answer["id"] == 9 and answer["result"]["isError"] is False
+        assert answer["id"] == 9 and answer["error"]["code"] == protocol.REQUEST_CANCELLED
 
 
 async def test_an_internal_failure_is_answered_in_plain_words_and_logged(
@@ -372,6 +386,7 @@ async def test_a_question_taken_as_its_stream_closes_goes_to_the_next_stream(
         # starts: both are ready in the stream's first wakeup.
         channel = Channel(scope("GET", sid), [{"type": "http.disconnect"}])
         question = {"jsonrpc": "2.0", "id": 99, "method": "roots/list"}
+        session.questions[99] = asyncio.get_running_loop().create_future()  # its asker waits
         channel.on_start = lambda: session.outbox.put_nowait(question)  # type: ignore[union-attr]
         await asyncio.wait_for(endpoint(channel.scope, channel.receive, channel.send), 5)
         async with client.stream("GET", "/mcp", headers={"Mcp-Session-Id": sid}) as stream:
@@ -454,3 +469,38 @@ async def test_a_modern_post_whose_body_comes_after_the_stop_is_not_run(bd_home:
         assert channel.sent[0]["status"] == 503, channel.sent
         assert b"stopping" in channel.sent[1]["body"]
         assert endpoint._mcp is built
+
+
+async def test_a_new_stream_replays_only_questions_still_awaited(bd_home: Path) -> None:
+    async with mcp_service(bd_home) as (service, client):
+        endpoint = endpoint_of(service)
+        sid = await open_session(client)
+        session = endpoint.sessions[sid]
+        # Kept from a closed stream: one whose asker timed out, one still awaited.
+        stale = {"jsonrpc": "2.0", "id": 40, "method": "roots/list"}
+        live = {"jsonrpc": "2.0", "id": 41, "method": "roots/list"}
+        session.questions[41] = asyncio.get_running_loop().create_future()
+        session.unsent += [stale, live]
+        async with client.stream("GET", "/mcp", headers={"Mcp-Session-Id": sid}) as stream:
+            lines = stream.aiter_lines()
+            data = await asyncio.wait_for(
+                anext(line async for line in lines if line.startswith("data: ")), 5
+            )
+            assert json.loads(data[6:]) == live
+        session.questions.pop(41).cancel()
+
+
+async def test_a_stream_dropped_by_the_server_leaves_no_pending_read(bd_home: Path) -> None:
+    async with mcp_service(bd_home) as (service, client):
+        endpoint = endpoint_of(service)
+        sid = await open_session(client)
+        channel = Channel(scope("GET", sid), [])
+        stream = asyncio.ensure_future(endpoint(channel.scope, channel.receive, channel.send))
+        await until(lambda: channel.sent, "the stream to start")
+        await asyncio.sleep(0.05)
+        stream.cancel()  # as uvicorn does at its shutdown
+        await asyncio.wait([stream], timeout=5)
+        await asyncio.sleep(0)
+        left = [t for t in asyncio.all_tasks() if t.get_name() == "mcp-get-next" and not t.done()]
+        assert left == []
+        channel.hold.set()

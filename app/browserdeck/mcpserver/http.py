@@ -269,6 +269,7 @@ class McpHttpEndpoint:
             error = RpcError(protocol.INVALID_PARAMS, "Validation error: not one JSON-RPC message")
             await request.rpc_error(400, error, sid)
             return
+        again: dict[str, Any] | None = None
         if kind == "request" and message["method"] == "initialize":
             params = message.get("params")
             params = params if isinstance(params, dict) else {}
@@ -282,8 +283,9 @@ class McpHttpEndpoint:
                 held.append(session)
             else:
                 # Initialize again: its answer and the session agree, as in the SDK,
-                # which commits the new parameters to the connection.
-                session.adopt(params)
+                # which commits the new parameters to the connection; once it is
+                # accepted (below: a duplicate id is refused and changes nothing).
+                again = params
         elif session is None:
             await self._missing_session(request)
             return
@@ -309,6 +311,8 @@ class McpHttpEndpoint:
             body = protocol.encode(protocol.error_message(request_id, duplicate))
             await request.respond(400, body, [(b"content-type", JSON), *headers])
             return
+        if again is not None:
+            session.adopt(again)
         exchange = Exchange(
             request.headers,
             request.query,
@@ -376,11 +380,15 @@ class McpHttpEndpoint:
             return
         outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         for kept in session.unsent:  # what the stream before this one could not send
-            outbox.put_nowait(kept)
+            # Only questions someone still waits for: one whose asker timed out would
+            # be answered into nothing.
+            if kept.get("id") in session.questions:
+                outbox.put_nowait(kept)
         session.unsent.clear()
         session.outbox = outbox
         gone = aio.create_task(request.wait_disconnect(), name="mcp-get-disconnect")
         taken: dict[str, Any] | None = None  # off the queue, not yet on the wire
+        item: asyncio.Task[dict[str, Any] | None] | None = None
         try:
             headers = [*SSE_HEADERS, (b"mcp-session-id", session.id.encode())]
             await request.send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -403,6 +411,8 @@ class McpHttpEndpoint:
             log.debug("MCP event stream closed: %s", exc)
         finally:
             gone.cancel()
+            if item is not None:
+                item.cancel()  # cancelled mid-wait (the server's stop): no get left pending
             if session.outbox is outbox:
                 session.outbox = None
                 # Kept for the client's next GET stream: a question it never saw would
