@@ -111,6 +111,10 @@ async def test_a_request_echoing_text_no_utf8_carries_is_answered(bd_home: Path)
             client.post("/mcp", content=body, headers={"Mcp-Session-Id": sid, **JSON_TYPE}), 10
         )
         assert events(resp.text)[0]["error"]["data"] == "x\ufffd"
+        # A long name is echoed cut, not whole.
+        long = rpc("x" * 100_000, 7)
+        resp = await client.post("/mcp", json=long, headers={"Mcp-Session-Id": sid})
+        assert events(resp.text)[0]["error"]["data"] == "x" * protocol.SHOWN_METHOD + "…"
 
         called = rpc("tools/call", 6, name="browser_navigate", arguments={"url": "http://x/"})
         called["params"]["_meta"] = META

@@ -272,11 +272,20 @@ async def answer(
             )
         result = await tools.call_tool(exchange, name, dict(arguments or {}))
     else:
-        raise RpcError(METHOD_NOT_FOUND, "Method not found", method)
+        raise RpcError(METHOD_NOT_FOUND, "Method not found", shown(method))
     if modern:
         result["resultType"] = "complete"
         result["_meta"] = {META_SERVER_INFO: {"name": tools.name, "version": tools.version}}
     return result
+
+
+SHOWN_METHOD = 100
+
+
+def shown(method: str) -> str:
+    """A client-chosen method name as echoed or logged: its first ``SHOWN_METHOD``
+    characters (a megabyte-long name would otherwise be copied into answer and log)."""
+    return method if len(method) <= SHOWN_METHOD else method[:SHOWN_METHOD] + "…"
 
 
 async def reply(tools: Tools, message: Mapping[str, Any], exchange: Exchange) -> dict[str, Any]:
@@ -289,10 +298,10 @@ async def reply(tools: Tools, message: Mapping[str, Any], exchange: Exchange) ->
     except Exception:
         # The detail goes to the log, not to the client: it is ours to fix, and an
         # exception's text can carry paths and internals.
-        _log.exception("MCP %s failed", message["method"])
+        _log.exception("MCP %s failed", shown(message["method"]))
         failed = RpcError(
             INTERNAL_ERROR,
-            f"Internal error: browserdeck failed to answer {message['method']}; this is a "
+            f"Internal error: browserdeck failed to answer {shown(message['method'])}; this is a "
             f"browserdeck bug, the details are in its log ({paths.log_dir()}); try again, "
             "and report it if it happens again",
         )
