@@ -19,6 +19,7 @@ import pytest
 
 from browserdeck.mcpserver import http as mcp_http
 from browserdeck.mcpserver import protocol
+from browserdeck.mcpserver import server as server_module
 from browserdeck.mcpserver.server import McpApp
 from tests.mcp.test_wire import (
     META,
@@ -508,3 +509,21 @@ async def test_a_stream_dropped_by_the_server_leaves_no_pending_read(bd_home: Pa
         left = [t for t in asyncio.all_tasks() if t.get_name() == "mcp-get-next" and not t.done()]
         assert left == []
         channel.hold.set()
+
+
+async def test_agent_sessions_past_the_cap_are_refused_in_plain_words(
+    bd_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """X-Browserdeck-Session is the client's to choose: a new one per call stops at the cap."""
+    monkeypatch.setattr(server_module, "MAX_AGENT_SESSIONS", 2)
+    async with mcp_service(bd_home) as (_, client):
+        answers = []
+        for name in ("a", "b", "c", "a"):
+            called = rpc("tools/call", 1, name="browser_tabs", arguments={})
+            called["params"]["_meta"] = META
+            headers = {**modern_headers("tools/call", "browser_tabs"), "X-Browserdeck-Session": name}
+            answers.append((await client.post("/mcp", json=called, headers=headers)).json())
+        assert all("result" in answer for answer in answers[:2]), answers
+        error = answers[2]["error"]
+        assert error["code"] == protocol.INTERNAL_ERROR and "Too many agent sessions" in error["message"]
+        assert "result" in answers[3]  # a session already open carries on

@@ -31,7 +31,7 @@ from browserdeck.mcpserver import output, tools
 from browserdeck.mcpserver.backend import CLIENT_NAME, DeckBackend
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply
-from browserdeck.mcpserver.protocol import INVALID_PARAMS, Exchange, RpcError
+from browserdeck.mcpserver.protocol import INTERNAL_ERROR, INVALID_PARAMS, Exchange, RpcError
 from browserdeck.mcpserver.schema import validate_object
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,10 @@ INSTRUCTIONS = (
     "browser_snapshot gives element refs (e12) that the action tools take. Actions answer "
     "briefly; pass snapshot: true to see what changed. Long output is cut and saved to a file."
 )
+# Agent sessions at once: their key can be the client's own (X-Browserdeck-Session), so
+# a client naming a new one per call would otherwise grow them without bound (as the
+# transport caps its sessions, http.MAX_SESSIONS).
+MAX_AGENT_SESSIONS = 10_000
 SESSION_TTL = 30 * 60.0  # idle HTTP sessions end after 30 minutes (http.py), as the SDK's did
 PROFILES = ("core", "all")
 
@@ -170,6 +174,16 @@ class McpApp:
         ttl: float | None = SESSION_TTL
         session = self.sessions.get(key)
         if session is None:
+            if len(self.sessions) >= MAX_AGENT_SESSIONS:
+                self._expire_sessions()
+            if len(self.sessions) >= MAX_AGENT_SESSIONS:
+                raise RpcError(
+                    INTERNAL_ERROR,
+                    f"Too many agent sessions: browserdeck holds at most {MAX_AGENT_SESSIONS} "
+                    "at once, and that many are open; reuse a session's X-Browserdeck-Session "
+                    "rather than a new one per call, end sessions you no longer use (DELETE "
+                    f"/mcp) or wait {SESSION_TTL / 60:.0f} minutes for idle ones to expire",
+                )
             client = exchange.client_name
             kind, pid = "http", None
             bridge = headers.get("x-browserdeck-bridge", "")
