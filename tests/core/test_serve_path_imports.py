@@ -7,26 +7,9 @@ bench/boot_timeline.py.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-SERVE_PATH = (
-    "import browserdeck.cli, browserdeck.logsetup, browserdeck.master, browserdeck.service,"
-    " browserdeck.engine, browserdeck.api.server, browserdeck.api.staged, browserdeck.deck,"
-    " browserdeck.mcpserver.http"
-)
-
-
-def loaded_after(code: str) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sys.modules))"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return set(done.stdout.split())
+from tests.support.imports import SERVE_PATH, loaded_after
 
 
 def test_the_serve_path_leaves_the_relay_server_and_filelock_for_later() -> None:

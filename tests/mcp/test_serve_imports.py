@@ -17,24 +17,9 @@ from pathlib import Path
 from browserdeck.chrome.procs import pid_alive
 from tests.mcp.harness import call, mcp_config, stdio_client
 from tests.mcp.test_bridge import WITH_MODULE_LIST, env_for
+from tests.support.imports import SERVE_PATH, loaded_after
 
-# The modules the service imports on its way to answering /mcp (bench/boot_timeline.py).
-SERVE_PATH = (
-    "import browserdeck.master, browserdeck.service, browserdeck.engine,"
-    " browserdeck.api.server, browserdeck.api.app, browserdeck.mcpserver.http"
-)
 SDK = ("mcp", "mcp_types")
-
-
-def loaded_after(code: str) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sys.modules))"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return set(done.stdout.split())
 
 
 def instance_pid(home: Path) -> object:

@@ -1,0 +1,28 @@
+"""What a fresh interpreter has imported after some code: for the start-up import checks.
+
+Each check needs its own interpreter, since a test process has imported everything.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+# The modules the service imports on its way to answering /mcp (bench/boot_timeline.py).
+SERVE_PATH = (
+    "import browserdeck.cli, browserdeck.logsetup, browserdeck.master, browserdeck.service,"
+    " browserdeck.engine, browserdeck.api.server, browserdeck.api.staged, browserdeck.api.app,"
+    " browserdeck.deck, browserdeck.mcpserver.http"
+)
+
+
+def loaded_after(code: str) -> set[str]:
+    """The names in ``sys.modules`` of a fresh interpreter once ``code`` has run."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return set(done.stdout.split())
