@@ -57,6 +57,7 @@ MARKS = {
     "API listening (log)": re.compile(r"control API on http"),
     "engine ready (Playwright driver)": re.compile(r"engine started"),
     "browser ready (Chromium)": re.compile(r"started \S+ \(.*\) for profile"),
+    "engine connected to Chromium": re.compile(r"engine\.connection.*connected to "),
 }
 
 

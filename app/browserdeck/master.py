@@ -181,10 +181,14 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
         )
         return 1
     finally:
+        # Frozen before the collector is on again: its first pass would otherwise walk
+        # every object the start made (~100,000, ~30 ms) just as the first page call
+        # waits for the engine (issue 14). A big snapshot's temporaries no longer set off
+        # collections either (heap.py).
+        heap.settle()
         if collecting:
             gc.enable()
     print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)
-    heap.settle()  # a big snapshot's temporaries no longer set off collections
     if idle_exit is not None:
         service.tasks.spawn(_exit_when_idle(service, stop, idle_exit), name="idle-exit")
     if service.config_problem:
