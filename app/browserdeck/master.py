@@ -180,12 +180,13 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
             file=sys.stderr,
         )
         return 1
-    finally:
+    else:
         # Frozen before the collector is on again: its first pass would otherwise walk
         # every object the start made (~100,000, ~30 ms) just as the first page call
         # waits for the engine (issue 14). A big snapshot's temporaries no longer set off
-        # collections either (heap.py).
+        # collections either (heap.py). Not on a failed start: nothing is kept then.
         heap.settle()
+    finally:
         if collecting:
             gc.enable()
     print(f"browserdeck {__version__} serving {service.url} (Ctrl+C to stop)", flush=True)

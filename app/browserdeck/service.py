@@ -153,13 +153,10 @@ class Service:
         self.tasks.spawn(self._clean_temp_files_later(), name="clean-config-temp-files")
         try:
             default = self.contexts.get(self.config.default_profile)
-            prelaunch: asyncio.Task[None] | None = None
             if self._prelaunch and default is not None and default.impl.spec.launches:
                 # Chromium starts while the driver does; a page route waits for it under
                 # the profile's lock, and never for what the first page does not need.
-                prelaunch = self.tasks.spawn(
-                    self._start_quietly(default), name="prelaunch-default-profile"
-                )
+                self.tasks.spawn(self._start_quietly(default), name="prelaunch-default-profile")
             # The API listens while the Playwright driver (and Chromium) start: a client
             # that only needs the handshake (MCP initialize) is not held up by them, and
             # a page call waits for the engine (engine_ready; issue 14). The engine and
@@ -173,11 +170,6 @@ class Service:
                 events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
             )
             self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
-            if prelaunch is not None and default is not None:
-                self.tasks.spawn(
-                    self._attach_early(default, prelaunch, self._engine_start),
-                    name="attach-default-profile",
-                )
             if self._front_end is not None:
                 # Built on a thread too: building it imports the web stack (uvicorn).
                 self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
@@ -239,23 +231,6 @@ class Service:
                     self.events.notice.send(
                         level="error", title=f"{ctx.name}: relay not started", message=str(exc)
                     )
-
-    async def _attach_early(
-        self, ctx: ProfileContext, launched: asyncio.Task[None], engine_start: asyncio.Task[None]
-    ) -> None:
-        """The engine's connection to the prelaunched browser and its tabs, made as soon as
-        both run: otherwise the first page call waits for Playwright's connect_over_cdp
-        and a listing of the browser's tabs after the driver is ready (issue 14)."""
-        await asyncio.wait([launched, engine_start])
-        engine = self.engine
-        if engine is None or engine_start.cancelled() or engine_start.exception() is not None:
-            return
-        if launched.cancelled() or ctx.state != "running":
-            return
-        try:
-            await engine.attach(ctx.cdp_url, ctx.headers)
-        except Exception as exc:  # the first page call connects (and says why) itself
-            log.info("early connection to profile %s: %s", ctx.name, exc)
 
     async def _start_quietly(self, ctx: ProfileContext) -> None:
         try:

@@ -128,30 +128,6 @@ async def test_mcp_answers_before_the_api_routes_are_built() -> None:
         await service.stop()
 
 
-async def test_a_service_started_for_mcp_attaches_the_engine_to_its_browser_before_a_call() -> None:
-    """The engine connects to the prelaunched browser and takes in its blank tab as soon
-    as both run, so the first page call waits for neither (issue 14)."""
-    cfg = service_config()
-    config.save(cfg)
-    service = build_service(force_headless=True, prelaunch=True)
-    await service.start()
-    try:
-        agent = service.contexts["agent"]
-        engine = service.engine
-        assert engine is not None
-        tabs: list[str] = []
-        for _ in range(400):  # "no hang": up to 20 s for Chromium and the connection
-            if agent.state == "running":
-                tabs = [t.target_id for t in await agent.read_tabs()]
-                if tabs and all(engine.holds(agent.cdp_url, t) for t in tabs):
-                    break
-            await asyncio.sleep(0.05)
-        assert tabs, "the prelaunched browser showed no tab"
-        assert all(engine.holds(agent.cdp_url, t) for t in tabs), "the engine took in no tab before a page call"
-    finally:
-        await service.stop()
-
-
 async def test_a_service_started_by_hand_builds_the_api_routes_without_waiting_for_a_call() -> None:
     """`serve` and the tray: the FastAPI app is built in the background once the API
     listens, so the first CLI call does not pay for it."""

@@ -276,11 +276,6 @@ class BrowserPool:
             code="tab_not_found",
         )
 
-    async def attach(self, cdp_url: str, headers: dict[str, str] | None) -> None:
-        """Connect to ``cdp_url`` and take in the tabs open there, ahead of a first call."""
-        conn = await self.connection(cdp_url, headers)
-        await self._map_pages(conn, "")
-
     async def _map_pages(self, conn: Connection, target_id: str) -> PageState | None:
         async with conn.map_lock:
             state = conn.pages.get(target_id)

@@ -286,10 +286,6 @@ class Engine:
             code="engine_restarting",
         )
 
-    async def attach(self, cdp_url: str, headers: Headers) -> None:
-        """Connect to a browser and take in its open tabs before any call needs them."""
-        await self.pool.attach(cdp_url, headers)
-
     def holds(self, cdp_url: str, target_id: str) -> bool:
         """Whether the engine has this tab attached and open (``BrowserPool.holds``)."""
         return self._pool is not None and self._pool.holds(cdp_url, target_id)
