@@ -78,7 +78,13 @@ class McpHttpEndpoint:
         self._shutdown = asyncio.Event()
         # The modern era's running calls: no session holds them, and Stop all agents
         # or the service's stop must end them as it ends the sessions' calls.
-        self._modern_calls: set[asyncio.Task[dict[str, Any]]] = set()
+        # Each with the event that tells its request to answer at once: a cancel can be
+        # lost on Python 3.11 (asyncio.wait_for swallows one that lands as its inner
+        # future finishes), and the answer must not wait for the call to notice.
+        self._modern_calls: dict[asyncio.Task[dict[str, Any]], asyncio.Event] = {}
+        # The modern era's request handlers, so the stop lets their answers go out
+        # before the API server cancels what is still running.
+        self._modern_requests: set[asyncio.Task[Any]] = set()
 
     def tools(self) -> McpApp:
         """The MCP server's tools, built on the first request (with their stop watcher)."""
@@ -114,6 +120,8 @@ class McpHttpEndpoint:
         for key in list(self.sessions):
             self._end(key)
         self._cancel_modern_calls()
+        if self._modern_requests:
+            await asyncio.wait(set(self._modern_requests), timeout=2)
         if self._mcp is not None:
             await self._mcp.close()
 
@@ -138,7 +146,8 @@ class McpHttpEndpoint:
         return len(keys)
 
     def _cancel_modern_calls(self) -> None:
-        for call in list(self._modern_calls):
+        for call, ended in list(self._modern_calls.items()):
+            ended.set()
             call.cancel()
 
     def _end(self, sid: str) -> None:
@@ -425,7 +434,13 @@ class McpHttpEndpoint:
                         session.unsent.append(left)
 
     async def _modern(self, request: Request) -> None:
-        await modern.serve(request, self.tools, self._modern_calls, self._shutdown)
+        handler = asyncio.current_task()
+        if handler is not None:
+            self._modern_requests.add(handler)
+        try:
+            await modern.serve(request, self.tools, self._modern_calls, self._shutdown)
+        finally:
+            self._modern_requests.discard(handler)
 
 
 def _forget(calls: dict[Any, asyncio.Task[Any]], request_id: Any, call: asyncio.Task[Any]) -> None:

@@ -33,10 +33,12 @@ if TYPE_CHECKING:
     from browserdeck.mcpserver.server import McpApp
 
 Call = asyncio.Task[dict[str, Any]]
+# A running call and the event set when browserdeck ends it (Stop all agents, the stop).
+Calls = dict[Call, asyncio.Event]
 
 
 async def serve(
-    request: Request, tools: Callable[[], McpApp], calls: set[Call], stopping: asyncio.Event
+    request: Request, tools: Callable[[], McpApp], calls: Calls, stopping: asyncio.Event
 ) -> None:
     """Answer one modern-era request; its running call sits in ``calls`` meanwhile.
     ``stopping``: the endpoint's shutdown, re-checked once the body is read."""
@@ -108,18 +110,20 @@ async def serve(
 
 
 async def _call(
-    request: Request, message: dict[str, Any], exchange: Exchange, mcp: McpApp, calls: set[Call]
+    request: Request, message: dict[str, Any], exchange: Exchange, mcp: McpApp, calls: Calls
 ) -> None:
     call = aio.create_task(protocol.reply(mcp, message, exchange), name="mcp-modern-call")
-    calls.add(call)
-    call.add_done_callback(calls.discard)
+    ended = asyncio.Event()
+    calls[call] = ended
+    call.add_done_callback(lambda task: calls.pop(task, None))
     gone = aio.create_task(request.wait_disconnect(), name="mcp-modern-disconnect")
+    stop = aio.create_task(ended.wait(), name="mcp-modern-ended")
     try:
         done, _ = await asyncio.wait(
-            {call, gone}, timeout=PING_EVERY, return_when=asyncio.FIRST_COMPLETED
+            {call, gone, stop}, timeout=PING_EVERY, return_when=asyncio.FIRST_COMPLETED
         )
-        if call in done:
-            reply = _result(call, message["id"])
+        if call in done or stop in done:
+            reply = _result(call, message["id"], ended=stop in done)
             error = reply.get("error")
             status = protocol.ERROR_HTTP_STATUS.get(error["code"], 200) if error else 200
             await request.respond(status, protocol.encode(reply), [(b"content-type", JSON)])
@@ -134,14 +138,17 @@ async def _call(
                 {"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True}
             )
             done, _ = await asyncio.wait(
-                {call, gone}, timeout=PING_EVERY, return_when=asyncio.FIRST_COMPLETED
+                {call, gone, stop}, timeout=PING_EVERY, return_when=asyncio.FIRST_COMPLETED
             )
+            if stop in done:
+                break
             if gone in done and call not in done:
                 return
-        reply = _result(call, message["id"])
+        reply = _result(call, message["id"], ended=stop in done)
         await request.send({"type": "http.response.body", "body": event(reply)})
     finally:
         gone.cancel()
+        stop.cancel()
         if not call.done():
             call.cancel()
 
@@ -149,9 +156,9 @@ async def _call(
 _ROUTING = {b"mcp-protocol-version", b"mcp-method", b"mcp-name"}
 
 
-def _result(call: Call, request_id: Any) -> dict[str, Any]:
-    """The call's reply; a call cancelled by Stop all agents or the stop says so."""
-    if not call.cancelled():
+def _result(call: Call, request_id: Any, *, ended: bool = False) -> dict[str, Any]:
+    """The call's reply; a call ended by Stop all agents or the stop says so."""
+    if not ended and not call.cancelled():
         return call.result()
     stopped = RpcError(
         protocol.REQUEST_CANCELLED,
