@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -271,18 +272,13 @@ async def test_ref_scan_of_one_frame_reads_names_pointers_and_counts() -> None:
     assert {k: v for k, v in slow_totals.items() if k != ((), "button", "a: b")} == totals
 
 
-async def test_the_ref_table_of_a_text_is_what_each_ref_looks_up() -> None:
-    """The table keeps a row per ref and makes a ref's RefInfo when it is looked up
-    (issue 14: an action uses one of a big page's thousands); what a lookup finds is
-    the scan's own answer, and a ref not in the text stays unknown (fails closed)."""
+def table_state() -> Any:
+    """What build_table reads of a tab, without a browser: one document's memory."""
     from types import SimpleNamespace
 
-    from browserdeck.engine import snapshot as snap
-    from browserdeck.engine import snapshot_text as st
-    from browserdeck.engine.options import SnapshotOptions
     from browserdeck.engine.state import TargetMemory
 
-    state = SimpleNamespace(
+    return SimpleNamespace(
         memory=TargetMemory(),
         token=1,
         main_epoch=1,
@@ -290,6 +286,18 @@ async def test_the_ref_table_of_a_text_is_what_each_ref_looks_up() -> None:
         page=SimpleNamespace(url="http://example.test/"),
         epoch_key=lambda main: (1, 1),
     )
+
+
+async def test_the_ref_table_of_a_text_is_what_each_ref_looks_up() -> None:
+    """The table keeps a row per ref and makes a ref's RefInfo when it is looked up
+    (issue 14: an action uses one of a big page's thousands); what a lookup finds is
+    the scan's own answer, and a ref not in the text stays unknown (fails closed)."""
+
+    from browserdeck.engine import snapshot as snap
+    from browserdeck.engine import snapshot_text as st
+    from browserdeck.engine.options import SnapshotOptions
+
+    state = table_state()
     table, renamed = snap.build_table(state, ONE_FRAME, SnapshotOptions(), "aria")  # type: ignore[arg-type]
     assert renamed == {}  # a tab's first document: Playwright's names as they are
     entries, totals = st.scan(ONE_FRAME)
@@ -346,22 +354,13 @@ async def test_ref_names_are_split_once_and_the_memory_is_bounded(
 ) -> None:
     """build_table splits each Playwright ref ("f2e14" -> "f2", 14) once and remembers it
     (the same in every snapshot of a document); the memory is emptied when full."""
-    from types import SimpleNamespace
 
     from browserdeck.engine import snapshot as snap
     from browserdeck.engine.options import SnapshotOptions
-    from browserdeck.engine.state import TargetMemory
 
     def table_of() -> tuple[list[str], int]:
         """The table's refs, and the highest number the tab has handed out."""
-        state = SimpleNamespace(
-            memory=TargetMemory(),
-            token=1,
-            main_epoch=1,
-            child_epoch=0,
-            page=SimpleNamespace(url="http://example.test/"),
-            epoch_key=lambda main: (1, 1),
-        )
+        state = table_state()
         table, _ = snap.build_table(state, ONE_FRAME, SnapshotOptions(), "aria")  # type: ignore[arg-type]
         return list(table.refs), state.memory.issued_max
 
