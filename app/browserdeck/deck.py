@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -78,7 +79,11 @@ TabRequest = (
 )
 
 
-_ACT: TypeAdapter[o.AnyAct] = TypeAdapter(o.Act)
+@functools.cache
+def _act_adapter() -> TypeAdapter[o.AnyAct]:
+    # Built by the first act, not at import: it builds the validator of every act model,
+    # which a service answering its first MCP client does not need yet (issue 14).
+    return TypeAdapter(o.Act)
 
 
 def build(model: type[M], values: dict[str, Any], *, hint: str) -> M:
@@ -96,7 +101,7 @@ def build(model: type[M], values: dict[str, Any], *, hint: str) -> M:
 def build_act(values: dict[str, Any], *, hint: str) -> o.AnyAct:
     """The act its ``kind`` names, from plain values (as ``build``)."""
     try:
-        return _ACT.validate_python({k: v for k, v in values.items() if v is not None})
+        return _act_adapter().validate_python({k: v for k, v in values.items() if v is not None})
     except ValidationError as exc:
         raise _invalid(exc, hint) from None
 

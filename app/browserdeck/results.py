@@ -70,7 +70,11 @@ class Answer(BaseModel):
     """An answer, or an entry of one: camelCase on the wire, the keys that were set, extra
     keys kept."""
 
-    model_config = ConfigDict(extra="allow", alias_generator=to_camel, populate_by_name=True)
+    # defer_build: a model's validator is built when it is first used, not at import; a
+    # service started for an MCP client uses a few of these before it answers (issue 14).
+    model_config = ConfigDict(
+        extra="allow", alias_generator=to_camel, populate_by_name=True, defer_build=True
+    )
 
     def wire(self) -> dict[str, Any]:
         """The JSON an HTTP client gets."""

@@ -144,8 +144,6 @@ class Service:
             self.events.notice.send(
                 level="error", title="Config file problem", message=self.config_problem
             )
-        self.api_token = secrets.get_token("api") or ""
-        self.relay_token = secrets.get_token("relay") or ""
         self.contexts = {name: ProfileContext(self, p) for name, p in self.config.profiles.items()}
         await asyncio.to_thread(self._clean_leftovers)
         # A save killed just before this start left a temp file too young to remove now
@@ -170,6 +168,16 @@ class Service:
                 events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
             )
             self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
+            # The tokens are read once the driver is spawned, not before Chromium and the
+            # driver: the keyring's imports alone are ~25 ms of CPU, which the driver's
+            # spawn waited behind (issue 14). Two turns of the loop take the engine's start
+            # to the spawn (Engine.start, then Playwright's transport); were it later, the
+            # read would only come first again. Nothing reads the tokens sooner: the API
+            # does not listen yet, and a browser's gateway reads the token per connection
+            # (an empty one matches nothing, so a connection that early is refused).
+            for _ in range(2):
+                await asyncio.sleep(0)
+            await asyncio.to_thread(self._read_tokens)
             if self._front_end is not None:
                 # Built on a thread too: building it imports the web stack (uvicorn).
                 self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
@@ -186,6 +194,10 @@ class Service:
         except BaseException:
             await self.stop()
             raise
+
+    def _read_tokens(self) -> None:
+        self.api_token = secrets.get_token("api") or ""
+        self.relay_token = secrets.get_token("relay") or ""
 
     async def engine_ready(self) -> Engine:
         """The engine once its driver runs: the API listens before it does (issue 14)."""

@@ -194,3 +194,32 @@ async def test_serve_starts_the_service_without_cyclic_collections(
         real_enable()
         gc.unfreeze()  # serve froze what it loaded; the next tests start clean
         gc.set_threshold(*threshold)
+
+
+async def test_the_tokens_are_read_once_the_playwright_driver_is_spawned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reading the tokens imports the keyring (~25 ms of CPU): the driver's spawn no
+    longer waits behind it (issue 14), and the API still listens with the token."""
+    import contextlib
+
+    import psutil
+
+    from browserdeck import secrets
+
+    drivers_seen: list[bool] = []
+    real_get = secrets.get_token
+
+    def get_token(kind: str = "api", *, create: bool = True) -> str | None:
+        running = False
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                running = running or "run-driver" in child.cmdline()
+        drivers_seen.append(running)
+        return real_get(kind, create=create)
+
+    monkeypatch.setattr(secrets, "get_token", get_token)
+    async with running_service() as (service, client):
+        assert service.api_token and service.relay_token
+        assert (await client.get("/tabs")).status_code == 200
+    assert drivers_seen[:2] == [True, True], drivers_seen

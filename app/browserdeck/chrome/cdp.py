@@ -25,11 +25,9 @@ import json
 import logging
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import websockets
-from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from browserdeck.chrome.endpoint import browser_ws_url
@@ -43,6 +41,9 @@ from browserdeck.errors import (
     Unavailable,
 )
 from browserdeck.guard import is_loopback_name
+
+if TYPE_CHECKING:
+    from websockets.asyncio.client import ClientConnection
 
 __all__ = ["CDPClient", "CDPError", "EventHandler", "browser_ws_url"]
 
@@ -99,10 +100,14 @@ class CDPClient:
         """Open a connection; ``ws_url`` may also be an http(s) cdpUrl (resolved via /json/version)."""
         if urlsplit(ws_url).scheme in ("http", "https"):
             ws_url = await browser_ws_url(ws_url, timeout=timeout, headers=headers)
+        # The client half of websockets is imported by the first connection: a managed
+        # browser's start needs only the server half (our CDP gateway; issue 14).
+        from websockets.asyncio.client import connect
+
         loopback = is_loopback_name(urlsplit(ws_url).hostname)
         try:
             ws = await asyncio.wait_for(
-                websockets.connect(
+                connect(
                     ws_url,
                     additional_headers=headers,
                     max_size=max_size,
