@@ -409,14 +409,26 @@ async def test_the_ref_table_is_built_while_the_title_is_on_its_way(
 
     ended: list[str] = []
 
-    async def stuck_title(state: Any) -> str:
-        try:
-            await asyncio.Event().wait()
-        finally:
-            ended.append("title")
-        return ""
+    def stuck(what: str) -> Any:
+        async def never(state: Any) -> Any:
+            try:
+                await asyncio.Event().wait()
+            finally:
+                ended.append(what)
 
-    monkeypatch.setattr(snap, "_title", stuck_title)
+        return never
+
+    monkeypatch.setattr(snap, "_title", stuck("title"))
+    monkeypatch.setattr(snap, "_viewport", stuck("viewport"))
     with pytest.raises(NotFound, match="matches no element"):
-        await asyncio.wait_for(tab.snap(selector="#nothing-here"), 10)
-    assert ended == ["title"]
+        await asyncio.wait_for(tab.snap(selector="#nothing-here", viewport=True), 10)
+    assert sorted(ended) == ["title", "viewport"]
+    # Cancelled while Playwright walks the page: the same.
+    ended.clear()
+    monkeypatch.setattr(snap, "ai_text", lambda state, opts: stuck("walk")(state))
+    call = asyncio.ensure_future(tab.snap(viewport=True))
+    await asyncio.sleep(0.05)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert sorted(ended) == ["title", "viewport", "walk"]

@@ -258,6 +258,9 @@ async def _take(
             title = await title_task
             size = await size_task if size_task is not None else None
         finally:  # the snapshot failed or was cancelled: end the round trips it started
+            for task in (title_task, size_task):
+                if task is not None:
+                    task.cancel()  # both at once: the first wait may end ours (cancelled)
             await aio.cancel_and_wait(title_task)
             await aio.cancel_and_wait(size_task)
         state.table = table  # only once every part of the snapshot is in, as before
