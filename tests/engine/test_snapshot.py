@@ -376,3 +376,59 @@ async def test_ref_names_are_split_once_and_the_memory_is_bounded(
     monkeypatch.setattr(snap, "_SPLIT_MAX", 3)
     assert table_of() == (refs, 6)
     assert len(snap._SPLIT) == 6
+
+
+async def test_the_ref_table_is_built_while_the_title_is_on_its_way(
+    tab: Tab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The title is read beside Playwright's walk and comes after the text (it waits
+    behind the walk in the renderer, and the driver hands it over once it has rendered
+    the text): the ref table does not wait for it (issue 14, docs/mcp.md). A snapshot
+    that fails ends the title's round trip instead of leaving it running."""
+    import asyncio
+
+    from browserdeck.engine import snapshot as snap
+    from browserdeck.errors import NotFound
+
+    await tab.goto("form.html")
+    built = asyncio.Event()
+    real_build, real_title = snap.build_table, snap._title
+
+    def build_table(*args: Any, **kw: Any) -> Any:
+        built.set()
+        return real_build(*args, **kw)
+
+    async def late_title(state: Any) -> str:
+        await asyncio.wait_for(built.wait(), 5)  # only once the table is being built
+        return await real_title(state)
+
+    monkeypatch.setattr(snap, "build_table", build_table)
+    monkeypatch.setattr(snap, "_title", late_title)
+    result = await tab.snap()
+    assert result["title"] == "Form" and 'button "Send"' in result["snapshot"]
+
+    ended: list[str] = []
+
+    def stuck(what: str) -> Any:
+        async def never(state: Any) -> Any:
+            try:
+                await asyncio.Event().wait()
+            finally:
+                ended.append(what)
+
+        return never
+
+    monkeypatch.setattr(snap, "_title", stuck("title"))
+    monkeypatch.setattr(snap, "_viewport", stuck("viewport"))
+    with pytest.raises(NotFound, match="matches no element"):
+        await asyncio.wait_for(tab.snap(selector="#nothing-here", viewport=True), 10)
+    assert sorted(ended) == ["title", "viewport"]
+    # Cancelled while Playwright walks the page: the same.
+    ended.clear()
+    monkeypatch.setattr(snap, "ai_text", lambda state, opts: stuck("walk")(state))
+    call = asyncio.ensure_future(tab.snap(viewport=True))
+    await asyncio.sleep(0.05)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert sorted(ended) == ["title", "viewport", "walk"]

@@ -54,6 +54,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        if "hold" in query:
+            # Held until the test opens the gate (bounded, so a failed test ends).
+            self.site.gate(query["hold"]).wait(15)
         body = self.site.render(parts.path, query)
         if body is None:
             self.send_response(404)
@@ -77,6 +80,11 @@ class Site:
 
     server: ThreadingHTTPServer
     port: int = 0
+    gates: dict[str, threading.Event] = field(default_factory=dict)
+
+    def gate(self, name: str) -> threading.Event:
+        """``?hold=<name>`` on any page holds its response until this event is set."""
+        return self.gates.setdefault(name, threading.Event())
 
     @property
     def base(self) -> str:
@@ -113,8 +121,11 @@ class Site:
                 "onclick=\"this.textContent='frame clicked'\">Inner button</button>"
             )
         if path == "/opener":
+            # ?popup_hold=<gate>: the popup link's page is held on that gate.
+            hold = f"&hold={q['popup_hold']}" if "popup_hold" in q else ""
             extra = (
-                f'<a id="link" href="{self.base}/page?title=Popup" target="_blank">open popup</a>'
+                f'<a id="link" href="{self.base}/page?title=Popup{hold}" target="_blank">'
+                "open popup</a>"
                 f'<button id="wo" onclick="window.open(\'{self.base}/page?title=Opened\')">'
                 "window.open</button>"
             )

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 import pytest
@@ -214,6 +215,77 @@ async def test_popups_are_attached_with_their_opener(
         await second.click("#b")
         assert await second.text_content("#b") == "clicked 1"
         assert relay.status()["tabs"] == 3
+
+
+async def test_a_popup_that_loads_while_playwright_attaches_still_reaches_load(
+    ext: ExtBrowser, relay: RelayServer, pw: Playwright, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flake of the test above, made to happen every time.
+
+    A tab the extension shares is never paused for the debugger as Chrome pauses a new
+    target, so a popup can commit and load while Playwright attaches. Playwright, seeing
+    the initial empty document in ``Page.getFrameTree``, listens for lifecycle events
+    only from the reply to ``Page.setLifecycleEventsEnabled`` on, and Chrome replays the
+    popup's ``load`` before that reply. Here the popup's page is held on the test site
+    until its frame tree has been read, then allowed to load completely (seen through
+    Chromium's own port) before ``Page.setLifecycleEventsEnabled`` is passed on: the
+    seam is the relay's link to the extension, everything else is real.
+    """
+    opener_tab, _ = await ext.open_shared(site.url("/opener?title=Opener&popup_hold=late-popup"))
+    link = relay.relay.link
+    assert link is not None
+    forward = link.forward
+    frame_tree_urls: list[str] = []
+    frame_tree_read = asyncio.Event()
+
+    async def delayed_forward(
+        tab_id: int,
+        session_id: str | None,
+        cdp_method: str,
+        params_json: str,
+        handler: Any,
+        *,
+        reply_timeout: float | None,
+    ) -> None:
+        if tab_id != opener_tab and not session_id:
+            if cdp_method == "Page.getFrameTree":
+                inner = handler
+
+                async def handler(body: str | None, error: dict[str, Any] | None) -> None:
+                    frame_tree_urls.append(json.loads(body or "{}")["frameTree"]["frame"]["url"])
+                    frame_tree_read.set()
+                    await inner(body, error)
+
+            elif cdp_method == "Page.setLifecycleEventsEnabled":
+                await asyncio.wait_for(frame_tree_read.wait(), 10)
+                await load_popup(relay.relay.tabs[tab_id].target_id)
+        await forward(
+            tab_id, session_id, cdp_method, params_json, handler, reply_timeout=reply_timeout
+        )
+
+    async def load_popup(target_id: str) -> None:
+        attached = await ext.cdp.send(
+            "Target.attachToTarget", {"targetId": target_id, "flatten": True}
+        )
+        sid = attached["sessionId"]
+        try:
+            await ext.cdp.send("Page.enable", session_id=sid)
+            loaded = ext.cdp.expect_event("Page.loadEventFired")
+            site.gate("late-popup").set()
+            await asyncio.wait_for(loaded, 10)
+        finally:
+            await ext.cdp.send("Target.detachFromTarget", {"sessionId": sid})
+
+    monkeypatch.setattr(link, "forward", delayed_forward)
+    async with connected(pw, relay) as browser:
+        page = browser.contexts[0].pages[0]
+        async with page.expect_popup() as popup_info:
+            await page.click("#link")
+        popup = await popup_info.value
+        # The case this is about: Playwright took the popup for its initial empty page.
+        assert frame_tree_urls == [""]
+        await popup.wait_for_load_state(timeout=10_000)
+        assert await popup.title() == "Popup"
 
 
 async def test_detach_from_target_from_the_root(

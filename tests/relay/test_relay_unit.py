@@ -20,6 +20,7 @@ from browserdeck.events import ServiceEvents
 from browserdeck.relay.protocol import frame, split_frame
 from browserdeck.relay.server import RelayServer
 from browserdeck.secrets import new_token
+from tests.relay import conformance
 from tests.relay.fake_extension import FakeExtension, FakeTab
 from tests.relay.harness import wait_until
 
@@ -239,6 +240,67 @@ async def test_child_sessions_are_announced_on_their_page_and_unwanted_ones_rele
             await cdp.send("Runtime.evaluate", {"expression": "1"}, session_id="CHILD1")
     finally:
         await cdp.close()
+
+
+async def test_lifecycle_of_current_documents_is_repeated_after_enabling_it(
+    fast_relay: RelayServer, fake: FakeExtension
+) -> None:
+    """What a client hears after the reply to ``Page.setLifecycleEventsEnabled``: each
+    frame's current document's lifecycle so far (Chrome replays it before the reply,
+    where Playwright does not listen on a page it took for its initial empty one), and
+    nothing of a document since replaced or a frame since detached. The e2e popup test
+    in test_e2e_playwright.py shows why; this one pins down what is repeated, and to whom.
+    """
+
+    def lifecycle(frame: str, loader: str, name: str) -> dict[str, Any]:
+        return {"frameId": frame, "loaderId": loader, "name": name, "timestamp": 1.0}
+
+    async def enable_lifecycle(
+        ext: FakeExtension, record: dict[str, Any], params: dict[str, Any]
+    ) -> Any:
+        # Like Chrome's replay, here with a loaded document replaced since the frame tree
+        # was read (L1 by L2, not loaded yet) and a same-process iframe that came and went.
+        for frame_id, loader, name in [
+            ("MAIN", "L1", "commit"), ("MAIN", "L1", "load"), ("SUB", "L9", "load"),
+            ("MAIN", "L2", "init"), ("MAIN", "L2", "commit"), ("MAIN", "L2", "commit"),
+        ]:  # fmt: skip
+            await ext.event(TAB.tab_id, "Page.lifecycleEvent", lifecycle(frame_id, loader, name))
+        await ext.event(TAB.tab_id, "Page.frameDetached", {"frameId": "SUB"})
+        return {}
+
+    fake.handlers["Page.setLifecycleEventsEnabled"] = enable_lifecycle
+    rec = await conformance.Recorder.connect(
+        f"ws://127.0.0.1:{fast_relay.port}/cdp", fast_relay.auth_headers()
+    )
+    try:
+        await rec.result("Target.setAutoAttach", {"autoAttach": True, "flatten": True})
+        [(_, _, attached)] = [e for e in rec.events if e[1] == "Target.attachedToTarget"]
+        first = attached["sessionId"]
+        other = (
+            await rec.result("Target.attachToTarget", {"targetId": TAB.target_id, "flatten": True})
+        )["sessionId"]
+        await rec.result("Page.enable", session=other)
+        await rec.result("Page.enable", session=first)
+        await rec.result("Page.setLifecycleEventsEnabled", {"enabled": True}, session=first)
+        # A later round trip on the same tab: whatever the relay sent after the reply is in.
+        await rec.result("Runtime.evaluate", {"expression": "1"}, session=first)
+        reply_at = rec.order.index(("reply", "Page.setLifecycleEventsEnabled"))
+        after = [
+            (rec.events[i][0], rec.events[i][2]["loaderId"], rec.events[i][2]["name"])
+            for kind, i in rec.order[reply_at + 1 :]
+            if kind == "event" and rec.events[i][1] == "Page.lifecycleEvent"
+        ]
+        # Not L1's load: the document now in the frame has not loaded yet.
+        assert after == [(first, "L2", "init"), (first, "L2", "commit")]
+        # Before the reply both sessions had Chrome's own events, as forwarded.
+        before = [
+            rec.events[i][0]
+            for kind, i in rec.order[:reply_at]
+            if kind == "event" and rec.events[i][1] == "Page.lifecycleEvent"
+        ]
+        assert sorted(before) == sorted([first, other] * 6)
+    finally:
+        await rec.close()
 
 
 async def test_pending_requests_fail_when_the_extension_drops(

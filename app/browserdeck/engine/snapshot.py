@@ -242,18 +242,32 @@ async def _take(
         return text
 
     async with state.lock:
-        # The title costs a round trip of its own: fetch it while Playwright snapshots.
-        if opts.viewport:
-            text, title, size = await asyncio.gather(text_of(), _title(state), _viewport(state))
-        else:
-            text, title = await asyncio.gather(text_of(), _title(state))
-        # The table holds every ref of the page, also with viewport: Playwright resolves
-        # all of them, and an element scrolled into view later keeps its ref.
-        table, shown = build_table(state, text, opts, mode)
-        state.table = table
+        # The title (and the viewport's size) cost a round trip each: fetched while
+        # Playwright snapshots, and the ref table is built as soon as the text is in, not
+        # after them. The title's evaluate waits behind the page's walk in the renderer,
+        # and the driver hands it over only once it has rendered the text: 0.1-0.6 ms
+        # later mostly, up to 17 ms on a loaded machine (docs/mcp.md, "Is the comparison
+        # like for like?").
+        title_task = asyncio.ensure_future(_title(state))
+        size_task = asyncio.ensure_future(_viewport(state)) if opts.viewport else None
+        try:
+            text = await text_of()
+            # The table holds every ref of the page, also with viewport: Playwright
+            # resolves all of them, and an element scrolled into view later keeps its ref.
+            table, shown = build_table(state, text, opts, mode)
+            title = await title_task
+            size = await size_task if size_task is not None else None
+        finally:  # the snapshot failed or was cancelled: end the round trips it started
+            for task in (title_task, size_task):
+                if task is not None:
+                    task.cancel()  # both at once: the first wait may end ours (cancelled)
+            await aio.cancel_and_wait(title_task)
+            await aio.cancel_and_wait(size_task)
+        state.table = table  # only once every part of the snapshot is in, as before
     out_text = render(text, opts, table, shown)
     outside = 0
     if opts.viewport:
+        assert size is not None
         out_text, outside = st.in_viewport(out_text, *size)
     max_chars = opts.max_chars or DEFAULT_MAX_CHARS
     out_text, truncated = st.truncate(out_text, max_chars=max_chars, max_lines=opts.limit)
@@ -274,6 +288,7 @@ async def _take(
     if truncated:
         result["truncated"] = truncated
     if opts.viewport:
+        assert size is not None
         result["viewport"] = SnapshotViewport(width=size[0], height=size[1], outside=outside)
     if opts.format == "role":
         result["refs"] = {

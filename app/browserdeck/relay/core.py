@@ -48,9 +48,11 @@ from browserdeck.aio import Tasks
 from browserdeck.relay.browser_domain import ROOT_HANDLERS, SLOW_ROOT, RootHandler, Then
 from browserdeck.relay.link import ExtensionLink
 from browserdeck.relay.model import (
+    After,
     Child,
     Client,
     Command,
+    FrameLifecycle,
     Hook,
     Scope,
     Session,
@@ -608,6 +610,11 @@ class Relay:
         if method == "Target.detachedFromTarget":
             await self._on_child_detached(tab, key, params_json)
             return
+        if method == "Page.lifecycleEvent":
+            self._track_lifecycle(tab, key, params_json)
+        elif method == "Page.frameDetached":
+            frame_id = loads(params_json).get("frameId")
+            tab.lifecycle.get(key, {}).pop(frame_id, None)
         if method in CONTEXT_EVENTS:
             self._track_context(tab, key, method, params_json)
             for session in list(tab.sessions):
@@ -650,6 +657,21 @@ class Relay:
             contexts.pop(params.get("executionContextId"), None)
         else:
             contexts.clear()
+
+    @staticmethod
+    def _track_lifecycle(tab: Tab, key: str, params_json: str) -> None:
+        params = loads(params_json)
+        frame_id, loader_id = params.get("frameId"), params.get("loaderId")
+        name = params.get("name")
+        if not all(isinstance(value, str) for value in (frame_id, loader_id, name)):
+            return
+        frames = tab.lifecycle.setdefault(key, {})
+        frame = frames.get(frame_id)
+        if frame is None or frame.loader_id != loader_id:
+            # A new document: what the previous one went through no longer applies.
+            frame = frames[frame_id] = FrameLifecycle(loader_id)
+        # A repeat (Chrome's own replay, networkIdle again) keeps its place, latest params.
+        frame.events[name] = params_json
 
     async def _on_child_attached(self, tab: Tab, key: str, params_json: str) -> None:
         params = loads(params_json)
@@ -712,6 +734,7 @@ class Relay:
             self.child_owner.pop(sid, None)
             tab.runtime_enabled.discard(sid)
             tab.contexts.pop(sid, None)
+            tab.lifecycle.pop(sid, None)
         for session in list(tab.sessions):
             if child_sid not in session.known_children:
                 continue
@@ -912,6 +935,7 @@ class Relay:
         reply_sid: str | None,
     ) -> None:
         hook: Hook | None = None
+        after: After | None = None
         if method in ENABLERS:
             session.enabled.add((key, domain))
         if name == "enable":
@@ -938,6 +962,11 @@ class Relay:
             if domain == "Runtime":
                 tab.runtime_enabled.discard(key)
                 tab.contexts.pop(key, None)
+        elif method == "Page.setLifecycleEventsEnabled" and params.get("enabled"):
+            # Chrome replays the current documents' lifecycle before its reply: start from
+            # that, not from what was kept while the events were off (possibly stale).
+            tab.lifecycle.pop(key, None)
+            after = self._replay_lifecycle_after(session, key)
         elif method == "Target.setAutoAttach":
             if params.get("autoAttach"):
                 session.auto_attach.add(key)
@@ -959,6 +988,7 @@ class Relay:
                 reply_sid,
                 method in LONG_METHODS or bool(params.get("awaitPromise")),
                 hook,
+                after,
             )
         )
 
@@ -975,6 +1005,30 @@ class Relay:
             return body, error
 
         return hook
+
+    def _replay_lifecycle_after(self, session: Session, key: str) -> After:
+        """Repeat the lifecycle of each frame's current document once the reply to
+        ``Page.setLifecycleEventsEnabled`` is out.
+
+        Chrome replays it before that reply, and Playwright, on a page whose frame tree
+        showed the initial empty document (a new popup), listens only from the reply on:
+        the document that replaces it must still be ahead. In Chrome it is (a new target
+        waits for the debugger until ``Runtime.runIfWaitingForDebugger``); a tab the
+        extension shares is never paused, so the popup can commit and load between
+        ``Page.getFrameTree`` and this command, and its ``load`` was lost
+        (``wait_for_load_state`` timed out; docs/extension.md, "CDP handled by the
+        relay"). A repeat of events the client already had is harmless: clients keep
+        lifecycle names per document as a set."""
+        tab = session.tab
+
+        async def after() -> None:
+            if session not in tab.sessions:
+                return
+            for frame in list(tab.lifecycle.get(key, {}).values()):
+                for params_json in list(frame.events.values()):
+                    await session.send_event(key, "Page.lifecycleEvent", params_json)
+
+        return after
 
     def _replay_children_hook(self, session: Session, key: str) -> Hook:
         async def hook(
@@ -1057,7 +1111,9 @@ class Relay:
         if link is None:
             await self._fail_command(cmd, NO_EXTENSION_MESSAGE)
             return
-        client, msg_id, reply_sid, hook = cmd.client, cmd.msg_id, cmd.reply_sid, cmd.hook
+        client, msg_id, reply_sid, hook, after = (
+            cmd.client, cmd.msg_id, cmd.reply_sid, cmd.hook, cmd.after
+        )  # fmt: skip
 
         async def on_reply(body: str | None, error: dict[str, Any] | None) -> None:
             if hook is not None:
@@ -1073,6 +1129,8 @@ class Relay:
                 )
             else:
                 await client.send(result_message(msg_id, body or "{}", reply_sid))
+                if after is not None:
+                    await after()
 
         try:
             await link.forward(

@@ -34,6 +34,16 @@ class Child:
 
 
 @dataclass(eq=False)
+class FrameLifecycle:
+    """The ``Page.lifecycleEvent`` params a frame's current document has had so far, by
+    name in the order they came (kept to repeat them to a client; see
+    ``Relay._replay_lifecycle_after``)."""
+
+    loader_id: str
+    events: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
 class Tab:
     tab_id: int
     target_id: str
@@ -52,6 +62,8 @@ class Tab:
     # Chrome-side Runtime state per session key ("" = the tab, else a child session id).
     runtime_enabled: set[str] = field(default_factory=set)
     contexts: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    # Lifecycle of each frame's current document per session key, then frame id.
+    lifecycle: dict[str, dict[str, FrameLifecycle]] = field(default_factory=dict)
     cooling_until: float = 0.0
     strikes: int = 0
     removed: bool = False
@@ -69,6 +81,7 @@ class Tab:
         self.attached = False
         self.runtime_enabled.clear()
         self.contexts.clear()
+        self.lifecycle.clear()
         dropped = list(self.children)
         self.children.clear()
         return dropped
@@ -174,6 +187,8 @@ class Client:
 Hook = Callable[
     [str | None, dict[str, Any] | None], Awaitable[tuple[str | None, dict[str, Any] | None]]
 ]
+# Run after a command's successful reply has gone to the client.
+After = Callable[[], Awaitable[None]]
 
 
 @dataclass(eq=False)
@@ -189,3 +204,4 @@ class Command:
     reply_sid: str | None
     long: bool
     hook: Hook | None = None
+    after: After | None = None
