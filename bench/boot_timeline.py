@@ -3,10 +3,12 @@
 Starts `browserdeck serve --headless --idle-exit` (as the bridge does) in a fresh
 BROWSERDECK_HOME on free ports, then, as fast as it can, probes from outside: the API
 socket accepts, `/mcp` answers `initialize`, then `tools/list`, then the first
-`browser_navigate` (a local page). Marks from inside come from the service's own log
-lines (wall-clock timestamps, ms): the service starting (its imports done), the engine
-(Playwright driver) started, Chromium started. All relative to the spawn, median of
-``--rounds`` runs, ms.
+`browser_navigate` (a local page). ``--think MS`` waits that long before that navigate,
+as a model choosing its first call does; "its own time" is counted from sending it.
+Marks from inside come from the service's own log lines (wall-clock timestamps, ms): the
+service starting (its imports done), the engine (Playwright driver) started, Chromium
+started, the engine connected and holding the blank tab. All relative to the spawn,
+median of ``--rounds`` runs, ms.
 
     .venv/bin/python bench/boot_timeline.py [--rounds 3] [--compare OLD/app]
 
@@ -58,6 +60,8 @@ MARKS = {
     "engine ready (Playwright driver)": re.compile(r"engine started"),
     "browser ready (Chromium)": re.compile(r"started \S+ \(.*\) for profile"),
     "engine connected to Chromium": re.compile(r"engine\.connection.*connected to "),
+    "engine took in its tab ahead of a call": re.compile(r"engine took in \d+ tab"),
+    "engine warmed up the blank tab": re.compile(r"engine warmed up a blank tab"),
 }
 
 
@@ -77,7 +81,9 @@ def post(sock: str, body: dict[str, object], headers: dict[str, str]) -> tuple[i
     return status, raw, answer
 
 
-def one_round(home: Path, chromium: str, url: str, app: Path | None = None) -> dict[str, float]:
+def one_round(
+    home: Path, chromium: str, url: str, app: Path | None = None, think: float = 0.0
+) -> dict[str, float]:
     env = ours_env(home, chromium)
     command = [BD, "serve", "--headless", "--idle-exit"]
     if app is not None:  # another checkout's package, ahead of the installed one
@@ -137,10 +143,13 @@ def one_round(home: Path, chromium: str, url: str, app: Path | None = None) -> d
         post(sock, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
         post(sock, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers)
         marks["tools/list answered"] = time.perf_counter() - t0
+        time.sleep(think)  # the model choosing its first call
+        sent = time.perf_counter()
         call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                 "params": {"name": "browser_navigate", "arguments": {"url": url}}}  # fmt: skip
         status, raw, _ = post(sock, call, headers)
         marks["first navigate answered"] = time.perf_counter() - t0
+        marks["first navigate: its own time"] = time.perf_counter() - sent
         if status != 200 or b'"isError":true' in raw:
             raise RuntimeError(f"navigate: {status} {raw[:300]!r}")
     finally:
@@ -157,6 +166,11 @@ def one_round(home: Path, chromium: str, url: str, app: Path | None = None) -> d
                 marks[name] = stamp.timestamp() - wall0
                 break
     log.unlink(missing_ok=True)
+    ready = marks.get("engine ready (Playwright driver)")
+    if ready is not None:  # the path after the driver has started, round by round
+        marks["first navigate: after engine ready and sent"] = (
+            marks["first navigate answered"] - max(ready, marks["tools/list answered"] + think)
+        )
     return marks
 
 
@@ -188,6 +202,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--think", type=float, default=0.0, metavar="MS",
+                        help="wait this long after tools/list before the first navigate, "
+                        "as a model choosing its first call does (default: none)")  # fmt: skip
     parser.add_argument("--compare", type=Path, metavar="APP_DIR", action="append", default=[],
                         help="another checkout's app/ folder, run alternately (repeatable)")  # fmt: skip
     parser.add_argument("--chrome", metavar="PATH", action="append", default=[],
@@ -222,7 +239,7 @@ def main() -> int:
             order = list(sides.items())
             order = order[i % len(order):] + order[: i % len(order)]  # each side first in turn
             for name, (app, chrome) in order:
-                marks = one_round(home, chrome, f"{site}/form40.html?r={i}", app)
+                marks = one_round(home, chrome, f"{site}/form40.html?r={i}", app, args.think / 1000)
                 if i:
                     runs[name].append(marks)
     every = [r for side in runs.values() for r in side]

@@ -110,6 +110,8 @@ class Service:
         self.engine: Engine | None = None
         # The engine's start, while it runs beside the API's (see start()).
         self._engine_start: asyncio.Task[None] | None = None
+        # The engine taking in the prelaunched browser ahead of the first call (tests).
+        self.early_attach: asyncio.Task[None] | None = None
         self.api: FrontEnd | None = None
         self.api_token = ""
         self.relay_token = ""
@@ -151,10 +153,13 @@ class Service:
         self.tasks.spawn(self._clean_temp_files_later(), name="clean-config-temp-files")
         try:
             default = self.contexts.get(self.config.default_profile)
+            prelaunch: asyncio.Task[None] | None = None
             if self._prelaunch and default is not None and default.impl.spec.launches:
                 # Chromium starts while the driver does; a page route waits for it under
                 # the profile's lock, and never for what the first page does not need.
-                self.tasks.spawn(self._start_quietly(default), name="prelaunch-default-profile")
+                prelaunch = self.tasks.spawn(
+                    self._start_quietly(default), name="prelaunch-default-profile"
+                )
             # The API listens while the Playwright driver (and Chromium) start: a client
             # that only needs the handshake (MCP initialize) is not held up by them, and
             # a page call waits for the engine (engine_ready; issue 14). The engine and
@@ -168,6 +173,11 @@ class Service:
                 events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
             )
             self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
+            if prelaunch is not None and default is not None:
+                self.early_attach = self.tasks.spawn(
+                    self._attach_early(default, prelaunch, self._engine_start),
+                    name="attach-default-profile",
+                )
             # The tokens are read once the driver is spawned, not before Chromium and the
             # driver: the keyring's imports alone are ~25 ms of CPU, which the driver's
             # spawn waited behind (issue 14). Two turns of the loop take the engine's start
@@ -243,6 +253,42 @@ class Service:
                     self.events.notice.send(
                         level="error", title=f"{ctx.name}: relay not started", message=str(exc)
                     )
+
+    async def _attach_early(
+        self, ctx: ProfileContext, launched: asyncio.Task[None], engine_start: asyncio.Task[None]
+    ) -> None:
+        """The engine's connection to the prelaunched browser and its tabs, made as soon as
+        both run, so the first page call does not make it (issue 14; docs/mcp.md).
+
+        Only a browser this service launched itself: an attach-only profile "starts" by
+        finding the user's own browser on its port, whose tabs are never taken in unasked.
+        Checked again once connected (``keep_if``): the profile may have been stopped, or
+        its browser replaced, meanwhile."""
+        await asyncio.wait([launched, engine_start])
+        engine = self.engine
+        if engine is None or engine_start.cancelled() or engine_start.exception() is not None:
+            return
+        chrome = ctx.chrome
+        if (
+            launched.cancelled()
+            or chrome is None
+            or not ctx.config.may_launch(ctx.profile)
+            or ctx.state != "running"
+        ):
+            return
+
+        def still_ours() -> bool:
+            return (
+                self.engine is engine
+                and ctx.chrome is chrome
+                and ctx.state == "running"
+                and not ctx.stopping
+            )
+
+        try:
+            await engine.attach(ctx.cdp_url, ctx.headers, still_ours)
+        except Exception as exc:  # the first page call connects (and says why) itself
+            log.info("early connection to profile %s: %s", ctx.name, exc)
 
     async def _start_quietly(self, ctx: ProfileContext) -> None:
         try:

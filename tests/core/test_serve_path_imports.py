@@ -39,8 +39,8 @@ def test_the_serve_path_leaves_the_websocket_client_for_a_connection() -> None:
 
 def test_the_serve_path_builds_no_model_validator_a_first_call_does_not_need() -> None:
     # Answers and tabs build their validators on first use (defer_build), and the union
-    # of every act on the first act (deck.build_act). The requests are built with the
-    # tools' schemas (mcpserver/schema.py), which derive from most of them.
+    # of every act on the first act (deck.build_act). The requests are built at import:
+    # FastAPI's route for a single deferred model failed its OpenAPI (docs/mcp.md).
     code = (
         SERVE_PATH + "\n"
         "from browserdeck import deck, results, tabs\n"
@@ -70,3 +70,11 @@ def test_a_deferred_model_validates_and_refuses_as_before() -> None:
         "    raise AssertionError('an int ref was accepted')\n"
     )
     loaded_after(code)
+
+
+def test_the_serve_path_leaves_the_mcp_tools_for_the_first_tools_call() -> None:
+    # MCP initialize needs no tool; the tools and their schemas come with the first
+    # tools/list or tools/call (mcpserver/server.py all_tools).
+    loaded = loaded_after(SERVE_PATH)
+    assert "browserdeck.mcpserver.server" in loaded
+    assert not {m for m in loaded if m.startswith("browserdeck.mcpserver.tools")}

@@ -77,10 +77,14 @@ class RawChromium:
 
 
 async def launch_raw_chromium(
-    executable: str, user_data_dir: Path, extra_flags: list[str] | None = None
+    executable: str,
+    user_data_dir: Path,
+    extra_flags: list[str] | None = None,
+    *,
+    port: int | None = None,
 ) -> RawChromium:
     user_data_dir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()
     env = dict(os.environ, HOME=str(user_data_dir.parent))
     proc = subprocess.Popen(
         [executable, *base_flags(user_data_dir, port), *(extra_flags or []), "about:blank"],

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -51,7 +52,22 @@ class Connection:
     lost: bool = False
     map_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     page_event: asyncio.Event = field(default_factory=asyncio.Event)
+    # Set at the first page event and never cleared (``attach`` waits for it; ``page``
+    # clears ``page_event`` as it waits, so two waiters on that one could miss a page).
+    any_page: asyncio.Event = field(default_factory=asyncio.Event)
     gone: asyncio.Event = field(default_factory=asyncio.Event)  # set when disconnected
+
+
+@dataclass
+class Connecting:
+    """A connect in progress that other callers share (``BrowserPool.connection``)."""
+
+    future: asyncio.Future[Connection]
+    # Made ahead of any call (``BrowserPool.attach``): a caller that joined it and sees it
+    # fail connects itself, since that failure (a changed browser, a cancelled warm-up,
+    # one short try) is not the caller's own.
+    ahead: bool
+    waiters: int = 0
 
 
 class BrowserPool:
@@ -62,11 +78,13 @@ class BrowserPool:
         self._memories = memories
         self._events = events
         self._conns: dict[str, Connection] = {}
-        self._connecting: dict[str, asyncio.Future[Connection]] = {}
+        self._connecting: dict[str, Connecting] = {}
         # key -> (real URL, headers, tries, timeout ms): a browser-service profile
         # (browserdeck.remote) names each of its connections by a key without the secret,
         # and each try at its URL starts a browser there, so it is tried once.
         self._endpoints: dict[str, tuple[str, dict[str, str], int, int]] = {}
+        # Page calls so far: a warm-up runs only before the first (``attach``).
+        self.page_calls = 0
 
     def set_endpoint(
         self, key: str, url: str, headers: dict[str, str], *, tries: int = 1, timeout_ms: int = 20_000
@@ -78,17 +96,48 @@ class BrowserPool:
         self._endpoints.pop(key, None)
 
     # --- connections -----------------------------------------------------
-    async def connection(self, cdp_url: str, headers: dict[str, str] | None) -> Connection:
-        conn = self._conns.get(cdp_url)
-        if conn is not None and not conn.lost:
-            return conn
-        pending = self._connecting.get(cdp_url)
-        if pending is not None:  # someone is already connecting: share the outcome
-            return await asyncio.shield(pending)
+    async def connection(
+        self,
+        cdp_url: str,
+        headers: dict[str, str] | None,
+        *,
+        keep_if: Callable[[], bool] | None = None,
+    ) -> Connection:
+        """The connection to ``cdp_url``, made once and shared by every caller.
+
+        ``keep_if``: a connection made ahead of any call (``attach``), tried once and kept
+        only if ``keep_if()`` still holds once it is made (the browser may have been
+        stopped, or replaced by another on the same port, meanwhile).
+        """
+        while True:
+            conn = self._conns.get(cdp_url)
+            if conn is not None and not conn.lost:
+                return conn
+            pending = self._connecting.get(cdp_url)
+            if pending is None:
+                break
+            if not pending.ahead:  # someone is already connecting: share the outcome
+                return await asyncio.shield(pending.future)
+            pending.waiters += 1
+            try:
+                await asyncio.wait([pending.future])
+            finally:
+                pending.waiters -= 1
+            if not pending.future.cancelled() and pending.future.exception() is None:
+                return pending.future.result()
+            # The connect made ahead failed or was dropped: connect anew, for this call.
         future: asyncio.Future[Connection] = asyncio.get_running_loop().create_future()
-        self._connecting[cdp_url] = future
+        self._connecting[cdp_url] = Connecting(future, ahead=keep_if is not None)
         try:
-            conn = await self._connect(cdp_url, headers)
+            conn = await self._connect(cdp_url, headers, tries=1 if keep_if else None)
+            if keep_if is not None and not keep_if():
+                with contextlib.suppress(Exception):  # never closes the browser itself
+                    await asyncio.wait_for(conn.browser.close(), 10)
+                raise Unavailable(
+                    f"the browser at {cdp_url} changed while the engine connected ahead",
+                    hint="nothing to do: the next call connects anew",
+                    code="browser_changed",
+                )
         except BaseException as exc:
             if not future.done():
                 future.set_exception(exc)
@@ -101,13 +150,16 @@ class BrowserPool:
         finally:
             self._connecting.pop(cdp_url, None)
 
-    async def _connect(self, cdp_url: str, headers: dict[str, str] | None) -> Connection:
+    async def _connect(
+        self, cdp_url: str, headers: dict[str, str] | None, *, tries: int | None = None
+    ) -> Connection:
         if headers and SLOT_HEADER in headers:
             # An extension relay in single-active mode serves one client at a time: wait
             # (polling /client-slot with jitter) rather than fail, then name the holder.
             await wait_for_client_slot(cdp_url, headers, wait=RELAY_SLOT_WAIT)
         last: Exception | None = None
-        target, tries, fixed_timeout = cdp_url, CONNECT_TRIES, 0
+        target, fixed_timeout = cdp_url, 0
+        tries = tries or CONNECT_TRIES
         if cdp_url in self._endpoints:
             target, extra, tries, fixed_timeout = self._endpoints[cdp_url]
             headers = {**(headers or {}), **extra}
@@ -159,6 +211,7 @@ class BrowserPool:
     def _watch_context(self, conn: Connection, context: BrowserContext) -> None:
         def on_page(page: Page) -> None:
             conn.page_event.set()
+            conn.any_page.set()
 
         def on_console(msg: ConsoleMessage) -> None:
             # Page and dedicated-worker messages reach the page's own listener (PageState).
@@ -248,6 +301,7 @@ class BrowserPool:
         return state is not None and not state.page.is_closed()
 
     async def page(self, cdp_url: str, target_id: str, headers: dict[str, str] | None) -> PageState:
+        self.page_calls += 1
         conn = await self.connection(cdp_url, headers)
         state = conn.pages.get(target_id)
         if state is not None and not state.page.is_closed():
@@ -275,6 +329,53 @@ class BrowserPool:
             hint=Hint("list tabs ({tabs}) and use a targetId from there", tabs=TABS),
             code="tab_not_found",
         )
+
+    async def attach(
+        self,
+        cdp_url: str,
+        headers: dict[str, str] | None,
+        keep_if: Callable[[], bool],
+        *,
+        first_tab_wait: float = PAGE_APPEAR_WAIT,
+        warm_up: bool = True,
+    ) -> int:
+        """Connect to a browser and take in its tabs before any call needs them; how many.
+
+        For a browser the service launched itself (the caller checks, and ``keep_if``
+        says whether it is still that browser): the first page call then finds the
+        connection made and its tab held (issue 14). The browser's first tab may reach
+        Playwright after the connect: it is waited for, up to ``first_tab_wait``.
+        """
+        conn = await self.connection(cdp_url, headers, keep_if=keep_if)
+        if not any(context.pages for context in conn.browser.contexts):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(conn.any_page.wait(), first_tab_wait)
+        if conn.lost or not keep_if():
+            return 0
+        await self._map_pages(conn, "")
+        held = len(conn.pages)
+        log.info("engine took in %d tab(s) of %s ahead of a call", held, cdp_url)
+        if warm_up and await self._warm_up(conn):
+            log.info("engine warmed up a blank tab of %s", cdp_url)
+        return held
+
+    async def _warm_up(self, conn: Connection) -> bool:
+        """Before any page call: Playwright's injected script compiled once in a blank tab,
+        so the first snapshot of the first page does not compile it cold (the renderer
+        keeps the compiled script; ~30 ms of a ~60 ms first snapshot, measured).
+
+        Read-only, and only a count: should a call navigate the tab meanwhile and this run
+        in its new document, it changes nothing there (an aria snapshot would replace the
+        one the agent's refs resolve against). A call never waits for it."""
+        blank = [s for s in conn.pages.values() if s.page.url == "about:blank"]
+        if not blank or self.page_calls or conn.lost:
+            return False
+        try:  # one tab is enough: the driver's side is warm for every tab after it
+            await blank[0].page.locator(":root").count()
+        except PlaywrightError as exc:  # the tab went or navigated: nothing to warm
+            log.debug("warm-up of %s: %s", blank[0].target_id[:8], exc)
+            return False
+        return True
 
     async def _map_pages(self, conn: Connection, target_id: str) -> PageState | None:
         async with conn.map_lock:

@@ -286,6 +286,13 @@ class Engine:
             code="engine_restarting",
         )
 
+    async def attach(
+        self, cdp_url: str, headers: Headers, keep_if: Callable[[], bool]
+    ) -> int:
+        """Connect to a browser the service launched and take in its tabs ahead of the
+        first call (``BrowserPool.attach``); how many tabs it holds then."""
+        return await self.pool.attach(cdp_url, headers, keep_if)
+
     def holds(self, cdp_url: str, target_id: str) -> bool:
         """Whether the engine has this tab attached and open (``BrowserPool.holds``)."""
         return self._pool is not None and self._pool.holds(cdp_url, target_id)

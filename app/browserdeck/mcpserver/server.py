@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from browserdeck import __version__, aio, config, confine
 from browserdeck.chrome.procs import pid_alive
@@ -27,12 +27,15 @@ from browserdeck.config import Config
 from browserdeck.deck import Caller
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.fastjson import utf8
-from browserdeck.mcpserver import output, tools
+from browserdeck.mcpserver import output
 from browserdeck.mcpserver.backend import CLIENT_NAME, DeckBackend
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply
 from browserdeck.mcpserver.protocol import INTERNAL_ERROR, INVALID_PARAMS, Exchange, RpcError
 from browserdeck.mcpserver.schema import validate_object
+
+if TYPE_CHECKING:
+    from browserdeck.mcpserver import tools
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +55,19 @@ SESSION_TTL = 30 * 60.0  # idle HTTP sessions end after 30 minutes (http.py), as
 PROFILES = ("core", "all")
 
 
+def all_tools() -> dict[str, tools.ToolSpec]:
+    """Every tool, imported on first use: the tools and their schemas (built from the
+    engine's models) are ~25 ms of CPU that MCP ``initialize`` does not need; a service
+    started for an MCP client answers it sooner, and imports them on the first
+    tools/list or tools/call (issue 14)."""
+    from browserdeck.mcpserver import tools
+
+    return tools.REGISTRY
+
+
 def select_tools(spec: str, *, run_code: bool) -> dict[str, tools.ToolSpec]:
     """``core``, ``all`` or a comma list of tool and group names → the tools offered."""
-    registry = tools.REGISTRY
+    registry = all_tools()
     chosen: dict[str, tools.ToolSpec] = {}
     for item in (part.strip() for part in spec.split(",")):
         if not item:
@@ -113,7 +126,8 @@ class McpApp:
         self.sessions: dict[str, AgentSession] = {}
         self._releases: set[asyncio.Task[None]] = set()
         self._selections: dict[str, dict[str, tools.ToolSpec]] = {}
-        select_tools(tools_spec, run_code=self.run_code_enabled())  # fail early on a bad spec
+        if tools_spec != "core":  # fail early on a bad spec ("core" is always good)
+            select_tools(tools_spec, run_code=self.run_code_enabled())
 
     # --- the client's workspace --------------------------------------------------
     async def client_roots(self, exchange: Exchange) -> list[str]:
@@ -256,7 +270,7 @@ class McpApp:
             return _error(exc)
         spec = selection.get(name)
         if spec is None:
-            known = tools.REGISTRY.get(name)
+            known = all_tools().get(name)
             hint = (
                 "start the server with --tools all (or name it in --tools)"
                 if known
