@@ -120,6 +120,14 @@ def write_config(home: Path, chromium: str) -> None:
     )
 
 
+def _running(proc: psutil.Process) -> bool:
+    """Alive and not a zombie; one that exits while it is looked at is not."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def ours_env(home: Path, chromium: str) -> dict[str, str]:
     return {
         "BROWSERDECK_HOME": str(home),
@@ -247,7 +255,7 @@ async def mcp_round(side: McpSide, url: str) -> None:
             server.wait(30)
     side.add("shutdown", time.perf_counter() - t)
     await asyncio.sleep(1.0)
-    alive = [p for p in owned if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    alive = [p for p in owned if _running(p)]
     side.leftovers.append(len([p for p in alive if p.pid not in spared]))
     side.outliving.append(len([p for p in alive if p.pid in spared]))
     for p in alive:
