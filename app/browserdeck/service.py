@@ -173,21 +173,22 @@ class Service:
                 events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
             )
             self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
-            if prelaunch is not None and default is not None:
-                self.early_attach = self.tasks.spawn(
-                    self._attach_early(default, prelaunch, self._engine_start),
-                    name="attach-default-profile",
-                )
             # The tokens are read once the driver is spawned, not before Chromium and the
             # driver: the keyring's imports alone are ~25 ms of CPU, which the driver's
             # spawn waited behind (issue 14). Two turns of the loop take the engine's start
             # to the spawn (Engine.start, then Playwright's transport); were it later, the
             # read would only come first again. Nothing reads the tokens sooner: the API
             # does not listen yet, and a browser's gateway reads the token per connection
-            # (an empty one matches nothing, so a connection that early is refused).
+            # (an empty one matches nothing, so a connection that early is refused; the
+            # early attach below, through that gateway, is spawned once they are read).
             for _ in range(2):
                 await asyncio.sleep(0)
             await asyncio.to_thread(self._read_tokens)
+            if prelaunch is not None and default is not None:
+                self.early_attach = self.tasks.spawn(
+                    self._attach_early(default, prelaunch, self._engine_start),
+                    name="attach-default-profile",
+                )
             if self._front_end is not None:
                 # Built on a thread too: building it imports the web stack (uvicorn).
                 self.api = await asyncio.to_thread(self._front_end, self, self.control_port)

@@ -223,3 +223,34 @@ async def test_the_tokens_are_read_once_the_playwright_driver_is_spawned(
         assert service.api_token and service.relay_token
         assert (await client.get("/tabs")).status_code == 200
     assert drivers_seen[:2] == [True, True], drivers_seen
+
+
+async def test_a_slow_keyring_still_lets_the_engine_take_in_the_prelaunched_tab(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tokens are read once the driver is spawned; the connect made ahead through the
+    browser's gateway carries the API token, so it waits for them (a keyring that asks to
+    be unlocked can take seconds)."""
+    import time
+
+    from browserdeck import secrets
+
+    real_get = secrets.get_token
+
+    def slow_get_token(kind: str = "api", *, create: bool = True) -> str | None:
+        time.sleep(3.0)  # longer than Chromium's and the driver's start here
+        return real_get(kind, create=create)
+
+    monkeypatch.setattr(secrets, "get_token", slow_get_token)
+    config.save(service_config())
+    service = build_service(force_headless=True, prelaunch=True)  # as `serve --idle-exit`
+    await service.start()
+    try:
+        assert service.early_attach is not None
+        await asyncio.wait_for(asyncio.shield(service.early_attach), 30)
+        agent, engine = service.contexts["agent"], service.engine
+        assert engine is not None
+        tabs = [t.target_id for t in await agent.read_tabs()]
+        assert tabs and all(engine.holds(agent.cdp_url, t) for t in tabs)
+    finally:
+        await service.stop()
