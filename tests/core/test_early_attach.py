@@ -273,3 +273,34 @@ def _ref_of(snapshot: str, line_start: str) -> str:
         if line.strip().startswith(f"- {line_start}") and "[ref=" in line:
             return line.split("[ref=", 1)[1].split("]", 1)[0]
     raise AssertionError(f"no {line_start} with a ref in:\n{snapshot}")
+
+
+async def test_a_first_tab_that_appears_after_the_connect_is_waited_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The browser had no tab yet when the engine connected: the attach waits for the
+    first one instead of taking in nothing."""
+    entered, gate = _gate_connect_made_ahead(monkeypatch)
+    config.save(service_config())
+    service = await _started_for_mcp()
+    try:
+        await asyncio.wait_for(entered.wait(), 30)
+        agent = service.contexts["agent"]
+        for tab in await agent.read_tabs():
+            await agent.close_tab(tab.target_id)
+        assert await agent.read_tabs() == []
+        engine = service.engine
+        assert engine is not None
+        gate.set()
+        for _ in range(600):  # "no hang": up to 30 s for the connect
+            if engine.pool.gone_event(agent.cdp_url) is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert service.early_attach is not None and not service.early_attach.done()
+        opened = await agent.open_tab()  # about:blank: no page call
+        await asyncio.wait_for(asyncio.shield(service.early_attach), 30)
+        assert engine.pool.page_calls == 0
+        assert engine.holds(agent.cdp_url, opened.target_id)
+    finally:
+        gate.set()
+        await service.stop()

@@ -370,7 +370,7 @@ class BrowserPool:
         blank = [s for s in conn.pages.values() if s.page.url == "about:blank"]
         if not blank or self.page_calls or conn.lost:
             return False
-        try:  # one tab is enough: the driver's side is warm for every tab after it
+        try:  # the prelaunched browser's one tab, the one a session's first call claims
             await blank[0].page.locator(":root").count()
         except PlaywrightError as exc:  # the tab went or navigated: nothing to warm
             log.debug("warm-up of %s: %s", blank[0].target_id[:8], exc)
