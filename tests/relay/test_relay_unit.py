@@ -17,6 +17,7 @@ import websockets
 
 from browserdeck.chrome.cdp import CDPClient, CDPError
 from browserdeck.events import ServiceEvents
+from browserdeck.relay import core
 from browserdeck.relay.protocol import frame, split_frame
 from browserdeck.relay.server import RelayServer
 from browserdeck.secrets import new_token
@@ -301,6 +302,163 @@ async def test_lifecycle_of_current_documents_is_repeated_after_enabling_it(
         assert sorted(before) == sorted([first, other] * 6)
     finally:
         await rec.close()
+
+
+def _lifecycle(frame: str, loader: str, name: str) -> dict[str, Any]:
+    return {"frameId": frame, "loaderId": loader, "name": name, "timestamp": 1.0}
+
+
+def _repeated_after(rec: conformance.Recorder, label: str) -> list[tuple[str, str, str, str]]:
+    """The lifecycle events ``rec`` got after the reply labelled ``label`` and before the
+    next reply (the caller's round trip that shows the repeat is over)."""
+    reply_at = rec.order.index(("reply", label))
+    found = []
+    for kind, i in rec.order[reply_at + 1 :]:
+        if kind == "reply":
+            break
+        sid, method, params = rec.events[i]
+        if method == "Page.lifecycleEvent":
+            found.append((sid, params["frameId"], params["loaderId"], params["name"]))
+    return found
+
+
+async def test_lifecycle_is_kept_only_while_enabling_it_is_in_flight(
+    fast_relay: RelayServer, fake: FakeExtension, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chrome sends no ``Page.frameDetached`` for the old document's iframes when a page
+    navigates or reloads, so lifecycle kept per frame between commands grew without
+    bound on a page that reloads forever (2,001 frames after 1,000 reloads of a 2-iframe
+    page). The relay listens only while a ``Page.setLifecycleEventsEnabled`` is in flight,
+    and then repeats only what Chrome reported in that window."""
+    replay: list[tuple[str, str, str]] = []
+
+    async def enable_lifecycle(
+        ext: FakeExtension, record: dict[str, Any], params: dict[str, Any]
+    ) -> Any:
+        for frame_id, loader, name in replay:
+            await ext.event(TAB.tab_id, "Page.lifecycleEvent", _lifecycle(frame_id, loader, name))
+        return {}
+
+    fake.handlers["Page.setLifecycleEventsEnabled"] = enable_lifecycle
+    rec = await conformance.Recorder.connect(
+        f"ws://127.0.0.1:{fast_relay.port}/cdp", fast_relay.auth_headers()
+    )
+    try:
+        other = (
+            await rec.result("Target.attachToTarget", {"targetId": TAB.target_id, "flatten": True})
+        )["sessionId"]
+        await rec.result("Page.enable", session=other)
+        await rec.result("Page.setLifecycleEventsEnabled", {"enabled": True}, session=other)
+        parsed = 0
+        real_loads = core.loads
+
+        def counting_loads(text: str) -> Any:
+            nonlocal parsed
+            parsed += 1
+            return real_loads(text)
+
+        monkeypatch.setattr(core, "loads", counting_loads)
+        # A page that reloads over and over while a session listens: each document has two
+        # iframes, and no frameDetached ever comes for the old ones.
+        reloads = 300
+        for n in range(reloads):
+            for frame_id, loader in [
+                ("MAIN", f"L{n}"),
+                (f"SUB{n}a", f"S{n}a"),
+                (f"SUB{n}b", f"S{n}b"),
+            ]:
+                for name in ("init", "commit", "DOMContentLoaded", "load"):
+                    await fake.event(
+                        TAB.tab_id, "Page.lifecycleEvent", _lifecycle(frame_id, loader, name)
+                    )
+        await rec.wait_event("Page.lifecycleEvent", count=reloads * 12, timeout=20)
+        assert parsed == 0  # nobody is enabling lifecycle: the events are only passed on
+        monkeypatch.setattr(core, "loads", real_loads)
+        [tab] = fast_relay.relay.tabs.values()
+        assert tab.lifecycle_recorders == []
+        assert "SUB0a" not in repr(tab)  # nothing of a dead frame is kept
+
+        # A new document in the main frame, not loaded yet: all of the current state.
+        replay[:] = [("MAIN", "LNEW", "init")]
+        first = (
+            await rec.result("Target.attachToTarget", {"targetId": TAB.target_id, "flatten": True})
+        )["sessionId"]
+        await rec.result("Page.enable", session=first)
+        await rec.result(
+            "Page.setLifecycleEventsEnabled", {"enabled": True}, session=first, label="first"
+        )
+        await rec.result("Runtime.evaluate", {"expression": "1"}, session=first)
+        assert _repeated_after(rec, "first") == [(first, "MAIN", "LNEW", "init")]
+        assert tab.lifecycle_recorders == []
+        assert "LNEW" not in repr(tab) and "SUB" not in repr(tab)
+    finally:
+        await rec.close()
+
+
+async def test_a_second_session_enabling_lifecycle_keeps_the_first_ones_repeat(
+    fast_relay: RelayServer, fake: FakeExtension
+) -> None:
+    """Two clients on one tab (the engine and a user's Playwright script): A's command is
+    in Chrome, whose replay for A has come, when B's command goes out; A's reply comes
+    after. A must still get its repeat (it was wiped by B's command once)."""
+    b_sent = asyncio.Event()
+    a_repeated = asyncio.Event()
+    calls = 0
+
+    async def enable_lifecycle(
+        ext: FakeExtension, record: dict[str, Any], params: dict[str, Any]
+    ) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # B's: Chrome handles it after A's, replaying again
+            b_sent.set()
+            await a_repeated.wait()
+        for name in ("commit", "load"):
+            await ext.event(TAB.tab_id, "Page.lifecycleEvent", _lifecycle("MAIN", "L1", name))
+        if calls == 1:
+            await b_sent.wait()  # A's reply only once B's command passed the relay
+        return {}
+
+    fake.handlers["Page.setLifecycleEventsEnabled"] = enable_lifecycle
+    fast_relay.client_mode = "multi-client"
+    url = f"ws://127.0.0.1:{fast_relay.port}/cdp"
+    a = await conformance.Recorder.connect(url, fast_relay.auth_headers())
+    b = await conformance.Recorder.connect(url, fast_relay.auth_headers())
+    try:
+        sessions = []
+        for rec in (a, b):
+            sid = (
+                await rec.result(
+                    "Target.attachToTarget", {"targetId": TAB.target_id, "flatten": True}
+                )
+            )["sessionId"]
+            await rec.result("Page.enable", session=sid)
+            sessions.append(sid)
+        a_sid, b_sid = sessions
+        a_enable = asyncio.create_task(
+            a.result("Page.setLifecycleEventsEnabled", {"enabled": True}, session=a_sid)
+        )
+        # Chrome's replay for A has gone through the relay.
+        await a.wait_event("Page.lifecycleEvent", count=2)
+        b_enable = asyncio.create_task(
+            b.result("Page.setLifecycleEventsEnabled", {"enabled": True}, session=b_sid)
+        )
+        await a_enable
+        await a.result("Runtime.evaluate", {"expression": "1"}, session=a_sid)
+        a_repeated.set()
+        await b_enable
+        await b.result("Runtime.evaluate", {"expression": "1"}, session=b_sid)
+        assert _repeated_after(a, "Page.setLifecycleEventsEnabled") == [
+            (a_sid, "MAIN", "L1", "commit"), (a_sid, "MAIN", "L1", "load"),
+        ]  # fmt: skip
+        assert _repeated_after(b, "Page.setLifecycleEventsEnabled") == [
+            (b_sid, "MAIN", "L1", "commit"), (b_sid, "MAIN", "L1", "load"),
+        ]  # fmt: skip
+        [tab] = fast_relay.relay.tabs.values()
+        assert tab.lifecycle_recorders == []
+    finally:
+        await a.close()
+        await b.close()
 
 
 async def test_pending_requests_fail_when_the_extension_drops(

@@ -54,6 +54,7 @@ from browserdeck.relay.model import (
     Command,
     FrameLifecycle,
     Hook,
+    LifecycleRecorder,
     Scope,
     Session,
     Tab,
@@ -610,11 +611,10 @@ class Relay:
         if method == "Target.detachedFromTarget":
             await self._on_child_detached(tab, key, params_json)
             return
-        if method == "Page.lifecycleEvent":
-            self._track_lifecycle(tab, key, params_json)
-        elif method == "Page.frameDetached":
-            frame_id = loads(params_json).get("frameId")
-            tab.lifecycle.get(key, {}).pop(frame_id, None)
+        if tab.lifecycle_recorders and method in ("Page.lifecycleEvent", "Page.frameDetached"):
+            # Only while a Page.setLifecycleEventsEnabled is in flight: otherwise nothing
+            # is parsed or kept (issue: a page reloading forever grew the relay).
+            self._record_lifecycle(tab, key, method, params_json)
         if method in CONTEXT_EVENTS:
             self._track_context(tab, key, method, params_json)
             for session in list(tab.sessions):
@@ -659,19 +659,26 @@ class Relay:
             contexts.clear()
 
     @staticmethod
-    def _track_lifecycle(tab: Tab, key: str, params_json: str) -> None:
+    def _record_lifecycle(tab: Tab, key: str, method: str, params_json: str) -> None:
+        recorders = [r for r in tab.lifecycle_recorders if r.key == key]
+        if not recorders:
+            return
         params = loads(params_json)
-        frame_id, loader_id = params.get("frameId"), params.get("loaderId")
-        name = params.get("name")
+        frame_id = params.get("frameId")
+        if method == "Page.frameDetached":
+            for recorder in recorders:
+                recorder.frames.pop(frame_id, None)
+            return
+        loader_id, name = params.get("loaderId"), params.get("name")
         if not all(isinstance(value, str) for value in (frame_id, loader_id, name)):
             return
-        frames = tab.lifecycle.setdefault(key, {})
-        frame = frames.get(frame_id)
-        if frame is None or frame.loader_id != loader_id:
-            # A new document: what the previous one went through no longer applies.
-            frame = frames[frame_id] = FrameLifecycle(loader_id)
-        # A repeat (Chrome's own replay, networkIdle again) keeps its place, latest params.
-        frame.events[name] = params_json
+        for recorder in recorders:
+            frame = recorder.frames.get(frame_id)
+            if frame is None or frame.loader_id != loader_id:
+                # A new document: what the previous one went through no longer applies.
+                frame = recorder.frames[frame_id] = FrameLifecycle(loader_id)
+            # A repeat (networkIdle again) keeps its place, with the latest params.
+            frame.events[name] = params_json
 
     async def _on_child_attached(self, tab: Tab, key: str, params_json: str) -> None:
         params = loads(params_json)
@@ -734,7 +741,10 @@ class Relay:
             self.child_owner.pop(sid, None)
             tab.runtime_enabled.discard(sid)
             tab.contexts.pop(sid, None)
-            tab.lifecycle.pop(sid, None)
+        # Their in-flight recorders die with them: nothing of theirs is repeated.
+        for recorder in [r for r in tab.lifecycle_recorders if r.key in doomed]:
+            recorder.frames.clear()
+            tab.lifecycle_recorders.remove(recorder)
         for session in list(tab.sessions):
             if child_sid not in session.known_children:
                 continue
@@ -936,6 +946,7 @@ class Relay:
     ) -> None:
         hook: Hook | None = None
         after: After | None = None
+        recorder: LifecycleRecorder | None = None
         if method in ENABLERS:
             session.enabled.add((key, domain))
         if name == "enable":
@@ -963,10 +974,10 @@ class Relay:
                 tab.runtime_enabled.discard(key)
                 tab.contexts.pop(key, None)
         elif method == "Page.setLifecycleEventsEnabled" and params.get("enabled"):
-            # Chrome replays the current documents' lifecycle before its reply: start from
-            # that, not from what was kept while the events were off (possibly stale).
-            tab.lifecycle.pop(key, None)
-            after = self._replay_lifecycle_after(session, key)
+            # Chrome replays the current documents' lifecycle before its reply: record it
+            # for this command alone (another session's command must not wipe it).
+            recorder = LifecycleRecorder(key)
+            after = self._replay_lifecycle_after(session, recorder)
         elif method == "Target.setAutoAttach":
             if params.get("autoAttach"):
                 session.auto_attach.add(key)
@@ -989,6 +1000,7 @@ class Relay:
                 method in LONG_METHODS or bool(params.get("awaitPromise")),
                 hook,
                 after,
+                recorder,
             )
         )
 
@@ -1006,7 +1018,7 @@ class Relay:
 
         return hook
 
-    def _replay_lifecycle_after(self, session: Session, key: str) -> After:
+    def _replay_lifecycle_after(self, session: Session, recorder: LifecycleRecorder) -> After:
         """Repeat the lifecycle of each frame's current document once the reply to
         ``Page.setLifecycleEventsEnabled`` is out.
 
@@ -1018,15 +1030,20 @@ class Relay:
         ``Page.getFrameTree`` and this command, and its ``load`` was lost
         (``wait_for_load_state`` timed out; docs/extension.md, "CDP handled by the
         relay"). A repeat of events the client already had is harmless: clients keep
-        lifecycle names per document as a set."""
+        lifecycle names per document as a set.
+
+        What is repeated is what ``recorder`` heard while the command was in flight, which
+        holds Chrome's replay of every current document; a frame that went away in that
+        window without ``Page.frameDetached`` (an old document's iframe) may be repeated,
+        and clients ignore events of frames they do not know."""
         tab = session.tab
 
         async def after() -> None:
             if session not in tab.sessions:
                 return
-            for frame in list(tab.lifecycle.get(key, {}).values()):
+            for frame in list(recorder.frames.values()):
                 for params_json in list(frame.events.values()):
-                    await session.send_event(key, "Page.lifecycleEvent", params_json)
+                    await session.send_event(recorder.key, "Page.lifecycleEvent", params_json)
 
         return after
 
@@ -1111,11 +1128,18 @@ class Relay:
         if link is None:
             await self._fail_command(cmd, NO_EXTENSION_MESSAGE)
             return
-        client, msg_id, reply_sid, hook, after = (
-            cmd.client, cmd.msg_id, cmd.reply_sid, cmd.hook, cmd.after
+        client, msg_id, reply_sid, hook, after, recorder = (
+            cmd.client, cmd.msg_id, cmd.reply_sid, cmd.hook, cmd.after, cmd.recorder
         )  # fmt: skip
+        tab = cmd.tab
+
+        def stop_recording() -> None:
+            if recorder is not None and recorder in tab.lifecycle_recorders:
+                tab.lifecycle_recorders.remove(recorder)
 
         async def on_reply(body: str | None, error: dict[str, Any] | None) -> None:
+            # Every end of the command comes here (reply, timeout, extension gone).
+            stop_recording()
             if hook is not None:
                 body, error = await hook(body, error)
             if error is not None:
@@ -1132,6 +1156,8 @@ class Relay:
                 if after is not None:
                     await after()
 
+        if recorder is not None:
+            tab.lifecycle_recorders.append(recorder)
         try:
             await link.forward(
                 cmd.tab.tab_id,
@@ -1142,6 +1168,7 @@ class Relay:
                 reply_timeout=self.long_command_timeout if cmd.long else self.command_timeout,
             )
         except CdpError as exc:
+            stop_recording()
             await self._fail_command(cmd, exc.message)
 
     async def _fail_command(self, cmd: Command, message: str) -> None:

@@ -44,6 +44,18 @@ class FrameLifecycle:
 
 
 @dataclass(eq=False)
+class LifecycleRecorder:
+    """What Chrome reports of frames' lifecycle on session key ``key`` while one
+    ``Page.setLifecycleEventsEnabled`` is in flight (its replay of the current state), to
+    repeat to the sender after the reply. It lives only as long as the command: nothing
+    is kept between commands, so a page that reloads forever costs nothing (Chrome sends
+    no ``Page.frameDetached`` for the old document's iframes)."""
+
+    key: str
+    frames: dict[str, FrameLifecycle] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
 class Tab:
     tab_id: int
     target_id: str
@@ -62,8 +74,8 @@ class Tab:
     # Chrome-side Runtime state per session key ("" = the tab, else a child session id).
     runtime_enabled: set[str] = field(default_factory=set)
     contexts: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
-    # Lifecycle of each frame's current document per session key, then frame id.
-    lifecycle: dict[str, dict[str, FrameLifecycle]] = field(default_factory=dict)
+    # One per Page.setLifecycleEventsEnabled in flight on this tab (usually none).
+    lifecycle_recorders: list[LifecycleRecorder] = field(default_factory=list)
     cooling_until: float = 0.0
     strikes: int = 0
     removed: bool = False
@@ -81,7 +93,9 @@ class Tab:
         self.attached = False
         self.runtime_enabled.clear()
         self.contexts.clear()
-        self.lifecycle.clear()
+        for recorder in self.lifecycle_recorders:
+            recorder.frames.clear()  # Chrome's replay is void with the session
+        self.lifecycle_recorders.clear()
         dropped = list(self.children)
         self.children.clear()
         return dropped
@@ -205,3 +219,5 @@ class Command:
     long: bool
     hook: Hook | None = None
     after: After | None = None
+    # Listens to the tab from the moment the command is sent until its reply (or failure).
+    recorder: LifecycleRecorder | None = None
