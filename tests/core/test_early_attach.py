@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.async_api import Locator
 
 from browserdeck import config
+from browserdeck.engine import connection
 from browserdeck.engine.connection import BrowserPool, Connection
 from browserdeck.master import build_service
 from browserdeck.service import Service
@@ -265,6 +267,53 @@ async def test_a_call_during_the_warm_up_does_not_wait_for_it(
             assert after.json()["title"] == "clicked"
     finally:
         hold.set()
+        await service.stop()
+
+
+async def test_a_warm_up_that_hangs_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dialog or a busy page can keep the warm-up's count from answering: the early
+    attach ends anyway instead of staying pending until the service stops."""
+    counted = _watch_warm_up(monkeypatch, hold=asyncio.Event())  # never answers
+    monkeypatch.setattr(connection, "WARM_UP_TIMEOUT", 0.5)
+    config.save(service_config())
+    service = await _started_for_mcp()
+    try:
+        assert service.early_attach is not None
+        await asyncio.wait_for(asyncio.shield(service.early_attach), 30)
+        assert counted == ["about:blank"]
+    finally:
+        await service.stop()
+
+
+async def test_a_connection_dropped_while_its_tabs_are_taken_in_holds_none(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The browser's connection went while the engine took in its tabs: the engine says
+    it holds none (it took in nothing usable) and does not warm a dead tab."""
+    held: list[int] = []
+    real_map, real_attach = BrowserPool._map_pages, BrowserPool.attach
+
+    async def dropped_meanwhile(self: BrowserPool, conn: Connection, target_id: str) -> Any:
+        state = await real_map(self, conn, target_id)
+        await self.drop(conn.cdp_url)  # as a disconnect at this point would
+        return state
+
+    async def attach(self: BrowserPool, *args: Any, **kw: Any) -> int:
+        held.append(await real_attach(self, *args, **kw))
+        return held[-1]
+
+    monkeypatch.setattr(BrowserPool, "_map_pages", dropped_meanwhile)
+    monkeypatch.setattr(BrowserPool, "attach", attach)
+    counted = _watch_warm_up(monkeypatch)
+    config.save(service_config())
+    caplog.set_level("INFO", logger="browserdeck.engine.connection")
+    service = await _started_for_mcp()
+    try:
+        assert service.early_attach is not None
+        await asyncio.wait_for(asyncio.shield(service.early_attach), 30)
+        assert held == [0] and counted == []
+        assert "engine took in" not in caplog.text
+    finally:
         await service.stop()
 
 

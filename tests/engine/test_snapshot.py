@@ -432,3 +432,39 @@ async def test_the_ref_table_is_built_while_the_title_is_on_its_way(
     with pytest.raises(asyncio.CancelledError):
         await call
     assert sorted(ended) == ["title", "viewport", "walk"]
+
+
+async def test_a_title_that_failed_beside_a_failed_snapshot_is_not_logged(
+    tab: Tab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The title's round trip ended in an error before the snapshot failed: the snapshot's
+    error is reported, and the title's is retrieved, not logged by asyncio as "Task
+    exception was never retrieved" when the task is collected."""
+    import asyncio
+    import gc
+
+    from browserdeck.engine import snapshot as snap
+    from browserdeck.errors import NotFound
+
+    await tab.goto("form.html")
+
+    async def broken_title(state: Any) -> str:
+        raise RuntimeError("the title broke")
+
+    monkeypatch.setattr(snap, "_title", broken_title)
+    loop = asyncio.get_running_loop()
+    logged: list[str] = []
+    handler = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: logged.append(str(context.get("message"))))
+    try:
+        failed = False
+        try:
+            await tab.snap(selector="#nothing-here")
+        except NotFound:
+            failed = True  # not kept: its traceback would keep the title's task alive
+        assert failed
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(handler)
+    assert logged == []

@@ -41,6 +41,7 @@ RELAY_SLOT_WAIT = 30.0
 # A connection retired after a tab's renderer crashed is closed this long after (seconds).
 RETIRED_CLOSE_AFTER = 60.0
 PAGE_APPEAR_WAIT = 3.0  # a tab the service just opened may reach Playwright a moment later
+WARM_UP_TIMEOUT = 5.0  # the warm-up's one count; normally a few ms (BrowserPool._warm_up)
 
 
 @dataclass
@@ -353,6 +354,8 @@ class BrowserPool:
         if conn.lost or not keep_if():
             return 0
         await self._map_pages(conn, "")
+        if conn.lost:  # dropped while its tabs were taken in: nothing is held
+            return 0
         held = len(conn.pages)
         log.info("engine took in %d tab(s) of %s ahead of a call", held, cdp_url)
         if warm_up and await self._warm_up(conn):
@@ -371,9 +374,11 @@ class BrowserPool:
         if not blank or self.page_calls or conn.lost:
             return False
         try:  # the prelaunched browser's one tab, the one a session's first call claims
-            await blank[0].page.locator(":root").count()
-        except PlaywrightError as exc:  # the tab went or navigated: nothing to warm
-            log.debug("warm-up of %s: %s", blank[0].target_id[:8], exc)
+            # Bounded: a dialog or a busy page would keep the early attach pending until
+            # the service stops.
+            await asyncio.wait_for(blank[0].page.locator(":root").count(), WARM_UP_TIMEOUT)
+        except (PlaywrightError, TimeoutError) as exc:  # gone, navigated, stuck: not warmed
+            log.debug("warm-up of %s: %r", blank[0].target_id[:8], exc)
             return False
         return True
 

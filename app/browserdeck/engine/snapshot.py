@@ -259,8 +259,14 @@ async def _take(
             size = await size_task if size_task is not None else None
         finally:  # the snapshot failed or was cancelled: end the round trips it started
             for task in (title_task, size_task):
-                if task is not None:
+                if task is None:
+                    continue
+                if not task.done():
                     task.cancel()  # both at once: the first wait may end ours (cancelled)
+                elif not task.cancelled():
+                    # Failed beside a snapshot that failed too: the snapshot's error is the
+                    # one reported; retrieved, or asyncio logs it as never retrieved.
+                    task.exception()
             await aio.cancel_and_wait(title_task)
             await aio.cancel_and_wait(size_task)
         state.table = table  # only once every part of the snapshot is in, as before
