@@ -89,6 +89,14 @@ def test_flags(tmp_path: Path) -> None:
     assert "--headless=new" not in mac
     assert "--disable-features=Translate,MediaRouter,Foo" in mac  # a person uses the omnibox
     assert [a for a in mac if a.startswith("--enable-features=")] == ["--enable-features=Bar"]
+    # Windows and macOS sandbox the network service: headless keeps it in its own process.
+    opts.headless = True
+    for system in ("Windows", "Darwin"):
+        elsewhere = chrome_args(opts, system=system, as_root=False)
+        assert "--headless=new" in elsewhere
+        assert [a for a in elsewhere if a.startswith("--enable-features=")] == [
+            "--enable-features=Bar"
+        ]
     assert "--disable-dev-shm-usage" not in mac
 
 

@@ -145,7 +145,12 @@ def has_display() -> bool:
 HEADLESS_DISABLED_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
 # The network service in the browser process instead of a utility process of its own: a
 # process fewer to start, ~30 ms of the ~200 ms of CPU the headless shell spends in its
-# first 2 s here (issue 14; docs/mcp.md). Headless only, like the above.
+# first 2 s here (issue 14; docs/mcp.md). Headless only, like the above, and Linux only:
+# Chromium runs the network service unsandboxed on Linux (NetworkServiceSandbox is off
+# there), so moving it into the browser process crosses no sandbox boundary; on Windows
+# and macOS it is sandboxed, and keeps its process. The cost: a crash in it takes the
+# whole browser down instead of being restarted (the service then reports the browser
+# gone, as for any crash).
 HEADLESS_ENABLED_FEATURES = ["NetworkServiceInProcess2"]
 
 
@@ -185,7 +190,8 @@ def chrome_args(
     enabled: list[str] = []
     if opts.headless:
         disabled += HEADLESS_DISABLED_FEATURES
-        enabled += HEADLESS_ENABLED_FEATURES
+        if system == "Linux":
+            enabled += HEADLESS_ENABLED_FEATURES
     merged = {"--disable-features=": disabled, "--enable-features=": enabled}
     extra: list[str] = []
     for arg in opts.extra_args:
