@@ -140,12 +140,12 @@ def has_display() -> bool:
 # A headless browser has no omnibox to show, yet Chromium 15x preloads its two popup
 # WebUIs (chrome://omnibox-popup.top-chrome/, browser_ui targets) at start: a renderer
 # that took ~1.1 s of the ~2.3 s of CPU Chromium spends starting here, on the path of a
-# service an MCP client waits for (issue 14; measured in docs/mcp.md). Headed browsers
+# service an MCP client waits for (issue 14; measured in docs/performance.md). Headed browsers
 # keep them: there a person types into the omnibox.
 HEADLESS_DISABLED_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
 # The network service in the browser process instead of a utility process of its own: a
 # process fewer to start, ~30 ms of the ~200 ms of CPU the headless shell spends in its
-# first 2 s here (issue 14; docs/mcp.md). Headless only, like the above, and Linux only:
+# first 2 s here (issue 14; docs/performance.md). Headless only, like the above, and Linux only:
 # Chromium runs the network service unsandboxed on Linux (NetworkServiceSandbox is off
 # there), so moving it into the browser process crosses no sandbox boundary; on Windows
 # and macOS it is sandboxed, and keeps its process. The cost: a crash in it takes the
