@@ -15,7 +15,7 @@ its own headless Chromium from the same binary, calls interleaved:
   machine). Not the whole of what an agent pays: Playwright MCP's ``browser_click``
   itself waits 500 ms for the page to settle and takes a full snapshot (to a file), so
   the same round is also timed as a whole, the click and the snapshot after it, and
-  the snapshot is timed once more on the unchanged page (docs/mcp.md, "Is the
+  the snapshot is timed once more on the unchanged page (docs/performance.md, "Is the
   comparison like for like?");
 * snapshot size with the cap out of the way (ours ``--max-chars 2000000``): a 200-row
   table with two buttons per row (target <= 0.5x Playwright MCP, every button with a
@@ -256,7 +256,7 @@ async def mcp_part(
             stack.callback(stop_service, home)
             if extra:
                 stack.callback(stop_service, base_home)
-            # Which service starts first can matter on a loaded machine (docs/mcp.md, "Where
+            # Which service starts first can matter on a loaded machine (docs/performance.md, "Where
             # a big snapshot's time goes"): --baseline-first starts the baseline's first.
             extra_clients = [
                 await stack.enter_async_context(Client(s.params, read_timeout_seconds=120))

@@ -9,7 +9,7 @@ call ends. With the default threshold they set off 15-20 collections per snapsho
 the promotions led to full collections over the 135,000 objects of the loaded libraries
 (Playwright, pydantic, the MCP SDK, FastAPI): measured in the service, 10 rounds of
 snapshot, click, snapshot on the 2,000-element table spent 0.44 s collecting on a busy
-machine, two full collections of 0.12 and 0.23 s among it (docs/mcp.md, "Where a big
+machine, two full collections of 0.12 and 0.23 s among it (docs/performance.md, "Where a big
 snapshot's time goes").
 
 ``settle()`` runs once the service has started. It moves what is loaded by then out of

@@ -165,7 +165,7 @@ class Service:
             # a page call waits for the engine (engine_ready; issue 14). The engine and
             # the web stack are imported on threads, so this loop spawns Chromium and
             # the driver meanwhile (they boot on another core) and connects to them
-            # (imports on this loop held the connection up: measured, docs/mcp.md).
+            # (imports on this loop held the connection up: measured, docs/performance.md).
             engine_module = await asyncio.to_thread(
                 importlib.import_module, "browserdeck.engine"
             )
@@ -259,7 +259,7 @@ class Service:
         self, ctx: ProfileContext, launched: asyncio.Task[None], engine_start: asyncio.Task[None]
     ) -> None:
         """The engine's connection to the prelaunched browser and its tabs, made as soon as
-        both run, so the first page call does not make it (issue 14; docs/mcp.md).
+        both run, so the first page call does not make it (issue 14; docs/performance.md).
 
         Only a browser this service launched itself: an attach-only profile "starts" by
         finding the user's own browser on its port, whose tabs are never taken in unasked.

@@ -156,7 +156,7 @@ def test_this_machine_finds_a_real_browser() -> None:
 
 
 def test_a_headless_browser_prefers_the_headless_shell(tmp_path: Path) -> None:
-    """The shell starts on about half the CPU (docs/mcp.md); headed browsers keep Chromium."""
+    """The shell starts on about half the CPU (docs/performance.md); headed browsers keep Chromium."""
     shell = fake_executable(tmp_path / "chromium-headless-shell")
     chromium = fake_executable(tmp_path / "chromium")
     both = {"candidates": [("chromium", chromium)], "names": [], "shells": {chromium: shell}}

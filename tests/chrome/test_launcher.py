@@ -54,7 +54,7 @@ def test_flags(tmp_path: Path) -> None:
         color="#FF4500",
         headless=True,
         no_sandbox=False,
-        extra_args=["--disable-features=Foo,Translate", "--lang=de"],
+        extra_args=["--disable-features=Foo,Translate", "--enable-features=Bar", "--lang=de"],
         window_size=(1000, 700),
     )
     args = chrome_args(opts, system="Linux", as_root=False)
@@ -75,6 +75,10 @@ def test_flags(tmp_path: Path) -> None:
     assert [a for a in args if a.startswith("--disable-features=")] == [
         "--disable-features=Translate,MediaRouter,WebUIOmniboxPopup,WebUIOmniboxAimPopup,Foo"
     ]
+    # Headless: the network service in the browser process (a process fewer to start).
+    assert [a for a in args if a.startswith("--enable-features=")] == [
+        "--enable-features=NetworkServiceInProcess2,Bar"
+    ]
     assert args[-2:] == ["--lang=de", "about:blank"]
 
     as_root = chrome_args(opts, system="Linux", as_root=True)
@@ -84,6 +88,15 @@ def test_flags(tmp_path: Path) -> None:
     assert "--no-sandbox" in mac
     assert "--headless=new" not in mac
     assert "--disable-features=Translate,MediaRouter,Foo" in mac  # a person uses the omnibox
+    assert [a for a in mac if a.startswith("--enable-features=")] == ["--enable-features=Bar"]
+    # Windows and macOS sandbox the network service: headless keeps it in its own process.
+    opts.headless = True
+    for system in ("Windows", "Darwin"):
+        elsewhere = chrome_args(opts, system=system, as_root=False)
+        assert "--headless=new" in elsewhere
+        assert [a for a in elsewhere if a.startswith("--enable-features=")] == [
+            "--enable-features=Bar"
+        ]
     assert "--disable-dev-shm-usage" not in mac
 
 
@@ -206,6 +219,36 @@ async def test_a_headless_browser_starts_without_the_omnibox_popups(
             assert "about:blank" in urls
             assert not [u for u in urls if u.startswith("chrome://omnibox-popup")], urls
             await asyncio.sleep(0.1)
+
+
+async def test_a_headless_browser_runs_its_network_service_in_its_own_process(
+    options: OptionsFactory, launched: list[ChromeProcess]
+) -> None:
+    """A headless browser starts no utility process for the network service (a process
+    fewer to start, issue 14), and its pages still load over the network."""
+    import psutil
+
+    from tests.mcp.site import serve_site
+
+    opts = options("agent", headless=True)
+    browser = await launch(opts)
+    launched.append(browser)
+    kinds = [
+        " ".join(a for a in child.cmdline() if a.startswith("--utility-sub-type="))
+        for child in psutil.Process(browser.pid).children(recursive=True)
+    ]
+    assert not [k for k in kinds if "NetworkService" in k], kinds
+    with serve_site() as site:
+        url = f"{site}/form.html"
+        async with await CDPClient.connect(browser.ws_url, headers=browser.auth_headers()) as cdp:
+            target = (await cdp.send("Target.createTarget", {"url": url}))["targetId"]
+            for _ in range(100):  # "no hang": up to 10 s
+                infos = (await cdp.send("Target.getTargets"))["targetInfos"]
+                if any(t["targetId"] == target and t["title"] == "Form" for t in infos):
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError(f"the page did not load: {infos}")
 
 
 def debians_shell() -> str | None:

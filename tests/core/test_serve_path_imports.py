@@ -40,7 +40,7 @@ def test_the_serve_path_leaves_the_websocket_client_for_a_connection() -> None:
 def test_the_serve_path_builds_no_model_validator_a_first_call_does_not_need() -> None:
     # Answers and tabs build their validators on first use (defer_build), and the union
     # of every act on the first act (deck.build_act). The requests are built at import:
-    # FastAPI's route for a single deferred model failed its OpenAPI (docs/mcp.md).
+    # FastAPI's route for a single deferred model failed its OpenAPI (docs/performance.md).
     code = (
         SERVE_PATH + "\n"
         "from browserdeck import deck, results, tabs\n"

@@ -383,7 +383,7 @@ async def test_the_ref_table_is_built_while_the_title_is_on_its_way(
 ) -> None:
     """The title is read beside Playwright's walk and comes after the text (it waits
     behind the walk in the renderer, and the driver hands it over once it has rendered
-    the text): the ref table does not wait for it (issue 14, docs/mcp.md). A snapshot
+    the text): the ref table does not wait for it (issue 14, docs/performance.md). A snapshot
     that fails ends the title's round trip instead of leaving it running."""
     import asyncio
 

@@ -19,7 +19,7 @@ the shell alone) a headless browser runs the shell, there being no second versio
 open its profiles; a headed one is an error that says only the shell is there. The shell
 (Playwright's own default for headless) starts without the full browser's UI (~0.3 s
 of the ~0.6 s of CPU a headless Chromium spends in its first seconds here, measured
-in docs/mcp.md), and a headless managed profile uses none of that UI. It has no
+in docs/performance.md), and a headless managed profile uses none of that UI. It has no
 extensions, so headed browsers and the extension relay keep full Chrome. Setting
 ``executablePath`` (or ``BROWSERDECK_CHROME``) opts out.
 """

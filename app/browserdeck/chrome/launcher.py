@@ -140,9 +140,18 @@ def has_display() -> bool:
 # A headless browser has no omnibox to show, yet Chromium 15x preloads its two popup
 # WebUIs (chrome://omnibox-popup.top-chrome/, browser_ui targets) at start: a renderer
 # that took ~1.1 s of the ~2.3 s of CPU Chromium spends starting here, on the path of a
-# service an MCP client waits for (issue 14; measured in docs/mcp.md). Headed browsers
+# service an MCP client waits for (issue 14; measured in docs/performance.md). Headed browsers
 # keep them: there a person types into the omnibox.
 HEADLESS_DISABLED_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
+# The network service in the browser process instead of a utility process of its own: a
+# process fewer to start, ~30 ms of the ~200 ms of CPU the headless shell spends in its
+# first 2 s here (issue 14; docs/performance.md). Headless only, like the above, and Linux only:
+# Chromium runs the network service unsandboxed on Linux (NetworkServiceSandbox is off
+# there), so moving it into the browser process crosses no sandbox boundary; on Windows
+# and macOS it is sandboxed, and keeps its process. The cost: a crash in it takes the
+# whole browser down instead of being restarted (the service then reports the browser
+# gone, as for any crash).
+HEADLESS_ENABLED_FEATURES = ["NetworkServiceInProcess2"]
 
 
 def chrome_args(
@@ -175,19 +184,27 @@ def chrome_args(
         "--test-type",
         f"--window-size={width},{height}",
     ]
-    # Chrome honours only the last --disable-features, so merge the caller's into ours.
+    # Chrome honours only the last --disable-features (and --enable-features), so merge
+    # the caller's into ours.
     disabled = ["Translate", "MediaRouter"]
+    enabled: list[str] = []
     if opts.headless:
         disabled += HEADLESS_DISABLED_FEATURES
+        if system == "Linux":
+            enabled += HEADLESS_ENABLED_FEATURES
+    merged = {"--disable-features=": disabled, "--enable-features=": enabled}
     extra: list[str] = []
     for arg in opts.extra_args:
-        if arg.startswith("--disable-features="):
-            for feature in arg.split("=", 1)[1].split(","):
-                if feature and feature not in disabled:
-                    disabled.append(feature)
-        else:
+        prefix = next((p for p in merged if arg.startswith(p)), None)
+        if prefix is None:
             extra.append(arg)
+            continue
+        for feature in arg[len(prefix) :].split(","):
+            if feature and feature not in merged[prefix]:
+                merged[prefix].append(feature)
     args.append("--disable-features=" + ",".join(disabled))
+    if enabled:
+        args.append("--enable-features=" + ",".join(enabled))
     if system == "Linux":
         # /dev/shm is 64 MB in many containers; Chromium crashes tabs when it fills.
         args.append("--disable-dev-shm-usage")

@@ -246,7 +246,7 @@ async def _take(
         # Playwright snapshots, and the ref table is built as soon as the text is in, not
         # after them. The title's evaluate waits behind the page's walk in the renderer,
         # and the driver hands it over only once it has rendered the text: 0.1-0.6 ms
-        # later mostly, up to 17 ms on a loaded machine (docs/mcp.md, "Is the comparison
+        # later mostly, up to 17 ms on a loaded machine (docs/performance.md, "Is the comparison
         # like for like?").
         title_task = asyncio.ensure_future(_title(state))
         size_task = asyncio.ensure_future(_viewport(state)) if opts.viewport else None

@@ -7,7 +7,7 @@ children: whether it is actionable, which attrs it keeps, its key, what it becom
 leaf or as an inline piece. So each distinct line is read once into a ``Line`` tuple and
 kept by its text: the next snapshot of the same page (after a click, most of its 2,000
 lines are the same strings, refs included) looks its lines up instead of running the
-regex and rebuilding them (docs/mcp.md, "Where a big snapshot's time goes"). A line's
+regex and rebuilding them (docs/performance.md, "Where a big snapshot's time goes"). A line's
 reading is a function of its text only, so a remembered one can never be stale; only
 the tree, which is built fresh for every snapshot, knows about the page around it.
 """
