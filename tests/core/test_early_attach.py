@@ -25,6 +25,7 @@ from browserdeck import config
 from browserdeck.engine import connection
 from browserdeck.engine.connection import BrowserPool, Connection
 from browserdeck.master import build_service
+from browserdeck.profiles import ProfileContext
 from browserdeck.service import Service
 from tests.support.browsers import launch_raw_chromium
 from tests.support.service import api_client, service_config
@@ -53,6 +54,19 @@ async def _started_for_mcp() -> Service:
     service = build_service(force_headless=True, prelaunch=True)  # as `serve --idle-exit`
     await service.start()
     return service
+
+
+async def _assert_nothing_taken_in(service: Service, agent: ProfileContext, why: str) -> None:
+    """Once the attach made ahead has ended, the engine holds no connection to the
+    profile's browser and none of its tabs."""
+    assert service.early_attach is not None
+    await asyncio.wait_for(asyncio.shield(service.early_attach), 30)
+    engine = service.engine
+    assert engine is not None
+    tabs = [t.target_id for t in await agent.read_tabs()]
+    assert tabs
+    assert engine.pool.gone_event(agent.cdp_url) is None, why
+    assert not any(engine.holds(agent.cdp_url, t) for t in tabs)
 
 
 async def test_the_engine_takes_in_the_prelaunched_blank_tab_before_a_call() -> None:
@@ -86,14 +100,7 @@ async def test_an_attach_only_profile_is_never_taken_in_ahead_of_a_call(
         try:
             agent = service.contexts["agent"]
             assert agent.state == "running"  # it found the user's browser
-            assert service.early_attach is not None
-            await asyncio.wait_for(asyncio.shield(service.early_attach), 30)
-            engine = service.engine
-            assert engine is not None
-            tabs = [t.target_id for t in await agent.read_tabs()]
-            assert tabs
-            assert engine.pool.gone_event(agent.cdp_url) is None, "connected to the user's browser"
-            assert not any(engine.holds(agent.cdp_url, t) for t in tabs)
+            await _assert_nothing_taken_in(service, agent, "connected to the user's browser")
         finally:
             await service.stop()
     finally:
@@ -117,14 +124,7 @@ async def test_a_browser_replaced_during_the_connect_is_not_taken_in(
         port = cfg.profiles["agent"].cdp_port
         users = await launch_raw_chromium(chromium_path, tmp_path / "users-chrome", port=port)
         gate.set()
-        assert service.early_attach is not None
-        await asyncio.wait_for(asyncio.shield(service.early_attach), 30)
-        engine = service.engine
-        assert engine is not None
-        tabs = [t.target_id for t in await agent.read_tabs()]
-        assert tabs
-        assert engine.pool.gone_event(agent.cdp_url) is None, "kept a connection to it"
-        assert not any(engine.holds(agent.cdp_url, t) for t in tabs)
+        await _assert_nothing_taken_in(service, agent, "kept a connection to it")
     finally:
         gate.set()
         await service.stop()
