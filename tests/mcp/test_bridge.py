@@ -73,13 +73,16 @@ def test_with_no_service_the_bridge_starts_one_before_it_loads_its_http_client(
     bd_home: Path, chromium_path: str
 ) -> None:
     """The service's boot is what the client waits for: it starts first, and the bridge's
-    own imports (http.client, ~45 ms of CPU) run while it boots (issue 14). The spawn is
-    replaced (the process boundary): this checks the order, test_bridge's others the rest."""
+    own imports (http.client, ~45 ms of CPU) run while it boots (issue 14), as do those
+    of what it does not need to start it (argparse, json, socket.py, the MCP output
+    module). The spawn is replaced (the process boundary): this checks the order,
+    test_bridge's others the rest."""
     code = (
         "import sys\n"
         "from browserdeck import cli_mcp\n"
         "def spawn():\n"
-        "    print(sorted(m for m in ('browserdeck.mcp_bridge', 'http.client')\n"
+        "    print(sorted(m for m in ('browserdeck.mcp_bridge', 'http.client', 'argparse',\n"
+        "                             'json', 'socket', 'browserdeck.mcpserver.output')\n"
         "                 if m in sys.modules), flush=True)\n"
         "    raise SystemExit(0)\n"
         "cli_mcp.spawn_service = spawn\n"
