@@ -57,7 +57,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logsetup.setup()
     from browserdeck.master import serve
 
-    return asyncio.run(serve(headless=args.headless, port=args.port, idle_exit=args.idle_exit))
+    return asyncio.run(
+        serve(headless=args.headless, port=args.port, idle_exit=args.idle_exit,
+              ready_fd=args.ready_fd)
+    )
 
 
 def cmd_token(args: argparse.Namespace) -> int:
@@ -319,6 +322,8 @@ def _declare(only: str | None, _Parser: Any) -> Any:
         help="stop after this long with no API call and no `browserdeck mcp` alive (default: "
         "the mcpIdleMinutes setting); how `browserdeck mcp` starts the service",
     )
+    # `browserdeck mcp` waits on this pipe for the API to listen (master.serve).
+    p.add_argument("--ready-fd", type=int, help=SUPPRESS)
     p.set_defaults(local=cmd_serve)
 
     p = sub.add_parser("token", help="print the API token (or the relay token)")

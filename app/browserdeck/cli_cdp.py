@@ -8,12 +8,12 @@ browser runs (``browserdeck start --profile NAME``).
 
 from __future__ import annotations
 
-import argparse
-import json
-
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Nor argparse and json here: `browserdeck mcp` imports this module to build its parser,
+# and starts the service only after.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 
@@ -45,6 +45,8 @@ stay refused unless allowFileUrls is on, for these clients as for agents.
 
 def cmd_cdp_url(args: argparse.Namespace) -> int:
     # Imported per command: building the CLI parser must stay cheap (issue 14).
+    import json
+
     from browserdeck import config, secrets
 
     # Read only: a broken file is reported, never moved aside behind the user's back.

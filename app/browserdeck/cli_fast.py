@@ -72,7 +72,9 @@ class Namespace:
 
 # The argparse options of an argument cli_fast reads as argparse would; any other leaves
 # the whole call to argparse.
-_PLAIN = frozenset({"action", "choices", "default", "dest", "help", "metavar", "type"})
+_PLAIN = frozenset(
+    {"action", "choices", "const", "default", "dest", "help", "metavar", "nargs", "type"}
+)
 
 
 def parse(recorded: Recorder, command: str, argv: list[str]) -> Any:
@@ -86,7 +88,7 @@ def parse(recorded: Recorder, command: str, argv: list[str]) -> Any:
         if not opts.keys() <= _PLAIN:
             return None  # required, nargs, const, ...: argparse's own business
         if not flags[0].startswith("-"):
-            if "type" in opts or "choices" in opts or "dest" in opts:
+            if opts.keys() & {"type", "choices", "dest", "nargs", "const"}:
                 return None
             dest = opts.get("dest", flags[0])
             positionals.append((dest, opts))
@@ -95,13 +97,19 @@ def parse(recorded: Recorder, command: str, argv: list[str]) -> Any:
         action = opts.get("action", "store")
         if action not in ("store", "store_true"):
             return None
-        if opts.get("type") not in (None, int):
+        # An optional value (`serve --idle-exit [SECONDS]`: how `browserdeck mcp` starts
+        # the service, whose start the MCP client waits for) is read only with its const.
+        if opts.get("nargs", "?") != "?" or ("nargs" in opts) != ("const" in opts):
             return None
+        if isinstance(opts.get("default"), str) and "type" in opts:
+            return None  # argparse would convert the default too
         long = next((f for f in flags if f.startswith("--")), flags[0])
         dest = opts.get("dest", long.lstrip("-").replace("-", "_"))
         values[dest] = opts.get("default", False if action == "store_true" else None)
         for flag in flags:
             options[flag] = (dest, opts)
+    if positionals and any("nargs" in opts for _, opts in options.values()):
+        return None  # which token an optional value takes beside positionals: argparse's
     values.update(recorded.defaults)
     given: set[str] = set()
     taken: list[str] = []
@@ -118,15 +126,17 @@ def parse(recorded: Recorder, command: str, argv: list[str]) -> Any:
             given.add(dest)
             if opts.get("action") == "store_true":
                 values[dest] = True
+            elif "nargs" in opts and (i + 1 == len(argv) or argv[i + 1] in options):
+                values[dest] = opts["const"]  # no value given: the option's const
             else:
                 i += 1
                 if i == len(argv) or argv[i].startswith("-"):
-                    return None
+                    return None  # -5 may be a value to argparse: its call
                 value: Any = argv[i]
-                if opts.get("type") is int:
+                if "type" in opts:
                     try:
-                        value = int(value)
-                    except ValueError:
+                        value = opts["type"](value)
+                    except Exception:  # argparse says what is wrong with it
                         return None
                 if "choices" in opts and value not in opts["choices"]:
                     return None

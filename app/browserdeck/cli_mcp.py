@@ -9,15 +9,16 @@ Only ``--list-tools`` and ``--print-config`` load the MCP server code here.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Nor argparse and json here: this module declares `mcp` to the parser, and the MCP
+# client waits for the service that `browserdeck mcp` starts after that.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     import subprocess
     from typing import Any
 
@@ -27,6 +28,8 @@ START_TIMEOUT = 60.0
 
 def _offline(args: argparse.Namespace) -> int:
     """``--print-config`` and ``--list-tools``: answered here, no service needed."""
+    import json
+
     from browserdeck import config
     from browserdeck.errors import BrowserdeckError
     from browserdeck.mcpserver import client_config_snippet
@@ -55,9 +58,10 @@ def _offline(args: argparse.Namespace) -> int:
 
 
 def _socket_answers(path: str) -> bool:
-    import socket
+    # socket.py's C half, as uds.py: socket.py's enums would cost the spawn ~3 ms (issue 14).
+    import _socket
 
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(path)
         return True
@@ -80,54 +84,85 @@ def start_service(socket_path: str) -> str | None:
     return wait_for_service(spawn_service(), socket_path)
 
 
-def spawn_service() -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``browserdeck serve --headless --idle-exit``; the process and where its
-    stderr goes (for ``wait_for_service``)."""
+# What ``spawn_service`` started: the process, where its stderr goes, and the read end of
+# the pipe on which it says that its API listens (closed by ``wait_for_service``).
+Started = tuple["subprocess.Popen[bytes]", str, int]
+
+
+def spawn_service() -> Started:
+    """Start ``browserdeck serve --headless --idle-exit`` (for ``wait_for_service``)."""
     import subprocess
 
     from browserdeck import paths
 
     err_path = os.path.join(paths.runtime_path(), "mcp-serve.err")
-    with open(err_path, "wb") as err:
-        # Its own session: the MCP client's signals and its terminal are not its own,
-        # and it outlives this process (see the module docstring). No stdio of ours: the
-        # client waits for our pipes to close, and a service holding them would stall it.
-        proc = subprocess.Popen(
-            [*serve_command(), "--headless", "--idle-exit"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            start_new_session=True,
-            close_fds=True,
-        )
-    return proc, err_path
+    # `serve --ready-fd`: a byte on this pipe once the API listens, so the wait below is
+    # woken then (a poll would add up to its interval to every start; issue 14).
+    ready, told = os.pipe()
+    try:
+        with open(err_path, "wb") as err:
+            # Its own session: the MCP client's signals and its terminal are not its own,
+            # and it outlives this process (see the module docstring). No stdio of ours:
+            # the client waits for our pipes to close, and a service holding them would
+            # stall it.
+            proc = subprocess.Popen(
+                [*serve_command(), "--headless", "--idle-exit", "--ready-fd", str(told)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=(told,),
+            )
+    except BaseException:
+        os.close(ready)
+        raise
+    finally:
+        # Ours closed: the pipe ends (EOF) when the service closes its end or exits.
+        os.close(told)
+    return proc, err_path, ready
 
 
-def wait_for_service(started: tuple[subprocess.Popen[bytes], str], socket_path: str) -> str | None:
+def wait_for_service(started: Started, socket_path: str) -> str | None:
     """Wait until the socket of the service ``spawn_service`` started answers; None when
     it does, else why it did not."""
-    proc, err_path = started
+    import select
+
+    proc, err_path, ready = started
     deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if _socket_answers(socket_path):
-            return None
-        if proc.poll() is not None:
-            # Another `browserdeck mcp` may have started one at the same moment: its
-            # socket wins, ours stopped on the taken port.
+    told: int | None = ready
+    try:
+        while time.monotonic() < deadline:
             if _socket_answers(socket_path):
                 return None
-            with open(err_path, encoding="utf-8", errors="replace") as err:
-                text = err.read().strip()
-            return text or f"`browserdeck serve` exited with code {proc.returncode}"
-        time.sleep(0.01)
-    return f"`browserdeck serve` did not answer within {START_TIMEOUT:.0f} s"
+            if proc.poll() is not None:
+                # Another `browserdeck mcp` may have started one at the same moment: its
+                # socket wins, ours stopped on the taken port.
+                if _socket_answers(socket_path):
+                    return None
+                with open(err_path, encoding="utf-8", errors="replace") as err:
+                    text = err.read().strip()
+                return text or f"`browserdeck serve` exited with code {proc.returncode}"
+            if told is None:
+                # The service said it listens, or it is exiting (EOF), and yet its socket
+                # does not answer (another browserdeck has that socket): poll as before.
+                time.sleep(0.01)
+            elif select.select([told], [], [], max(0.0, deadline - time.monotonic()))[0] and (
+                not os.read(told, 1)  # EOF: the service closed its end
+            ):
+                os.close(told)
+                told = None
+        return f"`browserdeck serve` did not answer within {START_TIMEOUT:.0f} s"
+    finally:
+        if told is not None:
+            os.close(told)
 
 
 def _mcp_path(args: argparse.Namespace) -> str:
     """``/mcp`` with the options that differ from the defaults as its query."""
     from urllib.parse import urlencode
 
-    from browserdeck.mcpserver.output import DEFAULT_MAX_CHARS
+    from browserdeck.mcpserver.limits import DEFAULT_MAX_CHARS
 
     query = {
         "tools": args.tools if args.tools != "core" else None,
@@ -213,7 +248,7 @@ def _bridge_tcp(url: str, path: str) -> int:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    from browserdeck.mcpserver.output import DEFAULT_MAX_CHARS
+    from browserdeck.mcpserver.limits import DEFAULT_MAX_CHARS
 
     p = sub.add_parser(
         "mcp",

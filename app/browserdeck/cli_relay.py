@@ -6,13 +6,14 @@ Both read the config and the relay token locally; they do not need the service r
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Nor argparse and json here: every command declared after these (`mcp`, `tray`) imports
+# this module to build its parser, and `browserdeck mcp` starts the service only after.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 
@@ -36,6 +37,8 @@ def _extension_profile(name: str | None) -> tuple[str, int]:
 
 def cmd_pair(args: argparse.Namespace) -> int:
     # Imported per command: building the CLI parser must stay cheap (issue 14).
+    import json
+
     from browserdeck import secrets
     from browserdeck.relay import pairing
 
@@ -75,6 +78,8 @@ def open_in_chrome(url: str) -> bool:
 
 
 def cmd_relay_url(args: argparse.Namespace) -> int:
+    import json
+
     from browserdeck import secrets
     from browserdeck.relay import pairing
 

@@ -529,6 +529,12 @@ def _nonblank(value: str) -> str:
     return value
 
 
+def _upper(value: str) -> str:
+    # Not str.upper itself: pydantic reads a validator's signature, and a builtin's is
+    # parsed from its text with tokenize's regexes (~3 ms of a service's start; issue 14).
+    return value.upper()
+
+
 def _cdp_url_shape(value: str) -> str:
     parsed = urlparse(value)
     if parsed.scheme not in ("http", "https", "ws", "wss") or not parsed.hostname:
@@ -569,7 +575,7 @@ def _annotation(setting: Setting) -> Any:
     elif kind == "choice":
         t = Literal[setting.choices]
     elif kind == "color":
-        t = Annotated[StrictStr, PydanticField(pattern=COLOR_RE.pattern), AfterValidator(str.upper)]
+        t = Annotated[StrictStr, PydanticField(pattern=COLOR_RE.pattern), AfterValidator(_upper)]
     elif kind == "url":
         t = Annotated[StrictStr, AfterValidator(_cdp_url_shape)]
     elif kind == "paths":

@@ -19,6 +19,8 @@ from browserdeck import __version__, heap
 from browserdeck.errors import BrowserdeckError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from browserdeck.api.server import ApiServer
     from browserdeck.service import Service
 
@@ -28,11 +30,18 @@ log = logging.getLogger(__name__)
 # Playwright driver and Chromium first and imports the web stack beside them (issue 14).
 
 
-def control_api(service: Service, port: int, *, build_routes_now: bool = True) -> ApiServer:
+def control_api(
+    service: Service,
+    port: int,
+    *,
+    build_routes_now: bool = True,
+    on_listening: Callable[[], None] | None = None,
+) -> ApiServer:
     """The control API on ``port`` with MCP over streamable HTTP at ``/mcp``.
 
     ``/mcp`` answers as soon as the API listens, before FastAPI is built (api/staged.py):
-    a service started for an MCP client is waited for until it does (issue 14).
+    a service started for an MCP client is waited for until it does (issue 14), and
+    ``on_listening`` tells that client so.
     """
     from browserdeck.api.server import ApiServer
     from browserdeck.mcpserver import http as mcp_http
@@ -45,6 +54,7 @@ def control_api(service: Service, port: int, *, build_routes_now: bool = True) -
         # End MCP streams first: an open event stream would otherwise hold uvicorn's
         # graceful shutdown for its whole timeout.
         before_stop=mcp_http.shutdown,
+        on_listening=on_listening,
     )
 
 
@@ -75,17 +85,19 @@ def build_service(
     run_relays: bool = True,
     config_path: Path | None = None,
     prelaunch: bool = False,
+    on_listening: Callable[[], None] | None = None,
 ) -> Service:
     """The service as ``browserdeck serve`` and the tray app run it (not started yet)."""
     from functools import partial
 
     from browserdeck.service import Service
 
+    # A service started for MCP clients builds the other routes only if one is used.
+    front_end = partial(control_api, build_routes_now=not prelaunch, on_listening=on_listening)
     service = Service(
         force_headless=force_headless,
         control_port=control_port,
-        # A service started for MCP clients builds the other routes only if one is used.
-        front_end=partial(control_api, build_routes_now=not prelaunch) if serve_api else None,
+        front_end=front_end if serve_api else None,
         run_relays=run_relays,
         config_path=config_path,
         prelaunch=prelaunch,
@@ -140,7 +152,34 @@ async def _exit_when_idle(service: Any, stop: Any, seconds: float) -> None:
         await asyncio.sleep(min(5.0, max(limit / 4, 0.2)) if limit > 0 else 5.0)
 
 
-async def serve(*, headless: bool, port: int | None, idle_exit: float | None = None) -> int:
+def _tell_when_listening(fd: int) -> Callable[[], None]:
+    """``serve --ready-fd FD``: a byte on that pipe once the API listens, then it is
+    closed. ``browserdeck mcp`` waits on it for the service it started (cli_mcp.py); a
+    service that stops before closes it by exiting, which the bridge sees as well."""
+    import os
+
+    # Ours alone: a browser or driver holding it would keep the bridge from seeing us exit.
+    os.set_inheritable(fd, False)
+
+    def tell() -> None:
+        nonlocal fd
+        if fd < 0:
+            return
+        try:
+            os.write(fd, b"1")
+        except OSError:  # the bridge went away meanwhile: nobody is waiting
+            pass
+        finally:
+            os.close(fd)
+            fd = -1
+
+    return tell
+
+
+async def serve(
+    *, headless: bool, port: int | None, idle_exit: float | None = None,
+    ready_fd: int | None = None,
+) -> int:
     """``browserdeck serve``: a process's whole life (it ends right after this returns)."""
     import asyncio
     import contextlib
@@ -159,7 +198,10 @@ async def serve(*, headless: bool, port: int | None, idle_exit: float | None = N
     try:
         # A service started for MCP clients (--idle-exit) launches its browser at once.
         service = build_service(
-            force_headless=headless, control_port=port, prelaunch=idle_exit is not None
+            force_headless=headless,
+            control_port=port,
+            prelaunch=idle_exit is not None,
+            on_listening=_tell_when_listening(ready_fd) if ready_fd is not None else None,
         )
     except BaseException:
         if collecting:

@@ -201,8 +201,13 @@ def test_a_plain_call_is_read_as_argparse_reads_it() -> None:
             assert vars(fast) == vars(parser.parse_args([command, *argv])), (command, argv)
     assert read > 300 and left > 300, (read, left)
     for argv in (["tabs"], ["snapshot"], ["click", "e5"], ["snapshot", "-t", "AB", "--json"],
-                 ["type", "e5", "hi there", "--submit"], ["click", "--double", "e5"]):
-        assert cli_fast.parse(cli.recorded(argv[0]), argv[0], argv[1:]) is not None, argv  # type: ignore[arg-type]
+                 ["type", "e5", "hi there", "--submit"], ["click", "--double", "e5"],
+                 # How `browserdeck mcp` starts the service, and its value given (issue 14).
+                 ["serve", "--headless", "--idle-exit", "--ready-fd", "5"],
+                 ["serve", "--idle-exit", "30", "--port", "18791"]):
+        fast = cli_fast.parse(cli.recorded(argv[0]), argv[0], argv[1:])  # type: ignore[arg-type]
+        assert fast is not None, argv
+        assert vars(fast) == vars(parser.parse_args(argv)), argv
 
 
 def test_fastjson_reads_and_writes_what_json_does() -> None:

@@ -378,6 +378,72 @@ async def test_ref_names_are_split_once_and_the_memory_is_bounded(
     assert len(snap._SPLIT) == 6
 
 
+async def test_the_same_text_with_the_same_numbering_builds_the_same_rows_without_a_scan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A snapshot whose text did not change since the tab's last build (an action that
+    changed nothing, a second look) reuses that build's rows instead of scanning the text
+    again (issue 14, docs/performance.md); the table is still a new one. Anything else the
+    rows depend on (a new document, the format, depth) builds them afresh."""
+    from browserdeck.engine import snapshot as snap
+    from browserdeck.engine import snapshot_text as st
+    from browserdeck.engine.options import SnapshotOptions
+
+    scans: list[str] = []
+    real_scan = st.scan
+
+    def counting(text: str) -> Any:
+        scans.append(text)
+        return real_scan(text)
+
+    monkeypatch.setattr(st, "scan", counting)
+    state = table_state()
+
+    def fresh(text: str, opts: SnapshotOptions) -> dict[str, Any]:
+        """What a build gives from the numbering as it is, with no build to reuse."""
+        alone = table_state()
+        alone.epoch_key = state.epoch_key
+        alone.memory.bases = dict(state.memory.bases)
+        alone.memory.issued_max = state.memory.issued_max
+        table, _ = snap.build_table(alone, text, opts, "aria")  # type: ignore[arg-type]
+        scans.pop()
+        return {ref: table.refs[ref] for ref in table.refs}
+
+    aria = SnapshotOptions()
+    first, _ = snap.build_table(state, ONE_FRAME, aria, "aria")  # type: ignore[arg-type]
+    expected = fresh(ONE_FRAME, aria)
+    again, renamed = snap.build_table(state, ONE_FRAME, aria, "aria")  # type: ignore[arg-type]
+    assert len(scans) == 1 and again is not first and renamed == {}
+    assert {ref: again.refs[ref] for ref in again.refs} == expected
+    assert list(again.refs) == list(first.refs) and state.memory.issued_max == 6
+    assert again.refs["e6"] == first.refs["e6"]
+    # Another text, then the first again: the last build is the only one kept.
+    changed = ONE_FRAME.replace('"Docs"', '"Help"')
+    snap.build_table(state, changed, aria, "aria")  # type: ignore[arg-type]
+    snap.build_table(state, ONE_FRAME, aria, "aria")  # type: ignore[arg-type]
+    assert len(scans) == 3
+    # Format role keeps only interactive refs; a depth limit counts nothing.
+    role, _ = snap.build_table(state, ONE_FRAME, SnapshotOptions(format="role"), "role")  # type: ignore[arg-type]
+    assert len(scans) == 4 and "e4" not in role.refs and "e2" in role.refs
+    deep, _ = snap.build_table(state, ONE_FRAME, SnapshotOptions(depth=5), "aria")  # type: ignore[arg-type]
+    assert len(scans) == 5 and deep.refs["e6"].count is None
+    # A new document restarts Playwright's numbering: the same text is renamed above it,
+    # and the next same text keeps those names (the numbering is where the build left it).
+    state.epoch_key = lambda main: (2, 1)
+    moved, renamed = snap.build_table(state, ONE_FRAME, aria, "aria")  # type: ignore[arg-type]
+    assert len(scans) == 6 and list(moved.refs) == [f"e{n}" for n in range(7, 13)]
+    expected = fresh(ONE_FRAME, aria)
+    same, renamed_again = snap.build_table(state, ONE_FRAME, aria, "aria")  # type: ignore[arg-type]
+    assert len(scans) == 6 and {ref: same.refs[ref] for ref in same.refs} == expected
+    assert renamed_again == renamed == {f"e{n}": f"e{n + 6}" for n in range(1, 7)}
+    assert state.memory.issued_max == 12 and state.memory.bases[""] == (6, (2, 1))
+    # Only from the numbering the last build left (the only one there is, as long as each
+    # build records itself): one moved by anything else builds the rows again.
+    state.memory.issued_max = 20
+    snap.build_table(state, ONE_FRAME, aria, "aria")  # type: ignore[arg-type]
+    assert len(scans) == 7
+
+
 async def test_the_ref_table_is_built_while_the_title_is_on_its_way(
     tab: Tab, monkeypatch: pytest.MonkeyPatch
 ) -> None:

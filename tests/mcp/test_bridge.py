@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -71,13 +73,16 @@ def test_with_no_service_the_bridge_starts_one_before_it_loads_its_http_client(
     bd_home: Path, chromium_path: str
 ) -> None:
     """The service's boot is what the client waits for: it starts first, and the bridge's
-    own imports (http.client, ~45 ms of CPU) run while it boots (issue 14). The spawn is
-    replaced (the process boundary): this checks the order, test_bridge's others the rest."""
+    own imports (http.client, ~45 ms of CPU) run while it boots (issue 14), as do those
+    of what it does not need to start it (argparse, json, socket.py, the MCP output
+    module). The spawn is replaced (the process boundary): this checks the order,
+    test_bridge's others the rest."""
     code = (
         "import sys\n"
         "from browserdeck import cli_mcp\n"
         "def spawn():\n"
-        "    print(sorted(m for m in ('browserdeck.mcp_bridge', 'http.client')\n"
+        "    print(sorted(m for m in ('browserdeck.mcp_bridge', 'http.client', 'argparse',\n"
+        "                             'json', 'socket', 'browserdeck.mcpserver.output')\n"
         "                 if m in sys.modules), flush=True)\n"
         "    raise SystemExit(0)\n"
         "cli_mcp.spawn_service = spawn\n"
@@ -94,6 +99,74 @@ def test_with_no_service_the_bridge_starts_one_before_it_loads_its_http_client(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_serve_says_on_its_ready_fd_when_the_api_listens(
+    bd_home: Path, chromium_path: str
+) -> None:
+    """`browserdeck mcp` waits on this pipe for the service it started, not on a poll of
+    the socket (issue 14): one byte once the socket answers, then the pipe is closed while
+    the service runs, so no browser or driver of it holds the pipe open."""
+    mcp_config(bd_home)
+    ready, told = os.pipe()
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "browserdeck", "serve", "--headless", "--idle-exit",
+         "--ready-fd", str(told)],
+        env=env_for(bd_home, chromium_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        pass_fds=(told,),
+    )  # fmt: skip
+    os.close(told)
+    try:
+        assert select.select([ready], [], [], 60)[0], "no word from the service"
+        assert os.read(ready, 1) == b"1"
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.connect(str(bd_home / "run" / "api.sock"))  # it listens by then
+        probe.close()
+        assert select.select([ready], [], [], 30)[0] and os.read(ready, 1) == b""
+        assert serve.poll() is None
+    finally:
+        os.close(ready)
+        serve.terminate()
+        serve.wait(30)
+
+
+def test_the_bridge_is_woken_by_the_service_not_by_a_poll(
+    bd_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the spawn and the service's word on its ready pipe, the bridge does not
+    probe the socket (a poll adds up to its interval to every start; issue 14). The
+    service is replaced (the process boundary) by one that listens after 0.5 s."""
+    from browserdeck import cli_mcp, paths
+
+    fake = (
+        "import os, socket, sys, time\n"
+        "time.sleep(0.5)\n"
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+        "s.bind(os.environ['SOCK']); s.listen(8)\n"
+        "os.write(int(sys.argv[-1]), b'1'); os.close(int(sys.argv[-1]))\n"
+        "time.sleep(30)\n"
+    )
+    sock = paths.api_socket_path()
+    assert sock is not None
+    monkeypatch.setenv("SOCK", sock)
+    monkeypatch.setattr(cli_mcp, "serve_command", lambda: [sys.executable, "-c", fake])
+    probes = []
+    answers = cli_mcp._socket_answers
+
+    def counted(path: str) -> bool:
+        probes.append(path)
+        return answers(path)
+
+    monkeypatch.setattr(cli_mcp, "_socket_answers", counted)
+    started = cli_mcp.spawn_service()
+    try:
+        assert cli_mcp.wait_for_service(started, sock) is None
+        assert len(probes) <= 2, len(probes)  # once before its word, once after
+    finally:
+        started[0].kill()
+        started[0].wait()
 
 
 async def test_the_bridge_loads_no_sdk_and_no_engine(

@@ -221,3 +221,37 @@ def test_remembered_lines_are_bounded_and_never_needed(monkeypatch: pytest.Monke
     reads = _counting_reads(monkeypatch)
     assert snapshot.compact(_TABLE) == fresh
     assert reads[0] == len(_TABLE.split("\n")) - 1 and reads[1:] == [1] * reads[0]
+
+
+def test_the_same_text_again_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next snapshot of a page whose text did not change (an action that changed
+    nothing, a second look) takes the tree and compact form of that text, which depend on
+    it alone (issue 14, docs/performance.md); a changed text is read as ever. Bounded."""
+    monkeypatch.setattr(snapshot, "_FORMS", [])
+    parsed: list[str] = []
+    real_parse = snapshot.parse
+
+    def counting(text: str) -> list[snapshot.Node]:
+        parsed.append(text)
+        return real_parse(text)
+
+    monkeypatch.setattr(snapshot, "parse", counting)
+    roots, body = snapshot.compact_form(_TABLE)
+    again = snapshot.compact_form("".join(list(_TABLE)))  # equal, not the same object
+    assert parsed == [_TABLE] and again == (roots, body)
+    assert body == snapshot.compact(_TABLE, real_parse(_TABLE))
+    after = _TABLE.replace("Order 2", "Order 3")
+    assert snapshot.compact_form(after)[1] == snapshot.compact(after, real_parse(after))
+    assert len(parsed) == 2
+    # The last few texts are kept (the one used longest ago goes first); a big one never.
+    others = [_TABLE.replace("Order", f"Order{i}") for i in range(snapshot.FORMS_MAX)]
+    for text in others:
+        snapshot.compact_form(text)
+    parsed.clear()
+    snapshot.compact_form(others[0])  # used again: now the last to go
+    snapshot.compact_form(_TABLE)
+    kept = [form[0] for form in snapshot._FORMS]
+    assert parsed == [_TABLE] and kept == [*others[2:], others[0], _TABLE]
+    monkeypatch.setattr(snapshot, "FORM_CHARS_MAX", len(_TABLE) - 1)
+    snapshot.compact_form(after)
+    assert after not in [form[0] for form in snapshot._FORMS]

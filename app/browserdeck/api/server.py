@@ -53,10 +53,17 @@ class _Server(uvicorn.Server):
     """
 
     _exit_requested: asyncio.Event | None = None
+    # Set once it accepts connections (uvicorn has only the ``started`` flag to poll).
+    listening: asyncio.Event | None = None
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.listening is not None:
+            self.listening.set()
 
     def exit_now(self) -> None:
         self.should_exit = True
@@ -245,7 +252,8 @@ class ApiServer:
     is built in the background then, or on first use with ``build_routes_now=False``
     (api/staged.py). ``before_stop`` runs with the app before
     uvicorn is told to exit (the root ends MCP streams with it, which would otherwise
-    hold uvicorn's graceful shutdown for its whole timeout).
+    hold uvicorn's graceful shutdown for its whole timeout). ``on_listening`` is called
+    once it accepts connections (``serve --ready-fd``: the MCP bridge waits for that).
     """
 
     def __init__(
@@ -256,6 +264,7 @@ class ApiServer:
         routes: Callable[[Deck], Mapping[str, ASGIApp]] | None = None,
         before_stop: Callable[[Any], Awaitable[None]] | None = None,
         build_routes_now: bool = True,
+        on_listening: Callable[[], None] | None = None,
     ) -> None:
         self.service = service
         self.requested_port = port
@@ -266,6 +275,7 @@ class ApiServer:
         # the first CLI call does not wait for it.
         self._build_routes_now = build_routes_now
         self._before_stop = before_stop
+        self._on_listening = on_listening
         self._server: _Server | None = None
         self._task: asyncio.Task[None] | None = None
         self._sock: socket.socket | None = None
@@ -317,14 +327,23 @@ class ApiServer:
             # gives the client a connection error (a few in 10,000 calls under load).
             timeout_keep_alive=KEEP_ALIVE_SECONDS,
         )
-        self._server = _Server(config)
-        self._task = aio.create_task(self._server.serve(sockets=sockets), name="api-server")
-        while not self._server.started:
+        self._server = server = _Server(config)
+        server.listening = listening = asyncio.Event()
+        self._task = aio.create_task(server.serve(sockets=sockets), name="api-server")
+        # Awaited, not polled: a service started for `browserdeck mcp` says it listens
+        # from here (on_listening), and the MCP client waits for that (issue 14).
+        waiting = aio.create_task(listening.wait(), name="api-server-listening")
+        try:
+            await asyncio.wait([waiting, self._task], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+        if not server.started:
             if self._task.done():
                 await self._task  # surfaces the startup error
-                raise RuntimeError("the API server stopped during startup")
-            await asyncio.sleep(0.01)
+            raise RuntimeError("the API server stopped during startup")
         log.info("control API on http://127.0.0.1:%d", self.port)
+        if self._on_listening is not None:
+            self._on_listening()
         if self._build_routes_now:
             staged.prepare()
 

@@ -346,8 +346,17 @@ class Engine:
                 stop.cancel()
             if not task.done():
                 task.cancel()
-                with contextlib.suppress(BaseException):
+                try:
                     await asyncio.wait_for(task, 1.0)
+                except asyncio.CancelledError:
+                    # The work's own end by our cancel is expected; a cancel of *this*
+                    # call that lands during the cleanup (Stop all agents, a stop) is not
+                    # ours to swallow: the caller would get a deadline error instead.
+                    current = asyncio.current_task()
+                    if current is not None and current.cancelling():
+                        raise
+                except Exception:  # the work failed as it ended, or took over 1 s
+                    log.debug("%s ended with an error while cancelled", what, exc_info=True)
         if task in done:
             try:
                 return task.result()

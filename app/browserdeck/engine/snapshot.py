@@ -92,17 +92,30 @@ def build_table(
     common case): there is then nothing to rename in the text.
     """
     memory = state.memory
+    main_root = opts.frame is None
+    keys = {True: state.epoch_key(True), False: state.epoch_key(False)}
+    role_only = opts.format == "role"
+    counted = not opts.depth  # a depth-limited snapshot does not see every element
+    # The rows depend on the text, the options, the document and the numbering. A build
+    # leaves the numbering settled for its document, so the same text built again from
+    # there gives the same rows: a page whose text did not change takes the tab's last
+    # build's rows, in a new RefTable, without a scan (docs/performance.md).
+    inputs = (text, role_only, counted, main_root, keys[True], keys[False])
+    last = memory.last_build
+    if (
+        last is not None
+        and last[0] == inputs
+        and last[1] == (tuple(memory.bases.items()), memory.issued_max)
+    ):
+        kept_rows, kept_renamed = last[2]
+        return _table(state, opts, mode, kept_rows), kept_renamed
     entries, totals = st.scan(text)
     rows: dict[str, RefRow] = {}
     renamed: dict[str, str] = {}
-    main_root = opts.frame is None
-    keys = {True: state.epoch_key(True), False: state.epoch_key(False)}
     # Playwright prefix ("" or "f3") -> (the agent's prefix, offset), settled once per
     # snapshot: this loop runs once per ref (thousands on a big page).
     bases: dict[tuple[str, bool], tuple[str, int]] = {}
-    role_only = opts.format == "role"
     interactive_roles = st.INTERACTIVE_ROLES
-    counted = not opts.depth  # a depth-limited snapshot does not see every element
     issued = memory.issued_max  # kept in a local: this loop runs once per ref
     if len(_SPLIT) > _SPLIT_MAX:
         _SPLIT.clear()
@@ -145,7 +158,15 @@ def build_table(
         count = totals.get((chain, role, name)) if counted else None
         rows[ours] = (pw_ref, role, name, chain, nth, count, interactive)
     memory.issued_max = issued
-    table = RefTable(
+    # Kept by the tab (one build), shared with the table: neither is changed once built.
+    memory.last_build = (inputs, (tuple(memory.bases.items()), issued), (rows, renamed))
+    return _table(state, opts, mode, rows), renamed
+
+
+def _table(
+    state: PageState, opts: SnapshotOptions, mode: RefMode, rows: dict[str, RefRow]
+) -> RefTable:
+    return RefTable(
         mode=mode,
         refs=RefMap(rows),
         page_token=state.token,
@@ -156,7 +177,6 @@ def build_table(
         depth_limited=opts.depth is not None,
         url=state.page.url,
     )
-    return table, renamed
 
 
 def rename_refs(text: str, shown: dict[str, str]) -> str:

@@ -144,6 +144,9 @@ class TargetMemory:
     issued_max: int = 0
     # Playwright frame prefix ("" or "f2") -> (offset added to its numbers, document key)
     bases: dict[str, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
+    # The ref table's last build (snapshot.build_table): what it was built from (the text,
+    # the options, the document), the numbering it left, and its rows and renames.
+    last_build: tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] | None = None
 
 
 class TargetMemories:

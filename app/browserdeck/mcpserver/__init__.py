@@ -12,7 +12,6 @@ Public interface:
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
 TYPE_CHECKING = False
@@ -62,7 +61,9 @@ def client_config_snippet(
         args += ["--profile", profile]
     if url:
         args += ["--url", url]
-    import shutil  # here: the CLI imports this package to build its parser (issue 14)
+    # Here: `browserdeck mcp` imports this package before it starts the service (issue 14).
+    import shutil
+    from pathlib import Path
 
     # The launcher next to this interpreter (a venv's bin/) before whatever PATH finds.
     beside = Path(sys.executable).with_name(

@@ -79,8 +79,10 @@ class McpHttpEndpoint:
         # The modern era's running calls: no session holds them, and Stop all agents
         # or the service's stop must end them as it ends the sessions' calls.
         # Each with the event that tells its request to answer at once: a cancel can be
-        # lost on Python 3.11 (asyncio.wait_for swallows one that lands as its inner
-        # future finishes), and the answer must not wait for the call to notice.
+        # lost on Python 3.11, and the answer must not wait for the call to notice. Shown
+        # on 3.11.7 with a bare script: asyncio.wait_for returns its inner future's result
+        # and drops a cancel that lands in the loop turn that future finishes in (the call
+        # runs on); 3.12 delivers it (bpo-42130). tests/mcp/test_modern_stop.py holds it.
         self._modern_calls: dict[asyncio.Task[dict[str, Any]], asyncio.Event] = {}
         # The modern era's request handlers, so the stop lets their answers go out
         # before the API server cancels what is still running.

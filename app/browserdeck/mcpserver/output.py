@@ -18,9 +18,9 @@ from pathlib import Path
 from browserdeck import confine, paths
 from browserdeck.errors import InvalidInput
 from browserdeck.fastjson import utf8
+from browserdeck.mcpserver.limits import DEFAULT_MAX_CHARS as DEFAULT_MAX_CHARS
+from browserdeck.mcpserver.limits import MIN_MAX_CHARS as MIN_MAX_CHARS
 
-DEFAULT_MAX_CHARS = 20_000
-MIN_MAX_CHARS = 500
 # Offloaded files older than this are removed when a new one is written.
 KEEP_SECONDS = 24 * 3600
 

@@ -294,6 +294,34 @@ def compact(text: str, roots: list[Node] | None = None) -> str:
     return "\n".join(out)
 
 
+# The last few texts' trees and compact forms, newest last: (text, roots, compact form).
+# Both are functions of the text alone and are never changed once built, so the next
+# snapshot of a page whose text did not change (an action that changed nothing, a second
+# look) is not parsed again; the text is still the one Playwright gave for this snapshot.
+# Module-wide like the line memory (snapshot_lines.READER) and bounded by count and size.
+# A tree holds about 200 bytes a line beside its text: at most ~8 MB kept in all.
+_FORMS: list[tuple[str, list[Node], str]] = []
+FORMS_MAX = 4
+FORM_CHARS_MAX = 1_000_000  # a bigger text is parsed every time, never kept
+
+
+def compact_form(text: str) -> tuple[list[Node], str]:
+    """``parse(text)`` and ``compact(text, roots)``: remembered for the last few texts."""
+    for i, form in enumerate(_FORMS):
+        if form[0] == text:  # lengths first, then one memcmp: microseconds
+            if i != len(_FORMS) - 1:
+                del _FORMS[i]
+                _FORMS.append(form)  # used last: evicted last
+            return form[1], form[2]
+    roots = parse(text)
+    body = compact(text, roots)
+    if len(text) <= FORM_CHARS_MAX:
+        if len(_FORMS) >= FORMS_MAX:
+            del _FORMS[0]
+        _FORMS.append((text, roots, body))
+    return roots, body
+
+
 # Gentlest first. The last ones keep only the page's outline (headings, landmarks,
 # distinct controls) and a fold line where look-alike siblings were: long prose needs it.
 FOLDS = (

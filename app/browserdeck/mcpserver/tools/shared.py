@@ -75,8 +75,8 @@ async def _snapshot_text(
         params["viewport"] = True
     data = await call.on_tab(o.SnapshotOptions, params)
     raw = data.snapshot
-    roots = None if full else snapshot.parse(raw)  # parsed once, for compact and folded
-    body = raw if roots is None else snapshot.compact(raw, roots)
+    # Parsed once, for compact and folded (and not again for the same text).
+    roots, body = (None, raw) if full else snapshot.compact_form(raw)
     target = call.session.tab or ""
     header = _page_line(data)
     scoped = selector is not None or depth is not None or full or viewport
