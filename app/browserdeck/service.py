@@ -193,7 +193,15 @@ class Service:
                 # Built on a thread too: building it imports the web stack (uvicorn).
                 self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
                 await self.api.start()
-                self._write_instance_file()
+                # On a thread: its two fsyncs (2-6 ms here, more on a busy disk) held this
+                # loop, and with it the first request the listening API let in (the
+                # `initialize` of the MCP client that started this service; issue 14).
+                writing = asyncio.ensure_future(asyncio.to_thread(self._write_instance_file))
+                try:
+                    await asyncio.shield(writing)
+                finally:
+                    if not writing.done():  # cancelled: stop() removes it once it is there
+                        await asyncio.wait([writing])
             await asyncio.shield(self._engine_start)
             if self.config.enabled and self._run_relays:
                 await self._start_relays()

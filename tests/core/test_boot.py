@@ -84,6 +84,54 @@ async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_
         await service.stop()
 
 
+async def test_the_api_answers_while_the_instance_file_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The instance file's write (two fsyncs) does not hold the loop: the first request
+    the listening API let in (a `browserdeck mcp` client's initialize) is answered
+    meanwhile (issue 14). The write is held at a gate: a slow disk cannot be had on demand."""
+    import threading
+
+    from browserdeck import paths
+    from browserdeck.service import Service
+
+    gate = threading.Event()
+    written = threading.Event()
+    real_write = Service._write_instance_file
+
+    def held_write(self: Service) -> None:
+        gate.wait(5)
+        real_write(self)
+        written.set()
+
+    monkeypatch.setattr(Service, "_write_instance_file", held_write)
+    cfg = service_config()
+    config.save(cfg)
+    service = build_service(force_headless=True)
+    starting = asyncio.create_task(service.start())
+    try:
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{cfg.control_port}", timeout=60, trust_env=False
+        ) as anon:
+            health = None
+            for _ in range(400):
+                try:
+                    health = await anon.get("/health")
+                    break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.05)
+            assert health is not None and health.status_code == 200
+            assert not written.is_set(), "the API answered only once the file was written"
+        gate.set()
+        await starting
+        assert paths.instance_file().exists()
+    finally:
+        gate.set()
+        if not starting.done():
+            await asyncio.wait([starting])
+        await service.stop()
+
+
 async def test_mcp_answers_before_the_api_routes_are_built() -> None:
     """A service started for MCP clients builds the FastAPI app only when a route other
     than /mcp is used (api/staged.py); /mcp needs none of it, behind the same guard."""

@@ -299,10 +299,13 @@ def compact(text: str, roots: list[Node] | None = None) -> str:
 # snapshot of a page whose text did not change (an action that changed nothing, a second
 # look) is not parsed again; the text is still the one Playwright gave for this snapshot.
 # Module-wide like the line memory (snapshot_lines.READER) and bounded by count and size.
-# A tree holds about 200 bytes a line beside its text: at most ~8 MB kept in all.
+# A tree takes ~220 bytes a line beside its text (tracemalloc), its lines' readings being
+# the line memory's: ~0.5 MB for the 2,000-element table's 2,021 lines. Readings the line
+# memory has let go of (emptied, or over its bounds) are held by the tree: up to ~1 KB a
+# line: 12 MB for four texts at the size limit in lines of ~40 characters (measured).
 _FORMS: list[tuple[str, list[Node], str]] = []
 FORMS_MAX = 4
-FORM_CHARS_MAX = 1_000_000  # a bigger text is parsed every time, never kept
+FORM_CHARS_MAX = 150_000  # a bigger text is parsed every time, never kept
 
 
 def compact_form(text: str) -> tuple[list[Node], str]:
