@@ -9,8 +9,8 @@ Part 2, through one MCP client (the official Python SDK over stdio), browserdeck
 `browserdeck mcp` beside Playwright MCP (npm, outside the repo: see bench/peers.py), each with
 its own headless Chromium from the same binary, calls interleaved:
 
-* snapshot after a click on the 2,000-element table (click untimed, then
-  browser_snapshot timed), median and min-max, and the CPU its service's main thread
+* snapshot after a click on the 2,000-element table (another row's Edit each round, so
+  every click changes the page; click untimed, then browser_snapshot timed), median and min-max, and the CPU its service's main thread
   spent on it (ours and ``--baseline``: the Python share, which holds still on a busy
   machine). Not the whole of what an agent pays: Playwright MCP's ``browser_click``
   itself waits 500 ms for the page to settle and takes a full snapshot (to a file), so
@@ -212,11 +212,12 @@ def playwright_mcp(peer: str, work: Path, chromium: str) -> StdioServerParameter
     )
 
 
-def first_ref(text: str, role: str, name: str) -> str:
-    m = re.search(rf'{role} "{re.escape(name)}"[^\n]*?\[ref=([^\]]+)\]', text)
-    if not m:
+def nth_ref(text: str, role: str, name: str, n: int) -> str:
+    """The ref of the ``n``-th (mod their count) element with this role and name."""
+    refs = re.findall(rf'{role} "{re.escape(name)}"[^\n]*?\[ref=([^\]]+)\]', text)
+    if not refs:
         raise RuntimeError(f"no ref for {role} {name!r} in:\n{text[:1500]}")
-    return m.group(1)
+    return refs[n % len(refs)]
 
 
 ARTICLE_TEXT = (
@@ -289,7 +290,11 @@ async def mcp_part(
                 pairs = pairs[i % len(pairs) :] + pairs[: i % len(pairs)]  # each goes first
                 for side, client in pairs:
                     text = await call(client, "browser_snapshot", {})
-                    ref = first_ref(text, "button", "Edit")
+                    # Another row's Edit each round, so that every click changes the page
+                    # ("clicked Edit <row>"): the same button each time left the text after
+                    # the click the same from the second round on, which is not what an
+                    # action usually does, and a text seen before is cheaper for us to read.
+                    ref = nth_ref(text, "button", "Edit", i)
                     pid = instance_pid(side.home) if side.home is not None else None
                     clicked = time.perf_counter()
                     await call(client, "browser_click", {side.ref_arg: ref})

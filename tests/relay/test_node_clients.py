@@ -21,6 +21,25 @@ const connect = () => puppeteer.connect({ browserWSEndpoint: process.env.WS, hea
 const withTimeout = (p, ms, what) => Promise.race([p, new Promise((_, rej) =>
   setTimeout(() => rej(new Error('timed out: ' + what)), ms))]);
 const done = (value) => { console.log('RESULT ' + JSON.stringify(value)); process.exit(0); };
+// goto() resolves on the host page's 'load', which can come before the cross-origin
+// iframe's own renderer has painted; until then Chromium need not deliver input at the
+// iframe's area to it (no hit-test region for it yet, or input dropped before first paint),
+// and a click there is lost without an error (1 run in ~70 on a loaded machine; the first
+// mouse event after goto missed the frame in 2 runs of 30, one sent before its firstPaint).
+// Puppeteer's click reads no lifecycle state: its point comes from layout, then mouse events.
+// So move the mouse over the element until the frame itself sees the pointer: what the
+// click needs, not a guessed delay.
+const untilPointerReaches = async (page, frame, selector) => {
+  const element = await frame.$(selector);
+  await element.evaluate((e) => {
+    window.pointerSeen = false;
+    e.addEventListener('mousemove', () => { window.pointerSeen = true; });
+  });
+  for (let i = 0; !(await frame.evaluate(() => window.pointerSeen)); i++) {
+    const { x, y } = await element.clickablePoint();
+    await page.mouse.move(x, y + (i % 2));  // a move must move to be delivered again
+  }
+};
 """
 
 PLAYWRIGHT_PRELUDE = """
@@ -114,6 +133,7 @@ async def test_puppeteer_second_session_then_reload_with_a_cross_origin_iframe(
   await withTimeout(page.reload(), 10000, 'reload');
   await withTimeout(page.goto(process.env.BASE + '/frames?title=Again'), 10000, 'goto');
   for (let i = 0; !frameOf() && i < 100; i++) await new Promise((r) => setTimeout(r, 50));
+  await withTimeout(untilPointerReaches(page, frameOf(), '#ib'), 10000, 'pointer in the frame');
   await withTimeout(frameOf().click('#ib'), 10000, 'frame click after reload');
   out.frameTextAgain = await frameOf().$eval('#ib', (e) => e.textContent);
   out.title = await page.title();
