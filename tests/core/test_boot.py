@@ -19,6 +19,17 @@ from browserdeck.master import build_service
 from tests.support.service import api_client, running_service, service_config
 
 
+async def _first_health(anon: httpx.AsyncClient) -> httpx.Response | None:
+    """The first /health answer of a service still starting; None if its API did not
+    listen within 20 s ("no hang")."""
+    for _ in range(400):
+        try:
+            return await anon.get("/health")
+        except httpx.TransportError:
+            await asyncio.sleep(0.05)
+    return None
+
+
 async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -38,13 +49,7 @@ async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_
         async with httpx.AsyncClient(
             base_url=f"http://127.0.0.1:{cfg.control_port}", timeout=60, trust_env=False
         ) as anon:
-            health = None
-            for _ in range(400):  # "no hang": up to 20 s for the API to listen
-                try:
-                    health = await anon.get("/health")
-                    break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.05)
+            health = await _first_health(anon)
             assert health is not None, "the API did not listen while the engine started"
             # It answers, and says the engine is not running yet.
             assert health.json()["ok"] is False
@@ -113,13 +118,7 @@ async def test_the_api_answers_while_the_instance_file_is_written(
         async with httpx.AsyncClient(
             base_url=f"http://127.0.0.1:{cfg.control_port}", timeout=60, trust_env=False
         ) as anon:
-            health = None
-            for _ in range(400):
-                try:
-                    health = await anon.get("/health")
-                    break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.05)
+            health = await _first_health(anon)
             assert health is not None and health.status_code == 200
             assert not written.is_set(), "the API answered only once the file was written"
         gate.set()

@@ -69,6 +69,18 @@ async def _assert_nothing_taken_in(service: Service, agent: ProfileContext, why:
     assert not any(engine.holds(agent.cdp_url, t) for t in tabs)
 
 
+async def _warm_up_ran_on_the_blank_tab(counted: list[str]) -> None:
+    """Start a service as for MCP; once its early attach has ended, the warm-up's count
+    ran once, on the blank tab."""
+    service = await _started_for_mcp()
+    try:
+        assert service.early_attach is not None
+        await asyncio.wait_for(asyncio.shield(service.early_attach), 30)
+        assert counted == ["about:blank"]
+    finally:
+        await service.stop()
+
+
 async def test_the_engine_takes_in_the_prelaunched_blank_tab_before_a_call() -> None:
     config.save(service_config())
     service = await _started_for_mcp()
@@ -191,13 +203,7 @@ async def test_the_warm_up_runs_on_the_blank_tab_before_any_call(
 ) -> None:
     counted = _watch_warm_up(monkeypatch)
     config.save(service_config())
-    service = await _started_for_mcp()
-    try:
-        assert service.early_attach is not None
-        await asyncio.wait_for(asyncio.shield(service.early_attach), 30)
-        assert counted == ["about:blank"]
-    finally:
-        await service.stop()
+    await _warm_up_ran_on_the_blank_tab(counted)
 
 
 async def test_no_warm_up_once_a_page_call_came(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -276,13 +282,7 @@ async def test_a_warm_up_that_hangs_is_given_up(monkeypatch: pytest.MonkeyPatch)
     counted = _watch_warm_up(monkeypatch, hold=asyncio.Event())  # never answers
     monkeypatch.setattr(connection, "WARM_UP_TIMEOUT", 0.5)
     config.save(service_config())
-    service = await _started_for_mcp()
-    try:
-        assert service.early_attach is not None
-        await asyncio.wait_for(asyncio.shield(service.early_attach), 30)
-        assert counted == ["about:blank"]
-    finally:
-        await service.stop()
+    await _warm_up_ran_on_the_blank_tab(counted)
 
 
 async def test_a_connection_dropped_while_its_tabs_are_taken_in_holds_none(
