@@ -203,6 +203,12 @@ def _read(found: _Match) -> Line | None:
 READER: st.LineReader[Line | None] = st.LineReader(_LINES, _read)
 
 
-def read_lines(text: str) -> list[Line | None]:
-    """Every line of ``text`` (no YAML-quoted keys) read, None for blank ones."""
-    return READER.lines(text)
+def read_lines(text: str, lines: list[str] | None = None) -> list[Line | None]:
+    """Every line of ``text`` (no YAML-quoted keys) read, None for blank ones; ``lines``:
+    its lines when the caller has split it already."""
+    return READER.lines(text, lines)
+
+
+def read_line(raw: str) -> Line | None:
+    """One line (no YAML-quoted key), as ``read_lines`` reads it."""
+    return READER.line(raw)
