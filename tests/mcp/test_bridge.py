@@ -132,6 +132,27 @@ def test_serve_says_on_its_ready_fd_when_the_api_listens(
         serve.wait(30)
 
 
+def test_serve_refuses_a_ready_fd_that_is_not_a_pipe_of_its_own(
+    bd_home: Path, chromium_path: str
+) -> None:
+    """`--ready-fd` is internal to `browserdeck mcp`; given by hand, -1 or a closed fd
+    ended in an OSError traceback, and 1 wrote the byte into stdout and closed it. Each
+    is one line saying what was given and what to do, with argparse's usage exit code."""
+    closed_read, closed = os.pipe()
+    os.close(closed_read)
+    os.close(closed)  # a descriptor number this process does not have open
+    for fd in ("-1", "0", "1", "2", str(closed)):
+        done = subprocess.run(
+            [sys.executable, "-m", "browserdeck", "serve", "--headless", "--ready-fd", fd],
+            env=env_for(bd_home, chromium_path), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 2, (fd, done.stderr)
+        assert done.stdout == "", fd
+        [line] = done.stderr.splitlines()
+        assert f"--ready-fd {fd}:" in line and "internal to `browserdeck mcp`" in line, line
+        assert "without it" in line, line
+
+
 def test_the_bridge_is_woken_by_the_service_not_by_a_poll(
     bd_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
