@@ -153,6 +153,40 @@ def test_serve_refuses_a_ready_fd_that_is_not_a_pipe_of_its_own(
         assert "without it" in line, line
 
 
+def test_the_bridge_stops_at_once_when_the_service_listens_but_not_on_its_socket(
+    bd_home: Path, chromium_path: str
+) -> None:
+    """A service that cannot bind the API socket serves TCP only (api/server.py), and
+    still says on its ready pipe that it listens: the bridge then polled the socket for
+    60 s and said only that it "did not answer". It now stops at the service's word,
+    says why with the service's own line and where its output is, and stops the service
+    it started, which would hold the control port and a browser for nothing. A real
+    service; its socket is made unbindable by a symlink to itself at that path (the
+    socket's probe gets ELOOP), since the tests run as root, for whom no folder is
+    read-only."""
+    cfg = mcp_config(bd_home)
+    run = bd_home / "run"
+    run.mkdir(mode=0o700)
+    (run / "api.sock").symlink_to("api.sock")
+    done = subprocess.run(
+        [sys.executable, "-m", "browserdeck", "mcp"], env=env_for(bd_home, chromium_path),
+        input="", capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert f"not on its API socket {run / 'api.sock'}" in done.stderr, done.stderr
+    assert "serving TCP only" in done.stderr  # the service's own words
+    assert str(run / "mcp-serve.err") in done.stderr
+    # Stopped: its control port refuses before long.
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", cfg.control_port), timeout=1).close()
+        except ConnectionRefusedError:
+            break
+        assert time.monotonic() < deadline, "the service the bridge started still runs"
+        time.sleep(0.1)
+
+
 def test_the_bridge_is_woken_by_the_service_not_by_a_poll(
     bd_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
