@@ -2,7 +2,8 @@
 
 The process is a thin bridge (mcp_bridge.py) to the service's ``/mcp``: over the API's
 Unix socket when a service runs, after starting one (headless, the way ``serve``
-does) when none does. That service outlives this process on purpose and exits by
+does) when none does; where there is no such socket (macOS, Windows) over TCP, and
+then nothing is started. That service outlives this process on purpose and exits by
 itself once no MCP client has used it for ``mcpIdleMinutes`` (docs/mcp.md says why).
 Only ``--list-tools`` and ``--print-config`` load the MCP server code here.
 """
@@ -275,10 +276,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser(
         "mcp",
-        help="MCP server over stdio (a bridge to the running service; starts one if none runs)",
+        help="MCP server over stdio (a bridge to the running service; on Linux, starts one if "
+        "none runs)",
         description="Serve MCP over stdio: a thin bridge to the browserdeck service's /mcp. "
-        "When no service runs, starts a headless one (as `browserdeck serve --headless`) that "
-        "stays up for the next MCP client and exits after mcpIdleMinutes without one.",
+        "When no service runs (Linux), starts a headless one (as `browserdeck serve "
+        "--headless`) that stays up for the next MCP client and exits after mcpIdleMinutes "
+        "without one.",
     )
     p.add_argument(
         "--tools", default="core", help="core (default), all, or a comma list of tool names"
