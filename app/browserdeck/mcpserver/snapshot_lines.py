@@ -9,7 +9,8 @@ kept by its text: the next snapshot of the same page (after a click, most of its
 lines are the same strings, refs included) looks its lines up instead of running the
 regex and rebuilding them (docs/performance.md, "Where a big snapshot's time goes"). A line's
 reading is a function of its text only, so a remembered one can never be stale; only
-the tree, which is built fresh for every snapshot, knows about the page around it.
+the tree knows about the page around it, and it is a function of the whole text: built
+for each new text, reused only for an identical one (snapshot.py, ``compact_form``).
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ Line = tuple[
 
 
 class Node:
-    """One line of a snapshot in its tree (made fresh for every snapshot: the children)."""
+    """One line of a snapshot in its tree (the children: built for each new text, never
+    changed after, so a tree is reused for an identical text)."""
 
     __slots__ = (
         "actionable",
