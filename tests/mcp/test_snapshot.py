@@ -332,3 +332,30 @@ def test_a_text_changed_in_a_few_lines_gets_the_kept_trees_shape(
         assert parsed == [text], what
         assert _shape(got) == _shape(snapshot.parse(text)), what
         assert got_body == snapshot.compact(text), what
+
+
+def test_a_row_shared_with_the_last_tree_is_not_inlined_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A row's inline line is worked out once per node: the rows a changed text's tree
+    shares with the kept one's are written from what was worked out (issue 14); the
+    compact form is what a whole parse gives."""
+    monkeypatch.setattr(snapshot, "_FORMS", [])
+    inlined: list[str] = []
+    real = snapshot._inline_of
+
+    def counting(node: snapshot.Node) -> str | None:
+        inlined.append(node.raw.strip())
+        return real(node)
+
+    monkeypatch.setattr(snapshot, "_inline_of", counting)
+    snapshot.compact_form(_ROWS)
+    rows = sum(1 for line in _ROWS.split("\n") if line.lstrip().startswith("- row "))
+    assert len([r for r in inlined if r.startswith("- row ")]) == rows == 14
+    inlined.clear()
+    _, body = snapshot.compact_form(_CLICKED)
+    # The rows with a changed line (Edit's focus moved off and on; "Order 5"), made anew.
+    made = sorted(r for r in inlined if r.startswith("- row "))
+    assert made == ["- row [ref=e25]:", "- row [ref=e5]:", "- row [ref=e9]:"]
+    monkeypatch.setattr(snapshot, "_inline_of", real)
+    assert body == snapshot.compact(_CLICKED, snapshot.parse_tree(_CLICKED).roots)

@@ -89,7 +89,17 @@ def _piece(node: Node) -> str | None:
 
 
 def _inline(node: Node) -> str | None:
-    """A row or list item on one line, or None when its content is not flat enough."""
+    """A row or list item on one line, or None when its content is not flat enough.
+
+    Worked out once per node (``Node.inlined``): after an action most rows of a big
+    table are the nodes of the last text's tree."""
+    got = node.inlined
+    if got is sl.UNSET:
+        got = node.inlined = _inline_of(node)
+    return got  # type: ignore[return-value]
+
+
+def _inline_of(node: Node) -> str | None:
     if node.role not in INLINE_ROLES or node.value is not None or not node.children:
         return None
     row = node.role == "row"

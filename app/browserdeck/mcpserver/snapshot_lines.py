@@ -51,6 +51,9 @@ Line = tuple[
 ]
 
 
+UNSET: object = object()  # Node.inlined before it is worked out
+
+
 class Node:
     """One line of a snapshot in its tree. Never changed once built (nor its children's
     list), so a tree is reused for an identical text, and a changed text's tree shares
@@ -61,6 +64,7 @@ class Node:
         "attrs",
         "children",
         "indent",
+        "inlined",
         "kept",
         "key",
         "leaf",
@@ -88,6 +92,10 @@ class Node:
             self.piece,
         ) = line
         self.children = children
+        # Its line as an inline row (snapshot.py, ``_inline``), once worked out: a function
+        # of the node and its children, none of which changes, so a node shared with the
+        # next text's tree (snapshot_tree.py) is not worked out again.
+        self.inlined: object = UNSET  # str, None, or UNSET
 
     def __repr__(self) -> str:
         return f"Node({self.raw!r}, {len(self.children)} children)"
