@@ -355,7 +355,7 @@ async def test_ref_names_are_split_once_and_the_memory_is_bounded(
     """build_table splits each Playwright ref ("f2e14" -> "f2", 14) once and remembers it
     (the same in every snapshot of a document); the memory is emptied when full."""
 
-    from browserdeck.engine import snapshot as snap
+    from browserdeck.engine import reftable as snap
     from browserdeck.engine.options import SnapshotOptions
 
     def table_of() -> tuple[list[str], int]:
@@ -378,6 +378,26 @@ async def test_ref_names_are_split_once_and_the_memory_is_bounded(
     assert len(snap._SPLIT) == 6
 
 
+def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Each scan build_table runs (of a text, or of lines it has read), as it runs."""
+    from browserdeck.engine import snapshot_text as st
+
+    scans: list[object] = []
+    real_scan, real_read = st.scan, st.scan_read
+
+    def counting(text: str) -> Any:
+        scans.append(text)
+        return real_scan(text)
+
+    def counting_read(lines: Any, *, one_frame: bool) -> Any:
+        scans.append(lines)
+        return real_read(lines, one_frame=one_frame)
+
+    monkeypatch.setattr(st, "scan", counting)
+    monkeypatch.setattr(st, "scan_read", counting_read)
+    return scans
+
+
 async def test_the_same_text_with_the_same_numbering_builds_the_same_rows_without_a_scan(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -386,17 +406,9 @@ async def test_the_same_text_with_the_same_numbering_builds_the_same_rows_withou
     again (issue 14, docs/performance.md); the table is still a new one. Anything else the
     rows depend on (a new document, the format, depth) builds them afresh."""
     from browserdeck.engine import snapshot as snap
-    from browserdeck.engine import snapshot_text as st
     from browserdeck.engine.options import SnapshotOptions
 
-    scans: list[str] = []
-    real_scan = st.scan
-
-    def counting(text: str) -> Any:
-        scans.append(text)
-        return real_scan(text)
-
-    monkeypatch.setattr(st, "scan", counting)
+    scans = count_scans(monkeypatch)
     state = table_state()
 
     def fresh(text: str, opts: SnapshotOptions) -> dict[str, Any]:

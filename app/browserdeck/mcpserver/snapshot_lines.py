@@ -9,8 +9,9 @@ kept by its text: the next snapshot of the same page (after a click, most of its
 lines are the same strings, refs included) looks its lines up instead of running the
 regex and rebuilding them (docs/performance.md, "Where a big snapshot's time goes"). A line's
 reading is a function of its text only, so a remembered one can never be stale; only
-the tree knows about the page around it, and it is a function of the whole text: built
-for each new text, reused only for an identical one (snapshot.py, ``compact_form``).
+the tree knows about the page around it, and it is a function of the whole text: reused
+for an identical one (snapshot.py, ``compact_form``), and for a text changed in a few
+lines at the same indents made from the last one's (snapshot_tree.py).
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ Line = tuple[
 
 
 class Node:
-    """One line of a snapshot in its tree (the children: built for each new text, never
-    changed after, so a tree is reused for an identical text)."""
+    """One line of a snapshot in its tree. Never changed once built (nor its children's
+    list), so a tree is reused for an identical text, and a changed text's tree shares
+    the nodes of the lines that did not change (snapshot_tree.py)."""
 
     __slots__ = (
         "actionable",
@@ -205,6 +207,12 @@ def _read(found: _Match) -> Line | None:
 READER: st.LineReader[Line | None] = st.LineReader(_LINES, _read)
 
 
-def read_lines(text: str) -> list[Line | None]:
-    """Every line of ``text`` (no YAML-quoted keys) read, None for blank ones."""
-    return READER.lines(text)
+def read_lines(text: str, lines: list[str] | None = None) -> list[Line | None]:
+    """Every line of ``text`` (no YAML-quoted keys) read, None for blank ones; ``lines``:
+    its lines when the caller has split it already."""
+    return READER.lines(text, lines)
+
+
+def read_line(raw: str) -> Line | None:
+    """One line (no YAML-quoted key), as ``read_lines`` reads it."""
+    return READER.line(raw)
