@@ -456,6 +456,30 @@ async def test_the_same_text_with_the_same_numbering_builds_the_same_rows_withou
     assert len(scans) == 7
 
 
+async def test_a_text_over_the_kept_size_leaves_no_build_in_the_tab(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tab's last build holds its whole text (and its lines): a tab kept any text,
+    however big, and 50 tabs are remembered. A text over ``KEEP_CHARS`` (MCP's limit for
+    its kept trees too: one constant) is built as ever and not kept: the next build of
+    it scans it afresh."""
+    from browserdeck.engine import snapshot as snap
+    from browserdeck.engine import snapshot_text as st
+    from browserdeck.engine.options import SnapshotOptions
+
+    scans = count_scans(monkeypatch)
+    state = table_state()
+    aria = SnapshotOptions()
+    snap.build_table(state, ONE_FRAME, aria, "aria")  # type: ignore[arg-type]
+    assert state.memory.last_build is not None and state.memory.last_build.text == ONE_FRAME
+    monkeypatch.setattr(st, "KEEP_CHARS", len(ONE_FRAME))
+    bigger = ONE_FRAME + '\n- button "More" [ref=e7] [cursor=pointer]'
+    big, _ = snap.build_table(state, bigger, aria, "aria")  # type: ignore[arg-type]
+    assert state.memory.last_build is None and "e7" in big.refs
+    again, _ = snap.build_table(state, bigger, aria, "aria")  # type: ignore[arg-type]
+    assert len(scans) == 3 and list(again.refs) == list(big.refs)
+
+
 async def test_the_ref_table_is_built_while_the_title_is_on_its_way(
     tab: Tab, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from playwright.async_api import Page, async_playwright
 
+from browserdeck.engine import snapshot_text as st
 from browserdeck.mcpserver import snapshot, snapshot_lines, snapshot_search
 from tests.support.browsers import RawChromium
 
@@ -263,7 +264,7 @@ def test_the_same_text_again_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch
     snapshot.compact_form(_TABLE)
     kept = [form[0] for form in snapshot._FORMS]
     assert parsed == [_TABLE] and kept == [*others[2:], others[0], _TABLE]
-    monkeypatch.setattr(snapshot, "FORM_CHARS_MAX", len(_TABLE) - 1)
+    monkeypatch.setattr(st, "KEEP_CHARS", len(_TABLE) - 1)
     snapshot.compact_form(after)
     assert after not in [form[0] for form in snapshot._FORMS]
 

@@ -27,11 +27,6 @@ from browserdeck.engine.state import PageState, RefMap, RefMode, RefRow, RefTabl
 if TYPE_CHECKING:
     from browserdeck.engine.options import SnapshotOptions
 
-# A text over this keeps no lines for the next build to compare with (it is scanned
-# afresh every time, as before): what a tab keeps stays bounded (the lines of its last
-# text, twice over with the renames; 50 tabs are remembered).
-KEEP_CHARS = 300_000
-
 # Playwright ref -> (its prefix, its number), the same in every snapshot of a document:
 # split once (this runs for each of a big page's thousands of refs). Bounded.
 _SPLIT: dict[str, tuple[str, int]] = {}
@@ -59,7 +54,7 @@ class Build:
     inputs: tuple[object, ...]  # format, depth, frame, the documents' keys
     numbering: tuple[object, ...]  # the tab's numbering the build left
     text: str
-    lines: list[str] | None  # the text's lines (None: quoted keys, or over KEEP_CHARS)
+    lines: list[str] | None  # the text's lines (None: quoted keys)
     readings: list[st.ScanLine | None] | None  # each line as the scan read it
     rows: dict[str, RefRow]
     renamed: Renames
@@ -104,7 +99,8 @@ def build_table(
     ):
         last = None  # rows of another format, document or numbering: nothing to compare
     quoted = "- '" in text  # YAML-quoted keys (rare): read by the full parser
-    lines = text.split("\n") if not quoted and len(text) <= KEEP_CHARS else None
+    kept = len(text) <= st.KEEP_CHARS  # a bigger text is scanned afresh every time
+    lines = text.split("\n") if not quoted and kept else None
     readings = None
     if last is not None and last.text == text:  # the same text (a length check, a memcmp)
         readings = last.readings
@@ -171,14 +167,18 @@ def build_table(
         rows[ours] = (pw_ref, role, name, chain, nth, count, interactive)
     memory.issued_max = issued
     # Kept by the tab (one build), shared with the table: neither is changed once built.
-    memory.last_build = Build(
-        inputs,
-        (tuple(memory.bases.items()), issued),
-        text,
-        lines,
-        readings if lines is not None else None,
-        rows,
-        renamed,
+    memory.last_build = (
+        Build(
+            inputs,
+            (tuple(memory.bases.items()), issued),
+            text,
+            lines,
+            readings if lines is not None else None,
+            rows,
+            renamed,
+        )
+        if kept
+        else None
     )
     return _table(state, opts, mode, rows), renamed
 
@@ -224,7 +224,7 @@ def rename_text(text: str, renamed: Renames) -> str:
     The same as renaming the whole text: a ref never holds a newline (each is read from
     one line), so a "[ref=" whose "]" is on a later line is left as it is either way.
     """
-    if len(text) > KEEP_CHARS:
+    if len(text) > st.KEEP_CHARS:
         return rename_refs(text, renamed)
     lines = text.split("\n")
     last = renamed.last

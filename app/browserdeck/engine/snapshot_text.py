@@ -88,6 +88,10 @@ _ELEMENT = re.compile(
     r'^( *)- (/?[A-Za-z][\w-]*)( "[^"\\]*(?:\\.[^"\\]*)*")?((?: \[[^\]]*\])*)(:.*)?$'
 )
 ELEMENT = _ELEMENT  # for mcpserver/snapshot.py's parser: one pattern for both
+# A snapshot text over this is kept for the next snapshot neither by the engine (a tab's
+# last ref table build, engine/reftable.py) nor by MCP (its tree and compact form): it is
+# read afresh every time. What is kept stays bounded: 50 tabs, MCP's last 4 texts.
+KEEP_CHARS = 150_000
 _QUOTED = re.compile(r"^( *)- '(.*)$")
 _REF_ATTR = re.compile(r" \[ref=([^\]]+)\]")
 REF_IN_TEXT = re.compile(r"\[ref=(f\d+)?e(\d+)\]")

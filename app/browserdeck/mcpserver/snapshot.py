@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from browserdeck.engine import snapshot_text as st
 from browserdeck.mcpserver import snapshot_lines as sl
 from browserdeck.mcpserver.snapshot_lines import (
     CELL_ROLES,
@@ -279,7 +280,8 @@ def compact(text: str, roots: list[Node] | None = None) -> str:
 # look) is not parsed again; the text is still the one Playwright gave for this snapshot.
 # One that changed in a few lines at the same indents (after a click: a status line, the
 # focus) gets its tree from the kept one's (``snapshot_tree.changed_tree``). Module-wide like the line
-# memory (snapshot_lines.READER) and bounded by count and size. A tree takes ~220 bytes
+# memory (snapshot_lines.READER) and bounded by count and by size (``st.KEEP_CHARS``, the
+# engine's limit for a tab's last build too). A tree takes ~220 bytes
 # a line beside its text (tracemalloc), its lines' readings being the line memory's, plus
 # its lines and four lists a line long: ~0.7 MB for the 2,000-element table's 2,021 lines.
 # Readings the line memory has let go of (emptied, or over its bounds) are held by the
@@ -287,7 +289,6 @@ def compact(text: str, roots: list[Node] | None = None) -> str:
 # characters (measured).
 _FORMS: list[tuple[str, Tree, str]] = []
 FORMS_MAX = 4
-FORM_CHARS_MAX = 150_000  # a bigger text is parsed every time, never kept
 
 
 def compact_form(text: str) -> tuple[list[Node], str]:
@@ -300,7 +301,7 @@ def compact_form(text: str) -> tuple[list[Node], str]:
             return form[1].roots, form[2]
     tree = None
     raw = None
-    if len(text) <= FORM_CHARS_MAX and "- '" not in text:
+    if len(text) <= st.KEEP_CHARS and "- '" not in text:
         raw = text.split("\n")
         for form in reversed(_FORMS):  # the last used first: most likely the same page
             tree = changed_tree(form[1], raw)
@@ -309,7 +310,7 @@ def compact_form(text: str) -> tuple[list[Node], str]:
     if tree is None:
         tree = parse_tree(text, raw)
     body = compact(text, tree.roots)
-    if len(text) <= FORM_CHARS_MAX:
+    if len(text) <= st.KEEP_CHARS:
         if len(_FORMS) >= FORMS_MAX:
             del _FORMS[0]
         _FORMS.append((text, tree, body))
