@@ -283,9 +283,11 @@ _ROWS = _TABLE.replace(
     + "\n  - text: same words",
     1,
 )
-# After a click: the focus moved, a cell's text and a link's URL changed, same indents.
+# After a click: the focus moved, a cell's text and a link's URL changed, and the table
+# got a name (a changed line above changed ones), all at the same indents.
 _CLICKED = (
     _ROWS.replace('"Edit" [active] [ref=e8]', '"Edit" [ref=e8]')
+    .replace("- table [ref=e3]:", '- table "Orders" [ref=e3]:')
     .replace('"Edit" [ref=e12]', '"Edit" [active] [ref=e12]')
     .replace('"Order 5"', '"Order 5 (paid)"')
     .replace("/url: /home", "/url: /home?x")

@@ -76,7 +76,7 @@ def _readings(text: str, lines: list[str] | None, last: Build | None) -> list[st
                         readings = readings.copy()  # the last build's is never changed
                     readings[i] = line
             return readings
-    return st.SCAN_READER.lines(text)
+    return st.SCAN_READER.lines(text, lines)
 
 
 def build_table(

@@ -64,6 +64,7 @@ class Node:
         "attrs",
         "children",
         "indent",
+        "index",
         "inlined",
         "kept",
         "key",
@@ -76,7 +77,7 @@ class Node:
         "value",
     )
 
-    def __init__(self, line: Line, children: list[Node]) -> None:
+    def __init__(self, line: Line, children: list[Node], index: int = -1) -> None:
         (
             self.indent,
             self.raw,
@@ -92,6 +93,7 @@ class Node:
             self.piece,
         ) = line
         self.children = children
+        self.index = index  # its line in the text (-1: not known, see snapshot_tree.py)
         # Its line as an inline row (snapshot.py, ``_inline``), once worked out: a function
         # of the node and its children, none of which changes, so a node shared with the
         # next text's tree (snapshot_tree.py) is not worked out again.

@@ -10,6 +10,8 @@ their ancestors', made anew (``changed_tree``), instead of a node per line again
 
 from __future__ import annotations
 
+import bisect
+import operator
 from dataclasses import dataclass
 
 from browserdeck.engine import snapshot_text as st
@@ -35,21 +37,13 @@ def _from_line(line: st.Node) -> sl.Line:
 
 @dataclass(slots=True)
 class Tree:
-    """A text's forest, and where each of its lines sits in it (for the next text's).
-
-    ``lines`` (None for a text with YAML-quoted keys: no line-by-line update) are the
-    text's lines, ``readings`` each one read; for line ``i``: ``nodes[i]`` its node (None
-    for a blank line), ``parents[i]`` its parent's line (-1: a root), ``places[i]`` its
-    place among its parent's children. Nothing here is changed once built: the next
-    text's tree shares what did not change.
-    """
+    """A text's forest, with the text's lines and each one read (None for a text with
+    YAML-quoted keys: no line-by-line update). Nothing here is changed once built: the
+    next text's tree shares what did not change."""
 
     roots: list[Node]
     lines: list[str] | None = None
     readings: list[sl.Line | None] | None = None
-    nodes: list[Node | None] | None = None
-    parents: list[int] | None = None
-    places: list[int] | None = None
 
 
 def parse_tree(text: str, raw: list[str] | None = None) -> Tree:
@@ -62,30 +56,17 @@ def parse_tree(text: str, raw: list[str] | None = None) -> Tree:
     lines = sl.read_lines(text, raw)  # each distinct line read once (snapshot_lines.py)
     # Nodes in document order -> roots, each line under the nearest shallower one.
     roots: list[Node] = []
-    count = len(lines)
-    nodes: list[Node | None] = [None] * count
-    parents = [-1] * count
-    places = [0] * count
     stack: list[Node] = []
-    above: list[int] = []  # the stack's lines
     for i, line in enumerate(lines):
         if line is None:  # a blank line
             continue
-        node = nodes[i] = Node(line, [])
+        node = Node(line, [], i)
         indent = node.indent
         while stack and stack[-1].indent >= indent:
             stack.pop()
-            above.pop()
-        if stack:
-            siblings = stack[-1].children
-            parents[i] = above[-1]
-        else:
-            siblings = roots
-        places[i] = len(siblings)
-        siblings.append(node)
+        (stack[-1].children if stack else roots).append(node)
         stack.append(node)
-        above.append(i)
-    return Tree(roots, raw, lines, nodes, parents, places)
+    return Tree(roots, raw, lines)
 
 
 def _forest(lines: list[sl.Line]) -> list[Node]:
@@ -101,6 +82,9 @@ def _forest(lines: list[sl.Line]) -> list[Node]:
     return roots
 
 
+_INDEX = operator.attrgetter("index")
+
+
 def changed_tree(tree: Tree, raw: list[str]) -> Tree | None:
     """``parse_tree(text)`` from ``tree``, for a text (its lines ``raw``, no YAML-quoted keys)
     that differs in a few lines at the same indents (after an action: a value, the
@@ -108,12 +92,13 @@ def changed_tree(tree: Tree, raw: list[str]) -> Tree | None:
 
     The tree's shape depends on the lines' indents alone, so it is the same: each changed
     line gets a new node, and so does each of its ancestors (with a copy of its children,
-    the new node in its place); everything else is shared with ``tree``.
+    the new node in its place); everything else is shared with ``tree``. A line's node
+    is found from the roots down: among siblings (in document order, each holding the
+    lines up to the next one's) the last that starts at or before it (a bisection, in C).
     """
     if tree.lines is None:
         return None
-    assert tree.readings is not None and tree.nodes is not None
-    assert tree.parents is not None and tree.places is not None
+    assert tree.readings is not None
     changed = st.changed_lines(tree.lines, raw)
     if changed is None or len(changed) * 8 >= len(raw):
         return None
@@ -124,32 +109,20 @@ def changed_tree(tree: Tree, raw: list[str]) -> Tree | None:
         if line is None or old is None or line[0] != old[0]:
             return None  # a line appeared, went or moved: another shape
         readings[i] = line
-    parents, places = tree.parents, tree.places
-    # The changed lines and their ancestors, each with its children to put in anew.
-    renew: dict[int, list[int]] = {}
-    for i in changed:
-        child = i
-        renew.setdefault(child, [])
-        parent = parents[child]
-        while parent >= 0:
-            known = parent in renew
-            renew.setdefault(parent, []).append(child)
-            if known:
-                break  # its ancestors are in already
-            child, parent = parent, parents[parent]
-    nodes = tree.nodes.copy()
     roots = tree.roots.copy()
-    for i in sorted(renew, reverse=True):  # children (later lines) before their parents
-        old_node = nodes[i]
-        assert old_node is not None
-        children = old_node.children
-        if renew[i]:
-            children = children.copy()
-            for child in renew[i]:
-                children[places[child]] = nodes[child]  # type: ignore[assignment]
-        line = readings[i]
-        assert line is not None
-        node = nodes[i] = Node(line, children)
-        if parents[i] < 0:
-            roots[places[i]] = node
-    return Tree(roots, raw, readings, nodes, parents, places)
+    made: set[int] = set()  # ids of the nodes made here (their children lists are theirs)
+    for i in changed:
+        siblings = roots  # always a list of this tree's own
+        while True:
+            k = bisect.bisect_right(siblings, i, key=_INDEX) - 1
+            node = siblings[k]
+            at = node.index
+            if at == i or id(node) not in made:
+                line = readings[at]
+                assert line is not None
+                node = siblings[k] = Node(line, node.children.copy(), at)
+                made.add(id(node))
+            if at == i:
+                break
+            siblings = node.children
+    return Tree(roots, raw, readings)
