@@ -63,6 +63,25 @@ async def test_refs_never_repeat_in_a_tab_across_documents(tab: Tab) -> None:
         await tab.act(kind="click", ref=old)
 
 
+async def test_refs_never_repeat_across_documents_no_request_fetched(tab: Tab) -> None:
+    """A data: URL's document comes with no request (Playwright's newDocument is an empty
+    dict): it is a new document all the same, so its refs are numbered above the last
+    document's and an old ref cannot name one of its elements."""
+    import urllib.parse
+
+    await tab.goto("dupes.html")
+    first = (await tab.snap())["snapshot"]
+    old = ref_of(first, 'button "Delete"')  # the first element with a ref there
+    for body in ("<button>Other</button>", "<button>Again</button>"):
+        await tab.goto("data:text/html," + urllib.parse.quote(body))
+        snap = (await tab.snap())["snapshot"]
+        refs = set(re.findall(r"\[ref=([^\]]+)\]", snap))
+        assert refs and not refs & set(re.findall(r"\[ref=([^\]]+)\]", first)), snap
+        with pytest.raises(NotFound, match="not in the latest snapshot"):
+            await tab.act(kind="click", ref=old)
+        first, old = snap, ref_of(snap, "button")
+
+
 async def test_refs_are_stable_across_snapshots_of_one_document(tab: Tab) -> None:
     await tab.goto("dupes.html")
     a = (await tab.snap())["snapshot"]

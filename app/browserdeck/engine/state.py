@@ -305,8 +305,10 @@ class PageState:
 
         def on_navigated(event: dict[str, Any]) -> None:
             # Only a new document restarts Playwright's ref numbering and empties its ref
-            # map; same-document navigations (pushState, #hash) keep both.
-            if event.get("error") or not event.get("newDocument"):
+            # map; same-document navigations (pushState, #hash) keep both. Theirs have no
+            # newDocument (None); a new document's is a dict, empty when no request
+            # fetched it (a data: URL, about:blank), so its being there is what counts.
+            if event.get("error") or event.get("newDocument") is None:
                 return
             if is_main:
                 self.main_epoch += 1
