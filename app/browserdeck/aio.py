@@ -75,3 +75,23 @@ async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
             raise
     except Exception:
         log.debug("task %s ended with an error while cancelled", task.get_name(), exc_info=True)
+
+
+async def finish(task: asyncio.Future[T], what: str) -> T:
+    """``await task``, which runs to its end even when the caller is cancelled meanwhile,
+    once or again and again; the cancel is raised once it has ended. For work that cannot
+    be stopped half-way (a thread's) and that the caller's cleanup must not race: a
+    second cancel let ``Service.stop`` remove the instance file before the thread wrote
+    it. A failure of ``task`` after a cancel is logged (``what`` says what it was): the
+    cancel wins, and the error must not end as "Task exception was never retrieved"."""
+    cancel: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait([task])
+        except asyncio.CancelledError as exc:
+            cancel = exc
+    if cancel is not None:
+        if not task.cancelled() and (error := task.exception()) is not None:
+            log.warning("%s failed while the caller was cancelled: %s", what, error)
+        raise cancel
+    return task.result()

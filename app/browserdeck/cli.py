@@ -49,9 +49,30 @@ def _port(text: str) -> int:
         ) from None
 
 
+def _ready_fd_problem(fd: int) -> str | None:
+    """Why ``serve --ready-fd FD`` cannot be the pipe ``browserdeck mcp`` waits on, if so:
+    the byte and the close would go into stdio (0-2), or fail with a traceback."""
+    import os
+
+    if fd < 3:
+        return "it is below 3 (standard input, output or error, or not a descriptor)"
+    try:
+        os.fstat(fd)
+    except OSError as exc:
+        return f"it is not open in this process ({exc.strerror})"
+    return None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
+    if args.ready_fd is not None:
+        problem = _ready_fd_problem(args.ready_fd)
+        if problem is not None:
+            print(f"browserdeck serve: error: --ready-fd {args.ready_fd}: {problem}; the option "
+                  "is internal to `browserdeck mcp`, which passes the pipe it waits on: run "
+                  "`browserdeck serve` without it", file=sys.stderr)
+            return 2
     from browserdeck import logsetup
 
     logsetup.setup()

@@ -103,6 +103,8 @@ def parse(recorded: Recorder, command: str, argv: list[str]) -> Any:
             return None
         if isinstance(opts.get("default"), str) and "type" in opts:
             return None  # argparse would convert the default too
+        if isinstance(opts.get("const"), str) and opts.keys() & {"type", "choices"}:
+            return None  # and a str const: converted, then checked against the choices
         long = next((f for f in flags if f.startswith("--")), flags[0])
         dest = opts.get("dest", long.lstrip("-").replace("-", "_"))
         values[dest] = opts.get("default", False if action == "store_true" else None)

@@ -2,7 +2,8 @@
 
 The process is a thin bridge (mcp_bridge.py) to the service's ``/mcp``: over the API's
 Unix socket when a service runs, after starting one (headless, the way ``serve``
-does) when none does. That service outlives this process on purpose and exits by
+does) when none does; where there is no such socket (macOS, Windows) over TCP, and
+then nothing is started. That service outlives this process on purpose and exits by
 itself once no MCP client has used it for ``mcpIdleMinutes`` (docs/mcp.md says why).
 Only ``--list-tools`` and ``--print-config`` load the MCP server code here.
 """
@@ -144,18 +145,41 @@ def wait_for_service(started: Started, socket_path: str) -> str | None:
                     text = err.read().strip()
                 return text or f"`browserdeck serve` exited with code {proc.returncode}"
             if told is None:
-                # The service said it listens, or it is exiting (EOF), and yet its socket
-                # does not answer (another browserdeck has that socket): poll as before.
+                # The service is exiting (EOF without its byte): wait for its exit above.
                 time.sleep(0.01)
-            elif select.select([told], [], [], max(0.0, deadline - time.monotonic()))[0] and (
-                not os.read(told, 1)  # EOF: the service closed its end
-            ):
+            elif select.select([told], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                said = os.read(told, 1)  # its byte, or EOF: the service closed its end
                 os.close(told)
                 told = None
+                if said:
+                    if _socket_answers(socket_path):
+                        return None
+                    return _listening_elsewhere(proc, err_path, socket_path)
         return f"`browserdeck serve` did not answer within {START_TIMEOUT:.0f} s"
     finally:
         if told is not None:
             os.close(told)
+
+
+def _listening_elsewhere(proc: subprocess.Popen[bytes], err_path: str, socket_path: str) -> str:
+    """Why the service we started is of no use: it listens (its ready byte came), but not
+    on ``socket_path``: it could not bind it and serves TCP only (api/server.py
+    ``bind_unix``; its stderr says why). Waiting longer would not change that, and it would
+    hold the control port and a browser until its idle exit, so it is stopped."""
+    proc.terminate()
+    try:
+        with open(err_path, encoding="utf-8", errors="replace") as err:
+            said = "; ".join(err.read().strip().splitlines()[-3:])
+    except OSError:
+        said = ""
+    return (
+        f"the service it started listens, but not on its API socket {socket_path}"
+        + (f" (it said: {said})" if said else "")
+        + f", so it was stopped; its output is in {err_path}. Check that "
+        f"{os.path.dirname(socket_path)} is a folder of yours where a socket can be made "
+        "and that nothing but browserdeck's socket is at that path (remove it if so), "
+        "then start the MCP client again"
+    )
 
 
 def _mcp_path(args: argparse.Namespace) -> str:
@@ -252,10 +276,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser(
         "mcp",
-        help="MCP server over stdio (a bridge to the running service; starts one if none runs)",
+        help="MCP server over stdio (a bridge to the running service; on Linux, starts one if "
+        "none runs)",
         description="Serve MCP over stdio: a thin bridge to the browserdeck service's /mcp. "
-        "When no service runs, starts a headless one (as `browserdeck serve --headless`) that "
-        "stays up for the next MCP client and exits after mcpIdleMinutes without one.",
+        "When no service runs (Linux), starts a headless one (as `browserdeck serve "
+        "--headless`) that stays up for the next MCP client and exits after mcpIdleMinutes "
+        "without one.",
     )
     p.add_argument(
         "--tools", default="core", help="core (default), all, or a comma list of tool names"

@@ -196,12 +196,11 @@ class Service:
                 # On a thread: its two fsyncs (2-6 ms here, more on a busy disk) held this
                 # loop, and with it the first request the listening API let in (the
                 # `initialize` of the MCP client that started this service; issue 14).
-                writing = asyncio.ensure_future(asyncio.to_thread(self._write_instance_file))
-                try:
-                    await asyncio.shield(writing)
-                finally:
-                    if not writing.done():  # cancelled: stop() removes it once it is there
-                        await asyncio.wait([writing])
+                # Finished even if cancelled meanwhile: stop() removes it once it is there.
+                await aio.finish(
+                    asyncio.ensure_future(asyncio.to_thread(self._write_instance_file)),
+                    "writing the instance file",
+                )
             await asyncio.shield(self._engine_start)
             if self.config.enabled and self._run_relays:
                 await self._start_relays()

@@ -8,6 +8,8 @@ runs once the gate opens.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -16,6 +18,7 @@ from browserdeck import config
 from browserdeck.api.server import ApiServer
 from browserdeck.engine import Engine
 from browserdeck.master import build_service
+from browserdeck.service import Service
 from tests.support.service import api_client, running_service, service_config
 
 
@@ -98,7 +101,6 @@ async def test_the_api_answers_while_the_instance_file_is_written(
     import threading
 
     from browserdeck import paths
-    from browserdeck.service import Service
 
     gate = threading.Event()
     written = threading.Event()
@@ -129,6 +131,97 @@ async def test_the_api_answers_while_the_instance_file_is_written(
         if not starting.done():
             await asyncio.wait([starting])
         await service.stop()
+
+
+async def _cancel_start_while_writing(
+    monkeypatch: pytest.MonkeyPatch,
+    write: Callable[[Service], None],
+    cancels: int,
+    then: Callable[[], None] = lambda: None,
+) -> None:
+    """A service whose start is cancelled ``cancels`` times while its instance file is
+    being written by ``write`` (on its thread), then ``then``; returns once it has
+    stopped, its start cancelled."""
+    import threading
+
+    entered = threading.Event()
+
+    def entering(self: Service) -> None:
+        entered.set()
+        write(self)
+
+    monkeypatch.setattr(Service, "_write_instance_file", entering)
+    config.save(service_config())
+    service = build_service(force_headless=True)
+    starting = asyncio.create_task(service.start())
+    try:
+        assert await asyncio.to_thread(entered.wait, 30), "the instance file was not written"
+        for _ in range(cancels):
+            starting.cancel()
+            await asyncio.sleep(0)  # the cancel is delivered: start() is in its wait again
+        then()
+        await asyncio.wait([starting], timeout=30)
+        assert starting.cancelled()
+    finally:
+        await service.stop()
+
+
+async def test_a_start_cancelled_twice_leaves_no_instance_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The write runs on a thread and cannot be stopped: start() waits for it through
+    every cancel, so stop() removes the file once it is there. A second cancel used to
+    end that wait, and stop() found no file yet, then the thread wrote it: a stale
+    instance.json naming this pid. The write is held until stop() has removed the file,
+    or 1 s (the fixed start waits for the write, so stop() cannot come first; a slow disk
+    cannot be had on demand)."""
+    import threading
+
+    from browserdeck import paths
+
+    removed = threading.Event()
+    real_remove, real_write = Service._remove_instance_file, Service._write_instance_file
+
+    def remove(self: Service) -> None:
+        real_remove(self)
+        removed.set()
+
+    def held_write(self: Service) -> None:
+        removed.wait(1)
+        real_write(self)
+
+    monkeypatch.setattr(Service, "_remove_instance_file", remove)
+    await _cancel_start_while_writing(monkeypatch, held_write, cancels=2)
+    assert removed.is_set()
+    assert not paths.instance_file().exists(), "a stale instance file names this process"
+
+
+async def test_a_write_failing_after_the_start_was_cancelled_is_retrieved(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Cancelled while the write runs, and then the write fails: the cancel wins, the
+    failure is logged, and nothing is left for asyncio's "Task exception was never
+    retrieved" (which came once the start's frame was collected)."""
+    import gc
+    import threading
+
+    gate = threading.Event()
+
+    def failing_write(self: Service) -> None:
+        gate.wait(30)
+        raise OSError(28, "No space left on device")
+
+    loop = asyncio.get_running_loop()
+    unhandled: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: unhandled.append(context))
+    try:
+        await _cancel_start_while_writing(monkeypatch, failing_write, cancels=1, then=gate.set)
+        gc.collect()  # the start task and its frame, which held the write's task, are gone
+    finally:
+        gate.set()
+        loop.set_exception_handler(None)
+    assert [c["message"] for c in unhandled] == []
+    assert "writing the instance file failed while the caller was cancelled" in caplog.text
 
 
 async def test_mcp_answers_before_the_api_routes_are_built() -> None:
@@ -197,7 +290,6 @@ async def test_serve_starts_the_service_without_cyclic_collections(
     import signal
 
     from browserdeck import master
-    from browserdeck.service import Service
 
     cfg = service_config()
     config.save(cfg)

@@ -8,6 +8,7 @@ import urllib.request
 from collections.abc import AsyncIterator
 from http import HTTPStatus
 from pathlib import Path
+from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
@@ -15,7 +16,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from browserdeck.engine import Engine, options
+from browserdeck.engine import Engine, connection, options
 from browserdeck.errors import Unavailable
 from tests.support.browsers import RawChromium, launch_raw_chromium
 from tests.support.net import free_port
@@ -79,6 +80,13 @@ class AuthProxy:
 def _target(cdp_url: str) -> str:
     with urllib.request.urlopen(f"{cdp_url}/json/list", timeout=5) as resp:
         return str(next(t["id"] for t in json.load(resp) if t["type"] == "page"))
+
+
+def _devtools(cdp_url: str, path: str, method: str = "GET") -> Any:
+    request = urllib.request.Request(f"{cdp_url}/json/{path}", method=method)
+    with urllib.request.urlopen(request, timeout=10) as resp:
+        body = resp.read()
+    return json.loads(body) if body.startswith(b"{") else body
 
 
 @pytest.fixture
@@ -153,6 +161,47 @@ async def test_drop_disconnects_without_closing_the_browser(
     assert _target(chromium.cdp_url) == target
     again = await engine.snapshot(chromium.cdp_url, target, None, options.SnapshotOptions())
     assert again["targetId"] == target
+
+
+async def _past_forget_timer() -> None:
+    """Until a ``CLOSED_TAB_FORGET_AFTER`` timer set before now has fired: the loop runs
+    timers of the same delay in the order they were set."""
+    fired = asyncio.Event()
+    asyncio.get_running_loop().call_later(connection.CLOSED_TAB_FORGET_AFTER, fired.set)
+    await fired.wait()
+
+
+async def test_a_closed_tab_is_forgotten_and_a_tab_whose_connection_dropped_is_not(
+    engine: Engine, chromium: RawChromium, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tab's memory (its ref table, the last build's text and rows) stayed in the LRU
+    after the tab closed, up to 50 tabs. It goes once the tab is closed; but Playwright
+    also closes every Page of a connection that drops (the relay went away) before it
+    says so, and that tab is still open: its memory, with its ref numbering, stays."""
+    monkeypatch.setattr(connection, "CLOSED_TAB_FORGET_AFTER", 0.05)
+    memories = engine.memories._items
+    target = _target(chromium.cdp_url)
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with AuthProxy(chromium) as proxy:
+        await engine.snapshot(proxy.url, target, headers, options.SnapshotOptions())
+        dropping = engine.pool._conns[proxy.url]
+        assert f"{proxy.url}::{target}" in memories
+    await asyncio.wait_for(dropping.gone.wait(), 10)  # the proxy closed its connections
+    await _past_forget_timer()
+    assert f"{proxy.url}::{target}" in memories, "a tab still open was forgotten"
+
+    closing = _devtools(chromium.cdp_url, "new?about:blank", "PUT")["id"]
+    await engine.snapshot(chromium.cdp_url, closing, None, options.SnapshotOptions())
+    conn = engine.pool._conns[chromium.cdp_url]
+    assert f"{chromium.cdp_url}::{closing}" in memories
+    _devtools(chromium.cdp_url, f"close/{closing}")
+    for _ in range(200):  # "no hang": up to 10 s for Playwright to close the Page
+        if closing not in conn.pages:
+            break
+        await asyncio.sleep(0.05)
+    await _past_forget_timer()
+    assert f"{chromium.cdp_url}::{closing}" not in memories
+    assert f"{chromium.cdp_url}::{target}" in memories  # the other tab's is kept
 
 
 async def test_calls_during_and_after_the_engine_stops_say_it_is_shutting_down(

@@ -355,7 +355,7 @@ async def test_ref_names_are_split_once_and_the_memory_is_bounded(
     """build_table splits each Playwright ref ("f2e14" -> "f2", 14) once and remembers it
     (the same in every snapshot of a document); the memory is emptied when full."""
 
-    from browserdeck.engine import snapshot as snap
+    from browserdeck.engine import reftable as snap
     from browserdeck.engine.options import SnapshotOptions
 
     def table_of() -> tuple[list[str], int]:
@@ -378,6 +378,26 @@ async def test_ref_names_are_split_once_and_the_memory_is_bounded(
     assert len(snap._SPLIT) == 6
 
 
+def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Each scan build_table runs (of a text, or of lines it has read), as it runs."""
+    from browserdeck.engine import snapshot_text as st
+
+    scans: list[object] = []
+    real_scan, real_read = st.scan, st.scan_read
+
+    def counting(text: str) -> Any:
+        scans.append(text)
+        return real_scan(text)
+
+    def counting_read(lines: Any, *, one_frame: bool) -> Any:
+        scans.append(lines)
+        return real_read(lines, one_frame=one_frame)
+
+    monkeypatch.setattr(st, "scan", counting)
+    monkeypatch.setattr(st, "scan_read", counting_read)
+    return scans
+
+
 async def test_the_same_text_with_the_same_numbering_builds_the_same_rows_without_a_scan(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -386,17 +406,9 @@ async def test_the_same_text_with_the_same_numbering_builds_the_same_rows_withou
     again (issue 14, docs/performance.md); the table is still a new one. Anything else the
     rows depend on (a new document, the format, depth) builds them afresh."""
     from browserdeck.engine import snapshot as snap
-    from browserdeck.engine import snapshot_text as st
     from browserdeck.engine.options import SnapshotOptions
 
-    scans: list[str] = []
-    real_scan = st.scan
-
-    def counting(text: str) -> Any:
-        scans.append(text)
-        return real_scan(text)
-
-    monkeypatch.setattr(st, "scan", counting)
+    scans = count_scans(monkeypatch)
     state = table_state()
 
     def fresh(text: str, opts: SnapshotOptions) -> dict[str, Any]:
@@ -442,6 +454,30 @@ async def test_the_same_text_with_the_same_numbering_builds_the_same_rows_withou
     state.memory.issued_max = 20
     snap.build_table(state, ONE_FRAME, aria, "aria")  # type: ignore[arg-type]
     assert len(scans) == 7
+
+
+async def test_a_text_over_the_kept_size_leaves_no_build_in_the_tab(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tab's last build holds its whole text (and its lines): a tab kept any text,
+    however big, and 50 tabs are remembered. A text over ``KEEP_CHARS`` (MCP's limit for
+    its kept trees too: one constant) is built as ever and not kept: the next build of
+    it scans it afresh."""
+    from browserdeck.engine import snapshot as snap
+    from browserdeck.engine import snapshot_text as st
+    from browserdeck.engine.options import SnapshotOptions
+
+    scans = count_scans(monkeypatch)
+    state = table_state()
+    aria = SnapshotOptions()
+    snap.build_table(state, ONE_FRAME, aria, "aria")  # type: ignore[arg-type]
+    assert state.memory.last_build is not None and state.memory.last_build.text == ONE_FRAME
+    monkeypatch.setattr(st, "KEEP_CHARS", len(ONE_FRAME))
+    bigger = ONE_FRAME + '\n- button "More" [ref=e7] [cursor=pointer]'
+    big, _ = snap.build_table(state, bigger, aria, "aria")  # type: ignore[arg-type]
+    assert state.memory.last_build is None and "e7" in big.refs
+    again, _ = snap.build_table(state, bigger, aria, "aria")  # type: ignore[arg-type]
+    assert len(scans) == 3 and list(again.refs) == list(big.refs)
 
 
 async def test_the_ref_table_is_built_while_the_title_is_on_its_way(

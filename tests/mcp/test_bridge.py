@@ -132,6 +132,61 @@ def test_serve_says_on_its_ready_fd_when_the_api_listens(
         serve.wait(30)
 
 
+def test_serve_refuses_a_ready_fd_that_is_not_a_pipe_of_its_own(
+    bd_home: Path, chromium_path: str
+) -> None:
+    """`--ready-fd` is internal to `browserdeck mcp`; given by hand, -1 or a closed fd
+    ended in an OSError traceback, and 1 wrote the byte into stdout and closed it. Each
+    is one line saying what was given and what to do, with argparse's usage exit code."""
+    closed_read, closed = os.pipe()
+    os.close(closed_read)
+    os.close(closed)  # a descriptor number this process does not have open
+    for fd in ("-1", "0", "1", "2", str(closed)):
+        done = subprocess.run(
+            [sys.executable, "-m", "browserdeck", "serve", "--headless", "--ready-fd", fd],
+            env=env_for(bd_home, chromium_path), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 2, (fd, done.stderr)
+        assert done.stdout == "", fd
+        [line] = done.stderr.splitlines()
+        assert f"--ready-fd {fd}:" in line and "internal to `browserdeck mcp`" in line, line
+        assert "without it" in line, line
+
+
+def test_the_bridge_stops_at_once_when_the_service_listens_but_not_on_its_socket(
+    bd_home: Path, chromium_path: str
+) -> None:
+    """A service that cannot bind the API socket serves TCP only (api/server.py), and
+    still says on its ready pipe that it listens: the bridge then polled the socket for
+    60 s and said only that it "did not answer". It now stops at the service's word,
+    says why with the service's own line and where its output is, and stops the service
+    it started, which would hold the control port and a browser for nothing. A real
+    service; its socket is made unbindable by a symlink to itself at that path (the
+    socket's probe gets ELOOP), since the tests run as root, for whom no folder is
+    read-only."""
+    cfg = mcp_config(bd_home)
+    run = bd_home / "run"
+    run.mkdir(mode=0o700)
+    (run / "api.sock").symlink_to("api.sock")
+    done = subprocess.run(
+        [sys.executable, "-m", "browserdeck", "mcp"], env=env_for(bd_home, chromium_path),
+        input="", capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert f"not on its API socket {run / 'api.sock'}" in done.stderr, done.stderr
+    assert "serving TCP only" in done.stderr  # the service's own words
+    assert str(run / "mcp-serve.err") in done.stderr
+    # Stopped: its control port refuses before long.
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", cfg.control_port), timeout=1).close()
+        except ConnectionRefusedError:
+            break
+        assert time.monotonic() < deadline, "the service the bridge started still runs"
+        time.sleep(0.1)
+
+
 def test_the_bridge_is_woken_by_the_service_not_by_a_poll(
     bd_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from playwright.async_api import Page, async_playwright
 
+from browserdeck.engine import snapshot_text as st
 from browserdeck.mcpserver import snapshot, snapshot_lines, snapshot_search
 from tests.support.browsers import RawChromium
 
@@ -223,26 +224,37 @@ def test_remembered_lines_are_bounded_and_never_needed(monkeypatch: pytest.Monke
     assert reads[0] == len(_TABLE.split("\n")) - 1 and reads[1:] == [1] * reads[0]
 
 
+def _counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts compact_form parses whole (not from a kept text's tree), as it does."""
+    parsed: list[str] = []
+    real = snapshot.parse_tree
+
+    def counting(text: str, raw: list[str] | None = None) -> snapshot.Tree:
+        parsed.append(text)
+        return real(text, raw)
+
+    monkeypatch.setattr(snapshot, "parse_tree", counting)
+    return parsed
+
+
 def test_the_same_text_again_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """The next snapshot of a page whose text did not change (an action that changed
     nothing, a second look) takes the tree and compact form of that text, which depend on
     it alone (issue 14, docs/performance.md); a changed text is read as ever. Bounded."""
     monkeypatch.setattr(snapshot, "_FORMS", [])
-    parsed: list[str] = []
-    real_parse = snapshot.parse
+    fresh = snapshot.parse_tree
+    parsed = _counting_parses(monkeypatch)
 
-    def counting(text: str) -> list[snapshot.Node]:
-        parsed.append(text)
-        return real_parse(text)
+    def real_parse(text: str) -> list[snapshot.Node]:
+        return fresh(text).roots  # not counted
 
-    monkeypatch.setattr(snapshot, "parse", counting)
     roots, body = snapshot.compact_form(_TABLE)
     again = snapshot.compact_form("".join(list(_TABLE)))  # equal, not the same object
     assert parsed == [_TABLE] and again == (roots, body)
     assert body == snapshot.compact(_TABLE, real_parse(_TABLE))
     after = _TABLE.replace("Order 2", "Order 3")
     assert snapshot.compact_form(after)[1] == snapshot.compact(after, real_parse(after))
-    assert len(parsed) == 2
+    assert len(parsed) == 1  # one line of 17 changed: the tree of the kept text's (below)
     # The last few texts are kept (the one used longest ago goes first); a big one never.
     others = [_TABLE.replace("Order", f"Order{i}") for i in range(snapshot.FORMS_MAX)]
     for text in others:
@@ -252,6 +264,101 @@ def test_the_same_text_again_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch
     snapshot.compact_form(_TABLE)
     kept = [form[0] for form in snapshot._FORMS]
     assert parsed == [_TABLE] and kept == [*others[2:], others[0], _TABLE]
-    monkeypatch.setattr(snapshot, "FORM_CHARS_MAX", len(_TABLE) - 1)
+    monkeypatch.setattr(st, "KEEP_CHARS", len(_TABLE) - 1)
     snapshot.compact_form(after)
     assert after not in [form[0] for form in snapshot._FORMS]
+
+
+def _shape(nodes: list[snapshot.Node]) -> list[object]:
+    return [(n.raw, n.indent, n.role, n.leaf, n.piece, _shape(n.children)) for n in nodes]
+
+
+# _TABLE and more rows: 41 lines, so that up to 5 may change for the tree to be updated.
+_ROWS = _TABLE.replace(
+    "\n  - text: same words",
+    "".join(
+        f'\n      - row [ref=e{20 + i}]:\n        - cell "Order {i}" [ref=e{50 + i}]'
+        for i in range(3, 15)
+    )
+    + "\n  - text: same words",
+    1,
+)
+# After a click: the focus moved, a cell's text and a link's URL changed, and the table
+# got a name (a changed line above changed ones), all at the same indents.
+_CLICKED = (
+    _ROWS.replace('"Edit" [active] [ref=e8]', '"Edit" [ref=e8]')
+    .replace("- table [ref=e3]:", '- table "Orders" [ref=e3]:')
+    .replace('"Edit" [ref=e12]', '"Edit" [active] [ref=e12]')
+    .replace('"Order 5"', '"Order 5 (paid)"')
+    .replace("/url: /home", "/url: /home?x")
+)
+
+
+def test_a_text_changed_in_a_few_lines_gets_the_kept_trees_shape(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After an action the next text differs in a few lines at the same indents: its tree
+    is the kept text's, with those lines' nodes (and their ancestors) made anew and the
+    rest shared (issue 14, docs/performance.md). The tree, compact form and folds are
+    what a whole parse gives; the kept text's tree is left as it was. A line added, gone,
+    blank or moved to another indent parses the text whole."""
+    monkeypatch.setattr(snapshot, "_FORMS", [])
+    fresh = snapshot.parse_tree
+    parsed = _counting_parses(monkeypatch)
+    monkeypatch.setattr(snapshot, "parse", lambda text: fresh(text).roots)
+    roots, body = snapshot.compact_form(_ROWS)
+    kept = _shape(roots)
+    clicked, clicked_body = snapshot.compact_form(_CLICKED)
+    assert parsed == [_ROWS]
+    whole = snapshot.parse(_CLICKED)
+    assert _shape(clicked) == _shape(whole) and _shape(roots) == kept
+    assert clicked_body == snapshot.compact(_CLICKED, whole) != body
+    assert "button \"Edit\" [active] [ref=e12]" in clicked_body
+    for cap in (300, 600, 1200):
+        folded = snapshot.folded(_CLICKED, cap, roots=clicked)
+        assert folded == snapshot.folded(_CLICKED, cap, roots=whole)
+    parsed.clear()
+    # Shared where nothing changed: the last rows' nodes are the same objects.
+    table = roots[0].children[1]
+    assert clicked[0].children[1].children[0].children[-1] is table.children[0].children[-1]
+    assert clicked[0].children[1] is not table  # an ancestor of a changed line
+    reshaped = {
+        "a line more": _CLICKED + '\n  - button "More" [ref=e99]',
+        "a line gone": _CLICKED.replace('\n  - text: same words', "", 1),
+        "a blank line": _CLICKED.replace("  - text: same words", "", 1),
+        "another indent": _CLICKED.replace("  - text: same words", "    - text: same words", 1),
+        "too many lines": _CLICKED.replace("Order", "Item"),
+    }
+    for what, text in reshaped.items():
+        parsed.clear()
+        got, got_body = snapshot.compact_form(text)
+        assert parsed == [text], what
+        assert _shape(got) == _shape(snapshot.parse(text)), what
+        assert got_body == snapshot.compact(text), what
+
+
+def test_a_row_shared_with_the_last_tree_is_not_inlined_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A row's inline line is worked out once per node: the rows a changed text's tree
+    shares with the kept one's are written from what was worked out (issue 14); the
+    compact form is what a whole parse gives."""
+    monkeypatch.setattr(snapshot, "_FORMS", [])
+    inlined: list[str] = []
+    real = snapshot._inline_of
+
+    def counting(node: snapshot.Node) -> str | None:
+        inlined.append(node.raw.strip())
+        return real(node)
+
+    monkeypatch.setattr(snapshot, "_inline_of", counting)
+    snapshot.compact_form(_ROWS)
+    rows = sum(1 for line in _ROWS.split("\n") if line.lstrip().startswith("- row "))
+    assert len([r for r in inlined if r.startswith("- row ")]) == rows == 14
+    inlined.clear()
+    _, body = snapshot.compact_form(_CLICKED)
+    # The rows with a changed line (Edit's focus moved off and on; "Order 5"), made anew.
+    made = sorted(r for r in inlined if r.startswith("- row "))
+    assert made == ["- row [ref=e25]:", "- row [ref=e5]:", "- row [ref=e9]:"]
+    monkeypatch.setattr(snapshot, "_inline_of", real)
+    assert body == snapshot.compact(_CLICKED, snapshot.parse_tree(_CLICKED).roots)

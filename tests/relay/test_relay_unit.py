@@ -322,6 +322,40 @@ def _repeated_after(rec: conformance.Recorder, label: str) -> list[tuple[str, st
     return found
 
 
+async def test_a_document_reopened_with_the_same_loader_is_not_repeated_as_loaded(
+    fast_relay: RelayServer, fake: FakeExtension
+) -> None:
+    """``document.open()`` on a loaded page: Chrome sends ``init`` again with the same
+    loaderId (seen in Chromium: commit, DOMContentLoaded, load, then init on open, and
+    DOMContentLoaded and load only on ``document.close()``). Playwright keeps
+    DOMContentLoaded and load per frame whatever the loader, so repeating the first ones
+    after the reply told it the reopened document had loaded."""
+
+    async def enable_lifecycle(
+        ext: FakeExtension, record: dict[str, Any], params: dict[str, Any]
+    ) -> Any:
+        for name in ("init", "commit", "DOMContentLoaded", "load", "init", "networkIdle"):
+            await ext.event(TAB.tab_id, "Page.lifecycleEvent", _lifecycle("MAIN", "L1", name))
+        return {}
+
+    fake.handlers["Page.setLifecycleEventsEnabled"] = enable_lifecycle
+    rec = await conformance.Recorder.connect(
+        f"ws://127.0.0.1:{fast_relay.port}/cdp", fast_relay.auth_headers()
+    )
+    try:
+        sid = (
+            await rec.result("Target.attachToTarget", {"targetId": TAB.target_id, "flatten": True})
+        )["sessionId"]
+        await rec.result("Page.enable", session=sid)
+        await rec.result("Page.setLifecycleEventsEnabled", {"enabled": True}, session=sid)
+        await rec.result("Runtime.evaluate", {"expression": "1"}, session=sid)
+        assert _repeated_after(rec, "Page.setLifecycleEventsEnabled") == [
+            (sid, "MAIN", "L1", "init"), (sid, "MAIN", "L1", "networkIdle"),
+        ]  # fmt: skip
+    finally:
+        await rec.close()
+
+
 async def test_lifecycle_is_kept_only_while_enabling_it_is_in_flight(
     fast_relay: RelayServer, fake: FakeExtension, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -139,6 +139,17 @@ async def test_a_stale_socket_from_a_dead_service_is_replaced(short_home: Path) 
         assert result.returncode == 0 and "agent (managed" in result.stdout, result.stderr
 
 
+def test_a_directory_at_the_socket_path_means_tcp_only(short_home: Path) -> None:
+    """Whatever sits at the path and cannot be removed: the API serves TCP only, no traceback."""
+    from browserdeck.api.server import bind_unix
+
+    run = short_home / "run"
+    run.mkdir(mode=0o700)
+    (run / "api.sock").mkdir()
+    assert bind_unix(run / "api.sock") is None
+    assert (run / "api.sock").is_dir()  # left as it was
+
+
 async def test_a_live_socket_is_not_taken_over(short_home: Path) -> None:
     async with running_service() as (first, _client):
         assert first.api is not None and first.api.socket_path is not None

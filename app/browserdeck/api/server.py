@@ -189,8 +189,14 @@ def bind_unix(path: Path) -> socket.socket | None:
             probe.connect(str(path))
         except (ConnectionRefusedError, FileNotFoundError):
             log.info("removing the stale API socket %s (its service is gone)", path)
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:  # a directory, say: not ours to remove
+                log.warning(
+                    "cannot remove %s to serve the API socket: %s; serving TCP only "
+                    "(remove it while browserdeck is stopped)", path, exc,
+                )
+                return None
         except OSError as exc:
             log.warning("API socket %s: %s; serving TCP only", path, exc)
             return None

@@ -40,6 +40,12 @@ CONNECT_TRIES = 3
 RELAY_SLOT_WAIT = 30.0
 # A connection retired after a tab's renderer crashed is closed this long after (seconds).
 RETIRED_CLOSE_AFTER = 60.0
+# A closed tab's memory (its refs, its last build) is let go this long after its Page
+# closed, if its connection is still up (seconds). Playwright closes every Page of a
+# browser that disconnects and only then reports the disconnect, and such a tab may still
+# be open (a relay or a remote browser reconnects): its ref numbering must then stay, or
+# refs would repeat in the tab.
+CLOSED_TAB_FORGET_AFTER = 2.0
 PAGE_APPEAR_WAIT = 3.0  # a tab the service just opened may reach Playwright a moment later
 WARM_UP_TIMEOUT = 5.0  # the warm-up's one count; normally a few ms (BrowserPool._warm_up)
 
@@ -237,6 +243,13 @@ class BrowserPool:
         context.on("page", on_page)
         context.on("console", on_console)
 
+    def _forget_closed(self, conn: Connection, target_id: str) -> None:
+        """A tab closed ``CLOSED_TAB_FORGET_AFTER`` ago: forget it, unless its connection
+        is no longer the pool's (lost, dropped: the tab may be open; retired: the one that
+        replaced it has the same tabs) or the tab is back."""
+        if self._conns.get(conn.cdp_url) is conn and target_id not in conn.pages:
+            self._memories.forget(conn.cdp_url, target_id)
+
     def _on_disconnected(self, conn: Connection) -> None:
         conn.lost = True
         conn.gone.set()
@@ -414,6 +427,9 @@ class BrowserPool:
             offline.release(state)
             if conn.pages.get(target_id) is state:
                 del conn.pages[target_id]
+                asyncio.get_running_loop().call_later(
+                    CLOSED_TAB_FORGET_AFTER, self._forget_closed, conn, target_id
+                )
             conn.by_page.pop(page, None)
 
         page.on("close", on_close)

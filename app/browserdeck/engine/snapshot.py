@@ -17,14 +17,8 @@ from browserdeck import aio
 from browserdeck.engine import snapshot_text as st
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.options import DEFAULT_AX_LIMIT, DEFAULT_MAX_CHARS, SnapshotOptions
-from browserdeck.engine.state import (
-    PageState,
-    PreparedSnapshot,
-    RefMap,
-    RefMode,
-    RefRow,
-    RefTable,
-)
+from browserdeck.engine.reftable import Renames, build_table, rename_refs, rename_text
+from browserdeck.engine.state import PageState, PreparedSnapshot, RefMode, RefTable
 from browserdeck.errors import InvalidInput, NotFound, Unavailable
 from browserdeck.results import SnapshotRef, SnapshotStats, SnapshotViewport
 
@@ -77,125 +71,7 @@ async def ai_text(state: PageState, opts: SnapshotOptions) -> str:
         raise
 
 
-# Playwright ref -> (its prefix, its number), the same in every snapshot of a document:
-# split once (this runs for each of a big page's thousands of refs). Bounded.
-_SPLIT: dict[str, tuple[str, int]] = {}
-_SPLIT_MAX = 10_000
-
-
-def build_table(
-    state: PageState, text: str, opts: SnapshotOptions, mode: RefMode
-) -> tuple[RefTable, dict[str, str]]:
-    """The ref table of a snapshot and the map Playwright ref -> the ref the agent sees.
-
-    The map is empty when every ref keeps Playwright's name (a tab's first document, the
-    common case): there is then nothing to rename in the text.
-    """
-    memory = state.memory
-    main_root = opts.frame is None
-    keys = {True: state.epoch_key(True), False: state.epoch_key(False)}
-    role_only = opts.format == "role"
-    counted = not opts.depth  # a depth-limited snapshot does not see every element
-    # The rows depend on the text, the options, the document and the numbering. A build
-    # leaves the numbering settled for its document, so the same text built again from
-    # there gives the same rows: a page whose text did not change takes the tab's last
-    # build's rows, in a new RefTable, without a scan (docs/performance.md).
-    inputs = (text, role_only, counted, main_root, keys[True], keys[False])
-    last = memory.last_build
-    if (
-        last is not None
-        and last[0] == inputs
-        and last[1] == (tuple(memory.bases.items()), memory.issued_max)
-    ):
-        kept_rows, kept_renamed = last[2]
-        return _table(state, opts, mode, kept_rows), kept_renamed
-    entries, totals = st.scan(text)
-    rows: dict[str, RefRow] = {}
-    renamed: dict[str, str] = {}
-    # Playwright prefix ("" or "f3") -> (the agent's prefix, offset), settled once per
-    # snapshot: this loop runs once per ref (thousands on a big page).
-    bases: dict[tuple[str, bool], tuple[str, int]] = {}
-    interactive_roles = st.INTERACTIVE_ROLES
-    issued = memory.issued_max  # kept in a local: this loop runs once per ref
-    if len(_SPLIT) > _SPLIT_MAX:
-        _SPLIT.clear()
-    split = _SPLIT.get
-    for pw_ref, role, name, chain, interactive, nth in entries:
-        if role_only and role not in interactive_roles:
-            continue
-        parts = split(pw_ref)
-        if parts is None:
-            pw_prefix, _, digits = pw_ref.rpartition("e")
-            if not digits.isdigit():
-                continue
-            parts = _SPLIT[pw_ref] = (pw_prefix, int(digits))
-        pw_prefix, pw_number = parts
-        main = main_root and not chain
-        settled = bases.get((pw_prefix, main))
-        if settled is None:
-            # Playwright prefixes even the main frame's refs with a new "f<seq>" after
-            # each navigation (its frame sequence number); the agent sees one counter per
-            # tab with no prefix there, and the "f" prefix only inside iframes.
-            prefix = "" if main else pw_prefix
-            key = keys[main]
-            entry = memory.bases.get(prefix)
-            if entry is None:
-                entry = (0, key)  # a prefix never seen in this tab cannot clash
-            elif entry[1] != key:
-                # A new document (or a new Page object) restarted Playwright's numbering:
-                # start above every number this tab ever handed out.
-                entry = (issued, key)
-            memory.bases[prefix] = entry
-            settled = bases[(pw_prefix, main)] = (prefix, entry[0])
-        prefix, base = settled
-        number = pw_number + base
-        if number > issued:
-            issued = number
-        if base or prefix != pw_prefix:
-            ours = renamed[pw_ref] = f"{prefix}e{number}"
-        else:
-            ours = pw_ref  # Playwright's own name (no string built per ref)
-        count = totals.get((chain, role, name)) if counted else None
-        rows[ours] = (pw_ref, role, name, chain, nth, count, interactive)
-    memory.issued_max = issued
-    # Kept by the tab (one build), shared with the table: neither is changed once built.
-    memory.last_build = (inputs, (tuple(memory.bases.items()), issued), (rows, renamed))
-    return _table(state, opts, mode, rows), renamed
-
-
-def _table(
-    state: PageState, opts: SnapshotOptions, mode: RefMode, rows: dict[str, RefRow]
-) -> RefTable:
-    return RefTable(
-        mode=mode,
-        refs=RefMap(rows),
-        page_token=state.token,
-        main_epoch=state.main_epoch,
-        child_epoch=state.child_epoch,
-        selector=opts.selector,
-        frame=opts.frame,
-        depth_limited=opts.depth is not None,
-        url=state.page.url,
-    )
-
-
-def rename_refs(text: str, shown: dict[str, str]) -> str:
-    """Every ``[ref=<Playwright ref>]`` of ``text`` as the ref the agent sees.
-
-    Split at the refs rather than a regex substitution: no Python call per ref (a big
-    page has thousands), about half the time.
-    """
-    parts = text.split("[ref=")
-    get = shown.get
-    out = [parts[0]]
-    for part in parts[1:]:
-        end = part.find("]")
-        if end < 0:  # "[ref=" without its "]": not a ref
-            out.append(part)
-            continue
-        pw_ref = part[:end]
-        out.append(get(pw_ref, pw_ref) + part[end:])
-    return "[ref=".join(out)
+__all__ = ["build_table", "rename_refs", "render", "snapshot"]
 
 
 def render(text: str, opts: SnapshotOptions, table: RefTable, renamed: dict[str, str]) -> str:
@@ -203,6 +79,8 @@ def render(text: str, opts: SnapshotOptions, table: RefTable, renamed: dict[str,
     if opts.format == "ai" and not opts.compact and not opts.interactive:
         if not renamed:
             return text  # the common case: Playwright's text as is
+        if isinstance(renamed, Renames):  # line by line where the text changed
+            return rename_text(text, renamed)
         return rename_refs(text, renamed)
     shown = table.refs.pw_refs()  # every ref of this format, renamed or not
 

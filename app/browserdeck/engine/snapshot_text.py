@@ -20,7 +20,9 @@ reading both the engine's ref scan here and MCP's compact form run on.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
+import operator
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -86,6 +88,10 @@ _ELEMENT = re.compile(
     r'^( *)- (/?[A-Za-z][\w-]*)( "[^"\\]*(?:\\.[^"\\]*)*")?((?: \[[^\]]*\])*)(:.*)?$'
 )
 ELEMENT = _ELEMENT  # for mcpserver/snapshot.py's parser: one pattern for both
+# A snapshot text over this is kept for the next snapshot neither by the engine (a tab's
+# last ref table build, engine/reftable.py) nor by MCP (its tree and compact form): it is
+# read afresh every time. What is kept stays bounded: 50 tabs, MCP's last 4 texts.
+KEEP_CHARS = 150_000
 _QUOTED = re.compile(r"^( *)- '(.*)$")
 _REF_ATTR = re.compile(r" \[ref=([^\]]+)\]")
 REF_IN_TEXT = re.compile(r"\[ref=(f\d+)?e(\d+)\]")
@@ -391,8 +397,10 @@ class LineReader(Generic[T]):
             missing = [raw for raw in missing if len(raw) <= longest]
         return missing
 
-    def lines(self, text: str) -> list[T]:
-        lines = text.split("\n")
+    def lines(self, text: str, lines: list[str] | None = None) -> list[T]:
+        """Each line's reading; ``lines``: ``text.split("\\n")`` when the caller has it."""
+        if lines is None:
+            lines = text.split("\n")
         memo = self.memo
         if not memo:
             self.chars = 0  # emptied (or replaced) elsewhere
@@ -438,7 +446,29 @@ class LineReader(Generic[T]):
         return out
 
 
+    def line(self, raw: str) -> T:
+        """One line's reading (remembered, or read now and not kept)."""
+        found = self.memo.get(raw, _UNREAD)
+        if found is _UNREAD:
+            m = self.pattern.match(raw)
+            assert m is not None  # the last alternative matches any line
+            found = self.read(m.groups(""))
+        return found  # type: ignore[no-any-return]
+
+
 _UNREAD: Any = object()  # LineReader's marker for a line it does not remember
+
+
+def changed_lines(old: list[str], new: list[str]) -> list[int] | None:
+    """The positions where ``new`` differs from ``old``; None when their counts differ.
+
+    In C (``map`` of ``operator.ne``, ``compress``): no Python step per line. After an
+    action the next snapshot of a big page differs from the last in a few of its
+    thousands of lines (a value, the focus), so what was worked out for the others holds.
+    """
+    if len(old) != len(new):
+        return None
+    return list(itertools.compress(range(len(new)), map(operator.ne, old, new)))
 
 
 def _weight(lines: list[str]) -> int:
@@ -504,11 +534,18 @@ def scan(text: str) -> tuple[list[RefEntry], dict[CountKey, int]]:
     """
     if "- '" in text:
         return _scan_parsed(text)
+    return scan_read(SCAN_READER.lines(text), one_frame="- iframe " not in text)
+
+
+def scan_read(
+    lines: list[ScanLine | None], *, one_frame: bool
+) -> tuple[list[RefEntry], dict[CountKey, int]]:
+    """``scan`` of lines read already (no YAML-quoted keys); ``one_frame``: the text has
+    no ``- iframe `` (its result is the same either way, only slower with frames)."""
     totals: dict[CountKey, int] = {}
     entries: list[RefEntry] = []
     append = entries.append
-    lines = SCAN_READER.lines(text)
-    if "- iframe " not in text:  # one frame: every line's chain is ()
+    if one_frame:  # every line's chain is ()
         top: tuple[str, ...] = ()
         for line in lines:
             if line is None:

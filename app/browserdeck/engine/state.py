@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     )
 
     from browserdeck.engine.offline import WorkerOffline
+    from browserdeck.engine.reftable import Build
 
 log = logging.getLogger(__name__)
 
@@ -144,9 +145,10 @@ class TargetMemory:
     issued_max: int = 0
     # Playwright frame prefix ("" or "f2") -> (offset added to its numbers, document key)
     bases: dict[str, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
-    # The ref table's last build (snapshot.build_table): what it was built from (the text,
-    # the options, the document), the numbering it left, and its rows and renames.
-    last_build: tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] | None = None
+    # The ref table's last build (reftable.build_table): what it was built from (the text
+    # and its lines' readings, the options, the document), the numbering it left, and its
+    # rows and renames.
+    last_build: Build | None = None
 
 
 class TargetMemories:

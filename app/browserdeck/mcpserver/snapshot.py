@@ -28,46 +28,16 @@ from browserdeck.mcpserver.snapshot_lines import (
     WRAPPER_ROLES,
     Node,
 )
+from browserdeck.mcpserver.snapshot_tree import Tree, changed_tree, parse_tree
 
 __all__ = ["INTERACTIVE_ROLES", "WRAPPER_ROLES", "Node", "compact", "folded", "parse"]
 
 _REF = re.compile(r"\[ref=([^\]\s]+)\]")
 
 
-def _from_line(line: st.Node) -> sl.Line:
-    """A line the engine's full parser read (YAML-quoted keys) as MCP reads lines."""
-    if not line.role:  # not understood: kept verbatim
-        return sl.verbatim(line.raw)
-    tail = line.tail
-    return sl.element(
-        line.indent,
-        line.raw,
-        line.role,
-        line.name_raw.strip() or None,
-        tuple(line.attrs[2:-1].split("] [")) if line.attrs else (),
-        (tail[1:].strip() or None) if tail.startswith(":") else None,
-    )
-
-
 def parse(text: str) -> list[Node]:
     """The snapshot as a forest; unparseable lines become leaf nodes kept verbatim."""
-    if "- '" in text:  # YAML-quoted keys (rare): the engine's full parser reads them
-        lines: list[sl.Line | None] = [_from_line(n) for n in st.parse(text) if n.raw.strip()]
-    else:
-        lines = sl.read_lines(text)  # each distinct line read once (snapshot_lines.py)
-    # Nodes in document order -> roots, each line under the nearest shallower one.
-    roots: list[Node] = []
-    stack: list[Node] = []
-    for line in lines:
-        if line is None:  # a blank line
-            continue
-        node = Node(line, [])
-        indent = node.indent
-        while stack and stack[-1].indent >= indent:
-            stack.pop()
-        (stack[-1].children if stack else roots).append(node)
-        stack.append(node)
-    return roots
+    return parse_tree(text).roots
 
 
 def _is_actionable(node: Node) -> bool:
@@ -120,7 +90,17 @@ def _piece(node: Node) -> str | None:
 
 
 def _inline(node: Node) -> str | None:
-    """A row or list item on one line, or None when its content is not flat enough."""
+    """A row or list item on one line, or None when its content is not flat enough.
+
+    Worked out once per node (``Node.inlined``): after an action most rows of a big
+    table are the nodes of the last text's tree."""
+    got = node.inlined
+    if got is sl.UNSET:
+        got = node.inlined = _inline_of(node)
+    return got  # type: ignore[return-value]
+
+
+def _inline_of(node: Node) -> str | None:
     if node.role not in INLINE_ROLES or node.value is not None or not node.children:
         return None
     row = node.role == "row"
@@ -294,18 +274,21 @@ def compact(text: str, roots: list[Node] | None = None) -> str:
     return "\n".join(out)
 
 
-# The last few texts' trees and compact forms, newest last: (text, roots, compact form).
+# The last few texts' trees and compact forms, newest last: (text, tree, compact form).
 # Both are functions of the text alone and are never changed once built, so the next
 # snapshot of a page whose text did not change (an action that changed nothing, a second
 # look) is not parsed again; the text is still the one Playwright gave for this snapshot.
-# Module-wide like the line memory (snapshot_lines.READER) and bounded by count and size.
-# A tree takes ~220 bytes a line beside its text (tracemalloc), its lines' readings being
-# the line memory's: ~0.5 MB for the 2,000-element table's 2,021 lines. Readings the line
-# memory has let go of (emptied, or over its bounds) are held by the tree: up to ~1 KB a
-# line: 12 MB for four texts at the size limit in lines of ~40 characters (measured).
-_FORMS: list[tuple[str, list[Node], str]] = []
+# One that changed in a few lines at the same indents (after a click: a status line, the
+# focus) gets its tree from the kept one's (``snapshot_tree.changed_tree``). Module-wide like the line
+# memory (snapshot_lines.READER) and bounded by count and by size (``st.KEEP_CHARS``, the
+# engine's limit for a tab's last build too). A tree takes ~220 bytes
+# a line beside its text (tracemalloc), its lines' readings being the line memory's, plus
+# its lines and four lists a line long: ~0.7 MB for the 2,000-element table's 2,021 lines.
+# Readings the line memory has let go of (emptied, or over its bounds) are held by the
+# tree: up to ~1 KB a line: 12 MB for four texts at the size limit in lines of ~40
+# characters (measured).
+_FORMS: list[tuple[str, Tree, str]] = []
 FORMS_MAX = 4
-FORM_CHARS_MAX = 150_000  # a bigger text is parsed every time, never kept
 
 
 def compact_form(text: str) -> tuple[list[Node], str]:
@@ -315,14 +298,23 @@ def compact_form(text: str) -> tuple[list[Node], str]:
             if i != len(_FORMS) - 1:
                 del _FORMS[i]
                 _FORMS.append(form)  # used last: evicted last
-            return form[1], form[2]
-    roots = parse(text)
-    body = compact(text, roots)
-    if len(text) <= FORM_CHARS_MAX:
+            return form[1].roots, form[2]
+    tree = None
+    raw = None
+    if len(text) <= st.KEEP_CHARS and "- '" not in text:
+        raw = text.split("\n")
+        for form in reversed(_FORMS):  # the last used first: most likely the same page
+            tree = changed_tree(form[1], raw)
+            if tree is not None:
+                break
+    if tree is None:
+        tree = parse_tree(text, raw)
+    body = compact(text, tree.roots)
+    if len(text) <= st.KEEP_CHARS:
         if len(_FORMS) >= FORMS_MAX:
             del _FORMS[0]
-        _FORMS.append((text, roots, body))
-    return roots, body
+        _FORMS.append((text, tree, body))
+    return tree.roots, body
 
 
 # Gentlest first. The last ones keep only the page's outline (headings, landmarks,

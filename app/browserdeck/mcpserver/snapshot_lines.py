@@ -9,7 +9,9 @@ kept by its text: the next snapshot of the same page (after a click, most of its
 lines are the same strings, refs included) looks its lines up instead of running the
 regex and rebuilding them (docs/performance.md, "Where a big snapshot's time goes"). A line's
 reading is a function of its text only, so a remembered one can never be stale; only
-the tree, which is built fresh for every snapshot, knows about the page around it.
+the tree knows about the page around it, and it is a function of the whole text: reused
+for an identical one (snapshot.py, ``compact_form``), and for a text changed in a few
+lines at the same indents made from the last one's (snapshot_tree.py).
 """
 
 from __future__ import annotations
@@ -49,14 +51,21 @@ Line = tuple[
 ]
 
 
+UNSET: object = object()  # Node.inlined before it is worked out
+
+
 class Node:
-    """One line of a snapshot in its tree (made fresh for every snapshot: the children)."""
+    """One line of a snapshot in its tree. Never changed once built (nor its children's
+    list), so a tree is reused for an identical text, and a changed text's tree shares
+    the nodes of the lines that did not change (snapshot_tree.py)."""
 
     __slots__ = (
         "actionable",
         "attrs",
         "children",
         "indent",
+        "index",
+        "inlined",
         "kept",
         "key",
         "leaf",
@@ -68,7 +77,7 @@ class Node:
         "value",
     )
 
-    def __init__(self, line: Line, children: list[Node]) -> None:
+    def __init__(self, line: Line, children: list[Node], index: int = -1) -> None:
         (
             self.indent,
             self.raw,
@@ -84,6 +93,11 @@ class Node:
             self.piece,
         ) = line
         self.children = children
+        self.index = index  # its line in the text (-1: not known, see snapshot_tree.py)
+        # Its line as an inline row (snapshot.py, ``_inline``), once worked out: a function
+        # of the node and its children, none of which changes, so a node shared with the
+        # next text's tree (snapshot_tree.py) is not worked out again.
+        self.inlined: object = UNSET  # str, None, or UNSET
 
     def __repr__(self) -> str:
         return f"Node({self.raw!r}, {len(self.children)} children)"
@@ -203,6 +217,12 @@ def _read(found: _Match) -> Line | None:
 READER: st.LineReader[Line | None] = st.LineReader(_LINES, _read)
 
 
-def read_lines(text: str) -> list[Line | None]:
-    """Every line of ``text`` (no YAML-quoted keys) read, None for blank ones."""
-    return READER.lines(text)
+def read_lines(text: str, lines: list[str] | None = None) -> list[Line | None]:
+    """Every line of ``text`` (no YAML-quoted keys) read, None for blank ones; ``lines``:
+    its lines when the caller has split it already."""
+    return READER.lines(text, lines)
+
+
+def read_line(raw: str) -> Line | None:
+    """One line (no YAML-quoted key), as ``read_lines`` reads it."""
+    return READER.line(raw)

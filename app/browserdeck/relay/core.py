@@ -674,8 +674,12 @@ class Relay:
             return
         for recorder in recorders:
             frame = recorder.frames.get(frame_id)
-            if frame is None or frame.loader_id != loader_id:
+            if frame is None or frame.loader_id != loader_id or name == "init":
                 # A new document: what the previous one went through no longer applies.
+                # ``document.open()`` sends ``init`` again with the same loader, and the
+                # reopened document has not loaded: Playwright keeps DOMContentLoaded and
+                # load per frame, whatever the loader, so repeating the earlier ones would
+                # tell it the new document loaded.
                 frame = recorder.frames[frame_id] = FrameLifecycle(loader_id)
             # A repeat (networkIdle again) keeps its place, with the latest params.
             frame.events[name] = params_json
@@ -1029,8 +1033,10 @@ class Relay:
         extension shares is never paused, so the popup can commit and load between
         ``Page.getFrameTree`` and this command, and its ``load`` was lost
         (``wait_for_load_state`` timed out; docs/extension.md, "CDP handled by the
-        relay"). A repeat of events the client already had is harmless: clients keep
-        lifecycle names per document as a set.
+        relay"). A repeat of events the client already had is harmless: Playwright keeps
+        the DOMContentLoaded and load it heard per frame, whatever the loader, until a new
+        document commits. For the same reason only the current document's events may be
+        repeated (``_record_lifecycle``).
 
         What is repeated is what ``recorder`` heard while the command was in flight, which
         holds Chrome's replay of every current document; a frame that went away in that
