@@ -15,8 +15,9 @@ from tests.support.imports import SERVE_PATH, loaded_after
 def test_the_serve_path_leaves_the_relay_server_and_filelock_for_later() -> None:
     loaded = loaded_after(SERVE_PATH)
     assert "browserdeck.relay.slot" in loaded  # the engine's, for extension profiles
-    # The relay server comes with a relay's start, filelock with the first tab claim.
-    assert not {"browserdeck.relay.server", "filelock"} & loaded
+    # The relay server and its session model come with a relay's start, filelock with
+    # the first tab claim.
+    assert not {"browserdeck.relay.server", "browserdeck.relay.model", "filelock"} & loaded
 
 
 def test_a_tab_claim_still_locks_the_claims_file(tmp_path: Path) -> None:

@@ -19,12 +19,17 @@ import contextlib
 import random
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.protocol import State
 
 from browserdeck import errors
-from browserdeck.relay.model import Client
+
+if TYPE_CHECKING:
+    # The relay's session model (and with it its wire helpers) comes with a relay's
+    # start, not with the engine, which imports this module for its slot header (issue
+    # 14: the engine's import is on the way to the Playwright driver's spawn).
+    from browserdeck.relay.model import Client
 
 BUSY_MARKER = "is in use by"
 CLIENT_MODES = ("single-active", "multi-client")
