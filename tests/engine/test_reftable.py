@@ -150,3 +150,34 @@ async def test_a_snapshot_after_a_click_keeps_working_refs_and_old_ones_fail(
     with pytest.raises(Conflict, match="stale"):
         await tab.act(kind="click", ref=button)
     assert ref_of((await tab.snap())["snapshot"], 'button "Button 7"') != button
+
+
+async def test_renames_share_the_builds_lines() -> None:
+    """After a new document the renamed lines are kept beside the build's own lines, not
+    beside a second split of the same text (docs/performance.md, "A text that changed in
+    a few lines")."""
+    state = table_state()
+    aria = SnapshotOptions()
+    reftable.build_table(state, PAGE, aria, "aria")
+    state.epoch_key = lambda main: (2, 1)  # a new document: every ref renamed
+    for text in (PAGE, ACTED):
+        table, renamed = reftable.build_table(state, text, aria, "aria")
+        build = state.memory.last_build
+        assert build is not None and "\n".join(build.lines) == text
+        out = snap.render(text, aria, table, renamed, build.lines)
+        assert out == reftable.rename_refs(text, dict(renamed))
+        assert renamed.last is not None and renamed.last[0] is build.lines
+
+
+async def test_every_tabs_builds_together_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over ``KEPT_BUDGET`` characters in all, the least recently built tab's build is
+    dropped first; that tab's next snapshot is built afresh and gives the same rows."""
+    monkeypatch.setattr(reftable, "KEPT_BUDGET", 2 * len(PAGE) + 1)
+    aria = SnapshotOptions()
+    tabs = [table_state() for _ in range(3)]
+    for state in tabs:
+        reftable.build_table(state, PAGE, aria, "aria")
+    assert [state.memory.last_build is not None for state in tabs] == [False, True, True]
+    table, _ = reftable.build_table(tabs[0], PAGE, aria, "aria")  # used again: kept
+    assert [state.memory.last_build is not None for state in tabs] == [True, False, True]
+    assert {ref: table.refs[ref] for ref in table.refs} == fresh(table_state(), PAGE, aria)

@@ -471,7 +471,7 @@ async def test_a_text_over_the_kept_size_leaves_no_build_in_the_tab(
     state = table_state()
     aria = SnapshotOptions()
     snap.build_table(state, ONE_FRAME, aria, "aria")  # type: ignore[arg-type]
-    assert state.memory.last_build is not None and state.memory.last_build.text == ONE_FRAME
+    assert state.memory.last_build is not None and "\n".join(state.memory.last_build.lines) == ONE_FRAME
     monkeypatch.setattr(st, "KEEP_CHARS", len(ONE_FRAME))
     bigger = ONE_FRAME + '\n- button "More" [ref=e7] [cursor=pointer]'
     big, _ = snap.build_table(state, bigger, aria, "aria")  # type: ignore[arg-type]

@@ -18,11 +18,21 @@ settled by this snapshot, so a ref of an older snapshot fails as before (engine/
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from browserdeck.engine import snapshot_text as st
-from browserdeck.engine.state import PageState, RefMap, RefMode, RefRow, RefTable
+from browserdeck.engine.state import (
+    PageState,
+    RefMap,
+    RefMode,
+    RefRow,
+    RefTable,
+    TargetMemory,
+)
 
 if TYPE_CHECKING:
     from browserdeck.engine.options import SnapshotOptions
@@ -49,33 +59,80 @@ class Renames(dict[str, str]):
 
 @dataclass(slots=True)
 class Build:
-    """A tab's last ref table build: what it was built from and what it gave."""
+    """A tab's last ref table build: what it was built from and what it gave.
+
+    The text is kept as its lines only (``"\\n".join(lines)`` is the text): they are
+    what the next build compares, and the renames' last lines are these same strings
+    (``rename_text``), so a tab holds one copy of its text.
+    """
 
     inputs: tuple[object, ...]  # format, depth, frame, the documents' keys
     numbering: tuple[object, ...]  # the tab's numbering the build left
-    text: str
-    lines: list[str] | None  # the text's lines (None: quoted keys)
-    readings: list[st.ScanLine | None] | None  # each line as the scan read it
+    lines: list[str]  # the text's lines
+    readings: list[st.ScanLine | None] | None  # each line as the scan read it (None: quoted)
     rows: dict[str, RefRow]
     renamed: Renames
 
 
-def _readings(text: str, lines: list[str] | None, last: Build | None) -> list[st.ScanLine | None]:
+# Every tab's last build together is bounded (as the line memory is, module-wide): up to
+# 50 tabs (TARGET_MEMORY_MAX) each keeping a text of up to KEEP_CHARS would hold 73-161 MB
+# (1.5-3.2 MB a text at the limit: its lines, their readings where the line memory let
+# go of them, the renamed lines; docs/performance.md). A build counts its text's
+# characters (twice when its refs are renamed: the renamed lines too); once all of them pass KEPT_BUDGET the least recently built tab's build is
+# dropped (that tab's next snapshot is scanned afresh, as its first was). 1,000,000
+# characters: every tab of 50 with a page of 20,000 characters, or the 6 last used
+# tabs at the size limit (3 renamed); 4-14 MB in all at the limit (measured, against
+# 46-254 MB unbounded). The tab an agent acts on is the one built last: it keeps its
+# build.
+KEPT_BUDGET = 1_000_000
+_KEPT: OrderedDict[int, tuple[weakref.ref[TargetMemory], int]] = OrderedDict()
+_kept_lock = threading.Lock()  # module-wide: sessions may build on several threads
+_kept_chars = 0
+
+
+def _keep(memory: TargetMemory, build: Build | None, chars: int) -> None:
+    """Set the tab's last build and bound every tab's together (``KEPT_BUDGET``)."""
+    global _kept_chars
+    memory.last_build = build
+    dropped: list[TargetMemory] = []
+    with _kept_lock:
+        old = _KEPT.pop(id(memory), None)  # an id reused after its tab went: replaced too
+        if old is not None:
+            _kept_chars -= old[1]
+        if build is not None:
+            _KEPT[id(memory)] = (weakref.ref(memory), chars)
+            _kept_chars += chars
+        while _kept_chars > KEPT_BUDGET and len(_KEPT) > 1:
+            _, (ref, weight) = _KEPT.popitem(last=False)
+            _kept_chars -= weight
+            other = ref()
+            if other is not None:
+                dropped.append(other)
+    for other in dropped:
+        other.last_build = None
+
+
+def _readings(
+    text: str, lines: list[str] | None, last: Build | None, changed: list[int] | None
+) -> list[st.ScanLine | None]:
     """Each line of ``text`` as the scan reads it; from the last build's where a line is
-    the same (only the changed lines are read)."""
-    if lines is not None and last is not None and last.lines is not None:
-        assert last.readings is not None  # kept with the lines
-        changed = st.changed_lines(last.lines, lines)
-        if changed is not None and len(changed) * 8 < len(lines):
-            read = st.SCAN_READER.line
-            readings = last.readings
-            for i in changed:
-                line = read(lines[i])
-                if line != readings[i]:
-                    if readings is last.readings:
-                        readings = readings.copy()  # the last build's is never changed
-                    readings[i] = line
-            return readings
+    the same (only the ``changed`` lines are read: None, the lines cannot be compared)."""
+    if (
+        lines is not None
+        and last is not None
+        and last.readings is not None
+        and changed is not None
+        and len(changed) * 8 < len(lines)
+    ):
+        read = st.SCAN_READER.line
+        readings = last.readings
+        for i in changed:
+            line = read(lines[i])
+            if line != readings[i]:
+                if readings is last.readings:
+                    readings = readings.copy()  # the last build's is never changed
+                readings[i] = line
+        return readings
     return st.SCAN_READER.lines(text, lines)
 
 
@@ -100,19 +157,20 @@ def build_table(
         last = None  # rows of another format, document or numbering: nothing to compare
     quoted = "- '" in text  # YAML-quoted keys (rare): read by the full parser
     kept = len(text) <= st.KEEP_CHARS  # a bigger text is scanned afresh every time
-    lines = text.split("\n") if not quoted and kept else None
+    lines = text.split("\n") if kept else None
+    # Where the text differs from the last build's, in C; [] when it is the same text.
+    changed = st.changed_lines(last.lines, lines) if last is not None and lines else None
     readings = None
-    if last is not None and last.text == text:  # the same text (a length check, a memcmp)
-        readings = last.readings
+    if changed == []:
+        readings = last.readings if last is not None else None
     elif not quoted:
-        readings = _readings(text, lines, last)
-    if last is not None and (
-        last.text == text or (readings is not None and readings is last.readings)
+        readings = _readings(text, lines, last, changed)
+    if last is not None and lines is not None and (
+        changed == [] or (readings is not None and readings is last.readings)
     ):
         # The same readings, numbering and options give the same rows: no scan, no loop.
-        memory.last_build = Build(
-            inputs, last.numbering, text, lines, readings, last.rows, last.renamed
-        )
+        same = Build(inputs, last.numbering, lines, readings, last.rows, last.renamed)
+        _keep(memory, same, len(text) * (2 if last.renamed else 1))
         return _table(state, opts, mode, last.rows), last.renamed
     if readings is None:
         entries, totals = st.scan(text)
@@ -167,19 +225,11 @@ def build_table(
         rows[ours] = (pw_ref, role, name, chain, nth, count, interactive)
     memory.issued_max = issued
     # Kept by the tab (one build), shared with the table: neither is changed once built.
-    memory.last_build = (
-        Build(
-            inputs,
-            (tuple(memory.bases.items()), issued),
-            text,
-            lines,
-            readings if lines is not None else None,
-            rows,
-            renamed,
-        )
-        if kept
-        else None
-    )
+    build = None
+    if lines is not None:
+        numbering = (tuple(memory.bases.items()), issued)
+        build = Build(inputs, numbering, lines, readings, rows, renamed)
+    _keep(memory, build, len(text) * (2 if renamed else 1))  # renamed: its lines too
     return _table(state, opts, mode, rows), renamed
 
 
@@ -218,15 +268,18 @@ def rename_refs(text: str, shown: dict[str, str]) -> str:
     return "[ref=".join(out)
 
 
-def rename_text(text: str, renamed: Renames) -> str:
+def rename_text(text: str, renamed: Renames, lines: list[str] | None = None) -> str:
     """``rename_refs`` of ``text``, line by line where it differs from the last text.
 
-    The same as renaming the whole text: a ref never holds a newline (each is read from
-    one line), so a "[ref=" whose "]" is on a later line is left as it is either way.
+    ``lines``: ``text.split("\\n")`` when the caller has it (the tab's last build's, so
+    the renames hold the same strings, not a copy). The same as renaming the whole text:
+    a ref never holds a newline (each is read from one line), so a "[ref=" whose "]" is
+    on a later line is left as it is either way.
     """
     if len(text) > st.KEEP_CHARS:
         return rename_refs(text, renamed)
-    lines = text.split("\n")
+    if lines is None:
+        lines = text.split("\n")
     last = renamed.last
     changed = st.changed_lines(last[0], lines) if last is not None else None
     if last is None or changed is None or len(changed) * 8 >= len(lines):

@@ -74,13 +74,20 @@ async def ai_text(state: PageState, opts: SnapshotOptions) -> str:
 __all__ = ["build_table", "rename_refs", "render", "snapshot"]
 
 
-def render(text: str, opts: SnapshotOptions, table: RefTable, renamed: dict[str, str]) -> str:
-    """The snapshot as the agent sees it; ``renamed``: the refs whose name changes."""
+def render(
+    text: str,
+    opts: SnapshotOptions,
+    table: RefTable,
+    renamed: dict[str, str],
+    lines: list[str] | None = None,
+) -> str:
+    """The snapshot as the agent sees it; ``renamed``: the refs whose name changes;
+    ``lines``: ``text.split("\\n")`` when the caller has it (the tab's last build's)."""
     if opts.format == "ai" and not opts.compact and not opts.interactive:
         if not renamed:
             return text  # the common case: Playwright's text as is
         if isinstance(renamed, Renames):  # line by line where the text changed
-            return rename_text(text, renamed)
+            return rename_text(text, renamed, lines)
         return rename_refs(text, renamed)
     shown = table.refs.pw_refs()  # every ref of this format, renamed or not
 
@@ -153,6 +160,8 @@ async def _take(
             # The table holds every ref of the page, also with viewport: Playwright
             # resolves all of them, and an element scrolled into view later keeps its ref.
             table, shown = build_table(state, text, opts, mode)
+            build = state.memory.last_build  # this text's, or None (not kept)
+            lines = build.lines if build is not None else None
             title = await title_task
             size = await size_task if size_task is not None else None
         finally:  # the snapshot failed or was cancelled: end the round trips it started
@@ -168,7 +177,7 @@ async def _take(
             await aio.cancel_and_wait(title_task)
             await aio.cancel_and_wait(size_task)
         state.table = table  # only once every part of the snapshot is in, as before
-    out_text = render(text, opts, table, shown)
+    out_text = render(text, opts, table, shown, lines)
     outside = 0
     if opts.viewport:
         assert size is not None
