@@ -283,7 +283,8 @@ def compact(text: str, roots: list[Node] | None = None) -> str:
 # memory (snapshot_lines.READER) and bounded by count and by size (``st.KEEP_CHARS``, the
 # engine's limit for a tab's last build too). A tree takes ~220 bytes
 # a line beside its text (tracemalloc), its lines' readings being the line memory's, plus
-# its lines and four lists a line long: ~0.7 MB for the 2,000-element table's 2,021 lines.
+# its lines and one list of their readings: ~0.8 MB with its compact form for a text
+# like the 2,000-element table's 2,021 lines (tracemalloc, line memory warm).
 # Readings the line memory has let go of (emptied, or over its bounds) are held by the
 # tree: up to ~1 KB a line: 12 MB for four texts at the size limit in lines of ~40
 # characters (measured).

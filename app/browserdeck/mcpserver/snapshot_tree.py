@@ -110,18 +110,20 @@ def changed_tree(tree: Tree, raw: list[str]) -> Tree | None:
             return None  # a line appeared, went or moved: another shape
         readings[i] = line
     roots = tree.roots.copy()
-    made: set[int] = set()  # ids of the nodes made here (their children lists are theirs)
+    # The nodes made here (their children lists are theirs): Node has no __eq__, so it
+    # hashes by identity, and holding the nodes keeps them from being mistaken by id.
+    made: set[Node] = set()
     for i in changed:
         siblings = roots  # always a list of this tree's own
         while True:
             k = bisect.bisect_right(siblings, i, key=_INDEX) - 1
             node = siblings[k]
             at = node.index
-            if at == i or id(node) not in made:
+            if at == i or node not in made:
                 line = readings[at]
                 assert line is not None
                 node = siblings[k] = Node(line, node.children.copy(), at)
-                made.add(id(node))
+                made.add(node)
             if at == i:
                 break
             siblings = node.children
