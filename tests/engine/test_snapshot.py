@@ -272,8 +272,9 @@ async def test_ref_scan_of_one_frame_reads_names_pointers_and_counts() -> None:
     assert {k: v for k, v in slow_totals.items() if k != ((), "button", "a: b")} == totals
 
 
-def table_state() -> Any:
-    """What build_table reads of a tab, without a browser: one document's memory."""
+def table_state(key: list[tuple[int, int]] | None = None) -> Any:
+    """What build_table reads of a tab, without a browser: one document's memory. Its
+    document key is read from ``key[0]`` when given (a test moves it to a new document)."""
     from types import SimpleNamespace
 
     from browserdeck.engine.state import TargetMemory
@@ -284,7 +285,7 @@ def table_state() -> Any:
         main_epoch=1,
         child_epoch=0,
         page=SimpleNamespace(url="http://example.test/"),
-        epoch_key=lambda main: (1, 1),
+        epoch_key=(lambda main: (1, 1)) if key is None else (lambda main: key[0]),
     )
 
 

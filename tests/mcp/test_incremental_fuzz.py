@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import random
 import re
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -22,10 +21,10 @@ import pytest
 from browserdeck.engine import reftable
 from browserdeck.engine import snapshot as esnap
 from browserdeck.engine.options import SnapshotOptions
-from browserdeck.engine.state import TargetMemory
 from browserdeck.mcpserver import snapshot as ms
 from browserdeck.mcpserver import snapshot_lines as sl
 from browserdeck.mcpserver import snapshot_tree as stree
+from tests.engine.test_snapshot import table_state
 
 ROLES = ["generic", "button", "link", "textbox", "row", "cell", "listitem", "paragraph",
          "text", "heading", "checkbox", "img", "navigation", "iframe", "option", "none"]  # fmt: skip
@@ -154,18 +153,6 @@ def edit(rng: random.Random, lines: list[str], texts: Texts, kinds: list[str]) -
     return lines
 
 
-def tab(key: list[tuple[int, int]]) -> Any:
-    """What build_table reads of a tab, its document key read from ``key``."""
-    return SimpleNamespace(
-        memory=TargetMemory(),
-        token=1,
-        main_epoch=1,
-        child_epoch=0,
-        page=SimpleNamespace(url="http://example.test/"),
-        epoch_key=lambda main: key[0],
-    )
-
-
 def engine(state: Any, text: str, opts: SnapshotOptions, lines: bool) -> tuple[Any, ...]:
     table, renamed = reftable.build_table(state, text, opts, "aria")
     build = state.memory.last_build
@@ -177,7 +164,7 @@ def engine(state: Any, text: str, opts: SnapshotOptions, lines: bool) -> tuple[A
 
 def fresh_engine(state: Any, text: str, opts: SnapshotOptions) -> tuple[Any, ...]:
     """A build with the tab's numbering and nothing of its last build."""
-    alone = tab([state.epoch_key(True)])
+    alone = table_state([state.epoch_key(True)])
     alone.memory.bases = dict(state.memory.bases)
     alone.memory.issued_max = state.memory.issued_max
     table, renamed = reftable.build_table(alone, text, opts, "aria")
@@ -199,7 +186,7 @@ def run(seed: int, steps: int = 6) -> None:
     lines = texts.page(rng.choice([16, 24, 40, 80]))
     opts = rng.choice(OPTIONS[:1] * 3 + OPTIONS[1:4])
     key = [(1, 1)]
-    state = tab(key)
+    state = table_state(key)
     kinds = rng.choice([SAME_INDENT, ANY, ["value", "focus"], ["ref", "dupref", "name"]])
     for step in range(steps):
         if step:
@@ -212,7 +199,7 @@ def run(seed: int, steps: int = 6) -> None:
         text = "\n".join(lines)
         if rng.random() < 0.1:  # another tab's snapshot in between (module memories)
             other = texts.page(16)
-            reftable.build_table(tab([(9, 9)]), "\n".join(other), opts, "aria")
+            reftable.build_table(table_state([(9, 9)]), "\n".join(other), opts, "aria")
             ms.compact_form("\n".join(other))
         expected = fresh_engine(state, text, opts)
         got = engine(state, text, opts, lines=rng.random() < 0.7)

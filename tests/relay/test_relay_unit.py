@@ -243,6 +243,21 @@ async def test_child_sessions_are_announced_on_their_page_and_unwanted_ones_rele
         await cdp.close()
 
 
+async def _recorder(relay: RelayServer) -> conformance.Recorder:
+    return await conformance.Recorder.connect(
+        f"ws://127.0.0.1:{relay.port}/cdp", relay.auth_headers()
+    )
+
+
+async def _page_session(rec: conformance.Recorder) -> str:
+    """A session of its own on the fake tab, with the Page domain on."""
+    sid: str = (
+        await rec.result("Target.attachToTarget", {"targetId": TAB.target_id, "flatten": True})
+    )["sessionId"]
+    await rec.result("Page.enable", session=sid)
+    return sid
+
+
 async def test_lifecycle_of_current_documents_is_repeated_after_enabling_it(
     fast_relay: RelayServer, fake: FakeExtension
 ) -> None:
@@ -270,17 +285,12 @@ async def test_lifecycle_of_current_documents_is_repeated_after_enabling_it(
         return {}
 
     fake.handlers["Page.setLifecycleEventsEnabled"] = enable_lifecycle
-    rec = await conformance.Recorder.connect(
-        f"ws://127.0.0.1:{fast_relay.port}/cdp", fast_relay.auth_headers()
-    )
+    rec = await _recorder(fast_relay)
     try:
         await rec.result("Target.setAutoAttach", {"autoAttach": True, "flatten": True})
         [(_, _, attached)] = [e for e in rec.events if e[1] == "Target.attachedToTarget"]
         first = attached["sessionId"]
-        other = (
-            await rec.result("Target.attachToTarget", {"targetId": TAB.target_id, "flatten": True})
-        )["sessionId"]
-        await rec.result("Page.enable", session=other)
+        other = await _page_session(rec)
         await rec.result("Page.enable", session=first)
         await rec.result("Page.setLifecycleEventsEnabled", {"enabled": True}, session=first)
         # A later round trip on the same tab: whatever the relay sent after the reply is in.
@@ -339,14 +349,9 @@ async def test_a_document_reopened_with_the_same_loader_is_not_repeated_as_loade
         return {}
 
     fake.handlers["Page.setLifecycleEventsEnabled"] = enable_lifecycle
-    rec = await conformance.Recorder.connect(
-        f"ws://127.0.0.1:{fast_relay.port}/cdp", fast_relay.auth_headers()
-    )
+    rec = await _recorder(fast_relay)
     try:
-        sid = (
-            await rec.result("Target.attachToTarget", {"targetId": TAB.target_id, "flatten": True})
-        )["sessionId"]
-        await rec.result("Page.enable", session=sid)
+        sid = await _page_session(rec)
         await rec.result("Page.setLifecycleEventsEnabled", {"enabled": True}, session=sid)
         await rec.result("Runtime.evaluate", {"expression": "1"}, session=sid)
         assert _repeated_after(rec, "Page.setLifecycleEventsEnabled") == [
@@ -374,14 +379,9 @@ async def test_lifecycle_is_kept_only_while_enabling_it_is_in_flight(
         return {}
 
     fake.handlers["Page.setLifecycleEventsEnabled"] = enable_lifecycle
-    rec = await conformance.Recorder.connect(
-        f"ws://127.0.0.1:{fast_relay.port}/cdp", fast_relay.auth_headers()
-    )
+    rec = await _recorder(fast_relay)
     try:
-        other = (
-            await rec.result("Target.attachToTarget", {"targetId": TAB.target_id, "flatten": True})
-        )["sessionId"]
-        await rec.result("Page.enable", session=other)
+        other = await _page_session(rec)
         await rec.result("Page.setLifecycleEventsEnabled", {"enabled": True}, session=other)
         parsed = 0
         real_loads = core.loads
@@ -414,10 +414,7 @@ async def test_lifecycle_is_kept_only_while_enabling_it_is_in_flight(
 
         # A new document in the main frame, not loaded yet: all of the current state.
         replay[:] = [("MAIN", "LNEW", "init")]
-        first = (
-            await rec.result("Target.attachToTarget", {"targetId": TAB.target_id, "flatten": True})
-        )["sessionId"]
-        await rec.result("Page.enable", session=first)
+        first = await _page_session(rec)
         await rec.result(
             "Page.setLifecycleEventsEnabled", {"enabled": True}, session=first, label="first"
         )
