@@ -274,7 +274,12 @@ class Deck:
         engine = self.service.engine
         if engine is None:
             return r.EngineStatus(state="stopped", driver_pid=None, restarts=0, last_failure=None)
-        return r.EngineStatus.model_validate(engine.status())
+        status = r.EngineStatus.model_validate(engine.status())
+        # The API listens while the driver starts (issue 14): "stopped" then would say the
+        # engine is down when a page call would in fact wait for it.
+        if status.state == "stopped" and self.service.engine_starting:
+            status.state = "starting"
+        return status
 
     async def status(self, caller: Caller, profile: str | None) -> r.Status:
         out = await self.profile(caller, profile).status()

@@ -85,7 +85,7 @@ class Answer(BaseModel):
 
 
 class EngineStatus(Answer):
-    state: str = Field(description="running, restarting or stopped")
+    state: str = Field(description="starting, running, restarting or stopped")
     driver_pid: int | None = None
     restarts: int = 0
     last_failure: str | None = None

@@ -217,6 +217,11 @@ class Service:
         self.api_token = secrets.get_token("api") or ""
         self.relay_token = secrets.get_token("relay") or ""
 
+    @property
+    def engine_starting(self) -> bool:
+        """The engine's start is under way (a page call now waits for it)."""
+        return self._engine_start is not None and not self._engine_start.done()
+
     async def engine_ready(self) -> Engine:
         """The engine once its driver runs: the API listens before it does (issue 14)."""
         starting = self._engine_start

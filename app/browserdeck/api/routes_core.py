@@ -25,7 +25,7 @@ ProfileQ = Annotated[str | None, Query(description="profile name; default: defau
 @router.get(
     "/health",
     summary="Liveness and the browser engine's state; no token needed. ok is false while "
-    "the engine (its Playwright driver) is restarting",
+    "the engine (its Playwright driver) is starting or restarting",
     response_model=r.Health,
     **WIRE,
 )
