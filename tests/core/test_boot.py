@@ -22,6 +22,20 @@ from browserdeck.service import Service
 from tests.support.service import api_client, running_service, service_config
 
 
+def _start() -> tuple[int, Service, asyncio.Task[None]]:
+    """A headless service from a fresh config, its start under way: (its API port, it,
+    the start)."""
+    cfg = service_config()
+    config.save(cfg)
+    service = build_service(force_headless=True)
+    return cfg.control_port, service, asyncio.create_task(service.start())
+
+
+def _anon(port: int) -> httpx.AsyncClient:
+    """A client of the API on ``port`` with no token (what reaches /health)."""
+    return httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60, trust_env=False)
+
+
 async def _first_health(anon: httpx.AsyncClient) -> httpx.Response | None:
     """The first /health answer of a service still starting; None if its API did not
     listen within 20 s ("no hang")."""
@@ -44,14 +58,9 @@ async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_
         await real_start(self)
 
     monkeypatch.setattr(Engine, "start", held_start)
-    cfg = service_config()
-    config.save(cfg)
-    service = build_service(force_headless=True)
-    starting = asyncio.create_task(service.start())
+    port, service, starting = _start()
     try:
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{cfg.control_port}", timeout=60, trust_env=False
-        ) as anon:
+        async with _anon(port) as anon:
             health = await _first_health(anon)
             assert health is not None, "the API did not listen while the engine started"
             # It answers, and says the engine is starting: not running yet, not stopped.
@@ -112,14 +121,9 @@ async def test_the_api_answers_while_the_instance_file_is_written(
         written.set()
 
     monkeypatch.setattr(Service, "_write_instance_file", held_write)
-    cfg = service_config()
-    config.save(cfg)
-    service = build_service(force_headless=True)
-    starting = asyncio.create_task(service.start())
+    port, service, starting = _start()
     try:
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{cfg.control_port}", timeout=60, trust_env=False
-        ) as anon:
+        async with _anon(port) as anon:
             health = await _first_health(anon)
             assert health is not None and health.status_code == 200
             assert not written.is_set(), "the API answered only once the file was written"
@@ -151,9 +155,7 @@ async def _cancel_start_while_writing(
         write(self)
 
     monkeypatch.setattr(Service, "_write_instance_file", entering)
-    config.save(service_config())
-    service = build_service(force_headless=True)
-    starting = asyncio.create_task(service.start())
+    _, service, starting = _start()
     try:
         assert await asyncio.to_thread(entered.wait, 30), "the instance file was not written"
         for _ in range(cancels):
