@@ -50,6 +50,7 @@ from bench.bench_startup import (  # noqa: E402
     write_config,
 )
 from tests.mcp.site import serve_site  # noqa: E402
+from tests.support.imports import SERVE_PATH  # noqa: E402
 
 from browserdeck import uds  # noqa: E402
 
@@ -175,16 +176,12 @@ def one_round(
 
 
 def import_profile(home: Path, chromium: str, top: int) -> None:
-    """What `serve` imports before it answers (the service, the engine, the API server
-    and MCP: part of it on threads beside the driver; not FastAPI, which a service
-    started for MCP builds only when another route is used), largest cumulative first."""
-    code = (
-        "import browserdeck.cli, browserdeck.logsetup, browserdeck.master, browserdeck.service,"
-        " browserdeck.engine, browserdeck.api.server, browserdeck.api.staged, browserdeck.deck,"
-        " browserdeck.mcpserver.http"
-    )
+    """What `serve` imports before it answers (the service, the API server and MCP,
+    beside the driver it spawned first; not the engine, imported once the API listens,
+    nor FastAPI, which a service started for MCP builds only when another route is
+    used), largest cumulative first."""
     done = subprocess.run(
-        [PY, "-X", "importtime", "-c", code],
+        [PY, "-X", "importtime", "-c", SERVE_PATH],
         env=ours_env(home, chromium), capture_output=True, text=True, check=True,
     )  # fmt: skip
     rows = []

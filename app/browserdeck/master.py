@@ -181,14 +181,29 @@ async def serve(
     ready_fd: int | None = None,
 ) -> int:
     """``browserdeck serve``: a process's whole life (it ends right after this returns)."""
-    import asyncio
-    import contextlib
-    import gc
     import logging
-    import signal
 
     # The first mark of the boot timeline (bench/boot_timeline.py): imports are done.
     logging.getLogger(__name__).info("browserdeck %s starting", __version__)
+    from browserdeck import pwdriver
+
+    # Node's start runs on the core that the imports below leave idle (pwdriver.py).
+    await pwdriver.start_early()
+    try:
+        return await _serve(headless=headless, port=port, idle_exit=idle_exit,
+                            ready_fd=ready_fd)
+    finally:
+        await pwdriver.discard_early()  # the engine's start did not take it
+
+
+async def _serve(
+    *, headless: bool, port: int | None, idle_exit: float | None, ready_fd: int | None
+) -> int:
+    import asyncio
+    import contextlib
+    import gc
+    import signal
+
     # Starting imports the service, the engine, the MCP SDK and the web stack: objects
     # that live as long as the process. The cyclic collector's passes over them while
     # they are made are CPU that an MCP client waits for (issue 14), so it is off until

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,6 +33,7 @@ from browserdeck import (
     drivers,
     logsetup,
     paths,
+    pwdriver,
     remote,
     secrets,
 )
@@ -85,8 +87,8 @@ class Service:
         prelaunch: bool = False,
     ) -> None:
         self.events = ServiceEvents()
-        # Launch the default managed profile's browser at start, beside the Playwright
-        # driver: a service started for an MCP client will be asked for a page at once.
+        # Launch the default managed profile's browser at start, once the API listens:
+        # a service started for an MCP client will be asked for a page at once.
         self._prelaunch = prelaunch
         self.force_headless = force_headless
         self._control_port_override = control_port
@@ -110,6 +112,7 @@ class Service:
         self.engine: Engine | None = None
         # The engine's start, while it runs beside the API's (see start()).
         self._engine_start: asyncio.Task[None] | None = None
+        self._engine_driver_starting = False  # _engine_start has begun the driver's start
         # The engine taking in the prelaunched browser ahead of the first call (tests).
         self.early_attach: asyncio.Task[None] | None = None
         self.api: FrontEnd | None = None
@@ -152,47 +155,37 @@ class Service:
         # (another process may be saving): look again once it is old enough.
         self.tasks.spawn(self._clean_temp_files_later(), name="clean-config-temp-files")
         try:
+            # The Playwright driver (unless `serve` spawned it before its imports): node's
+            # start runs beside everything below, and the engine's start takes it.
+            await pwdriver.start_early()
             default = self.contexts.get(self.config.default_profile)
-            prelaunch: asyncio.Task[None] | None = None
+            # The engine starts once the API listens, its driver already starting. A
+            # client that only needs the handshake (MCP `initialize`) is not held up by
+            # the engine's import (~90 ms of CPU), nor by Chromium's start (below) on the
+            # other core, and a page call waits for the engine (engine_ready; issue 14).
+            listening = asyncio.Event()
+            self._engine_driver_starting = False
+            self._engine_start = aio.create_task(
+                self._start_engine(listening), name="engine-start"
+            )
+            await asyncio.to_thread(self._read_tokens)
+            if self._front_end is not None:
+                # Built on a thread: building it imports the web stack (uvicorn).
+                self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
+                await self.api.start()
+            listening.set()
             if self._prelaunch and default is not None and default.impl.spec.launches:
-                # Chromium starts while the driver does; a page route waits for it under
-                # the profile's lock, and never for what the first page does not need.
+                # Chromium starts while the engine is imported and the driver finishes
+                # its start; a page route waits for it under the profile's lock, and
+                # never for what the first page does not need.
                 prelaunch = self.tasks.spawn(
                     self._start_quietly(default), name="prelaunch-default-profile"
                 )
-            # The API listens while the Playwright driver (and Chromium) start: a client
-            # that only needs the handshake (MCP initialize) is not held up by them, and
-            # a page call waits for the engine (engine_ready; issue 14). The engine and
-            # the web stack are imported on threads, so this loop spawns Chromium and
-            # the driver meanwhile (they boot on another core) and connects to them
-            # (imports on this loop held the connection up: measured, docs/performance.md).
-            engine_module = await asyncio.to_thread(
-                importlib.import_module, "browserdeck.engine"
-            )
-            self.engine = engine_module.Engine(
-                events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
-            )
-            self._engine_start = aio.create_task(self.engine.start(), name="engine-start")
-            # The tokens are read once the driver is spawned, not before Chromium and the
-            # driver: the keyring's imports alone are ~25 ms of CPU, which the driver's
-            # spawn waited behind (issue 14). Two turns of the loop take the engine's start
-            # to the spawn (Engine.start, then Playwright's transport); were it later, the
-            # read would only come first again. Nothing reads the tokens sooner: the API
-            # does not listen yet, and a browser's gateway reads the token per connection
-            # (an empty one matches nothing, so a connection that early is refused; the
-            # early attach below, through that gateway, is spawned once they are read).
-            for _ in range(2):
-                await asyncio.sleep(0)
-            await asyncio.to_thread(self._read_tokens)
-            if prelaunch is not None and default is not None:
                 self.early_attach = self.tasks.spawn(
                     self._attach_early(default, prelaunch, self._engine_start),
                     name="attach-default-profile",
                 )
-            if self._front_end is not None:
-                # Built on a thread too: building it imports the web stack (uvicorn).
-                self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
-                await self.api.start()
+            if self.api is not None:
                 # On a thread: its two fsyncs (2-6 ms here, more on a busy disk) held this
                 # loop, and with it the first request the listening API let in (the
                 # `initialize` of the MCP client that started this service; issue 14).
@@ -212,6 +205,28 @@ class Service:
         except BaseException:
             await self.stop()
             raise
+
+    async def _start_engine(self, after: asyncio.Event) -> None:
+        """The engine's start, once ``after`` is set (the API listens). Until the driver's
+        start begins, stop() may cancel it: nothing of it runs yet."""
+        await after.wait()
+        # Imported on a thread: this loop serves the API (and connects Chromium) meanwhile.
+        # The import holds the GIL, and each time this loop wants it back it waits up to
+        # the switch interval (5 ms): the MCP client's `tools/list`, sent right after
+        # `initialize`, was answered ~16 ms later with it (bench/boot_timeline.py).
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, 0.0005))
+        try:
+            engine_module = await asyncio.to_thread(
+                importlib.import_module, "browserdeck.engine.engine"
+            )
+        finally:
+            sys.setswitchinterval(interval)
+        self.engine = engine_module.Engine(
+            events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
+        )
+        self._engine_driver_starting = True
+        await self.engine.start()
 
     def _read_tokens(self) -> None:
         self.api_token = secrets.get_token("api") or ""
@@ -322,23 +337,22 @@ class Service:
             # Side by side: the profiles' browsers close (each 0.2-0.5 s of Chromium's own
             # shutdown) while the engine lets go of every connection and stops its driver
             # (the profiles find no engine to drop their connection from).
-            engine, self.engine = self.engine, None
             starting, self._engine_start = self._engine_start, None
+            if starting is not None:
+                if not self._engine_driver_starting:  # waiting for the API, or importing
+                    starting.cancel()
+                # Never cancelled half-way through the driver's start: that could leave
+                # the driver behind. Awaited before the engine is read: it sets it.
+                await asyncio.wait([starting])
+            engine, self.engine = self.engine, None
             await asyncio.gather(
                 *(_logged(c.stop(), f"stopping profile {c.name}") for c in self.contexts.values()),
-                _logged(self._stop_engine(engine, starting), "stopping the engine"),
+                *([_logged(engine.stop(), "stopping the engine")] if engine is not None else []),
+                _logged(pwdriver.discard_early(), "stopping the unused Playwright driver"),
             )
         finally:
             self.started = False
             self.stopped.set()
-
-    async def _stop_engine(
-        self, engine: Engine | None, starting: asyncio.Task[None] | None
-    ) -> None:
-        if starting is not None:  # never cancelled half-way: that could leave the driver behind
-            await asyncio.wait([starting])
-        if engine is not None:
-            await engine.stop()
 
     def _read_config_bytes(self) -> bytes | None:
         try:

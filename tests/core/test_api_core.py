@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import socket
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
 from browserdeck import config, paths
@@ -264,8 +266,16 @@ async def test_control_port_in_use_is_a_clear_error() -> None:
         with pytest.raises(
             Conflict, match=f"port {cfg.control_port} on 127.0.0.1 is already in use"
         ):
-            await service.start()
+            # "No hang": the engine's start, waiting for the API, is called off.
+            await asyncio.wait_for(service.start(), 30)
         assert service.stopped.is_set()
+    # Nothing left: not the Playwright driver spawned for the engine (pwdriver.py).
+    drivers = []
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "run-driver" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
+                drivers.append(child.pid)
+    assert drivers == []
 
 
 async def test_sigkilled_browser_is_detected_and_start_recovers() -> None:

@@ -337,11 +337,56 @@ async def test_serve_starts_the_service_without_cyclic_collections(
         gc.set_threshold(*threshold)
 
 
+async def test_serve_spawns_the_playwright_driver_first_and_its_engine_runs_on_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`serve` spawns the driver before it builds (imports) the service, so node starts
+    on the core those imports leave idle; the engine then runs on that very driver, and
+    no second one is spawned (pwdriver.py; issue 14)."""
+    import gc
+    import signal
+
+    from browserdeck import master, pwdriver
+
+    config.save(service_config())
+    steps: list[tuple[str, int | None]] = []
+    real_early, real_build = pwdriver.start_early, master.build_service
+
+    async def start_early() -> None:
+        await real_early()
+        steps.append(("driver spawned", pwdriver.early_pid()))
+
+    def build(**kwargs: Any) -> Service:
+        steps.append(("service built", None))
+        return real_build(**kwargs)
+
+    real_start = Service.start
+
+    async def observed_start(self: Service) -> None:
+        await real_start(self)
+        assert self.engine is not None
+        steps.append(("engine runs", self.engine.driver_pid))
+        asyncio.get_running_loop().call_soon(signal.raise_signal, signal.SIGTERM)
+
+    monkeypatch.setattr(pwdriver, "start_early", start_early)
+    monkeypatch.setattr(master, "build_service", build)
+    monkeypatch.setattr(Service, "start", observed_start)
+    try:
+        assert await master.serve(headless=True, port=None) == 0
+    finally:
+        gc.unfreeze()  # serve froze what it loaded; the next tests start clean
+    first, driver = steps[0], steps[0][1]
+    assert first[0] == "driver spawned" and driver is not None, steps
+    assert steps[1] == ("service built", None), steps
+    assert steps[-1] == ("engine runs", driver), steps
+
+
 async def test_the_tokens_are_read_once_the_playwright_driver_is_spawned(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Reading the tokens imports the keyring (~25 ms of CPU): the driver's spawn no
-    longer waits behind it (issue 14), and the API still listens with the token."""
+    """Reading the tokens imports the keyring (~25 ms of CPU): the driver's spawn does not
+    wait behind it (it is the start's first step; issue 14), and the API still listens
+    with the token."""
     import contextlib
 
     import psutil

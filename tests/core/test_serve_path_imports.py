@@ -9,11 +9,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.imports import SERVE_PATH, loaded_after
+from tests.support.imports import ENGINE_PATH, SERVE_PATH, loaded_after
+
+
+def test_the_serve_path_leaves_the_engine_for_after_it_answers() -> None:
+    # The request models and the engine's errors come without Playwright's client: the
+    # engine (~90 ms of imports) is imported once the API listens (service.py), while
+    # the driver it takes is already starting (pwdriver.py).
+    loaded = loaded_after(SERVE_PATH)
+    assert "browserdeck.engine.options" in loaded
+    assert not {"browserdeck.engine.engine", "playwright.async_api"} & loaded
+
+
+def test_the_engines_errors_are_playwrights_public_classes() -> None:
+    # engine/errors.py takes them from where they are defined, not the public module.
+    from playwright import async_api
+
+    from browserdeck.engine import errors
+
+    assert errors.PlaywrightError is async_api.Error
+    assert errors.PlaywrightTimeoutError is async_api.TimeoutError
 
 
 def test_the_serve_path_leaves_the_relay_server_and_filelock_for_later() -> None:
-    loaded = loaded_after(SERVE_PATH)
+    loaded = loaded_after(ENGINE_PATH)
     assert "browserdeck.relay.slot" in loaded  # the engine's, for extension profiles
     # The relay server and its session model come with a relay's start, filelock with
     # the first tab claim.
@@ -32,7 +51,7 @@ def test_a_tab_claim_still_locks_the_claims_file(tmp_path: Path) -> None:
 
 
 def test_the_serve_path_leaves_the_websocket_client_for_a_connection() -> None:
-    loaded = loaded_after(SERVE_PATH)
+    loaded = loaded_after(ENGINE_PATH)
     assert "websockets.asyncio.server" in loaded  # the managed browser's CDP gateway
     # The raw CDP client's half comes with its first connection (chrome/cdp.py).
     assert not {"websockets.asyncio.client", "websockets.client"} & loaded

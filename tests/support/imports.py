@@ -10,10 +10,12 @@ import sys
 
 # The modules the service imports on its way to answering /mcp (bench/boot_timeline.py).
 SERVE_PATH = (
-    "import browserdeck.cli, browserdeck.logsetup, browserdeck.master, browserdeck.service,"
-    " browserdeck.engine, browserdeck.api.server, browserdeck.api.staged, browserdeck.api.app,"
+    "import browserdeck.cli, browserdeck.logsetup, browserdeck.master, browserdeck.pwdriver,"
+    " browserdeck.service, browserdeck.api.server, browserdeck.api.staged, browserdeck.api.app,"
     " browserdeck.deck, browserdeck.mcpserver.http"
 )
+# ... and then, once it listens, the engine (service.Service._start_engine).
+ENGINE_PATH = SERVE_PATH + "\nimport browserdeck.engine.engine"
 
 
 def loaded_after(code: str) -> set[str]:

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from playwright.async_api import async_playwright
 
-from browserdeck import aio, urls
-from browserdeck.engine import actions, consequences, driver_env, offline
+from browserdeck import aio, pwdriver, urls
+from browserdeck.engine import actions, consequences, offline
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
@@ -168,7 +168,7 @@ class Engine:
         log.info("engine started (Playwright driver pid %s)", self.driver_pid)
 
     async def _start_driver(self) -> None:
-        driver_env.install()  # Node's compile cache for the driver (issue 14)
+        pwdriver.install()  # the early driver, Node's compile cache (issue 14)
         cm = async_playwright()
         pw = await cm.start()
         self._pw_cm, self._pw = cm, pw

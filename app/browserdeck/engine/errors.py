@@ -12,8 +12,11 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+# The classes playwright.async_api exports, from where they are defined: the public
+# module imports the whole client (~55 ms), which `serve` answers MCP's `initialize`
+# without (issue 14); tests/engine/test_errors_import.py checks they are the same.
+from playwright._impl._errors import Error as PlaywrightError
+from playwright._impl._errors import TimeoutError as PlaywrightTimeoutError
 
 from browserdeck.errors import (
     OFFLINE,

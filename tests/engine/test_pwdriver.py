@@ -1,20 +1,24 @@
-"""The Playwright driver gets Node's compile cache in a private folder of ours (issue 14).
+"""The Playwright driver (issue 14): Node's compile cache in a private folder of ours, and
+the driver `serve` spawns before its imports, which the engine's start takes.
 
 Real engines (real Playwright drivers); the driver's environment is read from /proc.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 import stat
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
-from browserdeck import paths
+from browserdeck import paths, pwdriver
 from browserdeck.engine import Engine
-from browserdeck.engine.driver_env import CACHE_VARIABLE
+from browserdeck.pwdriver import CACHE_VARIABLE
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads the driver's environment from /proc"
@@ -73,3 +77,59 @@ async def test_a_cache_folder_that_is_not_ours_is_not_used(tmp_path: Path) -> No
     environ = await _start_and_stop()  # starts, uncached
     assert CACHE_VARIABLE not in environ
     assert not any(elsewhere.iterdir())
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+async def test_the_engine_takes_the_driver_spawned_early() -> None:
+    await pwdriver.start_early()
+    early = pwdriver.early_pid()
+    assert early is not None
+    try:
+        engine = Engine()
+        await engine.start()
+        try:
+            assert engine.driver_pid == early  # not a second driver
+            assert pwdriver.early_pid() is None
+            # It answers: the engine's Playwright runs on it.
+            assert engine._pw is not None and engine._pw.chromium.name == "chromium"
+            # Spawned as Playwright spawns it, with our compile cache.
+            assert _driver_environ(early).get(CACHE_VARIABLE) == str(paths.node_compile_cache_dir())
+        finally:
+            await engine.stop()
+        assert _gone(early)
+    finally:
+        await pwdriver.discard_early()
+
+
+async def test_an_early_driver_that_no_engine_took_is_stopped() -> None:
+    await pwdriver.start_early()
+    early = pwdriver.early_pid()
+    assert early is not None and not _gone(early)
+    await pwdriver.discard_early()
+    assert pwdriver.early_pid() is None
+    assert _gone(early)  # it exited on its closed stdin, and was waited for
+
+
+async def test_an_early_driver_that_died_is_replaced() -> None:
+    await pwdriver.start_early()
+    early = pwdriver.early_pid()
+    assert early is not None
+    os.kill(early, signal.SIGKILL)
+    for _ in range(200):  # until asyncio has seen it exit
+        if pwdriver._early is not None and pwdriver._early._proc.returncode is not None:
+            break
+        await asyncio.sleep(0.01)
+    engine = Engine()
+    await engine.start()
+    try:
+        assert engine.driver_pid not in (None, early)
+        assert engine._pw is not None and engine._pw.chromium.name == "chromium"
+    finally:
+        await engine.stop()
+        await pwdriver.discard_early()

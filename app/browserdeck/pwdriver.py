@@ -1,0 +1,162 @@
+"""The Playwright driver we spawn: its environment, and its start ahead of the engine.
+
+The driver is the Node.js bundled with Playwright running Playwright's own JavaScript.
+Two things here make its start cheaper on the path of a service that an MCP client
+started and is waiting for (issue 14; figures in docs/performance.md):
+
+**Node's compile cache.** Compiling Playwright's JavaScript is most of the driver's
+start. With the cache warm, ``async_playwright().start()`` took ~375 ms wall / 505 ms CPU
+here instead of ~600 / 730. Node reads ``NODE_COMPILE_CACHE`` from its environment.
+Playwright builds the driver's environment in ``playwright._impl.transport.
+get_driver_env`` (a copy of ``os.environ``) for that one process, so the variable is
+added there, not to ``os.environ``: Chromium and whatever else we spawn do not inherit
+it, nor does the user's shell. The folder is ours and private
+(``paths.node_compile_cache_dir``): node runs the code it finds cached there, so nobody
+else may have put it there. Node checks each file's checksum and its own version and
+flags, and recompiles (and rewrites the file) when one does not match, so a corrupt or
+stale cache costs a compile, nothing else.
+
+**The driver spawned first.** ``serve`` spawns it (``start_early``) before it imports
+the service, the engine and the web stack: those imports keep one core busy for a few
+hundred ms while the other has nothing to do but the bridge's start, and node's own
+start (~340 ms of CPU) runs there instead of after them. The engine's start then takes
+that process (``install`` makes Playwright's client adopt it) instead of spawning one.
+It is spawned by Playwright's own ``PipeTransport.connect`` (same program, arguments,
+environment, pipes), so an adopted driver is the one Playwright would have started. One
+that no engine took (the start failed before the engine's) is stopped by its owner,
+``serve``, with ``discard_early``; were this process killed, the driver would see its
+stdin close and exit (Playwright's ``run-driver`` does on end of input).
+
+playwright is pinned (==1.65). Were ``get_driver_env`` or the transport's fields not
+there, the driver would start without the cache, or late, and otherwise the same
+(tests/engine/test_pwdriver.py fails then).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+
+from playwright._impl import transport
+
+from browserdeck import paths
+
+log = logging.getLogger(__name__)
+
+CACHE_VARIABLE = "NODE_COMPILE_CACHE"
+
+# How long a driver that no engine took gets to exit after its stdin closed.
+DISCARD_TIMEOUT = 5.0
+
+_env_installed = False
+_installed = False
+# The driver start_early spawned, until an engine's start takes it (or discard_early).
+_early: transport.PipeTransport | None = None
+
+
+def _install_env() -> None:
+    global _env_installed
+    if _env_installed:
+        return
+    original = getattr(transport, "get_driver_env", None)
+    if not callable(original):
+        log.warning("playwright has no get_driver_env: its driver starts without Node's cache")
+        return
+
+    @functools.wraps(original)
+    def get_driver_env() -> dict[str, str]:
+        env: dict[str, str] = original()
+        try:
+            env[CACHE_VARIABLE] = str(paths.node_compile_cache_dir())
+        except OSError as exc:  # not ours (PermissionError) or not creatable: start uncached
+            env.pop(CACHE_VARIABLE, None)
+            log.warning("the Playwright driver starts without Node's compile cache: %s", exc)
+        return env
+
+    transport.get_driver_env = get_driver_env  # type: ignore[attr-defined]
+    _env_installed = True
+
+
+class _AdoptingTransport(transport.PipeTransport):
+    """Playwright's pipe to the driver, taking the driver ``start_early`` spawned on
+    this loop if there is one that still runs, else spawning one as Playwright does."""
+
+    async def connect(self) -> None:
+        early = _take()
+        if early is None:
+            await super().connect()
+            return
+        # PipeTransport.connect's three fields (playwright==1.65).
+        self._stopped_future = early._stopped_future
+        self._proc = early._proc
+        self._output = early._output
+
+
+def install() -> None:
+    """Give every Playwright driver this process spawns from now on our compile cache,
+    and let the next engine's start take a driver spawned by ``start_early``."""
+    global _installed
+    _install_env()
+    if _installed:
+        return
+    from playwright._impl import out_of_process
+
+    if getattr(out_of_process, "PipeTransport", None) is not transport.PipeTransport:
+        log.warning("playwright's client has another transport: the early driver is not used")
+    else:
+        out_of_process.PipeTransport = _AdoptingTransport  # type: ignore[attr-defined]
+    _installed = True
+
+
+async def start_early() -> None:
+    """Spawn the Playwright driver now, for this loop's next engine start to take.
+
+    Best effort: if it cannot be spawned, the engine's start spawns one (and reports why
+    that fails, if it does)."""
+    global _early
+    if _early is not None:
+        return
+    _install_env()
+    early = transport.PipeTransport(asyncio.get_running_loop())
+    try:
+        await early.connect()
+    except Exception as exc:
+        early.on_error_future.exception()  # read: asyncio must not log it at exit
+        log.info("the Playwright driver was not spawned early (%s); the engine will", exc)
+        return
+    _early = early
+
+
+def early_pid() -> int | None:
+    """The early driver's pid while no engine has taken it (tests, logs)."""
+    return _early._proc.pid if _early is not None else None
+
+
+def _take() -> transport.PipeTransport | None:
+    global _early
+    early = _early
+    if early is None or early._loop is not asyncio.get_running_loop():
+        return None  # none, or another loop's (its owner discards it)
+    _early = None
+    if early._proc.returncode is not None:  # it died meanwhile: spawn another
+        log.warning("the Playwright driver spawned early exited (%s); starting another",
+                    early._proc.returncode)
+        return None
+    return early
+
+
+async def discard_early() -> None:
+    """Stop the early driver if no engine took it (its owner's last step)."""
+    early = _take()
+    if early is None:
+        return
+    early.request_stop()  # closes its stdin: run-driver exits on that
+    proc = early._proc
+    try:
+        await asyncio.wait_for(proc.wait(), DISCARD_TIMEOUT)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
