@@ -101,6 +101,41 @@ async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_
         await service.stop()
 
 
+async def test_health_says_starting_while_the_engine_is_still_imported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The API listens before the engine is imported (issue 14): there is no engine yet
+    then, and the state is still "starting", not "stopped". The import is held at a gate."""
+    import importlib
+    import threading
+
+    gate = threading.Event()
+    real_import = importlib.import_module
+
+    def held_import(name: str, package: str | None = None) -> Any:
+        if name == "browserdeck.engine.engine":
+            gate.wait(30)
+        return real_import(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", held_import)
+    port, service, starting = _start()
+    try:
+        async with _anon(port) as anon:
+            health = await _first_health(anon)
+            assert health is not None, "the API did not listen while the engine started"
+            assert service.engine is None  # still being imported
+            assert health.json()["ok"] is False
+            assert health.json()["engine"]["state"] == "starting"
+            gate.set()
+            await asyncio.wait_for(starting, 30)
+            assert (await anon.get("/health")).json()["engine"]["state"] == "running"
+    finally:
+        gate.set()
+        if not starting.done():
+            await asyncio.wait([starting], timeout=30)
+        await service.stop()
+
+
 async def test_the_api_answers_while_the_instance_file_is_written(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
