@@ -58,6 +58,7 @@ LAYERS: dict[str, int] = {
     ),
     # 1: the Playwright engine.
     "engine": 1,
+    "pwdriver": 1,  # the engine's Playwright driver, spawned early by `serve`
     # 2: the service (profiles, browsers, relays) and the typed front door on it.
     **dict.fromkeys(("service", "profiles", "remote", "deck", "drivers"), 2),
     # 3: the ways in: HTTP API and MCP.
