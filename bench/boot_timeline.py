@@ -50,7 +50,7 @@ from bench.bench_startup import (  # noqa: E402
     write_config,
 )
 from tests.mcp.site import serve_site  # noqa: E402
-from tests.support.imports import SERVE_PATH  # noqa: E402
+from tests.support.imports import MCP_SERVE_PATH  # noqa: E402
 
 from browserdeck import uds  # noqa: E402
 
@@ -181,7 +181,7 @@ def import_profile(home: Path, chromium: str, top: int) -> None:
     nor FastAPI, which a service started for MCP builds only when another route is
     used), largest cumulative first."""
     done = subprocess.run(
-        [PY, "-X", "importtime", "-c", SERVE_PATH],
+        [PY, "-X", "importtime", "-c", MCP_SERVE_PATH],
         env=ours_env(home, chromium), capture_output=True, text=True, check=True,
     )  # fmt: skip
     rows = []

@@ -7,6 +7,7 @@ machine (Debian's ``chromium`` package in CI) headless on a free loopback port.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from tests.support.browsers import RawChromium, find_chromium, launch_raw_chromium
 from tests.support.net import free_port
-from tests.support.service import stop_lingering_service
+from tests.support.service import hold_engine_import, stop_lingering_service
 
 __all__ = ["free_port"]
 
@@ -31,6 +32,14 @@ def bd_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.delenv("BROWSERDECK_URL", raising=False)
     yield home
     stop_lingering_service(home)
+
+
+@pytest.fixture
+def held_engine_import(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """The engine's import held at a gate (tests.support.service.hold_engine_import)."""
+    gate = hold_engine_import(monkeypatch)
+    yield gate
+    gate.set()
 
 
 @pytest.fixture(scope="session")

@@ -65,6 +65,16 @@ USER_CLIENTS = frozenset({"browserdeck-gui", "browserdeck-cli"})
 # An engine call on one tab: (cdp_url, target_id, headers, options) -> its answer.
 EngineCall = Callable[[str, str, dict[str, str], Any], Awaitable[dict[str, Any]]]
 
+# The requests the engine answers with one call on the tab, and that call's name.
+_PLAIN_CALLS: dict[type[Any], str] = {
+    o.SnapshotOptions: "snapshot",
+    o.ConsoleOptions: "console",
+    o.ScreenshotOptions: "screenshot",
+    o.OfflineOptions: "set_offline",
+    o.PdfOptions: "pdf",
+    o.DialogOptions: "arm_dialog",
+}
+
 # A request about one tab: the engine's option models.
 TabRequest = (
     o.SnapshotOptions
@@ -256,8 +266,10 @@ class Deck:
 
     @property
     def engine(self) -> Engine:
+        """The engine, for a call that has been through ``target()`` (which waits for it:
+        the API listens before the engine is even imported; issue 14)."""
         engine = self.service.engine
-        assert engine is not None, "the engine is built before any way in"
+        assert engine is not None, "the engine is read only after target() waited for it"
         return engine
 
     # --- profiles ----------------------------------------------------------------
@@ -556,21 +568,13 @@ class Deck:
             return await self._navigate(caller, profile, target_id, request)
         if isinstance(request, o.FileChooserOptions):
             return await self._file_chooser(caller, profile, target_id, request)
-        engine = self.engine
-        plain: dict[type[Any], EngineCall] = {
-            o.SnapshotOptions: engine.snapshot,
-            o.ConsoleOptions: engine.console,
-            o.ScreenshotOptions: engine.screenshot,
-            o.OfflineOptions: engine.set_offline,
-            o.PdfOptions: engine.pdf,
-            o.DialogOptions: engine.arm_dialog,
-        }
-        call = plain.get(type(request))
-        if call is None:
+        method = _PLAIN_CALLS.get(type(request))
+        if method is None:
             return await self._act(caller, profile, target_id, request)  # type: ignore[arg-type]
         # A request that names its tab (targetId in a body) wins over the caller's.
         own = getattr(request, "target_id", None)
-        t = await self.target(caller, profile, own or target_id)
+        t = await self.target(caller, profile, own or target_id)  # waits for the engine
+        call: EngineCall = getattr(self.engine, method)
         return await call(t.cdp_url, t.target_id, t.headers, request)
 
     async def _act(

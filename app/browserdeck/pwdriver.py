@@ -23,9 +23,12 @@ start (~340 ms of CPU) runs there instead of after them. The engine's start then
 that process (``install`` makes Playwright's client adopt it) instead of spawning one.
 It is spawned by Playwright's own ``PipeTransport.connect`` (same program, arguments,
 environment, pipes), so an adopted driver is the one Playwright would have started. One
-that no engine took (the start failed before the engine's) is stopped by its owner,
-``serve``, with ``discard_early``; were this process killed, the driver would see its
-stdin close and exit (Playwright's ``run-driver`` does on end of input).
+that no engine took (the start failed before the engine's) is stopped by its owner
+(``serve``, or ``Service.stop`` for one the service's start spawned) with
+``discard_early``; were this process killed, the driver would see its stdin close and
+exit (Playwright's ``run-driver`` does on end of input). One that died before it was
+taken is replaced: ``_take`` skips it if its exit was seen, and the engine's start tries
+once more with a fresh spawn if the start failed on it.
 
 playwright is pinned (==1.65). Were ``get_driver_env`` or the transport's fields not
 there, the driver would start without the cache, or late, and otherwise the same
@@ -54,6 +57,9 @@ _env_installed = False
 _installed = False
 # The driver start_early spawned, until an engine's start takes it (or discard_early).
 _early: transport.PipeTransport | None = None
+# How many early drivers an engine's start has taken (Engine._start_driver retries a
+# start that failed on one: it may have died just before).
+adoptions = 0
 
 
 def _install_env() -> None:
@@ -84,10 +90,12 @@ class _AdoptingTransport(transport.PipeTransport):
     this loop if there is one that still runs, else spawning one as Playwright does."""
 
     async def connect(self) -> None:
+        global adoptions
         early = _take()
         if early is None:
             await super().connect()
             return
+        adoptions += 1
         # PipeTransport.connect's three fields (playwright==1.65).
         self._stopped_future = early._stopped_future
         self._proc = early._proc

@@ -52,7 +52,6 @@ if TYPE_CHECKING:
     from playwright.async_api import CDPSession
 
     from browserdeck.config import ProfileConfig
-    from browserdeck.engine import Engine
     from browserdeck.engine.connection import Connection
     from browserdeck.profiles import ProfileContext
     from browserdeck.tabs import Tab
@@ -159,12 +158,6 @@ class ServiceDriver:
         assert self.profile.cdp_url is not None
         return redact(self.profile.cdp_url)
 
-    def _engine(self) -> Engine:
-        engine = self.ctx.service.engine
-        if engine is None:
-            raise Unavailable("the browser engine is not running", code="engine_stopped")
-        return engine
-
     def _token(self) -> str | None:
         return secrets.get_token(secret_kind(self.name), create=False)
 
@@ -216,7 +209,8 @@ class ServiceDriver:
 
     async def _connect(self, lease: Lease) -> Connection:
         async with lease.lock:
-            pool = self._engine().pool
+            # The engine may still be starting beside the API (Service.start; issue 14).
+            pool = (await self.ctx.service.engine_ready()).pool
             if lease.conn is not None and not lease.conn.lost:
                 return lease.conn
             url, headers = self.endpoint()

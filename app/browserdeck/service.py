@@ -21,7 +21,7 @@ import logging
 import os
 import shutil
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -55,7 +55,8 @@ def _url_drivers() -> str:
 
 
 class FrontEnd(Protocol):
-    """A way in that the service starts after its engine and stops first: the control API.
+    """A way in that the service starts before its engine's import (page calls wait for
+    the engine: ``Service.engine_ready``) and stops first: the control API.
 
     The composition root (``browserdeck.master``) hands the service a factory for one, so
     the service never imports the API (nor the MCP server mounted on it).
@@ -214,14 +215,10 @@ class Service:
         # The import holds the GIL, and each time this loop wants it back it waits up to
         # the switch interval (5 ms): the MCP client's `tools/list`, sent right after
         # `initialize`, was answered ~16 ms later with it (bench/boot_timeline.py).
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(interval, 0.0005))
-        try:
+        with _short_switch_interval():
             engine_module = await asyncio.to_thread(
                 importlib.import_module, "browserdeck.engine.engine"
             )
-        finally:
-            sys.setswitchinterval(interval)
         self.engine = engine_module.Engine(
             events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
         )
@@ -338,21 +335,28 @@ class Service:
             # shutdown) while the engine lets go of every connection and stops its driver
             # (the profiles find no engine to drop their connection from).
             starting, self._engine_start = self._engine_start, None
-            if starting is not None:
-                if not self._engine_driver_starting:  # waiting for the API, or importing
-                    starting.cancel()
-                # Never cancelled half-way through the driver's start: that could leave
-                # the driver behind. Awaited before the engine is read: it sets it.
-                await asyncio.wait([starting])
+            if starting is not None and not self._engine_driver_starting:
+                # Still waiting for the API, or importing the engine: nothing of it runs
+                # yet, and cancelled there it never sets self.engine.
+                starting.cancel()
+            # Set once the driver's start has begun (and then never cancelled half-way).
             engine, self.engine = self.engine, None
             await asyncio.gather(
                 *(_logged(c.stop(), f"stopping profile {c.name}") for c in self.contexts.values()),
-                *([_logged(engine.stop(), "stopping the engine")] if engine is not None else []),
+                _logged(self._stop_engine(engine, starting), "stopping the engine"),
                 _logged(pwdriver.discard_early(), "stopping the unused Playwright driver"),
             )
         finally:
             self.started = False
             self.stopped.set()
+
+    async def _stop_engine(
+        self, engine: Engine | None, starting: asyncio.Task[None] | None
+    ) -> None:
+        if starting is not None:  # never cancelled half-way: that could leave the driver behind
+            await asyncio.wait([starting])
+        if engine is not None:
+            await engine.stop()
 
     def _read_config_bytes(self) -> bytes | None:
         try:
@@ -580,6 +584,25 @@ class Service:
 
     async def update_settings(self, change: Callable[[Config], None]) -> None:
         await self.apply_config(config.updated(self.config, change))
+
+
+_short_switches = [0, 0.0]  # how many hold it short, and the interval before the first
+
+
+@contextlib.contextmanager
+def _short_switch_interval() -> Iterator[None]:
+    """A 0.5 ms GIL switch interval while held; the one before comes back when the last
+    holder lets go (two services' starts in one process may overlap)."""
+    if _short_switches[0] == 0:
+        _short_switches[1] = sys.getswitchinterval()
+        sys.setswitchinterval(min(_short_switches[1], 0.0005))
+    _short_switches[0] += 1
+    try:
+        yield
+    finally:
+        _short_switches[0] -= 1
+        if _short_switches[0] == 0:
+            sys.setswitchinterval(_short_switches[1])
 
 
 async def _logged(step: Awaitable[Any], what: str) -> None:

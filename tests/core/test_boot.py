@@ -8,7 +8,9 @@ runs once the gate opens.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import threading
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -19,7 +21,13 @@ from browserdeck.api.server import ApiServer
 from browserdeck.engine import Engine
 from browserdeck.master import build_service
 from browserdeck.service import Service
-from tests.support.service import api_client, running_service, service_config
+from tests.support.service import (
+    anon_client,
+    api_client,
+    first_health,
+    running_service,
+    service_config,
+)
 
 
 def _start() -> tuple[int, Service, asyncio.Task[None]]:
@@ -29,22 +37,6 @@ def _start() -> tuple[int, Service, asyncio.Task[None]]:
     config.save(cfg)
     service = build_service(force_headless=True)
     return cfg.control_port, service, asyncio.create_task(service.start())
-
-
-def _anon(port: int) -> httpx.AsyncClient:
-    """A client of the API on ``port`` with no token (what reaches /health)."""
-    return httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60, trust_env=False)
-
-
-async def _first_health(anon: httpx.AsyncClient) -> httpx.Response | None:
-    """The first /health answer of a service still starting; None if its API did not
-    listen within 20 s ("no hang")."""
-    for _ in range(400):
-        try:
-            return await anon.get("/health")
-        except httpx.TransportError:
-            await asyncio.sleep(0.05)
-    return None
 
 
 async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_it(
@@ -60,8 +52,8 @@ async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_
     monkeypatch.setattr(Engine, "start", held_start)
     port, service, starting = _start()
     try:
-        async with _anon(port) as anon:
-            health = await _first_health(anon)
+        async with anon_client(port) as anon:
+            health = await first_health(anon)
             assert health is not None, "the API did not listen while the engine started"
             # It answers, and says the engine is starting: not running yet, not stopped.
             assert health.json()["ok"] is False
@@ -101,38 +93,134 @@ async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_
         await service.stop()
 
 
+@contextlib.asynccontextmanager
+async def _until_listening(port: int, service: Service) -> AsyncIterator[httpx.AsyncClient]:
+    """A client with the token, once the API of a service whose engine is still being
+    imported listens."""
+    async with anon_client(port) as anon:
+        assert await first_health(anon) is not None, "the API did not listen"
+        assert service.engine is None and service.engine_starting  # still being imported
+        anon.headers["Authorization"] = f"Bearer {service.api_token}"
+        yield anon
+
+
+async def _finish(gate: threading.Event, service: Service, starting: asyncio.Task[None]) -> None:
+    gate.set()
+    if not starting.done():
+        await asyncio.wait([starting], timeout=30)
+    await service.stop()
+
+
 async def test_health_says_starting_while_the_engine_is_still_imported(
-    monkeypatch: pytest.MonkeyPatch,
+    held_engine_import: threading.Event,
 ) -> None:
     """The API listens before the engine is imported (issue 14): there is no engine yet
-    then, and the state is still "starting", not "stopped". The import is held at a gate."""
-    import importlib
-    import threading
-
-    gate = threading.Event()
-    real_import = importlib.import_module
-
-    def held_import(name: str, package: str | None = None) -> Any:
-        if name == "browserdeck.engine.engine":
-            gate.wait(30)
-        return real_import(name, package)
-
-    monkeypatch.setattr(importlib, "import_module", held_import)
+    then, and the state is still "starting", not "stopped"."""
     port, service, starting = _start()
     try:
-        async with _anon(port) as anon:
-            health = await _first_health(anon)
-            assert health is not None, "the API did not listen while the engine started"
-            assert service.engine is None  # still being imported
-            assert health.json()["ok"] is False
-            assert health.json()["engine"]["state"] == "starting"
-            gate.set()
+        async with _until_listening(port, service) as anon:
+            health = (await anon.get("/health")).json()
+            assert health["ok"] is False
+            assert health["engine"]["state"] == "starting"
+            held_engine_import.set()
             await asyncio.wait_for(starting, 30)
             assert (await anon.get("/health")).json()["engine"]["state"] == "running"
     finally:
-        gate.set()
-        if not starting.done():
-            await asyncio.wait([starting], timeout=30)
+        await _finish(held_engine_import, service, starting)
+
+
+async def test_page_calls_made_while_the_engine_is_imported_wait_for_it(
+    held_engine_import: threading.Event,
+) -> None:
+    """A snapshot (one engine call on the tab) and a tab opened on a URL that cannot load
+    wait for the engine, then answer as it does: not a 500, not a tab opened without it
+    (which would say nothing of the URL not loading)."""
+    port, service, starting = _start()
+    try:
+        async with _until_listening(port, service) as anon:
+            await service.contexts["agent"].start()  # the browser runs; the engine does not
+            snapshot = asyncio.create_task(anon.get("/snapshot"))
+            opened = asyncio.create_task(
+                anon.post("/tabs/open", json={"url": "http://127.0.0.1:9/nothing-listens"})
+            )
+            done, _ = await asyncio.wait([snapshot, opened], timeout=1.0)
+            assert not done, [t.result().text for t in done]
+            held_engine_import.set()
+            resp = await snapshot
+            assert resp.status_code == 200, resp.text
+            resp = await opened
+            assert resp.status_code == 502, resp.text  # the engine's navigation_failed
+            assert resp.json()["error"]["code"] == "navigation_failed"
+    finally:
+        await _finish(held_engine_import, service, starting)
+
+
+async def test_a_stop_while_the_engine_is_imported_calls_its_start_off(
+    held_engine_import: threading.Event,
+) -> None:
+    import sys
+
+    import psutil
+
+    from browserdeck import pwdriver
+
+    before = sys.getswitchinterval()
+    port, service, starting = _start()
+    try:
+        async with _until_listening(port, service):
+            pass
+        assert sys.getswitchinterval() < before  # the import is under way
+        await asyncio.wait_for(service.stop(), 10)  # "no hang"
+        assert sys.getswitchinterval() == before
+        assert starting.done()
+        assert pwdriver.early_pid() is None
+        drivers = []
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if "run-driver" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
+                    drivers.append(child.pid)
+        assert drivers == []
+    finally:
+        await _finish(held_engine_import, service, starting)
+
+
+async def test_a_stop_during_a_stuck_driver_start_still_stops_the_browser() -> None:
+    """The browsers stop beside the engine's start, not after it: a driver that never
+    answers must not keep Chromium running. The driver is stopped (SIGSTOP) to get one."""
+    import os
+    import signal
+
+    from browserdeck import pwdriver
+
+    cfg = service_config()
+    config.save(cfg)
+    service = build_service(force_headless=True, prelaunch=True)
+    await pwdriver.start_early()
+    node = pwdriver.early_pid()
+    assert node is not None
+    os.kill(node, signal.SIGSTOP)  # it never answers Playwright's initialize
+    starting = asyncio.create_task(service.start())
+    stopping: asyncio.Task[None] | None = None
+    try:
+        async with anon_client(cfg.control_port) as anon:
+            assert await first_health(anon) is not None
+        agent = service.contexts["agent"]
+        for _ in range(600):  # "no hang": up to 30 s for Chromium
+            if agent.state == "running":
+                break
+            await asyncio.sleep(0.05)
+        assert agent.state == "running"
+        stopping = asyncio.create_task(service.stop())
+        for _ in range(200):  # "no hang": 10 s
+            if agent.state == "stopped":
+                break
+            await asyncio.sleep(0.05)
+        assert agent.state == "stopped"
+    finally:
+        os.kill(node, signal.SIGKILL)
+        await asyncio.wait([starting], timeout=30)
+        if stopping is not None:
+            await asyncio.wait([stopping], timeout=30)
         await service.stop()
 
 
@@ -158,8 +246,8 @@ async def test_the_api_answers_while_the_instance_file_is_written(
     monkeypatch.setattr(Service, "_write_instance_file", held_write)
     port, service, starting = _start()
     try:
-        async with _anon(port) as anon:
-            health = await _first_health(anon)
+        async with anon_client(port) as anon:
+            health = await first_health(anon)
             assert health is not None and health.status_code == 200
             assert not written.is_set(), "the API answered only once the file was written"
         gate.set()

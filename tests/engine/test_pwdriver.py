@@ -133,3 +133,39 @@ async def test_an_early_driver_that_died_is_replaced() -> None:
     finally:
         await engine.stop()
         await pwdriver.discard_early()
+
+
+async def test_an_early_driver_that_died_unseen_is_replaced() -> None:
+    # Dead, and asyncio not told yet: the engine's start fails on it, then spawns anew.
+    await pwdriver.start_early()
+    early = pwdriver.early_pid()
+    assert early is not None
+    os.kill(early, signal.SIGKILL)
+    os.waitid(os.P_PID, early, os.WEXITED | os.WNOWAIT)  # noqa: ASYNC222 (dead: returns at once)
+    engine = Engine()
+    try:
+        await engine.start()
+        assert engine.driver_pid not in (None, early)
+    finally:
+        await engine.stop()
+        await pwdriver.discard_early()
+
+
+async def test_overlapping_engine_starts_give_the_switch_interval_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two services' engine starts in one process: the interval before the first comes back.
+    from browserdeck.service import Service
+
+    async def no_start(self: Engine) -> None:
+        return None
+
+    monkeypatch.setattr(Engine, "start", no_start)
+    before = sys.getswitchinterval()
+    go = asyncio.Event()
+    go.set()
+    try:
+        await asyncio.gather(Service()._start_engine(go), Service()._start_engine(go))
+        assert sys.getswitchinterval() == before
+    finally:
+        sys.setswitchinterval(before)

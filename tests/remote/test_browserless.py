@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import re
+import threading
 from pathlib import Path
 
 import httpx
@@ -17,8 +18,9 @@ import pytest
 
 from browserdeck import config, paths
 from browserdeck.config import Config
+from browserdeck.master import build_service
 from tests.remote.browserless import Browserless
-from tests.support.service import running_service, service_config
+from tests.support.service import anon_client, first_health, running_service, service_config
 
 
 def remote_config() -> Config:
@@ -253,3 +255,36 @@ def test_named_cli_client_is_a_session(monkeypatch: pytest.MonkeyPatch) -> None:
     assert client._headers("t")["X-Browserdeck-Session"] == "cli:nightly-job"
     monkeypatch.delenv("BROWSERDECK_CLIENT")
     assert "X-Browserdeck-Session" not in client._headers("t")
+
+
+async def test_a_page_call_made_while_the_engine_is_imported_waits_for_it(
+    browserless: Browserless, site: str, held_engine_import: threading.Event
+) -> None:
+    """A pooled remote profile's first call connects through the engine: made while a
+    service that just started still imports it (its API listens already; issue 14), the
+    call waits for it instead of failing with "the engine is not running"."""
+    cfg = remote_config()
+    held_engine_import.set()  # the profile is created on a service that runs
+    async with running_service(cfg) as (_service, client):
+        await create_farm(client, browserless)
+    held_engine_import.clear()
+    service = build_service(force_headless=True)
+    starting = asyncio.create_task(service.start())
+    try:
+        async with anon_client(cfg.control_port) as anon:
+            assert await first_health(anon) is not None
+            assert service.engine is None and service.engine_starting
+            anon.headers["Authorization"] = f"Bearer {service.api_token}"
+            navigated = asyncio.create_task(
+                anon.post("/navigate", params={"profile": "farm"}, json={"url": f"{site}/shop.html"})
+            )
+            done, _ = await asyncio.wait([navigated], timeout=1.0)
+            assert not done, navigated.result().text
+            held_engine_import.set()
+            resp = await navigated
+            assert resp.status_code == 200, resp.text
+    finally:
+        held_engine_import.set()
+        if not starting.done():
+            await asyncio.wait([starting], timeout=30)
+        await service.stop()

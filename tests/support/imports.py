@@ -8,12 +8,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
-# The modules the service imports on its way to answering /mcp (bench/boot_timeline.py).
-SERVE_PATH = (
+# The modules a service started for MCP clients imports on its way to answering /mcp
+# (bench/boot_timeline.py profiles them).
+MCP_SERVE_PATH = (
     "import browserdeck.cli, browserdeck.logsetup, browserdeck.master, browserdeck.pwdriver,"
-    " browserdeck.service, browserdeck.api.server, browserdeck.api.staged, browserdeck.api.app,"
-    " browserdeck.deck, browserdeck.mcpserver.http"
+    " browserdeck.service, browserdeck.api.server, browserdeck.api.staged, browserdeck.deck,"
+    " browserdeck.mcpserver.http"
 )
+# ... and the FastAPI app of the other routes, which `serve` and the tray build once the
+# API listens (a service started for MCP clients, on their first use).
+SERVE_PATH = MCP_SERVE_PATH + ", browserdeck.api.app"
 # ... and then, once it listens, the engine (service.Service._start_engine).
 ENGINE_PATH = SERVE_PATH + "\nimport browserdeck.engine.engine"
 

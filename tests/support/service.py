@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -79,3 +83,35 @@ def stop_lingering_service(home: Path) -> None:
         time.sleep(0.05)
     if pid_alive(pid):
         os.kill(pid, signal.SIGKILL)
+
+
+def anon_client(port: int) -> httpx.AsyncClient:
+    """A client of the API on ``port`` with no token (what reaches /health)."""
+    return httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60, trust_env=False)
+
+
+async def first_health(anon: httpx.AsyncClient) -> httpx.Response | None:
+    """The first /health answer of a service still starting; None if its API did not
+    listen within 20 s ("no hang")."""
+    for _ in range(400):
+        try:
+            return await anon.get("/health")
+        except httpx.TransportError:
+            await asyncio.sleep(0.05)
+    return None
+
+
+def hold_engine_import(monkeypatch: Any) -> threading.Event:
+    """Hold the engine's import (a service imports it once its API listens) until the
+    returned event is set: a slow import cannot be had on demand (the fixture
+    ``held_engine_import`` sets it at the end whatever the test did)."""
+    gate = threading.Event()
+    real_import = importlib.import_module
+
+    def held(name: str, package: str | None = None) -> Any:
+        if name == "browserdeck.engine.engine":
+            gate.wait(30)
+        return real_import(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", held)
+    return gate

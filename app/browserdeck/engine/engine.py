@@ -169,8 +169,17 @@ class Engine:
 
     async def _start_driver(self) -> None:
         pwdriver.install()  # the early driver, Node's compile cache (issue 14)
+        taken = pwdriver.adoptions
         cm = async_playwright()
-        pw = await cm.start()
+        try:
+            pw = await cm.start()
+        except Exception as exc:
+            if pwdriver.adoptions == taken:
+                raise
+            # The driver spawned early died just before it was taken: a fresh one.
+            log.warning("the Playwright driver spawned early failed (%s); starting another", exc)
+            cm = async_playwright()
+            pw = await cm.start()
         self._pw_cm, self._pw = cm, pw
         self._pool = BrowserPool(pw, self.memories, self.events)
         self.state = "running"
