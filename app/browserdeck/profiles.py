@@ -390,8 +390,7 @@ class ProfileContext:
         cdp_url = await self.ensure_browser()
         engine = self.service.engine
         if (engine is not None or self.service.engine_starting) and url != "about:blank":
-            # It may still be starting (or being imported) beside the API (Service.start;
-            # issue 14).
+            # It may still be imported or starting beside the API (Service.start; issue 14).
             engine = await self.service.engine_ready()
         # A URL is opened blank, then navigated by the engine: a URL that cannot load (no
         # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
