@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 
@@ -57,9 +58,13 @@ _env_installed = False
 _installed = False
 # The driver start_early spawned, until an engine's start takes it (or discard_early).
 _early: transport.PipeTransport | None = None
-# How many early drivers an engine's start has taken (Engine._start_driver retries a
-# start that failed on one: it may have died just before).
-adoptions = 0
+# Where the engine start running in this context (``watch_adoption``) is told which
+# early driver it took: a start that failed on it is retried only if it had died.
+_adopted_here: contextvars.ContextVar[list[transport.PipeTransport] | None] = (
+    contextvars.ContextVar("browserdeck_adopted_driver", default=None)
+)
+# How long a failed start waits to see the adopted driver's exit.
+EXIT_SEEN_TIMEOUT = 1.0
 
 
 def _install_env() -> None:
@@ -90,12 +95,15 @@ class _AdoptingTransport(transport.PipeTransport):
     this loop if there is one that still runs, else spawning one as Playwright does."""
 
     async def connect(self) -> None:
-        global adoptions
         early = _take()
         if early is None:
             await super().connect()
             return
-        adoptions += 1
+        # Playwright's client connects in a task of its own, which copied this context.
+        # This transport, not the early one: its reader is the one to be told of a stop.
+        told = _adopted_here.get()
+        if told is not None:
+            told.append(self)
         # PipeTransport.connect's three fields (playwright==1.65).
         self._stopped_future = early._stopped_future
         self._proc = early._proc
@@ -148,20 +156,45 @@ def _take() -> transport.PipeTransport | None:
     if early is None or early._loop is not asyncio.get_running_loop():
         return None  # none, or another loop's (its owner discards it)
     _early = None
-    if early._proc.returncode is not None:  # it died meanwhile: spawn another
-        log.warning("the Playwright driver spawned early exited (%s); starting another",
-                    early._proc.returncode)
+    if early._proc.returncode is not None:  # it died meanwhile: not to be taken
+        log.warning("the Playwright driver spawned early had exited (%s)", early._proc.returncode)
         return None
     return early
+
+
+def watch_adoption() -> list[transport.PipeTransport]:
+    """Where the engine start about to run in this task gets the early driver it takes."""
+    taken: list[transport.PipeTransport] = []
+    _adopted_here.set(taken)
+    return taken
+
+
+async def worth_another_start(taken: list[transport.PipeTransport]) -> bool:
+    """After an engine start failed: True if it failed on a driver spawned early that
+    had died (just before it was taken: one more start spawns a fresh one). A driver it
+    failed on that still runs is stopped (nothing else would: Playwright's client keeps
+    no handle on a start that failed), and the failure stands."""
+    _adopted_here.set(None)
+    if not taken:
+        return False
+    try:
+        await asyncio.wait_for(taken[0]._proc.wait(), EXIT_SEEN_TIMEOUT)
+        return True
+    except TimeoutError:
+        await _stop(taken[0])
+        return False
 
 
 async def discard_early() -> None:
     """Stop the early driver if no engine took it (its owner's last step)."""
     early = _take()
-    if early is None:
-        return
-    early.request_stop()  # closes its stdin: run-driver exits on that
-    proc = early._proc
+    if early is not None:
+        await _stop(early)
+
+
+async def _stop(driver: transport.PipeTransport) -> None:
+    driver.request_stop()  # closes its stdin: run-driver exits on that
+    proc = driver._proc
     try:
         await asyncio.wait_for(proc.wait(), DISCARD_TIMEOUT)
     except TimeoutError:

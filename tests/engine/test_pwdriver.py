@@ -12,6 +12,7 @@ import signal
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -135,19 +136,52 @@ async def test_an_early_driver_that_died_is_replaced() -> None:
         await pwdriver.discard_early()
 
 
-async def test_an_early_driver_that_died_unseen_is_replaced() -> None:
-    # Dead, and asyncio not told yet: the engine's start fails on it, then spawns anew.
+async def test_an_early_driver_that_dies_as_it_is_taken_is_replaced(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Killed the moment the engine's start takes it (its exit not yet seen): the start
+    # fails on it, and one more start spawns a fresh driver.
+    real_take = pwdriver._take
+
+    def take_then_kill() -> Any:
+        early = real_take()
+        if early is not None:
+            os.kill(early._proc.pid, signal.SIGKILL)
+        return early
+
+    monkeypatch.setattr(pwdriver, "_take", take_then_kill)
     await pwdriver.start_early()
     early = pwdriver.early_pid()
     assert early is not None
-    os.kill(early, signal.SIGKILL)
-    os.waitid(os.P_PID, early, os.WEXITED | os.WNOWAIT)  # noqa: ASYNC222 (dead: returns at once)
     engine = Engine()
     try:
         await engine.start()
         assert engine.driver_pid not in (None, early)
+        assert "spawned early failed" in caplog.text  # the retry, not _take's skip
     finally:
         await engine.stop()
+        await pwdriver.discard_early()
+
+
+async def test_a_start_that_fails_on_a_live_early_driver_stops_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Playwright's client keeps no handle on a start that failed: the driver it ran on
+    # is stopped here, and the failure stands (no second start hides it).
+    from playwright._impl.connection import Connection
+
+    async def refuse(self: Connection) -> Any:
+        raise RuntimeError("initialize refused (test)")
+
+    monkeypatch.setattr(Connection, "initialize_playwright", refuse)
+    await pwdriver.start_early()
+    early = pwdriver.early_pid()
+    assert early is not None
+    try:
+        with pytest.raises(RuntimeError, match="initialize refused"):
+            await Engine().start()
+        assert _gone(early)
+    finally:
         await pwdriver.discard_early()
 
 

@@ -169,12 +169,12 @@ class Engine:
 
     async def _start_driver(self) -> None:
         pwdriver.install()  # the early driver, Node's compile cache (issue 14)
-        taken = pwdriver.adoptions
+        taken = pwdriver.watch_adoption()
         cm = async_playwright()
         try:
             pw = await cm.start()
         except Exception as exc:
-            if pwdriver.adoptions == taken:
+            if not await pwdriver.worth_another_start(taken):
                 raise
             # The driver spawned early died just before it was taken: a fresh one.
             log.warning("the Playwright driver spawned early failed (%s); starting another", exc)
