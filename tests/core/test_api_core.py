@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -11,14 +10,13 @@ import socket
 from pathlib import Path
 
 import httpx
-import psutil
 import pytest
 
 from browserdeck import config, paths
 from browserdeck.chrome.procs import pid_alive
 from browserdeck.master import build_service
 from tests.support.net import free_port
-from tests.support.service import running_service, service_config
+from tests.support.service import live_drivers, running_service, service_config
 
 
 async def test_health_needs_no_token_and_everything_else_does() -> None:
@@ -270,12 +268,7 @@ async def test_control_port_in_use_is_a_clear_error() -> None:
             await asyncio.wait_for(service.start(), 30)
         assert service.stopped.is_set()
     # Nothing left: not the Playwright driver spawned for the engine (pwdriver.py).
-    drivers = []
-    for child in psutil.Process().children(recursive=True):
-        with contextlib.suppress(psutil.Error):
-            if "run-driver" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
-                drivers.append(child.pid)
-    assert drivers == []
+    assert live_drivers() == []
 
 
 async def test_sigkilled_browser_is_detected_and_start_recovers() -> None:

@@ -25,6 +25,7 @@ from tests.support.service import (
     anon_client,
     api_client,
     first_health,
+    live_drivers,
     running_service,
     service_config,
 )
@@ -160,8 +161,6 @@ async def test_a_stop_while_the_engine_is_imported_calls_its_start_off(
 ) -> None:
     import sys
 
-    import psutil
-
     from browserdeck import pwdriver
 
     before = sys.getswitchinterval()
@@ -174,12 +173,7 @@ async def test_a_stop_while_the_engine_is_imported_calls_its_start_off(
         assert sys.getswitchinterval() == before
         assert starting.done()
         assert pwdriver.early_pid() is None
-        drivers = []
-        for child in psutil.Process().children(recursive=True):
-            with contextlib.suppress(psutil.Error):
-                if "run-driver" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
-                    drivers.append(child.pid)
-        assert drivers == []
+        assert live_drivers() == []
     finally:
         await _finish(held_engine_import, service, starting)
 
@@ -510,9 +504,7 @@ async def test_the_tokens_are_read_once_the_playwright_driver_is_spawned(
     """Reading the tokens imports the keyring (~25 ms of CPU): the driver's spawn does not
     wait behind it (it is the start's first step; issue 14), and the API still listens
     with the token."""
-    import contextlib
 
-    import psutil
 
     from browserdeck import secrets
 
@@ -520,11 +512,7 @@ async def test_the_tokens_are_read_once_the_playwright_driver_is_spawned(
     real_get = secrets.get_token
 
     def get_token(kind: str = "api", *, create: bool = True) -> str | None:
-        running = False
-        for child in psutil.Process().children(recursive=True):
-            with contextlib.suppress(psutil.Error):
-                running = running or "run-driver" in child.cmdline()
-        drivers_seen.append(running)
+        drivers_seen.append(bool(live_drivers()))
         return real_get(kind, create=create)
 
     monkeypatch.setattr(secrets, "get_token", get_token)

@@ -115,3 +115,17 @@ def hold_engine_import(monkeypatch: Any) -> threading.Event:
 
     monkeypatch.setattr(importlib, "import_module", held)
     return gate
+
+
+def live_drivers() -> list[int]:
+    """The Playwright drivers (node ``run-driver``) this process has running, zombies aside."""
+    import contextlib
+
+    import psutil
+
+    drivers = []
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "run-driver" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
+                drivers.append(child.pid)
+    return drivers
