@@ -284,13 +284,13 @@ class Deck:
 
     def engine_status(self) -> r.EngineStatus:
         engine = self.service.engine
+        if engine is None:
+            status = r.EngineStatus(state="stopped", driver_pid=None, restarts=0, last_failure=None)
+        else:
+            status = r.EngineStatus.model_validate(engine.status())
         # The API listens before the engine is imported and while its driver starts
         # (issue 14): "stopped" then would say the engine is down when a page call would
         # in fact wait for it.
-        if engine is None:
-            state = "starting" if self.service.engine_starting else "stopped"
-            return r.EngineStatus(state=state, driver_pid=None, restarts=0, last_failure=None)
-        status = r.EngineStatus.model_validate(engine.status())
         if status.state == "stopped" and self.service.engine_starting:
             status.state = "starting"
         return status

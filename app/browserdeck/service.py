@@ -113,7 +113,6 @@ class Service:
         self.engine: Engine | None = None
         # The engine's start, while it runs beside the API's (see start()).
         self._engine_start: asyncio.Task[None] | None = None
-        self._engine_driver_starting = False  # _engine_start has begun the driver's start
         # The engine taking in the prelaunched browser ahead of the first call (tests).
         self.early_attach: asyncio.Task[None] | None = None
         self.api: FrontEnd | None = None
@@ -165,7 +164,6 @@ class Service:
             # the engine's import (~90 ms of CPU), nor by Chromium's start (below) on the
             # other core, and a page call waits for the engine (engine_ready; issue 14).
             listening = asyncio.Event()
-            self._engine_driver_starting = False
             self._engine_start = aio.create_task(
                 self._start_engine(listening), name="engine-start"
             )
@@ -219,10 +217,11 @@ class Service:
             engine_module = await asyncio.to_thread(
                 importlib.import_module, "browserdeck.engine.engine"
             )
+        # Set right before the driver's start begins (no await between): stop() reads it
+        # to tell whether the start may still be cancelled.
         self.engine = engine_module.Engine(
             events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
         )
-        self._engine_driver_starting = True
         await self.engine.start()
 
     def _read_tokens(self) -> None:
@@ -335,7 +334,7 @@ class Service:
             # shutdown) while the engine lets go of every connection and stops its driver
             # (the profiles find no engine to drop their connection from).
             starting, self._engine_start = self._engine_start, None
-            if starting is not None and not self._engine_driver_starting:
+            if starting is not None and self.engine is None:
                 # Still waiting for the API, or importing the engine: nothing of it runs
                 # yet, and cancelled there it never sets self.engine.
                 starting.cancel()
