@@ -224,3 +224,24 @@ class ConfigError(BrowserdeckError):
     """The config file cannot be read or a value in it is invalid."""
 
     code = "config_error"
+
+
+class CDPError(BrowserdeckError):
+    """The browser answered a CDP call with a protocol error (chrome/cdp.py raises it; here
+    with the others, so that the API's status table does not load the CDP client)."""
+
+    code = "cdp_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str,
+        cdp_code: int | None = None,
+        data: Any = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.method = method
+        self.cdp_code = cdp_code
+        self.data = data

@@ -17,8 +17,7 @@ import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 from browserdeck import drivers, paths, remote, states, urls
-from browserdeck.chrome import endpoint, launcher
-from browserdeck.chrome.cdp import CDPClient
+from browserdeck.chrome import endpoint
 from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import (
     CLOSE_TAB,
@@ -33,7 +32,9 @@ from browserdeck.errors import (
 )
 from browserdeck.tabs import QUIET_CLIENTS, Tab, TabHistory, attachable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the launcher and the CDP client (websockets) load when used
+    from browserdeck.chrome.cdp import CDPClient
+    from browserdeck.chrome.launcher import ChromeProcess
     from browserdeck.drivers.base import ProfileDriver
     from browserdeck.relay.server import RelayServer
     from browserdeck.service import Service
@@ -47,7 +48,7 @@ class ProfileContext:
     def __init__(self, service: Service, profile: ProfileConfig) -> None:
         self.service = service
         self.profile = profile
-        self.chrome: launcher.ChromeProcess | None = None
+        self.chrome: ChromeProcess | None = None
         self.relay: RelayServer | None = None
         self.state = "stopped"  # stopped | starting | running | crashed | error
         self.detail: str | None = None
@@ -107,14 +108,6 @@ class ProfileContext:
         """What a CDP client must send to this profile's endpoint: the relay's token, or
         the API token for a managed browser's CDP endpoint (none for attach-only/remote)."""
         return self.impl.headers()
-
-    def headless(self) -> tuple[bool, str | None]:
-        """Whether a managed browser runs headless, and why when it is forced."""
-        if self.service.force_headless:
-            return True, "forced by --headless"
-        if not launcher.has_display():
-            return True, "no display: DISPLAY and WAYLAND_DISPLAY are unset"
-        return self.config.is_headless(self.profile), None
 
     # --- status ------------------------------------------------------------
     def _ensure_enabled(self) -> None:
@@ -349,6 +342,8 @@ class ProfileContext:
         )
 
     async def _browser_cdp(self) -> CDPClient:
+        from browserdeck.chrome.cdp import CDPClient
+
         async with self._cdp_lock:
             if self._cdp is None or self._cdp.closed:
                 ws_url = await self._browser_ws_url()

@@ -21,6 +21,14 @@ def test_the_serve_path_leaves_the_engine_for_after_it_answers() -> None:
     assert not {"browserdeck.engine.engine", "playwright.async_api"} & loaded
 
 
+def test_the_serve_path_leaves_the_browser_launcher_for_the_launch() -> None:
+    # Launching Chromium (the launcher, its CDP gateway, the raw CDP client: websockets)
+    # is work for after the API listens (Service.start's prelaunch), not for `initialize`.
+    loaded = loaded_after(SERVE_PATH)
+    assert {"browserdeck.chrome.procs", "browserdeck.profiles"} <= loaded
+    assert not {"browserdeck.chrome.launcher", "browserdeck.chrome.cdp", "websockets"} & loaded
+
+
 def test_the_engines_errors_are_playwrights_public_classes() -> None:
     # engine/errors.py takes them from where they are defined, not the public module.
     from playwright import async_api
@@ -51,7 +59,8 @@ def test_a_tab_claim_still_locks_the_claims_file(tmp_path: Path) -> None:
 
 
 def test_the_serve_path_leaves_the_websocket_client_for_a_connection() -> None:
-    loaded = loaded_after(ENGINE_PATH)
+    # ... nor the launcher that the prelaunch imports once the API listens.
+    loaded = loaded_after(ENGINE_PATH + "\nimport browserdeck.chrome.launcher")
     assert "websockets.asyncio.server" in loaded  # the managed browser's CDP gateway
     # The raw CDP client's half comes with its first connection (chrome/cdp.py).
     assert not {"websockets.asyncio.client", "websockets.client"} & loaded

@@ -16,7 +16,6 @@ connect) and the managed profiles' DevTools gateway (``chrome/gateway.py``).
 from __future__ import annotations
 
 from browserdeck import errors
-from browserdeck.chrome.cdp import CDPError
 from browserdeck.engine.errors import NavigationFailed
 
 # A code whose status differs from its class's.
@@ -33,7 +32,7 @@ BY_CLASS: dict[type[errors.BrowserdeckError], int] = {
     errors.Conflict: 409,
     errors.ConfigError: 500,
     NavigationFailed: 502,  # the page's server, not us: a bad gateway
-    CDPError: 502,  # the browser answered a protocol call with an error
+    errors.CDPError: 502,  # the browser answered a protocol call with an error
     errors.Disabled: 503,
     errors.Unavailable: 503,
     errors.ActionTimeout: 504,

@@ -36,7 +36,7 @@ from browserdeck.errors import (
     STATUS,
     STOP,
     ActionTimeout,
-    BrowserdeckError,
+    CDPError,
     Hint,
     Unavailable,
 )
@@ -51,26 +51,6 @@ log = logging.getLogger(__name__)
 
 EventHandler = Callable[[dict[str, Any], str | None], None]
 EventPredicate = Callable[[dict[str, Any]], bool]
-
-
-class CDPError(BrowserdeckError):
-    """The browser answered a CDP call with a protocol error."""
-
-    code = "cdp_error"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        method: str,
-        cdp_code: int | None = None,
-        data: Any = None,
-        hint: str | None = None,
-    ) -> None:
-        super().__init__(message, hint=hint)
-        self.method = method
-        self.cdp_code = cdp_code
-        self.data = data
 
 
 class CDPClient:

@@ -11,17 +11,29 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio, paths
 from browserdeck.chrome import launcher, procs
 from browserdeck.drivers.base import ProfileDriver
 from browserdeck.errors import START_OF, BrowserdeckError, Conflict, Hint, Unavailable
 
+if TYPE_CHECKING:
+    from browserdeck.profiles import ProfileContext
+
 log = logging.getLogger(__name__)
 
 # The detail of a managed profile whose browser exited cleanly without being asked to.
 CLOSED_BY_USER = "the browser was closed"
+
+
+def runs_headless(ctx: ProfileContext) -> tuple[bool, str | None]:
+    """Whether the profile's browser runs headless, and why when it is forced."""
+    if ctx.service.force_headless:
+        return True, "forced by --headless"
+    if not launcher.has_display():
+        return True, "no display: DISPLAY and WAYLAND_DISPLAY are unset"
+    return ctx.config.is_headless(ctx.profile), None
 
 
 def _wait_released(pgid: int, port: int, within: float) -> None:
@@ -62,7 +74,7 @@ class Driver(ProfileDriver):
                 f"{p.cdp_port}, or turn attachOnly off so browserdeck launches it",
                 code="attach_failed",
             )
-        headless, _why = ctx.headless()
+        headless, _why = runs_headless(ctx)
         if ctx.chrome is not None and not ctx.stopping:
             # A browser that exited without a stop, and this request got here before the
             # exit watcher (it waits for this lock): record the exit now, as the watcher
@@ -185,7 +197,7 @@ class Driver(ProfileDriver):
 
     async def status(self, out: dict[str, Any]) -> bool | None:
         ctx, p = self.ctx, self.ctx.profile
-        headless, why = ctx.headless()
+        headless, why = runs_headless(ctx)
         out["headless"] = ctx.chrome.headless if ctx.chrome else headless
         out["headlessReason"] = why
         out["userDataDir"] = str(ctx.config.user_data_dir_of(p))
