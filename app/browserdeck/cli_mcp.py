@@ -20,7 +20,6 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    import subprocess
     from typing import Any
 
 # How long a service we started may take to answer before we give up.
@@ -85,15 +84,70 @@ def start_service(socket_path: str) -> str | None:
     return wait_for_service(spawn_service(), socket_path)
 
 
+class Spawned:
+    """The ``serve`` process ``spawn_service`` started: what ``wait_for_service`` needs of
+    a ``subprocess.Popen``, over ``os.posix_spawn``. Importing subprocess (locale, re,
+    enum) cost the bridge ~9 ms before it could start the service (issue 14)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self._reap(os.WNOHANG)
+
+    def wait(self) -> int:
+        code = self._reap(0)
+        assert code is not None
+        return code
+
+    def _reap(self, flags: int) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, flags)
+            except ChildProcessError:  # reaped elsewhere: its code is unknown
+                self.returncode = -1
+            else:
+                if pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def terminate(self) -> None:
+        self._signal("SIGTERM")
+
+    def kill(self) -> None:
+        self._signal("SIGKILL")
+
+    def _signal(self, name: str) -> None:
+        import signal
+
+        if self.poll() is None:
+            os.kill(self.pid, getattr(signal, name))
+
+
 # What ``spawn_service`` started: the process, where its stderr goes, and the read end of
 # the pipe on which it says that its API listens (closed by ``wait_for_service``).
-Started = tuple["subprocess.Popen[bytes]", str, int]
+Started = tuple[Spawned, str, int]
+
+
+def _inherited_fds(keep: int) -> list[int]:
+    """Descriptors above stdio that a child would inherit (ones our own parent passed us
+    open): ``subprocess``'s ``close_fds``, which ``os.posix_spawn`` does not do."""
+    where = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+    found = []
+    for name in os.listdir(where):
+        fd = int(name)
+        if fd > 2 and fd != keep:
+            try:
+                if os.get_inheritable(fd):
+                    found.append(fd)
+            except OSError:  # the listing's own descriptor, closed by now
+                pass
+    return found
 
 
 def spawn_service() -> Started:
     """Start ``browserdeck serve --headless --idle-exit`` (for ``wait_for_service``)."""
-    import subprocess
-
     from browserdeck import paths
 
     err_path = os.path.join(paths.runtime_path(), "mcp-serve.err")
@@ -101,27 +155,36 @@ def spawn_service() -> Started:
     # woken then (a poll would add up to its interval to every start; issue 14).
     ready, told = os.pipe()
     try:
-        with open(err_path, "wb") as err:
-            # Its own session: the MCP client's signals and its terminal are not its own,
-            # and it outlives this process (see the module docstring). No stdio of ours:
-            # the client waits for our pipes to close, and a service holding them would
-            # stall it.
-            proc = subprocess.Popen(
-                [*serve_command(), "--headless", "--idle-exit", "--ready-fd", str(told)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=(told,),
-            )
+        err = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+            try:
+                # No stdio of ours: the client waits for our pipes to close, and a service
+                # holding them would stall it. Nothing else of ours either, but the pipe.
+                actions = [
+                    (os.POSIX_SPAWN_DUP2, null, 0),
+                    (os.POSIX_SPAWN_DUP2, null, 1),
+                    (os.POSIX_SPAWN_DUP2, err, 2),
+                    *((os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited_fds(told)),
+                ]
+                os.set_inheritable(told, True)
+                command = [*serve_command(), "--headless", "--idle-exit", "--ready-fd", str(told)]
+                # Its own session (setsid): the MCP client's signals and its terminal are
+                # not its own, and it outlives this process (see the module docstring).
+                pid = os.posix_spawn(
+                    command[0], command, os.environ, file_actions=actions, setsid=True
+                )
+            finally:
+                os.close(null)
+        finally:
+            os.close(err)
     except BaseException:
         os.close(ready)
         raise
     finally:
         # Ours closed: the pipe ends (EOF) when the service closes its end or exits.
         os.close(told)
-    return proc, err_path, ready
+    return Spawned(pid), err_path, ready
 
 
 def wait_for_service(started: Started, socket_path: str) -> str | None:
@@ -161,7 +224,7 @@ def wait_for_service(started: Started, socket_path: str) -> str | None:
             os.close(told)
 
 
-def _listening_elsewhere(proc: subprocess.Popen[bytes], err_path: str, socket_path: str) -> str:
+def _listening_elsewhere(proc: Spawned, err_path: str, socket_path: str) -> str:
     """Why the service we started is of no use: it listens (its ready byte came), but not
     on ``socket_path``: it could not bind it and serves TCP only (api/server.py
     ``bind_unix``; its stderr says why). Waiting longer would not change that, and it would

@@ -74,15 +74,16 @@ def test_with_no_service_the_bridge_starts_one_before_it_loads_its_http_client(
 ) -> None:
     """The service's boot is what the client waits for: it starts first, and the bridge's
     own imports (http.client, ~45 ms of CPU) run while it boots (issue 14), as do those
-    of what it does not need to start it (argparse, json, socket.py, the MCP output
-    module). The spawn is replaced (the process boundary): this checks the order,
+    of what it does not need to start it (argparse, json, socket.py, subprocess, the MCP
+    output module). The spawn is replaced (the process boundary): this checks the order,
     test_bridge's others the rest."""
     code = (
         "import sys\n"
         "from browserdeck import cli_mcp\n"
         "def spawn():\n"
         "    print(sorted(m for m in ('browserdeck.mcp_bridge', 'http.client', 'argparse',\n"
-        "                             'json', 'socket', 'browserdeck.mcpserver.output')\n"
+        "                             'json', 'socket', 'browserdeck.mcpserver.output',\n"
+        "                             'subprocess')\n"
         "                 if m in sys.modules), flush=True)\n"
         "    raise SystemExit(0)\n"
         "cli_mcp.spawn_service = spawn\n"
@@ -185,6 +186,42 @@ def test_the_bridge_stops_at_once_when_the_service_listens_but_not_on_its_socket
             break
         assert time.monotonic() < deadline, "the service the bridge started still runs"
         time.sleep(0.1)
+
+
+def test_the_service_it_starts_gets_no_descriptor_but_stdio_and_its_ready_pipe(
+    bd_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The service outlives the bridge: a descriptor the MCP client left open to the bridge
+    (inheritable) must not stay open in it, nor may the bridge's stdio, which the client
+    waits on. The service is replaced (the process boundary) by one that lists its fds."""
+    from browserdeck import cli_mcp
+
+    listing = tmp_path / "fds.json"
+    fake = (
+        "import json, os, sys\n"
+        "fds = {int(n): os.readlink(f'/proc/self/fd/{n}') for n in os.listdir('/proc/self/fd')\n"
+        "       if os.path.exists(f'/proc/self/fd/{n}')}\n"
+        f"open({str(listing)!r}, 'w').write(json.dumps(fds))\n"
+        "os.write(int(sys.argv[-1]), b'1')\n"
+    )
+    monkeypatch.setattr(cli_mcp, "serve_command", lambda: [sys.executable, "-c", fake])
+    left_open, other_end = os.pipe()
+    os.set_inheritable(left_open, True)
+    try:
+        proc, _err, ready = cli_mcp.spawn_service()
+        try:
+            assert os.read(ready, 1) == b"1"
+            assert proc.wait() == 0
+        finally:
+            os.close(ready)
+    finally:
+        os.close(left_open)
+        os.close(other_end)
+    fds = {int(fd): target for fd, target in json.loads(listing.read_text()).items()}
+    assert fds[0] == fds[1] == os.devnull
+    assert fds[2].endswith("mcp-serve.err")
+    pipes = {fd for fd, target in fds.items() if target.startswith("pipe:")}
+    assert len(pipes) == 1, fds  # the ready pipe; not the one left open to the bridge
 
 
 def test_the_bridge_is_woken_by_the_service_not_by_a_poll(
