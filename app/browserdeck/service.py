@@ -118,6 +118,8 @@ class Service:
         self.api: FrontEnd | None = None
         self.api_token = ""
         self.relay_token = ""
+        # Reading them (on a thread) once the API listens: see tokens_read().
+        self._tokens: asyncio.Future[None] | None = None
         self.started = False
         self.stopped = asyncio.Event()
         # Background work the service started; stop() cancels what is still running.
@@ -167,11 +169,15 @@ class Service:
             self._engine_start = aio.create_task(
                 self._start_engine(listening), name="engine-start"
             )
-            await asyncio.to_thread(self._read_tokens)
             if self._front_end is not None:
                 # Built on a thread: building it imports the web stack (uvicorn).
                 self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
                 await self.api.start()
+            # The tokens once it listens: reading them imports keyring (~50 ms of CPU
+            # here), and neither the Unix socket's peer check nor MCP's handshake needs
+            # them. What does (a token checked on TCP, a managed browser's start, the
+            # engine's) waits for them (tokens_read; issue 14).
+            self._tokens = self.tasks.spawn(self._read_tokens_aside(), name="read-tokens")
             listening.set()
             if self._prelaunch and default is not None and default.impl.spec.launches:
                 # Chromium starts while the engine is imported and the driver finishes
@@ -194,6 +200,7 @@ class Service:
                     "writing the instance file",
                 )
             await asyncio.shield(self._engine_start)
+            await self.tokens_read()
             if self.config.enabled and self._run_relays:
                 await self._start_relays()
                 if self.config.start_default_profile:
@@ -209,6 +216,7 @@ class Service:
         """The engine's start, once ``after`` is set (the API listens). Until the driver's
         start begins, stop() may cancel it: nothing of it runs yet."""
         await after.wait()
+        await self.tokens_read()  # its connections to a managed browser carry the API token
         # Imported on a thread: this loop serves the API (and connects Chromium) meanwhile.
         # The import holds the GIL, and each time this loop wants it back it waits up to
         # the switch interval (5 ms): the MCP client's `tools/list`, sent right after
@@ -227,6 +235,27 @@ class Service:
     def _read_tokens(self) -> None:
         self.api_token = secrets.get_token("api") or ""
         self.relay_token = secrets.get_token("relay") or ""
+
+    async def _read_tokens_aside(self) -> None:
+        with _short_switch_interval():  # the loop answers requests meanwhile
+            await asyncio.to_thread(self._read_tokens)
+
+    async def tokens_read(self) -> None:
+        """Until the API and relay tokens are read (a start reads them once the API
+        listens); Unavailable if that failed (the start fails with it, too)."""
+        reading = self._tokens
+        if reading is None:
+            return  # no start yet
+        if not reading.done():
+            await asyncio.wait([reading])
+        problem = "it was cancelled" if reading.cancelled() else reading.exception()
+        if problem is not None:
+            if isinstance(problem, BrowserdeckError):
+                raise problem
+            raise Unavailable(
+                f"browserdeck could not read its API and relay tokens ({problem})",
+                hint="see the log (`browserdeck paths` shows where), then start browserdeck again",
+            )
 
     @property
     def engine_starting(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from browserdeck import config
 from browserdeck.api.server import ApiServer
 from browserdeck.engine import Engine
+from browserdeck.errors import BrowserdeckError
 from browserdeck.master import build_service
 from browserdeck.service import Service
 from tests.support.service import (
@@ -62,6 +64,7 @@ async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_
             assert not starting.done()
             # Page calls made now wait for the engine instead of failing: one that opens a
             # tab on a URL, one on the default tab (through the front door's target()).
+            await service.tokens_read()  # read once the API listens
             anon.headers["Authorization"] = f"Bearer {service.api_token}"
             opened = asyncio.create_task(
                 anon.post("/tabs/open", json={"url": "data:text/html,<title>early</title>"})
@@ -101,6 +104,7 @@ async def _until_listening(port: int, service: Service) -> AsyncIterator[httpx.A
     async with anon_client(port) as anon:
         assert await first_health(anon) is not None, "the API did not listen"
         assert service.engine is None and service.engine_starting  # still being imported
+        await service.tokens_read()  # read once the API listens
         anon.headers["Authorization"] = f"Bearer {service.api_token}"
         yield anon
 
@@ -520,6 +524,100 @@ async def test_the_tokens_are_read_once_the_playwright_driver_is_spawned(
         assert service.api_token and service.relay_token
         assert (await client.get("/tabs")).status_code == 200
     assert drivers_seen[:2] == [True, True], drivers_seen
+
+
+async def test_the_tokens_are_read_once_the_api_listens_and_what_needs_them_waits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reading the tokens imports keyring (~50 ms of CPU): MCP's handshake over the Unix
+    socket (the peer's uid, no token) and /health are answered before they are read. A
+    right token sent over TCP meanwhile waits for them and passes, rather than a 401; a
+    wrong one is refused once they are there; a managed browser's start waits too (its
+    gateway checks the token). The read is held at a gate: a slow keyring cannot be had
+    on demand."""
+    from browserdeck import paths, secrets, uds
+
+    gate = threading.Event()
+    real_get = secrets.get_token
+
+    def held_get_token(kind: str = "api", *, create: bool = True) -> str | None:
+        gate.wait(30)
+        return real_get(kind, create=create)
+
+    token = real_get("api")  # stored now, so the service reads this one
+    monkeypatch.setattr(secrets, "get_token", held_get_token)
+    port, service, starting = _start()
+    try:
+        async with anon_client(port) as anon:
+            assert await first_health(anon) is not None, "the API did not listen"
+            sock = paths.api_socket_path()
+            assert sock is not None
+            init = {
+                "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "boot-test", "version": "1"}},
+            }  # fmt: skip
+            status, _headers, body = await asyncio.to_thread(
+                uds.request, sock, "POST", "/mcp", body=json.dumps(init).encode(), timeout=20,
+                headers={"Content-Type": "application/json", "X-Browserdeck-Session": "t",
+                         "Accept": "application/json, text/event-stream"},
+            )  # fmt: skip
+            assert status == 200 and b"serverInfo" in body, body
+            right = asyncio.create_task(
+                anon.get("/profiles", headers={"Authorization": f"Bearer {token}"})
+            )
+            launch = asyncio.create_task(service.contexts["agent"].start())
+            done, _ = await asyncio.wait([right, launch], timeout=1.0)
+            assert not done, [t.result() for t in done]
+            assert service.api_token == ""  # still being read
+            gate.set()
+            resp = await asyncio.wait_for(right, 20)
+            assert resp.status_code == 200, resp.text
+            await asyncio.wait_for(launch, 30)
+            assert service.contexts["agent"].state == "running"
+            wrong = await anon.get("/profiles", headers={"Authorization": "Bearer wrong"})
+            assert wrong.status_code == 401, wrong.text
+            await asyncio.wait_for(starting, 30)
+    finally:
+        gate.set()
+        if not starting.done():
+            await asyncio.wait([starting], timeout=30)
+        await service.stop()
+
+
+async def test_a_token_read_that_fails_fails_the_start_and_a_waiting_request_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from browserdeck import secrets
+
+    gate = threading.Event()
+
+    def broken_get_token(kind: str = "api", *, create: bool = True) -> str | None:
+        gate.wait(30)
+        raise OSError(13, "Permission denied", "/somewhere/api-token")
+
+    monkeypatch.setattr(secrets, "get_token", broken_get_token)
+    port, service, starting = _start()
+    try:
+        async with anon_client(port) as anon:
+            assert await first_health(anon) is not None, "the API did not listen"
+            waiting = asyncio.create_task(
+                anon.get("/profiles", headers={"Authorization": "Bearer some-token"})
+            )
+            done, _ = await asyncio.wait([waiting], timeout=0.5)
+            assert not done
+            gate.set()
+            resp = await asyncio.wait_for(waiting, 20)
+            assert resp.status_code == 503, resp.text
+            assert "could not read its API and relay tokens" in resp.json()["error"]["message"]
+            assert "Permission denied" in resp.json()["error"]["message"]
+        with pytest.raises(BrowserdeckError, match="could not read its API and relay tokens"):
+            await asyncio.wait_for(starting, 30)
+    finally:
+        gate.set()
+        if not starting.done():
+            await asyncio.wait([starting], timeout=30)
+        await service.stop()
 
 
 async def test_a_slow_keyring_still_lets_the_engine_take_in_the_prelaunched_tab(

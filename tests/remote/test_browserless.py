@@ -274,6 +274,7 @@ async def test_a_page_call_made_while_the_engine_is_imported_waits_for_it(
         async with anon_client(cfg.control_port) as anon:
             assert await first_health(anon) is not None
             assert service.engine is None and service.engine_starting
+            await service.tokens_read()  # read once the API listens
             anon.headers["Authorization"] = f"Bearer {service.api_token}"
             navigated = asyncio.create_task(
                 anon.post("/navigate", params={"profile": "farm"}, json={"url": f"{site}/shop.html"})

@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from browserdeck import guard
+from browserdeck.api.errors import status_of
+from browserdeck.errors import BrowserdeckError
 from browserdeck.events import ActivityEntry, CallError, CallNotes, call_ended
 
 Scope = MutableMapping[str, Any]
@@ -117,10 +119,14 @@ class LoopbackGuard:
         app: ASGIApp,
         *,
         token: Callable[[], str],
+        token_read: Callable[[], Awaitable[None]] | None = None,
         on_request: Callable[[ActivityEntry], None] | None = None,
     ) -> None:
         self.app = app
         self.token = token
+        # Until the token is there to check against (the service reads it once the API
+        # listens): a right token is never refused for being early.
+        self.token_read = token_read
         self.on_request = on_request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -136,7 +142,14 @@ class LoopbackGuard:
         if PEER_UID in scope:
             refusal = refusal or guard.check_origin(pairs) or guard.check_peer_uid(scope[PEER_UID])
         elif refusal is None and path not in PUBLIC_PATHS:
-            refusal = guard.check_origin(pairs) or guard.check_token(pairs, self.token())
+            refusal = guard.check_origin(pairs)
+            if refusal is None and self.token_read is not None:
+                try:
+                    await self.token_read()
+                except BrowserdeckError as exc:
+                    await send_error(send, status_of(exc), exc.code, exc.message, exc.hint_for("api") or "")
+                    return
+            refusal = refusal or guard.check_token(pairs, self.token())
         if refusal is not None:
             await send_error(send, refusal.status, refusal.code, refusal.message, refusal.hint)
             return

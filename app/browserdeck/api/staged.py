@@ -37,6 +37,7 @@ def guarded(service: Service, app: ASGIApp) -> LoopbackGuard:
     return LoopbackGuard(
         CancelOnDisconnect(app),
         token=lambda: service.api_token,
+        token_read=service.tokens_read,
         on_request=lambda entry: service.events.api_call.send(entry=entry),
     )
 
