@@ -19,6 +19,7 @@ from browserdeck import __version__, heap
 from browserdeck.errors import BrowserdeckError
 
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import Callable
 
     from browserdeck.api.server import ApiServer
@@ -229,7 +230,11 @@ async def _serve(
         with contextlib.suppress(NotImplementedError):  # Windows
             loop.add_signal_handler(sig, stop.set)
     try:
-        await service.start()
+        if not await _started(service, stop):
+            # A signal during the start: it was called off, and stopped what had started.
+            print("browserdeck stopped before it had finished starting", file=sys.stderr)
+            _exit_without_collecting()
+            return 0
     except BrowserdeckError as exc:
         print(
             f"error: {exc.message}"
@@ -257,6 +262,27 @@ async def _serve(
         await service.stop()
         _exit_without_collecting()
     return 0
+
+
+async def _started(service: Service, stop: asyncio.Event) -> bool:
+    """``service.start()``, unless ``stop`` is set first (SIGTERM while the browser or the
+    driver is still starting): then the start is cancelled, which stops what it started,
+    and False. A start's own failure is raised."""
+    import asyncio
+
+    starting = asyncio.ensure_future(service.start())
+    signalled = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait([starting, signalled], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        signalled.cancel()
+        if not starting.done():
+            starting.cancel()
+            await asyncio.wait([starting])
+    if starting.cancelled():
+        return False
+    starting.result()
+    return True
 
 
 def _exit_without_collecting() -> None:

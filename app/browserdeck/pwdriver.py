@@ -58,10 +58,21 @@ _env_installed = False
 _installed = False
 # The driver start_early spawned, until an engine's start takes it (or discard_early).
 _early: transport.PipeTransport | None = None
-# Where the engine start running in this context (``watch_adoption``) is told which
-# early driver it took: a start that failed on it is retried only if it had died.
-_adopted_here: contextvars.ContextVar[list[transport.PipeTransport] | None] = (
-    contextvars.ContextVar("browserdeck_adopted_driver", default=None)
+
+
+class StartWatch:
+    """What the engine start running in one context (``watch_start``) connected to: the
+    early driver it took (a start that failed on it is retried only if it had died), and
+    every driver, to kill when the start is called off (``kill``)."""
+
+    def __init__(self) -> None:
+        self.adopted: list[transport.PipeTransport] = []
+        self.drivers: list[transport.PipeTransport] = []
+        self.called_off = False  # killed: no other start is worth it
+
+
+_watch_here: contextvars.ContextVar[StartWatch | None] = contextvars.ContextVar(
+    "browserdeck_driver_start", default=None
 )
 # How long a failed start waits to see the adopted driver's exit.
 EXIT_SEEN_TIMEOUT = 1.0
@@ -95,15 +106,18 @@ class _AdoptingTransport(transport.PipeTransport):
     this loop if there is one that still runs, else spawning one as Playwright does."""
 
     async def connect(self) -> None:
+        # Playwright's client connects in a task of its own, which copied this context.
+        # This transport, not the early one: its reader is the one to be told of a stop.
+        watch = _watch_here.get()
         early = _take()
         if early is None:
             await super().connect()
+            if watch is not None:
+                watch.drivers.append(self)
             return
-        # Playwright's client connects in a task of its own, which copied this context.
-        # This transport, not the early one: its reader is the one to be told of a stop.
-        told = _adopted_here.get()
-        if told is not None:
-            told.append(self)
+        if watch is not None:
+            watch.adopted.append(self)
+            watch.drivers.append(self)
         # PipeTransport.connect's three fields (playwright==1.65).
         self._stopped_future = early._stopped_future
         self._proc = early._proc
@@ -162,20 +176,20 @@ def _take() -> transport.PipeTransport | None:
     return early
 
 
-def watch_adoption() -> list[transport.PipeTransport]:
-    """Where the engine start about to run in this task gets the early driver it takes."""
-    taken: list[transport.PipeTransport] = []
-    _adopted_here.set(taken)
-    return taken
+def watch_start() -> StartWatch:
+    """Where the engine start about to run in this task tells which drivers it connects."""
+    watch = StartWatch()
+    _watch_here.set(watch)
+    return watch
 
 
-async def worth_another_start(taken: list[transport.PipeTransport]) -> bool:
+async def worth_another_start(watch: StartWatch) -> bool:
     """After an engine start failed: True if it failed on a driver spawned early that
     had died (just before it was taken: one more start spawns a fresh one). A driver it
     failed on that still runs is stopped (nothing else would: Playwright's client keeps
     no handle on a start that failed), and the failure stands."""
-    _adopted_here.set(None)
-    if not taken:
+    taken, watch.adopted = watch.adopted, []
+    if not taken or watch.called_off:
         return False
     try:
         await asyncio.wait_for(taken[0]._proc.wait(), EXIT_SEEN_TIMEOUT)
@@ -183,6 +197,19 @@ async def worth_another_start(taken: list[transport.PipeTransport]) -> bool:
     except TimeoutError:
         await _stop(taken[0])
         return False
+
+
+async def kill(watch: StartWatch) -> None:
+    """Kill the drivers of a start that is called off (a stop, or no answer in time): a
+    driver that never answers Playwright's handshake reads no stdin either. Its reader
+    then sees the pipe close, and the start fails at once."""
+    watch.called_off = True
+    for driver in watch.drivers:
+        proc = driver._proc
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
 
 
 async def discard_early() -> None:

@@ -382,6 +382,10 @@ class Service:
         self, engine: Engine | None, starting: asyncio.Task[None] | None
     ) -> None:
         if starting is not None:  # never cancelled half-way: that could leave the driver behind
+            if engine is not None and not starting.done():
+                # Its driver is killed instead: one that never answers would hold this
+                # stop (and `serve`'s exit) until the start's own timeout.
+                await engine.abort_start()
             await asyncio.wait([starting])
         if engine is not None:
             await engine.stop()

@@ -214,12 +214,92 @@ async def test_a_stop_during_a_stuck_driver_start_still_stops_the_browser() -> N
                 break
             await asyncio.sleep(0.05)
         assert agent.state == "stopped"
+        # ... and the stop ends: the stuck driver is killed, so the start fails at once.
+        await asyncio.wait_for(asyncio.shield(stopping), 10)
+        assert live_drivers() == []
+        assert starting.done()
     finally:
-        os.kill(node, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(node, signal.SIGKILL)
         await asyncio.wait([starting], timeout=30)
         if stopping is not None:
             await asyncio.wait([stopping], timeout=30)
         await service.stop()
+
+
+async def test_a_driver_that_never_answers_fails_the_start_in_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The driver's handshake has a deadline (engine.DRIVER_START_TIMEOUT, 30 s; 1 s
+    here): past it the driver is killed and the start fails saying so, rather than hang.
+    The driver is stopped (SIGSTOP) to get one that never answers."""
+    import os
+    import signal
+
+    from browserdeck import pwdriver
+    from browserdeck.engine import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "DRIVER_START_TIMEOUT", 1.0)
+    config.save(service_config())
+    service = build_service(force_headless=True)
+    await pwdriver.start_early()
+    node = pwdriver.early_pid()
+    assert node is not None
+    os.kill(node, signal.SIGSTOP)
+    try:
+        with pytest.raises(BrowserdeckError) as failed:
+            await asyncio.wait_for(service.start(), 20)  # "no hang"
+        assert failed.value.code == "engine_start_timeout"
+        assert "did not answer within 1 s" in failed.value.message
+        assert live_drivers() == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(node, signal.SIGKILL)
+        await service.stop()
+
+
+async def test_serve_stops_on_sigterm_while_its_driver_never_answers(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SIGTERM during the start (a driver that never answers here) calls the start off:
+    `serve` exits cleanly at once and leaves no driver behind, instead of ignoring the
+    signal until the start's own timeout."""
+    import gc
+    import os
+    import signal
+
+    from browserdeck import master, pwdriver
+
+    cfg = service_config()
+    config.save(cfg)
+    real_early = pwdriver.start_early
+    stuck: list[int] = []
+
+    async def start_early() -> None:
+        await real_early()
+        node = pwdriver.early_pid()
+        if node is not None and not stuck:
+            os.kill(node, signal.SIGSTOP)  # it never answers Playwright's handshake
+            stuck.append(node)
+
+    async def terminate_once_listening() -> None:
+        async with anon_client(cfg.control_port) as anon:
+            assert await first_health(anon) is not None, "the API did not listen"
+        signal.raise_signal(signal.SIGTERM)
+
+    monkeypatch.setattr(pwdriver, "start_early", start_early)
+    terminating = asyncio.create_task(terminate_once_listening())
+    try:
+        assert await asyncio.wait_for(master.serve(headless=True, port=None), 15) == 0
+        await terminating
+        assert stuck and live_drivers() == []
+        assert "stopped before it had finished starting" in capsys.readouterr().err
+    finally:
+        gc.unfreeze()  # serve froze what it loaded; the next tests start clean
+        terminating.cancel()
+        for node in stuck:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(node, signal.SIGKILL)
 
 
 async def test_the_api_answers_while_the_instance_file_is_written(

@@ -77,6 +77,10 @@ DEADLINE_GRACE = 2.0
 PROBE_WAIT = 1.0
 # Driver restarts back off up to this long between tries.
 RESTART_BACKOFF_MAX = 10.0
+# How long the Playwright driver gets to answer its handshake (its start takes under a
+# second here, a few on a slow, busy machine): one that never answers would hold the
+# service's start, and its stop, for ever.
+DRIVER_START_TIMEOUT = 30.0
 
 UNRESPONSIVE_HINT = Hint(
     "browserdeck stopped the script (Runtime.terminateExecution); retry the call. If the "
@@ -157,6 +161,8 @@ class Engine:
         self.last_failure: str | None = None  # why the driver last went away
         self._stopping = False
         self._watch: asyncio.Task[None] | None = None
+        # The drivers of a start under way, for abort_start.
+        self._starting: pwdriver.StartWatch | None = None
 
     # --- lifecycle -------------------------------------------------------
     async def start(self) -> None:
@@ -169,20 +175,50 @@ class Engine:
 
     async def _start_driver(self) -> None:
         pwdriver.install()  # the early driver, Node's compile cache (issue 14)
-        taken = pwdriver.watch_adoption()
+        watch = self._starting = pwdriver.watch_start()
+        try:
+            # Not cancelled at the deadline: Playwright's client would leave its handshake
+            # unanswered. Its driver is killed instead, and the start fails by itself.
+            start = asyncio.ensure_future(self._connect_driver(watch))
+            if not (await asyncio.wait([start], timeout=DRIVER_START_TIMEOUT))[0]:
+                await pwdriver.kill(watch)
+                try:
+                    _cm, late = await start
+                except Exception:
+                    pass  # failed on its killed driver, as it should
+                else:  # a second driver answered just as the time ran out
+                    await late.stop()
+                raise Unavailable(
+                    f"the Playwright driver did not answer within {DRIVER_START_TIMEOUT:.0f} s",
+                    hint="the machine may be overloaded; start browserdeck again, and if this "
+                    "repeats, see the log (`browserdeck paths` shows where)",
+                    code="engine_start_timeout",
+                )
+            cm, pw = start.result()
+        finally:
+            self._starting = None
+        self._pw_cm, self._pw = cm, pw
+        self._pool = BrowserPool(pw, self.memories, self.events)
+        self.state = "running"
+
+    async def _connect_driver(self, watch: pwdriver.StartWatch) -> tuple[Any, Playwright]:
         cm = async_playwright()
         try:
-            pw = await cm.start()
+            return cm, await cm.start()
         except Exception as exc:
-            if not await pwdriver.worth_another_start(taken):
+            if not await pwdriver.worth_another_start(watch):
                 raise
             # The driver spawned early died just before it was taken: a fresh one.
             log.warning("the Playwright driver spawned early failed (%s); starting another", exc)
             cm = async_playwright()
-            pw = await cm.start()
-        self._pw_cm, self._pw = cm, pw
-        self._pool = BrowserPool(pw, self.memories, self.events)
-        self.state = "running"
+            return cm, await cm.start()
+
+    async def abort_start(self) -> None:
+        """Call off a start still waiting for its driver (a stop): the driver is killed,
+        so the start fails at once instead of holding the stop for as long as it takes."""
+        self._stopping = True
+        if self._starting is not None:
+            await pwdriver.kill(self._starting)
 
     @property
     def driver_pid(self) -> int | None:
