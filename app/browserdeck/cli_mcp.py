@@ -125,6 +125,10 @@ class Spawned:
             os.kill(self.pid, getattr(signal, name))
 
 
+# The services this process started, until each is reaped: one that died is polled at the
+# next start (the restart of a service gone mid-session), as Popen reaped its dead ones.
+_spawned: list[Spawned] = []
+
 # What ``spawn_service`` started: the process, where its stderr goes, and the read end of
 # the pipe on which it says that its API listens (closed by ``wait_for_service``).
 Started = tuple[Spawned, str, int]
@@ -149,6 +153,8 @@ def _inherited_fds(keep: int) -> list[int]:
 def spawn_service() -> Started:
     """Start ``browserdeck serve --headless --idle-exit`` (for ``wait_for_service``)."""
     from browserdeck import paths
+
+    _spawned[:] = [proc for proc in _spawned if proc.poll() is None]
 
     err_path = os.path.join(paths.runtime_path(), "mcp-serve.err")
     # `serve --ready-fd`: a byte on this pipe once the API listens, so the wait below is
@@ -184,7 +190,8 @@ def spawn_service() -> Started:
     finally:
         # Ours closed: the pipe ends (EOF) when the service closes its end or exits.
         os.close(told)
-    return Spawned(pid), err_path, ready
+    _spawned.append(Spawned(pid))
+    return _spawned[-1], err_path, ready
 
 
 def wait_for_service(started: Started, socket_path: str) -> str | None:

@@ -166,6 +166,7 @@ class ProfileContext:
     # --- lifecycle -------------------------------------------------------
     async def start(self) -> dict[str, Any]:
         self._ensure_enabled()
+        await self.service.tokens_read()  # the relay and a managed browser's endpoint check them
         async with self.lock:
             driver = self.impl
             self._started_by = driver

@@ -169,15 +169,18 @@ class Service:
             self._engine_start = aio.create_task(
                 self._start_engine(listening), name="engine-start"
             )
+            # The tokens once it listens: reading them imports keyring (~50 ms of CPU
+            # here), and neither the Unix socket's peer check nor MCP's handshake needs
+            # them. What does (a token checked on TCP, a profile's start: the relay's and
+            # a managed browser's endpoint check them, the engine's) waits for them
+            # (tokens_read; issue 14). Set before the API can let in a request, and not
+            # one of self.tasks: a stop cannot cancel the thread, nor must it turn into
+            # the start's error.
+            self._tokens = aio.create_task(self._read_tokens_aside(listening), name="read-tokens")
             if self._front_end is not None:
                 # Built on a thread: building it imports the web stack (uvicorn).
                 self.api = await asyncio.to_thread(self._front_end, self, self.control_port)
                 await self.api.start()
-            # The tokens once it listens: reading them imports keyring (~50 ms of CPU
-            # here), and neither the Unix socket's peer check nor MCP's handshake needs
-            # them. What does (a token checked on TCP, a managed browser's start, the
-            # engine's) waits for them (tokens_read; issue 14).
-            self._tokens = self.tasks.spawn(self._read_tokens_aside(), name="read-tokens")
             listening.set()
             if self._prelaunch and default is not None and default.impl.spec.launches:
                 # Chromium starts while the engine is imported and the driver finishes
@@ -190,6 +193,9 @@ class Service:
                     self._attach_early(default, prelaunch, self._engine_start),
                     name="attach-default-profile",
                 )
+            # A TCP client finds the service by the instance file, and then needs the token
+            # (which a first run creates only now).
+            await self.tokens_read()
             if self.api is not None:
                 # On a thread: its two fsyncs (2-6 ms here, more on a busy disk) held this
                 # loop, and with it the first request the listening API let in (the
@@ -200,7 +206,6 @@ class Service:
                     "writing the instance file",
                 )
             await asyncio.shield(self._engine_start)
-            await self.tokens_read()
             if self.config.enabled and self._run_relays:
                 await self._start_relays()
                 if self.config.start_default_profile:
@@ -236,7 +241,8 @@ class Service:
         self.api_token = secrets.get_token("api") or ""
         self.relay_token = secrets.get_token("relay") or ""
 
-    async def _read_tokens_aside(self) -> None:
+    async def _read_tokens_aside(self, after: asyncio.Event) -> None:
+        await after.wait()
         with _short_switch_interval():  # the loop answers requests meanwhile
             await asyncio.to_thread(self._read_tokens)
 
@@ -248,7 +254,9 @@ class Service:
             return  # no start yet
         if not reading.done():
             await asyncio.wait([reading])
-        problem = "it was cancelled" if reading.cancelled() else reading.exception()
+        if reading.cancelled():  # by stop(): the start that would read them is called off
+            raise asyncio.CancelledError
+        problem = reading.exception()
         if problem is not None:
             if isinstance(problem, BrowserdeckError):
                 raise problem
@@ -374,6 +382,8 @@ class Service:
                 _logged(self._stop_engine(engine, starting), "stopping the engine"),
                 _logged(pwdriver.discard_early(), "stopping the unused Playwright driver"),
             )
+            if self._tokens is not None:
+                self._tokens.cancel()  # still waiting for an API that never listened
         finally:
             self.started = False
             self.stopped.set()

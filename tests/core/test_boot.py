@@ -647,17 +647,52 @@ async def test_the_tokens_are_read_once_the_api_listens_and_what_needs_them_wait
                 anon.get("/profiles", headers={"Authorization": f"Bearer {token}"})
             )
             launch = asyncio.create_task(service.contexts["agent"].start())
-            done, _ = await asyncio.wait([right, launch], timeout=1.0)
+            relay = asyncio.create_task(service.contexts["chrome"].start())  # the extension's
+            done, _ = await asyncio.wait([right, launch, relay], timeout=1.0)
             assert not done, [t.result() for t in done]
             assert service.api_token == ""  # still being read
+            # A TCP client finds the service by it, and then needs the stored token.
+            assert not paths.instance_file().exists()
             gate.set()
             resp = await asyncio.wait_for(right, 20)
             assert resp.status_code == 200, resp.text
             await asyncio.wait_for(launch, 30)
             assert service.contexts["agent"].state == "running"
+            await asyncio.wait_for(relay, 30)
+            assert service.contexts["chrome"].relay is not None
             wrong = await anon.get("/profiles", headers={"Authorization": "Bearer wrong"})
             assert wrong.status_code == 401, wrong.text
             await asyncio.wait_for(starting, 30)
+    finally:
+        gate.set()
+        if not starting.done():
+            await asyncio.wait([starting], timeout=30)
+        await service.stop()
+
+
+async def test_a_stop_while_the_tokens_are_read_calls_the_start_off_quietly(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stop then ends the start as called off (cancelled), not as a failure to read the
+    tokens, and logs no failed engine start."""
+    from browserdeck import secrets
+
+    gate = threading.Event()
+    real_get = secrets.get_token
+
+    def held_get_token(kind: str = "api", *, create: bool = True) -> str | None:
+        gate.wait(30)
+        return real_get(kind, create=create)
+
+    monkeypatch.setattr(secrets, "get_token", held_get_token)
+    port, service, starting = _start()
+    try:
+        async with anon_client(port) as anon:
+            assert await first_health(anon) is not None, "the API did not listen"
+        await asyncio.wait_for(service.stop(), 10)
+        await asyncio.wait([starting], timeout=10)
+        assert starting.cancelled(), starting
+        assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
     finally:
         gate.set()
         if not starting.done():

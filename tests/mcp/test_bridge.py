@@ -224,6 +224,33 @@ def test_the_service_it_starts_gets_no_descriptor_but_stdio_and_its_ready_pipe(
     assert len(pipes) == 1, fds  # the ready pipe; not the one left open to the bridge
 
 
+def test_a_service_it_started_that_died_is_reaped_at_the_next_start(
+    bd_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As Popen reaped its dead children: a service gone mid-session is started again
+    (the restart), and the one that died does not stay a zombie for the bridge's life.
+    The service is replaced (the process boundary) by one that exits at once."""
+    import psutil
+
+    from browserdeck import cli_mcp
+
+    monkeypatch.setattr(cli_mcp, "serve_command", lambda: [sys.executable, "-c", "pass"])
+    first, _err, ready = cli_mcp.spawn_service()
+    os.close(ready)
+    deadline = time.monotonic() + 10
+    while psutil.Process(first.pid).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, "the fake service did not exit"
+        time.sleep(0.01)
+    second, _err, ready = cli_mcp.spawn_service()
+    os.close(ready)
+    try:
+        assert not psutil.pid_exists(first.pid) or (
+            psutil.Process(first.pid).status() != psutil.STATUS_ZOMBIE
+        )
+    finally:
+        second.wait()
+
+
 def test_the_bridge_is_woken_by_the_service_not_by_a_poll(
     bd_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -51,8 +51,6 @@ class Driver(ProfileDriver):
     async def start(self) -> None:
         ctx = self.ctx
         p = ctx.profile
-        # Its DevTools gateway takes the API token, and our readiness checks send it.
-        await ctx.service.tokens_read()
         if ctx.chrome is not None and ctx.chrome.alive():
             if await launcher.is_cdp_ready(ctx.cdp_url, timeout=2.0, headers=ctx.headers):
                 return
