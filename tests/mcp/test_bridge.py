@@ -26,7 +26,7 @@ from PIL import Image
 from browserdeck.chrome.procs import pid_alive
 from mcp import Client, MCPError, StdioServerParameters
 from tests.mcp.harness import call, call_error, mcp_config
-from tests.support.service import running_service
+from tests.support.service import instance_file_of, running_service
 
 # Runs the real CLI entry point, then writes which modules the process had loaded.
 WITH_MODULE_LIST = (
@@ -423,7 +423,7 @@ async def test_without_a_service_it_starts_one_that_outlives_it(
     params = bridge_params(bd_home, chromium_path, tmp_path)
     async with Client(params, read_timeout_seconds=90) as client:
         assert (await client.list_tools()).tools
-        instance = json.loads((bd_home / "state" / "instance.json").read_text())
+    instance = json.loads(await asyncio.to_thread(instance_file_of, bd_home))
     pid = int(instance["pid"])
     assert pid_alive(pid)  # still there for the next MCP client, on purpose
 
@@ -494,7 +494,7 @@ def test_a_service_started_for_mcp_exits_once_no_client_lives(
 
 
 def _service_pid(home: Path) -> int:
-    return int(json.loads((home / "state" / "instance.json").read_text())["pid"])
+    return int(json.loads(instance_file_of(home))["pid"])
 
 
 def _kill_and_wait(pid: int, sock: Path) -> None:

@@ -18,12 +18,13 @@ from browserdeck.chrome.procs import pid_alive
 from tests.mcp.harness import call, mcp_config, stdio_client
 from tests.mcp.test_bridge import WITH_MODULE_LIST, env_for
 from tests.support.imports import SERVE_PATH, loaded_after
+from tests.support.service import instance_file_of
 
 SDK = ("mcp", "mcp_types")
 
 
 def instance_pid(home: Path) -> object:
-    return json.loads((home / "state" / "instance.json").read_text()).get("pid")
+    return json.loads(instance_file_of(home) or "{}").get("pid")
 
 
 def sdk_modules(names: set[str]) -> list[str]:

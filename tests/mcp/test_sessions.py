@@ -28,6 +28,7 @@ from browserdeck.mcpserver.claims import read_claims
 from mcp import MCPError
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of, stdio_client
 from tests.support.net import free_port
+from tests.support.service import instance_file_of
 
 
 def tab_ids(listing: str) -> dict[str, str]:
@@ -64,7 +65,7 @@ async def test_stdio_lists_tools(
     assert size < 10_400
     # The tools came from the service that `browserdeck mcp` started (issue 14): it is
     # still up for the next client, by design (docs/mcp.md).
-    assert (bd_home / "state" / "instance.json").exists()
+    assert instance_file_of(bd_home)
 
 
 async def test_stdio_in_process_fallback_tabs_and_profiles(

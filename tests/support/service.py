@@ -57,6 +57,23 @@ def api_client(service: Service) -> httpx.AsyncClient:
     )
 
 
+def instance_file_of(home: Path) -> str:
+    """The instance file of the service running in ``home``, once there: a starting
+    service writes it once its tokens are read, after its API already answers
+    (service.py); "" if none comes within 10 s ("no hang")."""
+    import time
+
+    path = home / "state" / "instance.json"
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            if time.monotonic() > deadline or not (home / "run" / "api.sock").exists():
+                return ""
+            time.sleep(0.02)
+
+
 def stop_lingering_service(home: Path) -> None:
     """Stop a service that `browserdeck mcp` started in ``home`` and left running on
     purpose (it outlives its MCP clients; docs/mcp.md): a test must not leave it behind."""
@@ -68,7 +85,7 @@ def stop_lingering_service(home: Path) -> None:
     from browserdeck.chrome.procs import pid_alive
 
     try:
-        data = json.loads((home / "state" / "instance.json").read_text(encoding="utf-8"))
+        data = json.loads(instance_file_of(home))
         pid = int(data["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return
