@@ -91,10 +91,7 @@ async def test_the_api_answers_before_the_engine_runs_and_a_page_call_waits_for_
             await asyncio.wait_for(starting, 30)
             assert (await anon.get("/health")).json()["ok"] is True
     finally:
-        gate.set()
-        if not starting.done():
-            await asyncio.wait([starting], timeout=30)
-        await service.stop()
+        await _finish(gate, service, starting)
 
 
 @contextlib.asynccontextmanager
@@ -109,7 +106,9 @@ async def _until_listening(port: int, service: Service) -> AsyncIterator[httpx.A
         yield anon
 
 
-async def _finish(gate: threading.Event, service: Service, starting: asyncio.Task[None]) -> None:
+async def _finish(
+    gate: threading.Event | asyncio.Event, service: Service, starting: asyncio.Task[None]
+) -> None:
     gate.set()
     if not starting.done():
         await asyncio.wait([starting], timeout=30)
@@ -664,10 +663,7 @@ async def test_the_tokens_are_read_once_the_api_listens_and_what_needs_them_wait
             assert wrong.status_code == 401, wrong.text
             await asyncio.wait_for(starting, 30)
     finally:
-        gate.set()
-        if not starting.done():
-            await asyncio.wait([starting], timeout=30)
-        await service.stop()
+        await _finish(gate, service, starting)
 
 
 async def test_a_stop_while_the_tokens_are_read_calls_the_start_off_quietly(
@@ -694,10 +690,7 @@ async def test_a_stop_while_the_tokens_are_read_calls_the_start_off_quietly(
         assert starting.cancelled(), starting
         assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
     finally:
-        gate.set()
-        if not starting.done():
-            await asyncio.wait([starting], timeout=30)
-        await service.stop()
+        await _finish(gate, service, starting)
 
 
 async def test_a_token_read_that_fails_fails_the_start_and_a_waiting_request_says_why(
@@ -729,10 +722,7 @@ async def test_a_token_read_that_fails_fails_the_start_and_a_waiting_request_say
         with pytest.raises(BrowserdeckError, match="could not read its API and relay tokens"):
             await asyncio.wait_for(starting, 30)
     finally:
-        gate.set()
-        if not starting.done():
-            await asyncio.wait([starting], timeout=30)
-        await service.stop()
+        await _finish(gate, service, starting)
 
 
 async def test_a_slow_keyring_still_lets_the_engine_take_in_the_prelaunched_tab(
