@@ -382,9 +382,9 @@ class Service:
                 _logged(self._stop_engine(engine, starting), "stopping the engine"),
                 _logged(pwdriver.discard_early(), "stopping the unused Playwright driver"),
             )
+        finally:
             if self._tokens is not None:
                 self._tokens.cancel()  # still waiting for an API that never listened
-        finally:
             self.started = False
             self.stopped.set()
 
