@@ -114,6 +114,8 @@ class _AdoptingTransport(transport.PipeTransport):
             await super().connect()
             if watch is not None:
                 watch.drivers.append(self)
+                if watch.called_off:  # killed while this one was being spawned
+                    await _kill(self)
             return
         if watch is not None:
             watch.adopted.append(self)
@@ -193,10 +195,10 @@ async def worth_another_start(watch: StartWatch) -> bool:
         return False
     try:
         await asyncio.wait_for(taken[0]._proc.wait(), EXIT_SEEN_TIMEOUT)
-        return True
     except TimeoutError:
         await _stop(taken[0])
         return False
+    return not watch.called_off  # a stop may have called the start off meanwhile
 
 
 async def kill(watch: StartWatch) -> None:
@@ -205,11 +207,15 @@ async def kill(watch: StartWatch) -> None:
     then sees the pipe close, and the start fails at once."""
     watch.called_off = True
     for driver in watch.drivers:
-        proc = driver._proc
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+        await _kill(driver)
+
+
+async def _kill(driver: transport.PipeTransport) -> None:
+    proc = driver._proc
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
 
 
 async def discard_early() -> None:

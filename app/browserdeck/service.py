@@ -120,6 +120,8 @@ class Service:
         self.relay_token = ""
         # Reading them (on a thread) once the API listens: see tokens_read().
         self._tokens: asyncio.Future[None] | None = None
+        # start()'s work while it runs: a stop() from elsewhere calls it off.
+        self._starting: asyncio.Task[None] | None = None
         self.started = False
         self.stopped = asyncio.Event()
         # Background work the service started; stop() cancels what is still running.
@@ -141,7 +143,28 @@ class Service:
 
     # --- lifecycle -------------------------------------------------------------
     async def start(self) -> None:
-        """Start everything; on any failure, stop what did start and re-raise."""
+        """Start everything; on any failure, stop what did start and re-raise.
+
+        A stop() from another task meanwhile (the tray's Quit) calls the start off: it
+        stops what had started, and this raises Unavailable (``stopped_while_starting``).
+        Cancelling the caller cancels the start the same way."""
+        starting = self._starting = asyncio.ensure_future(self._start())
+        try:
+            await starting
+        except asyncio.CancelledError:
+            caller = asyncio.current_task()
+            if starting.cancelled() and (caller is None or not caller.cancelling()):
+                raise Unavailable(
+                    "browserdeck was stopped before it had finished starting",
+                    hint="start it again when you want it",
+                    code="stopped_while_starting",
+                ) from None
+            raise
+        finally:
+            if self._starting is starting:
+                self._starting = None
+
+    async def _start(self) -> None:
         loaded = config.load(self.config_path)
         self.config, self.config_problem = loaded.config, loaded.problem
         self._config_on_disk = self._read_config_bytes()
@@ -213,8 +236,19 @@ class Service:
                     if default is not None and default.impl.spec.launches:
                         self.tasks.spawn(self._start_quietly(default), name="start-default-profile")
             self.started = True
-        except BaseException:
-            await self.stop()
+        except BaseException as failure:
+            # To its end even if cancelled meanwhile (a signal to `serve`): a stop cut
+            # half-way leaves a browser behind, and a start that failed must say why
+            # rather than end as if it had been called off. Not called off by that stop
+            # (which runs in a task of its own): it would wait for this start to end.
+            self._starting = None
+            try:
+                await aio.finish(asyncio.ensure_future(self.stop()), "stopping a failed start")
+            except asyncio.CancelledError:
+                if isinstance(failure, asyncio.CancelledError):
+                    raise
+                if (this := asyncio.current_task()) is not None:
+                    this.uncancel()
             raise
 
     async def _start_engine(self, after: asyncio.Event) -> None:
@@ -359,6 +393,11 @@ class Service:
 
     async def stop(self) -> None:
         """Stop in reverse order of start; every step runs even if an earlier one fails."""
+        starting = self._starting
+        if starting is not None and starting is not asyncio.current_task():
+            # A start still under way is called off: it stops what it had started.
+            starting.cancel()
+            await asyncio.wait([starting])
         try:
             await self.tasks.cancel_all()
             if self.api is not None:

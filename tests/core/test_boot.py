@@ -112,6 +112,8 @@ async def _finish(
     gate.set()
     if not starting.done():
         await asyncio.wait([starting], timeout=30)
+    if starting.done() and not starting.cancelled():
+        starting.exception()  # retrieved: a start a stop called off raises
     await service.stop()
 
 
@@ -181,9 +183,12 @@ async def test_a_stop_while_the_engine_is_imported_calls_its_start_off(
         await _finish(held_engine_import, service, starting)
 
 
-async def test_a_stop_during_a_stuck_driver_start_still_stops_the_browser() -> None:
+async def test_a_stop_during_a_stuck_driver_start_still_stops_the_browser(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """The browsers stop beside the engine's start, not after it: a driver that never
-    answers must not keep Chromium running. The driver is stopped (SIGSTOP) to get one."""
+    answers must not keep Chromium running. The driver is stopped (SIGSTOP) to get one.
+    A stop is no failure: the engine's start ends as called off, with no ERROR logged."""
     import os
     import signal
 
@@ -217,10 +222,13 @@ async def test_a_stop_during_a_stuck_driver_start_still_stops_the_browser() -> N
         await asyncio.wait_for(asyncio.shield(stopping), 10)
         assert live_drivers() == []
         assert starting.done()
+        assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(node, signal.SIGKILL)
         await asyncio.wait([starting], timeout=30)
+        if starting.done() and not starting.cancelled():
+            starting.exception()  # retrieved: the stop called the start off
         if stopping is not None:
             await asyncio.wait([stopping], timeout=30)
         await service.stop()
@@ -687,7 +695,10 @@ async def test_a_stop_while_the_tokens_are_read_calls_the_start_off_quietly(
             assert await first_health(anon) is not None, "the API did not listen"
         await asyncio.wait_for(service.stop(), 10)
         await asyncio.wait([starting], timeout=10)
-        assert starting.cancelled(), starting
+        assert starting.done() and not starting.cancelled()
+        called_off = starting.exception()
+        assert isinstance(called_off, BrowserdeckError), called_off
+        assert called_off.code == "stopped_while_starting"
         assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
     finally:
         await _finish(gate, service, starting)
@@ -754,3 +765,74 @@ async def test_a_slow_keyring_still_lets_the_engine_take_in_the_prelaunched_tab(
         assert tabs and all(engine.holds(agent.cdp_url, t) for t in tabs)
     finally:
         await service.stop()
+
+
+async def test_a_stop_beside_a_start_that_has_not_started_anything_calls_it_off() -> None:
+    """stop() from another task (the tray's Quit) while start() runs: the start must not
+    go on to start everything after the stop has returned. The start is held on its
+    first step (a thread) to get one."""
+    gate = threading.Event()
+    real_clean = Service._clean_leftovers
+
+    def held_clean(self: Service) -> None:
+        gate.wait(30)
+        real_clean(self)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Service, "_clean_leftovers", held_clean)
+        port, service, starting = _start()
+        try:
+            await asyncio.sleep(0.2)  # the start is on its first step
+            assert not starting.done()
+            await asyncio.wait_for(service.stop(), 10)  # "no hang"
+            gate.set()
+            with pytest.raises(BrowserdeckError) as called_off:
+                await asyncio.wait_for(starting, 10)
+            assert called_off.value.code == "stopped_while_starting"
+            assert "stopped before it had finished starting" in called_off.value.message
+            assert not service.started and service.api is None
+            with pytest.raises(OSError):  # nothing listens: the start went no further
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+        finally:
+            await _finish(gate, service, starting)
+
+
+async def test_a_cancel_during_a_failed_starts_cleanup_keeps_its_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A signal to `serve` cancels its start; one landing while a start that failed
+    stops what it had started must neither cut that stop half-way nor hide the failure
+    behind a clean "stopped before it had finished starting" (exit 0)."""
+    from browserdeck.errors import Unavailable
+
+    async def failing_start(self: Engine) -> None:
+        raise Unavailable("the engine could not start (test)", code="test_engine_failed")
+
+    entered, release = asyncio.Event(), asyncio.Event()
+    real_stop = Service.stop
+
+    async def held_stop(self: Service) -> None:
+        if not release.is_set():
+            entered.set()
+            await release.wait()
+        await real_stop(self)
+
+    monkeypatch.setattr(Engine, "start", failing_start)
+    monkeypatch.setattr(Service, "stop", held_stop)
+    _, service, starting = _start()
+    try:
+        await asyncio.wait_for(entered.wait(), 30)  # the failed start's cleanup runs
+        starting.cancel()  # the signal
+        await asyncio.sleep(0.1)
+        assert not starting.done()  # the cleanup goes on
+        release.set()
+        await asyncio.wait([starting], timeout=10)
+        assert starting.done() and not starting.cancelled(), starting
+        failure = starting.exception()
+        assert isinstance(failure, BrowserdeckError), failure
+        assert failure.code == "test_engine_failed"
+        assert service.stopped.is_set() and service.api is None  # stopped to its end
+    finally:
+        release.set()
+        await _finish(release, service, starting)

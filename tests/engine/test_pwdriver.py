@@ -7,6 +7,7 @@ Real engines (real Playwright drivers); the driver's environment is read from /p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import stat
@@ -20,6 +21,7 @@ import pytest
 from browserdeck import paths, pwdriver
 from browserdeck.engine import Engine
 from browserdeck.pwdriver import CACHE_VARIABLE
+from tests.support.service import live_drivers
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads the driver's environment from /proc"
@@ -203,3 +205,90 @@ async def test_overlapping_engine_starts_give_the_switch_interval_back(
         assert sys.getswitchinterval() == before
     finally:
         sys.setswitchinterval(before)
+
+
+def _stuck_from_now_on(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every driver spawned from now on never answers Playwright's handshake (stopped
+    with SIGSTOP: a hung driver cannot be had on demand); their pids."""
+    stuck: list[int] = []
+    real_connect = pwdriver._AdoptingTransport.connect
+
+    async def connect(self: Any) -> None:
+        await real_connect(self)
+        os.kill(self._proc.pid, signal.SIGSTOP)
+        stuck.append(self._proc.pid)
+
+    monkeypatch.setattr(pwdriver._AdoptingTransport, "connect", connect)
+    return stuck
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_stop_during_the_drivers_restart_leaves_no_driver(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The driver died and the engine is starting another, which hangs: a stop then
+    must end that start and its driver, not leave them running."""
+    engine = Engine()
+    await engine.start()
+    stuck: list[int] = []
+    try:
+        old = engine.driver_pid
+        assert old is not None
+        stuck = _stuck_from_now_on(monkeypatch)
+        os.kill(old, signal.SIGKILL)
+        for _ in range(400):  # "no hang": the restart spawns its driver within 20 s
+            if stuck:
+                break
+            await asyncio.sleep(0.05)
+        assert stuck and engine.state == "restarting"
+        await asyncio.wait_for(engine.stop(), 10)
+        assert live_drivers() == []
+    finally:
+        _kill_all(stuck)
+        await engine.stop()
+
+
+async def test_a_driver_spawned_as_its_start_is_called_off_is_killed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stop (abort_start) that lands while a driver is being spawned, before the start
+    knows it: the driver is killed once spawned, and the start ends as called off."""
+    engine = Engine()
+    real_connect = pwdriver.transport.PipeTransport.connect
+
+    async def stop_as_it_spawns(self: Any) -> None:
+        await real_connect(self)
+        await engine.abort_start()
+
+    monkeypatch.setattr(pwdriver.transport.PipeTransport, "connect", stop_as_it_spawns)
+    try:
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(engine.start(), 10)  # "no hang"
+        assert live_drivers() == []
+        assert engine._pw is None
+    finally:
+        await engine.stop()
+
+
+async def test_a_start_called_off_while_its_early_driver_exits_spawns_no_other() -> None:
+    """A start that failed on the early driver waits (up to 1 s) to see it exit before
+    spawning a fresh one: a stop meanwhile means no fresh one."""
+    await pwdriver.start_early()
+    early = pwdriver._take()
+    assert early is not None
+    watch = pwdriver.StartWatch()
+    watch.adopted.append(early)
+    try:
+        worth = asyncio.create_task(pwdriver.worth_another_start(watch))
+        await asyncio.sleep(0.1)  # waiting for the driver's exit
+        await pwdriver.kill(watch)  # the stop: no driver of its own yet
+        os.kill(early._proc.pid, signal.SIGKILL)
+        assert await asyncio.wait_for(worth, 10) is False
+    finally:
+        _kill_all([early._proc.pid])
+        await early._proc.wait()

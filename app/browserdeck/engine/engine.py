@@ -140,6 +140,29 @@ def mask_passwords(text: str, values: list[str]) -> str:
     return "\n".join(lines)
 
 
+# How long a start called off may take to end once its drivers are killed (it fails at
+# once on their closed pipes; the bound is for a start that somehow does not).
+CALL_OFF_TIMEOUT = 5.0
+
+
+async def _call_off(
+    watch: pwdriver.StartWatch, start: asyncio.Future[tuple[Any, Playwright]]
+) -> None:
+    """End a driver start that is called off (a stop, or its deadline): its drivers are
+    killed, then the start, which fails on them, is awaited; one that answered after all
+    is stopped, so nothing of it is left running."""
+    await pwdriver.kill(watch)
+    try:
+        _cm, late = await asyncio.wait_for(asyncio.shield(start), CALL_OFF_TIMEOUT)
+    except TimeoutError:
+        start.cancel()  # still not ended: cut off, whatever it waits for
+        return
+    except Exception:
+        return  # failed on its killed driver, as it should
+    with contextlib.suppress(Exception):
+        await late.stop()  # a driver answered just as the start was called off
+
+
 class Engine:
     def __init__(
         self,
@@ -176,24 +199,31 @@ class Engine:
     async def _start_driver(self) -> None:
         pwdriver.install()  # the early driver, Node's compile cache (issue 14)
         watch = self._starting = pwdriver.watch_start()
+        # Not cancelled at the deadline: Playwright's client would leave its handshake
+        # unanswered. Its driver is killed instead, and the start fails by itself.
+        start = asyncio.ensure_future(self._connect_driver(watch))
         try:
-            # Not cancelled at the deadline: Playwright's client would leave its handshake
-            # unanswered. Its driver is killed instead, and the start fails by itself.
-            start = asyncio.ensure_future(self._connect_driver(watch))
-            if not (await asyncio.wait([start], timeout=DRIVER_START_TIMEOUT))[0]:
-                await pwdriver.kill(watch)
-                try:
-                    _cm, late = await start
-                except Exception:
-                    pass  # failed on its killed driver, as it should
-                else:  # a second driver answered just as the time ran out
-                    await late.stop()
+            try:
+                done = (await asyncio.wait([start], timeout=DRIVER_START_TIMEOUT))[0]
+            except asyncio.CancelledError:
+                # A stop cancelled this start (the driver watcher's restart): the driver
+                # it was connecting must not outlive it.
+                await aio.finish(
+                    asyncio.ensure_future(_call_off(watch, start)), "calling off a driver start"
+                )
+                raise
+            if not done:
+                await _call_off(watch, start)
                 raise Unavailable(
                     f"the Playwright driver did not answer within {DRIVER_START_TIMEOUT:.0f} s",
                     hint="the machine may be overloaded; start browserdeck again, and if this "
                     "repeats, see the log (`browserdeck paths` shows where)",
                     code="engine_start_timeout",
                 )
+            if watch.called_off and start.exception() is not None:
+                # abort_start killed its driver: a stop called it off, which is no failure
+                # (nor an ERROR in the log); it ends as cancelled.
+                raise asyncio.CancelledError
             cm, pw = start.result()
         finally:
             self._starting = None
