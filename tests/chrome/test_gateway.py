@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from browserdeck.chrome.gateway import prepare_inbound
+from browserdeck.chrome.inbound import prepare_inbound
 
 ROOT = "ROOTSESSION0123"
 

@@ -15,9 +15,9 @@ page Origin, ``Authorization: Bearer <API token>``; ``browserdeck cdp-url`` prin
 
 The URL policy (browserdeck.urls) holds for every client: ``Page.navigate`` and
 ``Target.createTarget`` (and ``/json/new``) to a ``file:`` URL are refused while
-``allowFileUrls`` is off. Everything else is forwarded as the client sent it, without
-parsing: ``prepare_inbound`` only looks for the policed method names in the raw bytes
-(and for ``\\u`` escapes, which could spell them) and for a top-level ``sessionId``.
+``allowFileUrls`` is off (chrome/inbound.py). Everything else is forwarded as the client
+sent it, without parsing, but for Playwright's by-value evaluations in isolated worlds:
+fetched as one string and handed back as Chromium would have (chrome/byvalue.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import contextlib
 import errno
 import json
 import logging
-import re
 import urllib.parse
 import uuid
 from collections.abc import Callable
@@ -39,6 +38,8 @@ from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
 
 from browserdeck import guard, urls
+from browserdeck.chrome.byvalue import Courier
+from browserdeck.chrome.inbound import prepare_inbound
 from browserdeck.chrome.pipe import BrowserPipe, Channel, PipeCallError
 from browserdeck.chrome.procs import listening_pids, process_cmdline
 from browserdeck.errors import (
@@ -50,7 +51,7 @@ from browserdeck.errors import (
     Unavailable,
 )
 
-__all__ = ["CdpGateway", "prepare_inbound"]
+__all__ = ["CdpGateway"]
 
 log = logging.getLogger(__name__)
 
@@ -60,97 +61,10 @@ MAX_CLIENT_MESSAGE = 256 * 2**20
 # messages are written at once, without waiting for the client: the pipe is shared).
 MAX_BACKLOG_BYTES = 512 * 2**20
 
-# Any message that could be a policed call contains one of these as raw bytes: a method
-# name can only be written differently with \u escapes, which send it to the full parse.
-_POLICED_WORDS = (b"Page.navigate", b"Target.createTarget", b"\\u")
-_POLICED_METHODS = frozenset({"Page.navigate", "Target.createTarget"})
 _ACTIVATE = b"Target.activateTarget"
-# A top-level "sessionId" as the last key (where Playwright and Puppeteer put it): a
-# nested one is followed by at least two closing braces.
-_CLIENT_SESSION_TAIL = re.compile(rb',\s*"sessionId"\s*:\s*"([^"\\]*)"\s*\}\s*$')
 # Chrome lists these in /json/list; the browser itself, tab containers and its own UI
 # are not listed.
 _UNLISTED_TYPES = frozenset({"browser", "tab", "browser_ui"})
-
-
-def _inject_session(data: bytes, session: str) -> bytes | None:
-    """``data`` (a JSON object without a top-level sessionId) with ``session`` added."""
-    body = data.rstrip()
-    if not body.endswith(b"}"):
-        return None
-    body = body[:-1].rstrip()
-    separator = b"" if body.endswith(b"{") else b","
-    return body + separator + b'"sessionId":"' + session.encode("ascii") + b'"}'
-
-
-def _reply_error(call_id: Any, session: str | None, message: str, code: int = -32000) -> bytes:
-    reply: dict[str, Any] = {"id": call_id if isinstance(call_id, int) else 0}
-    reply["error"] = {"code": code, "message": message}
-    if session is not None:
-        reply["sessionId"] = session
-    return json.dumps(reply).encode()
-
-
-def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    if len(keys) != len(set(keys)):
-        raise ValueError("a key appears twice in one object")
-    return dict(pairs)
-
-
-def prepare_inbound(
-    data: bytes, root: str, *, allow_file_urls: bool
-) -> tuple[bytes | None, bytes | None]:
-    """What to do with one message from a client: ``(to_forward, reply_to_client)``.
-
-    A message without a top-level ``sessionId`` belongs to the client's root session and
-    gets it added (the client thinks it talks to the browser or page directly). Only a
-    message that may be ``Page.navigate``/``Target.createTarget``, or whose session cannot
-    be seen at the end, is parsed; a ``file:`` URL there is refused while
-    ``allow_file_urls`` is off, with a CDP error reply naming the setting.
-    """
-    if not any(word in data for word in _POLICED_WORDS):
-        if b'"sessionId"' not in data:
-            injected = _inject_session(data, root)
-            if injected is not None:
-                return injected, None
-        else:
-            tail = _CLIENT_SESSION_TAIL.search(data, max(0, len(data) - 200))
-            if tail is not None and tail.group(1):
-                return data, None
-    return _inspect(data, root, allow_file_urls=allow_file_urls)
-
-
-def _inspect(data: bytes, root: str, *, allow_file_urls: bool) -> tuple[bytes | None, bytes | None]:
-    try:
-        message = json.loads(data, object_pairs_hook=_refuse_duplicates)
-    except (ValueError, UnicodeDecodeError) as exc:
-        # Answer with the message's id when it has one, so the client's call ends.
-        call_id: Any = 0
-        with contextlib.suppress(ValueError, UnicodeDecodeError, AttributeError):
-            call_id = json.loads(data).get("id", 0)
-        return None, _reply_error(call_id, None, f"not a valid CDP message: {exc}", code=-32700)
-    if not isinstance(message, dict):
-        return None, _reply_error(0, None, "a CDP message is a JSON object", code=-32600)
-    call_id = message.get("id")
-    session = message.get("sessionId")
-    if session is not None and (not isinstance(session, str) or not session):
-        return None, _reply_error(call_id, None, "sessionId must be a non-empty string")
-    method = message.get("method")
-    params = message.get("params")
-    if method in _POLICED_METHODS and isinstance(params, dict):
-        url = params.get("url")
-        if isinstance(url, str) and not allow_file_urls and urls.is_file_url(url):
-            refusal = urls.file_url_forbidden(url)
-            return None, _reply_error(
-                call_id, session, f"browserdeck: {refusal.message}; {refusal.hint}"
-            )
-    if session is None:
-        injected = _inject_session(data, root)
-        if injected is None:
-            return None, _reply_error(call_id, None, "a CDP message is a JSON object")
-        return injected, None
-    return data, None
 
 
 class CdpGateway:
@@ -387,9 +301,10 @@ class CdpGateway:
         ):
             return connection.respond(426, "Upgrade Required: this is a WebSocket endpoint\n")
         target = path.rsplit("/", 1)[-1] if path.startswith("/devtools/page/") else None
+        courier = Courier()  # told the channel's root session once it is open
         try:
             channel = await pipe.open_channel(
-                lambda message: _send_now(connection, message),
+                lambda message: _send_now(connection, courier.outbound(message)),
                 lambda reason: self._channel_closed(connection, reason),
                 target_id=target,
             )
@@ -397,11 +312,14 @@ class CdpGateway:
             return connection.respond(404, f"No such target id: {target}\n")
         except BrowserdeckError as exc:
             return self._json(connection, _status_of(exc), {"error": exc.to_dict()})
-        connection.on_message = lambda data: self._inbound(connection, channel, data)
+        courier.root = channel.root
+        connection.on_message = lambda data: self._inbound(connection, channel, courier, data)
         connection.on_lost = lambda: self._forget(channel)
         return None
 
-    def _inbound(self, connection: _CdpConnection, channel: Channel, data: bytes) -> None:
+    def _inbound(
+        self, connection: _CdpConnection, channel: Channel, courier: Courier, data: bytes
+    ) -> None:
         """One message from a client, handled where it was read (no task switch)."""
         forward, reply = prepare_inbound(data, channel.root, allow_file_urls=self._allow_file_urls())
         if reply is not None:
@@ -411,7 +329,7 @@ class CdpGateway:
             if _ACTIVATE in data:
                 self._note_activation(data)
             try:
-                channel.send(forward)
+                channel.send(courier.inbound(forward))
             except Unavailable:
                 self._channel_closed(connection, "the browser is gone")
 

@@ -77,7 +77,7 @@ class Channel:
         self.closed = False
 
     def send(self, data: bytes) -> None:
-        """Forward a message that already names its session (see gateway.prepare_inbound)."""
+        """Forward a message that already names its session (see chrome/inbound.py)."""
         self.pipe.send_raw(data)
 
     async def close(self) -> None:
