@@ -156,3 +156,54 @@ def test_sigint_is_quit_too(bd_home: Path) -> None:
             app.proc.wait(10)
         app.close()
     _assert_nothing_left(bd_home, cfg)
+
+
+def test_quit_while_the_service_still_starts_calls_the_start_off(
+    bd_home: Path, tmp_path: Path
+) -> None:
+    """Quit during the start (here a Playwright driver that never answers: stopped with
+    SIGSTOP, as a hung one cannot be had on demand) ends the app at once, its browser and
+    driver with it, instead of after the driver's 30 s deadline; and tells of no failure."""
+    cfg = _save_config()
+    stuck = tmp_path / "stuck-driver-pid"
+    script = tmp_path / "quit_while_starting.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        import asyncio, os, signal, sys
+        from browserdeck import pwdriver
+
+        real_early = pwdriver.start_early
+
+        async def start_early():
+            await real_early()
+            pid = pwdriver.early_pid()
+            if pid is not None:
+                os.kill(pid, signal.SIGSTOP)  # it never answers Playwright's handshake
+                open({str(stuck)!r}, "w").write(str(pid))
+                # Quit once the start is well under way (the API listens by then).
+                asyncio.get_running_loop().call_later(2, os.kill, os.getpid(), signal.SIGTERM)
+
+        pwdriver.start_early = start_early
+        from browserdeck.cli import main
+        sys.exit(main(["tray", "--no-tray"]))
+    """)
+    )
+    # Well under the driver's 30 s deadline, which the quit must not wait for.
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=app_env(), timeout=25
+    )
+    events = [json.loads(line)["event"] for line in out.stdout.splitlines() if line.startswith("{")]
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert stuck.exists(), "the driver was not spawned early"
+    assert "quit-requested" in events and events[-1] == "shutdown-done", events
+    assert "service-started" not in events and "service-failed" not in events, events
+    wait_until(lambda: not Path(f"/proc/{stuck.read_text()}").exists() or _zombie(stuck),
+               timeout=10, what="the stuck driver to be gone")
+    _assert_nothing_left(bd_home, cfg)
+
+
+def _zombie(pid_file: Path) -> bool:
+    try:
+        return "State:\tZ" in Path(f"/proc/{pid_file.read_text()}/status").read_text()
+    except OSError:
+        return True

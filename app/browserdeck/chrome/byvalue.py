@@ -35,7 +35,11 @@ _AS_STRING = (
 )
 _EVALUATE_BYTES = _EVALUATE.encode()
 _CREATED = b'"Runtime.executionContextCreated"'
-_CLEARED = b'"Runtime.executionContextsCleared"'
+_GONE = (
+    b'"Runtime.executionContextDestroyed"',
+    b'"Runtime.executionContextsCleared"',
+    b'"Target.detachedFromTarget"',
+)
 _OBJECT_CONTEXT = re.compile(r"^-?\d+\.(\d+)\.\d+$")
 # Chromium puts a reply's id first and its sessionId last.
 _REPLY_ID = re.compile(rb'^\{"id":(\d+),')
@@ -78,9 +82,9 @@ class Courier:
         return json.dumps(message, separators=(",", ":")).encode()
 
     def outbound(self, data: bytes) -> bytes:
-        if self._asked and data.startswith(b'{"id":'):
-            return self._reply(data)
-        if _CREATED in data or _CLEARED in data:
+        if data.startswith(b'{"id":'):  # a reply: no event to read in it
+            return self._reply(data) if self._asked else data
+        if _CREATED in data or any(gone in data for gone in _GONE):
             self._note_world(data)
         return data
 
@@ -117,8 +121,16 @@ class Courier:
         try:
             event = json.loads(data)
             session, method = event.get("sessionId", self.root), event["method"]
-            if method == "Runtime.executionContextsCleared":
+            if method == "Runtime.executionContextsCleared":  # a new document
                 self._isolated.pop(session, None)
+                return
+            if method == "Runtime.executionContextDestroyed":
+                self._isolated.get(session, set()).discard(event["params"]["executionContextId"])
+                return
+            if method == "Target.detachedFromTarget":  # its calls get no answer now
+                gone = event["params"]["sessionId"]
+                self._isolated.pop(gone, None)
+                self._asked = {key for key in self._asked if key[0] != gone}
                 return
             context = event["params"]["context"]
             if context["auxData"]["type"] == "isolated" and isinstance(context["id"], int):

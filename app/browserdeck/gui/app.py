@@ -93,6 +93,7 @@ class TrayApp(QObject):
         self.bridge = ServiceBridge(self)
         self.model = DeckModel(self.bridge, self)
         self.service: Service | None = None
+        self._starting: Service | None = None  # while start_service() waits for it
         self.tray: TrayController | None = None
         self.panel: StatusPanel | None = None
         self.settings_dialog: SettingsDialog | None = None
@@ -125,13 +126,19 @@ class TrayApp(QObject):
             trace.emit("tray-unavailable")
         if self.show_panel_at_start:
             self.show_panel()
-        await self.start_service()
-        if self.show_settings_at_start:
-            self.show_settings()
+        quitting = asyncio.ensure_future(self.quit_requested.wait())
+        starting = asyncio.ensure_future(self.start_service())
         try:
-            await self.quit_requested.wait()
+            # Quit is heard while the service still starts (a browser or a driver slow to
+            # come up): the shutdown then calls the start off rather than wait for it.
+            await asyncio.wait([starting, quitting], return_when=asyncio.FIRST_COMPLETED)
+            if starting.done() and self.show_settings_at_start:
+                self.show_settings()
+            await quitting
         finally:
+            quitting.cancel()
             await self.shutdown()
+            await asyncio.wait([starting])
         return self.exit_code
 
     async def start_service(self) -> bool:
@@ -145,10 +152,13 @@ class TrayApp(QObject):
         self.model.set_deck(None)
         self.model.service_error = None
         self.bridge.attach(deck.events)  # hear notices sent during start
+        self._starting = service
         try:
             await service.start()
         except BrowserdeckError as exc:
             self.service = None
+            if exc.code == "stopped_while_starting":
+                return False  # Quit called it off: no failure to tell of
             self.model.set_deck(None, str(exc))
             self.notify("error", "browserdeck could not start", str(exc))
             trace.emit("service-failed", error=str(exc))
@@ -161,6 +171,8 @@ class TrayApp(QObject):
             self.notify("error", "browserdeck could not start", f"{type(exc).__name__}: {exc}")
             trace.emit("service-failed", error=str(exc))
             return False
+        finally:
+            self._starting = None
         self.service = service
         self.model.set_deck(deck)
         self._sync_autostart(deck.settings())
@@ -207,7 +219,8 @@ class TrayApp(QObject):
             self.tray.dispose()
         self.model.close()
         self.instance_server.close()
-        service, self.service = self.service, None
+        # A service still starting is stopped too: its start is called off.
+        service, self.service = self.service or self._starting, None
         if service is not None:
             try:
                 await service.stop()
