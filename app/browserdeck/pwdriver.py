@@ -124,6 +124,8 @@ class _AdoptingTransport(transport.PipeTransport):
         self._stopped_future = early._stopped_future
         self._proc = early._proc
         self._output = early._output
+        if watch is not None and watch.called_off:  # called off before it was taken
+            await _kill(self)
 
 
 def install() -> None:

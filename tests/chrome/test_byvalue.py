@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -49,7 +50,9 @@ class Cdp:
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         call_id = next(self.ids)
-        await self.ws.send(json.dumps({"id": call_id, "method": method, "params": params or {}}))
+        # Compact, in Playwright's key order: how the gateway recognises its calls.
+        message = {"id": call_id, "method": method, "params": params or {}}
+        await self.ws.send(json.dumps(message, separators=(",", ":")))
         while True:
             message = json.loads(await asyncio.wait_for(self.ws.recv(), 10))
             if message.get("id") == call_id:
@@ -96,8 +99,9 @@ async def page_cdp() -> AsyncIterator[tuple[Cdp, str, str, list[bytes]]]:
                 frame = (await cdp.call("Page.getFrameTree"))["result"]["frameTree"]["frame"]["id"]
                 world = await cdp.call("Page.createIsolatedWorld", {"frameId": frame})
                 context = world["result"]["executionContextId"]
-                # A stand-in for Playwright's utility script: evaluate(fn) runs fn.
-                script = "globalThis.u = {evaluate: async (f) => (0, eval)('(' + f + ')')()}; u"
+                # A stand-in for Playwright's utility script: evaluate(fn) runs fn, as
+                # Playwright's does: a throw is a throw, an async fn gives a promise.
+                script = "globalThis.u = {evaluate: (f) => (0, eval)('(' + f + ')')()}; u"
                 isolated = await cdp.call("Runtime.evaluate", {"expression": script, "contextId": context})
                 main = await cdp.call(
                     "Runtime.evaluate",
@@ -129,15 +133,39 @@ async def test_a_value_from_an_isolated_world_is_what_chromium_gives(
 async def test_a_call_that_throws_throws_the_same(
     page_cdp: tuple[Cdp, str, str, list[bytes]],
 ) -> None:
+    """A throw (as Playwright's own errors are) and a rejection: the same error, but for
+    the column of the outermost frame (the call is in a function of ours)."""
     cdp, isolated, _main, _seen = page_cdp
-    fn = "() => { throw new TypeError('boom') }"
-    asked = await cdp.evaluate_as_playwright(EVALUATE, isolated, fn)
-    plain = await cdp.evaluate_as_playwright(UNTOUCHED, isolated, fn)
-    assert asked["result"]["exceptionDetails"]["exception"]["description"].startswith(
-        "TypeError: boom"
+    for fn, text in (
+        ("() => { throw new TypeError('boom') }", "Uncaught"),
+        ("async () => { throw new TypeError('later') }", "Uncaught (in promise) TypeError: later"),
+    ):
+        asked = (await cdp.evaluate_as_playwright(EVALUATE, isolated, fn))["result"]
+        plain = (await cdp.evaluate_as_playwright(UNTOUCHED, isolated, fn))["result"]
+        assert asked["exceptionDetails"]["text"] == plain["exceptionDetails"]["text"] == text
+        for reply in (asked, plain):  # objectIds differ: one error object each
+            for error in (reply["result"], reply["exceptionDetails"]["exception"]):
+                error.pop("objectId", None)
+                if "description" in error:  # the outermost frame's column is ours
+                    error["description"] = re.sub(r":1:\d+\)$", ":1:?)", error["description"])
+        assert asked["result"] == plain["result"], fn
+        assert asked["exceptionDetails"]["exception"] == plain["exceptionDetails"]["exception"]
+
+
+async def test_another_client_cannot_write_the_reply(
+    page_cdp: tuple[Cdp, str, str, list[bytes]],
+) -> None:
+    """Another CDP client (it holds the token) changes JSON.stringify in that world: what
+    comes back is not one JSON value, so it is refused in words, never pasted."""
+    cdp, isolated, _main, _seen = page_cdp
+    await cdp.call(
+        "Runtime.callFunctionOn",
+        {"functionDeclaration": "() => { JSON.stringify = () => '1,\"forged\":2' }",
+         "objectId": isolated},
     )
-    assert asked["result"]["result"] == plain["result"]["result"]
-    assert asked["result"]["exceptionDetails"]["text"] == plain["result"]["exceptionDetails"]["text"]
+    reply = await cdp.evaluate_as_playwright(EVALUATE, isolated, "() => ({a: 1})")
+    assert "result" not in reply and "forged" not in json.dumps(reply), reply
+    assert "not one JSON value" in reply["error"]["message"]
 
 
 async def test_the_pages_own_world_is_forwarded_untouched(

@@ -292,3 +292,34 @@ async def test_a_start_called_off_while_its_early_driver_exits_spawns_no_other()
     finally:
         _kill_all([early._proc.pid])
         await early._proc.wait()
+
+
+async def test_a_start_called_off_before_it_takes_the_early_driver_kills_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stop that lands after the engine's start began but before its connection took
+    the early driver: the driver it then takes (here one that never answers) is killed,
+    and the start ends as called off at once, not at its deadline."""
+    from browserdeck.engine import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "DRIVER_START_TIMEOUT", 8.0)
+    await pwdriver.start_early()
+    early = pwdriver.early_pid()
+    assert early is not None
+    os.kill(early, signal.SIGSTOP)  # it never answers Playwright's handshake
+    engine = Engine()
+    real_connect = pwdriver._AdoptingTransport.connect
+
+    async def stop_first(self: Any) -> None:
+        await engine.abort_start()
+        await real_connect(self)
+
+    monkeypatch.setattr(pwdriver._AdoptingTransport, "connect", stop_first)
+    try:
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(engine.start(), 5)  # under the deadline: no hang
+        assert live_drivers() == []
+    finally:
+        _kill_all([early])
+        await engine.stop()
+        await pwdriver.discard_early()

@@ -9,41 +9,66 @@ back object by object, and for a big one that is most of the call: the aria snap
 2,000-element table is ~70 ms in the renderer, ~24 of them that conversion, against ~1 ms
 for the same value as one JSON string (docs/performance.md, "The result's way back").
 
-So the gateway asks for the string (the same call, its result through ``JSON.stringify``)
-and puts the JSON back where Chromium would have put the value: the client gets the
-reply it asked for, value for value.
+So the gateway asks for the string (the same call, its result through ``JSON.stringify``;
+a promise's once it settles) and puts the JSON back where Chromium would have put the
+value: the client gets the reply it asked for, value for value. What differs: a throw's
+stack gives its outermost frame (the call, now in a function of ours) another column,
+and a value nested deeper than
+Chromium hands back by value (~1,000 levels, which Playwright's serialisation never
+makes) comes back rather than failing.
 
 Only where the page cannot change what ``JSON.stringify`` does: in an isolated world (a
 page reaches neither its ``JSON`` nor its prototypes, so no ``toJSON`` of the page's
 runs). A world is known by ``Runtime.executionContextCreated`` (``auxData.type`` is
 ``"isolated"``), and the call's world by its ``objectId``, V8's
-``<isolate>.<context id>.<object>``. Anything else is forwarded as it was sent.
+``<isolate>.<context id>.<object>``. Anything else is forwarded as it was sent. Another
+CDP client (it holds the token) can reach that world and change ``JSON.stringify``
+there: what comes back is pasted only if it is one JSON value, so it can forge a value
+(as it could by changing Playwright's script there) but never the reply around it.
+
+Cheap on the hot path: a call is recognised by its head and tail (Playwright 1.65 sends
+``functionDeclaration`` and ``objectId`` first, ``returnByValue``, ``awaitPromise``,
+``userGesture`` and the ``sessionId`` last; another order is forwarded untouched), its
+function replaced in the bytes; events are read only when they start with a method this
+follows (Chromium writes ``method`` first).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 __all__ = ["Courier"]
 
-# Playwright's call (playwright-core 1.65, crExecutionContext.evaluateWithArguments).
+# Playwright's call (playwright-core 1.65, crExecutionContext.evaluateWithArguments), and
+# the same call answering with a string. Not async: a throw stays a throw ("Uncaught"),
+# not a rejection; only a promise (an async evaluation) is stringified once it settles.
 _EVALUATE = "(utilityScript, ...args) => utilityScript.evaluate(...args)"
 _AS_STRING = (
-    "async (utilityScript, ...args) => JSON.stringify(await utilityScript.evaluate(...args))"
+    "(utilityScript, ...args) => (r => r instanceof Promise ? r.then(v => JSON.stringify(v))"
+    " : JSON.stringify(r))(utilityScript.evaluate(...args))"
 )
-_EVALUATE_BYTES = _EVALUATE.encode()
-_CREATED = b'"Runtime.executionContextCreated"'
-_GONE = (
-    b'"Runtime.executionContextDestroyed"',
-    b'"Runtime.executionContextsCleared"',
-    b'"Target.detachedFromTarget"',
+_FIELD = b'"functionDeclaration":' + json.dumps(_EVALUATE).encode()
+_FIELD_AS_STRING = b'"functionDeclaration":' + json.dumps(_AS_STRING).encode()
+_CALL_HEAD = re.compile(
+    rb'\{"id":(\d+),"method":"Runtime\.callFunctionOn","params":\{'
+    + re.escape(_FIELD)
+    + rb',"objectId":"-?\d+\.(\d+)\.\d+",'
 )
-_OBJECT_CONTEXT = re.compile(r"^-?\d+\.(\d+)\.\d+$")
+_CALL_TAIL = re.compile(
+    rb'\],"returnByValue":true,"awaitPromise":true(?:,"userGesture":(?:true|false))?\},'
+    rb'"sessionId":"([^"\\]*)"\}$'
+)
+_WORLD_EVENTS = (
+    b'{"method":"Runtime.executionContextCreated"',
+    b'{"method":"Runtime.executionContextDestroyed"',
+    b'{"method":"Runtime.executionContextsCleared"',
+    b'{"method":"Target.detachedFromTarget"',
+)
 # Chromium puts a reply's id first and its sessionId last.
-_REPLY_ID = re.compile(rb'^\{"id":(\d+),')
+_REPLY_ID = re.compile(rb'\{"id":(\d+),')
 _REPLY_SESSION = re.compile(rb',"sessionId":"([^"\\]*)"\}$')
+_TAIL_WINDOW = 200
 # Isolated worlds remembered per session; past this a session's are forgotten (its
 # calls are then forwarded as they are: slower, never wrong).
 MAX_WORLDS = 1000
@@ -60,45 +85,32 @@ class Courier:
         self._asked: set[tuple[str, int]] = set()  # (sessionId, id) asked as a string
 
     def inbound(self, data: bytes) -> bytes:
-        if _EVALUATE_BYTES not in data or not self._isolated:
+        if not self._isolated:
             return data
-        try:
-            message = json.loads(data)
-            params = message["params"]
-            session, call_id = message["sessionId"], message["id"]
-            if (
-                message.get("method") != "Runtime.callFunctionOn"
-                or params.get("functionDeclaration") != _EVALUATE
-                or params.get("returnByValue") is not True
-                or params.get("awaitPromise") is not True
-                or not isinstance(call_id, int)
-                or not self._in_isolated_world(session, params.get("objectId"))
-            ):
-                return data
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return data  # not a call this is for: Chromium answers it as it is
-        params["functionDeclaration"] = _AS_STRING
-        self._asked.add((session, call_id))
-        return json.dumps(message, separators=(",", ":")).encode()
+        head = _CALL_HEAD.match(data)
+        if head is None:
+            return data
+        tail = _CALL_TAIL.search(data, max(0, len(data) - _TAIL_WINDOW))
+        if tail is None:
+            return data
+        session = tail.group(1).decode("ascii", "replace")
+        if int(head.group(2)) not in self._isolated.get(session, ()):
+            return data  # the page's own world, or one this did not see made
+        self._asked.add((session, int(head.group(1))))
+        return data.replace(_FIELD, _FIELD_AS_STRING, 1)
 
     def outbound(self, data: bytes) -> bytes:
         if data.startswith(b'{"id":'):  # a reply: no event to read in it
             return self._reply(data) if self._asked else data
-        if _CREATED in data or any(gone in data for gone in _GONE):
+        if data.startswith(_WORLD_EVENTS):
             self._note_world(data)
         return data
-
-    def _in_isolated_world(self, session: Any, object_id: Any) -> bool:
-        if not isinstance(object_id, str):
-            return False
-        found = _OBJECT_CONTEXT.match(object_id)
-        return found is not None and int(found.group(1)) in self._isolated.get(session, ())
 
     def _reply(self, data: bytes) -> bytes:
         call = _REPLY_ID.match(data)
         if call is None:
             return data
-        tail = _REPLY_SESSION.search(data, max(0, len(data) - 100))
+        tail = _REPLY_SESSION.search(data, max(0, len(data) - _TAIL_WINDOW))
         session = tail.group(1).decode("ascii", "replace") if tail is not None else self.root
         key = (session, int(call.group(1)))
         if key not in self._asked:
@@ -108,10 +120,11 @@ class Courier:
             result = json.loads(data)["result"]
             value = result["result"]
             if "exceptionDetails" in result or value.get("type") != "string":
-                return data  # it threw (the same error as asked the usual way)
+                return data  # it threw: the same error as asked the usual way
             text = value["value"]
+            json.loads(text)  # one JSON value, or nothing is pasted (see above)
         except (ValueError, KeyError, TypeError, AttributeError):
-            return data
+            return _refused(key[1], tail)
         reply = b'{"id":%d,"result":{"result":%s}' % (key[1], _remote_object(text))
         if tail is None:
             return reply + b"}"
@@ -121,25 +134,40 @@ class Courier:
         try:
             event = json.loads(data)
             session, method = event.get("sessionId", self.root), event["method"]
+            params = event["params"]
             if method == "Runtime.executionContextsCleared":  # a new document
                 self._isolated.pop(session, None)
-                return
-            if method == "Runtime.executionContextDestroyed":
-                self._isolated.get(session, set()).discard(event["params"]["executionContextId"])
-                return
-            if method == "Target.detachedFromTarget":  # its calls get no answer now
-                gone = event["params"]["sessionId"]
+            elif method == "Runtime.executionContextDestroyed":
+                self._isolated.get(session, set()).discard(params["executionContextId"])
+            elif method == "Target.detachedFromTarget":  # its calls get no answer now
+                gone = params["sessionId"]
                 self._isolated.pop(gone, None)
                 self._asked = {key for key in self._asked if key[0] != gone}
-                return
-            context = event["params"]["context"]
-            if context["auxData"]["type"] == "isolated" and isinstance(context["id"], int):
-                worlds = self._isolated.setdefault(session, set())
-                if len(worlds) >= MAX_WORLDS:
-                    worlds.clear()
-                worlds.add(context["id"])
+            elif method == "Runtime.executionContextCreated":
+                context = params["context"]
+                if context["auxData"]["type"] == "isolated" and isinstance(context["id"], int):
+                    worlds = self._isolated.setdefault(session, set())
+                    if len(worlds) >= MAX_WORLDS:
+                        worlds.clear()
+                    worlds.add(context["id"])
         except (ValueError, KeyError, TypeError, AttributeError):
             return
+
+
+def _refused(call_id: int, tail: re.Match[bytes] | None) -> bytes:
+    """The answer to a call whose string was not one JSON value: an error, in words."""
+    error = {
+        "id": call_id,
+        "error": {
+            "code": -32000,
+            "message": "browserdeck: the evaluation's result was not one JSON value "
+            "(another CDP client may have changed JSON.stringify in that world)",
+        },
+    }
+    reply = json.dumps(error).encode()
+    if tail is None:
+        return reply
+    return reply[:-1] + b',"sessionId":"%s"}' % tail.group(1)
 
 
 def _remote_object(text: str) -> bytes:

@@ -139,6 +139,7 @@ class TrayApp(QObject):
             quitting.cancel()
             await self.shutdown()
             await asyncio.wait([starting])
+        starting.result()  # a failure start_service does not catch is still raised
         return self.exit_code
 
     async def start_service(self) -> bool:
@@ -172,7 +173,11 @@ class TrayApp(QObject):
             trace.emit("service-failed", error=str(exc))
             return False
         finally:
-            self._starting = None
+            # Kept while a shutdown is under way: that task may not have read it yet.
+            if self._starting is service and self._shutdown_task is None:
+                self._starting = None
+        if self._shutdown_task is not None:
+            return False  # started just as Quit came: the shutdown stops it
         self.service = service
         self.model.set_deck(deck)
         self._sync_autostart(deck.settings())
