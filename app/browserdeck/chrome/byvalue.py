@@ -37,6 +37,9 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
+
+import orjson
 
 __all__ = ["Courier"]
 
@@ -117,7 +120,7 @@ class Courier:
             return data
         self._asked.discard(key)
         try:
-            result = json.loads(data)["result"]
+            result = _loads(data)["result"]
             value = result["result"]
             if "exceptionDetails" in result or value.get("type") != "string":
                 return data  # it threw: the same error as asked the usual way
@@ -152,6 +155,15 @@ class Courier:
                     worlds.add(context["id"])
         except (ValueError, KeyError, TypeError, AttributeError):
             return
+
+
+def _loads(data: bytes) -> Any:
+    """The reply: orjson reads its 200 KB string a quarter of a millisecond sooner than
+    json; json takes what orjson refuses (a lone surrogate's escape)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 def _refused(call_id: int, tail: re.Match[bytes] | None) -> bytes:
