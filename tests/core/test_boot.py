@@ -27,6 +27,7 @@ from tests.support.service import (
     anon_client,
     api_client,
     first_health,
+    kill_pids,
     live_drivers,
     running_service,
     service_config,
@@ -224,8 +225,7 @@ async def test_a_stop_during_a_stuck_driver_start_still_stops_the_browser(
         assert starting.done()
         assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(node, signal.SIGKILL)
+        kill_pids([node])
         await asyncio.wait([starting], timeout=30)
         if starting.done() and not starting.cancelled():
             starting.exception()  # retrieved: the stop called the start off
@@ -260,8 +260,7 @@ async def test_a_driver_that_never_answers_fails_the_start_in_words(
         assert "did not answer within 1 s" in failed.value.message
         assert live_drivers() == []
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(node, signal.SIGKILL)
+        kill_pids([node])
         await service.stop()
 
 
@@ -304,9 +303,7 @@ async def test_serve_stops_on_sigterm_while_its_driver_never_answers(
     finally:
         gc.unfreeze()  # serve froze what it loaded; the next tests start clean
         terminating.cancel()
-        for node in stuck:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(node, signal.SIGKILL)
+        kill_pids(stuck)
 
 
 async def test_the_api_answers_while_the_instance_file_is_written(

@@ -7,7 +7,6 @@ Real engines (real Playwright drivers); the driver's environment is read from /p
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import stat
@@ -21,7 +20,7 @@ import pytest
 from browserdeck import paths, pwdriver
 from browserdeck.engine import Engine
 from browserdeck.pwdriver import CACHE_VARIABLE
-from tests.support.service import live_drivers
+from tests.support.service import kill_pids, live_drivers
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads the driver's environment from /proc"
@@ -222,12 +221,6 @@ def _stuck_from_now_on(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return stuck
 
 
-def _kill_all(pids: list[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-
 async def test_a_stop_during_the_drivers_restart_leaves_no_driver(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -249,7 +242,7 @@ async def test_a_stop_during_the_drivers_restart_leaves_no_driver(
         await asyncio.wait_for(engine.stop(), 10)
         assert live_drivers() == []
     finally:
-        _kill_all(stuck)
+        kill_pids(stuck)
         await engine.stop()
 
 
@@ -290,7 +283,7 @@ async def test_a_start_called_off_while_its_early_driver_exits_spawns_no_other()
         os.kill(early._proc.pid, signal.SIGKILL)
         assert await asyncio.wait_for(worth, 10) is False
     finally:
-        _kill_all([early._proc.pid])
+        kill_pids([early._proc.pid])
         await early._proc.wait()
 
 
@@ -320,6 +313,6 @@ async def test_a_start_called_off_before_it_takes_the_early_driver_kills_it(
             await asyncio.wait_for(engine.start(), 5)  # under the deadline: no hang
         assert live_drivers() == []
     finally:
-        _kill_all([early])
+        kill_pids([early])
         await engine.stop()
         await pwdriver.discard_early()

@@ -134,6 +134,17 @@ def hold_engine_import(monkeypatch: Any) -> threading.Event:
     return gate
 
 
+def kill_pids(pids: list[int]) -> None:
+    """SIGKILL each of ``pids`` still there (processes a test stopped with SIGSTOP)."""
+    import contextlib
+    import os
+    import signal
+
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def live_drivers() -> list[int]:
     """The Playwright drivers (node ``run-driver``) this process has running, zombies aside."""
     import contextlib
