@@ -156,16 +156,36 @@ async def test_another_client_cannot_write_the_reply(
     page_cdp: tuple[Cdp, str, str, list[bytes]],
 ) -> None:
     """Another CDP client (it holds the token) changes JSON.stringify in that world: what
-    comes back is not one JSON value, so it is refused in words, never pasted."""
+    comes back is not exactly one JSON value, so it is refused in words, never pasted,
+    and the connection lives on (a reply no JSON parser takes would end it)."""
     cdp, isolated, _main, _seen = page_cdp
-    await cdp.call(
-        "Runtime.callFunctionOn",
-        {"functionDeclaration": "() => { JSON.stringify = () => '1,\"forged\":2' }",
-         "objectId": isolated},
-    )
-    reply = await cdp.evaluate_as_playwright(EVALUATE, isolated, "() => ({a: 1})")
-    assert "result" not in reply and "forged" not in json.dumps(reply), reply
-    assert "not one JSON value" in reply["error"]["message"]
+    for forged in (
+        """'1,"forged":2'""",  # a key after the value
+        "'NaN'",
+        "'-Infinity'",
+        """' "x"'""",  # whitespace around it
+        """'"x"\\n'""",
+        """'"' + String.fromCharCode(0xd800) + '"'""",  # a raw lone surrogate
+    ):
+        await cdp.call(
+            "Runtime.callFunctionOn",
+            {"functionDeclaration": f"() => {{ JSON.stringify = () => {forged} }}",
+             "objectId": isolated},
+        )
+        reply = await cdp.evaluate_as_playwright(EVALUATE, isolated, "() => ({a: 1})")
+        assert "result" not in reply and "forged" not in json.dumps(reply), (forged, reply)
+        assert "not one JSON value" in reply["error"]["message"], forged
+
+
+async def test_chromiums_own_errors_pass_as_they_came(
+    page_cdp: tuple[Cdp, str, str, list[bytes]],
+) -> None:
+    cdp, isolated, _main, _seen = page_cdp
+    gone = isolated.rsplit(".", 1)[0] + ".987654"  # no such object in that world
+    asked = await cdp.evaluate_as_playwright(EVALUATE, gone, "() => 1")
+    plain = await cdp.evaluate_as_playwright(UNTOUCHED, gone, "() => 1")
+    assert "error" in plain, plain
+    assert asked["error"] == plain["error"]
 
 
 async def test_the_pages_own_world_is_forwarded_untouched(

@@ -207,3 +207,34 @@ def _zombie(pid_file: Path) -> bool:
         return "State:\tZ" in Path(f"/proc/{pid_file.read_text()}/status").read_text()
     except OSError:
         return True
+
+
+async def test_a_start_asked_for_as_quit_comes_starts_nothing(
+    qapp: Any, saved_config: Any
+) -> None:
+    """Retry clicked (a queued Qt signal) just as Quit's shutdown runs: the shutdown has
+    already read which service to stop, so a service started now would outlive the app.
+    None is made."""
+    import asyncio
+
+    from browserdeck.gui.app import TrayApp
+    from browserdeck.master import build_service, mcp_client_config
+
+    made: list[Any] = []
+
+    def factory() -> Any:
+        made.append(build_service(force_headless=True))
+        return made[-1]
+
+    app = TrayApp(qapp, service_factory=factory, mcp_config=mcp_client_config, tray=False)
+    app.quit_requested = asyncio.Event()
+    try:
+        shutting = asyncio.ensure_future(app.shutdown())
+        await asyncio.sleep(0)  # the shutdown is under way
+        assert await app.start_service() is False
+        await asyncio.wait_for(shutting, 30)
+        assert made == []
+    finally:
+        for service in made:
+            await service.stop()
+        app.deleteLater()

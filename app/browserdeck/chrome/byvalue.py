@@ -11,9 +11,10 @@ for the same value as one JSON string (docs/performance.md, "The result's way ba
 
 So the gateway asks for the string (the same call, its result through ``JSON.stringify``;
 a promise's once it settles) and puts the JSON back where Chromium would have put the
-value: the client gets the reply it asked for, value for value. What differs: a throw's
-stack gives its outermost frame (the call, now in a function of ours) another column,
-and a value nested deeper than
+value: the client gets the reply it asked for, value for value for what Playwright
+serialises (a bare -0, NaN or Infinity would come back as 0 or null, but Playwright
+always wraps them: ``{v: "-0"}``). What differs: a throw's stack gives its outermost
+frame (the call, now in a function of ours) another column, and a value nested deeper than
 Chromium hands back by value (~1,000 levels, which Playwright's serialisation never
 makes) comes back rather than failing.
 
@@ -23,8 +24,9 @@ runs). A world is known by ``Runtime.executionContextCreated`` (``auxData.type``
 ``"isolated"``), and the call's world by its ``objectId``, V8's
 ``<isolate>.<context id>.<object>``. Anything else is forwarded as it was sent. Another
 CDP client (it holds the token) can reach that world and change ``JSON.stringify``
-there: what comes back is pasted only if it is one JSON value, so it can forge a value
-(as it could by changing Playwright's script there) but never the reply around it.
+there: what comes back is pasted only if it is exactly one JSON value (RFC 8259), so it
+can forge a value (as it could by changing Playwright's script there) but never the
+reply around it. Chromium's own error replies pass as they came.
 
 Cheap on the hot path: a call is recognised by its head and tail (Playwright 1.65 sends
 ``functionDeclaration`` and ``objectId`` first, ``returnByValue``, ``awaitPromise``,
@@ -120,15 +122,19 @@ class Courier:
             return data
         self._asked.discard(key)
         try:
-            result = _loads(data)["result"]
+            message = _loads(data)
+            if "error" in message:
+                return data  # Chromium's own answer (a context destroyed meanwhile, ...)
+            result = message["result"]
             value = result["result"]
             if "exceptionDetails" in result or value.get("type") != "string":
                 return data  # it threw: the same error as asked the usual way
-            text = value["value"]
-            json.loads(text)  # one JSON value, or nothing is pasted (see above)
+            raw = _one_json_value(value["value"])
         except (ValueError, KeyError, TypeError, AttributeError):
+            raw = None
+        if raw is None:
             return _refused(key[1], tail)
-        reply = b'{"id":%d,"result":{"result":%s}' % (key[1], _remote_object(text))
+        reply = b'{"id":%d,"result":{"result":%s}' % (key[1], _remote_object(raw))
         if tail is None:
             return reply + b"}"
         return reply + b',"sessionId":"%s"}' % tail.group(1)
@@ -182,9 +188,35 @@ def _refused(call_id: int, tail: re.Match[bytes] | None) -> bytes:
     return reply[:-1] + b',"sessionId":"%s"}' % tail.group(1)
 
 
-def _remote_object(text: str) -> bytes:
-    """The by-value RemoteObject Chromium gives for the JSON value ``text``."""
-    raw = text.encode("utf-8", "surrogatepass")
+# What a JSON text can start with (JSON.stringify writes no whitespace around it).
+_JSON_STARTS = frozenset(b'{["tfn-0123456789')
+
+
+def _one_json_value(text: Any) -> bytes | None:
+    """``text`` as UTF-8 if it is exactly one JSON value by RFC 8259, else None: no
+    NaN or Infinity, no whitespace around it, no lone surrogate (JSON.stringify escapes
+    one; only a forger sends it raw), nothing after it."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        raw = text.encode("utf-8")  # strict: a raw lone surrogate is refused here
+    except UnicodeEncodeError:
+        return None
+    if raw[0] not in _JSON_STARTS or raw[-1:].isspace():
+        return None
+    try:
+        json.loads(text, parse_constant=_no_constant)
+    except ValueError:
+        return None
+    return raw
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _remote_object(raw: bytes) -> bytes:
+    """The by-value RemoteObject Chromium gives for the JSON value ``raw``."""
     first = raw[:1]
     if first in (b"{", b"["):  # an array too: by value, Chromium gives it no subtype
         return b'{"type":"object","value":%s}' % raw

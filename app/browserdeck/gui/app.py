@@ -146,6 +146,8 @@ class TrayApp(QObject):
         """Start a fresh Service (also used by Retry after a failed start)."""
         if self.model.running:
             return True
+        if self._shutdown_task is not None or self._starting is not None:
+            return False  # quitting (nothing may outlive the shutdown), or one is starting
         # The composition root's part: build and start the Service, then hand the views
         # its front door only (they never read the Service itself).
         service = self.service_factory()
