@@ -230,3 +230,39 @@ async def test_the_engines_snapshot_through_the_gateway_is_the_same(
         assert second.status_code == 200, second.text
         assert first.json()["snapshot"] == second.json()["snapshot"]
         assert "[ref=" in first.json()["snapshot"] and "Order 59" in first.json()["snapshot"]
+
+
+async def test_a_new_document_keeps_the_way_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Navigations clear a tab's worlds (Runtime.executionContextsCleared) and make new
+    ones: the courier follows, so the next document's snapshot still comes back as a
+    string (not silently the slow way), and an iframe's own world is followed too."""
+    asked: list[bytes] = []
+    real_inbound = Courier.inbound
+
+    def counting(self: Courier, data: bytes) -> bytes:
+        sent = real_inbound(self, data)
+        if sent is not data and b"ariaSnapshot" in data:
+            asked.append(data)
+        return sent
+
+    monkeypatch.setattr(Courier, "inbound", counting)
+    pages = [
+        "<button>One</button>",
+        "<p>two</p><button>Two</button>",
+        "<iframe srcdoc='<button>Inside</button>'></iframe><button>Three</button>",
+    ]
+    async with running_service() as (_service, http):
+        resp = await http.post("/tabs/open", json={"url": "data:text/html,<p>start</p>"})
+        assert resp.status_code == 200, resp.text
+        target = resp.json()["targetId"]
+        for n, page in enumerate(pages, 1):
+            resp = await http.post(
+                "/navigate", json={"url": "data:text/html," + page, "targetId": target}
+            )
+            assert resp.status_code == 200, resp.text
+            before = len(asked)
+            snap = await http.get("/snapshot", params={"targetId": target})
+            assert snap.status_code == 200, snap.text
+            assert len(asked) > before, f"document {n}'s snapshot went the slow way"
+        assert 'button "Inside"' in snap.json()["snapshot"], snap.json()["snapshot"]
+        assert 'button "Three"' in snap.json()["snapshot"]
