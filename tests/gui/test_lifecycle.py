@@ -238,3 +238,26 @@ async def test_a_start_asked_for_as_quit_comes_starts_nothing(
         for service in made:
             await service.stop()
         app.deleteLater()
+
+
+async def test_a_start_that_cannot_build_its_service_ends_the_app(
+    qapp: Any, saved_config: Any
+) -> None:
+    """What start_service does not turn into a notice (here the composition root fails
+    to build the service) ends the app at once, through the one shutdown, rather than
+    leave it waiting for a Quit with nothing running."""
+    import asyncio
+
+    from browserdeck.gui.app import TrayApp
+    from browserdeck.master import mcp_client_config
+
+    def broken() -> Any:
+        raise RuntimeError("no service (test)")
+
+    app = TrayApp(qapp, service_factory=broken, mcp_config=mcp_client_config, tray=False)
+    try:
+        with pytest.raises(RuntimeError, match="no service"):
+            await asyncio.wait_for(app.run(), 20)  # "no hang"
+        assert app._shutdown_task is not None and app._shutdown_task.done()
+    finally:
+        app.deleteLater()

@@ -132,14 +132,16 @@ class TrayApp(QObject):
             # Quit is heard while the service still starts (a browser or a driver slow to
             # come up): the shutdown then calls the start off rather than wait for it.
             await asyncio.wait([starting, quitting], return_when=asyncio.FIRST_COMPLETED)
-            if starting.done() and self.show_settings_at_start:
-                self.show_settings()
+            if starting.done():
+                starting.result()  # what start_service does not catch ends the app, as before
+                if self.show_settings_at_start:
+                    self.show_settings()
             await quitting
         finally:
             quitting.cancel()
             await self.shutdown()
             await asyncio.wait([starting])
-        starting.result()  # a failure start_service does not catch is still raised
+        starting.result()  # raised even when Quit came first
         return self.exit_code
 
     async def start_service(self) -> bool:
