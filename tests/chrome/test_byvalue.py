@@ -200,23 +200,29 @@ async def test_the_pages_own_world_is_forwarded_untouched(
     assert seen == []
 
 
-async def test_the_engines_snapshot_through_the_gateway_is_the_same(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Our engine (Playwright, through the gateway): the aria snapshot is asked for as a
-    string, and its text is the one taken without that."""
-    from tests.support import bigpages
-
-    asked: list[int] = []
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The engine's aria-snapshot calls the gateway asked for as a string, as sent."""
+    calls: list[bytes] = []
     real_inbound = Courier.inbound
 
     def counting(self: Courier, data: bytes) -> bytes:
         sent = real_inbound(self, data)
         if sent is not data and b"ariaSnapshot" in data:
-            asked.append(1)
+            calls.append(data)
         return sent
 
     monkeypatch.setattr(Courier, "inbound", counting)
+    return calls
+
+
+async def test_the_engines_snapshot_through_the_gateway_is_the_same(
+    monkeypatch: pytest.MonkeyPatch, asked: list[bytes]
+) -> None:
+    """Our engine (Playwright, through the gateway): the aria snapshot is asked for as a
+    string, and its text is the one taken without that."""
+    from tests.support import bigpages
+
     html = bigpages.table(60, buttons=2)
     async with running_service() as (_service, http):
         resp = await http.post("/tabs/open", json={"url": "data:text/html," + html})
@@ -232,20 +238,10 @@ async def test_the_engines_snapshot_through_the_gateway_is_the_same(
         assert "[ref=" in first.json()["snapshot"] and "Order 59" in first.json()["snapshot"]
 
 
-async def test_a_new_document_keeps_the_way_back(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_new_document_keeps_the_way_back(asked: list[bytes]) -> None:
     """Navigations clear a tab's worlds (Runtime.executionContextsCleared) and make new
     ones: the courier follows, so the next document's snapshot still comes back as a
     string (not silently the slow way), and an iframe's own world is followed too."""
-    asked: list[bytes] = []
-    real_inbound = Courier.inbound
-
-    def counting(self: Courier, data: bytes) -> bytes:
-        sent = real_inbound(self, data)
-        if sent is not data and b"ariaSnapshot" in data:
-            asked.append(data)
-        return sent
-
-    monkeypatch.setattr(Courier, "inbound", counting)
     pages = [
         "<button>One</button>",
         "<p>two</p><button>Two</button>",

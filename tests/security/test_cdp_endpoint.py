@@ -265,3 +265,27 @@ async def test_file_urls_pass_when_the_setting_allows_them(managed: Managed) -> 
                 "targetId": answer["result"]["targetId"]}}), 2)
     finally:
         managed.service.config.allow_file_urls = False
+
+
+async def test_a_page_cannot_forge_what_the_engine_reads_through_the_endpoint() -> None:
+    """The gateway fetches Playwright's results as JSON strings only in isolated worlds
+    (chrome/byvalue.py). A hostile page that replaces JSON.stringify and adds a toJSON to
+    every object in its own world changes neither an evaluate's result (run in the
+    page's world) nor the snapshot (run in Playwright's)."""
+    hostile = (
+        "data:text/html,<script>JSON.stringify = () => '\"forged\"';"
+        "Object.prototype.toJSON = () => 'forged';</script><button>Real</button>"
+    )
+    async with running_service() as (_service, client):
+        opened = await client.post("/tabs/open", json={"url": hostile})
+        assert opened.status_code == 200, opened.text
+        on_tab = {"targetId": opened.json()["targetId"]}
+        ran = await client.post(
+            "/act", json={"kind": "evaluate", "fn": "() => ({a: [1, 'two']})", **on_tab}
+        )
+        assert ran.status_code == 200, ran.text
+        assert ran.json()["result"] == {"a": [1, "two"]}, ran.json()
+        snap = await client.get("/snapshot", params=on_tab)
+        assert snap.status_code == 200, snap.text
+        assert 'button "Real"' in snap.json()["snapshot"]
+        assert "forged" not in snap.json()["snapshot"]

@@ -43,6 +43,8 @@ from typing import Any
 
 import orjson
 
+from browserdeck.chrome.inbound import error_reply
+
 __all__ = ["Courier"]
 
 # Playwright's call (playwright-core 1.65, crExecutionContext.evaluateWithArguments), and
@@ -133,7 +135,12 @@ class Courier:
         except (ValueError, KeyError, TypeError, AttributeError):
             raw = None
         if raw is None:
-            return _refused(key[1], tail)
+            return error_reply(
+                key[1],
+                key[0] if tail is not None else None,  # the root's answers name no session
+                "browserdeck: the evaluation's result was not one JSON value "
+                "(another CDP client may have changed JSON.stringify in that world)",
+            )
         reply = b'{"id":%d,"result":{"result":%s}' % (key[1], _remote_object(raw))
         if tail is None:
             return reply + b"}"
@@ -170,22 +177,6 @@ def _loads(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return json.loads(data)
-
-
-def _refused(call_id: int, tail: re.Match[bytes] | None) -> bytes:
-    """The answer to a call whose string was not one JSON value: an error, in words."""
-    error = {
-        "id": call_id,
-        "error": {
-            "code": -32000,
-            "message": "browserdeck: the evaluation's result was not one JSON value "
-            "(another CDP client may have changed JSON.stringify in that world)",
-        },
-    }
-    reply = json.dumps(error).encode()
-    if tail is None:
-        return reply
-    return reply[:-1] + b',"sessionId":"%s"}' % tail.group(1)
 
 
 # What a JSON text can start with (JSON.stringify writes no whitespace around it).

@@ -18,7 +18,7 @@ from typing import Any
 
 from browserdeck import urls
 
-__all__ = ["prepare_inbound"]
+__all__ = ["error_reply", "prepare_inbound"]
 
 # Any message that could be a policed call contains one of these as raw bytes: a method
 # name can only be written differently with \u escapes, which send it to the full parse.
@@ -39,7 +39,8 @@ def _inject_session(data: bytes, session: str) -> bytes | None:
     return body + separator + b'"sessionId":"' + session.encode("ascii") + b'"}'
 
 
-def _reply_error(call_id: Any, session: str | None, message: str, code: int = -32000) -> bytes:
+def error_reply(call_id: Any, session: str | None, message: str, code: int = -32000) -> bytes:
+    """A CDP error answer to call ``call_id`` (on ``session``, unless the client's root)."""
     reply: dict[str, Any] = {"id": call_id if isinstance(call_id, int) else 0}
     reply["error"] = {"code": code, "message": message}
     if session is not None:
@@ -85,25 +86,25 @@ def _inspect(data: bytes, root: str, *, allow_file_urls: bool) -> tuple[bytes | 
         call_id: Any = 0
         with contextlib.suppress(ValueError, UnicodeDecodeError, AttributeError):
             call_id = json.loads(data).get("id", 0)
-        return None, _reply_error(call_id, None, f"not a valid CDP message: {exc}", code=-32700)
+        return None, error_reply(call_id, None, f"not a valid CDP message: {exc}", code=-32700)
     if not isinstance(message, dict):
-        return None, _reply_error(0, None, "a CDP message is a JSON object", code=-32600)
+        return None, error_reply(0, None, "a CDP message is a JSON object", code=-32600)
     call_id = message.get("id")
     session = message.get("sessionId")
     if session is not None and (not isinstance(session, str) or not session):
-        return None, _reply_error(call_id, None, "sessionId must be a non-empty string")
+        return None, error_reply(call_id, None, "sessionId must be a non-empty string")
     method = message.get("method")
     params = message.get("params")
     if method in _POLICED_METHODS and isinstance(params, dict):
         url = params.get("url")
         if isinstance(url, str) and not allow_file_urls and urls.is_file_url(url):
             refusal = urls.file_url_forbidden(url)
-            return None, _reply_error(
+            return None, error_reply(
                 call_id, session, f"browserdeck: {refusal.message}; {refusal.hint}"
             )
     if session is None:
         injected = _inject_session(data, root)
         if injected is None:
-            return None, _reply_error(call_id, None, "a CDP message is a JSON object")
+            return None, error_reply(call_id, None, "a CDP message is a JSON object")
         return injected, None
     return data, None
