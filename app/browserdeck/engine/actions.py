@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from browserdeck import aio, artifacts, paths, urls
+from browserdeck import aio, artifacts, files, paths, urls
 from browserdeck.engine import consequences
 from browserdeck.engine import options as o
 from browserdeck.engine.errors import playwright_errors
@@ -402,6 +402,7 @@ async def save_download(download: Download) -> SavedDownload:
     info = SavedDownload(url=download.url, suggested_filename=download.suggested_filename)
     try:
         await asyncio.wait_for(download.save_as(target), 60)
+        target.chmod(0o600)  # page content, for this user only (as every saved output)
         info.path = str(target)
         artifacts.prune(target.parent, keep=target)
     except (PlaywrightError, TimeoutError) as exc:
@@ -473,7 +474,7 @@ def write_artifact(kind: str, target_id: str, ext: str, data: bytes) -> Path:
     folder = paths.artifacts_dir(kind)
     stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 1_000_000:06d}"
     path = folder / f"{stamp}-{target_id[:8].lower()}.{ext}"
-    path.write_bytes(data)
+    files.write_private(path, data)
     artifacts.prune(folder, keep=path)
     return path
 
