@@ -147,6 +147,78 @@ def readable_file(raw: str, roots: Iterable[Path], *, what: str = "upload") -> P
     raise refusal
 
 
+# Files the front door confined for an upload (their resolved paths), which the managed
+# browser's CDP endpoint then sees again in the engine's own DOM.setFileInputFiles: a
+# client's roots are not the endpoint's to know, so it lets through what was granted.
+# Kept for a while (the file chooser opens when the agent clicks, maybe much later),
+# and bounded.
+GRANT_SECONDS = 30 * 60
+MAX_GRANTS = 1024
+_granted: dict[str, float] = {}
+
+
+def grant_upload(paths: Iterable[Path | str]) -> None:
+    """Remember ``paths`` (resolved by ``readable_file``) as confined for an upload."""
+    import time
+
+    now = time.monotonic()
+    for path in paths:
+        _granted.pop(str(path), None)
+        _granted[str(path)] = now + GRANT_SECONDS
+    while len(_granted) > MAX_GRANTS:
+        del _granted[next(iter(_granted))]
+
+
+def _is_granted(path: Path) -> bool:
+    import time
+
+    until = _granted.get(str(path))
+    return until is not None and until > time.monotonic()
+
+
+def cdp_upload_file(raw: str, settings_roots: Iterable[str]) -> Path:
+    """A file a CDP client of a managed browser hands to a page (``DOM.setFileInputFiles``,
+    a drag's files): one the front door granted, or one inside the ``uploadRoots``
+    setting, as ``readable_file`` judges it. Else its one refusal."""
+    try:
+        real = Path(raw).resolve()
+    except (OSError, RuntimeError, ValueError):
+        real = None
+    if real is not None and _is_granted(real) and _single_regular_file(real):
+        return real
+    return readable_file(raw, allowed_roots((), settings_roots))
+
+
+def download_folder(raw: str, settings_roots: Iterable[str]) -> Path:
+    """Where a CDP client of a managed browser may have downloads written: a folder inside
+    the system's temporary folder (Playwright's own downloads folder is one) or inside an
+    ``uploadRoots`` folder, never a dot-folder, browserdeck's own folders or the system's.
+    Else a refusal: a page's download must not land in ``~/.ssh`` or an autostart folder."""
+    import tempfile
+
+    _check_text(raw, "download folder")
+    refusal = Forbidden(
+        f"downloads cannot go to {raw[:200]!r}: only a folder inside the temporary folder "
+        f"({tempfile.gettempdir()}) or an uploadRoots folder may take them, never a "
+        "dot-folder",
+        hint='pick a folder there, or add its parent to "uploadRoots" in Settings',
+        code="path_not_allowed",
+    )
+    try:
+        real = Path(raw).expanduser().resolve()
+        temp = Path(tempfile.gettempdir()).resolve()
+    except (OSError, RuntimeError, ValueError):
+        raise refusal from None
+    if not real.is_absolute() or _under(real, _SYSTEM) or _under(real, _own_dirs()):
+        raise refusal
+    if real != temp and real.is_relative_to(temp) and not _has_dot_part(real.relative_to(temp)):
+        return real
+    for root in allowed_roots((), settings_roots):
+        if real.is_relative_to(root) and not _has_dot_part(real.relative_to(root)):
+            return real
+    raise refusal
+
+
 def output_name(filename: str) -> str:
     """The plain file name an output may take from ``filename``, or a clear 400."""
     _check_text(filename, "filename")
@@ -208,7 +280,11 @@ def write_new(folder: Path, name: str, data: bytes) -> Path:
 
 __all__ = [
     "OUTPUT_FOLDER",
+    "PRIVATE_FILE_MODE",
     "allowed_roots",
+    "cdp_upload_file",
+    "download_folder",
+    "grant_upload",
     "output_folder",
     "output_name",
     "readable_file",
