@@ -147,45 +147,12 @@ def readable_file(raw: str, roots: Iterable[Path], *, what: str = "upload") -> P
     raise refusal
 
 
-# Files the front door confined for an upload (their resolved paths), which the managed
-# browser's CDP endpoint then sees again in the engine's own DOM.setFileInputFiles: a
-# client's roots are not the endpoint's to know, so it lets through what was granted.
-# Kept for a while (the file chooser opens when the agent clicks, maybe much later),
-# and bounded.
-GRANT_SECONDS = 30 * 60
-MAX_GRANTS = 1024
-_granted: dict[str, float] = {}
-
-
-def grant_upload(paths: Iterable[Path | str]) -> None:
-    """Remember ``paths`` (resolved by ``readable_file``) as confined for an upload."""
-    import time
-
-    now = time.monotonic()
-    for path in paths:
-        _granted.pop(str(path), None)
-        _granted[str(path)] = now + GRANT_SECONDS
-    while len(_granted) > MAX_GRANTS:
-        del _granted[next(iter(_granted))]
-
-
-def _is_granted(path: Path) -> bool:
-    import time
-
-    until = _granted.get(str(path))
-    return until is not None and until > time.monotonic()
-
-
 def cdp_upload_file(raw: str, settings_roots: Iterable[str]) -> Path:
-    """A file a CDP client of a managed browser hands to a page (``DOM.setFileInputFiles``,
-    a drag's files): one the front door granted, or one inside the ``uploadRoots``
-    setting, as ``readable_file`` judges it. Else its one refusal."""
-    try:
-        real = Path(raw).resolve()
-    except (OSError, RuntimeError, ValueError):
-        real = None
-    if real is not None and _is_granted(real) and _single_regular_file(real):
-        return real
+    """A file a CDP client of a managed browser hands to a page by path
+    (``DOM.setFileInputFiles``, a drag's files): one inside the ``uploadRoots`` setting,
+    as ``readable_file`` judges it (no client roots there: the endpoint cannot know a
+    client's workspace). Else its one refusal. Our engine's uploads are not paths there:
+    Playwright hands the page the file's bytes it read after the front door's check."""
     return readable_file(raw, allowed_roots((), settings_roots))
 
 
@@ -284,7 +251,6 @@ __all__ = [
     "allowed_roots",
     "cdp_upload_file",
     "download_folder",
-    "grant_upload",
     "output_folder",
     "output_name",
     "readable_file",

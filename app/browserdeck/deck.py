@@ -626,9 +626,6 @@ class Deck:
         # Only files inside the caller's roots and uploadRoots (issue 10 item 5).
         allowed = confine.allowed_roots(body.roots, self.service.config.upload_roots)
         files = [str(confine.readable_file(p, allowed)) for p in body.paths]
-        # The browser's CDP endpoint sees these again in the engine's own call and lets
-        # through what was confined here (chrome/policy.py).
-        confine.grant_upload(files)
         body = body.model_copy(update={"paths": files})
         if body.wait_ms is None:  # setting files is an action: the actionWaitMs setting bounds it
             body = body.model_copy(update={"wait_ms": self.service.config.action_wait_ms})

@@ -7,7 +7,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from browserdeck import confine
 from browserdeck.chrome.inbound import Rules, prepare_inbound
 
 ROOT = "ROOTSESSION0123"
@@ -148,12 +147,6 @@ def test_files_and_download_folders_are_confined(tmp_path: Path) -> None:
     outside.write_text("secret")
     os.link(outside, upload.parent / "hard.txt")
     assert answer(files("DOM.setFileInputFiles", str(upload.parent / "hard.txt")))[0] is None
-    # What the front door confined for an agent's upload passes (the engine's own call).
-    granted = tmp_path / "granted.txt"
-    granted.write_text("chosen by the agent, confined by the front door")
-    assert answer(files("DOM.setFileInputFiles", str(granted)))[0] is None
-    confine.grant_upload([granted.resolve()])
-    assert answer(files("DOM.setFileInputFiles", str(granted)))[1] is None
 
     def downloads(method: str, path: str, behavior: str = "allow") -> bytes | None:
         raw = json.dumps({"id": 2, "method": method,

@@ -12,10 +12,9 @@ What it refuses:
 * a ``file:`` URL (``urls.is_file_url``: wrappers, control characters) while
   ``allowFileUrls`` is off, in ``Page.navigate``, ``Target.createTarget``,
   ``Network.loadNetworkResource`` (reads a URL for a frame) and ``PWA.install``;
-* files handed to a page (``DOM.setFileInputFiles``, the files of
-  ``Input.dispatchDragEvent``) outside what uploads may read: granted by the front door
-  for an agent's upload, or inside the ``uploadRoots`` setting (confine.py: no dot-files,
-  no second hard link, symlinks resolved);
+* files handed to a page by path (``DOM.setFileInputFiles``, the files of
+  ``Input.dispatchDragEvent``) outside the ``uploadRoots`` setting, judged as uploads are
+  (confine.py: no dot-files, no second hard link, symlinks resolved);
 * downloads written outside a temporary folder or an ``uploadRoots`` folder
   (``Browser.setDownloadBehavior``, ``Page.setDownloadBehavior``);
 * commands that would open a way around this policy or load code from disk:
