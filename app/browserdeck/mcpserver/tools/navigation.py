@@ -104,6 +104,7 @@ async def _expand(call: Call, ref: str, span: str | None) -> str:
     first, last = _range(span)
     data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
     raw = pagetext.escape_snapshot(data.snapshot)
+    call.session.seen[call.session.tab or ""] = raw
     ref = ref.strip().removeprefix("@").removeprefix("ref=")
     found = snapshot.expand(raw, ref, first, last if last is not None else 1_000_000)
     if found is None:
@@ -141,6 +142,7 @@ async def find(call: Call) -> Reply:
         )
     data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
     raw = pagetext.escape_snapshot(data.snapshot)
+    call.session.seen[call.session.tab or ""] = raw
     try:
         lines, total = snapshot_search.find(raw, pattern or text or "", regex=bool(pattern))
     except Exception as exc:  # re.error, with the pattern's own message

@@ -77,6 +77,7 @@ async def _snapshot_text(
         params["viewport"] = True
     data = await call.on_tab(o.SnapshotOptions, params)
     raw = pagetext.escape_snapshot(data.snapshot)
+    call.session.seen[call.session.tab or ""] = raw
     # Parsed once, for compact and folded (and not again for the same text).
     roots, body = (None, raw) if full else snapshot.compact_form(raw)
     target = call.session.tab or ""
