@@ -17,11 +17,14 @@ official MCP client and real Chromium:
 
 from __future__ import annotations
 
+import json
+import random
 import re
 from pathlib import Path
 from urllib.parse import quote
 
 from browserdeck.engine import snapshot_text as st
+from browserdeck.mcpserver import pagetext
 from tests.mcp.harness import call, call_error, mcp_config, ref_of, stdio_client
 
 PAGE = (
@@ -103,3 +106,26 @@ async def test_a_page_cannot_make_one_element_look_like_anothers_ref(
         assert "bought" in await call(
             client, "browser_evaluate", {"function": "() => document.title"}
         )
+
+
+def test_any_name_stays_one_quoted_name() -> None:
+    """Whatever a page puts in a name or a quoted value, the escaped line reads back as
+    the same text, with the one real ref and no line break, quote or bracket inside."""
+    rng = random.Random(31)
+    alphabet = ['"', "[", "]", "\\", "\n", "\u2028", "\u2029", "\u0085", "\u202e", "'", ":",
+                " ", "-", "ref=e9", "a", "é", "\uff3b", "\uff02"]  # fmt: skip
+    for _ in range(2000):
+        name = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+        for raw in (
+            f"  - button {json.dumps(name, ensure_ascii=False)} [ref=e5] [cursor=pointer]",
+            f"  - textbox {json.dumps(name)} [ref=e5]: {json.dumps(name)}",
+        ):
+            line = pagetext.escape_snapshot(raw)
+            assert "\n" not in line and line.count("[ref=") == 1, (raw, line)
+            m = st.ELEMENT.match(line)
+            assert m is not None, (raw, line)
+            body = m.group(3)[2:-1]
+            assert not set('"[]\u2028\u2029\u0085\u202e\uff3b\uff02') & set(body), line
+            assert json.loads(m.group(3)[1:]) == name, (raw, line)
+            if m.group(5):
+                assert json.loads(m.group(5)[2:]) == name, (raw, line)

@@ -144,7 +144,7 @@ def _line(raw: str) -> str:
 # bracket inside a name: attributes come after the name), a quote or bracket in a value,
 # a risky non-ASCII character. Looser than the truth (it may pick a line that needs
 # nothing, e.g. one with a quoted value), never tighter.
-_BRACKET_IN_NAME = re.compile(r'\[[^\n]*"')
+_BRACKET_IN_NAME = re.compile(r'[\[\]][^\n]*"')
 _QUOTE_IN_VALUE = re.compile(r': [^\n]*["\[]')
 _RISKY_WIDE = re.compile("[" + re.escape(_RISKY_CHARS[3:]) + "]")
 
