@@ -138,32 +138,58 @@ def _line(raw: str) -> str:
     return raw[: len(raw) - len(stripped)] + quote(stripped)
 
 
-# Where page text may need quoting, found with a few scans of the whole text (the most
-# pages have nothing to quote, and a big snapshot is 400 kB): any backslash (an escaped
-# quote in a name), a YAML-quoted key, a bracket with a quote after it on its line (a
-# bracket inside a name: attributes come after the name), a quote or bracket in a value,
-# a risky non-ASCII character. Looser than the truth (it may pick a line that needs
-# nothing, e.g. one with a quoted value), never tighter.
-_BRACKET_IN_NAME = re.compile(r'[\[\]][^\n]*"')
-_QUOTE_IN_VALUE = re.compile(r': [^\n]*["\[]')
+# Where page text may need quoting, found without a regex pass per line (a big snapshot
+# is 400 kB, and the most pages have nothing to quote). A line's *shape* is its quotes,
+# brackets, backslashes and apostrophes (and its non-ASCII bytes), in order: a plain line
+# is ``""[]`` or ``""[][]`` (a name, then attributes) or ``[]`` (no name). Taking the
+# name's quote pair and the attributes' bracket pairs away leaves nothing; anything else
+# (a bracket inside a name leaves ``""``, an escaped quote leaves a backslash, a YAML-quoted
+# key an apostrophe) marks the line for ``_line``. A value with a quote or a bracket is
+# found by one regex over the text (a quote after ``: `` pairs up as a name's would). Looser
+# than the truth (a line it marks may need nothing), never tighter.
+_KEEP = b'"[]\\\'\n'
+_DELETE = bytes(b for b in range(128) if b not in _KEEP)
+_LEFT_OVER = bytes(range(128, 256)) + b"\n"  # what may remain of a plain shape
+_QUOTE_IN_VALUE = re.compile(r': [^\n]*["\[\]]')
 _RISKY_WIDE = re.compile("[" + re.escape(_RISKY_CHARS[3:]) + "]")
+_plain_shapes: dict[bytes, bool] = {}
 
 
-def _suspect(text: str) -> bool:
-    return bool(
-        "\\" in text
-        or "- '" in text
-        or _BRACKET_IN_NAME.search(text)
-        or _QUOTE_IN_VALUE.search(text)
-        or (not text.isascii() and _RISKY_WIDE.search(text))
-    )
+def _plain_shape(shape: bytes) -> bool:
+    known = _plain_shapes.get(shape)
+    if known is None:
+        rest = shape.replace(b'""', b"").replace(b"[]", b"")
+        known = not rest.translate(None, _LEFT_OVER)
+        if len(_plain_shapes) > 4096:
+            _plain_shapes.clear()
+        _plain_shapes[shape] = known
+    return known
 
 
 def escape_snapshot(text: str) -> str:
     """Every line of Playwright's ai snapshot with its page text quoted (see ``quote``)."""
-    if not _suspect(text):
+    shape = text.encode("utf-8", "surrogatepass").translate(None, _DELETE)
+    values = [m.start() for m in _QUOTE_IN_VALUE.finditer(text)]
+    wide = not text.isascii() and _RISKY_WIDE.search(text) is not None
+    if not values and not wide and _plain_shape(shape):
         return text
-    return "\n".join([_line(raw) if _suspect(raw) else raw for raw in text.split("\n")])
+    lines = text.split("\n")
+    marked: set[int] = set()
+    at, line = 0, 0
+    for start in values:  # the lines the value matches are on, in one walk
+        line += text.count("\n", at, start)
+        at = start
+        marked.add(line)
+    out = []
+    for n, (raw, raw_shape) in enumerate(zip(lines, shape.split(b"\n"), strict=True)):
+        if (
+            n in marked
+            or not _plain_shape(raw_shape)
+            or (wide and not raw.isascii() and _RISKY_WIDE.search(raw) is not None)
+        ):
+            raw = _line(raw)
+        out.append(raw)
+    return "\n".join(out)
 
 
 def fence(block: str, what: str = "page content") -> str:
