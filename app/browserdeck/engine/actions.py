@@ -21,7 +21,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from browserdeck import aio, artifacts, files, paths, urls
-from browserdeck.engine import consequences
+from browserdeck.engine import consequences, isolated
 from browserdeck.engine import options as o
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
@@ -288,12 +288,17 @@ def _jsonable(value: Any) -> tuple[Any, bool]:
 async def _evaluate(state: PageState, action: o.EvaluateAct, timeout: int) -> dict[str, Any]:
     what = "evaluate" + (f" on {action.ref}" if action.ref else "")
     try:
-        if action.ref:
+        done, value = False, None
+        if action.world == "isolated":  # engine/isolated.py: done False means "not there"
+            done, value = await asyncio.wait_for(
+                isolated.evaluate(state, action, timeout), timeout / 1000
+            )
+        if not done and action.ref:
             r = await resolve(state, action.ref, "evaluate on")
             value = await asyncio.wait_for(
                 r.locator.evaluate(action.fn, timeout=timeout), timeout / 1000
             )
-        else:
+        elif not done:
             value = await asyncio.wait_for(state.page.evaluate(action.fn), timeout / 1000)
     except TimeoutError:
         raise ActionTimeout(

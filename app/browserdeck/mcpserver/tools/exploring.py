@@ -16,7 +16,9 @@ from browserdeck.mcpserver.tools.shared import _dump
 
 async def _page_fn(call: Call, body: str, args: dict[str, Any], *, ref: str | None = None) -> Any:
     fn = dom.function(body, args, with_element=ref is not None)
-    return (await call.act("evaluate", fn=fn, ref=ref)).result
+    # In a world of our own: the page's scripts cannot rewrite what these report
+    # (engine/isolated.py).
+    return (await call.act("evaluate", fn=fn, ref=ref, world="isolated")).result
 
 
 def _target(call: Call) -> tuple[str | None, dict[str, Any]]:
