@@ -3,7 +3,9 @@
 Loopback peer and Host, no browser Origins, bearer token. A plain ASGI middleware (not BaseHTTPMiddleware) so it costs microseconds per request.
 DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still sends
 ``Host: evil.example`` — refused. Browser pages send ``Origin`` — refused, so no web
-page can drive the API even if it guessed the token. ``GET /health`` needs no token.
+page can drive the API even if it guessed the token; only ``/mcp`` takes its own origin
+(a page served from the API's own port, with the token: guard.is_own_origin).
+``GET /health`` needs no token.
 """
 
 from __future__ import annotations
