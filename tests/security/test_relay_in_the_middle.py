@@ -26,6 +26,7 @@ import pytest
 from browserdeck.relay.server import RelayServer
 from browserdeck.secrets import new_token
 from tests.relay.harness import Site, launch_ext_browser, start_site
+from tests.security.spawn import AS_NOBODY, start_ready
 from tests.support.net import free_port
 
 pytestmark = pytest.mark.skipif(
@@ -121,19 +122,7 @@ def site() -> Iterator[Site]:
 
 
 def start_in_the_middle(listen: int, target: int) -> InTheMiddle:
-    proc = subprocess.Popen(
-        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
-         "/usr/bin/python3", "-c", PIPE, str(listen), str(target)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd="/",
-    )  # fmt: skip
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if line.strip() != "ready":
-        proc.kill()
-        pytest.fail(f"the program in the middle did not start: {line}{proc.communicate()[0]}")
+    proc = start_ready(AS_NOBODY, PIPE, str(listen), str(target), what="the program in the middle")
     return InTheMiddle(proc, listen)
 
 
