@@ -59,6 +59,8 @@ def _plainly_unpoliced(data: bytes) -> bool:
         and head.group(1).decode() not in POLICED_METHODS
         and data.find(b'"method"', head.end()) < 0
         and b"\\u" not in data
+        # A NUL ends the message early on the browser's pipe, and what follows it is read
+        # as a message of its own, CBOR included (where a method has no quotes to find).
         and b"\0" not in data
     )
 
