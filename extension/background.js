@@ -22,6 +22,7 @@
 import {
   DEFAULT_COLOR,
   DEFAULT_PORT,
+  DEFAULT_PROFILE,
   PROTOCOL_VERSION,
   STATUS_TEXT,
   SUBPROTOCOL,
@@ -166,7 +167,7 @@ async function maybeConnect(why) {
 }
 
 async function connectOnce(why) {
-  const { relayPort, relayToken } = await chrome.storage.local.get(["relayPort", "relayToken"]);
+  const { relayPort, relayToken, relayProfile } = await chrome.storage.local.get(["relayPort", "relayToken", "relayProfile"]);
   if (state.ws && state.ws.readyState <= WebSocket.OPEN) return; // raced with another caller
   if (!relayToken) {
     setStatus("unpaired", "Not paired with browserdeck: run `browserdeck pair`, or open Options and paste the token from `browserdeck token --relay`.");
@@ -197,6 +198,10 @@ async function connectOnce(why) {
   state.ws = sock;
   sock.authNonce = null;
   sock.authed = false;
+  // What both proofs are bound to: the port we dialled and the profile we were paired for
+  // (our own knowledge, never what the other end says).
+  sock.relayPort = port;
+  sock.relayProfile = typeof relayProfile === "string" && relayProfile ? relayProfile : DEFAULT_PROFILE;
   sock.onopen = () => void onOpen(sock);
   sock.onmessage = (event) => onRelayMessage(sock, event.data);
   sock.onclose = (event) => void onClose(sock, event);
@@ -252,7 +257,10 @@ function onOpen(ws) {
   if (ws !== state.ws) return;
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   ws.authNonce = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
-  send(ws, { method: "auth", params: { nonce: ws.authNonce, protocol: PROTOCOL_VERSION } });
+  send(ws, {
+    method: "auth",
+    params: { nonce: ws.authNonce, protocol: PROTOCOL_VERSION, port: ws.relayPort, profile: ws.relayProfile },
+  });
 }
 
 function hmacKey(token) {
@@ -266,15 +274,18 @@ async function hmacHex(key, message) {
 
 // The relay proves it knows the token before we prove it back or send anything else
 // (relay/protocol.py, auth_proof). Whatever else listens on the port learns a random nonce.
+// Both proofs name the port we dialled and the profile we were paired for: a relay on
+// another port (reached through a program on ours) or of another profile cannot make ours.
 async function onChallenge(ws, params) {
   const { relayToken } = await chrome.storage.local.get(["relayToken"]);
   const nonce = typeof params.nonce === "string" ? params.nonce : "";
   // Both proofs in one go (one key import): the reconnect path counts (docs/extension.md).
   const key = relayToken && nonce ? await hmacKey(relayToken) : null;
+  const bound = `${ws.relayPort}\n${ws.relayProfile}\n`;
   const [expected, proof] = key
     ? await Promise.all([
-        hmacHex(key, `browserdeck-relay\n${ws.authNonce}\n${nonce}`),
-        hmacHex(key, `browserdeck-extension\n${ws.authNonce}\n${nonce}`),
+        hmacHex(key, `browserdeck-relay\n${bound}${ws.authNonce}\n${nonce}`),
+        hmacHex(key, `browserdeck-extension\n${bound}${ws.authNonce}\n${nonce}`),
       ])
     : ["", ""];
   if (ws !== state.ws) return;
@@ -352,6 +363,9 @@ async function onClose(ws, event) {
   } else if (event.code === 4401) {
     state.stopRetrying = true;
     setStatus("error", "browserdeck refused the token: pair again (`browserdeck pair`), or paste the output of `browserdeck token --relay` in Options.");
+  } else if (event.code === 4403) {
+    state.stopRetrying = true;
+    setStatus("error", `The browserdeck relay on 127.0.0.1:${state.port} serves another profile than this extension was paired with (${event.reason || "pair again"}): pair again with \`browserdeck pair --profile <name>\`, or fix the port in Options.`);
   } else if (event.code === 4400) {
     state.stopRetrying = true;
     setStatus("error", "This extension and browserdeck speak different protocol versions: reload the extension from browserdeck's extension/ folder.");
@@ -791,7 +805,7 @@ async function onTabReplaced(addedTabId, removedTabId) {
 
 function onStorageChanged(changes, area) {
   if (area !== "local") return;
-  if (changes.relayToken || changes.relayPort) void ready.then(() => reconnect("settings"));
+  if (changes.relayToken || changes.relayPort || changes.relayProfile) void ready.then(() => reconnect("settings"));
 }
 
 // ---------------------------------------------------------------- popup / options

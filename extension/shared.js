@@ -1,9 +1,12 @@
 // Constants shared by the service worker, the popup and the options page.
 
 export const DEFAULT_PORT = 18792;
-export const PROTOCOL_VERSION = 2;
+// The profile a pairing without one is for (browserdeck's default extension profile).
+export const DEFAULT_PROFILE = "chrome";
+export const PROTOCOL_VERSION = 3;
 // The relay selects this subprotocol. The token never travels: the extension and the relay
-// prove to each other that they know it (HMAC challenge, relay/protocol.py).
+// prove to each other that they know it (HMAC challenge bound to the port dialled and the
+// profile paired, relay/protocol.py).
 export const SUBPROTOCOL = "browserdeck-relay";
 export const DEFAULT_COLOR = "#00AA00";
 

@@ -9,16 +9,19 @@ and browserdeck may run as root. So:
   dot-directory or inside one, browserdeck's own config/data/state/cache directories,
   or under ``/proc``, ``/sys``, ``/dev``. Inside a root, no path component may start
   with ``.`` (``.ssh``, ``.env``, ``.git``). Symlinks are resolved first, so a link
-  inside a root that points outside it is refused. Every refusal says the same thing,
-  so an error never tells whether a path exists.
+  inside a root that points outside it is refused; a file with more than one hard link
+  is refused too (a hard link inside a root to a file outside it has no path that says
+  so). Every refusal says the same thing, so an error never tells whether a path exists.
 * **Writing** (a tool's ``filename``): a plain file name (directories dropped), never a
   dot-file, into a dedicated ``browserdeck-output`` folder, created exclusively so an
-  existing file is never overwritten (``page.png`` becomes ``page-1.png``).
+  existing file is never overwritten (``page.png`` becomes ``page-1.png``), readable by
+  this user only (0600: what a page held is nobody else's to read).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -28,6 +31,9 @@ from browserdeck.errors import WORKSPACE, Forbidden, Hint, InvalidInput
 OUTPUT_FOLDER = "browserdeck-output"
 MAX_NAME_BYTES = 255  # NAME_MAX on Linux and macOS
 MAX_PATH_CHARS = 4096
+# What browserdeck saves for an agent (outputs, screenshots, PDFs, downloads) is page
+# content and may be private: this user only.
+PRIVATE_FILE_MODE = 0o600
 _SYSTEM = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
@@ -95,6 +101,18 @@ def allowed_roots(declared: Iterable[str | Path], settings_roots: Iterable[str])
     return out
 
 
+def _single_regular_file(path: Path) -> bool:
+    """A regular file with one name only. A hard link is a second name for the same file
+    (inode), and nothing in the path says where the other one is: a link made inside a
+    root to ``/etc/shadow`` resolves to itself. So a file with more than one link is
+    refused, whichever of its names is inside the root."""
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+
+
 def readable_file(raw: str, roots: Iterable[Path], *, what: str = "upload") -> Path:
     """The resolved file ``raw`` names, if an agent may read it; else one uniform refusal."""
     _check_text(raw, f"{what} path")
@@ -123,12 +141,48 @@ def readable_file(raw: str, roots: Iterable[Path], *, what: str = "upload") -> P
             inside = real.relative_to(root)
             if _has_dot_part(inside) or _under(real, _SYSTEM) or _under(real, _own_dirs()):
                 raise refusal
-            try:
-                if real.is_file():
-                    return real
-            except OSError:
-                pass
+            if _single_regular_file(real):
+                return real
             raise refusal
+    raise refusal
+
+
+def cdp_upload_file(raw: str, settings_roots: Iterable[str]) -> Path:
+    """A file a CDP client of a managed browser hands to a page by path
+    (``DOM.setFileInputFiles``, a drag's files): one inside the ``uploadRoots`` setting,
+    as ``readable_file`` judges it (no client roots there: the endpoint cannot know a
+    client's workspace). Else its one refusal. Our engine's uploads are not paths there:
+    Playwright hands the page the file's bytes it read after the front door's check."""
+    return readable_file(raw, allowed_roots((), settings_roots))
+
+
+def download_folder(raw: str, settings_roots: Iterable[str]) -> Path:
+    """Where a CDP client of a managed browser may have downloads written: a folder inside
+    the system's temporary folder (Playwright's own downloads folder is one) or inside an
+    ``uploadRoots`` folder, never a dot-folder, browserdeck's own folders or the system's.
+    Else a refusal: a page's download must not land in ``~/.ssh`` or an autostart folder."""
+    import tempfile
+
+    _check_text(raw, "download folder")
+    refusal = Forbidden(
+        f"downloads cannot go to {raw[:200]!r}: only a folder inside the temporary folder "
+        f"({tempfile.gettempdir()}) or an uploadRoots folder may take them, never a "
+        "dot-folder",
+        hint='pick a folder there, or add its parent to "uploadRoots" in Settings',
+        code="path_not_allowed",
+    )
+    try:
+        real = Path(raw).expanduser().resolve()
+        temp = Path(tempfile.gettempdir()).resolve()
+    except (OSError, RuntimeError, ValueError):
+        raise refusal from None
+    if not real.is_absolute() or _under(real, _SYSTEM) or _under(real, _own_dirs()):
+        raise refusal
+    if real != temp and real.is_relative_to(temp) and not _has_dot_part(real.relative_to(temp)):
+        return real
+    for root in allowed_roots((), settings_roots):
+        if real.is_relative_to(root) and not _has_dot_part(real.relative_to(root)):
+            return real
     raise refusal
 
 
@@ -178,7 +232,7 @@ def write_new(folder: Path, name: str, data: bytes) -> Path:
     for n in range(1000):
         candidate = folder / (name if n == 0 else f"{stem}-{n}{dot}{suffix}")
         try:
-            fd = os.open(candidate, flags, 0o644)
+            fd = os.open(candidate, flags, PRIVATE_FILE_MODE)
         except FileExistsError:
             continue
         with os.fdopen(fd, "wb") as fh:
@@ -193,7 +247,10 @@ def write_new(folder: Path, name: str, data: bytes) -> Path:
 
 __all__ = [
     "OUTPUT_FOLDER",
+    "PRIVATE_FILE_MODE",
     "allowed_roots",
+    "cdp_upload_file",
+    "download_folder",
     "output_folder",
     "output_name",
     "readable_file",

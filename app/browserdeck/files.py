@@ -57,6 +57,21 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int = 0o600) -> None:
     _fsync_dir(path.parent)
 
 
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` readable by this user only (0600), never through a symlink.
+
+    For what browserdeck saves from a page (screenshots, PDFs, offloaded tool output):
+    page content can be private, and a folder opened to others by mistake must not
+    expose it. An existing file is truncated and made 0600 as well.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fh.fileno(), 0o600)
+        fh.write(data)
+
+
 def _fsync_dir(directory: Path) -> None:
     # Windows cannot open a directory for fsync (and NTFS journals the rename); some
     # file systems refuse fsync on a directory: the data is written either way.

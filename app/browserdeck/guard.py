@@ -9,8 +9,11 @@ profiles' CDP endpoint) answers only requests that pass the same three checks:
   Host and is refused. The Host is parsed strictly: ``[::1]evil.com``,
   ``localhost:80@evil.com`` and ``localhost:evil`` are refused, not "probably loopback".
 * **origin**: browser pages send ``Origin``; a request carrying one is refused unless
-  it is one the surface names (the relay lets its own extension in). ``null`` is a
-  browser Origin too (sandboxed iframes, ``file:`` and ``data:`` pages).
+  it is one the surface names (the relay lets its own extension in), or, where the
+  surface allows it (``/mcp``), the endpoint's own origin: ``http://<loopback>:<port>``
+  naming the very Host and port the request came to, which only a page served from
+  that port carries (a local MCP inspector); a page on any other port is refused.
+  ``null`` is a browser Origin too (sandboxed iframes, ``file:`` and ``data:`` pages).
 * **token**: ``Authorization: Bearer <token>`` (or a surface-specific place), compared
   in constant time *as bytes*, so a token with non-ASCII characters is a plain 401.
 
@@ -243,8 +246,35 @@ def check_transport(client_address: str | None, headers: Headers) -> Refusal | N
     return None
 
 
-def check_origin(headers: Headers, allowed: Iterable[str] = ()) -> Refusal | None:
-    """Refuse a request from a web page (any ``Origin`` not in ``allowed``), or two Origins."""
+def is_own_origin(origin: str, headers: Headers, port: int) -> bool:
+    """``origin`` is this endpoint's own: ``http://<loopback name>:<port>``, the same
+    name and port as the request's Host, and ``port`` the one we listen on.
+
+    Only a page served from this very port sends that Origin (a browser writes the page's
+    origin, never the target's), so a page on another local port (localhost:3000) or a
+    rebound name (evil.example) is not it. Parsed as strictly as a Host.
+    """
+    scheme, sep, rest = origin.partition("://")
+    if scheme.lower() != "http" or not sep:
+        return False
+    mine = parse_host(rest)
+    host = parse_host(single_header(headers, "host")[0])
+    if mine is None or host is None or mine.port is None or host.port is None:
+        return False
+    return (
+        is_loopback_name(mine.name)
+        and (mine.name, mine.port) == (host.name, host.port)
+        and mine.port == port
+    )
+
+
+def check_origin(
+    headers: Headers, allowed: Iterable[str] = (), *, own_port: int | None = None
+) -> Refusal | None:
+    """Refuse a request from a web page (any ``Origin`` not in ``allowed``), or two Origins.
+
+    ``own_port``: the port this surface listens on, when its own origin is allowed
+    (``is_own_origin``)."""
     values = header_values(headers, "origin")
     if len(values) > 1:
         return Refusal(
@@ -257,6 +287,8 @@ def check_origin(headers: Headers, allowed: Iterable[str] = ()) -> Refusal | Non
         return None
     origin = values[0]
     if origin in set(allowed):
+        return None
+    if own_port is not None and is_own_origin(origin, headers, own_port):
         return None
     return Refusal(
         403,
@@ -356,6 +388,7 @@ __all__ = [
     "is_loopback_address",
     "is_loopback_name",
     "is_loopback_url",
+    "is_own_origin",
     "origin_of",
     "parse_host",
     "peer_uid",

@@ -26,10 +26,10 @@ async def test_navigate_snapshot_click_type_find_screenshot(
     mcp_config(bd_home, screenshot_max_dimension=640)
     async with stdio_client(bd_home, chromium_path) as client:
         nav = await call(client, "browser_navigate", {"url": f"{site}/shop.html"})
-        assert "page: Shop demo" in nav and "(HTTP 200)" in nav and "[ref=" not in nav
+        assert 'page: "Shop demo"' in nav and "(HTTP 200)" in nav and "[ref=" not in nav
 
         snap = await call(client, "browser_snapshot")
-        assert snap.startswith("page: Shop demo")
+        assert snap.startswith('page: "Shop demo"')
         add = ref_of(snap, "button", "Add to cart")
         search = ref_of(snap, "searchbox", "Search")
         assert '- link "Details"' in snap and "[url=/p/1]" in snap
@@ -40,7 +40,7 @@ async def test_navigate_snapshot_click_type_find_screenshot(
         assert "changes since your last snapshot" in clicked and "+" in clicked
         assert "1 item" in clicked
         assert await call(client, "browser_snapshot", {"diff": True}) == (
-            f"page: Shop demo — {site}/shop.html\nno changes since your last snapshot"
+            f'page: "Shop demo" — {site}/shop.html\nno changes since your last snapshot'
         )
 
         typed = await call(client, "browser_type", {"ref": search, "text": "chair"})
@@ -159,7 +159,7 @@ async def test_forms_dialogs_upload_keys(
         # A dialog with nothing armed is dismissed and reported; an armed one is answered.
         ask = ref_of(snap, "button", "Ask")
         reported = await call(client, "browser_click", {"ref": ask})
-        assert "confirm dialog 'Sure?' was dismissed" in reported
+        assert 'confirm dialog "Sure?" was dismissed' in reported
         assert "browser_handle_dialog" in reported
         armed = await call(client, "browser_handle_dialog", {"accept": True})
         assert "armed" in armed
@@ -254,7 +254,9 @@ async def test_all_tools_dom_exploration(
         dom = await call(client, "browser_query_dom", {"selector": "button", "limit": 2})
         assert '"total": 3' in dom and '"tag": "button"' in dom
         text = await call(client, "browser_visible_text", {"selector": "#out"})
-        assert text == "not sent"
+        # Page content, marked as such (mcpserver/pagetext.py).
+        assert text.splitlines()[1] == "not sent" and len(text.splitlines()) == 3, text
+        assert text.startswith("--- begin visible text") and "nonce=" in text
         styles = await call(
             client, "browser_computed_styles", {"ref": email, "properties": ["display"]}
         )

@@ -69,9 +69,11 @@ def test_offload_lists_its_folder_only_when_it_must(
 
 def test_schema_validation_words_errors_for_an_llm() -> None:
     schema = REGISTRY["browser_click"].schema
-    assert validate_object({"target": "e5", "element": "Save button"}, schema, "browser_click") == {
-        "ref": "e5"
-    }
+    # Playwright MCP's spellings: target is the ref; the description is kept for the
+    # element check (mcpserver/element_guard.py), an option that changes nothing dropped.
+    assert validate_object(
+        {"target": "e5", "element": "Save button", "boxes": True}, schema, "browser_click"
+    ) == {"ref": "e5", "element": "Save button"}
     with pytest.raises(InvalidInput, match="missing required argument"):
         validate_object({}, schema, "browser_click")
     with pytest.raises(InvalidInput, match="must be one of left, right, middle"):

@@ -66,7 +66,7 @@ async def test_page_text_no_utf8_carries_reaches_every_client_as_u_fffd(bd_home:
         # Before: the event stream closed without an answer (the client waited its timeout).
         resp = await asyncio.wait_for(client.post("/mcp", json=navigate, headers=session), 30)
         assert resp.status_code == 200
-        assert "page: t\ufffd" in tool_text(events(resp.text)[0])
+        assert 'page: "t\ufffd"' in tool_text(events(resp.text)[0])
         snapshot = rpc("tools/call", 3, name="browser_snapshot", arguments={})
         resp = await client.post("/mcp", json=snapshot, headers=session)
         assert "a\ufffdb" in tool_text(events(resp.text)[0])
@@ -77,7 +77,7 @@ async def test_page_text_no_utf8_carries_reaches_every_client_as_u_fffd(bd_home:
         resp = await client.post(
             "/mcp", json=called, headers=modern_headers("tools/call", "browser_navigate")
         )
-        assert resp.status_code == 200 and "page: t\ufffd" in tool_text(resp.json())
+        assert resp.status_code == 200 and 'page: "t\ufffd"' in tool_text(resp.json())
 
         # The REST API (and the CLI, which reads it) answers the same page.
         tabs = (await client.get("/tabs")).json()["tabs"]

@@ -26,17 +26,19 @@ UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chr
 CdpHandler = Callable[["FakeExtension", dict[str, Any], dict[str, Any]], Awaitable[Any]]
 
 
-async def authenticate(ws: ClientConnection, token: str) -> None:
-    """The extension's half of the mutual proof (extension/background.js does the same)."""
+async def authenticate(ws: ClientConnection, token: str, port: int, profile: str) -> None:
+    """The extension's half of the mutual proof (extension/background.js does the same),
+    for the relay of ``profile`` on ``port``."""
     nonce = secrets.token_hex(32)
-    await ws.send(json.dumps({"method": "auth", "params": {"nonce": nonce, "protocol": 2}}))
+    auth = {"nonce": nonce, "protocol": PROTOCOL_VERSION, "port": port, "profile": profile}
+    await ws.send(json.dumps({"method": "auth", "params": auth}))
     challenge = json.loads(await ws.recv())
     params = challenge.get("params") or {}
     assert challenge.get("method") == "authChallenge", challenge
-    assert proof_ok(token, "relay", nonce, params["nonce"], params.get("proof")), (
-        "the relay could not prove it knows the token"
-    )
-    proof = auth_proof(token, "extension", nonce, params["nonce"])
+    assert proof_ok(
+        token, "relay", port, profile, nonce, params["nonce"], params.get("proof")
+    ), "the relay could not prove it knows the token"
+    proof = auth_proof(token, "extension", port, profile, nonce, params["nonce"])
     await ws.send(json.dumps({"method": "authProof", "params": {"proof": proof}}))
 
 
@@ -78,7 +80,7 @@ class FakeExtension:
             subprotocols=["browserdeck-relay"],  # type: ignore[list-item]
             max_size=None,
         )
-        await authenticate(ws, token)
+        await authenticate(ws, token, relay.port, relay.profile)
         fake = cls(ws, {t.tab_id: t for t in tabs or []})
         fake._reader = asyncio.get_running_loop().create_task(fake._read())
         if hello:

@@ -2,8 +2,8 @@
 
 How the token reaches the extension: the harness connects to Chromium's *own* DevTools
 port (not the relay), attaches to the extension's service worker and runs
-``chrome.storage.local.set({relayPort, relayToken})`` in it — exactly what the options
-page does after ``browserdeck pair``. The worker's storage listener then connects to the
+``chrome.storage.local.set({relayPort, relayProfile, relayToken})`` in it — exactly what
+the options page does after ``browserdeck pair``. The worker's storage listener then connects to the
 relay. Tabs are shared through the same code the toolbar uses (``browserdeck.shareTab``
 in the worker).
 """
@@ -231,14 +231,17 @@ class ExtBrowser:
                 await self.cdp.send("Target.detachFromTarget", {"sessionId": self._sw_session})
             self._sw_session = None
 
-    async def pair(self, port: int | None = None, token: str | None = None) -> None:
+    async def pair(
+        self, port: int | None = None, token: str | None = None, profile: str | None = None
+    ) -> None:
         port = self.relay.port if port is None else port
+        profile = self.relay.profile if profile is None else profile
         token = (
             self.relay.auth_headers()["Authorization"].split(" ", 1)[1] if token is None else token
         )
         await self.sw_eval(
-            f"chrome.storage.local.set({{relayPort: {port}, relayToken: {json.dumps(token)}}})"
-            ".then(() => true)"
+            f"chrome.storage.local.set({{relayPort: {port}, relayProfile: {json.dumps(profile)},"
+            f" relayToken: {json.dumps(token)}}}).then(() => true)"
         )
 
     async def open_tab(self, url: str) -> tuple[int, str]:

@@ -276,12 +276,13 @@ async def test_per_page_websocket_endpoint(ext: ExtBrowser, relay: RelayServer, 
 async def test_pairing_url_hands_the_token_to_the_options_page(
     chromium_path: str, tmp_path: Path, site: Site
 ) -> None:
-    relay = RelayServer(port=0, token=new_token(), profile="chrome")
+    # Not the default profile: the pairing link's profile goes into the token proof.
+    relay = RelayServer(port=0, token=new_token(), profile="work")
     await relay.start()
     browser = await launch_ext_browser(chromium_path, tmp_path / "pair-chromium", relay)
     try:
         token = relay.token_headers()["Authorization"].split(" ", 1)[1]
-        url = pairing.pairing_url(relay.port, token, profile="chrome")
+        url = pairing.pairing_url(relay.port, token, profile="work")
         assert url.startswith(f"chrome-extension://{EXTENSION_ID}/options.html#")
         created = await browser.cdp.send("Target.createTarget", {"url": url})
         await relay.wait_for_extension(15)
@@ -303,9 +304,11 @@ async def test_pairing_url_hands_the_token_to_the_options_page(
                 break
             await asyncio.sleep(0.05)
         assert "#" not in href and token not in href
-        assert f"port {relay.port}" in notice
-        stored = await browser.sw_eval("chrome.storage.local.get(['relayPort', 'relayToken'])")
-        assert stored == {"relayPort": relay.port, "relayToken": token}
+        assert f"port {relay.port} (profile work)" in notice
+        stored = await browser.sw_eval(
+            "chrome.storage.local.get(['relayPort', 'relayProfile', 'relayToken'])"
+        )
+        assert stored == {"relayPort": relay.port, "relayProfile": "work", "relayToken": token}
     finally:
         await browser.close()
         await relay.stop()

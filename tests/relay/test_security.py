@@ -16,7 +16,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.http11 import Request, Response
 
 from browserdeck.relay.extension_id import EXTENSION_ORIGIN
-from browserdeck.relay.protocol import CdpError, auth_proof, proof_ok
+from browserdeck.relay.protocol import PROTOCOL_VERSION, CdpError, auth_proof, proof_ok
 from browserdeck.relay.server import RelayServer
 from browserdeck.secrets import new_token
 from tests.relay.fake_extension import FakeExtension, FakeTab
@@ -125,20 +125,30 @@ async def test_extension_endpoint_refusals(relay: RelayServer) -> None:
 
     # Right origin (any local process can forge it) but no proof of the token: closed 4401
     # before the relay accepts anything, and no extension counts as connected.
+    nonce = "ab" * 32
+    port, profile = relay.port, relay.profile
+    auth = json.dumps(
+        {
+            "method": "auth",
+            "params": {"nonce": nonce, "protocol": PROTOCOL_VERSION, "port": port,
+                       "profile": profile},
+        }
+    )  # fmt: skip
     async with websockets.connect(
         url, origin=EXTENSION_ORIGIN, subprotocols=["browserdeck-relay"]
     ) as ws:
-        nonce = "ab" * 32
-        await ws.send(json.dumps({"method": "auth", "params": {"nonce": nonce, "protocol": 2}}))
+        await ws.send(auth)
         challenge = json.loads(await ws.recv())
         assert challenge["method"] == "authChallenge"
-        # The relay proved it knows the token (and the proof is bound to our nonce).
+        # The relay proved it knows the token, bound to our nonce, its port and its profile.
         token = relay.token_headers()["Authorization"][7:]
-        assert proof_ok(token, "relay", nonce, challenge["params"]["nonce"],
-                        challenge["params"]["proof"])  # fmt: skip
-        assert not proof_ok(new_token(), "relay", nonce, challenge["params"]["nonce"],
-                            challenge["params"]["proof"])  # fmt: skip
-        wrong = auth_proof(new_token(), "extension", nonce, challenge["params"]["nonce"])
+        theirs = challenge["params"]["nonce"]
+        proof = challenge["params"]["proof"]
+        assert proof_ok(token, "relay", port, profile, nonce, theirs, proof)
+        assert not proof_ok(new_token(), "relay", port, profile, nonce, theirs, proof)
+        assert not proof_ok(token, "relay", port + 1, profile, nonce, theirs, proof)
+        assert not proof_ok(token, "relay", port, "work", nonce, theirs, proof)
+        wrong = auth_proof(new_token(), "extension", port, profile, nonce, theirs)
         await ws.send(json.dumps({"method": "authProof", "params": {"proof": wrong}}))
         with pytest.raises(ConnectionClosed) as closed:
             await ws.recv()
@@ -147,7 +157,7 @@ async def test_extension_endpoint_refusals(relay: RelayServer) -> None:
     async with websockets.connect(
         url, origin=EXTENSION_ORIGIN, subprotocols=["browserdeck-relay"]
     ) as ws:
-        await ws.send(json.dumps({"method": "auth", "params": {"nonce": nonce, "protocol": 2}}))
+        await ws.send(auth)
         challenge = json.loads(await ws.recv())
         await ws.send(
             json.dumps({"method": "authProof", "params": {"proof": challenge["params"]["proof"]}})
@@ -155,6 +165,18 @@ async def test_extension_endpoint_refusals(relay: RelayServer) -> None:
         with pytest.raises(ConnectionClosed) as closed:
             await ws.recv()
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
+    # An extension paired for another profile, or that dialled another port (a program on
+    # that port passes its socket on), is told to pair again before any proof (4403).
+    for other in ({"profile": "work"}, {"port": port + 1}):
+        async with websockets.connect(
+            url, origin=EXTENSION_ORIGIN, subprotocols=["browserdeck-relay"]
+        ) as ws:
+            params = {**json.loads(auth)["params"], **other}
+            await ws.send(json.dumps({"method": "auth", "params": params}))
+            with pytest.raises(ConnectionClosed) as closed:
+                await ws.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403, other
+            assert "pair again" in closed.value.rcvd.reason
     # Talking before the exchange (an old extension's hello) is a protocol mismatch.
     async with websockets.connect(
         url, origin=EXTENSION_ORIGIN, subprotocols=["browserdeck-relay"]
@@ -180,7 +202,7 @@ async def test_extension_endpoint_refusals(relay: RelayServer) -> None:
         async with websockets.connect(
             f"{url}?instance=one", origin=EXTENSION_ORIGIN, subprotocols=["browserdeck-relay"]
         ) as ws:
-            await ws.send(json.dumps({"method": "auth", "params": {"nonce": nonce, "protocol": 2}}))
+            await ws.send(auth)
             await ws.recv()
             await ws.send(json.dumps({"method": "authProof", "params": {"proof": "00"}}))
             with pytest.raises(ConnectionClosed):

@@ -289,3 +289,121 @@ async def test_a_page_cannot_forge_what_the_engine_reads_through_the_endpoint() 
         assert snap.status_code == 200, snap.text
         assert 'button "Real"' in snap.json()["snapshot"]
         assert "forged" not in snap.json()["snapshot"]
+
+
+async def test_wrapped_and_file_taking_commands_follow_the_same_policy(
+    managed: Managed, tmp_path: Path
+) -> None:
+    """Issue 31 item 3: the same ``Page.navigate`` inside ``Target.sendMessageToTarget``
+    (a non-flat session) used to open and read local files through the endpoint, and
+    ``DOM.setFileInputFiles`` / ``Browser.setDownloadBehavior`` took any path. One policy
+    now sees every command, wrapped ones included, and confines files like uploads."""
+    root = tmp_path / "uploads"
+    root.mkdir()
+    (root / "ok.txt").write_text("fine")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("OUTSIDE")
+    os.link(outside, root / "hard.txt")
+    managed.service.config.upload_roots = [str(root)]
+    page = "data:text/html,<title>policy</title><input type=file>"
+    try:
+        async with websockets.connect(
+            managed.ws_url, additional_headers=managed.headers, max_size=None
+        ) as ws:
+            cdp = RawCdp(ws)
+            created = await cdp.call(json.dumps({"id": 1, "method": "Target.createTarget",
+                                                 "params": {"url": page}}), 1)  # fmt: skip
+            target = created["result"]["targetId"]
+            nonflat = await cdp.call(json.dumps({"id": 2, "method": "Target.attachToTarget",
+                                                 "params": {"targetId": target}}), 2)  # fmt: skip
+            session = nonflat["result"]["sessionId"]
+
+            def wrap(call_id: int, inner: dict[str, Any]) -> str:
+                return json.dumps({"id": call_id, "method": "Target.sendMessageToTarget",
+                                   "params": {"sessionId": session,
+                                              "message": json.dumps(inner)}})  # fmt: skip
+
+            # Wrapped, escaped, doubly wrapped: refused before the browser sees them.
+            navigate = {"id": 1, "method": "Page.navigate",
+                        "params": {"url": "file:///etc/hostname"}}  # fmt: skip
+            escaped = json.dumps(navigate).replace("navigate", "navig\\u0061te")
+            for n, raw in enumerate(
+                (
+                    wrap(3, navigate),
+                    json.dumps({"id": 4, "method": "Target.sendMessageToTarget",
+                                "params": {"sessionId": session, "message": escaped}}),
+                    wrap(5, json.loads(wrap(1, navigate))),
+                ),
+                start=3,
+            ):  # fmt: skip
+                answer = await cdp.call(raw, n)
+                assert "file:// URLs are not allowed" in answer.get("error", {}).get("message", ""), answer
+            # What the policy does not police still works wrapped.
+            ok = await cdp.call(wrap(6, {"id": 7, "method": "Runtime.evaluate",
+                                         "params": {"expression": "location.href"}}), 6)  # fmt: skip
+            assert "result" in ok, ok
+            # A way around the policy altogether is refused.
+            exposed = await cdp.call(json.dumps({"id": 8, "method": "Target.exposeDevToolsProtocol",
+                                                 "params": {"targetId": target}}), 8)  # fmt: skip
+            assert "error" in exposed and "exposeDevToolsProtocol" in exposed["error"]["message"]
+
+            # Files handed to the page: only what uploads may read.
+            flat = await cdp.call(json.dumps({"id": 9, "method": "Target.attachToTarget",
+                                              "params": {"targetId": target, "flatten": True}}), 9)  # fmt: skip
+            page_session = flat["result"]["sessionId"]
+
+            async def on_page(call_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+                await ws.send(json.dumps({"id": call_id, "method": method, "params": params,
+                                          "sessionId": page_session}))  # fmt: skip
+                while True:
+                    message = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                    if message.get("id") == call_id and message.get("sessionId") == page_session:
+                        return message  # type: ignore[no-any-return]
+
+            loaded = ("new Promise(r => document.readyState === 'complete' ? r(1)"
+                      " : addEventListener('load', () => r(1)))")  # fmt: skip
+            await on_page(90, "Runtime.evaluate", {"expression": loaded, "awaitPromise": True})
+            document = await on_page(10, "DOM.getDocument", {})
+            node = (await on_page(11, "DOM.querySelector", {
+                "nodeId": document["result"]["root"]["nodeId"], "selector": "input"}))["result"]["nodeId"]  # fmt: skip
+            for n, path in enumerate(("/etc/hostname", str(outside), str(root / "hard.txt")), 12):
+                answer = await on_page(n, "DOM.setFileInputFiles", {"files": [path], "nodeId": node})
+                assert "cannot upload" in answer.get("error", {}).get("message", ""), (path, answer)
+                dragged = await on_page(n + 10, "Input.dispatchDragEvent", {
+                    "type": "drop", "x": 5, "y": 5,
+                    "data": {"items": [], "files": [path], "dragOperationsMask": 1}})  # fmt: skip
+                assert "cannot upload" in dragged.get("error", {}).get("message", ""), (path, dragged)
+            chosen = await on_page(30, "DOM.setFileInputFiles",
+                                   {"files": [str(root / "ok.txt")], "nodeId": node})  # fmt: skip
+            assert "result" in chosen, chosen
+            count = await on_page(31, "Runtime.evaluate", {
+                "expression": "document.querySelector('input').files[0].name",
+                "returnByValue": True})  # fmt: skip
+            assert count["result"]["result"]["value"] == "ok.txt"
+
+            # Downloads written only to a temporary or an uploadRoots folder.
+            for n, folder in enumerate((str(Path.home() / ".ssh"), str(Path.home()), "/etc"), 40):
+                for method in ("Browser.setDownloadBehavior", "Page.setDownloadBehavior"):
+                    raw = {"id": n, "method": method,
+                           "params": {"behavior": "allow", "downloadPath": folder}}  # fmt: skip
+                    if method.startswith("Page"):
+                        answer = await on_page(n + 100, method, raw["params"])
+                    else:
+                        answer = await cdp.call(json.dumps(raw), n)
+                    assert "downloads cannot go" in answer.get("error", {}).get("message", ""), (
+                        method, folder, answer)  # fmt: skip
+            allowed = await cdp.call(json.dumps({"id": 50, "method": "Browser.setDownloadBehavior",
+                                                 "params": {"behavior": "allow",
+                                                            "downloadPath": str(root)}}), 50)  # fmt: skip
+            assert "result" in allowed, allowed
+            await cdp.call(json.dumps({"id": 51, "method": "Browser.setDownloadBehavior",
+                                       "params": {"behavior": "default"}}), 51)  # fmt: skip
+
+            # Nothing the policy refused reached the browser: the page is where it was.
+            info = await cdp.call(json.dumps({"id": 60, "method": "Target.getTargetInfo",
+                                              "params": {"targetId": target}}), 60)  # fmt: skip
+            assert info["result"]["targetInfo"]["url"].startswith("data:"), info
+            await cdp.call(json.dumps({"id": 61, "method": "Target.closeTarget",
+                                       "params": {"targetId": target}}), 61)  # fmt: skip
+    finally:
+        managed.service.config.upload_roots = []

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from browserdeck import paths
+from tests.security.spawn import AS_NOBODY, start_ready
 from tests.support.net import free_port
 
 SQUATTER = (Path(__file__).parent / "squatter.py").read_text(encoding="utf-8")
@@ -41,29 +42,14 @@ class Squatter:
 
 def start_squatter(prefix: list[str]) -> Squatter:
     port = free_port()
-    # The script is passed inline: `nobody` may not be able to read our worktree.
-    proc = subprocess.Popen(
-        [*prefix, "/usr/bin/python3", "-c", SQUATTER, str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd="/",
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if line.strip() != "ready":
-        proc.kill()
-        pytest.fail(f"the squatter did not start: {line}{proc.communicate()[0]}")
-    return Squatter(proc, port)
+    return Squatter(start_ready(prefix, SQUATTER, str(port), what="the squatter"), port)
 
 
 @pytest.fixture
 def nobody_squatter() -> Iterator[Squatter]:
     if os.geteuid() != 0:
         pytest.skip("dropping to another user (nobody) needs root; see the second-process test")
-    squatter = start_squatter(
-        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
-    )
+    squatter = start_squatter(AS_NOBODY)
     try:
         yield squatter
     finally:

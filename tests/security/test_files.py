@@ -10,11 +10,16 @@ folder (its working directory, the client's root), with real Chromium:
   never a dot-file, never overwriting (a page-supplied ".git/config" cannot reach git);
 * item 8: browser_read_image follows the same rule; a NUL byte or an over-long
   filename is a clear error, not "internal … bug".
+
+Issue 31 item 6: a hard link inside the workspace to a file outside it is refused like a
+symlink (nothing in its path says where the file lives), and what is saved for the
+agent (outputs, offloaded snapshots, screenshots) is 0600.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -57,6 +62,8 @@ async def test_uploads_outputs_and_images_stay_in_the_workspace(
     (outside / "secret.txt").write_text("OUTSIDE-SECRET")
     Image.new("RGB", (20, 20), "red").save(outside / "secret.png")
     (work / "link.txt").symlink_to(outside / "secret.txt")
+    os.link(outside / "secret.txt", work / "hard.txt")
+    os.link(outside / "secret.png", work / "hard.png")
     token_file = bd_home / "config" / "api-token"
 
     async with Client(_params(bd_home, chromium_path, work), read_timeout_seconds=90) as client:
@@ -74,6 +81,7 @@ async def test_uploads_outputs_and_images_stay_in_the_workspace(
             str(work / ".env"),
             str(work / ".git" / "config"),
             str(work / "link.txt"),
+            str(work / "hard.txt"),
             str(outside / "secret.txt"),
             str(work / "missing.txt"),
             "/no/such/file",
@@ -104,7 +112,12 @@ async def test_uploads_outputs_and_images_stay_in_the_workspace(
         # Item 8: browser_read_image under the same rule.
         image = await client.call_tool("browser_read_image", {"path": str(work / "pic.png")})
         assert not image.is_error
-        for path in (str(outside / "secret.png"), str(token_file), "/etc/shadow"):
+        for path in (
+            str(outside / "secret.png"),
+            str(work / "hard.png"),
+            str(token_file),
+            "/etc/shadow",
+        ):
             error = await call_error(client, "browser_read_image", {"path": path})
             assert "only existing files inside the allowed folders" in error, error
 
@@ -121,3 +134,8 @@ async def test_uploads_outputs_and_images_stay_in_the_workspace(
         assert not (outside / "s.txt").exists()
         out = work / "browserdeck-output"
         assert (out / "s.txt").is_file() and (out / "s-1.txt").is_file(), (first, second)
+        # Saved for this user only, as the PDFs and screenshots the engine keeps.
+        pdf = await call(client, "browser_pdf_save")
+        kept = Path(pdf.rsplit(" to ", 1)[1].strip())
+        for path in (out / "s.txt", out / "config", kept):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, (path, pdf)

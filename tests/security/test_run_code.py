@@ -13,7 +13,12 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
+
+from browserdeck import config
 from tests.mcp.harness import call, call_error, mcp_config, stdio_client
+from tests.security.stranger import Stranger
+from tests.support.browsers import RawChromium
 
 
 async def test_endless_code_neither_freezes_the_service_nor_runs_forever(
@@ -47,3 +52,38 @@ async def test_endless_code_neither_freezes_the_service_nor_runs_forever(
         # And it never was the MCP server's own process.
         title = await call(client, "browser_run_code", {"code": "await page.title()"})
         assert "x" in title
+
+
+@pytest.mark.parametrize("driver", ["attach-only", "remote"])
+async def test_run_code_sends_no_api_token_to_an_endpoint_browserdeck_does_not_serve(
+    bd_home: Path, chromium_path: str, chromium: RawChromium, driver: str
+) -> None:
+    """Issue 31 item 2: an attach-only managed profile, or a remote profile on an http://
+    cdpUrl, is a browser on a port whoever listens there owns. The run_code child connects
+    to it with that endpoint's own credentials: none. It used to send the API token, which
+    opens the whole API to whoever listens there."""
+    stranger = await Stranger(chromium.port).start()
+    try:
+        cfg = mcp_config(bd_home, mcp_run_code=True)
+        if driver == "attach-only":
+            cfg.profiles["agent"].attach_only = True
+            cfg.profiles["agent"].cdp_port = stranger.port
+        else:
+            cfg.profiles["far"] = config.ProfileConfig(
+                name="far", driver="remote", cdp_url=f"http://127.0.0.1:{stranger.port}"
+            )
+            cfg.default_profile = "far"
+        config.save(cfg)
+        async with stdio_client(bd_home, chromium_path, "--tools", "all") as client:
+            await call(
+                client, "browser_navigate", {"url": "data:text/html,<title>theirs</title>"}
+            )
+            title = await call(client, "browser_run_code", {"code": "await page.title()"})
+            assert "theirs" in title
+        token = (bd_home / "config" / "api-token").read_text().strip()
+        heard = stranger.heard()
+        assert b"/json/version" in heard and b"Upgrade: websocket" in heard  # it was used
+        assert token and token.encode() not in heard, "the API token went to the stranger"
+        assert b"Authorization" not in heard
+    finally:
+        await stranger.stop()

@@ -3,7 +3,9 @@
 Loopback peer and Host, no browser Origins, bearer token. A plain ASGI middleware (not BaseHTTPMiddleware) so it costs microseconds per request.
 DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still sends
 ``Host: evil.example`` — refused. Browser pages send ``Origin`` — refused, so no web
-page can drive the API even if it guessed the token. ``GET /health`` needs no token.
+page can drive the API even if it guessed the token; only ``/mcp`` takes its own origin
+(a page served from the API's own port, with the token: guard.is_own_origin).
+``GET /health`` needs no token.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 PUBLIC_PATHS = frozenset({"/health"})
+# Where a page served from the API's own port may call (its own Origin, with the token): an
+# MCP client in a browser (the MCP inspector opened on this port; the MCP conformance
+# suite's DNS-rebinding check sends Host and Origin both localhost:<port>). The rest of
+# the API has no browser clients and refuses every web Origin.
+OWN_ORIGIN_PATHS = frozenset({"/mcp", "/mcp/"})
 # Set in the scope of a request that came over the API's Unix socket: the peer's uid
 # (SO_PEERCRED, read when the connection was accepted; api/server.py). Such a request
 # needs no token: the kernel vouches for who sent it (guard.check_peer_uid).
@@ -113,6 +120,15 @@ async def _bounded_body(headers: dict[str, str], receive: Receive, send: Send) -
     return replay
 
 
+def _own_port(scope: Scope, path: str) -> int | None:
+    """The TCP port this request came to, when its path lets the API's own origin in."""
+    if path not in OWN_ORIGIN_PATHS:
+        return None
+    server = scope.get("server")
+    port = server[1] if isinstance(server, (tuple, list)) and len(server) == 2 else None
+    return port if isinstance(port, int) else None
+
+
 class LoopbackGuard:
     def __init__(
         self,
@@ -142,7 +158,7 @@ class LoopbackGuard:
         if PEER_UID in scope:
             refusal = refusal or guard.check_origin(pairs) or guard.check_peer_uid(scope[PEER_UID])
         elif refusal is None and path not in PUBLIC_PATHS:
-            refusal = guard.check_origin(pairs)
+            refusal = guard.check_origin(pairs, own_port=_own_port(scope, path))
             if refusal is None and self.token_read is not None:
                 try:
                     await self.token_read()

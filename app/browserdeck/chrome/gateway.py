@@ -13,11 +13,13 @@ and for outside clients (Puppeteer, Playwright, scripts) alike:
 Every request passes the shared guard (browserdeck.guard: loopback peer and Host, no web
 page Origin, ``Authorization: Bearer <API token>``; ``browserdeck cdp-url`` prints it).
 
-The URL policy (browserdeck.urls) holds for every client: ``Page.navigate`` and
-``Target.createTarget`` (and ``/json/new``) to a ``file:`` URL are refused while
-``allowFileUrls`` is off (chrome/inbound.py). Everything else is forwarded as the client
-sent it, without parsing, but for Playwright's by-value evaluations in isolated worlds:
-fetched as one string and handed back as Chromium would have (chrome/byvalue.py).
+One policy holds for every client and every command, wrapped ones included
+(chrome/policy.py): ``file:`` URLs while ``allowFileUrls`` is off (``/json/new`` too),
+files handed to a page and download folders confined like uploads, no way around the
+policy (chrome/inbound.py reads which messages it must see). Everything else is
+forwarded as the client sent it, without parsing, but for Playwright's by-value
+evaluations in isolated worlds: fetched as one string and handed back as Chromium would
+have (chrome/byvalue.py).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import json
 import logging
 import urllib.parse
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -39,7 +41,7 @@ from websockets.http11 import Request, Response
 
 from browserdeck import guard, urls
 from browserdeck.chrome.byvalue import Courier
-from browserdeck.chrome.inbound import prepare_inbound
+from browserdeck.chrome.inbound import Rules, prepare_inbound
 from browserdeck.chrome.pipe import BrowserPipe, Channel, PipeCallError
 from browserdeck.chrome.procs import listening_pids, process_cmdline
 from browserdeck.errors import (
@@ -78,6 +80,7 @@ class CdpGateway:
         allow_file_urls: Callable[[], bool],
         profile: str,
         host: str = "127.0.0.1",
+        upload_roots: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         self.requested_port = port
         self.port = port
@@ -85,6 +88,7 @@ class CdpGateway:
         self.profile = profile
         self._token = token
         self._allow_file_urls = allow_file_urls
+        self._rules = Rules(allow_file_urls=allow_file_urls, upload_roots=upload_roots)
         self._server: Server | None = None
         self._pipe: BrowserPipe | None = None
         self._version: dict[str, Any] = {}
@@ -321,7 +325,7 @@ class CdpGateway:
         self, connection: _CdpConnection, channel: Channel, courier: Courier, data: bytes
     ) -> None:
         """One message from a client, handled where it was read (no task switch)."""
-        forward, reply = prepare_inbound(data, channel.root, allow_file_urls=self._allow_file_urls())
+        forward, reply = prepare_inbound(data, channel.root, rules=self._rules)
         if reply is not None:
             log.warning("CDP client of profile %s: refused %s", self.profile, reply[:300])
             _send_now(connection, reply)

@@ -2,11 +2,15 @@
 a client sends: ``prepare_inbound``.
 
 A message without a top-level ``sessionId`` belongs to the client's root session and gets
-it added. The URL policy (browserdeck.urls) holds for every client: ``Page.navigate`` and
-``Target.createTarget`` to a ``file:`` URL are refused while ``allowFileUrls`` is off.
-Everything else is forwarded as the client sent it, without parsing: only the policed
-method names are looked for in the raw bytes (and ``\\u`` escapes, which could spell
-them), and a top-level ``sessionId`` at the end.
+it added. One policy (chrome/policy.py) holds for every client and every command, wrapped
+ones included. Everything it does not police is forwarded as the client sent it, without
+parsing: a message is parsed in full only when it may be policed, which is read from its
+head (``{"id":N,"method":"X"``, as Playwright, Puppeteer and most clients write it) when
+``X`` is not a policed method and nothing else in the message could change what Chrome
+reads (no second ``"method"`` key, no ``\\u`` escape that could spell one, no NUL byte
+that would end the message early on the pipe). Any other message is parsed: one that is
+not a single JSON object (CBOR, which Chrome would also accept, spells names in ways a
+byte search cannot see) or has a key twice is refused.
 """
 
 from __future__ import annotations
@@ -16,14 +20,12 @@ import json
 import re
 from typing import Any
 
-from browserdeck import urls
+from browserdeck.chrome.policy import POLICED_METHODS, Rules, load_message, refusal
 
-__all__ = ["error_reply", "prepare_inbound"]
+__all__ = ["Rules", "error_reply", "prepare_inbound"]
 
-# Any message that could be a policed call contains one of these as raw bytes: a method
-# name can only be written differently with \u escapes, which send it to the full parse.
-_POLICED_WORDS = (b"Page.navigate", b"Target.createTarget", b"\\u")
-_POLICED_METHODS = frozenset({"Page.navigate", "Target.createTarget"})
+# The head of a message as clients write it: the id, then the method.
+_HEAD = re.compile(rb'\{"id":-?[0-9]+,"method":"([A-Za-z][A-Za-z0-9_.]*)"')
 # A top-level "sessionId" as the last key (where Playwright and Puppeteer put it): a
 # nested one is followed by at least two closing braces.
 _CLIENT_SESSION_TAIL = re.compile(rb',\s*"sessionId"\s*:\s*"([^"\\]*)"\s*\}\s*$')
@@ -48,25 +50,29 @@ def error_reply(call_id: Any, session: str | None, message: str, code: int = -32
     return json.dumps(reply).encode()
 
 
-def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    if len(keys) != len(set(keys)):
-        raise ValueError("a key appears twice in one object")
-    return dict(pairs)
+def _plainly_unpoliced(data: bytes) -> bool:
+    """The message's method, read from its head, is not policed, and nothing else in it
+    can make Chrome read another method (see the module docstring)."""
+    head = _HEAD.match(data)
+    return (
+        head is not None
+        and head.group(1).decode() not in POLICED_METHODS
+        and data.find(b'"method"', head.end()) < 0
+        and b"\\u" not in data
+        # A NUL ends the message early on the browser's pipe, and what follows it is read
+        # as a message of its own, CBOR included (where a method has no quotes to find).
+        and b"\0" not in data
+    )
 
 
-def prepare_inbound(
-    data: bytes, root: str, *, allow_file_urls: bool
-) -> tuple[bytes | None, bytes | None]:
+def prepare_inbound(data: bytes, root: str, *, rules: Rules) -> tuple[bytes | None, bytes | None]:
     """What to do with one message from a client: ``(to_forward, reply_to_client)``.
 
     A message without a top-level ``sessionId`` belongs to the client's root session and
-    gets it added (the client thinks it talks to the browser or page directly). Only a
-    message that may be ``Page.navigate``/``Target.createTarget``, or whose session cannot
-    be seen at the end, is parsed; a ``file:`` URL there is refused while
-    ``allow_file_urls`` is off, with a CDP error reply naming the setting.
+    gets it added (the client thinks it talks to the browser or page directly). A
+    message the policy refuses is answered with a CDP error saying why.
     """
-    if not any(word in data for word in _POLICED_WORDS):
+    if _plainly_unpoliced(data):
         if b'"sessionId"' not in data:
             injected = _inject_session(data, root)
             if injected is not None:
@@ -75,16 +81,16 @@ def prepare_inbound(
             tail = _CLIENT_SESSION_TAIL.search(data, max(0, len(data) - 200))
             if tail is not None and tail.group(1):
                 return data, None
-    return _inspect(data, root, allow_file_urls=allow_file_urls)
+    return _inspect(data, root, rules)
 
 
-def _inspect(data: bytes, root: str, *, allow_file_urls: bool) -> tuple[bytes | None, bytes | None]:
+def _inspect(data: bytes, root: str, rules: Rules) -> tuple[bytes | None, bytes | None]:
     try:
-        message = json.loads(data, object_pairs_hook=_refuse_duplicates)
-    except (ValueError, UnicodeDecodeError) as exc:
+        message = load_message(data)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         # Answer with the message's id when it has one, so the client's call ends.
         call_id: Any = 0
-        with contextlib.suppress(ValueError, UnicodeDecodeError, AttributeError):
+        with contextlib.suppress(ValueError, UnicodeDecodeError, AttributeError, RecursionError):
             call_id = json.loads(data).get("id", 0)
         return None, error_reply(call_id, None, f"not a valid CDP message: {exc}", code=-32700)
     if not isinstance(message, dict):
@@ -93,15 +99,9 @@ def _inspect(data: bytes, root: str, *, allow_file_urls: bool) -> tuple[bytes | 
     session = message.get("sessionId")
     if session is not None and (not isinstance(session, str) or not session):
         return None, error_reply(call_id, None, "sessionId must be a non-empty string")
-    method = message.get("method")
-    params = message.get("params")
-    if method in _POLICED_METHODS and isinstance(params, dict):
-        url = params.get("url")
-        if isinstance(url, str) and not allow_file_urls and urls.is_file_url(url):
-            refusal = urls.file_url_forbidden(url)
-            return None, error_reply(
-                call_id, session, f"browserdeck: {refusal.message}; {refusal.hint}"
-            )
+    why = refusal(message, rules)
+    if why is not None:
+        return None, error_reply(call_id, session, f"browserdeck: {why}")
     if session is None:
         injected = _inject_session(data, root)
         if injected is None:

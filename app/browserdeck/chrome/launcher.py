@@ -35,7 +35,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -121,6 +121,9 @@ class LaunchOptions:
     # The endpoint's token (the API token) and the URL policy it applies to clients.
     token: Callable[[], str] = lambda: ""
     allow_file_urls: Callable[[], bool] = lambda: False
+    # Where the CDP endpoint's clients may take files from for a page (the uploadRoots
+    # setting; chrome/policy.py).
+    upload_roots: Callable[[], Sequence[str]] = tuple
 
 
 # -- flags and environment -----------------------------------------------------------
@@ -930,6 +933,7 @@ async def launch(opts: LaunchOptions) -> ChromeProcess:
             port=opts.port,
             token=opts.token,
             allow_file_urls=opts.allow_file_urls,
+            upload_roots=opts.upload_roots,
             profile=opts.profile,
         )
         try:

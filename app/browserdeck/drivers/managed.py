@@ -104,6 +104,7 @@ class Driver(ProfileDriver):
                     executable=ctx.config.executable_path or os.environ.get("BROWSERDECK_CHROME"),
                     token=lambda: ctx.service.api_token,
                     allow_file_urls=lambda: ctx.config.allow_file_urls,
+                    upload_roots=lambda: ctx.config.upload_roots,
                 )
             )
         except BrowserdeckError as exc:

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from browserdeck import aio, artifacts, paths, urls
-from browserdeck.engine import consequences
+from browserdeck import aio, artifacts, files, paths, urls
+from browserdeck.engine import consequences, isolated
 from browserdeck.engine import options as o
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
@@ -288,12 +288,17 @@ def _jsonable(value: Any) -> tuple[Any, bool]:
 async def _evaluate(state: PageState, action: o.EvaluateAct, timeout: int) -> dict[str, Any]:
     what = "evaluate" + (f" on {action.ref}" if action.ref else "")
     try:
-        if action.ref:
+        done, value = False, None
+        if action.world == "isolated":  # engine/isolated.py: done False means "not there"
+            done, value = await asyncio.wait_for(
+                isolated.evaluate(state, action, timeout), timeout / 1000
+            )
+        if not done and action.ref:
             r = await resolve(state, action.ref, "evaluate on")
             value = await asyncio.wait_for(
                 r.locator.evaluate(action.fn, timeout=timeout), timeout / 1000
             )
-        else:
+        elif not done:
             value = await asyncio.wait_for(state.page.evaluate(action.fn), timeout / 1000)
     except TimeoutError:
         raise ActionTimeout(
@@ -402,6 +407,7 @@ async def save_download(download: Download) -> SavedDownload:
     info = SavedDownload(url=download.url, suggested_filename=download.suggested_filename)
     try:
         await asyncio.wait_for(download.save_as(target), 60)
+        target.chmod(0o600)  # page content, for this user only (as every saved output)
         info.path = str(target)
         artifacts.prune(target.parent, keep=target)
     except (PlaywrightError, TimeoutError) as exc:
@@ -473,7 +479,7 @@ def write_artifact(kind: str, target_id: str, ext: str, data: bytes) -> Path:
     folder = paths.artifacts_dir(kind)
     stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 1_000_000:06d}"
     path = folder / f"{stamp}-{target_id[:8].lower()}.{ext}"
-    path.write_bytes(data)
+    files.write_private(path, data)
     artifacts.prune(folder, keep=path)
     return path
 

@@ -235,6 +235,11 @@ class EvaluateAct(_Act):
     kind: Literal["evaluate"]
     fn: str = Field(min_length=1, description="'() => document.title', or '(el) => …' with ref")
     ref: Ref | None = Field(default=None, description="pass this element to the function")
+    world: Literal["page", "isolated"] = Field(
+        default="page",
+        description="isolated: run in a world of browserdeck's own, where the page's "
+        "scripts cannot change what the function sees (the DOM is shared)",
+    )
 
 
 class CloseAct(_Act):

@@ -119,5 +119,13 @@ class DeckBackend:
             lambda: self.deck.on_tab(caller, profile, target, request),
         )
 
+    def cdp_credentials(self, caller: Caller, profile: str | None) -> dict[str, str]:
+        """What a CDP client of the profile's endpoint must send: that endpoint's own
+        ``Authorization`` (the API token to a managed browser's gateway, the relay token to
+        the relay), and nothing to an endpoint browserdeck does not serve (attach-only,
+        remote): whoever listens there is not ours to hand a token."""
+        headers = self.deck.profile(caller, profile).headers
+        return {k: v for k, v in headers.items() if k.lower() == "authorization"}
+
     async def release_session(self, caller: Caller, session: str) -> list[str]:
         return await self.deck.release_session(session)

@@ -48,6 +48,9 @@ class AgentSession:
     resolved_profile: str | None = None  # ``profile``, or the default profile's name
     # targetId -> the last compact snapshot this session took there (for diff: true)
     snapshots: dict[str, str] = field(default_factory=dict)
+    # targetId -> the last snapshot text (whole, page text quoted) this session was shown
+    # there, of any kind: what an ``element`` description is checked against
+    seen: dict[str, str] = field(default_factory=dict)
     # targetId -> console entries already cleared ("clear": true hides what came before)
     console_cleared: dict[str, float] = field(default_factory=dict)
     last_used: float = field(default_factory=time.monotonic)
@@ -196,6 +199,7 @@ class Call:
         if self.session.tab == target:
             self.session.tab = None
         self.session.snapshots.pop(target, None)
+        self.session.seen.pop(target, None)
         self.session.console_cleared.pop(target, None)
 
     @overload
@@ -302,6 +306,13 @@ class Call:
         return await self.app.backend.on_tab(
             self.caller(), self.session.profile, target, request
         )
+
+    def check_element(self, ref: str, description: object) -> None:
+        """Refuse an act whose ``element`` description names another element than
+        ``ref`` in what this session last saw of its tab (mcpserver/element_guard.py)."""
+        from browserdeck.mcpserver.element_guard import check_element
+
+        check_element(self.session.seen.get(self.session.tab or ""), ref, description)
 
     async def act(self, kind: str, **fields: Any) -> r.ActResult:
         done = await self._on_tab(build_act({"kind": kind, **fields}, hint=HINT))

@@ -1,7 +1,10 @@
 """Page-side JavaScript for the DOM exploration tools (unibrowse's set) and the Phoenix extras.
 
-Each tool runs through ``POST /act {kind: "evaluate", fn, ref?}``: with a ``ref``
-the function gets that element, otherwise it finds its own by CSS selector. The
+Each tool runs through ``POST /act {kind: "evaluate", fn, ref?, world: "isolated"}``:
+in a world of browserdeck's own (engine/isolated.py), so a page that replaces
+``String.prototype.trim`` or adds ``Object.prototype.toJSON`` changes nothing these
+functions report. With a ``ref`` the function gets that element, otherwise it finds its
+own by CSS selector. The
 arguments are embedded as JSON, never spliced in as code. Every function returns
 plain JSON and bounds what it collects, so a huge page cannot flood the agent.
 """

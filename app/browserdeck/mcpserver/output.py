@@ -15,7 +15,7 @@ import stat
 import time
 from pathlib import Path
 
-from browserdeck import confine, paths
+from browserdeck import confine, files, paths
 from browserdeck.errors import InvalidInput
 from browserdeck.fastjson import utf8
 from browserdeck.mcpserver.limits import DEFAULT_MAX_CHARS as DEFAULT_MAX_CHARS
@@ -54,7 +54,7 @@ def offload(text: str, tool: str, suffix: str = ".txt") -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = _UNSAFE.sub("-", tool)[:40]
     path = folder / f"{base}-{stamp}-{os.getpid()}-{time.monotonic_ns() % 10**6}{suffix}"
-    path.write_bytes(data)
+    files.write_private(path, data)
     return path
 
 

@@ -4,7 +4,7 @@
 do. It is off unless the ``mcpRunCode`` setting is on. The code never runs in this
 process: each MCP session gets a child process (``runcode_worker``) with its own
 Playwright connection to the profile's CDP endpoint, authenticated with that
-endpoint's token, so it cannot disturb the engine's connection and a ``while True``
+endpoint's own token (none for a browser browserdeck does not serve), so it cannot disturb the engine's connection and a ``while True``
 cannot freeze the API, the relay or the tray (issue 10 item 6). A snippet that runs
 longer than its time limit is stopped by killing the child; its state goes with it.
 ``page`` is this session's tab, found by its targetId; ``state`` is a dict that
@@ -22,12 +22,10 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING
 
-from browserdeck import secrets
 from browserdeck.errors import ActionTimeout, BrowserdeckError, InvalidInput
 
 if TYPE_CHECKING:
     from browserdeck.mcpserver.context import AgentSession, Call
-    from browserdeck.results import ProfileStatus
 
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 300.0
@@ -60,14 +58,6 @@ async def _worker(session: AgentSession) -> asyncio.subprocess.Process:
     return proc
 
 
-def _cdp_headers(status: ProfileStatus) -> dict[str, str]:
-    """The token the profile's CDP endpoint checks: the relay's for an extension profile,
-    else the API token (browserdeck's own endpoints take it)."""
-    kind = "relay" if status.driver == "extension" else "api"
-    token = secrets.get_token(kind, create=False) or ""
-    return {"Authorization": f"Bearer {token}"} if token else {}
-
-
 async def run(call: Call, code: str, timeout: float | None = None) -> str:
     _check_syntax(code)
     limit = min(max(timeout or DEFAULT_TIMEOUT, 1.0), MAX_TIMEOUT)
@@ -84,7 +74,8 @@ async def run(call: Call, code: str, timeout: float | None = None) -> str:
     request = {
         "code": code,
         "cdpUrl": str(status.cdp_url),
-        "headers": _cdp_headers(status),
+        # The profile's own credentials (none for an endpoint browserdeck does not serve).
+        "headers": call.app.backend.cdp_credentials(call.caller(), call.profile),
         "target": target,
     }
     proc = await _worker(call.session)

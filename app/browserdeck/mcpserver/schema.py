@@ -22,10 +22,14 @@ JSON = dict[str, Any]
 
 # Arguments Playwright MCP clients send that we accept without declaring them (so the
 # schema stays small): ``element``/``startElement``/``endElement`` (human descriptions,
-# used there for permission prompts) and options that change nothing here are ignored;
+# used there for permission prompts; the click-like tools check them against the ref)
+# and options that change nothing here (ignored);
 # ``target``/``startTarget``/``endTarget`` are Playwright MCP's names for our refs.
 # (``filename``, "save the result to this file", is handled by the server.)
 IGNORED = frozenset({"element", "startElement", "endElement", "scale", "static", "all", "boxes"})
+# Of those, the descriptions are kept (when they are strings) for the tools that check them
+# against the ref (mcpserver/element_guard.py); nothing passes them to the engine.
+DESCRIPTIONS = frozenset({"element", "startElement", "endElement"})
 ALIASES = {"target": "ref", "startTarget": "startRef", "endTarget": "endRef"}
 
 
@@ -163,6 +167,8 @@ def validate_object(args: dict[str, Any], schema: JSON, where: str) -> dict[str,
     for key, value in args.items():
         key = ALIASES.get(key, key) if key not in props else key
         if key in IGNORED and key not in props:
+            if key in DESCRIPTIONS and isinstance(value, str):
+                out[key] = value
             continue
         if key not in props:
             known = ", ".join(props) or "none"

@@ -2,7 +2,9 @@
 
 The extension's WebSocket must come from the pinned ``chrome-extension://<id>`` origin
 (gate.py) and prove it knows the relay token, after the relay proved it first
-(protocol.auth_proof; the token is never on the wire). Then the extension says hello
+(protocol.auth_proof; the token is never on the wire). Both proofs are bound to this
+relay's port and profile, so an extension paired with another profile, or reached
+through a program on another port, is refused. Then the extension says hello
 with its shared tabs, and everything it sends goes to the CDP routing (core.py). A
 heartbeat drops an extension that has gone silent; the same browser reconnecting (its
 worker restarted) replaces its old connection, another browser is refused.
@@ -59,12 +61,14 @@ class ExtensionEndpoint:
         gate: RequestGate,
         *,
         profile: str,
+        port: Callable[[], int],
         welcome: Callable[[], dict[str, Any]],
         on_change: Callable[[bool, str], None],
     ) -> None:
         self.relay = relay
         self.gate = gate
         self.profile = profile
+        self.port = port  # the port the relay listens on (known once it is bound)
         self.welcome = welcome
         self.on_change = on_change
         self.ready = asyncio.Event()  # connected and said hello
@@ -126,8 +130,9 @@ class ExtensionEndpoint:
         )
 
     async def authenticate(self, ws: ServerConnection) -> bool:
-        """The mutual proof (protocol.py): True once the extension proved the token."""
-        token = self.gate.token
+        """The mutual proof (protocol.py): True once the extension proved the token for
+        this relay's port and profile."""
+        token, port, profile = self.gate.token, self.port(), self.profile
         try:
             header, _ = split_frame(_text_of(await asyncio.wait_for(ws.recv(), AUTH_TIMEOUT)))
             params = header.get("params") or {}
@@ -145,22 +150,29 @@ class ExtensionEndpoint:
                     "extension/ folder",
                 )
                 return False
-            mine = secrets.token_hex(AUTH_NONCE_BYTES)
-            await ws.send(
-                frame(
-                    {
-                        "method": "authChallenge",
-                        "params": {
-                            "nonce": mine,
-                            "proof": auth_proof(token, "relay", nonce, mine),
-                        },
-                    }
+            if params.get("port") != port or params.get("profile") != profile:
+                # What the extension says it dialled and was paired for is only a hint
+                # here (the proofs below are made with our own port and profile either
+                # way); it makes the refusal say what to do instead of failing the proof.
+                log.warning(
+                    "relay %s: an extension paired for profile %r on port %r connected on "
+                    "port %d",
+                    profile,
+                    params.get("profile"),
+                    params.get("port"),
+                    port,
                 )
+                await ws.close(4403, f"this is profile {profile[:40]}'s relay: pair again")
+                return False
+            mine = secrets.token_hex(AUTH_NONCE_BYTES)
+            proof = auth_proof(token, "relay", port, profile, nonce, mine)
+            await ws.send(
+                frame({"method": "authChallenge", "params": {"nonce": mine, "proof": proof}})
             )
             header, _ = split_frame(_text_of(await asyncio.wait_for(ws.recv(), AUTH_TIMEOUT)))
             params = header.get("params") or {}
             if header.get("method") != "authProof" or not proof_ok(
-                token, "extension", nonce, mine, params.get("proof")
+                token, "extension", port, profile, nonce, mine, params.get("proof")
             ):
                 log.warning("relay: an /extension connection failed the token proof")
                 await ws.close(

@@ -1,7 +1,8 @@
 """What `browserdeck pair` and `browserdeck relay-url` hand to the user.
 
-Pairing passes the relay port and token to the extension's options page in the URL
-*fragment*: fragments never reach a server, and the options page stores them in
+Pairing passes the relay port, the profile and the token to the extension's options page
+in the URL *fragment* (the port and profile go into the token proof, relay/protocol.py):
+fragments never reach a server, and the options page stores them in
 ``chrome.storage.local`` and then clears the fragment from the address bar. Web pages
 cannot open that URL (options.html is not web-accessible); only the user, or a
 program on this machine that could read the token anyway, can.
@@ -36,7 +37,8 @@ def pairing_help(port: int, token: str, *, profile: str | None = None) -> str:
         "the address bar; Chrome only opens extension pages typed or launched locally):\n\n"
         f"  {url}\n\n"
         "Or open the extension's options (right-click its icon > Options) and enter\n"
-        f"port {port} and the token printed by `browserdeck token --relay`."
+        f"port {port}, profile {profile or 'chrome'} and the token printed by "
+        "`browserdeck token --relay`."
     )
 
 

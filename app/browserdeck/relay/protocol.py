@@ -33,31 +33,53 @@ from typing import Any
 
 import orjson
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 SUBPROTOCOL = "browserdeck-relay"
 # Mutual proof before anything else on /extension (issue 10.3: whatever listened on the
 # relay port used to receive the token). The token itself never goes on the wire:
-#   extension -> relay  {"method":"auth","params":{"nonce":NE,"protocol":2}}
+#   extension -> relay  {"method":"auth","params":{"nonce":NE,"protocol":3,"port":P,"profile":F}}
 #   relay -> extension  {"method":"authChallenge","params":{"nonce":NR,"proof":P_relay}}
 #   extension -> relay  {"method":"authProof","params":{"proof":P_ext}}   then "hello"
-# with P_x = hex(HMAC-SHA256(token, "browserdeck-<x>\n" + NE + "\n" + NR)), x = relay or
-# extension. The extension checks P_relay before it sends its own proof or any tab data,
-# so a squatter on the port learns only a random nonce; the relay checks P_ext before it
-# accepts anything. The labels stop one side's proof from being replayed as the other's.
+# with P_x = hex(HMAC-SHA256(token, "browserdeck-<x>\n" + P + "\n" + F + "\n" + NE + "\n" + NR)),
+# x = relay or extension. The extension checks P_relay before it sends its own proof or any
+# tab data, so a squatter on the port learns only a random nonce; the relay checks P_ext
+# before it accepts anything. The labels stop one side's proof from being replayed as the
+# other's.
+#
+# P is the port the extension dialled and F the profile it was paired for (the pairing
+# link's ``profile``); each side puts in what *it* knows (the relay: its own port and
+# profile), never what the other side said. Every extension profile's relay has the same
+# token, so without them another local user on the port of a profile that is not running
+# could pipe the extension's WebSocket to a running relay: both proofs checked, and the
+# program in the middle read the shared tabs and sent the extension commands (issue 31).
+# Bound to the port, a proof made by the relay on another port is refused by the
+# extension; bound to the profile, a relay of another profile on the same port (the
+# configuration changed) is refused too, and the user is told to pair again.
 AUTH_NONCE_BYTES = 32
 AUTH_TIMEOUT = 5.0
 
 
-def auth_proof(token: str, side: str, extension_nonce: str, relay_nonce: str) -> str:
-    """The HMAC one side sends to prove it knows ``token`` (``side``: relay|extension)."""
-    message = f"browserdeck-{side}\n{extension_nonce}\n{relay_nonce}".encode()
-    return hmac.new(token.encode(), message, hashlib.sha256).hexdigest()
+def auth_proof(
+    token: str, side: str, port: int, profile: str, extension_nonce: str, relay_nonce: str
+) -> str:
+    """The HMAC one side sends to prove it knows ``token`` (``side``: relay|extension),
+    bound to the relay's ``port`` and ``profile``."""
+    message = f"browserdeck-{side}\n{port}\n{profile}\n{extension_nonce}\n{relay_nonce}"
+    return hmac.new(token.encode(), message.encode(), hashlib.sha256).hexdigest()
 
 
-def proof_ok(token: str, side: str, extension_nonce: str, relay_nonce: str, proof: Any) -> bool:
+def proof_ok(
+    token: str,
+    side: str,
+    port: int,
+    profile: str,
+    extension_nonce: str,
+    relay_nonce: str,
+    proof: Any,
+) -> bool:
     if not isinstance(proof, str) or not proof.isascii():
         return False
-    expected = auth_proof(token, side, extension_nonce, relay_nonce)
+    expected = auth_proof(token, side, port, profile, extension_nonce, relay_nonce)
     return hmac.compare_digest(expected.encode(), proof.encode())
 
 

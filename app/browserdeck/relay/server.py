@@ -114,6 +114,7 @@ class RelayServer:
             self.relay,
             self.gate,
             profile=profile,
+            port=lambda: self.port,
             welcome=self._welcome,
             on_change=self._extension_event,
         )

@@ -24,6 +24,7 @@ from browserdeck.mcpserver.tools.shared import _dump, _finish, _notes
 )
 async def click(call: Call) -> Reply:
     a = call.args
+    call.check_element(a["ref"], a.get("element"))
     data = await call.act(
         "click",
         ref=a["ref"],
@@ -44,6 +45,7 @@ async def click(call: Call) -> Reply:
 )
 async def type_text(call: Call) -> Reply:
     a = call.args
+    call.check_element(a["ref"], a.get("element"))
     data = await call.act(
         "type",
         ref=a["ref"],
@@ -73,6 +75,7 @@ async def press_key(call: Call) -> Reply:
     from_model(o.HoverAct, "ref", extra={"snapshot": SNAP}),
 )
 async def hover(call: Call) -> Reply:
+    call.check_element(call.args["ref"], call.args.get("element"))
     data = await call.act("hover", ref=call.args["ref"])
     return await _finish(call, f"hovering {call.args['ref']}", data)
 
@@ -84,6 +87,8 @@ async def hover(call: Call) -> Reply:
 )
 async def drag(call: Call) -> Reply:
     a = call.args
+    call.check_element(a["startRef"], a.get("startElement"))
+    call.check_element(a["endRef"], a.get("endElement"))
     data = await call.act(
         "drag", startRef=a["startRef"], endRef=a["endRef"], waitMs=a.get("waitMs")
     )
@@ -97,6 +102,7 @@ async def drag(call: Call) -> Reply:
 )
 async def select_option(call: Call) -> Reply:
     a = call.args
+    call.check_element(a["ref"], a.get("element"))
     data = await call.act("select", ref=a["ref"], values=a["values"], waitMs=a.get("waitMs"))
     # What the page chose (option values), which may differ from the labels asked for.
     chosen = data.selected if data.selected is not None else a["values"]

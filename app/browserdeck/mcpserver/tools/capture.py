@@ -5,6 +5,7 @@ from __future__ import annotations
 from browserdeck import imaging
 from browserdeck import results as r
 from browserdeck.engine import options as o
+from browserdeck.mcpserver import pagetext
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, from_model, obj, s
 from browserdeck.mcpserver.tools.registry import tool
@@ -86,7 +87,7 @@ async def console_messages(call: Call) -> Reply:
         return Reply(
             "no console messages" + (" since the last clear" if mark > float("-inf") else "")
         )
-    text = "\n".join(line for _, line in rows)
+    text = pagetext.fence("\n".join(line for _, line in rows), "console messages")
     if a.get("clear"):
         text += f"\n({len(rows)} message(s) cleared)"
     return Reply(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from browserdeck.errors import InvalidInput
-from browserdeck.mcpserver import dom
+from browserdeck.mcpserver import dom, pagetext
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import JSON, arr, b, i, obj, s
 from browserdeck.mcpserver.tools.registry import REF, SELECTOR, tool
@@ -16,7 +16,9 @@ from browserdeck.mcpserver.tools.shared import _dump
 
 async def _page_fn(call: Call, body: str, args: dict[str, Any], *, ref: str | None = None) -> Any:
     fn = dom.function(body, args, with_element=ref is not None)
-    return (await call.act("evaluate", fn=fn, ref=ref)).result
+    # In a world of our own: the page's scripts cannot rewrite what these report
+    # (engine/isolated.py).
+    return (await call.act("evaluate", fn=fn, ref=ref, world="isolated")).result
 
 
 def _target(call: Call) -> tuple[str | None, dict[str, Any]]:
@@ -53,7 +55,8 @@ def page_fn_tool(
         if element:
             _target(call)  # one of ref and selector, or a clear error
         args = {k: call.args.get(k, (defaults or {}).get(k)) for k in names}
-        return Reply(_dump(await _page_fn(call, body, args, ref=call.args.get("ref"))))
+        found = _dump(await _page_fn(call, body, args, ref=call.args.get("ref")))
+        return Reply(pagetext.fence(found))
 
     tool(name, description, schema, group="all", narrow=narrow)(run)
 
@@ -89,7 +92,7 @@ async def visible_text(call: Call) -> Reply:
         if isinstance(data, dict) and data.get("truncated")
         else ""
     )
-    return Reply(text + more)
+    return Reply(pagetext.fence(text, "visible text") + more)
 
 
 page_fn_tool(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from browserdeck.engine import options as o
 from browserdeck.errors import InvalidInput, NotFound
-from browserdeck.mcpserver import snapshot, snapshot_search
+from browserdeck.mcpserver import pagetext, snapshot, snapshot_search
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, field, from_model, obj, s
 from browserdeck.mcpserver.tools.registry import PREPARE_SNAPSHOT, tool
@@ -103,7 +103,8 @@ async def _expand(call: Call, ref: str, span: str | None) -> str:
     """Children of one element of a new full snapshot (a fold line's ref + range)."""
     first, last = _range(span)
     data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
-    raw = data.snapshot
+    raw = pagetext.escape_snapshot(data.snapshot)
+    call.session.seen[call.session.tab or ""] = raw
     ref = ref.strip().removeprefix("@").removeprefix("ref=")
     found = snapshot.expand(raw, ref, first, last if last is not None else 1_000_000)
     if found is None:
@@ -117,7 +118,11 @@ async def _expand(call: Call, ref: str, span: str | None) -> str:
         return f"{_page_line(data)}\n{ref} has {total} children; nothing at {first}"
     shown_last = min(last if last is not None else total, total)
     return "\n".join(
-        [_page_line(data), f"{ref}: children {first}–{shown_last} of {total}", text]
+        [
+            _page_line(data),
+            f"{ref}: children {first}–{shown_last} of {total}",
+            pagetext.fence(text, "snapshot"),
+        ]
     )
 
 
@@ -136,12 +141,16 @@ async def find(call: Call) -> Reply:
             hint='e.g. {"text": "Sign in"} or {"regex": "/price|total/i"}',
         )
     data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
-    raw = data.snapshot
+    raw = pagetext.escape_snapshot(data.snapshot)
+    call.session.seen[call.session.tab or ""] = raw
     try:
         lines, total = snapshot_search.find(raw, pattern or text or "", regex=bool(pattern))
     except Exception as exc:  # re.error, with the pattern's own message
         raise InvalidInput(f"invalid regex {pattern!r}: {exc}") from None
     if not lines:
-        return Reply(f"no match for {pattern or text!r} on {data.url or 'the page'}")
+        where = pagetext.url(data.url) if data.url else "the page"
+        return Reply(f"no match for {pattern or text!r} on {where}")
     more = f"\n({total - len(lines)} more matches not shown)" if total > len(lines) else ""
-    return Reply(f"{total} match(es):\n" + "\n".join(lines) + more)
+    return Reply(
+        f"{total} match(es):\n" + pagetext.fence("\n".join(lines), "snapshot lines") + more
+    )

@@ -8,7 +8,7 @@ from typing import Any
 from browserdeck import results as r
 from browserdeck.engine import options as o
 from browserdeck.engine.consequences import NOTHING
-from browserdeck.mcpserver import output, snapshot, snapshot_search
+from browserdeck.mcpserver import output, pagetext, snapshot, snapshot_search
 from browserdeck.mcpserver.context import Call, Reply
 
 # --- shared ------------------------------------------------------------------
@@ -21,10 +21,12 @@ def _dump(value: Any) -> str:
 
 
 def _page_line(data: r.TabResult) -> str:
+    """``page: "<title>" — <url>``: the title quoted (pagetext.py), as every page value."""
     title, url = data.title, data.url
     if not url:
         return ""
-    return f"page: {title} — {url}" if title else f"page: {url}"
+    shown = pagetext.url(url)
+    return f"page: {pagetext.quote(title)} — {shown}" if title else f"page: {shown}"
 
 
 def _notes(data: r.TabResult | None) -> list[str]:
@@ -39,7 +41,7 @@ def _notes(data: r.TabResult | None) -> list[str]:
         if dialog.type == "filechooser":
             notes.append(f"the file chooser got {', '.join(dialog.files or [])}")
             continue
-        line = f"a {dialog.type} dialog {dialog.message or ''!r} was {dialog.action}"
+        line = f"a {dialog.type} dialog {pagetext.quote(dialog.message or '')} was {dialog.action}"
         if not dialog.armed and dialog.type != "beforeunload":
             line += " (to answer one, call browser_handle_dialog before the action)"
         notes.append(line)
@@ -74,7 +76,8 @@ async def _snapshot_text(
     if viewport:
         params["viewport"] = True
     data = await call.on_tab(o.SnapshotOptions, params)
-    raw = data.snapshot
+    raw = pagetext.escape_snapshot(data.snapshot)
+    call.session.seen[call.session.tab or ""] = raw
     # Parsed once, for compact and folded (and not again for the same text).
     roots, body = (None, raw) if full else snapshot.compact_form(raw)
     target = call.session.tab or ""
@@ -89,8 +92,9 @@ async def _snapshot_text(
             if changes is None:
                 return "\n".join([header, *notes, "no changes since your last snapshot"])
             if len(changes) < len(body):
-                return "\n".join([header, *notes, "changes since your last snapshot:", changes])
-    text = "\n".join([header, *notes, body])
+                fenced = pagetext.fence(changes, "snapshot changes")
+                return "\n".join([header, *notes, "changes since your last snapshot:", fenced])
+    text = "\n".join([header, *notes, pagetext.fence(body, "snapshot")])
     cap = call.max_chars
     if full or len(text) <= cap:
         return text
@@ -105,4 +109,4 @@ async def _snapshot_text(
         f"[folded to fit {cap:,} characters: look-alike rows, items and cards show their "
         f"first and last few; the whole snapshot ({len(body):,} characters) is in {path}]"
     )
-    return "\n".join([header, *notes, small, note])
+    return "\n".join([header, *notes, pagetext.fence(small, "snapshot"), note])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from browserdeck.errors import Conflict, InvalidInput, NotFound
+from browserdeck.mcpserver import pagetext
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, i, obj, s
 from browserdeck.mcpserver.tools.registry import tool
@@ -34,7 +35,7 @@ async def tabs(call: Call) -> Reply:
         target = opened.target_id
         call.app.claims.claim(await call.profile_name(), target, call.session.owner)
         call.session.tab = target
-        return Reply(f"opened tab {target[:8]} and made it current: {opened.url}")
+        return Reply(f"opened tab {target[:8]} and made it current: {pagetext.url(opened.url)}")
     if action == "list":
         return Reply(await _tab_list(call))
     listed = await call.tabs()
@@ -54,7 +55,8 @@ async def tabs(call: Call) -> Reply:
     if action == "select":
         tab = await call.select_tab(target, force=bool(a.get("force")))
         return Reply(
-            f"current tab is now {tab.target_id[:8]}: {tab.title} — {tab.url}"
+            f"current tab is now {tab.target_id[:8]}: {pagetext.title(tab.title)} — "
+            f"{pagetext.url(tab.url)}"
         )
     return Reply(await _close_tab(call, target, force=bool(a.get("force"))))
 
@@ -98,7 +100,10 @@ async def _tab_list(call: Call) -> str:
             mark = "yours"
         else:
             mark = "free"
-        lines.append(f"{k}. {tid[:8]} [{mark}] {t.title or '(untitled)'} — {t.url}")
+        # Titles and URLs are the pages' own words: quoted, so none can pass for a line.
+        lines.append(
+            f"{k}. {tid[:8]} [{mark}] {pagetext.title(t.title)} — {pagetext.url(t.url)}"
+        )
     return f"profile {profile}:\n" + "\n".join(lines)
 
 
