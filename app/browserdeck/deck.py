@@ -373,7 +373,8 @@ class Deck:
     async def open_tab(self, caller: Caller, profile: str | None, url: str) -> Tab:
         ctx = self.profile(caller, profile)
         caller.note(CallNotes(profile=ctx.name, url=url))
-        tab = await ctx.open_tab(url)
+        with ctx.keep_user_focus():  # its window opens under what the user is doing
+            tab = await ctx.open_tab(url)
         ctx.note_opened(caller.key, tab.target_id)
         caller.note(CallNotes(target_id=tab.target_id, url=tab.url or None))
         if caller.is_agent:
@@ -585,7 +586,8 @@ class Deck:
             body = body.model_copy(update={"wait_ms": self.service.config.action_wait_ms})
         t = await self.target(caller, profile, body.target_id or target_id)
         try:
-            out = await self.engine.act(t.cdp_url, t.target_id, t.headers, body)
+            with t.ctx.keep_user_focus():
+                out = await self.engine.act(t.cdp_url, t.target_id, t.headers, body)
         finally:
             await self._note_elements(caller, t, body)
         if out.get("closed") or out.get("navigated"):

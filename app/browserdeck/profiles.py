@@ -103,6 +103,11 @@ class ProfileContext:
     def cdp_url(self) -> str:
         return self.impl.cdp_url()
 
+    def keep_user_focus(self) -> contextlib.AbstractContextManager[None]:
+        """Around a call's input and new windows: this browser's windows neither take the
+        user's keyboard focus nor come up over the window they are in (chrome/xfocus.py)."""
+        return self.service.focus.hold(self.impl.window_owner())
+
     @property
     def headers(self) -> dict[str, str]:
         """What a CDP client must send to this profile's endpoint: the relay's token, or

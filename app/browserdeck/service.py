@@ -37,6 +37,7 @@ from browserdeck import (
     remote,
     secrets,
 )
+from browserdeck.chrome.xfocus import FocusKeeper
 from browserdeck.config import Config
 from browserdeck.driverspecs import DRIVER_FIELDS
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, Unavailable
@@ -126,6 +127,8 @@ class Service:
         self.stopped = asyncio.Event()
         # Background work the service started; stop() cancels what is still running.
         self.tasks = aio.Tasks()
+        # Gives the keyboard focus back when an agent's click activates a browser window.
+        self.focus = FocusKeeper()
 
     @property
     def config_path(self) -> Path:
@@ -422,6 +425,7 @@ class Service:
                 _logged(pwdriver.discard_early(), "stopping the unused Playwright driver"),
             )
         finally:
+            self.focus.close()
             if self._tokens is not None:
                 self._tokens.cancel()  # still waiting for an API that never listened
             self.started = False

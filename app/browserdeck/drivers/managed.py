@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio, paths
 from browserdeck.chrome import launcher, procs
+from browserdeck.chrome.xfocus import WindowOwner
 from browserdeck.drivers.base import ProfileDriver
 from browserdeck.errors import START_OF, BrowserdeckError, Conflict, Hint, Unavailable
 
@@ -195,6 +196,13 @@ class Driver(ProfileDriver):
 
     def cdp_port(self) -> int | None:
         return self.ctx.profile.cdp_port
+
+    def window_owner(self) -> WindowOwner | None:
+        ctx = self.ctx
+        if ctx.chrome is not None:
+            return None if ctx.chrome.headless else WindowOwner(pid=ctx.chrome.pid)
+        # Attach-only: a browser the user started (no pid of ours): any Chrome window.
+        return None if ctx.config.may_launch(ctx.profile) else WindowOwner(chrome_class=True)
 
     async def status(self, out: dict[str, Any]) -> bool | None:
         ctx, p = self.ctx, self.ctx.profile
