@@ -452,6 +452,10 @@ class Service:
     # --- instance discovery (CLI, second launch) -------------------------------
     def _write_instance_file(self) -> None:
         data: dict[str, Any] = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        if self._prelaunch:
+            # Started by `browserdeck mcp` (only it prelaunches): the tray app may take
+            # it over (gui/takeover.py).
+            data["forMcpClients"] = True
         socket_path = getattr(self.api, "socket_path", None)
         if socket_path is not None:
             data["socket"] = str(socket_path)

@@ -40,11 +40,12 @@ from browserdeck import __version__, aio, autostart, config, heap, paths
 from browserdeck.config import Config
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
-from browserdeck.gui import icons, instance, trace
+from browserdeck.gui import icons, instance, takeover, trace
 from browserdeck.gui.bridge import ServiceBridge
 from browserdeck.gui.model import DeckModel
 from browserdeck.gui.panel import StatusPanel
 from browserdeck.gui.settings import SettingsDialog
+from browserdeck.gui.takeover import McpService
 from browserdeck.gui.tray import TrayController
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class TrayApp(QObject):
         tray: bool | None = None,
         show_panel: bool = False,
         show_settings: bool = False,
+        take_over: McpService | None = None,
     ) -> None:
         super().__init__()
         self.qapp = qapp
@@ -90,6 +92,8 @@ class TrayApp(QObject):
         self.tray_available = QSystemTrayIcon.isSystemTrayAvailable() if tray is None else tray
         self.show_panel_at_start = show_panel or not self.tray_available
         self.show_settings_at_start = show_settings
+        # A service `browserdeck mcp` started before us: ours replaces it (gui/takeover.py).
+        self.take_over = take_over
         self.bridge = ServiceBridge(self)
         self.model = DeckModel(self.bridge, self)
         self.service: Service | None = None
@@ -150,6 +154,9 @@ class TrayApp(QObject):
             return True
         if self._shutdown_task is not None or self._starting is not None:
             return False  # quitting (nothing may outlive the shutdown), or one is starting
+        take_over, self.take_over = self.take_over, None
+        if take_over is not None and not await self._take_over(take_over):
+            return False
         # The composition root's part: build and start the Service, then hand the views
         # its front door only (they never read the Service itself).
         service = self.service_factory()
@@ -177,6 +184,8 @@ class TrayApp(QObject):
             trace.emit("service-failed", error=str(exc))
             return False
         finally:
+            if take_over is not None:
+                takeover.end()  # a `browserdeck mcp` needing a service may start one now
             # Kept while a shutdown is under way: that task may not have read it yet.
             if self._starting is service and self._shutdown_task is None:
                 self._starting = None
@@ -188,7 +197,30 @@ class TrayApp(QObject):
         if self.panel is not None:
             self.panel.update_banner()
         trace.emit("service-started", url=deck.overview().api_url, pid=os.getpid())
+        if take_over is not None:
+            self.notify(
+                "info",
+                "browserdeck runs in this app now",
+                "An agent had started browserdeck without its window; this app took it "
+                "over. Agents keep their sessions; the tabs they had open were closed.",
+            )
         return True
+
+    async def _take_over(self, old: McpService) -> bool:
+        """Stop the service an MCP client started, so that ours takes its place."""
+        trace.emit("takeover-begin", pid=old.pid)
+        problem = await asyncio.to_thread(takeover.begin, old)
+        if problem is None:
+            trace.emit("takeover-stopped", pid=old.pid)
+            return True
+        message = (
+            f"browserdeck already runs for an agent (pid {old.pid}), and {problem}. "
+            f"End that process (kill {old.pid}), then start this app again."
+        )
+        self.model.set_deck(None, message)
+        self.notify("error", "browserdeck could not start", message)
+        trace.emit("service-failed", error=message)
+        return False
 
     def request_quit(self, code: int = 0) -> None:
         """Quit from anywhere (menu, signal, aboutToQuit, closing the no-tray window)."""
@@ -545,8 +577,9 @@ def make_qapp(argv: list[str] | None = None) -> QApplication:
     return qapp
 
 
-def second_launch(show: str = "show-panel") -> int | None:
-    """If a browserdeck already runs for this home, hand over and return an exit code."""
+def second_launch(show: str = "show-panel") -> int | McpService | None:
+    """If a browserdeck already runs for this home: hand over and return an exit code, or
+    the service an MCP client started, which this app takes over (gui/takeover.py)."""
     answer = instance.send_command(show)
     if answer is not None:
         trace.emit("second-launch", answer=answer)
@@ -557,6 +590,9 @@ def second_launch(show: str = "show-panel") -> int | None:
         )
         return 0
     running = instance.running_service()
+    mcp_service = McpService.of(running)
+    if mcp_service is not None:
+        return mcp_service
     if running is not None:
         print(
             f"error: browserdeck is already running at {running.get('url')} "
@@ -583,7 +619,7 @@ def run(
     handed_over = second_launch(
         "show-settings" if getattr(args, "settings", False) else "show-panel"
     )
-    if handed_over is not None:
+    if isinstance(handed_over, int):
         return handed_over
     headless = bool(getattr(args, "headless", False))
     port = getattr(args, "port", None)
@@ -594,6 +630,7 @@ def run(
         tray=False if getattr(args, "no_tray", False) else None,
         show_panel=bool(getattr(args, "panel", False)),
         show_settings=bool(getattr(args, "settings", False)),
+        take_over=handed_over,
     )
     # Before the service starts (it starts inside the loop): the app's own process only,
     # never a test's that builds a TrayApp.
