@@ -34,6 +34,7 @@ from browserdeck import (
     logsetup,
     paths,
     pwdriver,
+    reconfig,
     remote,
     secrets,
 )
@@ -213,7 +214,7 @@ class Service:
                 # its start; a page route waits for it under the profile's lock, and
                 # never for what the first page does not need.
                 prelaunch = self.tasks.spawn(
-                    self._start_quietly(default), name="prelaunch-default-profile"
+                    self.start_quietly(default), name="prelaunch-default-profile"
                 )
                 self.early_attach = self.tasks.spawn(
                     self._attach_early(default, prelaunch, self._engine_start),
@@ -237,7 +238,7 @@ class Service:
                 if self.config.start_default_profile:
                     default = self.contexts.get(self.config.default_profile)
                     if default is not None and default.impl.spec.launches:
-                        self.tasks.spawn(self._start_quietly(default), name="start-default-profile")
+                        self.tasks.spawn(self.start_quietly(default), name="start-default-profile")
             self.started = True
         except BaseException as failure:
             # To its end even if cancelled meanwhile (a signal to `serve`): a stop cut
@@ -388,7 +389,7 @@ class Service:
         except Exception as exc:  # the first page call connects (and says why) itself
             log.info("early connection to profile %s: %s", ctx.name, exc)
 
-    async def _start_quietly(self, ctx: ProfileContext) -> None:
+    async def start_quietly(self, ctx: ProfileContext) -> None:
         try:
             await ctx.start()
         except BrowserdeckError as exc:
@@ -593,8 +594,10 @@ class Service:
         secrets.delete_token(remote.secret_kind(name))
         return {"deleted": name, "removedData": removed}
 
-    async def apply_config(self, new: Config) -> None:
-        """Save ``new`` atomically, then restart only the profiles whose settings changed."""
+    async def apply_config(self, new: Config, *, restart: bool = True) -> reconfig.Applied:
+        """Save ``new`` atomically, then restart the running profiles whose settings need it
+        (``reconfig.restarts``), or keep them as they are until their next start
+        (``restart=False``); the others take the new settings at once."""
         config.check_consistency(new)
         current = self._read_config_bytes()
         if current is not None and current != self._config_on_disk:
@@ -608,28 +611,10 @@ class Service:
         config.save(new, self.config_path)
         self._config_on_disk = self._read_config_bytes()
         old, self.config = self.config, new
-        for name in list(self.contexts):
-            if name not in new.profiles:
-                await self.contexts.pop(name).stop()
-        for name, profile in new.profiles.items():
-            ctx = self.contexts.get(name)
-            if ctx is None:
-                self.contexts[name] = ProfileContext(self, profile)
-                continue
-            before = old.profiles.get(name)
-            ctx.profile = profile
-            if before is not None and before.to_json() != profile.to_json():
-                was_running = ctx.state == "running"
-                await ctx.stop()
-                if was_running and new.enabled:
-                    await self._start_quietly(ctx)
+        applied = await reconfig.apply_profiles(self, old, new, restart=restart)
         if not new.enabled:
             for ctx in self.contexts.values():
                 await ctx.stop()
-        elif (old.relay_port, old.relay_client_mode) != (new.relay_port, new.relay_client_mode):
-            for ctx in self.contexts.values():
-                if ctx.impl.spec.port == "relay":
-                    await ctx.stop()
         if new.enabled and self._run_relays:
             await self._start_relays()
         if self.api is not None and new.control_port != old.control_port:
@@ -641,6 +626,7 @@ class Service:
             )
         self._apply_disk_limits()
         self.events.config_changed.send()
+        return applied
 
     async def stop_all_agents(self) -> dict[str, int]:
         """End every agent session, close the tabs agents opened in managed profiles and

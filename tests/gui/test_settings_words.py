@@ -10,12 +10,13 @@ from PySide6.QtWidgets import QLabel
 from tests.gui.conftest import running_tray, wait_for
 
 from browserdeck.gui.settings import CHECKBOX_TEXT, HELP, SettingsDialog
+from browserdeck.reconfig import Applied
 
 JARGON = ("?profile=", "every browser route", "relayPort", "409", "single-active", "docs/", ".md")
 
 
-async def _noop_apply(candidate: Any, deleted: list[str]) -> None:
-    return None
+async def _noop_apply(candidate: Any, deleted: list[str], restart: bool) -> Applied:
+    return Applied()
 
 
 def _texts(dialog: SettingsDialog) -> list[str]:

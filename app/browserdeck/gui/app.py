@@ -2,7 +2,8 @@
 
 Lifecycle (one path, whatever ends it)::
 
-    run(args)                       second launch? -> ask the running tray to show its panel
+    launch.run(args)                second launch? -> ask the running tray to show its panel;
+                                    a service an MCP client started? -> take it over
       └─ TrayApp.run()              tray icon, instance server, Service.start()
            await quit_requested     set by Quit, SIGTERM/SIGINT, aboutToQuit, or closing the
                                     window when there is no tray
@@ -12,14 +13,14 @@ Lifecycle (one path, whatever ends it)::
 No coroutine ever calls ``exec()`` on a dialog: dialogs are opened with
 ``show()``/``open()`` and report back through signals (qasync re-entrancy).
 
-Why one module (about 600 lines): ``TrayApp`` is the tray's one lifecycle (menu, panel,
-dialogs, notices, the service's start and the one shutdown path) and ``run`` its entry;
-the windows it opens already live apart (panel, settings, pairing, screenshot).
+Why one module (about 580 lines): ``TrayApp`` is the tray's one lifecycle (menu, panel,
+dialogs, notices, the service's start and the one shutdown path); its entry point is
+``gui/launch.py``, and the windows it opens already live apart (panel, settings, pairing,
+screenshot).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -36,7 +37,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
-from browserdeck import __version__, aio, autostart, config, heap, paths
+from browserdeck import __version__, aio, autostart, config, paths
 from browserdeck.config import Config
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
@@ -47,9 +48,11 @@ from browserdeck.gui.panel import StatusPanel
 from browserdeck.gui.settings import SettingsDialog
 from browserdeck.gui.takeover import McpService
 from browserdeck.gui.tray import TrayController
+from browserdeck.reconfig import Applied
 
 if TYPE_CHECKING:
     from browserdeck.deck import AgentsStopped
+    from browserdeck.reconfig import Restart
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
@@ -380,10 +383,12 @@ class TrayApp(QObject):
                 return self.settings_dialog
         deck = self.model.deck
         current = deck.settings() if deck is not None else config.load().config
-        dialog = SettingsDialog(current, self.apply_settings, running=deck is not None)
+        dialog = SettingsDialog(
+            current, self.apply_settings, running=deck is not None, restarts=self.restarts
+        )
         dialog.destroyed.connect(lambda *_: setattr(self, "settings_dialog", None))
         dialog.saved.connect(
-            lambda *_: self.notify("info", "Settings saved", "Changes are applied.")
+            lambda applied: self.notify("info", "Settings saved", saved_words(applied))
         )
         self.settings_dialog = dialog
         if profile:
@@ -393,15 +398,20 @@ class TrayApp(QObject):
         dialog.activateWindow()
         return dialog
 
-    async def apply_settings(self, candidate: Config, deleted: list[str]) -> None:
+    async def restarts(self, candidate: Config) -> list[Restart]:
+        """The running browsers saving ``candidate`` would restart (none when none runs)."""
+        deck = self.model.deck
+        return await deck.restarts(candidate) if deck is not None and deck.started else []
+
+    async def apply_settings(self, candidate: Config, deleted: list[str], restart: bool) -> Applied:
         """Save and apply live; deleted managed profiles also lose their browser data."""
         deck = self.model.deck
         if deck is None or not deck.started:
             config.check_consistency(candidate)
             config.save(candidate)
             self._sync_autostart(candidate)
-            return
-        await deck.apply_config(candidate, deleted)
+            return Applied()
+        return await deck.apply_config(candidate, deleted, restart=restart)
 
     def show_pairing(self) -> QWidget | None:
         from browserdeck.gui.pairing import PairDialog
@@ -527,6 +537,29 @@ class TrayApp(QObject):
             self._sync_autostart(config.load().config)
 
 
+def saved_words(applied: Applied) -> str:
+    """What saving did to running browsers, in words (the "Settings saved" notice)."""
+    said = []
+    if applied.restarted:
+        said.append(f"{_names(applied.restarted)} restarted with the new settings.")
+    if applied.deferred:
+        said.append(
+            f"{_names(applied.deferred)} keep{'s' if len(applied.deferred) == 1 else ''} "
+            "running as before; the new settings apply at the next start."
+        )
+    if applied.recolored:
+        said.append(
+            f"The window of {_names(applied.recolored)} takes its new colour at its next "
+            "start; its tabs stay open."
+        )
+    return " ".join(said) or "Saved."
+
+
+def _names(names: tuple[str, ...]) -> str:
+    quoted = [f"“{n}”" for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
 def _remover(loop: asyncio.AbstractEventLoop, sig: int) -> Callable[[], None]:
     def remove() -> None:
         loop.remove_signal_handler(sig)
@@ -575,80 +608,3 @@ def make_qapp(argv: list[str] | None = None) -> QApplication:
         qapp.setStyle("Fusion")
     qapp.setStyleSheet(STYLE)
     return qapp
-
-
-def second_launch(show: str = "show-panel") -> int | McpService | None:
-    """If a browserdeck already runs for this home: hand over and return an exit code, or
-    the service an MCP client started, which this app takes over (gui/takeover.py)."""
-    answer = instance.send_command(show)
-    if answer is not None:
-        trace.emit("second-launch", answer=answer)
-        print(
-            "browserdeck is already running; showing its "
-            f"{'panel' if show == 'show-panel' else 'settings'}.",
-            file=sys.stderr,
-        )
-        return 0
-    running = instance.running_service()
-    mcp_service = McpService.of(running)
-    if mcp_service is not None:
-        return mcp_service
-    if running is not None:
-        print(
-            f"error: browserdeck is already running at {running.get('url')} "
-            f"(pid {running.get('pid')}) without a tray, e.g. `browserdeck serve`.\n"
-            "  hint: use the CLI against it, or stop it and start the tray app.",
-            file=sys.stderr,
-        )
-        return 1
-    return None
-
-
-def run(
-    args: argparse.Namespace,
-    build_service: Callable[..., Service],
-    mcp_config: Callable[[], str],
-) -> int:
-    """The tray app; ``build_service`` and ``mcp_config`` are the composition root's
-    (``master.build_service``, ``master.mcp_client_config``)."""
-    from browserdeck import logsetup
-    from browserdeck.gui.qtloop import QtEventLoop
-
-    logsetup.setup()
-    qapp = make_qapp()
-    handed_over = second_launch(
-        "show-settings" if getattr(args, "settings", False) else "show-panel"
-    )
-    if isinstance(handed_over, int):
-        return handed_over
-    headless = bool(getattr(args, "headless", False))
-    port = getattr(args, "port", None)
-    app = TrayApp(
-        qapp,
-        service_factory=lambda: build_service(force_headless=headless, control_port=port),
-        mcp_config=mcp_config,
-        tray=False if getattr(args, "no_tray", False) else None,
-        show_panel=bool(getattr(args, "panel", False)),
-        show_settings=bool(getattr(args, "settings", False)),
-        take_over=handed_over,
-    )
-    # Before the service starts (it starts inside the loop): the app's own process only,
-    # never a test's that builds a TrayApp.
-    heap.settle()  # a big snapshot's temporaries no longer set off collections
-    loop = QtEventLoop(qapp)
-    asyncio.set_event_loop(loop)
-    main = loop.create_task(app.run(), name="gui-main")
-    try:
-        with loop:
-            while True:
-                try:
-                    return int(loop.run_until_complete(main))
-                except RuntimeError as exc:
-                    # Something called QApplication.quit() (session logout, aboutToQuit):
-                    # the Qt loop returned early. request_quit() has been called from
-                    # aboutToQuit; run the loop again until the shutdown path finishes.
-                    if main.done() or "before Future completed" not in str(exc):
-                        raise
-                    app.request_quit()
-    finally:
-        asyncio.set_event_loop(None)

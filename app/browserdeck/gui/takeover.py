@@ -66,7 +66,7 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def begin(service: McpService, timeout: float = 30.0) -> str | None:
+def begin(old: McpService, timeout: float = 30.0) -> str | None:
     """Steps 1 and 2 (blocking: run it on a thread); None once the old service is gone,
     else why not (the take-over file is removed then)."""
     marker = paths.takeover_path()
@@ -75,17 +75,17 @@ def begin(service: McpService, timeout: float = 30.0) -> str | None:
         f.write(str(os.getpid()))
     os.replace(tmp, marker)
     try:
-        os.kill(service.pid, signal.SIGTERM)
+        os.kill(old.pid, signal.SIGTERM)
     except ProcessLookupError:
         return None
     except OSError as exc:
         end()
         return f"it could not be stopped ({exc.strerror or exc})"
     deadline = time.monotonic() + timeout
-    while not _gone(service.pid):
+    while not _gone(old.pid):
         if time.monotonic() > deadline:
             end()
-            return f"it did not stop within {timeout:.0f} s (pid {service.pid})"
+            return f"it did not stop within {timeout:.0f} s (pid {old.pid})"
         time.sleep(0.05)
     return None
 

@@ -7,6 +7,7 @@ import logging
 import os
 import re
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -29,25 +30,36 @@ from browserdeck.gui.settings.fields import (
     NETWORK_KEYS,
     Field,
     attr_of,
+    label_of,
     port_holder,
 )
 from browserdeck.gui.settings.pages import SettingsPages
 
+if TYPE_CHECKING:
+    from browserdeck.reconfig import Applied, Restart
+
 log = logging.getLogger(__name__)
+
+# Saves the candidate (deleted profiles go with their data); restart: the running
+# browsers whose new settings need a restart restart now, else at their next start.
+Apply = Callable[[Config, list[str], bool], Awaitable["Applied"]]
+# The running browsers saving a candidate would restart (asked before saving).
+Restarts = Callable[[Config], Awaitable[list["Restart"]]]
 
 
 class SettingsDialog(SettingsPages):
     """Non-modal: show() it; Save runs ``apply`` as a task and closes on success."""
 
-    saved = Signal(object)  # the Config that was applied
+    saved = Signal(object)  # what saving did to running browsers (reconfig.Applied)
 
     def __init__(
         self,
         current: Config,
-        apply: Callable[[Config, list[str]], Awaitable[None]],
+        apply: Apply,
         parent: QWidget | None = None,
         *,
         running: bool = True,
+        restarts: Restarts | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("settingsDialog")
@@ -61,6 +73,8 @@ class SettingsDialog(SettingsPages):
         self.working = copy.deepcopy(current)
         self.deleted: list[str] = []
         self._apply = apply
+        self._restarts = restarts
+        self.restart_box: QMessageBox | None = None
         self._saving = False
         self._loading = False
         self.fields: dict[str, Field] = {}
@@ -348,6 +362,8 @@ class SettingsDialog(SettingsPages):
         return copy.deepcopy(self.working)
 
     def save(self) -> None:
+        """Save; first, if running browsers would restart, ask: now, at their next start,
+        or not at all (Cancel)."""
         if self._saving or self.validate():
             return
         self._saving = True
@@ -355,9 +371,69 @@ class SettingsDialog(SettingsPages):
         candidate = self.candidate()
         deleted = list(self.deleted)
 
+        async def ask() -> None:
+            needs: list[Restart] = []
+            if self._restarts is not None:
+                try:
+                    needs = await self._restarts(candidate)
+                except BrowserdeckError:
+                    log.exception("asking which browsers would restart")
+            if needs:
+                self._ask_restart(needs, candidate, deleted)
+            else:
+                self._apply_task(candidate, deleted, restart=True)
+
+        aio.create_task(ask(), name="gui-settings-restarts")
+
+    def _ask_restart(self, needs: list[Restart], candidate: Config, deleted: list[str]) -> None:
+        box = QMessageBox(self)
+        box.setObjectName("restartBox")
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle("Restart browsers?")
+        many = len(needs) > 1
+        box.setText(
+            f"{'These browsers take' if many else 'A browser takes'} the new settings only "
+            "when it starts again."
+        )
+        lines = []
+        for need in needs:
+            changed = ", ".join(label_of(key) for key in need.keys)
+            tabs = (
+                f"its {need.tabs} open tab{'s' if need.tabs != 1 else ''} would close"
+                if need.tabs
+                else "no tab is open"
+            )
+            lines.append(f"• {need.profile}: {tabs} ({changed} changed)")
+        box.setInformativeText(
+            "\n".join(lines)
+            + "\n\nRestart now, or keep "
+            + ("them" if many else "it")
+            + " running as "
+            + ("they are" if many else "it is")
+            + " until the next start?"
+        )
+        now = box.addButton("Restart now", QMessageBox.ButtonRole.AcceptRole)
+        later = box.addButton("At next start", QMessageBox.ButtonRole.ActionRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(later)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.destroyed.connect(lambda *_: setattr(self, "restart_box", None))
+
+        def chosen(button: object) -> None:
+            if button is now or button is later:
+                self._apply_task(candidate, deleted, restart=button is now)
+            else:  # Cancel: nothing saved, the dialog stays open as it was
+                self._saving = False
+                self._set_busy(False)
+
+        box.buttonClicked.connect(chosen)
+        self.restart_box = box
+        box.open()  # never exec(): the asyncio loop keeps running
+
+    def _apply_task(self, candidate: Config, deleted: list[str], *, restart: bool) -> None:
         async def go() -> None:
             try:
-                await self._apply(candidate, deleted)
+                applied = await self._apply(candidate, deleted, restart)
             except BrowserdeckError as exc:
                 self._saving = False
                 self._set_busy(False)
@@ -374,7 +450,7 @@ class SettingsDialog(SettingsPages):
                 self._update_save()
                 return
             self._saving = False
-            self.saved.emit(candidate)
+            self.saved.emit(applied)
             self.accept()
 
         aio.create_task(go(), name="gui-save-settings")
