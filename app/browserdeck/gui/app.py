@@ -41,7 +41,7 @@ from browserdeck import __version__, aio, autostart, config, paths
 from browserdeck.config import Config
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
-from browserdeck.gui import icons, instance, takeover, trace
+from browserdeck.gui import icons, instance, keep, takeover, trace
 from browserdeck.gui.bridge import ServiceBridge
 from browserdeck.gui.model import DeckModel
 from browserdeck.gui.panel import StatusPanel
@@ -99,6 +99,7 @@ class TrayApp(QObject):
         self.take_over = take_over
         self.bridge = ServiceBridge(self)
         self.model = DeckModel(self.bridge, self)
+        self.model.activity.extend(keep.activity())  # the recent activity of the last run
         self.service: Service | None = None
         self._starting: Service | None = None  # while start_service() waits for it
         self.tray: TrayController | None = None
@@ -255,7 +256,10 @@ class TrayApp(QObject):
             with contextlib.suppress(RuntimeError):
                 self.settings_dialog.close()
         panel, self.panel = self.panel, None
+        keep.save_activity(list(self.model.activity))
         if panel is not None:
+            if panel.isVisible():
+                panel.keep_layout()
             panel.timer.stop()
             panel.hide()
             panel.deleteLater()
