@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
             "client",
             "config",
             "confine",
+            "desktop",
             "driverspecs",
             "errors",
             "events",

@@ -460,20 +460,26 @@ class TrayApp(QObject):
             "Paste it into your MCP client's config (Claude Desktop, Cursor, …).",
         )
 
-    def open_logs(self) -> None:
+    def open_logs(self) -> asyncio.Task[None]:
+        """Open the logs folder; a notice says where it is when it could not be opened."""
         from browserdeck.gui.pairing import open_path
 
         folder = paths.log_dir()
-        if open_path(folder):
-            self.notify("info", "Logs folder", f"Opened {folder}")
-        else:
-            # Never a silent no-op: say where the logs are, so they can be opened by hand.
-            self.notify(
-                "warning",
-                "Could not open the logs folder",
-                f"No file manager could be started. The logs are in {folder} "
-                "(`browserdeck paths` prints it too).",
-            )
+
+        async def go() -> None:
+            why = await open_path(folder)
+            if why is None:
+                self.notify("info", "Logs folder", f"Opened {folder}")
+            else:
+                # Never a silent no-op: say where the logs are, so they can be opened by hand.
+                self.notify(
+                    "warning",
+                    "Could not open the logs folder",
+                    f"{why[:1].upper()}{why[1:]}. The logs are in {folder} "
+                    "(`browserdeck paths` prints it too).",
+                )
+
+        return aio.create_task(go(), name="gui-open-logs")
 
     def stop_all_agents(self) -> None:
         """One click: every agent session ends, agent tabs close, Chrome tabs are unshared."""
