@@ -62,7 +62,7 @@ def test_name_is_validated_as_you_type(qapp: Any, saved_config: Any, qtbot: Any)
     dialog.name_edit.clear()
     qtbot.keyClicks(dialog.name_edit, "work")
     assert not dialog.name_error.isVisible()
-    assert dialog.save_button.isEnabled()
+    assert dialog.save_button.isEnabled(), dialog.problem.text()
     assert "work" in dialog.working.profiles and "profile-1" not in dialog.working.profiles
     # An existing profile's name cannot change.
     dialog.select_profile("agent")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 from tests.gui.conftest import running_tray, wait_for
 
@@ -79,3 +80,63 @@ async def test_settings_from_the_panel_land_on_its_profile(qapp: Any, saved_conf
         dialog = app.settings_dialog
         assert dialog.tabs.currentIndex() == 1 and dialog.current_profile == "chrome"
         dialog.close()
+
+
+def test_a_busy_port_blocks_save_until_another_is_picked(
+    qapp: Any, saved_config: Any, qtbot: Any
+) -> None:
+    dialog = SettingsDialog(saved_config, _noop_apply, running=False)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.save_button.isEnabled()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        busy = holder.getsockname()[1]
+        dialog.fields["relayPort"].widget.setValue(busy)
+        assert dialog.fields["relayPort"].error.text().startswith("⚠")
+        # A start on a port another program holds fails: Save waits, and says why.
+        assert not dialog.save_button.isEnabled()
+        assert "in use by another program" in dialog.problem.text()
+        assert dialog.problem.isVisible()
+        dialog.fields["relayPort"].widget.setValue(saved_config.relay_port)
+    assert not dialog.fields["relayPort"].error.isVisible()
+    assert dialog.save_button.isEnabled()
+    assert not dialog.problem.isVisible()
+
+
+def test_a_shared_colour_is_warned_and_saving_stays_possible(
+    qapp: Any, saved_config: Any, qtbot: Any
+) -> None:
+    dialog = SettingsDialog(saved_config, _noop_apply, running=False)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.select_profile("agent")
+    other = saved_config.profiles["chrome"].color
+    dialog.profile_fields["color"].widget.set_value(other.lower())
+    dialog.validate()
+    said = dialog.profile_fields["color"].error.text()
+    assert said.startswith("⚠") and "“chrome” has this colour too" in said, said
+    assert dialog.save_button.isEnabled(), "a warning, not an error"
+    dialog.profile_fields["color"].widget.set_value("#123456")
+    dialog.validate()
+    assert not dialog.profile_fields["color"].error.isVisible()
+
+
+def test_every_name_problem_at_once_and_the_list_shows_what_is_typed(
+    qapp: Any, saved_config: Any, qtbot: Any
+) -> None:
+    dialog = SettingsDialog(saved_config, _noop_apply, running=False)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.tabs.setCurrentIndex(1)
+    qtbot.mouseClick(dialog.add_button, Qt.MouseButton.LeftButton)
+    dialog.name_edit.clear()
+    qtbot.keyClicks(dialog.name_edit, "my")
+    assert dialog.profile_list.currentItem().text() == "my"
+    qtbot.keyClicks(dialog.name_edit, " Stuff!")
+    said = dialog.name_error.text()
+    assert "uppercase" in said and "a space and '!'" in said, said  # both, at once
+    # The list says what is typed, marked, not the last name that could be used ("my").
+    assert dialog.profile_list.currentItem().text() == "my Stuff! ✕"
+    assert not dialog.save_button.isEnabled()

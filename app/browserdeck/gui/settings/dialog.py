@@ -169,11 +169,13 @@ class SettingsDialog(SettingsPages):
         try:
             config.validate_profile_name(text)
         except InvalidInput as exc:
-            self.name_error.show_error(exc.message)
+            self.name_error.show_error(exc.message)  # every problem of the name at once
+            self._show_typed_name(text)
             self._update_save()
             return
         if text != old and text in self.working.profiles:
             self.name_error.show_error(f"a profile named {text!r} already exists")
+            self._show_typed_name(text)
             self._update_save()
             return
         self.name_error.show_error(None)
@@ -189,6 +191,13 @@ class SettingsDialog(SettingsPages):
             self._refresh_profile_list(select=text)
             self.name_edit.setFocus()
         self.validate()
+
+    def _show_typed_name(self, text: str) -> None:
+        """The list shows the name as typed, marked, while it cannot be used (not the last
+        name that could, a stale part of what the user is typing)."""
+        item = self.profile_list.currentItem()
+        if item is not None:
+            item.setText(f"{text or '(no name)'} ✕")
 
     def add_profile(self) -> None:
         n = 1
@@ -277,6 +286,7 @@ class SettingsDialog(SettingsPages):
         if self.name_error.isVisible():
             problems.append(self.name_error.text())
             inline.append(problems[-1])
+        self._warn_shared_colour()
         for name, p in self.working.profiles.items():
             try:
                 config.parse_profile(name, p.to_json(), f"profile {name!r}")
@@ -303,6 +313,29 @@ class SettingsDialog(SettingsPages):
         self._probe_ports()
         self._update_save()
         return problems
+
+    def _warn_shared_colour(self) -> None:
+        """A warning (Save stays possible) when another profile has the same colour: the
+        two browsers' windows and icons would look alike."""
+        name = self.current_profile
+        field = self.profile_fields.get("color")
+        if name is None or field is None or field.error.text().startswith("✕"):
+            return
+        colour = str(self.working.profiles[name].color or "").upper()
+        same = sorted(
+            other
+            for other, p in self.working.profiles.items()
+            if other != name and str(p.color or "").upper() == colour
+        )
+        if same:
+            who = " and ".join(f"“{n}”" for n in same)
+            field.error.show_error(
+                f"{who} {'has' if len(same) == 1 else 'have'} this colour too: their windows "
+                "and icons would look the same. Pick another to tell them apart.",
+                warning=True,
+            )
+        elif field.error.text().startswith("⚠"):
+            field.error.show_error(None)
 
     def _mark_collision(self, message: str) -> bool:
         """Show a port collision under each port field holding that port (True: shown)."""
@@ -353,9 +386,25 @@ class SettingsDialog(SettingsPages):
                 field.error.show_error(None)
                 field.warned = False
 
+    def busy_ports(self) -> list[Field]:
+        """The port fields that another program holds (probed as you type)."""
+        fields = [self.fields[key] for key in NETWORK_KEYS]
+        if self.current_profile is not None:
+            fields.append(self.profile_fields["cdpPort"])
+        return [f for f in fields if f.warned]
+
     def _update_save(self) -> None:
-        blocked = bool(getattr(self, "_problems", [])) or self.name_error.isVisible()
+        # A port another program holds is a start that fails: Save waits for another port.
+        busy = self.busy_ports()
+        blocked = (
+            bool(getattr(self, "_problems", [])) or self.name_error.isVisible() or bool(busy)
+        )
         self.save_button.setEnabled(not blocked and not self._saving)
+        if busy and not getattr(self, "_problems", []):
+            self.problem.setText(
+                "A port is in use by another program: pick another one (marked ⚠) to save."
+            )
+            self.problem.show()
 
     # --- saving --------------------------------------------------------------------
     def candidate(self) -> Config:

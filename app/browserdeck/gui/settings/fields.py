@@ -407,6 +407,10 @@ def _form_row(
 def port_holder(port: int) -> str | None:
     """Why ``port`` cannot be used on 127.0.0.1 right now (another program holds it), or None."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As the service binds (asyncio and its API set SO_REUSEADDR): a port left in
+        # TIME_WAIT by a closed connection is free for it, not "in use".
+        if os.name != "nt":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:
