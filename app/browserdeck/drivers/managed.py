@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # The detail of a managed profile whose browser exited cleanly without being asked to.
-CLOSED_BY_USER = "the browser was closed"
+CLOSED_BY_USER = "the browser quit"  # exit code 0: its window closed, its menu, or SIGTERM
 
 
 def runs_headless(ctx: ProfileContext) -> tuple[bool, str | None]:
@@ -122,7 +122,7 @@ class Driver(ProfileDriver):
             # nothing, and "it may have been closed" would hide why.
             ctx.restart_note = (
                 "the browser "
-                + ("was closed" if closed else "crashed or was killed")
+                + ("quit" if closed else "crashed or was killed")
                 + f" and was restarted at {time.strftime('%H:%M:%S')}, so tabs from before are gone"
             )
 
@@ -158,11 +158,17 @@ class Driver(ProfileDriver):
         # the same port.
         await ctx.drop_connections()
         if clean:
+            # Exit code 0 is its last window closed, its menu's Exit, or a SIGTERM (kill):
+            # the code does not say which, so neither do we (a headless one has no window).
+            how = (
+                "It was told to quit by another program (it has no window)."
+                if chrome.headless
+                else "Its last window was closed, or another program told it to quit."
+            )
             ctx.service.events.notice.send(
                 level="info",
-                title=f"{ctx.name}: browser closed",
-                message="Its window was closed. It starts again when an agent needs it, "
-                "or from the tray menu.",
+                title=f"{ctx.name}: browser quit",
+                message=f"{how} It starts again when an agent needs it, or from the tray menu.",
             )
         else:
             ctx.service.events.notice.send(

@@ -18,6 +18,7 @@ details, its tabs, Follow agent, the banner); the panes that stand alone live ap
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
@@ -56,6 +57,13 @@ from browserdeck.gui.panel_parts import (
 from browserdeck.gui.screenshot import Capture
 from browserdeck.gui.shot_pane import AUTO_REFRESH_MS, ScreenshotPane
 from browserdeck.results import ProfileStatus
+
+# A start refused because another program holds the profile's port (launcher, gateway
+# and relay say it so).
+_PORT_BUSY = re.compile(
+    r"\bport\b.*\b(is taken|in use|already listening|already answers)"
+    r"|\b(is taken|in use|already listening|already answers)\b.*\bport\b"
+)
 
 
 class StatusPanel(QMainWindow):
@@ -445,7 +453,14 @@ class StatusPanel(QMainWindow):
         name = self.selected_profile
         verb = states.toggle_text(status)
         if state in (states.State.CRASHED, states.State.ERROR, states.State.UNREACHABLE):
-            what = status.detail or states.label(status)
+            what = (status.detail or states.label(status)).rstrip(".")
+            if state == states.State.ERROR and _PORT_BUSY.search(what):
+                # Starting again on the same port fails again: say what would help.
+                return (
+                    f"{name}: {states.label(status)} — {what}. Pick another port for it in "
+                    "Settings (Profiles), or stop the program that holds this one, then "
+                    f"click “{verb}”."
+                )
             return f"{name}: {states.label(status)} — {what}. Click “{verb}” to try again."
         if state == states.State.DISABLED:
             return "Browser control is disabled in Settings."
