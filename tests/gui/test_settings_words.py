@@ -10,10 +10,22 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 from tests.gui.conftest import running_tray, wait_for
 
-from browserdeck.gui.settings import CHECKBOX_TEXT, HELP, SettingsDialog
+from browserdeck.gui.settings import CHECKBOX_TEXT, HELP, LABELS, SettingsDialog
 from browserdeck.reconfig import Applied
 
-JARGON = ("?profile=", "every browser route", "relayPort", "409", "single-active", "docs/", ".md")
+JARGON = (
+    "?profile=",
+    "every browser route",
+    "relayPort",
+    "409",
+    "single-active",
+    "docs/",
+    ".md",
+    "`",  # a literal backtick: Markdown the dialog does not render
+    "cdpPort",
+    "BROWSERDECK_CLIENT",
+    "ws(s)",
+)
 
 
 async def _noop_apply(candidate: Any, deleted: list[str], restart: bool) -> Applied:
@@ -33,10 +45,15 @@ def _texts(dialog: SettingsDialog) -> list[str]:
 def test_words_a_person_knows(qapp: Any, saved_config: Any, qtbot: Any) -> None:
     dialog = SettingsDialog(saved_config, _noop_apply)
     qtbot.addWidget(dialog)
-    assert dialog.windowTitle() == "browserdeck — Settings"
+    # Qt adds " — browserdeck" itself: "browserdeck — Settings — browserdeck" was shown.
+    assert dialog.windowTitle() == "Settings"
     for text in _texts(dialog):
         for word in JARGON:
             assert word not in text, f"{word!r} in {text!r}"
+    # Every setting has a label written for people, not its key split up ("Artifacts max mb").
+    for key in [*dialog.fields, *dialog.profile_fields]:
+        assert key in LABELS, f"no label for {key}"
+        assert key in HELP or key == "driver", f"no help line in a person's words for {key}"
     # A help line never just repeats its checkbox.
     for key, box in CHECKBOX_TEXT.items():
         help_text = HELP.get(key, "").lower()

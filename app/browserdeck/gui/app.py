@@ -476,7 +476,7 @@ class TrayApp(QObject):
                     "warning",
                     "Could not open the logs folder",
                     f"{why[:1].upper()}{why[1:]}. The logs are in {folder} "
-                    "(`browserdeck paths` prints it too).",
+                    "(the command “browserdeck paths” prints it too).",
                 )
 
         return aio.create_task(go(), name="gui-open-logs")

@@ -61,7 +61,7 @@ class PairDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("pairDialog")
-        self.setWindowTitle("Pair the browserdeck extension")
+        self.setWindowTitle("Pair the extension")  # Qt adds " — browserdeck"
         self.setWindowIcon(icons.app_icon(color))
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.link = pairing_link(relay_port, token, profile)

@@ -63,7 +63,8 @@ class SettingsDialog(SettingsPages):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("settingsDialog")
-        self.setWindowTitle("browserdeck — Settings")
+        # Qt adds " — browserdeck" (the application's display name) to every title.
+        self.setWindowTitle("Settings")
         self.setWindowIcon(
             icons.app_icon(current.profiles.get(current.default_profile, ProfileConfig("x")).color)
         )

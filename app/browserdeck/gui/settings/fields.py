@@ -57,6 +57,16 @@ LABELS: dict[str, str] = {
     "mcpRunCode": "Allow MCP to run Python code",
     "screenshotMaxDimension": "Largest MCP screenshot side (px)",
     "actionWaitMs": "Longest wait for an action's effects (ms)",
+    "allowFileUrls": "Files on this computer",
+    "maxTabs": "Most tabs per agent and profile",
+    "artifactsMaxMb": "Space for saved files (MB)",
+    "artifactsMaxAgeDays": "Keep saved files for (days)",
+    "logMaxMb": "Space for log files (MB)",
+    "uploadRoots": "Folders agents may upload from",
+    "tokenParam": "Token in the URL as",
+    "tokenHeader": "Token in the header",
+    "pool": "One browser per agent",
+    "poolIdleSeconds": "Give an idle agent's browser back after (s)",
     # profile fields
     "driver": "Driver",
     "color": "Colour",
@@ -105,6 +115,22 @@ HELP: dict[str, str] = {
     "this many pixels wide or high.",
     "allowFileUrls": "With file:// links an agent could read any file you can read. Off "
     "unless you need it.",
+    "actionWaitMs": "After a click or a key press, agents wait at most this long for what it "
+    "set off (a page loading, data arriving) before they look again (0: no wait).",
+    "maxTabs": "Each open tab takes about 25 MB; past this many, an agent must close one "
+    "before it opens another.",
+    "artifactsMaxMb": "Screenshots, PDFs and downloads agents saved; the oldest go first when "
+    "there is more than this.",
+    "artifactsMaxAgeDays": "Saved screenshots, PDFs and downloads older than this are removed.",
+    "logMaxMb": "browserdeck's own log files never take more than this.",
+    "uploadRoots": "Besides the folders an agent's app shares, agents may upload files from "
+    "these. Your home folder itself and hidden folders are never allowed. Several: "
+    "separate them with ':'.",
+    "tokenParam": "The name of the URL parameter the browser service expects its token in "
+    "(e.g. token or apiKey).",
+    "tokenHeader": "Or send the token in this HTTP header instead (e.g. Authorization).",
+    "pool": "Each agent gets a browser of its own from the service, given back when it is done.",
+    "poolIdleSeconds": "An agent's browser goes back to the service after this long unused.",
     "color": "Tints this profile's browser window and its icon, so you can tell them apart.",
     "cdpPort": "The port browserdeck uses to control this browser (for Chrome profiles: "
     "the port the extension connects to).",
