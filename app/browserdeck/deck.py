@@ -352,6 +352,18 @@ class Deck:
         """
         return await self.profile(caller, profile).peek_tabs() or []
 
+    def agents_present(self) -> bool:
+        """Whether "Stop all agents" has anything to stop (MCP sessions, agents' tabs,
+        tabs shared from the user's Chrome, pooled remote browsers)."""
+        if self.service.agent_sessions():
+            return True
+        for ctx in self.service.contexts.values():
+            shared = ctx.relay is not None and bool(ctx.relay.relay.shared_tabs())
+            pooled = ctx.remote is not None and bool(ctx.remote.leases)
+            if ctx.agent_tabs or self.service.tab_holders(ctx.name) or shared or pooled:
+                return True
+        return False
+
     def tab_holders(self, profile: str) -> dict[str, str]:
         """targetId -> the agent that holds the tab (MCP tab claims), for views."""
         return self.service.tab_holders(profile)

@@ -100,8 +100,10 @@ class Service:
         self._front_end = front_end
         # Registered by the composition root; run by stop_all_agents().
         self.agent_releasers: list[AgentReleaser] = []
-        # From the composition root: targetId -> the agent holding it (MCP tab claims).
+        # From the composition root: targetId -> the agent holding it (MCP tab claims), and
+        # how many MCP sessions are open (what "Stop all agents" would end).
         self.tab_holders: Callable[[str], dict[str, str]] = lambda _profile: {}
+        self.agent_sessions: Callable[[], int] = lambda: 0
         # The in-process MCP fallback runs without relays (and without starting the default
         # profile): it must not hold the relay port the tray or `serve` will want.
         self._run_relays = run_relays

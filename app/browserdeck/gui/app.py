@@ -326,6 +326,7 @@ class TrayApp(QObject):
             "trayGeometry": _rect(tray.icon.geometry()) if tray else None,
             "panelVisible": bool(self.panel and self.panel.isVisible()),
             "trayState": self.model.tray_state(),
+            "trayTrouble": self.model.trouble_elsewhere(),
         }
 
     # --- tray ---------------------------------------------------------------------------
