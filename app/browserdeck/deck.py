@@ -353,8 +353,7 @@ class Deck:
         return await self.profile(caller, profile).peek_tabs() or []
 
     def agents_present(self) -> bool:
-        """Whether "Stop all agents" has anything to stop (MCP sessions, agents' tabs,
-        tabs shared from the user's Chrome, pooled remote browsers)."""
+        """Whether "Stop all agents" would stop anything (sessions, agents' tabs, shares)."""
         if self.service.agent_sessions():
             return True
         for ctx in self.service.contexts.values():
@@ -371,7 +370,8 @@ class Deck:
     async def open_tab(self, caller: Caller, profile: str | None, url: str) -> Tab:
         ctx = self.profile(caller, profile)
         caller.note(CallNotes(profile=ctx.name, url=url))
-        with self.service.focus.hold(ctx.impl.window_owner()):  # under the user's window
+        label = f"{caller.client} · {ctx.name}" if caller.is_agent and caller.client else None
+        with self.service.focus.hold(ctx.impl.window_owner(), label=label):  # chrome/xfocus.py
             tab = await ctx.open_tab(url)
         ctx.note_opened(caller.key, tab.target_id)
         caller.note(CallNotes(target_id=tab.target_id, url=tab.url or None))

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.gui.conftest import gui_config
+from tests.gui.conftest import gui_config, wait_for
 from tests.gui.xdisplay import XDisplay, missing_tools, xvfb_with_tray
 from tests.relay.harness import launch_ext_browser
 from tests.support.service import api_client
@@ -261,3 +261,48 @@ async def test_the_users_own_chrome_keeps_the_users_focus(
                     await calls_keep_the_focus(x, client, "chrome", target, page)
             finally:
                 await ext.close()
+
+
+async def test_each_agents_window_says_whose_it_is(
+    bd_home: Path, chromium_path: str, monkeypatch: pytest.MonkeyPatch, page: str
+) -> None:
+    """Two agents on one profile: same tint, both "… - Chromium". Each window's title
+    starts with the agent and the profile, and keeps it when the page retitles it."""
+    monkeypatch.setenv("BROWSERDECK_CHROME", chromium_path)
+    with xvfb_with_tray(tray=False, window_manager=True) as x:
+        monkeypatch.setenv("DISPLAY", x.display)
+        async with headed_service() as service:
+            await service.contexts["agent"].start()
+            windows: dict[str, str] = {}
+            for agent in ("claude-code", "shopping-agent"):
+                async with api_client(service) as client:
+                    client.headers["X-Browserdeck-Client"] = agent
+                    opened = await client.post("/tabs/open", json={"url": page})
+                    assert opened.status_code == 200, opened.text
+                    windows[agent] = opened.json()["targetId"]
+
+            def titles() -> list[str]:
+                return [x.window_name(w) for w in x.root_windows("_NET_CLIENT_LIST")]
+
+            for agent in windows:
+                prefix = f"{agent} · agent — agent page"
+                await wait_for(
+                    lambda p=prefix: any(t.startswith(p) for t in titles()),
+                    what=f"a window titled {prefix!r} (titles: {titles()})",
+                )
+            # The page changes its title: the label stays in front.
+            async with api_client(service) as client:
+                client.headers["X-Browserdeck-Client"] = "claude-code"
+                done = await client.post(
+                    "/act",
+                    json={
+                        "targetId": windows["claude-code"],
+                        "kind": "evaluate",
+                        "fn": "() => { document.title = 'renamed'; return 1 }",
+                    },
+                )
+                assert done.status_code == 200, done.text
+            await wait_for(
+                lambda: any(t.startswith("claude-code · agent — renamed") for t in titles()),
+                what=f"the label kept after a retitle (titles: {titles()})",
+            )
