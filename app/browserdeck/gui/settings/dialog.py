@@ -30,10 +30,10 @@ from browserdeck.gui.settings.fields import (
     NETWORK_KEYS,
     Field,
     attr_of,
-    label_of,
     port_holder,
 )
 from browserdeck.gui.settings.pages import SettingsPages
+from browserdeck.gui.settings.restart import ask_restart
 
 if TYPE_CHECKING:
     from browserdeck.reconfig import Applied, Restart
@@ -436,49 +436,16 @@ class SettingsDialog(SettingsPages):
         aio.create_task(ask(), name="gui-settings-restarts")
 
     def _ask_restart(self, needs: list[Restart], candidate: Config, deleted: list[str]) -> None:
-        box = QMessageBox(self)
-        box.setObjectName("restartBox")
-        box.setIcon(QMessageBox.Icon.Question)
-        box.setWindowTitle("Restart browsers?")
-        many = len(needs) > 1
-        box.setText(
-            f"{'These browsers take' if many else 'A browser takes'} the new settings only "
-            "when it starts again."
-        )
-        lines = []
-        for need in needs:
-            changed = ", ".join(label_of(key) for key in need.keys)
-            tabs = (
-                f"its {need.tabs} open tab{'s' if need.tabs != 1 else ''} would close"
-                if need.tabs
-                else "no tab is open"
-            )
-            lines.append(f"• {need.profile}: {tabs} ({changed} changed)")
-        box.setInformativeText(
-            "\n".join(lines)
-            + "\n\nRestart now, or keep "
-            + ("them" if many else "it")
-            + " running as "
-            + ("they are" if many else "it is")
-            + " until the next start?"
-        )
-        now = box.addButton("Restart now", QMessageBox.ButtonRole.AcceptRole)
-        later = box.addButton("At next start", QMessageBox.ButtonRole.ActionRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(later)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.destroyed.connect(lambda *_: setattr(self, "restart_box", None))
-
-        def chosen(button: object) -> None:
-            if button is now or button is later:
-                self._apply_task(candidate, deleted, restart=button is now)
-            else:  # Cancel: nothing saved, the dialog stays open as it was
+        def chosen(restart: bool | None) -> None:
+            if restart is None:  # Cancel: nothing saved, the dialog stays open as it was
                 self._saving = False
                 self._set_busy(False)
+            else:
+                self._apply_task(candidate, deleted, restart=restart)
 
-        box.buttonClicked.connect(chosen)
+        box = ask_restart(self, needs, chosen)
+        box.destroyed.connect(lambda *_: setattr(self, "restart_box", None))
         self.restart_box = box
-        box.open()  # never exec(): the asyncio loop keeps running
 
     def _apply_task(self, candidate: Config, deleted: list[str], *, restart: bool) -> None:
         async def go() -> None:
