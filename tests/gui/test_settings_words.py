@@ -3,12 +3,18 @@ a port another program holds flagged inline, and the panel's profile selected.""
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import subprocess
+import sys
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 from tests.gui.conftest import running_tray, wait_for
+from tests.gui.xdisplay import missing_tools, xvfb_with_tray
 
 from browserdeck.gui.settings import CHECKBOX_TEXT, HELP, LABELS, SettingsDialog
 from browserdeck.reconfig import Applied
@@ -157,3 +163,89 @@ def test_every_name_problem_at_once_and_the_list_shows_what_is_typed(
     # The list says what is typed, marked, not the last name that could be used ("my").
     assert dialog.profile_list.currentItem().text() == "my Stuff! ✕"
     assert not dialog.save_button.isEnabled()
+
+
+# Run on a real X display (the offscreen platform lays the page out again on show, and
+# does not show the fault): prints whether each warned row is as tall as it needs.
+_ROWS_FIT = """
+import asyncio, json, socket, sys
+from browserdeck import config
+from browserdeck.gui.app import make_qapp
+from browserdeck.gui.qtloop import QtEventLoop
+from browserdeck.gui.settings import SettingsDialog
+from browserdeck.reconfig import Applied
+
+qapp = make_qapp(["rows-fit"])
+cfg = config.default_config()
+
+async def apply(c, d, r):
+    return Applied()
+
+async def main():
+    dialog = SettingsDialog(cfg, apply, running=False)
+    dialog.resize(760, 640)
+    dialog.show()
+    await asyncio.sleep(0.4)
+    dialog.select_profile("agent")  # laid out once, without warnings
+    await asyncio.sleep(0.4)
+    dialog.tabs.setCurrentIndex(0)  # then behind another tab
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    dialog.profile_fields["cdpPort"].widget.setValue(holder.getsockname()[1])
+    dialog.profile_fields["color"].widget.set_value(cfg.profiles["chrome"].color.lower())
+    dialog.validate()
+    dialog.select_profile("agent")
+    await asyncio.sleep(1.0)
+    out = {}
+
+    def measure(when):
+        for key in ("color", "cdpPort"):
+            error = dialog.profile_fields[key].error
+            box = error.parentWidget()
+            out[f"{when} {key}"] = {
+                "visible": error.isVisible(),
+                "height": box.height(),
+                "needed": box.layout().totalHeightForWidth(box.width()),
+                "errorBottom": error.geometry().bottom(),
+                "lines": error.height() // max(1, error.fontMetrics().lineSpacing()),
+                "text": error.text(),
+            }
+
+    measure("warned")
+    # The colour's three-line warning becomes a one-line error: the row shrinks with it.
+    dialog.profile_fields["color"].widget.set_value("#12345")
+    dialog.validate()
+    await asyncio.sleep(1.0)
+    measure("then invalid")
+    print(json.dumps(out))
+    dialog.close()
+
+loop = QtEventLoop(qapp)
+asyncio.set_event_loop(loop)
+with loop:
+    loop.run_until_complete(main())
+"""
+
+
+@pytest.mark.skipif(bool(missing_tools()), reason="needs Xvfb (make system-deps)")
+def test_a_warning_never_overlaps_the_help_above_it(bd_home: Any) -> None:
+    """Warnings shown while the Profiles page is behind another tab, then the page shown
+    again: each row is as tall as its wrapped lines need (it kept the height laid out
+    before, and the warning overlapped the help text and was cut off)."""
+    with xvfb_with_tray(tray=False) as x:
+        done = subprocess.run(
+            [sys.executable, "-c", _ROWS_FIT],
+            env={**os.environ, **x.env()},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    for key, row in rows.items():
+        assert row["visible"], key
+        assert row["height"] >= row["needed"], f"{key}: squeezed {row}"
+        assert row["errorBottom"] < row["height"], f"{key}: its warning is cut off {row}"
+    # And no room kept for lines that went (a one-line error three lines tall).
+    assert rows["then invalid color"]["lines"] == 1, rows["then invalid color"]

@@ -14,7 +14,7 @@ import socket
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QColorDialog,
@@ -159,21 +159,51 @@ def label_of(key: str) -> str:
     return LABELS.get(key) or re.sub(r"(?<!^)([A-Z])", r" \1", key).capitalize()
 
 
+class WrapLabel(QLabel):
+    """A word-wrapped label that asks its layout for the height its lines take at its
+    width, as its minimum.
+
+    Qt's form layout sized the rows of a scrolled page for another width than the one
+    they got (the label column is wider than it reckoned), so a warning shown under a
+    field, or help text that wraps once more, overlapped the line under it and was cut
+    off (issue 37). A minimum height is honoured by every layout; it follows the width
+    (resize) and the text (setText).
+    """
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(text)
+        self.setWordWrap(True)
+
+    def _fit(self) -> None:
+        if self.width() <= 0:
+            return
+        held = self.minimumHeight()
+        self.setMinimumHeight(0)  # a label's height for a width never goes under its minimum
+        height = self.heightForWidth(self.width())
+        self.setMinimumHeight(height if height > 0 else held)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+
 def _hint_label(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
+    label = WrapLabel(text)
     label.setObjectName("hint")
     label.setProperty("role", "hint")
     label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
     return label
 
 
-class FieldError(QLabel):
+class FieldError(WrapLabel):
     """The inline explanation under a field; hidden when the field is valid."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.setWordWrap(True)
         self.setObjectName("fieldError")
         self.hide()
 
