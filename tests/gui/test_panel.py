@@ -11,6 +11,18 @@ from tests.gui.conftest import in_qt, running_tray, wait_for
 from browserdeck.gui.activity_pane import ACTION, CLIENT, PROFILE, RESULT, TAB
 
 
+def _agent(app: Any, name: str) -> httpx.AsyncClient:
+    """An HTTP client of the tray's API that says it is the agent ``name``."""
+    return httpx.AsyncClient(
+        base_url=app.service.url,
+        trust_env=False,
+        headers={
+            "Authorization": f"Bearer {app.service.api_token}",
+            "X-Browserdeck-Client": name,
+        },
+    )
+
+
 async def test_panel_without_tray_is_the_main_window(qapp: Any, saved_config: Any) -> None:
     async with running_tray(qapp, tray=False) as app:
         panel = app.panel
@@ -55,15 +67,7 @@ async def test_panel_tabs_and_activity(qapp: Any, saved_config: Any, qtbot: Any)
         )
 
         # An agent's API call shows in the activity list: who, what, where, result.
-        service = app.service
-        async with httpx.AsyncClient(
-            base_url=service.url,
-            trust_env=False,
-            headers={
-                "Authorization": f"Bearer {service.api_token}",
-                "X-Browserdeck-Client": "test-agent",
-            },
-        ) as client:
+        async with _agent(app, "test-agent") as client:
             resp = await client.get("/tabs", params={"profile": "agent"})
             assert resp.status_code == 200
             missing = await client.delete("/tabs/NOPE", params={"profile": "agent"})
@@ -175,15 +179,7 @@ async def test_size_splitters_and_recent_activity_are_kept_across_restarts(
         panel.rows.setSizes([120, 300, 310])
         await wait_for(lambda: panel.size().width() == 1010, what="the new size")
         rows = panel.rows.sizes()
-        service = app.service
-        async with httpx.AsyncClient(
-            base_url=service.url,
-            trust_env=False,
-            headers={
-                "Authorization": f"Bearer {service.api_token}",
-                "X-Browserdeck-Client": "kept-agent",
-            },
-        ) as client:
+        async with _agent(app, "kept-agent") as client:
             assert (await client.get("/tabs")).status_code == 200
         await wait_for(lambda: panel.activity.topLevelItemCount() >= 1, what="a row")
     # The next start of the app: the same size and splitters, the same rows.

@@ -105,12 +105,17 @@ async def test_settings_from_the_panel_land_on_its_profile(qapp: Any, saved_conf
         dialog.close()
 
 
-def test_a_busy_port_blocks_save_until_another_is_picked(
-    qapp: Any, saved_config: Any, qtbot: Any
-) -> None:
+def _shown(saved_config: Any, qtbot: Any) -> SettingsDialog:
     dialog = SettingsDialog(saved_config, _noop_apply, running=False)
     qtbot.addWidget(dialog)
     dialog.show()
+    return dialog
+
+
+def test_a_busy_port_blocks_save_until_another_is_picked(
+    qapp: Any, saved_config: Any, qtbot: Any
+) -> None:
+    dialog = _shown(saved_config, qtbot)
     assert dialog.save_button.isEnabled()
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
@@ -131,9 +136,7 @@ def test_a_busy_port_blocks_save_until_another_is_picked(
 def test_a_shared_colour_is_warned_and_saving_stays_possible(
     qapp: Any, saved_config: Any, qtbot: Any
 ) -> None:
-    dialog = SettingsDialog(saved_config, _noop_apply, running=False)
-    qtbot.addWidget(dialog)
-    dialog.show()
+    dialog = _shown(saved_config, qtbot)
     dialog.select_profile("agent")
     other = saved_config.profiles["chrome"].color
     dialog.profile_fields["color"].widget.set_value(other.lower())
@@ -149,9 +152,7 @@ def test_a_shared_colour_is_warned_and_saving_stays_possible(
 def test_every_name_problem_at_once_and_the_list_shows_what_is_typed(
     qapp: Any, saved_config: Any, qtbot: Any
 ) -> None:
-    dialog = SettingsDialog(saved_config, _noop_apply, running=False)
-    qtbot.addWidget(dialog)
-    dialog.show()
+    dialog = _shown(saved_config, qtbot)
     dialog.tabs.setCurrentIndex(1)
     qtbot.mouseClick(dialog.add_button, Qt.MouseButton.LeftButton)
     dialog.name_edit.clear()
