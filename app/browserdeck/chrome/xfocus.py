@@ -236,13 +236,12 @@ class FocusKeeper:
             display.activate(user)  # the window manager raises it again too
             self.restored += 1
             did = True
-        stacking = self._stacking
-        above = stacking[stacking.index(user) + 1 :]
-        for window in above:
+        stacking, before = self._stacking, hold.stacking
+        user_before = before.index(user) if user in before else -1
+        for window in stacking[stacking.index(user) + 1 :]:
             if not self._owned(display, window, hold):
                 continue
-            before = hold.stacking
-            if window in before and before.index(window) > before.index(user):
+            if window in before and 0 <= user_before < before.index(window):
                 continue  # it was over the user's window already
             # Back on the window it sat on, if that is still under the user's; else (and
             # for a new window) just under the user's window.
