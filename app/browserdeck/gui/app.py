@@ -67,8 +67,7 @@ QTreeWidget, QListWidget { border: 1px solid palette(mid); border-radius: 4px; }
 ScreenshotView, QWidget#screenshotView { border: 1px solid palette(mid); border-radius: 4px; }
 QLineEdit[readOnly="true"] { background: palette(window); color: palette(dark);
                              border: 1px dashed palette(mid); border-radius: 3px; }
-QLabel#activityEmpty { color: palette(dark); border: 1px solid palette(mid);
-                       border-radius: 4px; }
+QLabel#activityEmpty { color: palette(dark); }
 """
 
 
