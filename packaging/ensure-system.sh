@@ -2,7 +2,8 @@
 # Installs what browserdeck needs from the OS, only when it is missing.
 #   ensure-system.sh browser  -> a Chrome/Chromium binary (and, beside Debian's chromium,
 #                                its headless shell: headless profiles start faster on it)
-#   ensure-system.sh test     -> plus Xvfb, a tray host and Qt's xcb libraries (for tests)
+#   ensure-system.sh test     -> plus Xvfb, a tray host, a window manager and Qt's xcb
+#                                libraries (for tests)
 # As root with apt-get it installs Debian packages; otherwise it says what to install.
 set -eu
 what=${1:-browser}
@@ -70,7 +71,7 @@ fi
 # Qt (PySide6) needs these shared libraries to start even offscreen.
 qt_libs="libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0"
 if [ "$what" = test ]; then
-  pkgs="$qt_libs xvfb xauth trayer x11-utils libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-image0 libxcb-xinerama0"
+  pkgs="$qt_libs xvfb xauth trayer openbox x11-utils libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-image0 libxcb-xinerama0"
 else
   pkgs="$qt_libs"
 fi

@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
             "client",
             "config",
             "confine",
+            "desktop",
             "driverspecs",
             "errors",
             "events",
@@ -60,7 +61,7 @@ LAYERS: dict[str, int] = {
     "engine": 1,
     "pwdriver": 1,  # the engine's Playwright driver, spawned early by `serve`
     # 2: the service (profiles, browsers, relays) and the typed front door on it.
-    **dict.fromkeys(("service", "profiles", "remote", "deck", "drivers"), 2),
+    **dict.fromkeys(("service", "profiles", "remote", "deck", "drivers", "reconfig"), 2),
     # 3: the ways in: HTTP API and MCP.
     **dict.fromkeys(("api", "mcpserver"), 3),
     # 4: the front-ends: the tray app and the CLI's commands.
@@ -200,4 +201,4 @@ def test_no_import_cycle() -> None:
 def test_the_contract_sees_imports_inside_functions() -> None:
     # The checks above are only as good as the parser: a lazy import must be seen.
     found = {target for target, _, _ in _imports("browserdeck.cli_gui")}
-    assert "browserdeck.gui.app" in found
+    assert "browserdeck.gui.launch" in found

@@ -84,7 +84,7 @@ def cmd_tray(args: argparse.Namespace) -> int:
         from browserdeck.master import serve
 
         return asyncio.run(serve(headless=True, port=getattr(args, "port", None)))
-    from browserdeck.gui.app import run
+    from browserdeck.gui.launch import run
     from browserdeck.master import build_service, mcp_client_config
 
     return run(args, build_service, mcp_client_config)

@@ -80,8 +80,39 @@ def serve_command() -> list[str]:
 
 def start_service(socket_path: str) -> str | None:
     """Start ``browserdeck serve --headless --idle-exit`` and wait until its socket
-    answers; None when it does, else why it did not."""
+    answers; None when it does, else why it did not. While the tray app takes the
+    service over, its own service is waited for instead."""
+    if await_takeover(socket_path):
+        return None
     return wait_for_service(spawn_service(), socket_path)
+
+
+def _takeover_pid() -> int | None:
+    """The tray app taking over the service (gui/takeover.py), if it is alive."""
+    from browserdeck import paths
+
+    try:
+        with open(paths.takeover_path(), encoding="ascii") as f:
+            pid = int(f.read().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
+def await_takeover(socket_path: str) -> bool:
+    """While the tray app takes over (it stopped the service started for MCP clients and
+    starts its own), wait for its socket rather than start a service that would race it
+    for the ports: True once the socket answers; False when no take-over is under way
+    or it ended without one (then the caller starts a service, as ever)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while _takeover_pid() is not None:
+        if _socket_answers(socket_path):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return _socket_answers(socket_path)
 
 
 class Spawned:
@@ -288,7 +319,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # No service: start one before importing the bridge (~45 ms of CPU, http.client),
     # which then loads while the service boots: that boot is what the MCP client waits
     # for (issue 14).
-    started = None if _socket_answers(socket_path) else spawn_service()
+    answers = _socket_answers(socket_path) or await_takeover(socket_path)
+    started = None if answers else spawn_service()
     from browserdeck import mcp_bridge
 
     path = _mcp_path(args)

@@ -48,33 +48,23 @@ def cmd_pair(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"profile": name, "port": port, "pairingUrl": url}))
         return 0
-    opened = False
+    opened = None
     if args.open:
+        from browserdeck import desktop
+
         # Never the pairing URL itself: a command line is world-readable (/proc/*/cmdline)
         # and the URL carries the relay token. The bare options page holds no secret.
-        opened = open_in_chrome(pairing.options_url())
+        opened = desktop.open_in_chrome(pairing.options_url())
     print(pairing.pairing_help(port, token, profile=name))
-    if opened:
+    if opened is not None and opened.ok:
         print(
             "\n(opened the extension's options in Chrome: paste the address above into its "
             "address bar, or enter the port and token there)",
             file=sys.stderr,
         )
+    elif opened is not None:
+        print(f"\n(could not open Chrome: {opened.why})", file=sys.stderr)
     return 0
-
-
-def open_in_chrome(url: str) -> bool:
-    """Chrome opens chrome-extension:// URLs passed on its command line; a default browser may not."""
-    import shutil
-    import subprocess
-
-    for name in ("google-chrome", "google-chrome-stable", "chromium", "chromium-browser", "chrome"):
-        exe = shutil.which(name)
-        if exe:
-            subprocess.Popen([exe, url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
-            return True
-    return False
 
 
 def cmd_relay_url(args: argparse.Namespace) -> int:

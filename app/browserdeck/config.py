@@ -505,15 +505,20 @@ def validate_profile_name(name: object) -> str:
             code="invalid_profile_name",
         )
     if not PROFILE_NAME_RE.match(name):
+        # Every problem at once: fixing one only to be told of the next is tedious.
+        whys = []
         if len(name) > 64:
-            why = f"it is {len(name)} characters long (at most 64)"
-        elif name[0] == "-":
-            why = "it starts with '-' (start with a letter or digit)"
-        elif any("A" <= c <= "Z" for c in name):
-            why = "it has uppercase letters (use lowercase)"
-        else:
-            bad = sorted({c for c in name if c not in _NAME_CHARS})
-            why = f"it contains {''.join(bad)!r} (only a-z, 0-9 and '-' are allowed)"
+            whys.append(f"it is {len(name)} characters long (at most 64)")
+        if name[0] == "-":
+            whys.append("it starts with '-' (start with a letter or digit)")
+        if any("A" <= c <= "Z" for c in name):
+            whys.append("it has uppercase letters (use lowercase)")
+        bad = sorted({c for c in name if c not in _NAME_CHARS and not "A" <= c <= "Z"})
+        if bad:
+            said = ["a space" if c == " " else repr(c) for c in bad]  # ' ' reads as nothing
+            listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+            whys.append(f"it contains {listed} (only a-z, 0-9 and '-' are allowed)")
+        why = "; ".join(whys)
         raise InvalidInput(
             f"invalid profile name {name!r}: {why}",
             hint="use lowercase letters, digits and '-', starting with a letter or digit, "

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from browserdeck import confine, driverspecs, remote, urls
+from browserdeck import confine, driverspecs, reconfig, remote, urls
 from browserdeck import results as r
 from browserdeck.engine import options as o
 from browserdeck.errors import (
@@ -319,31 +319,17 @@ class Deck:
         done = await self.service.stop_all_agents()
         return AgentsStopped(done["sessions"], done["closedTabs"], done["unsharedTabs"])
 
-    async def apply_config(self, new: Config, deleted: Sequence[str] = ()) -> None:
-        """Save ``new`` and apply it live; the profiles in ``deleted`` (left out of ``new``)
-        are deleted with their browser data.
+    async def restarts(self, new: Config) -> list[reconfig.Restart]:
+        """The running browsers saving ``new`` would restart (asked before saving)."""
+        return await reconfig.restarts_with_tabs(self.service, new)
 
-        Everything but the deletions is applied first (e.g. a new default profile), so a
-        deletion that the rest makes possible succeeds; a deleted profile's browser stops
-        and its managed data goes.
-        """
-        service = self.service
-        interim: Config | None = None
-        if deleted:
-            from browserdeck import config
-
-            kept = {n: service.config.profiles[n] for n in deleted if n in service.config.profiles}
-            interim = config.updated(new, lambda c: c.profiles.update(kept))
-            try:
-                config.check_consistency(interim)
-            except BrowserdeckError:
-                interim = None
-        if interim is None:
-            await service.apply_config(new)
-            return
-        await service.apply_config(interim)
-        for name in deleted:
-            await service.delete_profile(name)
+    async def apply_config(
+        self, new: Config, deleted: Sequence[str] = (), *, restart: bool = True
+    ) -> reconfig.Applied:
+        """Save ``new`` and apply it live (``restart=False``: a browser that needs a restart
+        runs as it is until its next start); the profiles in ``deleted`` (left out of
+        ``new``) are deleted with their browser data (``reconfig.save``)."""
+        return await reconfig.save(self.service, new, deleted, restart=restart)
 
     async def release_session(self, session: str) -> list[str]:
         """Give back the pooled remote browsers of one agent session; the profiles released."""
@@ -366,6 +352,17 @@ class Deck:
         """
         return await self.profile(caller, profile).peek_tabs() or []
 
+    def agents_present(self) -> bool:
+        """Whether "Stop all agents" would stop anything (sessions, agents' tabs, shares)."""
+        if self.service.agent_sessions():
+            return True
+        for ctx in self.service.contexts.values():
+            shared = ctx.relay is not None and bool(ctx.relay.relay.shared_tabs())
+            pooled = ctx.remote is not None and bool(ctx.remote.leases)
+            if ctx.agent_tabs or self.service.tab_holders(ctx.name) or shared or pooled:
+                return True
+        return False
+
     def tab_holders(self, profile: str) -> dict[str, str]:
         """targetId -> the agent that holds the tab (MCP tab claims), for views."""
         return self.service.tab_holders(profile)
@@ -373,7 +370,9 @@ class Deck:
     async def open_tab(self, caller: Caller, profile: str | None, url: str) -> Tab:
         ctx = self.profile(caller, profile)
         caller.note(CallNotes(profile=ctx.name, url=url))
-        tab = await ctx.open_tab(url)
+        label = f"{caller.client} · {ctx.name}" if caller.is_agent and caller.client else None
+        with self.service.focus.hold(ctx.impl.window_owner(), label=label):  # chrome/xfocus.py
+            tab = await ctx.open_tab(url)
         ctx.note_opened(caller.key, tab.target_id)
         caller.note(CallNotes(target_id=tab.target_id, url=tab.url or None))
         if caller.is_agent:
@@ -585,7 +584,8 @@ class Deck:
             body = body.model_copy(update={"wait_ms": self.service.config.action_wait_ms})
         t = await self.target(caller, profile, body.target_id or target_id)
         try:
-            out = await self.engine.act(t.cdp_url, t.target_id, t.headers, body)
+            with self.service.focus.hold(t.ctx.impl.window_owner()):  # chrome/xfocus.py
+                out = await self.engine.act(t.cdp_url, t.target_id, t.headers, body)
         finally:
             await self._note_elements(caller, t, body)
         if out.get("closed") or out.get("navigated"):

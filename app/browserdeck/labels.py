@@ -8,7 +8,10 @@ one placement serves both. The rules (issue 15):
   text, and never on another badge or another element's box.
 * It avoids the page's text (a field's label above its input: "Full name"), at a
   cost: a badge may move a little away to keep text readable.
-* A badge that had to move away from its box gets a leader line back to it.
+* A badge that had to move away from its box gets a leader line back to it. A leader
+  never passes through another element, badge or the page's text (a price struck through
+  is misread), never crosses another leader, and no badge is put on a leader. So on a dense table a badge is matched to its button at a glance
+  (issue 37); one that finds no such spot is listed rather than tangled.
 * A badge that fits nowhere is not dropped silently: it is listed in ``unplaced``
   (the API returns it; the panel lists it beside the image).
 
@@ -31,7 +34,6 @@ SEARCH_RADIUS = 96  # how far a badge may move from its box (CSS px) before it i
 STEP = 7
 TEXT_COST = 4  # per px² of page text a badge covers: moving ~100 px beats hiding a word
 MOVE_COST = 6  # a badge away from its box (with a leader line) reads worse than beside it
-CROSS_COST = 200  # a leader line drawn across another element or badge is hard to follow
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,9 @@ def _ring(box: Rect, w: float, h: float, distance: float) -> list[Rect]:
     left, right = box.x - w - distance, box.right + distance
     top, bottom = box.y - h - distance, box.bottom + distance
     xs = [box.x, cx - w / 2, box.right - w, left, right]
-    ys = [box.y, cy - h / 2, box.bottom - h]
+    # Beside the box, also just above or below its edges: on a table, the leader then
+    # runs in the gap between two rows instead of through the neighbouring button.
+    ys = [box.y, cy - h / 2, box.bottom - h, box.y - h - 2, box.bottom + 2]
     out = [Rect(x, y, w, h) for y in (top, bottom) for x in xs]
     out += [Rect(x, y, w, h) for x in (left, right) for y in ys]
     return out
@@ -129,6 +133,30 @@ def _leader(badge: Rect, box: Rect) -> tuple[float, float, float, float]:
     return (round(bx, 1), round(by, 1), round(px, 1), round(py, 1))
 
 
+def _leaders(badge: Rect, box: Rect) -> list[tuple[float, float, float, float]]:
+    """Leader lines to try, the plain one (``_leader``) first; then to the box's corners
+    and edge middles, each from the badge's point nearest to it: one of them may pass
+    between the neighbours that the plain one runs through."""
+    lines = [_leader(badge, box)]
+    cx, cy = box.x + box.width / 2, box.y + box.height / 2
+    for px, py in (
+        (box.x, box.y),
+        (box.right, box.y),
+        (box.x, box.bottom),
+        (box.right, box.bottom),
+        (cx, box.y),
+        (cx, box.bottom),
+        (box.x, cy),
+        (box.right, cy),
+    ):
+        bx = min(max(px, badge.x), badge.right)
+        by = min(max(py, badge.y), badge.bottom)
+        line = (round(bx, 1), round(by, 1), round(px, 1), round(py, 1))
+        if line not in lines:
+            lines.append(line)
+    return lines
+
+
 Edges = tuple[float, float, float, float]  # x1, y1, x2, y2
 
 
@@ -136,14 +164,45 @@ def _hits(a: Edges, b: Edges) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _crossings(line: tuple[float, float, float, float], rects: list[Edges]) -> int:
-    """How many of ``rects`` the leader line passes through (sampled along the line)."""
+Line = tuple[float, float, float, float]  # x1, y1, x2, y2
+
+
+def _clip(line: Line, r: Edges) -> float:
+    """The fraction of ``line`` inside the open rectangle ``r`` (Liang-Barsky clipping);
+    touching an edge (a leader ends on its box's edge) is not inside."""
     x1, y1, x2, y2 = line
-    steps = max(2, int(max(abs(x2 - x1), abs(y2 - y1)) / 4))
-    points = [(x1 + (x2 - x1) * i / steps, y1 + (y2 - y1) * i / steps) for i in range(1, steps)]
-    return sum(
-        1 for r in rects if any(r[0] < px < r[2] and r[1] < py < r[3] for px, py in points)
-    )
+    dx, dy = x2 - x1, y2 - y1
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, x1 - r[0]), (dx, r[2] - x1), (-dy, y1 - r[1]), (dy, r[3] - y1)):
+        if p == 0:
+            if q <= 0:
+                return 0.0
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 >= t1:
+            return 0.0
+    return t1 - t0
+
+
+def _through(line: Line, r: Edges) -> bool:
+    """Whether ``line`` passes through ``r``'s inside (more than grazing it)."""
+    return _clip(line, (r[0] + 0.5, r[1] + 0.5, r[2] - 0.5, r[3] - 0.5)) > 1e-6
+
+
+def _cross(a: Line, b: Line) -> bool:
+    """Whether two segments cross (a shared end point does not count)."""
+
+    def side(p: tuple[float, float], q: tuple[float, float], r: tuple[float, float]) -> float:
+        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+
+    p1, p2, q1, q2 = (a[0], a[1]), (a[2], a[3]), (b[0], b[1]), (b[2], b[3])
+    d1, d2 = side(q1, q2, p1), side(q1, q2, p2)
+    d3, d4 = side(p1, p2, q1), side(p1, p2, q2)
+    return d1 * d2 < 0 and d3 * d4 < 0
 
 
 def place(
@@ -162,6 +221,7 @@ def place(
     edges = [(b.x, b.y, b.right, b.bottom) for _, b in items]
     text_edges = [(x, y, x + w, y + h) for x, y, w, h in texts or []]
     placed_badges: list[Edges] = []
+    leaders: list[Line] = []
     result: dict[int, Placed] = {}
     unplaced: list[str] = []
     for i in order:
@@ -183,7 +243,12 @@ def place(
         ]
         blocked += [b for b in placed_badges if _hits(b, area)]
         near_text = [t for t in text_edges if _hits(t, area)]
-        best: tuple[float, Rect] | None = None
+        near_leaders = [
+            ln
+            for ln in leaders
+            if _hits((min(ln[0], ln[2]), min(ln[1], ln[3]), max(ln[0], ln[2]), max(ln[1], ln[3])), area)
+        ]
+        best: tuple[float, Rect, Line | None] | None = None
         rings: list[tuple[float, list[Rect]]] = [(0.0, _adjacent(box, w, h))]
         distance = float(STEP)
         while distance <= SEARCH_RADIUS:
@@ -203,6 +268,8 @@ def place(
                     continue
                 if any(x1 < b[2] and b[0] < x2 and y1 < b[3] and b[1] < y2 for b in blocked):
                     continue
+                if any(_through(ln, (x1, y1, x2, y2)) for ln in near_leaders):
+                    continue  # it would sit on another badge's leader line
                 covered = 0.0
                 for t in near_text:
                     ow = min(x2, t[2]) - max(x1, t[0])
@@ -211,16 +278,33 @@ def place(
                         covered += ow * oh
                 gap = cand.gap_to(box)
                 cost = covered * TEXT_COST + gap
+                line = None
                 if gap > GAP + 0.5:
-                    cost += MOVE_COST + CROSS_COST * _crossings(_leader(cand, box), blocked)
+                    # Never through another element or badge, across another leader or
+                    # through the page's text: a line the eye cannot follow to its box, or
+                    # a price struck through.
+                    line = next(
+                        (
+                            ln
+                            for ln in _leaders(cand, box)
+                            if not any(_through(ln, b) for b in blocked)
+                            and not any(_cross(ln, other) for other in near_leaders)
+                            and not any(_through(ln, t) for t in near_text)
+                        ),
+                        None,
+                    )
+                    if line is None:
+                        continue
+                    cost += MOVE_COST
                 if best is None or cost < best[0]:
-                    best = (cost, cand)
+                    best = (cost, cand, line)
         if best is None:
             unplaced.append(ref)
             result[i] = Placed(ref, box, None)
             continue
-        badge = best[1]
+        _, badge, leader = best
         placed_badges.append((badge.x, badge.y, badge.right, badge.bottom))
-        leader = _leader(badge, box) if badge.gap_to(box) > GAP + 0.5 else None
+        if leader is not None:
+            leaders.append(leader)
         result[i] = Placed(ref, box, badge, leader)
     return Placement([result[i] for i in range(len(items))], unplaced)

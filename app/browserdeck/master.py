@@ -105,7 +105,18 @@ def build_service(
     )
     service.agent_releasers.append(lambda: release_agents(service))
     service.tab_holders = tab_holders
+    service.agent_sessions = lambda: agent_sessions(service)
     return service
+
+
+def agent_sessions(service: Service) -> int:
+    """How many MCP sessions are open on the service's ``/mcp``."""
+    from browserdeck.api.server import ApiServer
+    from browserdeck.mcpserver import http as mcp_http
+
+    api = service.api
+    endpoint = mcp_http.endpoint_of(api.app) if isinstance(api, ApiServer) else None
+    return endpoint.session_count() if endpoint is not None else 0
 
 
 def mcp_client_config() -> str:

@@ -187,6 +187,13 @@ def api_socket_path() -> str | None:
     return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
 
 
+def takeover_path() -> str:
+    """Where the tray app, taking over a service started for MCP clients, writes its pid
+    while its own service starts: ``browserdeck mcp`` then waits for that service rather
+    than start another (cli_mcp.py)."""
+    return os.path.join(runtime_path(), "takeover.pid")
+
+
 def api_socket() -> Path | None:
     """``api_socket_path()`` as a Path."""
     from pathlib import Path

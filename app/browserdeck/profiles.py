@@ -48,6 +48,7 @@ class ProfileContext:
     def __init__(self, service: Service, profile: ProfileConfig) -> None:
         self.service = service
         self.profile = profile
+        self.pending: ProfileConfig | None = None  # saved for the next start (reconfig.py)
         self.chrome: ChromeProcess | None = None
         self.relay: RelayServer | None = None
         self.state = "stopped"  # stopped | starting | running | crashed | error
@@ -249,6 +250,8 @@ class ProfileContext:
     def set_state(self, state: str, detail: str | None) -> None:
         changed = (state, detail) != (self.state, self.detail)
         self.state, self.detail = state, detail
+        if self.pending is not None and state in ("stopped", "crashed", "error"):
+            self.profile, self.pending = self.pending, None  # the browser went: take them now
         if changed:
             self.service.events.profile_state.send(profile=self.name, state=state, detail=detail)
 

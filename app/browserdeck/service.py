@@ -34,9 +34,11 @@ from browserdeck import (
     logsetup,
     paths,
     pwdriver,
+    reconfig,
     remote,
     secrets,
 )
+from browserdeck.chrome.xfocus import FocusKeeper
 from browserdeck.config import Config
 from browserdeck.driverspecs import DRIVER_FIELDS
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, Unavailable
@@ -98,8 +100,10 @@ class Service:
         self._front_end = front_end
         # Registered by the composition root; run by stop_all_agents().
         self.agent_releasers: list[AgentReleaser] = []
-        # From the composition root: targetId -> the agent holding it (MCP tab claims).
+        # From the composition root: targetId -> the agent holding it (MCP tab claims), and
+        # how many MCP sessions are open (what "Stop all agents" would end).
         self.tab_holders: Callable[[str], dict[str, str]] = lambda _profile: {}
+        self.agent_sessions: Callable[[], int] = lambda: 0
         # The in-process MCP fallback runs without relays (and without starting the default
         # profile): it must not hold the relay port the tray or `serve` will want.
         self._run_relays = run_relays
@@ -126,6 +130,8 @@ class Service:
         self.stopped = asyncio.Event()
         # Background work the service started; stop() cancels what is still running.
         self.tasks = aio.Tasks()
+        # Gives the keyboard focus back when an agent's click activates a browser window.
+        self.focus = FocusKeeper()
 
     @property
     def config_path(self) -> Path:
@@ -210,7 +216,7 @@ class Service:
                 # its start; a page route waits for it under the profile's lock, and
                 # never for what the first page does not need.
                 prelaunch = self.tasks.spawn(
-                    self._start_quietly(default), name="prelaunch-default-profile"
+                    self.start_quietly(default), name="prelaunch-default-profile"
                 )
                 self.early_attach = self.tasks.spawn(
                     self._attach_early(default, prelaunch, self._engine_start),
@@ -234,7 +240,7 @@ class Service:
                 if self.config.start_default_profile:
                     default = self.contexts.get(self.config.default_profile)
                     if default is not None and default.impl.spec.launches:
-                        self.tasks.spawn(self._start_quietly(default), name="start-default-profile")
+                        self.tasks.spawn(self.start_quietly(default), name="start-default-profile")
             self.started = True
         except BaseException as failure:
             # To its end even if cancelled meanwhile (a signal to `serve`): a stop cut
@@ -385,7 +391,7 @@ class Service:
         except Exception as exc:  # the first page call connects (and says why) itself
             log.info("early connection to profile %s: %s", ctx.name, exc)
 
-    async def _start_quietly(self, ctx: ProfileContext) -> None:
+    async def start_quietly(self, ctx: ProfileContext) -> None:
         try:
             await ctx.start()
         except BrowserdeckError as exc:
@@ -422,6 +428,7 @@ class Service:
                 _logged(pwdriver.discard_early(), "stopping the unused Playwright driver"),
             )
         finally:
+            self.focus.close()
             if self._tokens is not None:
                 self._tokens.cancel()  # still waiting for an API that never listened
             self.started = False
@@ -448,6 +455,10 @@ class Service:
     # --- instance discovery (CLI, second launch) -------------------------------
     def _write_instance_file(self) -> None:
         data: dict[str, Any] = {"url": self.url, "pid": os.getpid(), "version": __version__}
+        if self._prelaunch:
+            # Started by `browserdeck mcp` (only it prelaunches): the tray app may take
+            # it over (gui/takeover.py).
+            data["forMcpClients"] = True
         socket_path = getattr(self.api, "socket_path", None)
         if socket_path is not None:
             data["socket"] = str(socket_path)
@@ -585,8 +596,10 @@ class Service:
         secrets.delete_token(remote.secret_kind(name))
         return {"deleted": name, "removedData": removed}
 
-    async def apply_config(self, new: Config) -> None:
-        """Save ``new`` atomically, then restart only the profiles whose settings changed."""
+    async def apply_config(self, new: Config, *, restart: bool = True) -> reconfig.Applied:
+        """Save ``new`` atomically, then restart the running profiles whose settings need it
+        (``reconfig.restarts``), or keep them as they are until their next start
+        (``restart=False``); the others take the new settings at once."""
         config.check_consistency(new)
         current = self._read_config_bytes()
         if current is not None and current != self._config_on_disk:
@@ -600,28 +613,10 @@ class Service:
         config.save(new, self.config_path)
         self._config_on_disk = self._read_config_bytes()
         old, self.config = self.config, new
-        for name in list(self.contexts):
-            if name not in new.profiles:
-                await self.contexts.pop(name).stop()
-        for name, profile in new.profiles.items():
-            ctx = self.contexts.get(name)
-            if ctx is None:
-                self.contexts[name] = ProfileContext(self, profile)
-                continue
-            before = old.profiles.get(name)
-            ctx.profile = profile
-            if before is not None and before.to_json() != profile.to_json():
-                was_running = ctx.state == "running"
-                await ctx.stop()
-                if was_running and new.enabled:
-                    await self._start_quietly(ctx)
+        applied = await reconfig.apply_profiles(self, old, new, restart=restart)
         if not new.enabled:
             for ctx in self.contexts.values():
                 await ctx.stop()
-        elif (old.relay_port, old.relay_client_mode) != (new.relay_port, new.relay_client_mode):
-            for ctx in self.contexts.values():
-                if ctx.impl.spec.port == "relay":
-                    await ctx.stop()
         if new.enabled and self._run_relays:
             await self._start_relays()
         if self.api is not None and new.control_port != old.control_port:
@@ -633,6 +628,7 @@ class Service:
             )
         self._apply_disk_limits()
         self.events.config_changed.send()
+        return applied
 
     async def stop_all_agents(self) -> dict[str, int]:
         """End every agent session, close the tabs agents opened in managed profiles and

@@ -181,18 +181,23 @@ def mark(status: ProfileStatus) -> str:
 
 
 def overall(statuses: Mapping[str, ProfileStatus], default_profile: str, failed: bool) -> str:
-    """The tray's one mark: error > extension connected > default running > starting."""
+    """The tray's one mark: the default profile's own state first, so another profile's
+    trouble never hides that the default one runs fine (``trouble_elsewhere`` marks that
+    apart). browserdeck itself not starting is an error; with the default profile idle:
+    extension connected > starting > running elsewhere > stopped."""
     if failed:
         return "error"
     marks = {name: mark(s) for name, s in statuses.items()}
-    if "error" in marks.values():
-        return "error"
-    if "extension" in marks.values():
-        return "extension"
-    if marks.get(default_profile) == "running":
-        return "running"
-    if "starting" in marks.values():
-        return "starting"
-    if "running" in marks.values():
-        return "running"
+    own = marks.get(default_profile)
+    if own in ("error", "running", "starting", "extension"):
+        return own
+    for wanted in ("extension", "starting", "running"):
+        if wanted in marks.values():
+            return wanted
     return "stopped"
+
+
+def trouble_elsewhere(statuses: Mapping[str, ProfileStatus], default_profile: str) -> bool:
+    """A profile other than the default one crashed or could not start (a dot of its own
+    on the tray icon, beside the default profile's mark)."""
+    return any(mark(s) == "error" for name, s in statuses.items() if name != default_profile)

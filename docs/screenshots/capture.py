@@ -10,7 +10,11 @@ short agent session through the control API against a local demo page, and saves
   docs/screenshots/panel.png       the status panel at 100% on a dense page (form + table)
   docs/screenshots/activity.png    the activity log: kinds, refs, elements, an error row
   docs/screenshots/settings.png    the settings dialog (General and Profiles pages)
-  docs/screenshots/settings-errors.png  a port another program holds, a bad colour
+  docs/screenshots/settings-errors.png  a port another program holds (Save waits), a bad
+                                        colour, a colour another profile has
+  docs/screenshots/settings-bad-colour.png  a colour that is no colour (Save waits)
+  docs/screenshots/settings-restart.png the question before saving a change that restarts
+                                        a running browser
 
 Everything runs with a temp BROWSERDECK_HOME and free ports; nothing of the user's
 is touched.
@@ -207,14 +211,15 @@ async def session(app: Any, qapp: Any) -> None:
         if panel.shot.hover is not None:
             break
     # The failed call's row selected: its message and hint show under the list.
+    from browserdeck.gui.activity_pane import ELEMENT
+
     for i in range(panel.activity.topLevelItemCount()):
         item = panel.activity.topLevelItem(i)
-        if item is not None and item.text(3) == "e999":
+        if item is not None and item.text(ELEMENT) == "e999":
             panel.activity.setCurrentItem(item)
     await asyncio.sleep(0.3)
     panel.grab().save(str(OUT / "panel.png"))
-    activity = panel.activity_stack.parentWidget()
-    activity.grab().save(str(OUT / "activity.png"))
+    panel.activity_pane.grab().save(str(OUT / "activity.png"))
     panel.hide()
 
     # The settings dialog: General, and Profiles with the agent profile selected.
@@ -245,16 +250,40 @@ async def session(app: Any, qapp: Any) -> None:
     holder.bind(("127.0.0.1", 0))
     holder.listen()
     dialog.tabs.setCurrentIndex(0)
+    cfg_relay = dialog.fields["relayPort"].value()
     dialog.fields["relayPort"].widget.setValue(holder.getsockname()[1])
     await asyncio.sleep(0.3)
     port_error = dialog.grab()
+    dialog.fields["relayPort"].widget.setValue(cfg_relay)
     dialog.select_profile("agent")
-    dialog.profile_fields["color"].widget.set_value("#12345")
+    # Its CDP port held by another program too, and the colour the chrome profile has.
+    dialog.profile_fields["cdpPort"].widget.setValue(holder.getsockname()[1])
+    dialog.profile_fields["color"].widget.set_value(
+        dialog.working.profiles["chrome"].color.lower()
+    )
     dialog.validate()
     await asyncio.sleep(0.3)
     colour_error = dialog.grab()
     side_by_side(port_error, colour_error, OUT / "settings-errors.png")
+    dialog.profile_fields["color"].widget.set_value("#12345")
+    dialog.validate()
+    await asyncio.sleep(0.3)
+    dialog.grab().save(str(OUT / "settings-bad-colour.png"))
     holder.close()
+    dialog.close()
+    await wait_for(lambda: app.settings_dialog is None, 20, "the dialog deleted")
+
+    # A change a running browser takes only when it starts again: the question first.
+    dialog = app.show_settings()
+    dialog.resize(760, 640)
+    dialog.select_profile("agent")
+    dialog.profile_fields["cdpPort"].widget.setValue(dialog.profile_fields["cdpPort"].value() + 1)
+    dialog.save()
+    await wait_for(lambda: dialog.restart_box is not None, 20, "the restart question")
+    box = dialog.restart_box
+    await asyncio.sleep(0.4)
+    box.grab().save(str(OUT / "settings-restart.png"))
+    box.reject()
     dialog.close()
     server.shutdown()
     app.request_quit()
@@ -330,6 +359,8 @@ def parent() -> int:
         "activity.png",
         "settings.png",
         "settings-errors.png",
+        "settings-bad-colour.png",
+        "settings-restart.png",
     ):
         print(f"wrote {OUT / name}")
     return 0

@@ -195,8 +195,8 @@ async def test_a_window_closed_just_before_an_on_demand_start_is_still_told(deck
     assert ctx.chrome is not None and ctx.chrome is not chrome and ctx.chrome.alive()
     await asyncio.sleep(0.5)  # the watcher of the old browser runs now (and must be quiet)
     titles = [n["title"] for n in notices]
-    assert titles == ["agent: browser closed"], notices
-    assert ctx.restart_note is not None and "was closed" in ctx.restart_note
+    assert titles == ["agent: browser quit"], notices
+    assert ctx.restart_note is not None and "quit" in ctx.restart_note
     await deck.open(BUTTON)
 
 

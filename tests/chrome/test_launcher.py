@@ -378,7 +378,8 @@ async def test_port_held_by_another_program(options: OptionsFactory) -> None:
             await launch(options("busy", port=port))
     assert err.value.code == "port_in_use"
     assert f"127.0.0.1:{port}" in err.value.message
-    assert "not a Chrome DevTools endpoint" in err.value.message
+    assert "and it is not a browser" in err.value.message
+    assert "DevTools" not in err.value.message and "cdpPort" not in err.value.message
     assert f"pid {os.getpid()}" in err.value.message
 
 
@@ -390,7 +391,7 @@ async def test_port_held_by_an_orphan_browser_then_reset(
         with pytest.raises(Conflict) as err:
             await launch(options("agent", port=orphan.port))
         assert err.value.code == "port_in_use"
-        assert "Chrome DevTools endpoint" in err.value.message
+        assert "a browser (" in err.value.message and "already answers" in err.value.message
         assert err.value.hint is not None and "reset-profile" in err.value.hint
 
         killed = await asyncio.to_thread(kill_port_owner, orphan.port)

@@ -65,10 +65,21 @@ def test_overall_mark_priorities() -> None:
     ext = status(driver="extension", state="running", answers=True, extensionConnected=True)
     assert states.overall({}, "agent", False) == "stopped"
     assert states.overall({"agent": running}, "agent", False) == "running"
-    assert states.overall({"agent": running, "chrome": ext}, "agent", False) == "extension"
+    # The default profile's own state comes first; the extension's shows when it is idle.
+    assert states.overall({"agent": running, "chrome": ext}, "agent", False) == "running"
+    assert states.overall({"agent": status(), "chrome": ext}, "agent", False) == "extension"
     crashed = status(state="crashed")
     assert states.overall({"agent": crashed, "chrome": ext}, "agent", False) == "error"
     assert states.overall({"agent": running}, "agent", True) == "error"
+
+
+def test_another_profiles_trouble_does_not_hide_that_the_default_runs() -> None:
+    running = status(state="running", answers=True)
+    broken = status(driver="extension", state="error")
+    statuses = {"agent": running, "chrome": broken}
+    assert states.overall(statuses, "agent", False) == "running"  # it was a red "!"
+    assert states.trouble_elsewhere(statuses, "agent")  # a dot of its own instead
+    assert not states.trouble_elsewhere({"agent": status(state="crashed")}, "agent")
 
 
 def test_unknown_word_reads_as_stopped() -> None:

@@ -9,6 +9,8 @@ from typing import Any
 import httpx
 from tests.gui.conftest import running_tray, wait_for
 
+from browserdeck.gui.activity_pane import COLUMNS, RESULT
+
 FORM = (
     "data:text/html,<title>Sign-in form</title>"
     "<label for=u>User</label><input id=u><label for=p>Password</label>"
@@ -16,11 +18,14 @@ FORM = (
 )
 
 
-def _rows(panel: Any) -> list[list[str]]:
+def _rows(panel: Any) -> list[dict[str, Any]]:
+    """Each row by column name ("Time", "Client", "Profile", …), and whether it is hidden."""
     out = []
     for i in range(panel.activity.topLevelItemCount()):
         item = panel.activity.topLevelItem(i)
-        out.append([item.text(c) for c in range(7)] + ["hidden" if item.isHidden() else ""])
+        row: dict[str, Any] = {name: item.text(c) for c, name in enumerate(COLUMNS)}
+        row["hidden"] = item.isHidden()
+        out.append(row)
     return out
 
 
@@ -64,29 +69,54 @@ async def test_rows_say_kind_ref_element_tab_and_errors_live(qapp: Any, saved_co
             assert failed.status_code >= 400
         await wait_for(lambda: len(_rows(panel)) >= 6, what="activity rows (pushed)")
         rows = _rows(panel)
-        click = next(r for r in rows if r[1] == "agent-two")
-        assert click[2] == "click" and click[3] == f"{button} · button “Sign in”"
-        assert click[4] == "Sign-in form" and click[5] == "OK"
-        typed = [r for r in rows if r[2] == "type"]
-        assert any(r[3].startswith(f"{password} · textbox “Password”") for r in typed), rows
+        click = next(r for r in rows if r["Client"] == "agent-two")
+        assert click["Action"] == "click" and click["Element"] == f"{button} · button “Sign in”"
+        assert click["Tab"] == "Sign-in form" and click["Result"] == "OK"
+        assert click["Profile"] == "agent"
+        typed = [r for r in rows if r["Action"] == "type"]
+        assert any(r["Element"].startswith(f"{password} · textbox “Password”") for r in typed)
         # Typed text never reaches the activity data, so nothing to unmask: only its length.
-        assert all(secret not in " ".join(r) for r in rows)
+        assert all(secret not in " ".join(map(str, r.values())) for r in rows)
         assert all(secret not in a.details() for a in app.model.activity)
-        assert any("typed 14 characters" in r[3] for r in typed)
+        assert any("typed 14 characters" in r["Element"] for r in typed)
         # A failure says what went wrong and what to do (details pane and tooltip).
         bad = rows[0]
-        assert bad[2] == "click" and bad[5].startswith(("not found", "invalid input"))
-        assert "e999" in bad[5]
+        assert bad["Action"] == "click" and bad["Result"].startswith(("not found", "invalid input"))
+        assert "e999" in bad["Result"]
         item = panel.activity.topLevelItem(0)
         panel.activity.setCurrentItem(item)
         assert panel.activity_details.isVisible()
         assert "What to do:" in panel.activity_details.text()
-        assert "What to do:" in item.toolTip(5)
+        assert "What to do:" in item.toolTip(RESULT)
         # Filter by client.
         index = panel.client_filter.findData("agent-two")
         panel.client_filter.setCurrentIndex(index)
-        visible = [r for r in _rows(panel) if not r[7]]
-        assert visible and all(r[1] == "agent-two" for r in visible)
+        visible = [r for r in _rows(panel) if not r["hidden"]]
+        assert visible and all(r["Client"] == "agent-two" for r in visible)
+
+
+async def test_the_tab_column_names_each_tab_as_it_is_now(qapp: Any, saved_config: Any) -> None:
+    """A row names its tab by the tab's title now, not at the time of the call."""
+    async with running_tray(qapp) as app:
+        panel = app.show_panel()
+        panel.auto_box.setChecked(False)
+        async with _client(app, "agent-one") as one:
+            target = (await one.post("/tabs/open", json={"url": FORM})).json()["targetId"]
+            await app.model.refresh_now()
+            await one.get("/snapshot", params={"targetId": target})
+            await wait_for(
+                lambda: any(r["Tab"] == "Sign-in form" for r in _rows(panel)),
+                what="a row naming the tab",
+            )
+            await one.post(
+                "/navigate",
+                json={"targetId": target, "url": "data:text/html,<title>Renamed</title>"},
+            )
+            await app.model.refresh_now()
+        await wait_for(
+            lambda: all(r["Tab"] in ("Renamed", "") for r in _rows(panel)),
+            what="every row of that tab to say its title now",
+        )
 
 
 async def test_follow_agent_and_select_opened_tab(qapp: Any, saved_config: Any) -> None:

@@ -116,13 +116,16 @@ def test_user_closing_the_browser_window_is_stopped_not_crashed(
                     (
                         e
                         for e in list(app.events)
-                        if e.get("event") == "notice" and e.get("title") == "agent: browser closed"
+                        if e.get("event") == "notice" and e.get("title") == "agent: browser quit"
                     ),
                     None,
                 )
 
             notice = wait_until(closed_notice, timeout=30, what=f"the closed notice\n{app.log()}")
             assert notice["level"] == "info" and "POST" not in notice["message"]
+            assert "Its last window was closed, or another program told it to quit" in (
+                notice["message"]
+            )
             assert not any(
                 e.get("event") == "notice" and "crashed" in str(e.get("title")) for e in app.events
             )

@@ -201,7 +201,7 @@ async def test_the_tray_and_panel_never_read_the_service(
         assert pairing is not None
         pairing.close()
         settings = app.show_settings()
-        await app.apply_settings(app.service.config, [])
+        await app.apply_settings(app.service.config, [], True)
         settings.close()
         status = app.status()
         assert status["url"] == app.service.url and status["serviceStarted"] is True

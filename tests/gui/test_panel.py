@@ -8,6 +8,20 @@ import httpx
 from PySide6.QtCore import Qt
 from tests.gui.conftest import in_qt, running_tray, wait_for
 
+from browserdeck.gui.activity_pane import ACTION, CLIENT, PROFILE, RESULT, TAB
+
+
+def _agent(app: Any, name: str) -> httpx.AsyncClient:
+    """An HTTP client of the tray's API that says it is the agent ``name``."""
+    return httpx.AsyncClient(
+        base_url=app.service.url,
+        trust_env=False,
+        headers={
+            "Authorization": f"Bearer {app.service.api_token}",
+            "X-Browserdeck-Client": name,
+        },
+    )
+
 
 async def test_panel_without_tray_is_the_main_window(qapp: Any, saved_config: Any) -> None:
     async with running_tray(qapp, tray=False) as app:
@@ -53,24 +67,21 @@ async def test_panel_tabs_and_activity(qapp: Any, saved_config: Any, qtbot: Any)
         )
 
         # An agent's API call shows in the activity list: who, what, where, result.
-        service = app.service
-        async with httpx.AsyncClient(
-            base_url=service.url,
-            trust_env=False,
-            headers={
-                "Authorization": f"Bearer {service.api_token}",
-                "X-Browserdeck-Client": "test-agent",
-            },
-        ) as client:
+        async with _agent(app, "test-agent") as client:
             resp = await client.get("/tabs", params={"profile": "agent"})
             assert resp.status_code == 200
             missing = await client.delete("/tabs/NOPE", params={"profile": "agent"})
             assert missing.status_code == 404
         await wait_for(lambda: panel.activity.topLevelItemCount() >= 2, what="activity rows")
         newest, older = panel.activity.topLevelItem(0), panel.activity.topLevelItem(1)
-        assert [older.text(c) for c in (1, 2, 5)] == ["test-agent", "list tabs", "OK"]
-        assert [newest.text(c) for c in (2, 4)] == ["close tab", "NOPE"]
-        assert newest.text(5).startswith("not found: no tab 'NOPE'")
+        assert [older.text(c) for c in (CLIENT, PROFILE, ACTION, RESULT)] == [
+            "test-agent",
+            "agent",
+            "list tabs",
+            "OK",
+        ]
+        assert [newest.text(c) for c in (ACTION, TAB)] == ["close tab", "NOPE"]
+        assert newest.text(RESULT).startswith("not found: no tab 'NOPE'")
         assert panel.activity_stack.currentWidget() is panel.activity
 
         # Close the tab from its row's Close button.
@@ -156,3 +167,27 @@ async def test_labelled_screenshot_names_the_hovered_element(
             lambda: panel.shot.capture is not None and not panel.shot.capture.labels,
             what="a plain screenshot",
         )
+
+
+async def test_size_splitters_and_recent_activity_are_kept_across_restarts(
+    qapp: Any, saved_config: Any
+) -> None:
+    async with running_tray(qapp) as app:
+        panel = app.show_panel()
+        panel.auto_box.setChecked(False)
+        panel.resize(1010, 730)
+        panel.rows.setSizes([120, 300, 310])
+        await wait_for(lambda: panel.size().width() == 1010, what="the new size")
+        rows = panel.rows.sizes()
+        async with _agent(app, "kept-agent") as client:
+            assert (await client.get("/tabs")).status_code == 200
+        await wait_for(lambda: panel.activity.topLevelItemCount() >= 1, what="a row")
+    # The next start of the app: the same size and splitters, the same rows.
+    async with running_tray(qapp) as app:
+        panel = app.show_panel()
+        panel.auto_box.setChecked(False)
+        assert (panel.size().width(), panel.size().height()) == (1010, 730)
+        assert panel.rows.sizes() == rows
+        kept = [panel.activity.topLevelItem(i) for i in range(panel.activity.topLevelItemCount())]
+        assert any(item.text(CLIENT) == "kept-agent" for item in kept)
+        assert panel.activity_stack.currentWidget() is panel.activity

@@ -130,7 +130,33 @@ async def test_refs_without_room_are_listed_beside_the_image(qapp: Any, saved_co
         assert panel.unplaced_list.item(0).text().startswith(shot.labels[0].ref)
         # The hover caption does not outlive the image it named (item 10).
         panel.shot.hover = shot.labels[0]
-        panel._on_label_hovered(shot.labels[0])
+        panel.shot_pane._on_hovered(shot.labels[0])
         panel._set_capture(None, "gone")
         assert panel.hover_label.text().strip() == ""
         assert not panel.unplaced_box.isVisible()
+
+
+SHORT = "data:text/html,<title>Short</title><h1>Short page</h1>"
+
+
+async def test_a_new_page_is_shown_from_its_top(qapp: Any, saved_config: Any) -> None:
+    """Scrolled down a long page at 200%, then another page: the view starts at its top
+    left (the old offset showed a short page scrolled past its end, blank). A new
+    screenshot of the same page keeps where the user scrolled to."""
+    async with running_tray(qapp) as app:
+        panel = app.show_panel()
+        panel.auto_box.setChecked(False)
+        panel.resize(1200, 900)
+        await _shot_of(app, panel, FORM)
+        panel.set_zoom("200%")
+        vbar, hbar = panel.shot_scroll.verticalScrollBar(), panel.shot_scroll.horizontalScrollBar()
+        await wait_for(lambda: vbar.maximum() > 0 and hbar.maximum() > 0, what="room to scroll")
+        vbar.setValue(vbar.maximum())
+        hbar.setValue(hbar.maximum())
+        # The same page again (auto-refresh): the user's place stays.
+        panel.refresh_screenshot()
+        await wait_for(lambda: not panel.capture_busy(), what="the capture to finish")
+        assert vbar.value() == vbar.maximum() > 0
+        # Another page: from its top-left corner.
+        await _shot_of(app, panel, SHORT)
+        await wait_for(lambda: (vbar.value(), hbar.value()) == (0, 0), what="the view at the top")

@@ -33,6 +33,7 @@ async def test_stop_all_agents_closes_agent_tabs_and_keeps_the_users(
         held = await ctx.open_tab("data:text/html,<title>Held</title>")
         owner = Owner("stdio-test", "claude (stdio)", os.getpid())  # a live pid: a live claim
         TabClaims().claim("agent", held.target_id, owner)
+        await app.model.refresh_now()  # (the menu follows the model)
         action = app.tray.stop_agents_action
         assert action.text() == "Stop all agents" and action.isEnabled()
         action.trigger()
@@ -86,6 +87,8 @@ async def test_stop_all_agents_unshares_every_tab_of_the_users_chrome(
                     )
                     assert one[0] in attached, attached
 
+                    await app.model.refresh_now()  # shared tabs: something to stop
+                    assert app.tray.stop_agents_action.isEnabled()
                     app.tray.stop_agents_action.trigger()
                     await wait_for(
                         lambda: any(t == "All agents stopped" for _, _, t, _ in app.notices),
@@ -115,3 +118,23 @@ async def test_stop_all_agents_unshares_every_tab_of_the_users_chrome(
     finally:
         site.server.shutdown()
         site.server.server_close()
+
+
+async def test_stop_all_agents_is_offered_only_when_there_is_something_to_stop(
+    qapp: Any, saved_config: Any
+) -> None:
+    async with running_tray(qapp) as app:
+        await app.model.refresh_now()
+        action = app.tray.stop_agents_action
+        assert not action.isEnabled() and action.text() == "Stop all agents (none)"
+        assert "nothing to stop" in action.toolTip()
+        async with httpx.AsyncClient(
+            base_url=app.service.url,
+            trust_env=False,
+            timeout=30,
+            headers={"Authorization": f"Bearer {app.service.api_token}", "X-Browserdeck-Client": "bot"},
+        ) as agent:
+            opened = await agent.post("/tabs/open", json={"url": "about:blank"})
+            assert opened.status_code == 200
+        await app.model.refresh_now()
+        assert action.isEnabled() and action.text() == "Stop all agents"

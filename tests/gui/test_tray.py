@@ -224,3 +224,35 @@ async def test_quitting_deletes_every_window_and_lets_the_app_go(
 
 def _all_deleted(objects: list[Any]) -> Callable[[], bool]:
     return lambda: not any(shiboken6.isValid(o) for o in objects)
+
+
+async def test_pair_extension_is_offered_only_with_a_profile_on_your_chrome(
+    qapp: Any, saved_config: Any, bd_home: Any
+) -> None:
+    from browserdeck import config
+
+    cfg = config.load().config
+    cfg.profiles.pop("chrome")
+    config.save(cfg)
+    async with running_tray(qapp) as tray_app:
+        assert "Pair extension…" not in _texts(tray_app.tray.menu)
+
+
+async def test_another_profiles_trouble_does_not_hide_that_the_default_runs(
+    qapp: Any, saved_config: Any
+) -> None:
+    """The extension profile's relay cannot listen (its port is taken) while the default
+    profile runs: the mark stays "running", the trouble is a red dot of its own."""
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", saved_config.relay_port))
+        holder.listen()
+        async with running_tray(qapp) as tray_app:
+            await tray_app.service.contexts["agent"].start()
+            await tray_app.model.refresh_now()
+            assert tray_app.model.statuses["chrome"].state == "error"
+            assert tray_app.model.tray_state() == "running"  # it was a red "!"
+            assert tray_app.status()["trayTrouble"] is True
+            tooltip = tray_app.tray.icon.toolTip()
+            assert "agent: running" in tooltip and "chrome: could not start" in tooltip

@@ -1,8 +1,11 @@
-"""A private X display for tests and screenshots: Xvfb plus `trayer` as the system tray.
+"""A private X display for tests and screenshots: Xvfb plus `trayer` as the system tray,
+and optionally `openbox` as the window manager.
 
 Xvfb picks a free display number itself (``-displayfd``), so parallel runs never
 collide; trayer gives it a freedesktop system tray, so
-``QSystemTrayIcon.isSystemTrayAvailable()`` is true and icons really embed.
+``QSystemTrayIcon.isSystemTrayAvailable()`` is true and icons really embed. A window
+manager is what activates and raises windows (``_NET_ACTIVE_WINDOW``): without one, a
+window's request to be activated changes nothing, so focus tests need it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ class XDisplay:
     display: str
     xvfb: subprocess.Popen[bytes]
     trayer: subprocess.Popen[bytes] | None
+    wm: subprocess.Popen[bytes] | None = None
 
     def env(self) -> dict[str, str]:
         return {"DISPLAY": self.display, "QT_QPA_PLATFORM": "xcb"}
@@ -62,6 +66,25 @@ class XDisplay:
             env={**os.environ, **self.env()},
             capture_output=True,
         )
+
+    def root_windows(self, prop: str) -> list[int]:
+        """A root window property of windows (``_NET_ACTIVE_WINDOW``,
+        ``_NET_CLIENT_LIST_STACKING``: bottom to top), as ids."""
+        text = self.run("xprop", "-root", prop)
+        if "#" not in text:
+            return []
+        return [int(w, 16) for w in text.split("#", 1)[1].replace(",", " ").split() if w]
+
+    def active_window(self) -> int:
+        found = self.root_windows("_NET_ACTIVE_WINDOW")
+        return found[0] if found else 0
+
+    def window_name(self, window: int) -> str:
+        text = self.run("xprop", "-id", hex(window), "_NET_WM_NAME", "WM_NAME")
+        for line in text.splitlines():
+            if "=" in line:
+                return line.split("=", 1)[1].strip().strip('"')
+        return ""
 
     def window_ids(self) -> list[str]:
         """Every window id in the tree."""
@@ -142,7 +165,11 @@ class XDisplay:
 
 
 def missing_tools() -> list[str]:
-    return [tool for tool in ("Xvfb", "trayer", "xwininfo", "xprop") if not shutil.which(tool)]
+    return [
+        tool
+        for tool in ("Xvfb", "trayer", "openbox", "xwininfo", "xprop")
+        if not shutil.which(tool)
+    ]
 
 
 @contextlib.contextmanager
@@ -151,6 +178,7 @@ def xvfb_with_tray(
     tray: bool = True,
     background: str | None = None,
     full_width_bar: bool = False,
+    window_manager: bool = False,
 ) -> Iterator[XDisplay]:
     read_fd, write_fd = os.pipe()
     xvfb = subprocess.Popen(
@@ -171,12 +199,25 @@ def xvfb_with_tray(
     )
     os.close(write_fd)
     trayer: subprocess.Popen[bytes] | None = None
+    display: XDisplay | None = None
     try:
         with os.fdopen(read_fd, "rb") as pipe:
             number = pipe.readline().strip().decode()
         if not number:
             raise RuntimeError("Xvfb did not report a display number")
         display = XDisplay(f":{number}", xvfb, None)
+        if window_manager:
+            display.wm = subprocess.Popen(
+                ["openbox", "--sm-disable"],
+                env={**os.environ, "DISPLAY": display.display},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            deadline = time.monotonic() + 10
+            while "window id" not in display.run("xprop", "-root", "_NET_SUPPORTING_WM_CHECK"):
+                if time.monotonic() > deadline or display.wm.poll() is not None:
+                    raise RuntimeError("openbox did not start on " + display.display)
+                time.sleep(0.05)
         if background and shutil.which("xsetroot"):  # a plain backdrop if it is missing
             display.run("xsetroot", "-solid", background)
         if tray:
@@ -218,7 +259,8 @@ def xvfb_with_tray(
                 time.sleep(0.05)
         yield display
     finally:
-        for proc in (trayer, xvfb):
+        wm = display.wm if display is not None else None
+        for proc in (trayer, wm, xvfb):
             if proc is not None and proc.poll() is None:
                 proc.terminate()
                 try:

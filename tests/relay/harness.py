@@ -287,9 +287,11 @@ class ExtBrowser:
 
 
 async def launch_ext_browser(
-    chromium_path: str, user_data_dir: Path, relay: RelayServer
+    chromium_path: str, user_data_dir: Path, relay: RelayServer, *, headless: bool = True
 ) -> ExtBrowser:
-    chromium = await launch_raw_chromium(chromium_path, user_data_dir, extension_flags())
+    chromium = await launch_raw_chromium(
+        chromium_path, user_data_dir, extension_flags(), headless=headless
+    )
     try:
         cdp = await CDPClient.connect(chromium.ws_url)
     except BaseException:

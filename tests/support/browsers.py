@@ -37,12 +37,12 @@ def find_chromium() -> str | None:
     return None
 
 
-def base_flags(user_data_dir: Path, port: int) -> list[str]:
+def base_flags(user_data_dir: Path, port: int, *, headless: bool = True) -> list[str]:
     flags = [
         f"--remote-debugging-port={port}",
         "--remote-debugging-address=127.0.0.1",
         f"--user-data-dir={user_data_dir}",
-        "--headless=new",
+        *(["--headless=new"] if headless else []),
         "--no-first-run",
         "--no-default-browser-check",
         "--disable-background-networking",
@@ -82,12 +82,18 @@ async def launch_raw_chromium(
     extra_flags: list[str] | None = None,
     *,
     port: int | None = None,
+    headless: bool = True,
 ) -> RawChromium:
     user_data_dir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
     env = dict(os.environ, HOME=str(user_data_dir.parent))
     proc = subprocess.Popen(
-        [executable, *base_flags(user_data_dir, port), *(extra_flags or []), "about:blank"],
+        [
+            executable,
+            *base_flags(user_data_dir, port, headless=headless),
+            *(extra_flags or []),
+            "about:blank",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

@@ -34,11 +34,11 @@ def endpoint_url(cdp_url: str, path: str) -> str:
 
 def _unreachable(url: str, why: str, timeout: float) -> Unavailable:
     return Unavailable(
-        f"no Chrome DevTools endpoint answered at {url}: {why}",
+        f"no browser answered at {url}: {why}",
         hint=(
-            Hint("start the browser ({start}), or check that the profile's cdpUrl/", start=START)
-            + "cdpPort is right and the browser was started with --remote-debugging-port "
-            f"(waited {timeout:g} s)"
+            Hint("start the browser ({start}), or check that the profile's CDP URL or ", start=START)
+            + "port (cdpUrl/cdpPort) is right and the browser was started with "
+            f"--remote-debugging-port (waited {timeout:g} s)"
         ),
         code="cdp_unreachable",
     )

@@ -136,11 +136,12 @@ class CdpGateway:
             f"pid {pid} ({(process_cmdline(pid) or ['?'])[0].rsplit('/', 1)[-1]})" for pid in pids
         )
         return Conflict(
-            f"cannot start profile '{self.profile}': 127.0.0.1:{port}, the port of its CDP "
-            f"endpoint (cdpPort), is taken by {owners or 'another program'}",
+            f"cannot start profile '{self.profile}': 127.0.0.1:{port}, its CDP port, is taken "
+            f"by {owners or 'another program'}",
             hint=Hint(
                 "if it is a browser left from an earlier run, resetting the profile ({reset}) "
-                "closes it; otherwise stop that program or give the profile another cdpPort",
+                "closes it; otherwise stop that program, or give the profile another CDP port "
+                "(Settings › Profiles; cdpPort in the config file)",
                 reset=RESET_PROFILE.of(profile=self.profile),
             ),
             code="port_in_use",

@@ -668,14 +668,14 @@ class ChromeProcess:
         while True:
             if self._returncode is not None:
                 raise self._launch_failed(
-                    f"{describe_exit(self._returncode)} before its DevTools endpoint answered"
+                    f"{describe_exit(self._returncode)} before it answered browserdeck"
                 )
             if self._devtools_failed is not None:
                 raise Conflict(
                     f"Chrome for profile '{self.profile}' could not open its DevTools port "
                     f"{self.port}: {self._devtools_failed}",
                     hint="another program took the port just now; retry, or give the profile "
-                    "another cdpPort",
+                    "another CDP port (Settings › Profiles; cdpPort in the config file)",
                     code="port_in_use",
                 )
             remaining = deadline - loop.time()
@@ -809,7 +809,7 @@ class ChromeProcess:
         if self.executable.kind == HEADLESS_SHELL:
             release_profile(self.user_data_dir, self.pid)
         self._returncode = code
-        log.info("%r exited: %s", self, describe_exit(code))
+        log.info("%r exited: %s (code %s)", self, describe_exit(code), code)
         self._notify()
 
 
@@ -830,14 +830,30 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+# How a signal that ended the browser reads to a person (the signal's name stays in the
+# log, where it helps; "SIGKILL (exit code -9)" told a user nothing).
+_SIGNAL_WORDS = {
+    "SIGKILL": "was killed outright (kill -9, or the system ran out of memory)",
+    "SIGTERM": "was told to quit by another program (kill)",
+    "SIGINT": "was interrupted (Ctrl+C)",
+    "SIGHUP": "was stopped because the terminal it ran in closed",
+    "SIGSEGV": "crashed (a memory error inside the browser)",
+    "SIGBUS": "crashed (a memory error inside the browser)",
+    "SIGABRT": "crashed (it stopped itself on an internal error)",
+    "SIGTRAP": "crashed (it stopped itself on an internal error)",
+    "SIGILL": "crashed (an illegal instruction)",
+}
+
+
 def describe_exit(code: int) -> str:
-    """'was killed by SIGKILL (exit code -9)', 'exited with code 1': after "the browser"."""
+    """How the browser ended, after "the browser": 'was killed outright (kill -9, …)',
+    'crashed (…)', 'exited with code 1'."""
     if code < 0:
         try:
             name = signal.Signals(-code).name
         except ValueError:
-            name = f"signal {-code}"
-        return f"was killed by {name} (exit code {code})"
+            return f"was stopped by signal {-code}"
+        return _SIGNAL_WORDS.get(name, f"was stopped by a signal ({name})")
     return f"exited with code {code}"
 
 
@@ -877,9 +893,8 @@ async def _port_conflict(port: int, profile: str) -> Conflict:
     if version is not None:
         browser = version.get("Browser") or "unknown browser"
         return BrowserOnPort(
-            f"cannot start profile '{profile}': a Chrome DevTools endpoint ({browser}) is "
-            f"already listening on 127.0.0.1:{port}, probably a browser left over from an "
-            "earlier run",
+            f"cannot start profile '{profile}': a browser ({browser}) already answers on "
+            f"127.0.0.1:{port}, its CDP port, probably one left over from an earlier run",
             hint=Hint(
                 "reset the profile ({reset}) to kill it; or turn on attachOnly to use that "
                 "browser as it is",
@@ -892,8 +907,9 @@ async def _port_conflict(port: int, profile: str) -> Conflict:
     return Conflict(
         f"cannot start profile '{profile}': another program{f' ({owners})' if owners else ''} "
         f"is already listening on 127.0.0.1:{port}, the profile's CDP port, and it is not "
-        "a Chrome DevTools endpoint",
-        hint="stop that program, or give the profile another cdpPort",
+        "a browser",
+        hint="stop that program, or give the profile another CDP port (Settings › Profiles; "
+        "cdpPort in the config file)",
         code="port_in_use",
     )
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from browserdeck.errors import START_OF, STOP_OF, BrowserdeckError, Hint, InvalidInput
 
 if TYPE_CHECKING:
+    from browserdeck.chrome.xfocus import WindowOwner
     from browserdeck.driverspecs import DriverSpec
     from browserdeck.profiles import ProfileContext
     from browserdeck.tabs import Tab
@@ -64,6 +65,11 @@ class ProfileDriver:
 
     def cdp_port(self) -> int | None:
         """The local port of the endpoint, for status (None: not local)."""
+        return None
+
+    def window_owner(self) -> WindowOwner | None:
+        """Whose windows on this screen an agent's input may activate (None: no window
+        here, e.g. a remote or headless browser); see chrome/xfocus.py."""
         return None
 
     # --- status and tabs -----------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from browserdeck.chrome.xfocus import WindowOwner
 from browserdeck.drivers.base import ProfileDriver
 from browserdeck.errors import PAIR, Hint, Unavailable
 from browserdeck.tabs import Tab
@@ -73,6 +74,10 @@ class Driver(ProfileDriver):
     def cdp_port(self) -> int | None:
         ctx = self.ctx
         return ctx.relay.port if ctx.relay else ctx.config.relay_port_of(ctx.profile)
+
+    def window_owner(self) -> WindowOwner | None:
+        # The user's Chrome: we know no pid of it, so any Chrome window on this screen.
+        return WindowOwner(chrome_class=True)
 
     async def status(self, out: dict[str, Any]) -> bool | None:
         relay_status = self.ctx.relay.status() if self.ctx.relay else {}

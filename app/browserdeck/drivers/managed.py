@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio, paths
 from browserdeck.chrome import launcher, procs
+from browserdeck.chrome.xfocus import WindowOwner
 from browserdeck.drivers.base import ProfileDriver
 from browserdeck.errors import START_OF, BrowserdeckError, Conflict, Hint, Unavailable
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # The detail of a managed profile whose browser exited cleanly without being asked to.
-CLOSED_BY_USER = "the browser was closed"
+CLOSED_BY_USER = "the browser quit"  # exit code 0: its window closed, its menu, or SIGTERM
 
 
 def runs_headless(ctx: ProfileContext) -> tuple[bool, str | None]:
@@ -121,7 +122,7 @@ class Driver(ProfileDriver):
             # nothing, and "it may have been closed" would hide why.
             ctx.restart_note = (
                 "the browser "
-                + ("was closed" if closed else "crashed or was killed")
+                + ("quit" if closed else "crashed or was killed")
                 + f" and was restarted at {time.strftime('%H:%M:%S')}, so tabs from before are gone"
             )
 
@@ -157,11 +158,17 @@ class Driver(ProfileDriver):
         # the same port.
         await ctx.drop_connections()
         if clean:
+            # Exit code 0 is its last window closed, its menu's Exit, or a SIGTERM (kill):
+            # the code does not say which, so neither do we (a headless one has no window).
+            how = (
+                "It was told to quit by another program (it has no window)."
+                if chrome.headless
+                else "Its last window was closed, or another program told it to quit."
+            )
             ctx.service.events.notice.send(
                 level="info",
-                title=f"{ctx.name}: browser closed",
-                message="Its window was closed. It starts again when an agent needs it, "
-                "or from the tray menu.",
+                title=f"{ctx.name}: browser quit",
+                message=f"{how} It starts again when an agent needs it, or from the tray menu.",
             )
         else:
             ctx.service.events.notice.send(
@@ -195,6 +202,13 @@ class Driver(ProfileDriver):
 
     def cdp_port(self) -> int | None:
         return self.ctx.profile.cdp_port
+
+    def window_owner(self) -> WindowOwner | None:
+        ctx = self.ctx
+        if ctx.chrome is not None:
+            return None if ctx.chrome.headless else WindowOwner(pid=ctx.chrome.pid)
+        # Attach-only: a browser the user started (no pid of ours): any Chrome window.
+        return None if ctx.config.may_launch(ctx.profile) else WindowOwner(chrome_class=True)
 
     async def status(self, out: dict[str, Any]) -> bool | None:
         ctx, p = self.ctx, self.ctx.profile

@@ -7,7 +7,7 @@ calls the front door (``browserdeck.deck.Deck``) in-process, on the same asyncio
 Qt signals (``bridge.ServiceBridge``). Only ``TrayApp.start_service`` and its shutdown
 hold the ``Service`` itself (the composition root's part).
 
-Importing this package does not import Qt; ``browserdeck.gui.app.run`` does.
+Importing this package does not import Qt; ``browserdeck.gui.launch.run`` does.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Lifecycle (one path, whatever ends it)::
 
-    run(args)                       second launch? -> ask the running tray to show its panel
+    launch.run(args)                second launch? -> ask the running tray to show its panel;
+                                    a service an MCP client started? -> take it over
       └─ TrayApp.run()              tray icon, instance server, Service.start()
            await quit_requested     set by Quit, SIGTERM/SIGINT, aboutToQuit, or closing the
                                     window when there is no tray
@@ -12,14 +13,14 @@ Lifecycle (one path, whatever ends it)::
 No coroutine ever calls ``exec()`` on a dialog: dialogs are opened with
 ``show()``/``open()`` and report back through signals (qasync re-entrancy).
 
-Why one module (about 600 lines): ``TrayApp`` is the tray's one lifecycle (menu, panel,
-dialogs, notices, the service's start and the one shutdown path) and ``run`` its entry;
-the windows it opens already live apart (panel, settings, pairing, screenshot).
+Why one module (about 580 lines): ``TrayApp`` is the tray's one lifecycle (menu, panel,
+dialogs, notices, the service's start and the one shutdown path); its entry point is
+``gui/launch.py``, and the windows it opens already live apart (panel, settings, pairing,
+screenshot).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -36,19 +37,22 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
-from browserdeck import __version__, aio, autostart, config, heap, paths
+from browserdeck import __version__, aio, autostart, config, paths
 from browserdeck.config import Config
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
-from browserdeck.gui import icons, instance, trace
+from browserdeck.gui import icons, instance, keep, takeover, trace
 from browserdeck.gui.bridge import ServiceBridge
 from browserdeck.gui.model import DeckModel
 from browserdeck.gui.panel import StatusPanel
 from browserdeck.gui.settings import SettingsDialog
+from browserdeck.gui.takeover import McpService
 from browserdeck.gui.tray import TrayController
+from browserdeck.reconfig import Applied
 
 if TYPE_CHECKING:
     from browserdeck.deck import AgentsStopped
+    from browserdeck.reconfig import Restart
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
@@ -63,8 +67,7 @@ QTreeWidget, QListWidget { border: 1px solid palette(mid); border-radius: 4px; }
 ScreenshotView, QWidget#screenshotView { border: 1px solid palette(mid); border-radius: 4px; }
 QLineEdit[readOnly="true"] { background: palette(window); color: palette(dark);
                              border: 1px dashed palette(mid); border-radius: 3px; }
-QLabel#activityEmpty { color: palette(dark); border: 1px solid palette(mid);
-                       border-radius: 4px; }
+QLabel#activityEmpty { color: palette(dark); }
 """
 
 
@@ -80,6 +83,7 @@ class TrayApp(QObject):
         tray: bool | None = None,
         show_panel: bool = False,
         show_settings: bool = False,
+        take_over: McpService | None = None,
     ) -> None:
         super().__init__()
         self.qapp = qapp
@@ -90,8 +94,11 @@ class TrayApp(QObject):
         self.tray_available = QSystemTrayIcon.isSystemTrayAvailable() if tray is None else tray
         self.show_panel_at_start = show_panel or not self.tray_available
         self.show_settings_at_start = show_settings
+        # A service `browserdeck mcp` started before us: ours replaces it (gui/takeover.py).
+        self.take_over = take_over
         self.bridge = ServiceBridge(self)
         self.model = DeckModel(self.bridge, self)
+        self.model.activity.extend(keep.activity())  # the recent activity of the last run
         self.service: Service | None = None
         self._starting: Service | None = None  # while start_service() waits for it
         self.tray: TrayController | None = None
@@ -150,6 +157,9 @@ class TrayApp(QObject):
             return True
         if self._shutdown_task is not None or self._starting is not None:
             return False  # quitting (nothing may outlive the shutdown), or one is starting
+        take_over, self.take_over = self.take_over, None
+        if take_over is not None and not await self._take_over(take_over):
+            return False
         # The composition root's part: build and start the Service, then hand the views
         # its front door only (they never read the Service itself).
         service = self.service_factory()
@@ -177,6 +187,8 @@ class TrayApp(QObject):
             trace.emit("service-failed", error=str(exc))
             return False
         finally:
+            if take_over is not None:
+                takeover.end()  # a `browserdeck mcp` needing a service may start one now
             # Kept while a shutdown is under way: that task may not have read it yet.
             if self._starting is service and self._shutdown_task is None:
                 self._starting = None
@@ -188,7 +200,30 @@ class TrayApp(QObject):
         if self.panel is not None:
             self.panel.update_banner()
         trace.emit("service-started", url=deck.overview().api_url, pid=os.getpid())
+        if take_over is not None:
+            self.notify(
+                "info",
+                "browserdeck runs in this app now",
+                "An agent had started browserdeck without its window; this app took it "
+                "over. Agents keep their sessions; the tabs they had open were closed.",
+            )
         return True
+
+    async def _take_over(self, old: McpService) -> bool:
+        """Stop the service an MCP client started, so that ours takes its place."""
+        trace.emit("takeover-begin", pid=old.pid)
+        problem = await asyncio.to_thread(takeover.begin, old)
+        if problem is None:
+            trace.emit("takeover-stopped", pid=old.pid)
+            return True
+        message = (
+            f"browserdeck already runs for an agent (pid {old.pid}), and {problem}. "
+            f"End that process (kill {old.pid}), then start this app again."
+        )
+        self.model.set_deck(None, message)
+        self.notify("error", "browserdeck could not start", message)
+        trace.emit("service-failed", error=message)
+        return False
 
     def request_quit(self, code: int = 0) -> None:
         """Quit from anywhere (menu, signal, aboutToQuit, closing the no-tray window)."""
@@ -220,7 +255,10 @@ class TrayApp(QObject):
             with contextlib.suppress(RuntimeError):
                 self.settings_dialog.close()
         panel, self.panel = self.panel, None
+        keep.save_activity(list(self.model.activity))
         if panel is not None:
+            if panel.isVisible():
+                panel.keep_layout()
             panel.timer.stop()
             panel.hide()
             panel.deleteLater()
@@ -287,6 +325,7 @@ class TrayApp(QObject):
             "trayGeometry": _rect(tray.icon.geometry()) if tray else None,
             "panelVisible": bool(self.panel and self.panel.isVisible()),
             "trayState": self.model.tray_state(),
+            "trayTrouble": self.model.trouble_elsewhere(),
         }
 
     # --- tray ---------------------------------------------------------------------------
@@ -348,10 +387,12 @@ class TrayApp(QObject):
                 return self.settings_dialog
         deck = self.model.deck
         current = deck.settings() if deck is not None else config.load().config
-        dialog = SettingsDialog(current, self.apply_settings, running=deck is not None)
+        dialog = SettingsDialog(
+            current, self.apply_settings, running=deck is not None, restarts=self.restarts
+        )
         dialog.destroyed.connect(lambda *_: setattr(self, "settings_dialog", None))
         dialog.saved.connect(
-            lambda *_: self.notify("info", "Settings saved", "Changes are applied.")
+            lambda applied: self.notify("info", "Settings saved", saved_words(applied))
         )
         self.settings_dialog = dialog
         if profile:
@@ -361,15 +402,20 @@ class TrayApp(QObject):
         dialog.activateWindow()
         return dialog
 
-    async def apply_settings(self, candidate: Config, deleted: list[str]) -> None:
+    async def restarts(self, candidate: Config) -> list[Restart]:
+        """The running browsers saving ``candidate`` would restart (none when none runs)."""
+        deck = self.model.deck
+        return await deck.restarts(candidate) if deck is not None and deck.started else []
+
+    async def apply_settings(self, candidate: Config, deleted: list[str], restart: bool) -> Applied:
         """Save and apply live; deleted managed profiles also lose their browser data."""
         deck = self.model.deck
         if deck is None or not deck.started:
             config.check_consistency(candidate)
             config.save(candidate)
             self._sync_autostart(candidate)
-            return
-        await deck.apply_config(candidate, deleted)
+            return Applied()
+        return await deck.apply_config(candidate, deleted, restart=restart)
 
     def show_pairing(self) -> QWidget | None:
         from browserdeck.gui.pairing import PairDialog
@@ -414,20 +460,26 @@ class TrayApp(QObject):
             "Paste it into your MCP client's config (Claude Desktop, Cursor, …).",
         )
 
-    def open_logs(self) -> None:
+    def open_logs(self) -> asyncio.Task[None]:
+        """Open the logs folder; a notice says where it is when it could not be opened."""
         from browserdeck.gui.pairing import open_path
 
         folder = paths.log_dir()
-        if open_path(folder):
-            self.notify("info", "Logs folder", f"Opened {folder}")
-        else:
-            # Never a silent no-op: say where the logs are, so they can be opened by hand.
-            self.notify(
-                "warning",
-                "Could not open the logs folder",
-                f"No file manager could be started. The logs are in {folder} "
-                "(`browserdeck paths` prints it too).",
-            )
+
+        async def go() -> None:
+            why = await open_path(folder)
+            if why is None:
+                self.notify("info", "Logs folder", f"Opened {folder}")
+            else:
+                # Never a silent no-op: say where the logs are, so they can be opened by hand.
+                self.notify(
+                    "warning",
+                    "Could not open the logs folder",
+                    f"{why[:1].upper()}{why[1:]}. The logs are in {folder} "
+                    "(the command “browserdeck paths” prints it too).",
+                )
+
+        return aio.create_task(go(), name="gui-open-logs")
 
     def stop_all_agents(self) -> None:
         """One click: every agent session ends, agent tabs close, Chrome tabs are unshared."""
@@ -495,6 +547,29 @@ class TrayApp(QObject):
             self._sync_autostart(config.load().config)
 
 
+def saved_words(applied: Applied) -> str:
+    """What saving did to running browsers, in words (the "Settings saved" notice)."""
+    said = []
+    if applied.restarted:
+        said.append(f"{_names(applied.restarted)} restarted with the new settings.")
+    if applied.deferred:
+        said.append(
+            f"{_names(applied.deferred)} keep{'s' if len(applied.deferred) == 1 else ''} "
+            "running as before; the new settings apply at the next start."
+        )
+    if applied.recolored:
+        said.append(
+            f"The window of {_names(applied.recolored)} takes its new colour at its next "
+            "start; its tabs stay open."
+        )
+    return " ".join(said) or "Saved."
+
+
+def _names(names: tuple[str, ...]) -> str:
+    quoted = [f"“{n}”" for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
 def _remover(loop: asyncio.AbstractEventLoop, sig: int) -> Callable[[], None]:
     def remove() -> None:
         loop.remove_signal_handler(sig)
@@ -543,75 +618,3 @@ def make_qapp(argv: list[str] | None = None) -> QApplication:
         qapp.setStyle("Fusion")
     qapp.setStyleSheet(STYLE)
     return qapp
-
-
-def second_launch(show: str = "show-panel") -> int | None:
-    """If a browserdeck already runs for this home, hand over and return an exit code."""
-    answer = instance.send_command(show)
-    if answer is not None:
-        trace.emit("second-launch", answer=answer)
-        print(
-            "browserdeck is already running; showing its "
-            f"{'panel' if show == 'show-panel' else 'settings'}.",
-            file=sys.stderr,
-        )
-        return 0
-    running = instance.running_service()
-    if running is not None:
-        print(
-            f"error: browserdeck is already running at {running.get('url')} "
-            f"(pid {running.get('pid')}) without a tray, e.g. `browserdeck serve`.\n"
-            "  hint: use the CLI against it, or stop it and start the tray app.",
-            file=sys.stderr,
-        )
-        return 1
-    return None
-
-
-def run(
-    args: argparse.Namespace,
-    build_service: Callable[..., Service],
-    mcp_config: Callable[[], str],
-) -> int:
-    """The tray app; ``build_service`` and ``mcp_config`` are the composition root's
-    (``master.build_service``, ``master.mcp_client_config``)."""
-    from browserdeck import logsetup
-    from browserdeck.gui.qtloop import QtEventLoop
-
-    logsetup.setup()
-    qapp = make_qapp()
-    handed_over = second_launch(
-        "show-settings" if getattr(args, "settings", False) else "show-panel"
-    )
-    if handed_over is not None:
-        return handed_over
-    headless = bool(getattr(args, "headless", False))
-    port = getattr(args, "port", None)
-    app = TrayApp(
-        qapp,
-        service_factory=lambda: build_service(force_headless=headless, control_port=port),
-        mcp_config=mcp_config,
-        tray=False if getattr(args, "no_tray", False) else None,
-        show_panel=bool(getattr(args, "panel", False)),
-        show_settings=bool(getattr(args, "settings", False)),
-    )
-    # Before the service starts (it starts inside the loop): the app's own process only,
-    # never a test's that builds a TrayApp.
-    heap.settle()  # a big snapshot's temporaries no longer set off collections
-    loop = QtEventLoop(qapp)
-    asyncio.set_event_loop(loop)
-    main = loop.create_task(app.run(), name="gui-main")
-    try:
-        with loop:
-            while True:
-                try:
-                    return int(loop.run_until_complete(main))
-                except RuntimeError as exc:
-                    # Something called QApplication.quit() (session logout, aboutToQuit):
-                    # the Qt loop returned early. request_quit() has been called from
-                    # aboutToQuit; run the loop again until the shutdown path finishes.
-                    if main.done() or "before Future completed" not in str(exc):
-                        raise
-                    app.request_quit()
-    finally:
-        asyncio.set_event_loop(None)

@@ -126,8 +126,9 @@ def paint_mark(p: QPainter, size: float, state: str) -> None:
         p.drawEllipse(QPointF(cx, cy + 6 * s), 2.0 * s, 2.0 * s)
 
 
-def render(size: int, color: str, state: str | None) -> QImage:
-    """One square image of the icon; ``state=None`` draws the plain app logo."""
+def render(size: int, color: str, state: str | None, trouble: bool = False) -> QImage:
+    """One square image of the icon; ``state=None`` draws the plain app logo; ``trouble``
+    adds a small red dot (top right) for a problem of a profile other than the default."""
     image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
     image.fill(Qt.GlobalColor.transparent)
     p = QPainter(image)
@@ -135,17 +136,27 @@ def render(size: int, color: str, state: str | None) -> QImage:
         paint_logo(p, size, QColor(color))
         if state is not None:
             paint_mark(p, size, state)
+        if trouble:
+            s = size / 64.0
+            center = QPointF(52 * s, 12 * s)
+            p.setRenderHint(QPainter.RenderHint.Antialiasing)
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(QColor("#FFFFFF"))
+            p.drawEllipse(center, 10 * s, 10 * s)
+            p.setBrush(state_color("error"))
+            p.drawEllipse(center, 7.5 * s, 7.5 * s)
     finally:
         p.end()
     return image
 
 
 @lru_cache(maxsize=64)
-def tray_icon(color: str, state: str) -> QIcon:
-    """The tray icon: ``color`` is the default profile's colour, ``state`` its mark."""
+def tray_icon(color: str, state: str, trouble: bool = False) -> QIcon:
+    """The tray icon: ``color`` is the default profile's colour, ``state`` its mark,
+    ``trouble``: another profile crashed or could not start (a red dot apart)."""
     icon = QIcon()
     for size in ICON_SIZES:
-        icon.addPixmap(QPixmap.fromImage(render(size, color, state)))
+        icon.addPixmap(QPixmap.fromImage(render(size, color, state, trouble)))
     return icon
 
 

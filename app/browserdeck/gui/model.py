@@ -228,6 +228,7 @@ class DeckModel(QObject):
         self.statuses: dict[str, ProfileStatus] = {}
         self.tabs: dict[str, list[Tab]] = {}
         self.activity: deque[Activity] = deque(maxlen=ACTIVITY_LIMIT)
+        self.agents_present = False  # whether "Stop all agents" has anything to stop
         self.show_own_calls = False
         self._refresh_task: asyncio.Task[None] | None = None
         self._dirty = False
@@ -277,6 +278,13 @@ class DeckModel(QObject):
         status = self.statuses.get(name)
         return (status.color if status is not None else None) or "#8A8F98"
 
+    def has_extension_profile(self) -> bool:
+        """Whether a profile uses the user's own Chrome (what "Pair extension…" is for)."""
+        overview = self.overview()
+        return overview is not None and any(
+            p.driver == "extension" for p in overview.profiles.values()
+        )
+
     def driver_of(self, name: str) -> str:
         overview = self.overview()
         if overview is not None and name in overview.profiles:
@@ -290,6 +298,10 @@ class DeckModel(QObject):
 
     def tray_state(self) -> str:
         return states.overall(self.statuses, self.default_profile, self.service_error is not None)
+
+    def trouble_elsewhere(self) -> bool:
+        """Another profile than the default one crashed or could not start."""
+        return states.trouble_elsewhere(self.statuses, self.default_profile)
 
     def set_fast_poll(self, fast: bool) -> None:
         """Poll more often while someone looks (the panel is visible)."""
@@ -337,6 +349,7 @@ class DeckModel(QObject):
         if self._closed:
             return
         self.statuses = {s.profile: s for s in statuses}
+        self.agents_present = deck.agents_present()
         self.profilesChanged.emit()
         for name, status in self.statuses.items():
             tabs: list[Tab] = []

@@ -7,9 +7,11 @@ the manual path (relay port + token) for when the link cannot be opened.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
@@ -24,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 import browserdeck
+from browserdeck import aio
 from browserdeck.gui import icons
 
 
@@ -58,10 +61,11 @@ class PairDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("pairDialog")
-        self.setWindowTitle("Pair the browserdeck extension")
+        self.setWindowTitle("Pair the extension")  # Qt adds " — browserdeck"
         self.setWindowIcon(icons.app_icon(color))
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.link = pairing_link(relay_port, token, profile)
+        self.token = token
         folder = bundled_dir("extension")
         layout = QVBoxLayout(self)
         intro = QLabel(
@@ -75,8 +79,9 @@ class PairDialog(QDialog):
             "<ol style='margin-left:-20px'>"
             "<li>Open <code>chrome://extensions</code>, turn on <i>Developer mode</i>, click "
             "<i>Load unpacked</i> and choose the extension folder below.</li>"
-            "<li>Click <b>Open pairing page</b> (or paste the link into Chrome). It gives the "
-            "extension the relay token.</li>"
+            "<li>Click <b>Open pairing page</b>, then paste the pairing link (it is on your "
+            "clipboard) into that tab's address bar. It gives the extension the relay "
+            "token.</li>"
             "<li>Click the extension's icon on a tab to share it with agents.</li></ol>"
         )
         steps.setWordWrap(True)
@@ -137,36 +142,66 @@ class PairDialog(QDialog):
         QGuiApplication.clipboard().setText(value)
         self.say("Copied.")
 
-    def open_link(self) -> None:
-        """Open the pairing page in Chrome (only Chrome can open an extension's page).
+    def open_link(self) -> asyncio.Task[None] | None:
+        """Open the extension's page in Chrome (only Chrome opens an extension's page) with
+        the pairing link on the clipboard, and say how that went once Chrome has had a
+        moment (desktop.py).
 
-        Chrome is started directly with its output discarded: handing the link to the
-        desktop's opener (xdg-open) printed it, token and all, on stderr when no handler
-        took it.
+        Never the link itself on Chrome's command line: any local user can read a command
+        line (/proc/*/cmdline), and the link carries the relay token (`browserdeck pair
+        --open` does the same). Chrome is started directly, its output never shown:
+        handing a link to the desktop's opener (xdg-open) printed it on stderr when no
+        handler took it.
         """
         if not self.link:
-            return
-        from browserdeck.cli_relay import open_in_chrome
+            return None
+        from browserdeck import desktop
+        from browserdeck.relay.pairing import options_url
 
-        if open_in_chrome(self.link):
-            self.say("Opened the pairing page in Chrome. Check it says “Paired”.")
-        else:
-            self.say(
-                "Could not find Chrome on this computer to open the pairing page. Click "
-                "Copy next to the pairing link, paste it into the address bar of the Chrome "
-                "that has the extension, and press Enter."
-            )
+        token = self.token
+        self.open_button.setEnabled(False)
+        self.say("Opening the extension's page in Chrome…")
 
-    def open_folder(self) -> None:
+        async def go() -> None:
+            opened = await asyncio.to_thread(desktop.open_in_chrome, options_url(), secret=token)
+            if not shiboken6.isValid(self):
+                return
+            self.open_button.setEnabled(True)
+            if opened.ok and self.link:
+                QGuiApplication.clipboard().setText(self.link)
+                self.say(
+                    "Opened the extension's page in Chrome, and the pairing link is on your "
+                    "clipboard: paste it into that tab's address bar and press Enter. The "
+                    "page then says “Paired”."
+                )
+            else:
+                self.say(
+                    f"Chrome did not open the pairing page ({opened.why}). Click Copy next "
+                    "to the pairing link, paste it into the address bar of the Chrome that "
+                    "has the extension, and press Enter."
+                )
+
+        return aio.create_task(go(), name="gui-open-pairing-page")
+
+    def open_folder(self) -> asyncio.Task[None] | None:
         if self.folder is None:
-            return
-        if open_path(self.folder):
-            self.say(f"Opened {self.folder} in your file manager.")
-        else:
-            self.say(
-                f"Could not open a file manager. The extension folder is:\n{self.folder}\n"
-                "In chrome://extensions click “Load unpacked” and choose that folder."
-            )
+            return None
+        folder = self.folder
+
+        async def go() -> None:
+            why = await open_path(folder)
+            if not shiboken6.isValid(self):
+                return
+            if why is None:
+                self.say(f"Opened {folder} in your file manager.")
+            else:
+                self.say(
+                    f"Could not open it in a file manager ({why}). The extension folder is:\n"
+                    f"{folder}\nIn chrome://extensions click “Load unpacked” and choose "
+                    "that folder."
+                )
+
+        return aio.create_task(go(), name="gui-open-extension-folder")
 
 
 def mask_token(text: str, token: str) -> str:
@@ -174,6 +209,14 @@ def mask_token(text: str, token: str) -> str:
     return text.replace(token, "•" * 12) if token else text
 
 
-def open_path(path: Path) -> bool:
-    """Open a folder in the desktop's file manager; False if that could not be started."""
-    return bool(QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))))
+async def open_path(path: Path) -> str | None:
+    """Open a folder in the desktop's file manager: None once it opened, else why not
+    (on Linux xdg-open is run and judged by how it ended: Qt's own call reported success
+    for an xdg-open that then said "no method available")."""
+    from browserdeck import desktop
+
+    opened = await asyncio.to_thread(desktop.open_folder, str(path))
+    if opened is None:  # no xdg-open here: the toolkit's own opener
+        ok = QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+        return None if ok else "no file manager could be started"
+    return None if opened.ok else opened.why

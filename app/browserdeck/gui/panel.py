@@ -1,40 +1,31 @@
-"""The status panel: profiles, the selected profile's tabs, a live screenshot, recent API calls.
+"""The status panel: profiles, the selected profile's tabs, a live screenshot, recent calls.
 
-Everything shown comes from ``DeckModel`` (in-process service calls) except the
-screenshot, which goes through the control API's ``POST /screenshot`` so the
-panel shows exactly what an agent gets (those calls are tagged as the GUI's own
-and hidden from the activity list).
+Everything shown comes from ``DeckModel`` (in-process, through the front door); the
+screenshot is ``Deck.screenshot``, the engine call agents make, so the panel shows
+exactly what an agent gets (the panel's own calls are tagged as the GUI's and hidden
+from the activity list).
 
-Why one module (about 900 lines): it is one window, ``StatusPanel``, whose parts (profile
-list, tabs, screenshot, activity) refresh each other on one selection; the pieces that
-stand alone are small classes here (``ProfileDelegate``, ``Banner``) and the data comes
-from ``gui/model.py``.
+The window is ``StatusPanel``: the profile list and the tabs here, the screenshot pane
+in ``gui/shot_pane.py``, the activity pane in ``gui/activity_pane.py``, the profile
+rows and the banner in ``gui/panel_parts.py``. Its size, its splitters and the recent
+activity are kept across restarts (``gui/keep.py``).
+
+Why one module (about 580 lines): what is left here is the one selection the panes
+share (which profile, which tab) and what follows from it (the profile's controls and
+details, its tabs, Follow agent, the banner); the panes that stand alone live apart.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from dataclasses import dataclass
+import re
 from typing import Any
 
-from PySide6.QtCore import (
-    QEvent,
-    QModelIndex,
-    QPersistentModelIndex,
-    QRect,
-    QSize,
-    Qt,
-    QTimer,
-    Signal,
-)
-from PySide6.QtGui import QBrush, QCloseEvent, QColor, QFont, QGuiApplication, QPainter, QPalette
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QHideEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QButtonGroup,
     QCheckBox,
-    QComboBox,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -43,12 +34,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMainWindow,
     QPushButton,
-    QScrollArea,
     QSplitter,
-    QStackedWidget,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -56,151 +42,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from browserdeck import __version__, aio, states
-from browserdeck.gui import icons
-from browserdeck.gui.model import Activity, DeckModel, short_id
-from browserdeck.gui.screenshot import (
-    ZOOMS,
-    Capture,
-    CaptureError,
-    ScreenshotView,
-    capture,
+from browserdeck import __version__, states
+from browserdeck.gui import icons, keep
+from browserdeck.gui.activity_pane import ActivityPane
+from browserdeck.gui.model import Activity, DeckModel
+from browserdeck.gui.panel_parts import (
+    NAME_ROLE,
+    STATUS_ROLE,
+    Banner,
+    ProfileDelegate,
+    ProfileRow,
+    section,
 )
-from browserdeck.results import ProfileStatus, ShotLabel
+from browserdeck.gui.screenshot import Capture
+from browserdeck.gui.shot_pane import AUTO_REFRESH_MS, ScreenshotPane
+from browserdeck.results import ProfileStatus
 
-NAME_ROLE = Qt.ItemDataRole.UserRole
-STATUS_ROLE = Qt.ItemDataRole.UserRole + 1  # a ProfileRow
-AUTO_REFRESH_MS = 4000
-
-
-@dataclass(frozen=True)
-class ProfileRow:
-    """What the profile list draws for one profile: its status (None until the first
-    refresh), the colour it is shown in, and whether it is the default profile."""
-
-    status: ProfileStatus | None
-    color: str
-    default: bool
-
-
-class ProfileDelegate(QStyledItemDelegate):
-    """Two lines per profile: colour chip + name (+ default), then driver · state."""
-
-    def sizeHint(
-        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> QSize:
-        fm = option.fontMetrics
-        return QSize(200, fm.height() * 2 + 18)
-
-    def paint(
-        self, p: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> None:
-        row: ProfileRow | None = index.data(STATUS_ROLE)
-        status = row.status if row is not None else None
-        name = str(index.data(NAME_ROLE))
-        p.save()
-        try:
-            style = option.widget.style() if option.widget else None
-            if style is not None:
-                style.drawPrimitive(
-                    QStyle.PrimitiveElement.PE_PanelItemViewItem, option, p, option.widget
-                )
-            selected = bool(option.state & QStyle.StateFlag.State_Selected)
-            pal = option.palette
-            text_color = pal.color(
-                QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-            )
-            rect = QRect(option.rect).adjusted(10, 6, -8, -6)
-            chip = QRect(rect.x(), rect.y() + 2, 14, 14)
-            p.setRenderHint(QPainter.RenderHint.Antialiasing)
-            color = QColor(row.color if row is not None else "#8A8F98")
-            p.setPen(color.darker(130))
-            p.setBrush(color)
-            p.drawRoundedRect(chip, 3, 3)
-            bold = QFont(option.font)
-            bold.setBold(True)
-            p.setFont(bold)
-            p.setPen(text_color)
-            fm = p.fontMetrics()
-            x = chip.right() + 8
-            p.drawText(x, rect.y() + fm.ascent(), name)
-            if row is not None and row.default:
-                small = QFont(option.font)
-                small.setPointSizeF(option.font.pointSizeF() * 0.8)
-                p.setFont(small)
-                sfm = p.fontMetrics()
-                px = x + fm.horizontalAdvance(name) + 6
-                pill = QRect(px, rect.y() + 1, sfm.horizontalAdvance("default") + 10, sfm.height())
-                p.setPen(Qt.PenStyle.NoPen)
-                p.setBrush(QColor(127, 127, 127, 60))
-                p.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
-                p.setPen(text_color)
-                p.drawText(pill, Qt.AlignmentFlag.AlignCenter, "default")
-            p.setFont(option.font)
-            fm = p.fontMetrics()
-            mark = states.mark(status) if status is not None else "stopped"
-            dot = QRect(chip.x() + 3, rect.y() + fm.height() + 10, 8, 8)
-            p.setPen(Qt.PenStyle.NoPen)
-            p.setBrush(icons.state_color(mark))
-            p.drawEllipse(dot)
-            sub = f"{status.driver} · {states.label(status)}" if status is not None else "…"
-            muted = QColor(text_color)
-            if not selected:
-                muted.setAlpha(160)
-            p.setPen(muted)
-            p.drawText(
-                QRect(x, rect.y() + fm.height() + 4, rect.width() - x, fm.height() + 4),
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                fm.elidedText(sub, Qt.TextElideMode.ElideRight, rect.right() - x),
-            )
-        finally:
-            p.restore()
-
-
-class Banner(QFrame):
-    """A one-line message strip at the top of the panel (no tray, config problem, errors)."""
-
-    actionTriggered = Signal()
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setObjectName("banner")
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 8, 8, 8)
-        self.text = QLabel()
-        self.text.setWordWrap(True)
-        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.button = QPushButton()
-        self.button.clicked.connect(self.actionTriggered)
-        layout.addWidget(self.text, 1)
-        layout.addWidget(self.button)
-        self.hide()
-
-    def show_message(self, text: str, level: str = "info", action: str | None = None) -> None:
-        colors = {
-            "info": ("#E8F1FD", "#1B4F8C", "#B9D3F5"),
-            "warning": ("#FFF6E0", "#6B4E00", "#F1D58A"),
-            "error": ("#FDECEC", "#8C1B1B", "#F2B8B8"),
-        }
-        bg, fg, border = colors.get(level, colors["info"])
-        self.setStyleSheet(
-            f"#banner {{ background: {bg}; border: 1px solid {border}; "
-            f"border-radius: 6px; }} #banner QLabel {{ color: {fg}; }}"
-        )
-        self.text.setText(text)
-        self.button.setVisible(action is not None)
-        self.button.setText(action or "")
-        self.show()
-
-
-def _section(title: str) -> QLabel:
-    label = QLabel(title)
-    font = label.font()
-    font.setBold(True)
-    font.setPointSizeF(font.pointSizeF() * 1.05)
-    label.setFont(font)
-    label.setObjectName("sectionTitle")
-    return label
+# A start refused because another program holds the profile's port (launcher, gateway
+# and relay say it so).
+_PORT_BUSY = re.compile(
+    r"\bport\b.*\b(is taken|in use|already listening|already answers)"
+    r"|\b(is taken|in use|already listening|already answers)\b.*\bport\b"
+)
 
 
 class StatusPanel(QMainWindow):
@@ -233,7 +96,7 @@ class StatusPanel(QMainWindow):
         self._banner_kind = ""
         outer.addWidget(self.banner)
 
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter = self.columns = QSplitter(Qt.Orientation.Horizontal)
         splitter.setChildrenCollapsible(False)
         splitter.addWidget(self._profiles_column())
         splitter.addWidget(self._main_column())
@@ -255,13 +118,13 @@ class StatusPanel(QMainWindow):
         model.profilesChanged.connect(self._on_profiles_changed)
         model.tabsChanged.connect(self._on_tabs_changed)
         model.activityAdded.connect(self._add_activity)
+        model.tabsChanged.connect(self.activity_pane.retitle)
         model.tabOpened.connect(self.select_tab)
         # Follow agent: the service says which tab an agent's call acted on (agent_tab).
         model.bridge.agentTab.connect(self._follow)
         self._pending_tab: tuple[str, str] | None = None
-        for activity in model.activity:
-            self._add_activity(activity)
         self.resize(1220, 820)
+        self._restore_layout()
         self._on_profiles_changed()
 
     # --- layout -----------------------------------------------------------------------
@@ -269,7 +132,7 @@ class StatusPanel(QMainWindow):
         box = QWidget()
         col = QVBoxLayout(box)
         col.setContentsMargins(0, 0, 0, 0)
-        col.addWidget(_section("Profiles"))
+        col.addWidget(section("Profiles"))
         self.profile_list = QListWidget()
         self.profile_list.setObjectName("profiles")
         self.profile_list.setItemDelegate(ProfileDelegate(self.profile_list))
@@ -293,7 +156,7 @@ class StatusPanel(QMainWindow):
         return box
 
     def _main_column(self) -> QWidget:
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter = self.rows = QSplitter(Qt.Orientation.Vertical)
         splitter.setChildrenCollapsible(False)
 
         # Tabs
@@ -301,7 +164,7 @@ class StatusPanel(QMainWindow):
         col = QVBoxLayout(tabs_box)
         col.setContentsMargins(0, 0, 0, 0)
         head = QHBoxLayout()
-        self.tabs_title = _section("Tabs")
+        self.tabs_title = section("Tabs")
         head.addWidget(self.tabs_title)
         head.addStretch(1)
         self.url_edit = QLineEdit()
@@ -342,144 +205,32 @@ class StatusPanel(QMainWindow):
         splitter.addWidget(tabs_box)
 
         # Screenshot
-        shot_box = QWidget()
-        col = QVBoxLayout(shot_box)
-        col.setContentsMargins(0, 6, 0, 0)
-        head = QHBoxLayout()
-        head.addWidget(_section("Screenshot"))
-        self.shot_info = QLabel()
-        self.shot_info.setObjectName("shotInfo")
-        self.shot_info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        head.addWidget(self.shot_info, 1)
-        self.labels_box = QCheckBox("Labels")
-        self.labels_box.setObjectName("labels")
-        self.labels_box.setChecked(True)
-        self.labels_box.setToolTip("Draw the element refs (e12…) an agent would act on")
-        self.labels_box.toggled.connect(lambda *_: self.refresh_screenshot())
-        self.auto_box = QCheckBox("Auto-refresh")
-        self.auto_box.setObjectName("autoRefresh")
-        self.auto_box.setChecked(True)
-        self.auto_box.setToolTip(
-            f"Take a new screenshot every {AUTO_REFRESH_MS // 1000} s while this window is visible"
+        self.shot_pane = ScreenshotPane(
+            lambda: self.model.deck,
+            lambda: (self.selected_profile, self.selected_tab()),
+            self._no_tab_message,
         )
-        self.auto_box.toggled.connect(self._update_timer)
-        self.refresh_button = QToolButton()
-        self.refresh_button.setObjectName("refreshShot")
-        self.refresh_button.setText("Refresh")
-        self.refresh_button.clicked.connect(lambda *_: self.refresh_screenshot())
-        self.zoom_buttons: dict[str, QToolButton] = {}
-        zoom_group = QButtonGroup(self)
-        zoom_group.setExclusive(True)
-        for text in ZOOMS:
-            button = QToolButton()
-            button.setText(text)
-            button.setObjectName(f"zoom-{text}")
-            button.setCheckable(True)
-            button.setToolTip(
-                "Fit the page into the view"
-                if ZOOMS[text] is None
-                else f"Show the page at {text} (drag to pan)"
-            )
-            button.clicked.connect(lambda *_, t=text: self.set_zoom(t))
-            zoom_group.addButton(button)
-            self.zoom_buttons[text] = button
-            head.addWidget(button)
-        head.addSpacing(8)
-        head.addWidget(self.labels_box)
-        head.addWidget(self.auto_box)
-        head.addWidget(self.refresh_button)
-        col.addLayout(head)
-        body = QHBoxLayout()
-        self.shot = ScreenshotView()
-        self.shot.hovered.connect(self._on_label_hovered)
-        self.shot.refClicked.connect(self._copy_ref)
-        self.shot_scroll = QScrollArea()
-        self.shot_scroll.setObjectName("screenshotScroll")
-        self.shot_scroll.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        self.shot_scroll.setWidget(self.shot)
-        self.shot.attach_message_bar(self.shot_scroll)
-        self.shot.panned.connect(self._pan)
-        body.addWidget(self.shot_scroll, 1)
-        # Refs whose badge found no room on the image: listed, never silently dropped.
-        self.unplaced_box = QWidget()
-        side = QVBoxLayout(self.unplaced_box)
-        side.setContentsMargins(0, 0, 0, 0)
-        self.unplaced_title = QLabel("Not labelled in the image (no room):")
-        self.unplaced_title.setObjectName("hint")
-        self.unplaced_title.setWordWrap(True)
-        self.unplaced_list = QListWidget()
-        self.unplaced_list.setObjectName("unplaced")
-        self.unplaced_list.setToolTip("Click a ref to copy it")
-        self.unplaced_list.itemClicked.connect(
-            lambda item: self._copy_ref(str(item.data(NAME_ROLE)))
+        self.shot_pane.refCopied.connect(self._copy_ref)
+        self.shot_pane.auto_box.toggled.connect(self._update_timer)
+        splitter.addWidget(self.shot_pane)
+        # What tests and the screenshot script reach into.
+        pane = self.shot_pane
+        self.shot, self.shot_scroll, self.shot_info = pane.view, pane.scroll_area, pane.info
+        self.labels_box, self.auto_box, self.refresh_button = (
+            pane.labels_box,
+            pane.auto_box,
+            pane.refresh_button,
         )
-        side.addWidget(self.unplaced_title)
-        side.addWidget(self.unplaced_list, 1)
-        self.unplaced_box.setFixedWidth(220)
-        self.unplaced_box.hide()
-        body.addWidget(self.unplaced_box)
-        col.addLayout(body, 1)
-        self.hover_label = QLabel(" ")
-        self.hover_label.setObjectName("hoverLabel")
-        self.hover_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        col.addWidget(self.hover_label)
-        splitter.addWidget(shot_box)
-        self.set_zoom("100%")
+        self.zoom_buttons, self.hover_label = pane.zoom_buttons, pane.hover_label
+        self.unplaced_box, self.unplaced_list = pane.unplaced_box, pane.unplaced_list
 
         # Activity
-        act_box = QWidget()
-        col = QVBoxLayout(act_box)
-        col.setContentsMargins(0, 6, 0, 0)
-        head = QHBoxLayout()
-        head.addWidget(_section("Activity"))
-        self.activity_hint = QLabel("What agents, the CLI and MCP clients did, newest first")
-        self.activity_hint.setObjectName("hint")
-        head.addWidget(self.activity_hint, 1)
-        self.client_filter = QComboBox()
-        self.client_filter.setObjectName("clientFilter")
-        self.client_filter.addItem("All clients", "")
-        self.client_filter.setToolTip("Show the calls of one client only")
-        self.client_filter.currentIndexChanged.connect(lambda *_: self._apply_client_filter())
-        head.addWidget(self.client_filter)
-        clear = QToolButton()
-        clear.setText("Clear")
-        clear.clicked.connect(self._clear_activity)
-        head.addWidget(clear)
-        col.addLayout(head)
-        self.activity = QTreeWidget()
-        self.activity.setObjectName("activity")
-        self.activity.setHeaderLabels(
-            ["Time", "Client", "Action", "Element", "Tab", "Result", "ms"]
-        )
-        self.activity.setRootIsDecorated(False)
-        self.activity.setUniformRowHeights(True)
-        self.activity.setAlternatingRowColors(True)
-        header = self.activity.header()
-        for i, width in enumerate((64, 150, 90, 240, 150, 200, 44)):
-            self.activity.setColumnWidth(i, width)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
-        header.setStretchLastSection(False)
-        self.activity.currentItemChanged.connect(lambda *_: self._show_activity_details())
-        # The empty state sits inside the list's own box (a page of the same stack).
-        self.activity_empty = QLabel(
-            "No API calls yet. When an agent drives a browser, each call shows up here."
-        )
-        self.activity_empty.setObjectName("activityEmpty")
-        self.activity_empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.activity_empty.setWordWrap(True)
-        self.activity_empty.setFrameShape(QFrame.Shape.StyledPanel)
-        self.activity_stack = QStackedWidget()
-        self.activity_stack.addWidget(self.activity_empty)
-        self.activity_stack.addWidget(self.activity)
-        col.addWidget(self.activity_stack, 1)
-        self.activity_details = QLabel()
-        self.activity_details.setObjectName("activityDetails")
-        self.activity_details.setWordWrap(True)
-        self.activity_details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.activity_details.hide()
-        col.addWidget(self.activity_details)
-        splitter.addWidget(act_box)
+        self.activity_pane = ActivityPane(self.model)
+        splitter.addWidget(self.activity_pane)
+        act = self.activity_pane
+        self.activity, self.client_filter = act.tree, act.client_filter
+        self.activity_stack, self.activity_empty = act.stack, act.empty
+        self.activity_details = act.details
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 5)
         splitter.setStretchFactor(2, 2)
@@ -570,7 +321,7 @@ class StatusPanel(QMainWindow):
         self.url_edit.setEnabled(can_open)
         self.open_button.setEnabled(can_open)
         self.tabs_title.setText(f"Tabs of {name}" if name else "Tabs")
-        self.shot.accent = QColor((status.color if status is not None else None) or "#FF4500")
+        self.shot_pane.set_accent((status.color if status is not None else None) or "#FF4500")
 
     def _toggle_profile(self) -> None:
         name = self.selected_profile
@@ -702,7 +453,14 @@ class StatusPanel(QMainWindow):
         name = self.selected_profile
         verb = states.toggle_text(status)
         if state in (states.State.CRASHED, states.State.ERROR, states.State.UNREACHABLE):
-            what = status.detail or states.label(status)
+            what = (status.detail or states.label(status)).rstrip(".")
+            if state == states.State.ERROR and _PORT_BUSY.search(what):
+                # Starting again on the same port fails again: say what would help.
+                return (
+                    f"{name}: {states.label(status)} — {what}. Pick another port for it in "
+                    "Settings (Profiles), or stop the program that holds this one, then "
+                    f"click “{verb}”."
+                )
             return f"{name}: {states.label(status)} — {what}. Click “{verb}” to try again."
         if state == states.State.DISABLED:
             return "Browser control is disabled in Settings."
@@ -715,50 +473,19 @@ class StatusPanel(QMainWindow):
             return f"{name} is stopped. Click “{verb}” to see its pages."
         return "No open tabs. Open one above."
 
-    # --- screenshot --------------------------------------------------------------------
+    # --- screenshot (gui/shot_pane.py) ---------------------------------------------
     def refresh_screenshot(self) -> asyncio.Task[None] | None:
         """Take a new screenshot of the selected tab (skipped if one is in flight)."""
-        deck = self.model.deck
-        name, target = self.selected_profile, self.selected_tab()
-        if deck is None or not deck.started or name is None or target is None:
-            if self.capture_busy():
-                return None
-            self._set_capture(None, self._no_tab_message())
-            self.shot_info.setText("")
-            return None
-        if self.capture_busy():
-            return self._capturing
-        labels = self.labels_box.isChecked()
-        self.refresh_button.setEnabled(False)
-
-        async def go() -> None:
-            try:
-                shot = await capture(deck, name, target, labels=labels)
-            except CaptureError as exc:
-                if (name, target) == (self.selected_profile, self.selected_tab()):
-                    self._set_capture(None, str(exc))
-                    self.shot_info.setText("")
-            else:
-                if (name, target) == (self.selected_profile, self.selected_tab()):
-                    self._set_capture(shot)
-                    stamp = time.strftime("%H:%M:%S", time.localtime(shot.taken))
-                    n = len(shot.labels)
-                    self.shot_info.setText(
-                        f"  {stamp} · {shot.image.width()}×{shot.image.height()}"
-                        + (f" · {n} label{'s' if n != 1 else ''}" if labels else "")
-                    )
-            finally:
-                self.refresh_button.setEnabled(True)
-                self._capturing = None
-                # The selection moved while this capture ran: take one of the new tab.
-                if (name, target) != (self.selected_profile, self.selected_tab()):
-                    self.refresh_screenshot()
-
-        self._capturing = aio.create_task(go(), name="gui-screenshot")
-        return self._capturing
+        return self.shot_pane.refresh()
 
     def capture_busy(self) -> bool:
-        return self._capturing is not None and not self._capturing.done()
+        return self.shot_pane.busy()
+
+    def _set_capture(self, shot: Capture | None, message: str = "") -> None:
+        self.shot_pane.set_capture(shot, message)
+
+    def set_zoom(self, text: str) -> None:
+        self.shot_pane.set_zoom(text)
 
     def _auto_refresh(self) -> None:
         if self.isVisible() and not self.isMinimized() and self.auto_box.isChecked():
@@ -772,110 +499,13 @@ class StatusPanel(QMainWindow):
             self.timer.stop()
         self.model.set_fast_poll(self.isVisible())
 
-    def _on_label_hovered(self, label: ShotLabel | None) -> None:
-        if label is None:
-            self.hover_label.setText(" ")
-        else:
-            self.hover_label.setText(f"{label.describe()}  —  click to copy {label.ref}")
-
-    def _set_capture(self, shot: Capture | None, message: str = "") -> None:
-        self.shot.set_capture(shot, message)
-        self._show_unplaced(shot)
-
-    def set_zoom(self, text: str) -> None:
-        """Fit, 100% or 200%; zoomed, the view scrolls and a drag pans."""
-        zoom = ZOOMS[text]
-        self.zoom_buttons[text].setChecked(True)
-        self.shot.set_zoom(zoom)  # first: fit mode lifts the fixed size the zoom set
-        self.shot_scroll.setWidgetResizable(zoom is None)
-
-    def _pan(self, dx: int, dy: int) -> None:
-        for bar, d in (
-            (self.shot_scroll.horizontalScrollBar(), dx),
-            (self.shot_scroll.verticalScrollBar(), dy),
-        ):
-            bar.setValue(bar.value() + d)
-
     def _copy_ref(self, ref: str) -> None:
         QGuiApplication.clipboard().setText(ref)
         self.statusBar().showMessage(f"Copied {ref} to the clipboard", 4000)
 
-    def _show_unplaced(self, shot: Capture | None) -> None:
-        self.unplaced_list.clear()
-        refs = shot.unplaced if shot is not None else []
-        by_ref = {lb.ref: lb for lb in shot.labels} if shot is not None else {}
-        for ref in refs:
-            label = by_ref.get(ref)
-            item = QListWidgetItem(label.describe() if label is not None else ref)
-            item.setData(NAME_ROLE, ref)
-            self.unplaced_list.addItem(item)
-        self.unplaced_box.setVisible(bool(refs))
-
-    # --- activity ---------------------------------------------------------------------
+    # --- activity (gui/activity_pane.py) ---------------------------------------------
     def _add_activity(self, activity: Activity) -> None:
-        stamp = time.strftime("%H:%M:%S", time.localtime(activity.time))
-        tab = self._tab_title(activity.profile, activity.target_id)
-        item = QTreeWidgetItem(
-            [
-                stamp,
-                activity.client,
-                activity.action,
-                activity.target,
-                tab,
-                activity.result,
-                f"{activity.ms:.0f}",
-            ]
-        )
-        item.setData(0, NAME_ROLE, activity)
-        details = activity.details()
-        for column in range(7):
-            item.setToolTip(column, details)
-        if not activity.ok:
-            brush = QBrush(QColor("#C62828"))
-            item.setForeground(2, brush)
-            item.setForeground(5, brush)
-        item.setTextAlignment(6, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        self.activity.insertTopLevelItem(0, item)
-        while self.activity.topLevelItemCount() > 300:
-            self.activity.takeTopLevelItem(self.activity.topLevelItemCount() - 1)
-        if self.client_filter.findData(activity.client) < 0:
-            self.client_filter.addItem(activity.client, activity.client)
-        wanted = self.client_filter.currentData()
-        item.setHidden(bool(wanted) and activity.client != wanted)
-        self.activity_stack.setCurrentWidget(self.activity)
-
-    def _tab_title(self, profile: str, target_id: str) -> str:
-        """The tab's title as the panel knows it (one short form of an id otherwise)."""
-        if not target_id:
-            return ""
-        for tab in self.model.tabs.get(profile, []):
-            if tab.target_id == target_id:
-                return tab.title or tab.url or short_id(target_id)
-        return short_id(target_id)
-
-    def _apply_client_filter(self) -> None:
-        wanted = self.client_filter.currentData()
-        for i in range(self.activity.topLevelItemCount()):
-            item = self.activity.topLevelItem(i)
-            if item is None:
-                continue
-            activity: Activity = item.data(0, NAME_ROLE)
-            item.setHidden(bool(wanted) and activity.client != wanted)
-
-    def _show_activity_details(self) -> None:
-        item = self.activity.currentItem()
-        activity: Activity | None = item.data(0, NAME_ROLE) if item is not None else None
-        if activity is None or activity.ok:
-            self.activity_details.hide()
-            return
-        self.activity_details.setText(activity.details())
-        self.activity_details.show()
-
-    def _clear_activity(self) -> None:
-        self.activity.clear()
-        self.model.activity.clear()
-        self.activity_details.hide()
-        self.activity_stack.setCurrentWidget(self.activity_empty)
+        self.activity_pane.add(activity)
 
     # --- banner, status bar -----------------------------------------------------------
     def _update_api_label(self) -> None:
@@ -937,6 +567,29 @@ class StatusPanel(QMainWindow):
         elif event.type() in (QEvent.Type.Show, QEvent.Type.Hide, QEvent.Type.WindowStateChange):
             self._update_timer()
         return result
+
+    def _restore_layout(self) -> None:
+        """The size and splitters it had when it was last shown (gui/keep.py)."""
+        kept = keep.panel()
+        size = kept.get("size")
+        if isinstance(size, list) and len(size) == 2 and all(isinstance(n, int) for n in size):
+            self.resize(max(size[0], 640), max(size[1], 480))  # the window manager fits it
+        sizes = kept.get("splitters")
+        if isinstance(sizes, list) and len(sizes) == 2:
+            for splitter, sized in zip((self.columns, self.rows), sizes, strict=True):
+                if isinstance(sized, list) and len(sized) == splitter.count() and all(
+                    isinstance(n, int) and n > 0 for n in sized
+                ):
+                    splitter.setSizes(sized)
+
+    def keep_layout(self) -> None:
+        """Keep its size and splitters for the next start."""
+        size = [self.width(), self.height()]
+        keep.save_panel(size, [self.columns.sizes(), self.rows.sizes()])
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        self.keep_layout()
+        super().hideEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.tray_available:

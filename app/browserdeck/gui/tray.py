@@ -131,7 +131,7 @@ class TrayController(QObject):
         model = self.model
         state = model.tray_state()
         color = model.color_of(model.default_profile)
-        self.icon.setIcon(icons.tray_icon(color, state))
+        self.icon.setIcon(icons.tray_icon(color, state, model.trouble_elsewhere()))
         lines = ["browserdeck"]
         if model.service_error:
             lines.append("could not start: " + elide(model.service_error, 80))
@@ -187,7 +187,11 @@ class TrayController(QObject):
             self._separator("windows"),
             self.panel_action,
             self.settings_action,
-            self.pair_action,
+        ]
+        # Offered only when it does something: pairing is for a profile on your Chrome.
+        if model.has_extension_profile():
+            desired.append(self.pair_action)
+        desired += [
             self._separator("copy"),
             self.token_action,
             self.mcp_action,
@@ -198,7 +202,16 @@ class TrayController(QObject):
         sync_actions(self.menu, desired)
         for action in (self.token_action, self.mcp_action, self.pair_action):
             action.setEnabled(running)
-        self.stop_agents_action.setEnabled(running)
+        # Offered only when there is something to stop; greyed, it says why not.
+        agents = running and model.agents_present
+        self.stop_agents_action.setEnabled(agents)
+        self.stop_agents_action.setText("Stop all agents" if agents else "Stop all agents (none)")
+        self.stop_agents_action.setToolTip(
+            "End every agent session, close the tabs agents opened and stop sharing your "
+            "Chrome tabs"
+            if agents
+            else "No agent is connected and no tab is an agent's: nothing to stop"
+        )
 
     def _rebuild_profile(self, name: str) -> None:
         pm = self.profile_menus.get(name)

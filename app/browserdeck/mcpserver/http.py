@@ -127,6 +127,13 @@ class McpHttpEndpoint:
         if self._mcp is not None:
             await self._mcp.close()
 
+    def session_count(self) -> int:
+        """How many ``/mcp`` sessions are open (transport-keyed and modern-era ones)."""
+        keys = set(self.sessions)
+        if self._mcp is not None:
+            keys.update(self._mcp.sessions)
+        return len(keys)
+
     async def end_all_sessions(self) -> int:
         """End every open ``/mcp`` session now (the tray's Stop all agents); how many.
 

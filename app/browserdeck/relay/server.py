@@ -252,7 +252,8 @@ class RelayServer:
                     f"extension relay for profile {self.profile!r} cannot listen there",
                     hint=f"stop the program using it (`ss -ltnp 'sport = :{self.requested_port}'` "
                     "shows which; it may be another browserdeck), or give the profile another "
-                    "port (relayPort or the profile's cdpPort) and set the same port in the "
+                    "port (the relay port, or the profile's own CDP port, in Settings) and set "
+                    "the same port in the "
                     "browserdeck extension's options",
                     code="port_in_use",
                 ) from None

@@ -7,6 +7,7 @@ import logging
 import os
 import re
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -32,26 +33,38 @@ from browserdeck.gui.settings.fields import (
     port_holder,
 )
 from browserdeck.gui.settings.pages import SettingsPages
+from browserdeck.gui.settings.restart import ask_restart
+
+if TYPE_CHECKING:
+    from browserdeck.reconfig import Applied, Restart
 
 log = logging.getLogger(__name__)
+
+# Saves the candidate (deleted profiles go with their data); restart: the running
+# browsers whose new settings need a restart restart now, else at their next start.
+Apply = Callable[[Config, list[str], bool], Awaitable["Applied"]]
+# The running browsers saving a candidate would restart (asked before saving).
+Restarts = Callable[[Config], Awaitable[list["Restart"]]]
 
 
 class SettingsDialog(SettingsPages):
     """Non-modal: show() it; Save runs ``apply`` as a task and closes on success."""
 
-    saved = Signal(object)  # the Config that was applied
+    saved = Signal(object)  # what saving did to running browsers (reconfig.Applied)
 
     def __init__(
         self,
         current: Config,
-        apply: Callable[[Config, list[str]], Awaitable[None]],
+        apply: Apply,
         parent: QWidget | None = None,
         *,
         running: bool = True,
+        restarts: Restarts | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("settingsDialog")
-        self.setWindowTitle("browserdeck — Settings")
+        # Qt adds " — browserdeck" (the application's display name) to every title.
+        self.setWindowTitle("Settings")
         self.setWindowIcon(
             icons.app_icon(current.profiles.get(current.default_profile, ProfileConfig("x")).color)
         )
@@ -61,6 +74,8 @@ class SettingsDialog(SettingsPages):
         self.working = copy.deepcopy(current)
         self.deleted: list[str] = []
         self._apply = apply
+        self._restarts = restarts
+        self.restart_box: QMessageBox | None = None
         self._saving = False
         self._loading = False
         self.fields: dict[str, Field] = {}
@@ -155,11 +170,13 @@ class SettingsDialog(SettingsPages):
         try:
             config.validate_profile_name(text)
         except InvalidInput as exc:
-            self.name_error.show_error(exc.message)
+            self.name_error.show_error(exc.message)  # every problem of the name at once
+            self._show_typed_name(text)
             self._update_save()
             return
         if text != old and text in self.working.profiles:
             self.name_error.show_error(f"a profile named {text!r} already exists")
+            self._show_typed_name(text)
             self._update_save()
             return
         self.name_error.show_error(None)
@@ -175,6 +192,13 @@ class SettingsDialog(SettingsPages):
             self._refresh_profile_list(select=text)
             self.name_edit.setFocus()
         self.validate()
+
+    def _show_typed_name(self, text: str) -> None:
+        """The list shows the name as typed, marked, while it cannot be used (not the last
+        name that could, a stale part of what the user is typing)."""
+        item = self.profile_list.currentItem()
+        if item is not None:
+            item.setText(f"{text or '(no name)'} ✕")
 
     def add_profile(self) -> None:
         n = 1
@@ -263,6 +287,7 @@ class SettingsDialog(SettingsPages):
         if self.name_error.isVisible():
             problems.append(self.name_error.text())
             inline.append(problems[-1])
+        self._warn_shared_colour()
         for name, p in self.working.profiles.items():
             try:
                 config.parse_profile(name, p.to_json(), f"profile {name!r}")
@@ -289,6 +314,29 @@ class SettingsDialog(SettingsPages):
         self._probe_ports()
         self._update_save()
         return problems
+
+    def _warn_shared_colour(self) -> None:
+        """A warning (Save stays possible) when another profile has the same colour: the
+        two browsers' windows and icons would look alike."""
+        name = self.current_profile
+        field = self.profile_fields.get("color")
+        if name is None or field is None or field.error.text().startswith("✕"):
+            return
+        colour = str(self.working.profiles[name].color or "").upper()
+        same = sorted(
+            other
+            for other, p in self.working.profiles.items()
+            if other != name and str(p.color or "").upper() == colour
+        )
+        if same:
+            who = " and ".join(f"“{n}”" for n in same)
+            field.error.show_error(
+                f"{who} {'has' if len(same) == 1 else 'have'} this colour too: their windows "
+                "and icons would look the same. Pick another to tell them apart.",
+                warning=True,
+            )
+        elif field.error.text().startswith("⚠"):
+            field.error.show_error(None)
 
     def _mark_collision(self, message: str) -> bool:
         """Show a port collision under each port field holding that port (True: shown)."""
@@ -339,15 +387,33 @@ class SettingsDialog(SettingsPages):
                 field.error.show_error(None)
                 field.warned = False
 
+    def busy_ports(self) -> list[Field]:
+        """The port fields that another program holds (probed as you type)."""
+        fields = [self.fields[key] for key in NETWORK_KEYS]
+        if self.current_profile is not None:
+            fields.append(self.profile_fields["cdpPort"])
+        return [f for f in fields if f.warned]
+
     def _update_save(self) -> None:
-        blocked = bool(getattr(self, "_problems", [])) or self.name_error.isVisible()
+        # A port another program holds is a start that fails: Save waits for another port.
+        busy = self.busy_ports()
+        blocked = (
+            bool(getattr(self, "_problems", [])) or self.name_error.isVisible() or bool(busy)
+        )
         self.save_button.setEnabled(not blocked and not self._saving)
+        if busy and not getattr(self, "_problems", []):
+            self.problem.setText(
+                "A port is in use by another program: pick another one (marked ⚠) to save."
+            )
+            self.problem.show()
 
     # --- saving --------------------------------------------------------------------
     def candidate(self) -> Config:
         return copy.deepcopy(self.working)
 
     def save(self) -> None:
+        """Save; first, if running browsers would restart, ask: now, at their next start,
+        or not at all (Cancel)."""
         if self._saving or self.validate():
             return
         self._saving = True
@@ -355,9 +421,36 @@ class SettingsDialog(SettingsPages):
         candidate = self.candidate()
         deleted = list(self.deleted)
 
+        async def ask() -> None:
+            needs: list[Restart] = []
+            if self._restarts is not None:
+                try:
+                    needs = await self._restarts(candidate)
+                except BrowserdeckError:
+                    log.exception("asking which browsers would restart")
+            if needs:
+                self._ask_restart(needs, candidate, deleted)
+            else:
+                self._apply_task(candidate, deleted, restart=True)
+
+        aio.create_task(ask(), name="gui-settings-restarts")
+
+    def _ask_restart(self, needs: list[Restart], candidate: Config, deleted: list[str]) -> None:
+        def chosen(restart: bool | None) -> None:
+            if restart is None:  # Cancel: nothing saved, the dialog stays open as it was
+                self._saving = False
+                self._set_busy(False)
+            else:
+                self._apply_task(candidate, deleted, restart=restart)
+
+        box = ask_restart(self, needs, chosen)
+        box.destroyed.connect(lambda *_: setattr(self, "restart_box", None))
+        self.restart_box = box
+
+    def _apply_task(self, candidate: Config, deleted: list[str], *, restart: bool) -> None:
         async def go() -> None:
             try:
-                await self._apply(candidate, deleted)
+                applied = await self._apply(candidate, deleted, restart)
             except BrowserdeckError as exc:
                 self._saving = False
                 self._set_busy(False)
@@ -374,7 +467,7 @@ class SettingsDialog(SettingsPages):
                 self._update_save()
                 return
             self._saving = False
-            self.saved.emit(candidate)
+            self.saved.emit(applied)
             self.accept()
 
         aio.create_task(go(), name="gui-save-settings")

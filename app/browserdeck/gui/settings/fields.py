@@ -14,7 +14,7 @@ import socket
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QColorDialog,
@@ -57,6 +57,16 @@ LABELS: dict[str, str] = {
     "mcpRunCode": "Allow MCP to run Python code",
     "screenshotMaxDimension": "Largest MCP screenshot side (px)",
     "actionWaitMs": "Longest wait for an action's effects (ms)",
+    "allowFileUrls": "Files on this computer",
+    "maxTabs": "Most tabs per agent and profile",
+    "artifactsMaxMb": "Space for saved files (MB)",
+    "artifactsMaxAgeDays": "Keep saved files for (days)",
+    "logMaxMb": "Space for log files (MB)",
+    "uploadRoots": "Folders agents may upload from",
+    "tokenParam": "Token in the URL as",
+    "tokenHeader": "Token in the header",
+    "pool": "One browser per agent",
+    "poolIdleSeconds": "Give an idle agent's browser back after (s)",
     # profile fields
     "driver": "Driver",
     "color": "Colour",
@@ -105,6 +115,22 @@ HELP: dict[str, str] = {
     "this many pixels wide or high.",
     "allowFileUrls": "With file:// links an agent could read any file you can read. Off "
     "unless you need it.",
+    "actionWaitMs": "After a click or a key press, agents wait at most this long for what it "
+    "set off (a page loading, data arriving) before they look again (0: no wait).",
+    "maxTabs": "Each open tab takes about 25 MB; past this many, an agent must close one "
+    "before it opens another.",
+    "artifactsMaxMb": "Screenshots, PDFs and downloads agents saved; the oldest go first when "
+    "there is more than this.",
+    "artifactsMaxAgeDays": "Saved screenshots, PDFs and downloads older than this are removed.",
+    "logMaxMb": "browserdeck's own log files never take more than this.",
+    "uploadRoots": "Besides the folders an agent's app shares, agents may upload files from "
+    "these. Your home folder itself and hidden folders are never allowed. Several: "
+    "separate them with ':'.",
+    "tokenParam": "The name of the URL parameter the browser service expects its token in "
+    "(e.g. token or apiKey).",
+    "tokenHeader": "Or send the token in this HTTP header instead (e.g. Authorization).",
+    "pool": "Each agent gets a browser of its own from the service, given back when it is done.",
+    "poolIdleSeconds": "An agent's browser goes back to the service after this long unused.",
     "color": "Tints this profile's browser window and its icon, so you can tell them apart.",
     "cdpPort": "The port browserdeck uses to control this browser (for Chrome profiles: "
     "the port the extension connects to).",
@@ -133,21 +159,51 @@ def label_of(key: str) -> str:
     return LABELS.get(key) or re.sub(r"(?<!^)([A-Z])", r" \1", key).capitalize()
 
 
+class WrapLabel(QLabel):
+    """A word-wrapped label that asks its layout for the height its lines take at its
+    width, as its minimum.
+
+    Qt's form layout sized the rows of a scrolled page for another width than the one
+    they got (the label column is wider than it reckoned), so a warning shown under a
+    field, or help text that wraps once more, overlapped the line under it and was cut
+    off (issue 37). A minimum height is honoured by every layout; it follows the width
+    (resize) and the text (setText).
+    """
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(text)
+        self.setWordWrap(True)
+
+    def _fit(self) -> None:
+        if self.width() <= 0:
+            return
+        held = self.minimumHeight()
+        self.setMinimumHeight(0)  # a label's height for a width never goes under its minimum
+        height = self.heightForWidth(self.width())
+        self.setMinimumHeight(height if height > 0 else held)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+
 def _hint_label(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
+    label = WrapLabel(text)
     label.setObjectName("hint")
     label.setProperty("role", "hint")
     label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
     return label
 
 
-class FieldError(QLabel):
+class FieldError(WrapLabel):
     """The inline explanation under a field; hidden when the field is valid."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.setWordWrap(True)
         self.setObjectName("fieldError")
         self.hide()
 
@@ -407,6 +463,10 @@ def _form_row(
 def port_holder(port: int) -> str | None:
     """Why ``port`` cannot be used on 127.0.0.1 right now (another program holds it), or None."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As the service binds (asyncio and its API set SO_REUSEADDR): a port left in
+        # TIME_WAIT by a closed connection is free for it, not "in use".
+        if os.name != "nt":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

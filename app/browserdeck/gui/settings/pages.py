@@ -100,7 +100,10 @@ class SettingsPages(QDialog):
     def _advanced_page(self) -> QWidget:
         page = QWidget()
         outer = QVBoxLayout(page)
-        note = _hint_label("Rarely needed. Every setting is also in the config file (`browserdeck paths` shows where).")
+        note = _hint_label(
+            "Rarely needed. Every setting is also in the config file (the command "
+            "“browserdeck paths” shows where it is)."
+        )
         outer.addWidget(note)
         form = QFormLayout()
         for setting in SETTINGS:
