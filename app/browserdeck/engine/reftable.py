@@ -181,13 +181,12 @@ def build_table(
     # Playwright prefix ("" or "f3") -> (the agent's prefix, offset), settled once per
     # snapshot: this loop runs once per ref (thousands on a big page).
     bases: dict[tuple[str, bool], tuple[str, int]] = {}
-    interactive_roles = st.INTERACTIVE_ROLES
     issued = memory.issued_max  # kept in a local: this loop runs once per ref
     if len(_SPLIT) > _SPLIT_MAX:
         _SPLIT.clear()
     split = _SPLIT.get
     for pw_ref, role, name, chain, interactive, nth in entries:
-        if role_only and role not in interactive_roles:
+        if role_only and not interactive:  # format=role: refs on actionable elements only
             continue
         parts = split(pw_ref)
         if parts is None:

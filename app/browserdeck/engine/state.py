@@ -128,6 +128,9 @@ class RefTable:
     depth_limited: bool = False
     url: str | None = None  # the page URL when it was taken
     taken_at: float = field(default_factory=time.time)
+    # Refs given to an editor's box-less input (engine/actionable.py): the agent's ref ->
+    # the input's (role, name), found inside the element the ref resolves to.
+    inputs: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def scope_text(self) -> str:
         bits = [
@@ -219,6 +222,9 @@ class PageState:
         # Execution contexts our own CDP session sees (labels use Playwright's utility world).
         self.contexts: dict[int, dict[str, Any]] = {}
         self.runtime_enabled = False
+        # Set by the first context reported after Runtime.enable: the tab's contexts come
+        # in one burst before its answer, which Playwright may hand over first.
+        self.contexts_seen = asyncio.Event()
         self.cleanup: asyncio.Task[None] | None = None  # label overlay removal in flight
         # Engine calls that may change the page (act, navigate, arming, offline, labels).
         self.actions = 0
@@ -455,6 +461,7 @@ class PageState:
         ctx = event.get("context") or {}
         if isinstance(ctx.get("id"), int):
             self.contexts[ctx["id"]] = ctx
+            self.contexts_seen.set()
 
     def _on_context_destroyed(self, event: dict[str, Any]) -> None:
         self.contexts.pop(event.get("executionContextId", -1), None)
@@ -475,3 +482,14 @@ class PageState:
             if guid is None or name.endswith(str(guid)):
                 return ctx_id
         return None
+
+    def utility_contexts(self) -> list[int]:
+        """Playwright's utility world of every frame *our* session sees (the main frame and
+        the iframes in its process), where its snapshot tagged the elements."""
+        guid = getattr(getattr(self.page, "_impl_obj", None), "_guid", None)
+        return [
+            ctx_id
+            for ctx_id, ctx in self.contexts.items()
+            if str(ctx.get("name", "")).startswith("__playwright_utility_world_")
+            and (guid is None or str(ctx.get("name", "")).endswith(str(guid)))
+        ]

@@ -1,0 +1,162 @@
+"""What the page says is actionable beyond its roles, read from the DOM after a snapshot.
+
+Playwright's AI snapshot gives a ref to every visible element that receives pointer
+events and tags the element with it (the ``_ariaRef`` expando, in its utility world),
+but its text says only the role, the name and a pointer cursor. Whether an element is
+``contenteditable``, ``draggable``, shows a move/grab cursor or takes focus
+(``tabindex >= 0``) is not in it, nor the input of an editor that has no box of its own.
+One ``Runtime.evaluate`` per frame, in the utility world where the snapshot tagged the
+elements (over the tab's own CDP session, as the labelled screenshot measures boxes:
+engine/screenshot.py), reads them all: a walk over the elements (open shadow roots
+included) that looks only at the tagged ones. engine/actionable.py writes what it found
+into the text.
+
+The walk costs about 1.5 ms on a 2,000-element page and 10 ms on a 10,000-element one,
+beside the 100-600 ms of the snapshot itself (docs/performance.md). A frame in another
+process (a cross-origin iframe under site isolation) is not seen by the tab's session:
+its elements keep what the roles and the pointer say.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from browserdeck.engine.state import PageState
+
+log = logging.getLogger(__name__)
+
+# In the utility world of one frame. For each element the snapshot tagged: the first
+# reason that holds (actionable.MARKS, in that order); for each text input that has no box
+# (zero width or height, or no pointer events) while it is rendered and not hidden from
+# assistive technology: the nearest tagged ancestor with a box, the input's role and the
+# name the page gives it. One JSON string back (a by-value object is converted object by
+# object).
+_MARK_JS = r"""(() => {
+  const marks = [], inputs = [];
+  const INPUT_TYPES = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'password', 'number']);
+  const inputRole = (el) => {
+    const role = (el.getAttribute('role') || '').trim();
+    if (role) return role === 'textbox' || role === 'searchbox' || role === 'combobox' ? role : '';
+    if (el.tagName === 'TEXTAREA') return 'textbox';
+    if (el.tagName !== 'INPUT' || !INPUT_TYPES.has((el.getAttribute('type') || '').toLowerCase())) return '';
+    if (el.hasAttribute('list')) return 'combobox';
+    return el.type === 'search' ? 'searchbox' : 'textbox';
+  };
+  const boxless = (el) => {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.height > 0 && getComputedStyle(el).pointerEvents !== 'none') return false;
+    if (!el.getClientRects().length || getComputedStyle(el).visibility !== 'visible') return false;
+    return !el.closest('[aria-hidden="true"]') && !el.disabled;
+  };
+  const host = (el) => el.parentElement || (el.parentNode && el.parentNode.host) || null;
+  const nameOf = (el) => {
+    const label = el.getAttribute('aria-label');
+    if (label) return label.trim();
+    const by = el.getAttribute('aria-labelledby');
+    if (by) {
+      const text = by.split(/\s+/).map((id) => el.ownerDocument.getElementById(id))
+        .filter(Boolean).map((e) => e.textContent).join(' ');
+      if (text.trim()) return text.replace(/\s+/g, ' ').trim();
+    }
+    if (el.labels && el.labels.length) return el.labels[0].textContent.replace(/\s+/g, ' ').trim();
+    return (el.getAttribute('title') || el.getAttribute('placeholder') || '').trim();
+  };
+  const walk = (root) => {
+    const it = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    for (let el = it.nextNode(); el; el = it.nextNode()) {
+      if (el.shadowRoot) walk(el.shadowRoot);
+      const tag = el._ariaRef;
+      const role = inputRole(el);
+      if (role && boxless(el)) {
+        let up = host(el);
+        while (up && !(up._ariaRef && up.getBoundingClientRect().width > 0)) up = host(up);
+        if (up) inputs.push([up._ariaRef.ref, role, nameOf(el)]);
+        continue;
+      }
+      if (!tag) continue;
+      const parent = host(el);
+      if (el.isContentEditable && !(parent && parent.isContentEditable)) {
+        marks.push(tag.ref, 'editable');
+      } else if (el.getAttribute('draggable') === 'true') {
+        marks.push(tag.ref, 'draggable');
+      } else {
+        const cursor = getComputedStyle(el).cursor;
+        if ((cursor === 'move' || cursor === 'grab') &&
+            !(parent && getComputedStyle(parent).cursor === cursor)) {
+          marks.push(tag.ref, 'cursor=' + cursor);
+        } else if (el.hasAttribute('tabindex') && el.tabIndex >= 0) {
+          marks.push(tag.ref, 'focusable');
+        }
+      }
+    }
+  };
+  if (document.documentElement) walk(document.documentElement);
+  const body = document.body;
+  if (body && body._ariaRef && document.designMode === 'on' && !body.isContentEditable)
+    marks.push(body._ariaRef.ref, 'editable');
+  return JSON.stringify([marks, inputs]);
+})()"""
+
+CONTEXTS_WAIT = 0.5  # s, once per tab: its execution contexts after Runtime.enable
+Found = tuple[dict[str, str], list[tuple[str, str, str]]]
+
+
+async def read(state: PageState) -> Found:
+    """Every frame's marks (Playwright ref -> mark) and box-less inputs, as the page is
+    now; nothing where the utility worlds cannot be reached (the snapshot stands)."""
+    cdp = state.cdp
+    if cdp is None:
+        return {}, []
+    try:
+        if not state.runtime_enabled:
+            await cdp.send("Runtime.enable")
+            state.runtime_enabled = True
+            if not state.contexts:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(state.contexts_seen.wait(), CONTEXTS_WAIT)
+        worlds = state.utility_contexts()
+        if not worlds:
+            return {}, []
+        answers = await asyncio.gather(
+            *(
+                cdp.send(
+                    "Runtime.evaluate",
+                    {"expression": _MARK_JS, "contextId": ctx, "returnByValue": True},
+                )
+                for ctx in worlds
+            ),
+            return_exceptions=True,
+        )
+    except Exception:  # the tab is navigating or closing: the snapshot stands as it is
+        log.debug("reading the page's marks failed", exc_info=True)
+        return {}, []
+    marks: dict[str, str] = {}
+    inputs: list[tuple[str, str, str]] = []
+    for answer in answers:
+        value = _value(answer)
+        if value is None:
+            continue
+        flat, boxless = value
+        for i in range(0, len(flat) - 1, 2):
+            marks.setdefault(str(flat[i]), str(flat[i + 1]))
+        inputs.extend((str(a), str(b), str(c)) for a, b, c in boxless)
+    return marks, inputs
+
+
+def _value(answer: object) -> tuple[list[Any], list[list[Any]]] | None:
+    if not isinstance(answer, dict) or answer.get("exceptionDetails"):
+        if isinstance(answer, BaseException):
+            log.debug("reading a frame's marks failed: %s", answer)
+        return None
+    raw = (answer.get("result") or {}).get("value")
+    try:
+        flat, boxless = json.loads(raw) if isinstance(raw, str) else (None, None)
+    except ValueError:
+        return None
+    if not isinstance(flat, list) or not isinstance(boxless, list):
+        return None
+    return flat, [item for item in boxless if isinstance(item, list) and len(item) == 3]
