@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from browserdeck.engine import snapshot_text as st
+from browserdeck.engine.actionable import ACTIONABLE_ROLES
 from browserdeck.engine.state import (
     PageState,
     RefMap,
@@ -186,7 +187,8 @@ def build_table(
         _SPLIT.clear()
     split = _SPLIT.get
     for pw_ref, role, name, chain, interactive, nth in entries:
-        if role_only and not interactive:  # format=role: refs on actionable elements only
+        # format=role: refs on the actionable roles only (they resolve by role and name)
+        if role_only and role not in ACTIONABLE_ROLES:
             continue
         parts = split(pw_ref)
         if parts is None:
