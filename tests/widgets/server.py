@@ -37,17 +37,18 @@ def modules_dir() -> Path:
 
 def missing() -> str | None:
     """Why the widget libraries cannot be served here, or None when they can."""
-    if shutil.which("node") is None and shutil.which("npm") is None:
-        return "npm is not installed, so the widget libraries could not be installed"
     wanted = json.loads((HERE / "package.json").read_text())["dependencies"]
     folder = modules_dir()
     for name, version in wanted.items():
         manifest = folder / name / "package.json"
-        if not manifest.is_file():
+        found = json.loads(manifest.read_text()).get("version") if manifest.is_file() else None
+        if found == version:
+            continue
+        if shutil.which("npm") is None:
+            return "npm is not installed, so the widget libraries could not be installed"
+        if found is None:
             return f"{name} is not installed in {folder}: run `make widgets`"
-        found = json.loads(manifest.read_text()).get("version")
-        if found != version:
-            return f"{name} {found} is installed in {folder}, {version} is pinned: run `make widgets`"
+        return f"{name} {found} is installed in {folder}, {version} is pinned: run `make widgets`"
     return None
 
 
@@ -137,7 +138,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:
         path = urlsplit(self.path).path
         query = urlsplit(self.path).query
         if path == "/favicon.ico":

@@ -124,19 +124,32 @@ def _ref_positions(text: str, refs: set[str]) -> dict[str, int]:
     return found
 
 
-def with_marks(text: str, marks: dict[str, str]) -> str:
-    """``text`` with each mark written after its ref (Playwright ref -> mark); refs not in
-    the text (a scoped snapshot, an element gone since) are left out."""
+def with_marks(text: str, marks: dict[str, tuple[str, str]]) -> str:
+    """``text`` with each mark written after its ref. ``marks``: Playwright ref -> (mark,
+    the ref of the first element inside it): the snapshot leaves out an unnamed element
+    that only wraps one other (an editable div around a paragraph, an iframe's body), and
+    the mark then goes on that one. Refs not in the text (a scoped snapshot, an element
+    gone since) are left out."""
     if not marks:
         return text
     at = _ref_positions(text, set(marks))
-    if not at:
+    chosen = {ref: mark for ref, (mark, _) in marks.items() if ref in at}
+    inner = {
+        inside: mark
+        for ref, (mark, inside) in marks.items()
+        if ref not in at and inside and inside not in marks
+    }
+    if inner:
+        found = _ref_positions(text, set(inner))
+        at.update(found)
+        chosen.update((ref, inner[ref]) for ref in found)
+    if not chosen:
         return text
     out: list[str] = []
     pos = 0
-    for ref, end in sorted(at.items(), key=lambda item: item[1]):
+    for ref, end in sorted(((r, at[r]) for r in chosen), key=lambda item: item[1]):
         out.append(text[pos:end])
-        out.append(f" [{marks[ref]}]")
+        out.append(f" [{chosen[ref]}]")
         pos = end
     out.append(text[pos:])
     return "".join(out)

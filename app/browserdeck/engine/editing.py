@@ -38,17 +38,19 @@ async def type_text(state: PageState, action: o.TypeAct, timeout: int) -> str:
     r = await resolve(state, action.ref, "type into")
     with playwright_errors(r.what("type into"), timeout):
         if action.slowly:
-            if r.field is None:  # a box-less input cannot be clicked: typing focuses it
+            # Focused by a click (a box-less input: by focus, there is nothing to click),
+            # then keys on the keyboard: Playwright's press_sequentially focuses the
+            # element again first, which loses the caret in an editable region whose
+            # element cannot take focus itself (a paragraph of a design-mode iframe).
+            if r.field is None:
                 await r.locator.click(timeout=timeout)
-            await r.input.press_sequentially(
-                action.text,
-                delay=SLOW_TYPE_DELAY_MS,
-                timeout=timeout + SLOW_TYPE_DELAY_MS * len(action.text),
-            )
+            else:
+                await r.field.focus(timeout=timeout)
+            await r.locator.page.keyboard.type(action.text, delay=SLOW_TYPE_DELAY_MS)
         else:
             await fill(r, action.text, timeout)
-        if action.submit:
-            await r.input.press("Enter", timeout=timeout)
+        if action.submit:  # where the text went, which has the focus now
+            await r.locator.page.keyboard.press("Enter")
     return r.ref
 
 

@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 # object).
 _MARK_JS = r"""(() => {
   const marks = [], inputs = [];
+  const design = document.designMode === 'on';  // the whole document is editable
   const INPUT_TYPES = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'password', 'number']);
   const inputRole = (el) => {
     const role = (el.getAttribute('role') || '').trim();
@@ -65,6 +66,15 @@ _MARK_JS = r"""(() => {
     if (el.labels && el.labels.length) return el.labels[0].textContent.replace(/\s+/g, ' ').trim();
     return (el.getAttribute('title') || el.getAttribute('placeholder') || '').trim();
   };
+  // With the first tagged element inside: the snapshot leaves out an unnamed element that
+  // holds one tagged element and no text (an editable div around one paragraph, an
+  // iframe's body), and then the mark goes on that one.
+  const mark = (el, why) => {
+    const it = document.createTreeWalker(el, NodeFilter.SHOW_ELEMENT);
+    let inner = it.nextNode();
+    while (inner && !inner._ariaRef) inner = it.nextNode();
+    marks.push(el._ariaRef.ref, why, inner ? inner._ariaRef.ref : '');
+  };
   const walk = (root) => {
     const it = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
     for (let el = it.nextNode(); el; el = it.nextNode()) {
@@ -79,35 +89,35 @@ _MARK_JS = r"""(() => {
       }
       if (!tag) continue;
       const parent = host(el);
-      if (el.isContentEditable && !(parent && parent.isContentEditable)) {
-        marks.push(tag.ref, 'editable');
+      if (!design && el.isContentEditable && !(parent && parent.isContentEditable)) {
+        mark(el, 'editable');
       } else if (el.getAttribute('draggable') === 'true') {
-        marks.push(tag.ref, 'draggable');
+        mark(el, 'draggable');
       } else {
         const cursor = getComputedStyle(el).cursor;
         if ((cursor === 'move' || cursor === 'grab') &&
             !(parent && getComputedStyle(parent).cursor === cursor)) {
-          marks.push(tag.ref, 'cursor=' + cursor);
+          mark(el, 'cursor=' + cursor);
         } else if (el.hasAttribute('tabindex') && el.tabIndex >= 0) {
-          marks.push(tag.ref, 'focusable');
+          mark(el, 'focusable');
         }
       }
     }
   };
   if (document.documentElement) walk(document.documentElement);
-  const body = document.body;
-  if (body && body._ariaRef && document.designMode === 'on' && !body.isContentEditable)
-    marks.push(body._ariaRef.ref, 'editable');
+  if (design && document.body && document.body._ariaRef) mark(document.body, 'editable');
   return JSON.stringify([marks, inputs]);
 })()"""
 
 CONTEXTS_WAIT = 0.5  # s, once per tab: its execution contexts after Runtime.enable
-Found = tuple[dict[str, str], list[tuple[str, str, str]]]
+# (Playwright ref -> (mark, the ref of the first tagged element inside it or "")), and the
+# box-less inputs: (the Playwright ref of the element around, the input's role, its name).
+Found = tuple[dict[str, tuple[str, str]], list[tuple[str, str, str]]]
 
 
 async def read(state: PageState) -> Found:
-    """Every frame's marks (Playwright ref -> mark) and box-less inputs, as the page is
-    now; nothing where the utility worlds cannot be reached (the snapshot stands)."""
+    """Every frame's marks and box-less inputs (``Found``), as the page is now; nothing
+    where the utility worlds cannot be reached (the snapshot stands as it is)."""
     cdp = state.cdp
     if cdp is None:
         return {}, []
@@ -134,15 +144,15 @@ async def read(state: PageState) -> Found:
     except Exception:  # the tab is navigating or closing: the snapshot stands as it is
         log.debug("reading the page's marks failed", exc_info=True)
         return {}, []
-    marks: dict[str, str] = {}
+    marks: dict[str, tuple[str, str]] = {}
     inputs: list[tuple[str, str, str]] = []
     for answer in answers:
         value = _value(answer)
         if value is None:
             continue
         flat, boxless = value
-        for i in range(0, len(flat) - 1, 2):
-            marks.setdefault(str(flat[i]), str(flat[i + 1]))
+        for i in range(0, len(flat) - 2, 3):
+            marks.setdefault(str(flat[i]), (str(flat[i + 1]), str(flat[i + 2])))
         inputs.extend((str(a), str(b), str(c)) for a, b, c in boxless)
     return marks, inputs
 

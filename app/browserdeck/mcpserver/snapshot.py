@@ -47,6 +47,7 @@ def _is_actionable(node: Node) -> bool:
 # A row or list item whose content is one level of leaves is written on one line:
 # ``- row: "Order 1" | "37.00" | button "Edit" [ref=e20] button "Delete" [ref=e21]``.
 INLINE_ROLES = frozenset({"row", "listitem"})
+HEADER_ROLES = frozenset({"columnheader"})
 # Fold labels: what the folded siblings are called in "rows 4–197: 194 more like the above".
 _FOLD_NOUN = {
     "row": "rows",
@@ -145,13 +146,18 @@ def _controls(node: Node, out: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
+def _heads(node: Node) -> bool:
+    return any(c.role in HEADER_ROLES for c in node.children)
+
+
 def _plan(children: list[Node], fold: Fold) -> list[tuple[int, int] | int]:
     """Sibling indexes to show, and (first, last) ranges to fold, in order.
 
     A run of look-alike siblings (same roles all the way down) folds to its first and
     last few. A folded one is shown anyway when it has a control the shown ones lack,
     where the control is a kind, not data: its name takes few values along the run
-    ("Edit"/"Refund" stay, "Item 37" is data).
+    ("Edit"/"Refund" stay, "Item 37" is data); so is a header row. Every control of a
+    folded one is still a ref of the page: the fold line says how to see them.
     """
     plan: list[tuple[int, int] | int] = []
     shapes = [
@@ -173,6 +179,8 @@ def _plan(children: list[Node], fold: Fold) -> list[tuple[int, int] | int]:
             pos for pos in range(width) if len({c[pos] for c in controls}) <= max(3, (j - i) // 10)
         }
         shown = set(range(i, i + fold.head)) | set(range(j - fold.tail, j))
+        # A header row never folds: its column headers (sorting, filters) stay in view.
+        shown |= {k for k in range(i, j) if _heads(children[k])}
         seen = {c[pos] for k in shown for c in [controls[k - i]] for pos in kinds}
         for k in range(i + fold.head, j - fold.tail):
             mine = {controls[k - i][pos] for pos in kinds}

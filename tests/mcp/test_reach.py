@@ -1,0 +1,91 @@
+"""MCP's compact form keeps the ref of everything actionable, folded or not.
+
+Texts as the engine hands them to MCP (Playwright's lines, the engine's marks after a
+ref: engine/actionable.py). The widget suite (tests/widgets) drives the same through
+real libraries end to end.
+"""
+
+from __future__ import annotations
+
+from browserdeck.mcpserver import snapshot
+
+GRID = "\n".join(
+    [
+        "- grid [ref=e8]:",
+        "  - rowgroup [ref=e9]:",
+        "    - row [ref=e10]:",
+        '      - columnheader "ID" [ref=e11]',
+        '      - columnheader "Product" [ref=e14] [cursor=pointer]',
+        '      - columnheader "Price" [ref=e17]',
+        "  - rowgroup [ref=e19]:",
+        *[
+            line
+            for i in range(1, 41)
+            for line in (
+                f"    - row [ref=e{100 + 4 * i}]:",
+                f'      - gridcell "{i}" [ref=e{101 + 4 * i}]',
+                f'      - gridcell "Product {i}" [ref=e{102 + 4 * i}]',
+                f'      - gridcell "{i}.99" [ref=e{103 + 4 * i}]',
+            )
+        ],
+    ]
+)
+
+
+def test_a_header_row_keeps_its_column_headers_refs_inline() -> None:
+    compact = snapshot.compact(GRID)
+    header = compact.splitlines()[1]
+    assert header == (
+        '  - row: columnheader "ID" [ref=e11] | columnheader "Product" [ref=e14] | '
+        'columnheader "Price" [ref=e17]'
+    )
+    assert snapshot.actionable_refs(GRID) <= snapshot.refs_in(compact)
+
+
+def test_folding_keeps_the_header_row_and_says_how_to_see_the_rest() -> None:
+    for cap in (2000, 400, 0):
+        folded = snapshot.folded(GRID, cap)
+        assert folded is not None
+        for ref in ("e11", "e14", "e17"):
+            assert f"[ref={ref}]" in folded, (cap, folded)
+        assert "more like the above (to see them: browser_snapshot" in folded
+    # Header rows that look alike (a grouped header) are never folded either.
+    two_headers = GRID.replace(
+        "  - rowgroup [ref=e19]:",
+        "    - row [ref=e90]:\n"
+        '      - columnheader "Min" [ref=e91]\n'
+        '      - columnheader "Max" [ref=e92]\n'
+        '      - columnheader "Avg" [ref=e93]\n'
+        "  - rowgroup [ref=e19]:",
+    )
+    folded = snapshot.folded(two_headers, 0)
+    assert folded is not None
+    for ref in ("e11", "e14", "e17", "e91", "e92", "e93"):
+        assert f"[ref={ref}]" in folded, folded
+
+
+def test_what_the_dom_makes_actionable_keeps_its_ref_and_says_why() -> None:
+    raw = "\n".join(
+        [
+            "- list [ref=e4]:",
+            "  - listitem [ref=e5] [cursor=move]: Build the package",
+            "  - listitem [ref=e6] [draggable]: Run the tests",
+            "  - listitem [ref=e7]: Plain",
+            '- generic "Contacts" [ref=e8] [focusable]:',
+            '  - generic [ref=e9] [cursor=pointer]: Contact 1',
+            "- iframe [ref=e10]:",
+            '  - generic "Rich Text Area" [ref=f1e1] [editable]:',
+            "    - paragraph [ref=f1e2]: Draft text.",
+        ]
+    )
+    assert snapshot.compact(raw).splitlines() == [
+        "- list:",
+        "  - listitem [ref=e5] [cursor=move]: Build the package",
+        "  - listitem [ref=e6] [draggable]: Run the tests",
+        "  - listitem: Plain",
+        '- generic "Contacts" [ref=e8] [focusable]:',
+        "  - generic [ref=e9]: Contact 1",
+        "- iframe:",
+        '  - generic "Rich Text Area" [ref=f1e1] [editable]:',
+        '    - "Draft text."',
+    ]
