@@ -87,7 +87,7 @@ test: lint typecheck pytest
 fuzz: $(STAMP) browser
 	$(PY) -m tests.chaos.fuzz 5000
 
-bench: $(STAMP) browser
+bench: $(STAMP) browser widgets
 	$(PY) bench/run_all.py
 
 # The peers the benches compare against, from npm, outside the repo (bench/peers.py).

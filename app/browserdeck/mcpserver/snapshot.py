@@ -5,8 +5,8 @@
 The engine hands out Playwright's ai snapshot (``- button "Save" [ref=e5]``), where
 every node that can receive pointer events carries a ref. For an LLM most of those
 refs are noise: nobody clicks a ``rowgroup``. The compact form keeps a ref on every
-element an agent can act on (interactive roles, and anything with
-``[cursor=pointer]``), drops it elsewhere, folds a link's ``/url`` child into the
+element an agent can act on (the one rule of engine/actionable.py: the actionable roles,
+a pointer cursor, the marks the engine read from the DOM), drops it elsewhere, folds a link's ``/url`` child into the
 link's line, and removes unnamed wrapper nodes (``generic``, ``rowgroup``) by
 promoting their children. A dropped ref still works: ``full`` shows them all.
 
