@@ -20,7 +20,6 @@ its elements keep what the roles and the pointer say.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from typing import Any
@@ -109,7 +108,6 @@ _MARK_JS = r"""(() => {
   return JSON.stringify([marks, inputs]);
 })()"""
 
-CONTEXTS_WAIT = 0.5  # s, once per tab: its execution contexts after Runtime.enable
 # (Playwright ref -> (mark, the ref of the first tagged element inside it or "")), and the
 # box-less inputs: (the Playwright ref of the element around, the input's role, its name).
 Found = tuple[dict[str, tuple[str, str]], list[tuple[str, str, str]]]
@@ -122,12 +120,7 @@ async def read(state: PageState) -> Found:
     if cdp is None:
         return {}, []
     try:
-        if not state.runtime_enabled:
-            await cdp.send("Runtime.enable")
-            state.runtime_enabled = True
-            if not state.contexts:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(state.contexts_seen.wait(), CONTEXTS_WAIT)
+        await state.enable_runtime()
         worlds = state.utility_contexts()
         if not worlds:
             return {}, []

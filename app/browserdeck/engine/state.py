@@ -10,6 +10,7 @@ new element).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import time
@@ -46,6 +47,7 @@ ERRORS_MAX = 200
 REQUESTS_MAX = 500
 DIALOGS_MAX = 20
 TARGET_MEMORY_MAX = 50
+CONTEXTS_WAIT = 0.5  # s, once per tab: its execution contexts after Runtime.enable
 
 _tokens = itertools.count(1)
 
@@ -222,8 +224,6 @@ class PageState:
         # Execution contexts our own CDP session sees (labels use Playwright's utility world).
         self.contexts: dict[int, dict[str, Any]] = {}
         self.runtime_enabled = False
-        # Set by the first context reported after Runtime.enable: the tab's contexts come
-        # in one burst before its answer, which Playwright may hand over first.
         self.contexts_seen = asyncio.Event()
         self.cleanup: asyncio.Task[None] | None = None  # label overlay removal in flight
         # Engine calls that may change the page (act, navigate, arming, offline, labels).
@@ -482,6 +482,18 @@ class PageState:
             if guid is None or name.endswith(str(guid)):
                 return ctx_id
         return None
+
+    async def enable_runtime(self) -> None:
+        """Runtime events on *our* session (once per tab), its execution contexts known:
+        the contexts come in one burst before the answer, which Playwright may hand over
+        first, so the first of them is awaited (briefly: a page may have none yet)."""
+        if self.runtime_enabled or self.cdp is None:
+            return
+        await self.cdp.send("Runtime.enable")
+        self.runtime_enabled = True
+        if not self.contexts:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.contexts_seen.wait(), CONTEXTS_WAIT)
 
     def utility_contexts(self) -> list[int]:
         """Playwright's utility world of every frame *our* session sees (the main frame and
