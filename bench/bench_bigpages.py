@@ -313,6 +313,8 @@ async def mcp_part(
         capped = Side("browserdeck capped", ours(home, chromium, 20_000), "ref")
         try:
             async with Client(capped.params, read_timeout_seconds=120) as client:
+                await call(client, "browser_navigate", {"url": site + "/article.html"})
+                capped_article = await call(client, "browser_snapshot", {})
                 await call(client, "browser_navigate", {"url": site + "/table2000.html"})
                 capped_text = await call(client, "browser_snapshot", {})
         finally:
@@ -373,6 +375,15 @@ async def mcp_part(
         row + f"  text {art_len:,} + {links} links: bound {bound:,.0f} "
         f"-> {len(a_ours) / bound:.2f}x the bound (target <= 1.00)"
     )
+
+    linked = len(re.findall(r"link [^\n]*?\[ref=", capped_article))
+    row = (
+        f"{'article at our default cap (20,000)':32} {len(capped_article):9,}  links with a "
+        f"ref {linked}/{links}"
+    )
+    if len(sides) == 2:
+        row += f"  ratio {len(capped_article) / len(sides[1].sizes['/article.html']):.2f}"
+    print(row + "  (long prose cut short over the cap, every link kept)")
 
     last_row = '"Order 400"' in capped_text
     folded = re.search(r"\d+ more like the above", capped_text) is not None

@@ -7,6 +7,8 @@ real libraries end to end.
 
 from __future__ import annotations
 
+import re
+
 from browserdeck.mcpserver import snapshot
 
 GRID = "\n".join(
@@ -87,3 +89,24 @@ def test_what_the_dom_makes_actionable_keeps_its_ref_and_says_why() -> None:
         '  - generic "Rich Text Area" [ref=f1e1] [editable]:',
         '    - "Draft text."',
     ]
+
+
+def test_over_the_cap_long_prose_is_cut_short_before_anything_folds() -> None:
+    words = " ".join(f"word{i}" for i in range(120))
+    raw = "\n".join(
+        line
+        for p in range(1, 31)
+        for line in (
+            f"- paragraph [ref=e{10 * p}]:",
+            f"  - text: {words}",
+            f'  - link "reference {p}" [ref=e{10 * p + 1}] [cursor=pointer]:',
+            f"    - /url: /ref/{p}",
+        )
+    )
+    whole = snapshot.compact(raw)
+    folded = snapshot.folded(raw, len(whole) // 2)
+    assert folded is not None and len(folded) <= len(whole) // 2
+    assert "more like the above" not in folded  # nothing had to fold
+    assert snapshot.refs_in(folded) == snapshot.refs_in(whole)  # every link, with its ref
+    cut = [line for line in folded.splitlines() if line.lstrip().startswith('- "word0 ')]
+    assert len(cut) == 30 and all(re.search(r"… \[\+\d+ chars\]\"$", c) for c in cut), cut[:2]

@@ -16,6 +16,7 @@ decoration but never an element.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -66,6 +67,27 @@ class Fold:
     head: int = 3  # shown before a fold
     tail: int = 2  # shown after it
     min_run: int = 8  # shorter runs of look-alike siblings are shown whole
+    prose: int | None = None  # a text line longer than this is cut short (characters)
+
+
+PROSE = 200  # over the cap, a text line keeps this many characters (then "… [+N chars]")
+_NEVER = 1 << 30  # a run length no page has: no folding
+
+
+def _shortened(leaf: str, keep: int) -> str:
+    """A text-only line (``- "…"``) cut at a word near ``keep`` characters, saying how
+    much is left out; any other line as it is."""
+    if not leaf.startswith('- "') or len(leaf) <= keep + 24:
+        return leaf
+    try:
+        text = json.loads(leaf[2:])
+    except ValueError:
+        return leaf
+    if not isinstance(text, str) or len(text) <= keep + 20:
+        return leaf
+    cut = text.rfind(" ", keep - 40, keep)
+    cut = cut if cut > 0 else keep
+    return "- " + json.dumps(f"{text[:cut]}… [+{len(text) - cut} chars]", ensure_ascii=False)
 
 
 def _url(node: Node) -> str | None:
@@ -235,7 +257,10 @@ def _compact(
         node = nodes[step]
         children = node.children
         if not children:  # most lines: written as read (snapshot_lines.py)
-            append(pad + node.leaf)
+            if fold is not None and fold.prose is not None:
+                append(pad + _shortened(node.leaf, fold.prose))
+            else:
+                append(pad + node.leaf)
             continue
         role = node.role
         if role is None:  # not understood: keep as it was, re-indented
@@ -326,14 +351,16 @@ def compact_form(text: str) -> tuple[list[Node], str]:
     return tree.roots, body
 
 
-# Gentlest first. The last ones keep only the page's outline (headings, landmarks,
-# distinct controls) and a fold line where look-alike siblings were: long prose needs it.
+# Gentlest first: long prose cut short, so every element keeps its line and its ref (an
+# article's links), then folds. The last ones keep only the page's outline (headings,
+# landmarks, distinct controls) and a fold line where look-alike siblings were.
 FOLDS = (
-    Fold(),
-    Fold(head=2, tail=1, min_run=5),
-    Fold(head=1, tail=1, min_run=3),
-    Fold(head=1, tail=0, min_run=2),
-    Fold(head=0, tail=0, min_run=2),
+    Fold(min_run=_NEVER, prose=PROSE),
+    Fold(prose=PROSE),
+    Fold(head=2, tail=1, min_run=5, prose=PROSE),
+    Fold(head=1, tail=1, min_run=3, prose=PROSE),
+    Fold(head=1, tail=0, min_run=2, prose=PROSE),
+    Fold(head=0, tail=0, min_run=2, prose=PROSE),
 )
 
 
