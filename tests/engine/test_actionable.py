@@ -44,7 +44,7 @@ TEXT = "\n".join(
         "- generic [active] [ref=e1]:",
         '  - paragraph [ref=e2]: "see [ref=e3] in the docs"',
         "  - listitem [ref=e3]: Build",
-        "  - 'button \"a: b\" [ref=e4]'",
+        "  - 'listitem \"a: b\" [ref=e4]'",
         "  - generic [ref=e9]:",
         "    - textbox \"Editor content\"",
         "    - generic [ref=e10]: text",
@@ -68,14 +68,18 @@ def test_marks_go_after_the_ref_of_an_element_line_only(
             "e4": ("draggable", ""),
             "e7": ("editable", "e12"),  # not in the text: the mark goes on the one inside
             "e99": ("focusable", ""),  # not in the text at all: left out
+            "e11": ("draggable", ""),  # actionable already (a pointer): not written
         },
     )
     lines = marked.splitlines()
     assert lines[1] == TEXT.splitlines()[1]  # page text that reads like a ref is left alone
     assert lines[2] == "  - listitem [ref=e3] [cursor=move]: Build"
-    assert lines[3] == "  - 'button \"a: b\" [ref=e4] [draggable]'"  # inside the YAML quotes
+    assert lines[3] == "  - 'listitem \"a: b\" [ref=e4] [draggable]'"  # inside the YAML quotes
     assert lines[9] == "  - paragraph [ref=e12] [editable]: Note"
     assert "e99" not in marked
+    assert lines[7] == TEXT.splitlines()[7]
+    button = '- button "Go" [ref=e5]:\n  - tab "One" [ref=e6]'  # said by the role already
+    assert a.with_marks(button, {"e5": ("draggable", ""), "e6": ("focusable", "")}) == button
     assert a.with_marks(TEXT, {}) is TEXT
 
 

@@ -143,6 +143,9 @@ def with_marks(text: str, marks: dict[str, tuple[str, str]]) -> str:
         found = _ref_positions(text, set(inner))
         at.update(found)
         chosen.update((ref, inner[ref]) for ref in found)
+    # Written only where the role and the pointer do not already say it (a tab with
+    # tabindex=0, a draggable link): the line stays as short as it was.
+    chosen = {ref: mark for ref, mark in chosen.items() if not _said(text, at[ref])}
     if not chosen:
         return text
     out: list[str] = []
@@ -198,7 +201,16 @@ def with_input_refs(
     return ("\n".join(lines) if lines is not None else text), given
 
 
-_OWN = re.compile(r"^ *- '?([A-Za-z][\w-]*)")
+_OWN = re.compile(r" *- '?([A-Za-z][\w-]*)")  # match() anchors it
+
+
+def _said(text: str, end: int) -> bool:
+    """Whether the element line whose ref ends at ``end`` is actionable already."""
+    start = text.rfind("\n", 0, end) + 1
+    head = _OWN.match(text, start)
+    if head is not None and head.group(1) in ACTIONABLE_ROLES:
+        return True
+    return text.startswith(f" [{POINTER}]", end)
 
 
 def _input_line(
