@@ -51,7 +51,7 @@ from tests.widgets.tasks import TASKS  # noqa: E402
 
 from bench_bigpages import ours  # noqa: E402
 from bench_mcp import write_config  # noqa: E402
-from bench_startup import stop_service  # noqa: E402
+from bench_startup import peer_params, stop_service  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 TASK_TIMEOUT = 120.0  # s; a task that takes longer failed (an agent would have given up)
@@ -67,15 +67,6 @@ class Side:
     why: dict[str, str] = field(default_factory=dict)  # the first failure per task
     chars: dict[str, list[int]] = field(default_factory=dict)
     seconds: dict[str, list[float]] = field(default_factory=dict)
-
-
-def peer_params(binary: Path, args: list[str], cwd: Path) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=str(binary),
-        args=args,
-        cwd=str(cwd),
-        env={"PATH": os.environ.get("PATH", ""), "HOME": str(cwd)},
-    )
 
 
 def sides_for(tmp: Path, chromium: str, baseline: str | None) -> list[Side]:
@@ -144,17 +135,15 @@ def report(sides: list[Side], runs: int) -> None:
     for side in sides:
         all_chars = [c for chars in side.chars.values() for c in chars]
         if all_chars:
-            print(f"  {side.name}: snapshot chars median {statistics.median(all_chars):,.0f}, "
-                  f"mean {statistics.mean(all_chars):,.0f} over {len(all_chars)} snapshots")
+            print(
+                f"  {side.name}: snapshot chars median {statistics.median(all_chars):,.0f}, "
+                f"mean {statistics.mean(all_chars):,.0f} over {len(all_chars)} snapshots"
+            )
     ours_side = sides[0]
     for peer in sides[1:]:
         if peer.name == "baseline":
             continue
-        worse = [
-            t.name
-            for t in TASKS
-            if peer.done.get(t.name, 0) > ours_side.done.get(t.name, 0)
-        ]
+        worse = [t.name for t in TASKS if peer.done.get(t.name, 0) > ours_side.done.get(t.name, 0)]
         print(f"tasks {peer.name} completed more often than browserdeck: {worse or 'none'}")
     print("\nFirst failure per task:")
     for side in sides:

@@ -46,7 +46,7 @@ TEXT = "\n".join(
         "  - listitem [ref=e3]: Build",
         "  - 'listitem \"a: b\" [ref=e4]'",
         "  - generic [ref=e9]:",
-        "    - textbox \"Editor content\"",
+        '    - textbox "Editor content"',
         "    - generic [ref=e10]: text",
         "  - generic [ref=e11] [cursor=pointer]:",
         "    - textbox",

@@ -54,9 +54,7 @@ def test_folding_keeps_the_header_row_and_says_how_to_see_the_rest() -> None:
     # A header row is never folded, not even among look-alikes (a grid that draws its
     # header again over each page of rows).
     header = GRID.splitlines()[2:6]
-    copies = [
-        line.replace("[ref=e1", f"[ref=e{copy}1") for copy in (7, 8) for line in header
-    ]
+    copies = [line.replace("[ref=e1", f"[ref=e{copy}1") for copy in (7, 8) for line in header]
     two_headers = "\n".join(GRID.splitlines()[:6] + copies + GRID.splitlines()[6:])
     folded = snapshot.folded(two_headers, 0)
     assert folded is not None
@@ -72,7 +70,7 @@ def test_what_the_dom_makes_actionable_keeps_its_ref_and_says_why() -> None:
             "  - listitem [ref=e6] [draggable]: Run the tests",
             "  - listitem [ref=e7]: Plain",
             '- generic "Contacts" [ref=e8] [focusable]:',
-            '  - generic [ref=e9] [cursor=pointer]: Contact 1',
+            "  - generic [ref=e9] [cursor=pointer]: Contact 1",
             "- iframe [ref=e10]:",
             '  - generic "Rich Text Area" [ref=f1e1] [editable]:',
             "    - paragraph [ref=f1e2]: Draft text.",

@@ -26,7 +26,9 @@ _YAML_ITEM = re.compile(
     r"(?P<attrs>(?: \[[^\]]*\])*) ?\[ref=(?P<ref>[^\]]+)\](?P<more>(?: \[[^\]]*\])*)"
     r"(?::\s(?P<text>[^|]*))?"
 )
-_CDT_LINE = re.compile(r'^\s*uid=(?P<ref>\S+)(?: (?P<role>[A-Za-z][\w-]*))?(?: "(?P<name>(?:[^"\\]|\\.)*)")?')
+_CDT_LINE = re.compile(
+    r'^\s*uid=(?P<ref>\S+)(?: (?P<role>[A-Za-z][\w-]*))?(?: "(?P<name>(?:[^"\\]|\\.)*)")?'
+)
 
 
 @dataclass
@@ -114,7 +116,9 @@ class Agent:
     async def click(self, ref: str, *, double: bool = False) -> None:
         await self.dialect.click(self, ref, double)
 
-    async def type(self, ref: str, text: str, *, slowly: bool = False, submit: bool = False) -> None:
+    async def type(
+        self, ref: str, text: str, *, slowly: bool = False, submit: bool = False
+    ) -> None:
         await self.dialect.type(self, ref, text, slowly, submit)
 
     async def drag(self, start: str, end: str) -> None:
@@ -207,12 +211,16 @@ class ChromeDevtoolsMcp(Dialect):
     async def _page(self, agent: Agent) -> int:
         if self.page_id is None:
             listed = await agent.tool("list_pages", {})
-            m = re.search(r"^(\d+):.*\[selected\]", listed, re.M) or re.search(r"^(\d+):", listed, re.M)
+            m = re.search(r"^(\d+):.*\[selected\]", listed, re.M) or re.search(
+                r"^(\d+):", listed, re.M
+            )
             self.page_id = int(m.group(1)) if m else 1
         return self.page_id
 
     async def navigate(self, agent: Agent, url: str) -> None:
-        await agent.tool("navigate_page", {"pageId": await self._page(agent), "type": "url", "url": url})
+        await agent.tool(
+            "navigate_page", {"pageId": await self._page(agent), "type": "url", "url": url}
+        )
 
     async def snapshot(self, agent: Agent) -> str:
         return await agent.tool("take_snapshot", {"pageId": await self._page(agent)})
@@ -246,10 +254,14 @@ class ChromeDevtoolsMcp(Dialect):
             await agent.tool("press_key", {"pageId": page, "key": "Enter"})
 
     async def drag(self, agent: Agent, start: str, end: str) -> None:
-        await agent.tool("drag", {"pageId": await self._page(agent), "from_uid": start, "to_uid": end})
+        await agent.tool(
+            "drag", {"pageId": await self._page(agent), "from_uid": start, "to_uid": end}
+        )
 
     async def press(self, agent: Agent, key: str) -> None:
         await agent.tool("press_key", {"pageId": await self._page(agent), "key": key})
 
     async def evaluate(self, agent: Agent, function: str) -> str:
-        return await agent.tool("evaluate_script", {"pageId": await self._page(agent), "function": function})
+        return await agent.tool(
+            "evaluate_script", {"pageId": await self._page(agent), "function": function}
+        )

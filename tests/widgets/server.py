@@ -18,11 +18,12 @@ import json
 import mimetypes
 import os
 import shutil
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from tests.support.net import serve_http
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -69,7 +70,9 @@ def _entry(package: Path) -> str | None:
 def import_map(folder: Path) -> str:
     """Bare specifier -> file, for every installed package with an ES-module entry."""
     imports: dict[str, str] = {}
-    for manifest in sorted(folder.glob("*/package.json")) + sorted(folder.glob("@*/*/package.json")):
+    for manifest in sorted(folder.glob("*/package.json")) + sorted(
+        folder.glob("@*/*/package.json")
+    ):
         package = manifest.parent
         name = package.relative_to(folder).as_posix()
         entry = _entry(package)
@@ -175,12 +178,5 @@ def serve_widgets(folder: Path | None = None) -> Iterator[str]:
     """The widget site on a free loopback port; its base URL."""
     folder = folder or modules_dir()
     handler = type("Handler", (_Handler,), {"folder": folder, "imports": import_map(folder)})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, name="widget-site", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_http(handler, "widget-site") as url:
+        yield url

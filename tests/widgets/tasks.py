@@ -26,31 +26,39 @@ async def _open(agent: Agent, site: str, page: str, ready: str | None = None) ->
         assert "true" in answer, f"{page} did not finish loading: {answer}"
 
 
-def _check(answer: str, expected: str, what: str) -> None:
-    # Each server prints the answer its own way (as is, JSON-quoted, in a code block): the
-    # functions above return plain words, with no quotes to be escaped.
+async def _expect(agent: Agent, function: str, expected: str, what: str) -> None:
+    """The page's answer to ``function`` holds ``expected`` (once the page caught up).
+
+    Each server prints the answer its own way (as is, JSON-quoted, in a code block): the
+    functions here return plain words, with no quotes to be escaped."""
+    answer = await agent.until(function, expected)
     assert expected in answer, f"{what}: expected {expected!r} in {answer!r}"
 
 
 async def rich_text(agent: Agent, site: str) -> None:
     """TinyMCE (its editable body is an iframe's document): write the post, publish it."""
     await _open(agent, site, "tinymce.html", READY)
-    await agent.type(await agent.find("Rich Text Area", "generic", "textbox"), "Hello from the agent")
-    await agent.click(await agent.find("Publish", "button"))
-    answer = await agent.until(
-        "() => document.getElementById('status').textContent", "published:"
+    await agent.type(
+        await agent.find("Rich Text Area", "generic", "textbox"), "Hello from the agent"
     )
-    _check(answer, "published: Hello from the agent", "the published text")
+    await agent.click(await agent.find("Publish", "button"))
+    await _expect(
+        agent,
+        "() => document.getElementById('status').textContent",
+        "published: Hello from the agent",
+        "the published text",
+    )
 
 
 async def data_grid(agent: Agent, site: str) -> None:
     """AG Grid (2,000 rows, virtualised): sort by price, cheapest first."""
     await _open(agent, site, "aggrid.html")
     await agent.click(await agent.find("Price", "columnheader"))
-    first = "() => { const row = window.grid.getDisplayedRowAtIndex(0).data; " \
+    first = (
+        "() => { const row = window.grid.getDisplayedRowAtIndex(0).data; "
         "return 'first id=' + row.id + ' price=' + row.price; }"
-    answer = await agent.until(first, "first id=997")
-    _check(answer, "first id=997 price=0.99", "the first row after sorting by price")
+    )
+    await _expect(agent, first, "first id=997 price=0.99", "the first row after sorting by price")
 
 
 async def sortable_list(agent: Agent, site: str) -> None:
@@ -59,24 +67,33 @@ async def sortable_list(agent: Agent, site: str) -> None:
     last = await agent.find("Announce it", "listitem")
     first = await agent.find("Build the package", "listitem")
     await agent.drag(last, first)
-    answer = await agent.until("() => window.sortable.toArray().join(',')", "announce,build")
-    _check(answer, "announce,build", "the order after the drag")
+    await _expect(
+        agent,
+        "() => window.sortable.toArray().join(',')",
+        "announce,build",
+        "the order after the drag",
+    )
 
 
 async def code_editor(agent: Agent, site: str) -> None:
     """CodeMirror 6 (a contenteditable textbox): write a function."""
     await _open(agent, site, "codemirror.html", READY)
     await agent.type(await agent.find("Script", "textbox"), "const add = (a, b) => a + b;")
-    answer = await agent.until("() => window.view.state.doc.toString()", "const add")
-    _check(answer, "const add = (a, b) => a + b;", "the editor's content")
+    await _expect(
+        agent,
+        "() => window.view.state.doc.toString()",
+        "const add = (a, b) => a + b;",
+        "the editor's content",
+    )
 
 
 async def monaco_editor(agent: Agent, site: str) -> None:
     """Monaco (its input has no box: an EditContext element): write a query."""
     await _open(agent, site, "monaco.html", READY)
     await agent.type(await agent.find("Editor content", "textbox"), "SELECT name FROM users;")
-    answer = await agent.until("() => window.editor.getValue()", "SELECT name")
-    _check(answer, "SELECT name FROM users;", "the editor's content")
+    await _expect(
+        agent, "() => window.editor.getValue()", "SELECT name FROM users;", "the editor's content"
+    )
 
 
 async def date_picker(agent: Agent, site: str) -> None:
@@ -84,8 +101,9 @@ async def date_picker(agent: Agent, site: str) -> None:
     await _open(agent, site, "flatpickr.html")
     await agent.click(await agent.find("Visit date", "textbox"))
     await agent.click(await agent.find("March 15, 2026"))
-    answer = await agent.until("() => document.getElementById('day').value", "2026-03-15")
-    _check(answer, "2026-03-15", "the picked date")
+    await _expect(
+        agent, "() => document.getElementById('day').value", "2026-03-15", "the picked date"
+    )
 
 
 async def custom_select(agent: Agent, site: str) -> None:
@@ -93,8 +111,7 @@ async def custom_select(agent: Agent, site: str) -> None:
     await _open(agent, site, "tomselect.html")
     await agent.click(await agent.find("Fruit", "combobox"))
     await agent.click(await agent.find("Banana", "option"))
-    answer = await agent.until("() => window.ts.getValue()", "banana")
-    _check(answer, "banana", "the chosen fruit")
+    await _expect(agent, "() => window.ts.getValue()", "banana", "the chosen fruit")
 
 
 async def tree(agent: Agent, site: str) -> None:
@@ -102,10 +119,12 @@ async def tree(agent: Agent, site: str) -> None:
     await _open(agent, site, "jstree.html")
     await agent.click(await agent.find("src", "treeitem"), double=True)
     await agent.click(await agent.find("util.py", "treeitem"))
-    answer = await agent.until(
-        "() => document.getElementById('chosen').textContent", "util.py"
+    await _expect(
+        agent,
+        "() => document.getElementById('chosen').textContent",
+        "selected: util.py",
+        "the selected file",
     )
-    _check(answer, "selected: util.py", "the selected file")
 
 
 async def tabs(agent: Agent, site: str) -> None:
@@ -113,8 +132,12 @@ async def tabs(agent: Agent, site: str) -> None:
     await _open(agent, site, "tabs.html")
     await agent.click(await agent.find("Security", "tab"))
     await agent.click(await agent.find("Enable two-factor authentication", "switch", "checkbox"))
-    answer = await agent.until("() => String(document.getElementById('tfa').checked)", "true")
-    _check(answer, "true", "the two-factor switch")
+    await _expect(
+        agent,
+        "() => String(document.getElementById('tfa').checked)",
+        "true",
+        "the two-factor switch",
+    )
 
 
 async def modal_dialog(agent: Agent, site: str) -> None:
@@ -123,10 +146,12 @@ async def modal_dialog(agent: Agent, site: str) -> None:
     await agent.click(await agent.find("Invite a member", "button"))
     await agent.type(await agent.find("Name", "textbox"), "Lin")
     await agent.click(await agent.find("Send invite", "button"))
-    answer = await agent.until(
-        "() => document.getElementById('members').textContent", "Lin"
+    await _expect(
+        agent,
+        "() => document.getElementById('members').textContent",
+        "Lin",
+        "the members after the invite",
     )
-    _check(answer, "Lin", "the members after the invite")
 
 
 async def api_explorer(agent: Agent, site: str) -> None:
@@ -141,8 +166,7 @@ async def api_explorer(agent: Agent, site: str) -> None:
         ".microlight')].map((e) => e.textContent).join(' '); return text.includes('Tom') && "
         "!text.includes('Rex') ? 'cats only: Tom' : 'response: ' + text.slice(0, 200); }"
     )
-    answer = await agent.until(body, "cats only")
-    _check(answer, "cats only: Tom", "the response to GET /pets?kind=cat")
+    await _expect(agent, body, "cats only: Tom", "the response to GET /pets?kind=cat")
 
 
 async def virtual_list(agent: Agent, site: str) -> None:
@@ -156,10 +180,12 @@ async def virtual_list(agent: Agent, site: str) -> None:
             break
         await agent.press("PageDown")
     await agent.click(await agent.find("Contact 60"))
-    answer = await agent.until(
-        "() => document.getElementById('picked').textContent", "Contact 60"
+    await _expect(
+        agent,
+        "() => document.getElementById('picked').textContent",
+        "picked: Contact 60",
+        "the picked contact",
     )
-    _check(answer, "picked: Contact 60", "the picked contact")
 
 
 async def editable_table(agent: Agent, site: str) -> None:
@@ -175,8 +201,7 @@ async def editable_table(agent: Agent, site: str) -> None:
         None,
     ) or next(e for e in agent.elements if e.role in ("textbox", "searchbox"))
     await agent.type(field.ref, "Rome", submit=True)
-    answer = await agent.until("() => window.table.getRow(2).getData().city", "Rome")
-    _check(answer, "Rome", "Bob 2's city")
+    await _expect(agent, "() => window.table.getRow(2).getData().city", "Rome", "Bob 2's city")
 
 
 @dataclass(frozen=True)

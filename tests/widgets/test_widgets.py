@@ -18,9 +18,7 @@ from tests.widgets.tasks import TASKS, Task
 
 
 @pytest.mark.parametrize("task", TASKS, ids=[t.name for t in TASKS])
-async def test_widget_task(
-    task: Task, bd_home: Path, chromium_path: str, widget_site: str
-) -> None:
+async def test_widget_task(task: Task, bd_home: Path, chromium_path: str, widget_site: str) -> None:
     mcp_config(bd_home)
     async with stdio_client(bd_home, chromium_path) as client:
         await task.run(Agent(client, Browserdeck()), widget_site)
