@@ -135,9 +135,37 @@ async def engine_part(chromium: str, site: str, elements: int, runs: int) -> Non
 
             samples, text = await timed(peer, runs)
             print(f"{'Playwright aria_snapshot ai':28} {med(samples):>20} {len(text):9,}  (floor)")
+            await marks_cost(engine, browser.cdp_url, tid, site, runs)
         finally:
             await engine.stop()
             await browser.close()
+
+
+async def marks_cost(engine: Any, cdp_url: str, tid: str, site: str, runs: int) -> None:
+    """The engine's snapshot with and without the DOM's marks (engine/marks.py: one walk
+    per frame after Playwright's), interleaved in one process on the bench pages."""
+    from browserdeck.engine import marks, options
+
+    async def none(_state: Any) -> Any:
+        return {}, []
+
+    real = marks.read
+    print("\nThe marks' walk after each snapshot (engine/marks.py), interleaved; ms median")
+    print(f"{'page':28} {'with marks':>20} {'without':>20}  ratio")
+    for path in ("/elements.html", "/table2000.html", "/table200.html", "/article.html"):
+        await engine.navigate(cdp_url, tid, None, options.NavigateOptions(url=site + path))
+        both: dict[bool, list[float]] = {True: [], False: []}
+        for i in range(2 * max(runs, 5)):
+            on = i % 2 == 0
+            marks.read = real if on else none  # type: ignore[assignment]
+            try:
+                start = time.perf_counter()
+                await engine.snapshot(cdp_url, tid, None, options.SnapshotOptions())
+                both[on].append(time.perf_counter() - start)
+            finally:
+                marks.read = real  # type: ignore[assignment]
+        ratio = statistics.median(both[True]) / statistics.median(both[False])
+        print(f"{path:28} {med(both[True]):>20} {med(both[False]):>20}  {ratio:.2f}")
 
 
 # --- part 2: MCP beside Playwright MCP ------------------------------------------------

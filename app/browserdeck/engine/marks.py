@@ -24,6 +24,7 @@ import json
 import logging
 from typing import Any
 
+from browserdeck.engine.actionable import ACTIONABLE_ROLES
 from browserdeck.engine.state import PageState
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,10 @@ log = logging.getLogger(__name__)
 _MARK_JS = r"""(() => {
   const marks = [], inputs = [];
   const design = document.designMode === 'on';  // the whole document is editable
+  // Elements whose role says they are actionable already: no mark is written on them
+  // (actionable.with_marks), so they are not looked at (two thirds of a page of buttons).
+  const SAID = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION']);
+  const ROLES = new Set(__ROLES__);
   const INPUT_TYPES = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'password', 'number']);
   const inputRole = (el) => {
     const role = (el.getAttribute('role') || '').trim();
@@ -86,7 +91,8 @@ _MARK_JS = r"""(() => {
         if (up) inputs.push([up._ariaRef.ref, role, nameOf(el)]);
         continue;
       }
-      if (!tag) continue;
+      if (!tag || SAID.has(el.tagName) || ROLES.has(el.getAttribute('role')) ||
+          (el.tagName === 'A' && el.hasAttribute('href'))) continue;
       const parent = host(el);
       if (!design && el.isContentEditable && !(parent && parent.isContentEditable)) {
         mark(el, 'editable');
@@ -106,7 +112,7 @@ _MARK_JS = r"""(() => {
   if (document.documentElement) walk(document.documentElement);
   if (design && document.body && document.body._ariaRef) mark(document.body, 'editable');
   return JSON.stringify([marks, inputs]);
-})()"""
+})()""".replace("__ROLES__", json.dumps(sorted(ACTIONABLE_ROLES)))
 
 # (Playwright ref -> (mark, the ref of the first tagged element inside it or "")), and the
 # box-less inputs: (the Playwright ref of the element around, the input's role, its name).
