@@ -73,6 +73,10 @@ async def test_a_boxless_editor_input_gets_a_ref_that_takes_text(tab: Tab) -> No
     assert await tab.text("#out") == "typed: SELECT 2;"
     await tab.act(kind="click", ref=ref)  # lands on the element around it
 
+    # A text box with a box that fill refuses (neither an input nor contenteditable).
+    await tab.act(kind="type", ref=ref_of(text, 'textbox "Key box"'), text="keyed")
+    assert await tab.js("document.getElementById('keybox').dataset.text") == "keyed"
+
     ghost = ref_of(text, 'textbox "Ghost field"')  # an input without pointer events
     await tab.act(kind="fill", fields=[{"ref": ghost, "value": "boo"}])
     assert await tab.js("document.getElementById('ghost').value") == "boo"
