@@ -49,8 +49,9 @@ async def type_text(state: PageState, action: o.TypeAct, timeout: int) -> str:
             await r.locator.page.keyboard.type(action.text, delay=SLOW_TYPE_DELAY_MS)
         else:
             await fill(r, action.text, timeout)
-        if action.submit:  # where the text went, which has the focus now
-            await r.locator.page.keyboard.press("Enter")
+        if action.submit:
+            # Playwright's press waits for a navigation it started to commit (a form).
+            await r.input.press("Enter", timeout=timeout)
     return r.ref
 
 

@@ -471,22 +471,11 @@ class PageState:
 
     def utility_context(self) -> int | None:
         """The main frame's Playwright utility world of *our* connection, if it exists yet."""
-        guid = getattr(getattr(self.page, "_impl_obj", None), "_guid", None)
-        for ctx_id, ctx in self.contexts.items():
-            aux = ctx.get("auxData") or {}
-            name = str(ctx.get("name", ""))
-            if aux.get("frameId") != self.target_id or not name.startswith(
-                "__playwright_utility_world_"
-            ):
-                continue
-            if guid is None or name.endswith(str(guid)):
-                return ctx_id
-        return None
+        return next(iter(self.utility_contexts(self.target_id)), None)
 
     async def enable_runtime(self) -> None:
-        """Runtime events on *our* session (once per tab), its execution contexts known:
-        the contexts come in one burst before the answer, which Playwright may hand over
-        first, so the first of them is awaited (briefly: a page may have none yet)."""
+        """Runtime events on *our* session (once per tab), its contexts known: they come in
+        one burst before the answer, which Playwright may hand over first."""
         if self.runtime_enabled or self.cdp is None:
             return
         await self.cdp.send("Runtime.enable")
@@ -495,13 +484,14 @@ class PageState:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.contexts_seen.wait(), CONTEXTS_WAIT)
 
-    def utility_contexts(self) -> list[int]:
-        """Playwright's utility world of every frame *our* session sees (the main frame and
-        the iframes in its process), where its snapshot tagged the elements."""
-        guid = getattr(getattr(self.page, "_impl_obj", None), "_guid", None)
+    def utility_contexts(self, frame_id: str | None = None) -> list[int]:
+        """Playwright's utility world in every frame *our* session sees (the main frame,
+        the iframes in its process), or in one frame: where its snapshot tagged elements."""
+        guid = str(getattr(getattr(self.page, "_impl_obj", None), "_guid", ""))
         return [
             ctx_id
             for ctx_id, ctx in self.contexts.items()
             if str(ctx.get("name", "")).startswith("__playwright_utility_world_")
-            and (guid is None or str(ctx.get("name", "")).endswith(str(guid)))
+            and str(ctx.get("name", "")).endswith(guid)
+            and (frame_id is None or (ctx.get("auxData") or {}).get("frameId") == frame_id)
         ]
