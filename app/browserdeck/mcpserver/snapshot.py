@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from browserdeck.engine import snapshot_text as st
+from browserdeck.mcpserver import pagetext
 from browserdeck.mcpserver import snapshot_lines as sl
 from browserdeck.mcpserver.snapshot_lines import (
     CELL_ROLES,
@@ -87,7 +88,11 @@ def _shortened(leaf: str, keep: int) -> str:
         return leaf
     cut = text.rfind(" ", keep - 40, keep)
     cut = cut if cut > 0 else keep
-    return "- " + json.dumps(f"{text[:cut]}… [+{len(text) - cut} chars]", ensure_ascii=False)
+    # Quoted as page text is (pagetext.quote: its brackets and quotes as escapes), so the
+    # one bracketed note in the string is ours.
+    shown = pagetext.quote(text[:cut] + "…")
+    return f'- {shown[:-1]} [+{len(text) - cut} chars]"'
+
 
 
 def _url(node: Node) -> str | None:
