@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 
-.PHONY: lock run serve test lint typecheck pytest bench peers fuzz browser system-deps node-clients browserless clean package screenshots cli-args
+.PHONY: lock run serve test lint typecheck pytest bench peers fuzz browser system-deps node-clients widgets browserless clean package screenshots cli-args
 
 # requirements.lock pins every transitive version we test with (pip freeze of .venv);
 # refresh it with `make lock` after changing dependencies in pyproject.toml.
@@ -56,6 +56,20 @@ $(NODE_CLIENTS)/.installed: tests/node/package.json
 	  touch $@; \
 	else echo "browserdeck: npm not found; tests with Puppeteer/Playwright for Node will skip"; fi
 
+# Real widget libraries (a rich-text editor, data grids, code editors, a date picker ...)
+# for the widget suite (tests/widgets) and bench/bench_widgets.py, from npm at the versions
+# tests/widgets/package-lock.json pins, into the gitignored .cache/widgets; a local server
+# serves their dist files (tests/widgets/server.py). Without npm those tests skip and say so
+# (in CI they fail instead).
+WIDGETS := .cache/widgets
+widgets: $(WIDGETS)/.installed
+$(WIDGETS)/.installed: tests/widgets/package.json tests/widgets/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  mkdir -p $(WIDGETS) && cp tests/widgets/package.json tests/widgets/package-lock.json $(WIDGETS)/ && \
+	  npm ci --prefix $(WIDGETS) --no-audit --no-fund --loglevel=error >/dev/null && \
+	  touch $@; \
+	else echo "browserdeck: npm not found; the widget suite (tests/widgets) will skip"; fi
+
 # The open-source Browserless server (a browser service) for the remote-profile tests and
 # bench, from npm into the gitignored .cache/browserless, plus the link that makes its
 # playwright-core find this machine's Chromium (tests/remote/browserless.py). Without
@@ -63,7 +77,7 @@ $(NODE_CLIENTS)/.installed: tests/node/package.json
 browserless: $(STAMP) browser
 	@$(PY) -m tests.remote.browserless install
 
-pytest: $(STAMP) browser system-deps node-clients browserless
+pytest: $(STAMP) browser system-deps node-clients widgets browserless
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -73,7 +87,7 @@ test: lint typecheck pytest
 fuzz: $(STAMP) browser
 	$(PY) -m tests.chaos.fuzz 5000
 
-bench: $(STAMP) browser
+bench: $(STAMP) browser widgets
 	$(PY) bench/run_all.py
 
 # The peers the benches compare against, from npm, outside the repo (bench/peers.py).

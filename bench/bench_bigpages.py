@@ -135,9 +135,37 @@ async def engine_part(chromium: str, site: str, elements: int, runs: int) -> Non
 
             samples, text = await timed(peer, runs)
             print(f"{'Playwright aria_snapshot ai':28} {med(samples):>20} {len(text):9,}  (floor)")
+            await marks_cost(engine, browser.cdp_url, tid, site, runs)
         finally:
             await engine.stop()
             await browser.close()
+
+
+async def marks_cost(engine: Any, cdp_url: str, tid: str, site: str, runs: int) -> None:
+    """The engine's snapshot with and without the DOM's marks (engine/marks.py: one walk
+    per frame after Playwright's), interleaved in one process on the bench pages."""
+    from browserdeck.engine import marks, options
+
+    async def none(_state: Any) -> Any:
+        return {}, []
+
+    real = marks.read
+    print("\nThe marks' walk after each snapshot (engine/marks.py), interleaved; ms median")
+    print(f"{'page':28} {'with marks':>20} {'without':>20}  ratio")
+    for path in ("/elements.html", "/table2000.html", "/table200.html", "/article.html"):
+        await engine.navigate(cdp_url, tid, None, options.NavigateOptions(url=site + path))
+        both: dict[bool, list[float]] = {True: [], False: []}
+        for i in range(2 * max(runs, 5)):
+            on = i % 2 == 0
+            marks.read = real if on else none  # type: ignore[assignment]
+            try:
+                start = time.perf_counter()
+                await engine.snapshot(cdp_url, tid, None, options.SnapshotOptions())
+                both[on].append(time.perf_counter() - start)
+            finally:
+                marks.read = real  # type: ignore[assignment]
+        ratio = statistics.median(both[True]) / statistics.median(both[False])
+        print(f"{path:28} {med(both[True]):>20} {med(both[False]):>20}  {ratio:.2f}")
 
 
 # --- part 2: MCP beside Playwright MCP ------------------------------------------------
@@ -313,6 +341,8 @@ async def mcp_part(
         capped = Side("browserdeck capped", ours(home, chromium, 20_000), "ref")
         try:
             async with Client(capped.params, read_timeout_seconds=120) as client:
+                await call(client, "browser_navigate", {"url": site + "/article.html"})
+                capped_article = await call(client, "browser_snapshot", {})
                 await call(client, "browser_navigate", {"url": site + "/table2000.html"})
                 capped_text = await call(client, "browser_snapshot", {})
         finally:
@@ -373,6 +403,15 @@ async def mcp_part(
         row + f"  text {art_len:,} + {links} links: bound {bound:,.0f} "
         f"-> {len(a_ours) / bound:.2f}x the bound (target <= 1.00)"
     )
+
+    linked = len(re.findall(r"link [^\n]*?\[ref=", capped_article))
+    row = (
+        f"{'article at our default cap (20,000)':32} {len(capped_article):9,}  links with a "
+        f"ref {linked}/{links}"
+    )
+    if len(sides) == 2:
+        row += f"  ratio {len(capped_article) / len(sides[1].sizes['/article.html']):.2f}"
+    print(row + "  (long prose cut short over the cap, every link kept)")
 
     last_row = '"Order 400"' in capped_text
     folded = re.search(r"\d+ more like the above", capped_text) is not None

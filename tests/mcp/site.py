@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import http.server
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from tests.support.net import serve_http
 
 PAGES: dict[str, str] = {
     "/shop.html": """<!doctype html><html><head><meta charset="utf-8"><title>Shop demo</title>
@@ -94,12 +95,5 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @contextmanager
 def serve_site() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, name="mcp-test-site", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_http(_Handler, "mcp-test-site") as url:
+        yield url

@@ -21,7 +21,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from browserdeck import aio, artifacts, files, paths, urls
-from browserdeck.engine import consequences, isolated
+from browserdeck.engine import consequences, editing, isolated
 from browserdeck.engine import options as o
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from playwright.async_api import Download, Response
 
 EVALUATE_MAX_CHARS = 100_000
-SLOW_TYPE_DELAY_MS = o.SLOW_TYPE_DELAY_MS
 CHECK_ROLES = frozenset({"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"})
 SELECT_ROLES = frozenset({"combobox", "listbox"})
 
@@ -108,20 +107,7 @@ async def _dispatch(
                 )
         out["ref"] = r.ref
     elif isinstance(action, o.TypeAct):
-        r = await resolve(state, action.ref, "type into")
-        with playwright_errors(r.what("type into"), timeout):
-            if action.slowly:
-                await r.locator.click(timeout=timeout)
-                await r.locator.press_sequentially(
-                    action.text,
-                    delay=SLOW_TYPE_DELAY_MS,
-                    timeout=timeout + SLOW_TYPE_DELAY_MS * len(action.text),
-                )
-            else:
-                await r.locator.fill(action.text, timeout=timeout)
-            if action.submit:
-                await r.locator.press("Enter", timeout=timeout)
-        out["ref"] = r.ref
+        out["ref"] = await editing.type_text(state, action, timeout)
     elif isinstance(action, o.PressAct):
         await _press(state, action, timeout)
     elif isinstance(action, o.HoverAct):
@@ -168,7 +154,7 @@ async def _press(state: PageState, action: o.PressAct, timeout: int) -> None:
         if action.ref:
             r = await resolve(state, action.ref, "press a key in")
             with playwright_errors(r.what(f"press {action.key} in"), timeout):
-                await r.locator.press(action.key, timeout=timeout)
+                await r.input.press(action.key, timeout=timeout)
         else:
             with playwright_errors(f"press {action.key}", timeout):
                 await state.page.keyboard.press(action.key)
@@ -219,7 +205,7 @@ async def _fill_field(state: PageState, field: o.FillField, timeout: int) -> Fil
                 if field.type == "select" or "not a <select>" not in str(exc):
                     raise
                 # An ARIA combobox that is really a text input (autocomplete): type instead.
-        await r.locator.fill(str(field.value), timeout=timeout)
+        await editing.fill(r, str(field.value), timeout)
         return FilledField(ref=r.ref, value=str(field.value))
 
 

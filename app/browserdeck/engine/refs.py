@@ -32,7 +32,15 @@ if TYPE_CHECKING:
 class Resolved:
     ref: str
     info: RefInfo
-    locator: Locator
+    locator: Locator  # the element: what a click, hover or drag acts on
+    # The box-less input of the editor the ref was given to (RefTable.inputs), inside the
+    # element: typed text goes there, as it has no box to click.
+    field: Locator | None = None
+
+    @property
+    def input(self) -> Locator:
+        """Where typed text goes."""
+        return self.field if self.field is not None else self.locator
 
     def what(self, verb: str) -> str:
         return f"{verb} {self.ref} ({self.info.describe()})"
@@ -119,11 +127,19 @@ async def resolve(state: PageState, raw: str, verb: str = "act on") -> Resolved:
     if restored:
         return await _resolve_restored(state, ref, info, table, verb)
     aria = page.locator(f"aria-ref={info.pw_ref}")
-    locator = aria if table.mode == "aria" else aria.and_(_role_locator(page, info))
+    inner = table.inputs.get(ref)
+    # An editor's box-less input: the ref names the element around it (whose role is not
+    # the input's), and typing goes to the input inside it.
+    plain = table.mode == "aria" or inner is not None
+    locator = aria if plain else aria.and_(_role_locator(page, info))
     with playwright_errors(f"{verb} {ref}"):
         found = await locator.count()
         if found == 1:
-            return Resolved(ref, info, locator)
+            if inner is None:
+                return Resolved(ref, info, locator)
+            role, name = inner
+            field = aria.get_by_role(cast(Any, role), name=name or None, exact=bool(name))
+            return Resolved(ref, info, locator, field.first)
         still_there = table.mode == "role" and await aria.count() == 1
     if still_there:
         raise Conflict(

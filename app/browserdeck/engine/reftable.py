@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from browserdeck.engine import snapshot_text as st
+from browserdeck.engine.actionable import ACTIONABLE_ROLES
 from browserdeck.engine.state import (
     PageState,
     RefMap,
@@ -181,13 +182,13 @@ def build_table(
     # Playwright prefix ("" or "f3") -> (the agent's prefix, offset), settled once per
     # snapshot: this loop runs once per ref (thousands on a big page).
     bases: dict[tuple[str, bool], tuple[str, int]] = {}
-    interactive_roles = st.INTERACTIVE_ROLES
     issued = memory.issued_max  # kept in a local: this loop runs once per ref
     if len(_SPLIT) > _SPLIT_MAX:
         _SPLIT.clear()
     split = _SPLIT.get
     for pw_ref, role, name, chain, interactive, nth in entries:
-        if role_only and role not in interactive_roles:
+        # format=role: refs on the actionable roles only (they resolve by role and name)
+        if role_only and role not in ACTIONABLE_ROLES:
             continue
         parts = split(pw_ref)
         if parts is None:

@@ -423,9 +423,7 @@ async def _collect_in_utility_world(
     if cdp is None:
         return None
     try:
-        if not state.runtime_enabled:
-            await cdp.send("Runtime.enable")
-            state.runtime_enabled = True
+        await state.enable_runtime()
         ctx = state.utility_context()
         if ctx is None:
             return None

@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio
+from browserdeck.engine import actionable, marks
 from browserdeck.engine import snapshot_text as st
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.options import DEFAULT_AX_LIMIT, DEFAULT_MAX_CHARS, SnapshotOptions
@@ -140,11 +141,14 @@ async def _take(
     """Take a snapshot; "snapshot" goes into ``read`` as soon as Playwright's text is in."""
     mode: RefMode = opts.refs or ("role" if opts.format == "role" else "aria")
 
-    async def text_of() -> str:
+    async def text_of() -> tuple[str, dict[str, tuple[str, str]]]:
         text = await ai_text(state, opts)
         if read is not None:
             read.append("snapshot")
-        return text
+        # What the page says is actionable beyond its roles (engine/actionable.py).
+        found, inputs = await marks.read(state)
+        text, given = actionable.with_input_refs(text, inputs)
+        return actionable.with_marks(text, found), given
 
     async with state.lock:
         # The title (and the viewport's size) cost a round trip each: fetched while
@@ -156,10 +160,11 @@ async def _take(
         title_task = asyncio.ensure_future(_title(state))
         size_task = asyncio.ensure_future(_viewport(state)) if opts.viewport else None
         try:
-            text = await text_of()
+            text, given = await text_of()
             # The table holds every ref of the page, also with viewport: Playwright
             # resolves all of them, and an element scrolled into view later keeps its ref.
             table, shown = build_table(state, text, opts, mode)
+            table.inputs = {shown.get(pw, pw): input for pw, input in given.items()}
             build = state.memory.last_build  # this text's, or None (not kept)
             lines = build.lines if build is not None else None
             title = await title_task

@@ -29,35 +29,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from browserdeck.engine.actionable import ACTIONABLE_ROLES, actionable
+
 T = TypeVar("T")
 
-# Roles an agent acts on: the one set the API (format=role, interactive=true) and MCP (its
-# compact form) share. Composite widgets (grid cells, menus, scrollbars) are included.
-INTERACTIVE_ROLES = frozenset(
-    {
-        "button",
-        "gridcell",
-        "menu",
-        "menubar",
-        "scrollbar",
-        "checkbox",
-        "combobox",
-        "link",
-        "listbox",
-        "menuitem",
-        "menuitemcheckbox",
-        "menuitemradio",
-        "option",
-        "radio",
-        "searchbox",
-        "slider",
-        "spinbutton",
-        "switch",
-        "tab",
-        "textbox",
-        "treeitem",
-    }
-)
+# Roles an agent acts on: the one set the API (format=role, interactive=true), MCP (its
+# compact form) and the labels share, with the marks that make any element actionable
+# (engine/actionable.py).
+INTERACTIVE_ROLES = ACTIONABLE_ROLES
 # Unnamed wrappers that `compact` removes (their children move up a level).
 STRUCTURAL_ROLES = frozenset(
     {
@@ -123,7 +102,9 @@ class Node:
 
     @property
     def interactive(self) -> bool:
-        return self.role in INTERACTIVE_ROLES or (self.ref is not None and self.pointer)
+        return self.role in INTERACTIVE_ROLES or (
+            self.ref is not None and actionable(self.role, self.attrs)
+        )
 
     @property
     def inline_text(self) -> bool:
@@ -498,7 +479,6 @@ _REF_LINES = re.compile(
 # (Playwright ref, role, name, frame chain, interactive, nth among same role+name in frame)
 RefEntry = tuple[str, str, str, tuple[str, ...], bool, int]
 CountKey = tuple[tuple[str, ...], str, str]
-_POINTER = "[cursor=pointer]"
 # An element line as the scan reads it: indent, role, name, Playwright ref ("" for none),
 # interactive, whether it opens an iframe's lines (``- iframe [ref=e7]:``).
 ScanLine = tuple[int, str, str, str, bool, bool]
@@ -518,7 +498,7 @@ def _scan_line(found: tuple[str, str, str, str, str, str, str]) -> ScanLine | No
     if not role:
         return None
     name = _inner_name(inner) if "\\" in inner else inner
-    interactive = role in INTERACTIVE_ROLES or _POINTER in after or _POINTER in before
+    interactive = actionable(role, after) or (bool(before) and actionable(role, before))
     return (len(indent), role, name, ref, interactive, role == "iframe" and tail == ":")
 
 

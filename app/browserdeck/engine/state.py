@@ -10,6 +10,7 @@ new element).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import time
@@ -46,6 +47,7 @@ ERRORS_MAX = 200
 REQUESTS_MAX = 500
 DIALOGS_MAX = 20
 TARGET_MEMORY_MAX = 50
+CONTEXTS_WAIT = 0.5  # s, once per tab: its execution contexts after Runtime.enable
 
 _tokens = itertools.count(1)
 
@@ -128,6 +130,9 @@ class RefTable:
     depth_limited: bool = False
     url: str | None = None  # the page URL when it was taken
     taken_at: float = field(default_factory=time.time)
+    # Refs given to an editor's box-less input (engine/actionable.py): the agent's ref ->
+    # the input's (role, name), found inside the element the ref resolves to.
+    inputs: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def scope_text(self) -> str:
         bits = [
@@ -219,6 +224,7 @@ class PageState:
         # Execution contexts our own CDP session sees (labels use Playwright's utility world).
         self.contexts: dict[int, dict[str, Any]] = {}
         self.runtime_enabled = False
+        self.contexts_seen = asyncio.Event()
         self.cleanup: asyncio.Task[None] | None = None  # label overlay removal in flight
         # Engine calls that may change the page (act, navigate, arming, offline, labels).
         self.actions = 0
@@ -455,6 +461,7 @@ class PageState:
         ctx = event.get("context") or {}
         if isinstance(ctx.get("id"), int):
             self.contexts[ctx["id"]] = ctx
+            self.contexts_seen.set()
 
     def _on_context_destroyed(self, event: dict[str, Any]) -> None:
         self.contexts.pop(event.get("executionContextId", -1), None)
@@ -464,14 +471,27 @@ class PageState:
 
     def utility_context(self) -> int | None:
         """The main frame's Playwright utility world of *our* connection, if it exists yet."""
-        guid = getattr(getattr(self.page, "_impl_obj", None), "_guid", None)
-        for ctx_id, ctx in self.contexts.items():
-            aux = ctx.get("auxData") or {}
-            name = str(ctx.get("name", ""))
-            if aux.get("frameId") != self.target_id or not name.startswith(
-                "__playwright_utility_world_"
-            ):
-                continue
-            if guid is None or name.endswith(str(guid)):
-                return ctx_id
-        return None
+        return next(iter(self.utility_contexts(self.target_id)), None)
+
+    async def enable_runtime(self) -> None:
+        """Runtime events on *our* session (once per tab), its contexts known: they come in
+        one burst before the answer, which Playwright may hand over first."""
+        if self.runtime_enabled or self.cdp is None:
+            return
+        await self.cdp.send("Runtime.enable")
+        self.runtime_enabled = True
+        if not self.contexts:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.contexts_seen.wait(), CONTEXTS_WAIT)
+
+    def utility_contexts(self, frame_id: str | None = None) -> list[int]:
+        """Playwright's utility world in every frame *our* session sees (the main frame,
+        the iframes in its process), or in one frame: where its snapshot tagged elements."""
+        guid = str(getattr(getattr(self.page, "_impl_obj", None), "_guid", ""))
+        return [
+            ctx_id
+            for ctx_id, ctx in self.contexts.items()
+            if str(ctx.get("name", "")).startswith("__playwright_utility_world_")
+            and str(ctx.get("name", "")).endswith(guid)
+            and (frame_id is None or (ctx.get("auxData") or {}).get("frameId") == frame_id)
+        ]

@@ -5,8 +5,8 @@
 The engine hands out Playwright's ai snapshot (``- button "Save" [ref=e5]``), where
 every node that can receive pointer events carries a ref. For an LLM most of those
 refs are noise: nobody clicks a ``rowgroup``. The compact form keeps a ref on every
-element an agent can act on (interactive roles, and anything with
-``[cursor=pointer]``), drops it elsewhere, folds a link's ``/url`` child into the
+element an agent can act on (the one rule of engine/actionable.py: the actionable roles,
+a pointer cursor, the marks the engine read from the DOM), drops it elsewhere, folds a link's ``/url`` child into the
 link's line, and removes unnamed wrapper nodes (``generic``, ``rowgroup``) by
 promoting their children. A dropped ref still works: ``full`` shows them all.
 
@@ -16,10 +16,12 @@ decoration but never an element.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
 from browserdeck.engine import snapshot_text as st
+from browserdeck.mcpserver import pagetext
 from browserdeck.mcpserver import snapshot_lines as sl
 from browserdeck.mcpserver.snapshot_lines import (
     CELL_ROLES,
@@ -47,6 +49,7 @@ def _is_actionable(node: Node) -> bool:
 # A row or list item whose content is one level of leaves is written on one line:
 # ``- row: "Order 1" | "37.00" | button "Edit" [ref=e20] button "Delete" [ref=e21]``.
 INLINE_ROLES = frozenset({"row", "listitem"})
+HEADER_ROLES = frozenset({"columnheader"})
 # Fold labels: what the folded siblings are called in "rows 4–197: 194 more like the above".
 _FOLD_NOUN = {
     "row": "rows",
@@ -65,6 +68,31 @@ class Fold:
     head: int = 3  # shown before a fold
     tail: int = 2  # shown after it
     min_run: int = 8  # shorter runs of look-alike siblings are shown whole
+    prose: int | None = None  # a text line longer than this is cut short (characters)
+
+
+PROSE = 200  # over the cap, a text line keeps this many characters (then "… [+N chars]")
+_NEVER = 1 << 30  # a run length no page has: no folding
+
+
+def _shortened(leaf: str, keep: int) -> str:
+    """A text-only line (``- "…"``) cut at a word near ``keep`` characters, saying how
+    much is left out; any other line as it is."""
+    if not leaf.startswith('- "') or len(leaf) <= keep + 24:
+        return leaf
+    try:
+        text = json.loads(leaf[2:])
+    except ValueError:
+        return leaf
+    if not isinstance(text, str) or len(text) <= keep + 20:
+        return leaf
+    cut = text.rfind(" ", keep - 40, keep)
+    cut = cut if cut > 0 else keep
+    # Quoted as page text is (pagetext.quote: its brackets and quotes as escapes), so the
+    # one bracketed note in the string is ours.
+    shown = pagetext.quote(text[:cut] + "…")
+    return f'- {shown[:-1]} [+{len(text) - cut} chars]"'
+
 
 
 def _url(node: Node) -> str | None:
@@ -145,13 +173,18 @@ def _controls(node: Node, out: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
+def _heads(node: Node) -> bool:
+    return any(c.role in HEADER_ROLES for c in node.children)
+
+
 def _plan(children: list[Node], fold: Fold) -> list[tuple[int, int] | int]:
     """Sibling indexes to show, and (first, last) ranges to fold, in order.
 
     A run of look-alike siblings (same roles all the way down) folds to its first and
     last few. A folded one is shown anyway when it has a control the shown ones lack,
     where the control is a kind, not data: its name takes few values along the run
-    ("Edit"/"Refund" stay, "Item 37" is data).
+    ("Edit"/"Refund" stay, "Item 37" is data); so is a header row. Every control of a
+    folded one is still a ref of the page: the fold line says how to see them.
     """
     plan: list[tuple[int, int] | int] = []
     shapes = [
@@ -173,6 +206,8 @@ def _plan(children: list[Node], fold: Fold) -> list[tuple[int, int] | int]:
             pos for pos in range(width) if len({c[pos] for c in controls}) <= max(3, (j - i) // 10)
         }
         shown = set(range(i, i + fold.head)) | set(range(j - fold.tail, j))
+        # A header row never folds: its column headers (sorting, filters) stay in view.
+        shown |= {k for k in range(i, j) if _heads(children[k])}
         seen = {c[pos] for k in shown for c in [controls[k - i]] for pos in kinds}
         for k in range(i + fold.head, j - fold.tail):
             mine = {controls[k - i][pos] for pos in kinds}
@@ -227,7 +262,10 @@ def _compact(
         node = nodes[step]
         children = node.children
         if not children:  # most lines: written as read (snapshot_lines.py)
-            append(pad + node.leaf)
+            if fold is not None and fold.prose is not None:
+                append(pad + _shortened(node.leaf, fold.prose))
+            else:
+                append(pad + node.leaf)
             continue
         role = node.role
         if role is None:  # not understood: keep as it was, re-indented
@@ -318,14 +356,16 @@ def compact_form(text: str) -> tuple[list[Node], str]:
     return tree.roots, body
 
 
-# Gentlest first. The last ones keep only the page's outline (headings, landmarks,
-# distinct controls) and a fold line where look-alike siblings were: long prose needs it.
+# Gentlest first: long prose cut short, so every element keeps its line and its ref (an
+# article's links), then folds. The last ones keep only the page's outline (headings,
+# landmarks, distinct controls) and a fold line where look-alike siblings were.
 FOLDS = (
-    Fold(),
-    Fold(head=2, tail=1, min_run=5),
-    Fold(head=1, tail=1, min_run=3),
-    Fold(head=1, tail=0, min_run=2),
-    Fold(head=0, tail=0, min_run=2),
+    Fold(min_run=_NEVER, prose=PROSE),
+    Fold(prose=PROSE),
+    Fold(head=2, tail=1, min_run=5, prose=PROSE),
+    Fold(head=1, tail=1, min_run=3, prose=PROSE),
+    Fold(head=1, tail=0, min_run=2, prose=PROSE),
+    Fold(head=0, tail=0, min_run=2, prose=PROSE),
 )
 
 

@@ -20,6 +20,7 @@ import json
 import re
 
 from browserdeck.engine import snapshot_text as st
+from browserdeck.engine.actionable import actionable_attrs
 
 INTERACTIVE_ROLES = st.INTERACTIVE_ROLES
 # Unnamed nodes of these roles only group their children: drop the line, keep the children.
@@ -162,7 +163,7 @@ def element(
     if role[0] == "/":  # /url, /placeholder ...: shown as written, under their node
         text = raw.lstrip(" ")
         return (indent, raw, role, name, attrs, value, ref, False, (), "", text, None)
-    actionable = role in INTERACTIVE_ROLES or "cursor=pointer" in attrs
+    actionable = actionable_attrs(role, attrs)  # the one rule (engine/actionable.py)
     kept = _kept(role, attrs, actionable) if attrs else ()
     bare = render_key(role, name, kept, quote=False)
     # Keep the YAML valid when the key itself holds ': ' (the engine quoted it the same way).

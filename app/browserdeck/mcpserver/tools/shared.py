@@ -106,7 +106,8 @@ async def _snapshot_text(
         return text  # nothing folds: the server's cap cuts it and saves the whole
     path = output.offload(text, "browser_snapshot")
     note = (
-        f"[folded to fit {cap:,} characters: look-alike rows, items and cards show their "
-        f"first and last few; the whole snapshot ({len(body):,} characters) is in {path}]"
+        f"[folded to fit {cap:,} characters: long text is cut short, look-alike rows, items "
+        f"and cards may show only their first and last few; the whole snapshot "
+        f"({len(body):,} characters) is in {path}]"
     )
     return "\n".join([header, *notes, pagetext.fence(small, "snapshot"), note])
