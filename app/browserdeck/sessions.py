@@ -40,7 +40,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from browserdeck import aio
 from browserdeck.errors import CLOSE_TAB, BrowserdeckError, Conflict, Hint
 from browserdeck.pidwatch import PidWatch
 from browserdeck.session import (
@@ -83,6 +82,8 @@ class Sessions:
         self._wake = asyncio.Event()
         self._closing = False
         self.on_end("pooled remote browsers", self._release_leases)
+        # A new agentIdleMinutes applies at once: sessions past it end now.
+        service.events.config_changed.connect(self._wake_reaper)
 
     # --- the hook point ------------------------------------------------------------
     def on_end(self, name: str, hook: Hook) -> Callable[[], None]:
@@ -144,7 +145,7 @@ class Sessions:
         session = self.live.get(session_key(raw_id))
         if session is None:
             # Ended while the tab was being opened: it ends now, as the rest did.
-            aio.create_task(self._close_late(profile, target_id), name="session-late-tab")
+            self.service.tasks.spawn(self._close_late(profile, target_id), name="session-late-tab")
             return
         session.opened.setdefault(profile, set()).add(target_id)
         session.reused.get(profile, set()).discard(target_id)
@@ -297,6 +298,7 @@ class Sessions:
     def close(self) -> None:
         """The service stops: no clean-up from now on (the browsers close with it)."""
         self._closing = True
+        self.service.events.config_changed.disconnect(self._wake_reaper)
         self._pids.close()
         if self._reaper is not None:
             self._reaper.cancel()
@@ -386,7 +388,7 @@ class Sessions:
 
     def _pid_exited(self, pid: int) -> None:
         for sid in [s.id for s in self.live.values() if s.pid == pid]:
-            aio.create_task(self.end(sid, PROCESS_EXITED), name="session-process-exited")
+            self.service.tasks.spawn(self.end(sid, PROCESS_EXITED), name="session-process-exited")
 
     def _idle_limit(self, session: Session) -> float | None:
         if session.idle_after is not None:
@@ -405,6 +407,9 @@ class Sessions:
             self._reaper = self.service.tasks.spawn(self._reap_idle(), name="agent-sessions-idle")
         self._wake.set()
 
+    def _wake_reaper(self) -> None:
+        self._wake.set()
+
     async def _reap_idle(self) -> None:
         """End sessions as they pass their idle limit (a timer to the next deadline)."""
         while True:
@@ -414,9 +419,12 @@ class Sessions:
                 for s in self.live.values()
                 if (limit := self._idle_limit(s)) is not None
             ]
-            # The setting may change meanwhile: look again at least every minute.
-            wait = min([60.0, *(d - now for d in deadlines)])
+            # Woken early by a new session and by a change of the setting.
+            wait = min((d - now for d in deadlines), default=None)
             self._wake.clear()
+            if wait is None:
+                await self._wake.wait()
+                continue
             if wait > 0:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), wait)
