@@ -54,7 +54,14 @@ from browserdeck.mcpserver.transport import (
     not_found,
     refused,
 )
-from browserdeck.session import CLIENT_ENDED, SERVICE_STOPPING, EndedLog, EndReason, idle
+from browserdeck.session import (
+    CLIENT_ENDED,
+    SERVICE_STOPPING,
+    STOPPED_BY_USER,
+    EndedLog,
+    EndReason,
+    idle,
+)
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck
@@ -145,7 +152,7 @@ class McpHttpEndpoint:
             keys.update(self._mcp.sessions)
         return len(keys)
 
-    async def end_all_sessions(self, reason: EndReason) -> int:
+    async def end_all_sessions(self, reason: EndReason = STOPPED_BY_USER) -> int:
         """End every open ``/mcp`` session now (the tray's Stop all agents); how many.
 
         The MCP state (tab claims, pooled browsers) goes, and so does the transport's:
