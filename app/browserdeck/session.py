@@ -105,6 +105,10 @@ class EndedLog:
     def why(self, key: str | None) -> EndReason | None:
         return self._why.get(key) if key is not None else None
 
+    def take(self, key: str) -> EndReason | None:
+        """Why ``key`` ended, forgotten as it is said (a name that may begin anew)."""
+        return self._why.pop(key, None)
+
 
 def session_key(raw: str | None) -> str:
     """The id a session is known by (``X-Browserdeck-Session`` as sent, bounded)."""

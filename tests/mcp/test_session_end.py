@@ -23,6 +23,7 @@ from browserdeck import config
 from browserdeck.deck import Deck
 from browserdeck.mcpserver.claims import read_claims
 from browserdeck.service import Service
+from browserdeck.session import EndReason, Session
 from mcp import Client, MCPError
 from tests.mcp.harness import call, call_error, http_client, mcp_config, stdio_params
 from tests.support.service import running_service
@@ -233,3 +234,52 @@ async def test_twenty_sessions_in_a_row_leave_no_tabs_behind(
             await ends.wait(count=n + 1)
         assert len(await open_ids(service)) <= 5
         assert not service.sessions.live
+
+
+async def test_a_stateless_client_naming_its_session_is_told_once_then_begins_anew(
+    bd_home: Path,
+) -> None:
+    """The 2026 protocol has no session to end: a client that names its own with
+    X-Browserdeck-Session gets its next call refused once with the reason."""
+    async with running_service(mcp_config(bd_home)) as (service, _):
+        named = {"X-Browserdeck-Session": "agent-42"}
+        async with http_client(
+            f"{service.url}/mcp", service.api_token, mode="2026-07-28", headers=named
+        ) as agent:
+            opened = opened_id(await call(agent, "browser_tabs", {"action": "new"}))
+            done = await service.stop_all_agents()
+            assert done["sessions"] == 1 and done["closedTabs"] == 1, done
+            told = await call_error(agent, "browser_tabs", {"action": "list"})
+            assert "was ended: stopped by you (the user) with Stop all agents" in told, told
+            listing = await call(agent, "browser_tabs", {"action": "list"})
+            assert opened not in listing
+
+
+async def test_a_feature_registers_its_own_clean_up_and_a_failing_one_stops_nothing(
+    bd_home: Path,
+) -> None:
+    """The hook point later features (routes, recordings, approvals) use."""
+    async with running_service(mcp_config(bd_home)) as (service, _):
+        ends = SessionEnds(service)
+        seen: list[tuple[str, str, set[str]]] = []
+
+        async def recordings(session: Session, reason: EndReason) -> None:
+            seen.append((session.id, reason.code, set(session.opened.get("agent", set()))))
+
+        def broken(session: Session, reason: EndReason) -> None:
+            raise RuntimeError("a feature's clean-up that fails")
+
+        service.sessions.on_end("broken feature", broken)
+        unregister = service.sessions.on_end("recordings", recordings)
+        async with http_client(f"{service.url}/mcp", service.api_token) as agent:
+            opened = opened_id(await call(agent, "browser_tabs", {"action": "new"}))
+        (ended,) = await ends.wait()
+        assert ended.closed_tabs == 1, "a failing hook kept the tabs from closing"
+        ((session_id, code, tabs),) = seen
+        assert session_id == ended.session and code == "client_ended"
+        assert any(t.startswith(opened) for t in tabs), "the hook ran after the tabs closed"
+        unregister()
+        async with http_client(f"{service.url}/mcp", service.api_token) as agent:
+            await call(agent, "browser_tabs", {"action": "new"})
+        await ends.wait(count=2)
+        assert len(seen) == 1, "an unregistered hook still ran"

@@ -36,8 +36,10 @@ from browserdeck.session import (
     CLIENT_ENDED,
     PROCESS_EXITED,
     SERVICE_STOPPING,
+    EndedLog,
     EndReason,
     Session,
+    SessionEndedError,
     idle,
 )
 from browserdeck.sessions import Sessions
@@ -137,6 +139,7 @@ class McpApp:
         # are known there by their owner id; ``_keys`` maps it back to the session key.
         self.registry = registry
         self._keys: dict[str, str] = {}
+        self._told = EndedLog()  # keys of sessions ended for a reason their client is told
         self._unhook = registry.on_end("mcp sessions", self._registry_ended)
         # The transport's part of an end (the endpoint closes its streams): key, reason.
         self.on_transport_end: Callable[[str, EndReason], None] | None = None
@@ -204,6 +207,13 @@ class McpApp:
         ttl: float | None = SESSION_TTL
         session = self.sessions.get(key)
         if session is None:
+            told = self._told.take(key)
+            if told is not None:  # a session named by the client (stateless protocol)
+                raise SessionEndedError(
+                    f"this agent session was ended: {told.words}",
+                    hint="call again to go on in a new session (its tabs from before are "
+                    "closed, unless kept)",
+                )
             if len(self.sessions) >= MAX_AGENT_SESSIONS:
                 self._expire_sessions()
             if len(self.sessions) >= MAX_AGENT_SESSIONS:
@@ -263,6 +273,8 @@ class McpApp:
         if session is None:
             return
         self._keys.pop(session.owner.id, None)
+        if reason.tell:  # its client may name the key again (X-Browserdeck-Session)
+            self._told.remember(key, reason)
         self.claims.release(session.owner)
         if self.on_transport_end is not None:
             self.on_transport_end(key, reason)
@@ -321,7 +333,10 @@ class McpApp:
                     f"tool {name!r} is not offered by this server", hint=hint, code="unknown_tool"
                 )
             )
-        session = self.session_for(exchange)
+        try:
+            session = self.session_for(exchange)
+        except SessionEndedError as exc:  # told once, the next call begins anew
+            return _error(exc)
         raw_args = dict(arguments)
         # Playwright MCP's "filename": save the result there instead of answering with it.
         save_to = (
