@@ -24,7 +24,7 @@ another live session uses now (handed to it), and gives back the tabs it reused 
 holder label goes). A browser's last tab is never closed: a blank one is opened first
 (a headed Chromium, and the user's own Chrome, would quit with its last window).
 
-Its next call is then refused with the reason (``SessionEnded``), so an agent learns
+Its next call is then refused with the reason (``SessionEndedError``), so an agent learns
 that the user stopped it rather than acting in a fresh session somewhere else; a named
 client is told once and may then go on in a new session of the same name.
 """
