@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import signal
 import statistics
 import subprocess
@@ -37,10 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import httpx2  # noqa: E402
+from bench.bench_startup import ours_env, write_config  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from tests.mcp.site import serve_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
-from tests.support.net import free_port  # noqa: E402
 
 from browserdeck import uds  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
@@ -50,29 +49,7 @@ ENDINGS = ("client closes", "bridge killed", "HTTP DELETE")
 
 
 def env_for(home: Path, chromium: str, app: Path) -> dict[str, str]:
-    return {
-        "BROWSERDECK_HOME": str(home),
-        "BROWSERDECK_CHROME": chromium,
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(home),
-        "PYTHONPATH": str(app),
-    }
-
-
-def write_config(env: dict[str, str]) -> None:
-    code = (
-        "import os, sys\n"
-        "from browserdeck import config\n"
-        "cfg = config.default_config()\n"
-        "cfg.control_port = int(sys.argv[1]); cfg.relay_port = int(sys.argv[2])\n"
-        "cfg.profiles['agent'].cdp_port = int(sys.argv[3])\n"
-        "cfg.profiles.pop('chrome', None)\n"
-        "cfg.no_sandbox = os.geteuid() == 0\n"
-        "config.save(cfg)\n"
-    )
-    ports = [str(free_port()) for _ in range(3)]
-    subprocess.run([PY, "-c", code, *ports], env=env, check=True)
+    return {**ours_env(home, chromium), "PYTHONPATH": str(app)}
 
 
 def start_service(home: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -151,7 +128,7 @@ async def run(label: str, app: Path, sessions: int, chromium: str, site: str) ->
     with tempfile.TemporaryDirectory(prefix="bd-sessions-") as tmp:
         home = Path(tmp)
         env = env_for(home, chromium, app)
-        write_config(env)
+        write_config(home, chromium)  # this tree's config module: the same file
         service = start_service(home, env)
         try:
             instance = json.loads((home / "state" / "instance.json").read_text())

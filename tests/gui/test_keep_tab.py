@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu
 from tests.gui.conftest import in_qt, running_tray, wait_for
+from tests.support.service import api_client
 
 from browserdeck.gui.tabkeep import KEEP_TEXT
 
@@ -27,16 +27,8 @@ async def test_a_tab_kept_in_the_panel_outlives_the_agent_that_opened_it(
     async with running_tray(qapp) as app:
         panel = app.show_panel()
         service = app.service
-        async with httpx.AsyncClient(
-            base_url=service.url,
-            trust_env=False,
-            timeout=30,
-            headers={
-                "Authorization": f"Bearer {service.api_token}",
-                "X-Browserdeck-Client": "bot",
-                "X-Browserdeck-Session": "run-7",
-            },
-        ) as agent:
+        async with api_client(service) as agent:
+            agent.headers.update({"X-Browserdeck-Client": "bot", "X-Browserdeck-Session": "run-7"})
             for title in ("Keep me", "Drop me"):
                 r = await agent.post(
                     "/tabs/open", json={"url": f"data:text/html,<title>{title}</title>"}
