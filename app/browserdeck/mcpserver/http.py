@@ -115,10 +115,7 @@ class McpHttpEndpoint:
                 self.deck, on_call=lambda entry: service.events.api_call.send(entry=entry)
             )
             self._mcp = McpApp(
-                backend,
-                tools_spec="core",
-                settings=lambda: service.config,
-                registry=service.sessions,
+                backend, tools_spec="core", settings=lambda: service.config, registry=service.sessions
             )
             self._mcp.on_transport_end = self._end
             self._closed = aio.create_task(self._close_when_stopped(), name="mcp-http-stop")
@@ -178,8 +175,7 @@ class McpHttpEndpoint:
             call.cancel()
 
     def _end(self, sid: str, reason: EndReason = CLIENT_ENDED) -> None:
-        """End the transport's session ``sid`` and the MCP session on it (each ending
-        calls the other: the second call finds nothing left to end)."""
+        """End the transport's session ``sid`` and the MCP session on it (each calls the other)."""
         session = self.sessions.pop(sid, None)
         if session is not None:
             session.end()
