@@ -108,6 +108,9 @@ async def test_a_kept_tab_outlives_its_session_and_the_rest_close(
         assert r.status_code == 200 and r.json()["kept"] is False
         r = await api.post("/tabs/keep", json={"targetId": "NOSUCHTAB"})
         assert r.status_code == 404 and r.json()["error"]["code"] == "tab_not_found", r.text
+        for bad in ({"targetId": ""}, {"targetId": kept_id, "keep": 0}):
+            r = await api.post("/tabs/keep", json=bad)
+            assert r.status_code == 400, (bad, r.text)
 
 
 async def test_a_reused_tab_is_given_back_open_and_unlabelled(bd_home: Path, site: str) -> None:

@@ -181,9 +181,10 @@ async def close_tab(request: Request, target_id: str, profile: ProfileQ = None) 
 
 
 class KeepTab(BaseModel):
-    targetId: str = Field(description="a targetId or a unique prefix of one")
+    targetId: str = Field(min_length=1, description="a targetId or a unique prefix of one")
     keep: bool = Field(
         default=True,
+        strict=True,  # a mark the user sets: true or false, not 0 or "no"
         description="true: the tab stays open when the agent session that opened it ends; "
         "false: it closes with that session again",
     )
