@@ -148,7 +148,10 @@ async def run(label: str, app: Path, sessions: int, chromium: str, site: str) ->
                     first_refused = n + 1 if first_refused is None else first_refused
                 else:
                     took.append(time.perf_counter() - started)
-                other += sum("maxTabs" not in e for e in errors)
+                others = [e for e in errors if "maxTabs" not in e]
+                other += len(others)
+                for e in others[:1]:
+                    print(f"  {label}, session {n + 1} ({ending}): {e[:300]}", flush=True)
             # The last ending may still be under way (its tabs close a moment after the
             # client has gone): read until the count holds for a second, at most 10 s.
             deadline = time.monotonic() + 10

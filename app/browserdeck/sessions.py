@@ -77,6 +77,7 @@ class Sessions:
         # Ended sessions whose next call is told why: id -> (kind, reason).
         self._ended: OrderedDict[str, tuple[Kind, EndReason]] = OrderedDict()
         self._kept: set[tuple[str, str]] = set()  # (profile, targetId) marked keep
+        self._being_closed: set[tuple[str, str]] = set()  # being closed by a session's end
         self._pids = PidWatch(self._pid_exited)
         self._reaper: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
@@ -174,6 +175,10 @@ class Sessions:
 
     def kept(self, profile: str) -> set[str]:
         return {t for p, t in self._kept if p == profile}
+
+    def closing(self, profile: str) -> set[str]:
+        """Tabs an ended session's clean-up is closing now: no agent may take them."""
+        return {t for p, t in self._being_closed if p == profile}
 
     # --- who holds what ---------------------------------------------------------------
     def holders(self, profile: str) -> dict[str, str]:
@@ -340,17 +345,10 @@ class Sessions:
                 listed = None
             # Not running (None), or nothing open: its tabs went with its browser.
             open_ids = {t.target_id for t in listed or []}
-            doomed: list[str] = []
-            for target_id in session.opened.get(profile, set()) & open_ids:
-                heir = next((s for s in self.live.values() if s.holds(profile, target_id)), None)
-                if (profile, target_id) in self._kept:
-                    kept += 1
-                elif heir is not None:  # another live session works there: theirs now
-                    heir.opened.setdefault(profile, set()).add(target_id)
-                    heir.reused.get(profile, set()).discard(target_id)
-                    given_back += 1
-                else:
-                    doomed.append(target_id)
+            doomed = [
+                t for t in session.opened.get(profile, set()) & open_ids if (profile, t) not in self._kept
+            ]
+            kept += len(session.opened.get(profile, set()) & open_ids) - len(doomed)
             given_back += len(session.reused.get(profile, set()) & open_ids)
             if doomed and not open_ids - set(doomed) and ctx.impl.lists_every_tab:
                 # Never the browser's last tab: a headed Chromium quits with its last
@@ -362,11 +360,22 @@ class Sessions:
                     doomed.pop()
                     given_back += 1
             for target_id in doomed:
+                # Asked at each close (the closes before it took time): a live session
+                # that works there now (an agent took it as its own) gets it instead.
+                heir = next((s for s in self.live.values() if s.holds(profile, target_id)), None)
+                if heir is not None:
+                    heir.opened.setdefault(profile, set()).add(target_id)
+                    heir.reused.get(profile, set()).discard(target_id)
+                    given_back += 1
+                    continue
+                self._being_closed.add((profile, target_id))
                 try:
                     await ctx.close_tab(target_id)
                     closed += 1
                 except BrowserdeckError as exc:  # closed meanwhile, or the browser went
                     log.info("session end: closing tab %s: %s", target_id[:8], exc)
+                finally:
+                    self._being_closed.discard((profile, target_id))
             # The holder labels went: views redraw.
             self.service.events.tabs_changed.send(profile=profile)
         return SessionEnded(
