@@ -3,9 +3,9 @@
 An *agent session* is one agent as the service sees it: an MCP session (one
 ``browserdeck mcp`` bridge, one ``/mcp`` HTTP session) or a named API/CLI client
 (``X-Browserdeck-Session``; the CLI sends ``cli:NAME`` when ``BROWSERDECK_CLIENT`` is
-set). The front door (``Deck``) tells ``Sessions`` which tabs each session opened and
-which it used without opening (*reused*: a free blank tab, a tab it selected, the
-user's tab it acted on).
+set). The front door (``Deck``) tells ``Sessions`` which tabs each session opened
+(a free blank tab it took counts: it was nobody's and showed nothing) and which it used
+without opening (*reused*: a tab it selected, the user's tab it acted on).
 
 A session ends, with a reason (``EndReason``), when:
 
@@ -65,6 +65,7 @@ log = logging.getLogger(__name__)
 
 # The longest one clean-up step may take before the others go on without it.
 HOOK_SECONDS = 10.0
+BLANK = frozenset({"about:blank", ""})
 
 
 class Sessions:
@@ -352,12 +353,18 @@ class Sessions:
             given_back += len(session.reused.get(profile, set()) & open_ids)
             if doomed and not open_ids - set(doomed) and ctx.impl.lists_every_tab:
                 # Never the browser's last tab: a headed Chromium quits with its last
-                # window. A blank tab stays instead, free for the next agent.
+                # window. A blank tab stays instead, free for the next agent: one of the
+                # session's if it shows nothing, else a new one.
+                blanks = [t.target_id for t in listed or [] if t.url in BLANK]
+                blank = next((t for t in blanks if t in doomed), None)
                 try:
-                    await ctx.open_tab("about:blank")
+                    if blank is None:
+                        await ctx.open_tab("about:blank")
                 except BrowserdeckError as exc:
                     log.info("session end: keeping one tab open (%s)", exc)
-                    doomed.pop()
+                    blank = doomed[-1]
+                if blank is not None:
+                    doomed.remove(blank)
                     given_back += 1
             for target_id in doomed:
                 # Asked at each close (the closes before it took time): a live session

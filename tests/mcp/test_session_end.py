@@ -59,6 +59,7 @@ async def test_a_session_that_ends_closes_the_tabs_it_opened(
 ) -> None:
     async with running_service(mcp_config(bd_home)) as (service, _):
         ends = SessionEnds(service)
+        users = (await service.profile("agent").open_tab(f"{site}/form.html")).target_id
         if ending == "delete":
             opener = http_client(f"{service.url}/mcp", service.api_token)
         else:
@@ -68,7 +69,9 @@ async def test_a_session_that_ends_closes_the_tabs_it_opened(
             second = opened_id(await call(client, "browser_tabs", {"action": "new"}))
             third = opened_id(await call(client, "browser_tabs", {"action": "new"}))
             before = await open_ids(service)
-            mine = {full_id(before, second), full_id(before, third)}
+            # The browser's first tab (blank, nobody's: taken by the navigate) and two new.
+            mine = before - {users}
+            assert len(mine) == 3 and {full_id(before, second), full_id(before, third)} <= mine
             if ending == "bridge_killed":
                 # Killed: no DELETE on the way out; the kernel tells the service.
                 os.kill(bridge_pid(service), signal.SIGKILL)
@@ -77,12 +80,28 @@ async def test_a_session_that_ends_closes_the_tabs_it_opened(
         if ending != "bridge_killed":
             (ended,) = await ends.wait()
             assert ended.reason.code == "client_ended", ended
-        assert ended.closed_tabs >= 2, ended
-        left = await open_ids(service)
-        assert not mine & left, f"tabs the session opened are still open ({ending})"
-        assert left, "the browser's last tab was closed"
+        assert ended.closed_tabs == 3, ended
+        assert await open_ids(service) == {users}, f"the session's tabs are still open ({ending})"
         assert read_claims("agent") == []
         assert not service.sessions.live
+
+
+async def test_a_browsers_last_tab_is_never_closed(bd_home: Path, site: str) -> None:
+    """A headed Chromium quits with its last window: a blank tab is left for the next
+    agent, one of the session's if it shows nothing, else a new one."""
+    async with running_service(mcp_config(bd_home)) as (service, _):
+        ends = SessionEnds(service)
+        for left_blank in (True, False):
+            async with http_client(f"{service.url}/mcp", service.api_token) as agent:
+                await call(agent, "browser_navigate", {"url": f"{site}/shop.html"})
+                url = "about:blank" if left_blank else f"{site}/form.html"
+                spare = opened_id(await call(agent, "browser_tabs", {"action": "new", "url": url}))
+                mine = await open_ids(service)
+            await ends.wait(count=2 if not left_blank else 1)
+            tabs = await service.profile("agent").list_tabs()
+            assert [t.url for t in tabs] == ["about:blank"], tabs
+            assert (tabs[0].target_id.startswith(spare)) is left_blank, (tabs, spare)
+            assert (tabs[0].target_id in mine) is left_blank
 
 
 async def test_a_kept_tab_outlives_its_session_and_the_rest_close(

@@ -174,8 +174,10 @@ class Call:
                 and claims.claim(profile, target, self.session.owner) is None
             ):
                 self.session.tab = target
-                # Held from now: a session ending meanwhile hands it over, never closes it.
-                self.app.registry.used(self.session.owner.id, profile, target)
+                # Nobody's and showing nothing: the session's own from now, as if it had
+                # opened it (it closes with the session; one an ending session was about
+                # to close is handed over instead).
+                self.app.registry.opened(self.session.owner.id, profile, target)
                 return target
         opened = await self.app.backend.open_tab(self.caller(), self.session.profile, "about:blank")
         target = opened.target_id
