@@ -13,14 +13,16 @@ Target: 0 refused, at most 5 tabs open at the end.
 
     .venv/bin/python bench/bench_sessions.py [--sessions 200] [--baseline DIR]
 
-``--baseline DIR`` runs the same sessions against another checkout first (its ``app/``
-on PYTHONPATH, this venv), e.g. ``git archive main | tar -x -C DIR`` for "before".
+``--baseline DIR`` runs the same sessions against another checkout (its ``app/`` on
+PYTHONPATH, this venv; e.g. ``git archive main | tar -x -C DIR`` for "before"), its own
+service beside ours, the two sides' sessions interleaved (same load for both).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import signal
 import statistics
@@ -124,66 +126,91 @@ async def one_session(
     return errors
 
 
-async def run(label: str, app: Path, sessions: int, chromium: str, site: str) -> dict[str, object]:
-    with tempfile.TemporaryDirectory(prefix="bd-sessions-") as tmp:
-        home = Path(tmp)
+class Side:
+    """One checkout's service and its sessions' outcomes."""
+
+    def __init__(self, label: str, app: Path, chromium: str, home: Path) -> None:
+        self.label, self.home = label, home
         env = env_for(home, chromium, app)
         write_config(home, chromium)  # this tree's config module: the same file
-        service = start_service(home, env)
+        self.service = start_service(home, env)
+        instance = json.loads((home / "state" / "instance.json").read_text())
+        self.url, self.token = f"{instance['url']}/mcp", token_of(env)
+        self.params = StdioServerParameters(
+            command=PY, args=["-m", "browserdeck", "mcp"], env=env, cwd=str(home)
+        )
+        self.refused = self.other = 0
+        self.first_refused: int | None = None
+        self.took: list[float] = []  # sessions that were not refused: a refusal is quick
+
+    async def session(self, n: int, site: str) -> None:
+        ending = ENDINGS[n % len(ENDINGS)]
+        started = time.perf_counter()
+        errors = await one_session(n, ending, self.params, self.url, self.token, site)
+        if any("maxTabs" in e for e in errors):
+            self.refused += 1
+            self.first_refused = self.first_refused or n + 1
+        else:
+            self.took.append(time.perf_counter() - started)
+        others = [e for e in errors if "maxTabs" not in e]
+        self.other += len(others)
+        for e in others[:1]:
+            print(f"  {self.label}, session {n + 1} ({ending}): {e[:300]}", flush=True)
+
+    async def tabs_left(self) -> int:
+        """Once the count holds for a second (the last ending's tabs close a moment after
+        its client has gone), at most 10 s."""
+        deadline = time.monotonic() + 10
+        left, held_since = open_tabs(self.home), time.monotonic()
+        while time.monotonic() - held_since < 1 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+            now = open_tabs(self.home)
+            if now != left:
+                left, held_since = now, time.monotonic()
+        return left
+
+    def stop(self) -> None:
+        self.service.send_signal(signal.SIGTERM)
         try:
-            instance = json.loads((home / "state" / "instance.json").read_text())
-            url, token = f"{instance['url']}/mcp", token_of(env)
-            params = StdioServerParameters(
-                command=PY, args=["-m", "browserdeck", "mcp"], env=env, cwd=str(home)
-            )
-            refused = other = 0
-            first_refused: int | None = None
-            took: list[float] = []  # sessions that were not refused: a refusal is quick
-            for n in range(sessions):
-                ending = ENDINGS[n % len(ENDINGS)]
-                started = time.perf_counter()
-                errors = await one_session(n, ending, params, url, token, site)
-                if any("maxTabs" in e for e in errors):
-                    refused += 1
-                    first_refused = n + 1 if first_refused is None else first_refused
-                else:
-                    took.append(time.perf_counter() - started)
-                others = [e for e in errors if "maxTabs" not in e]
-                other += len(others)
-                for e in others[:1]:
-                    print(f"  {label}, session {n + 1} ({ending}): {e[:300]}", flush=True)
-            # The last ending may still be under way (its tabs close a moment after the
-            # client has gone): read until the count holds for a second, at most 10 s.
-            deadline = time.monotonic() + 10
-            left, held_since = open_tabs(home), time.monotonic()
-            while time.monotonic() - held_since < 1 and time.monotonic() < deadline:
-                await asyncio.sleep(0.1)
-                now = open_tabs(home)
-                if now != left:
-                    left, held_since = now, time.monotonic()
-            return {
-                "side": label,
+            self.service.wait(30)
+        except subprocess.TimeoutExpired:
+            self.service.kill()
+
+
+async def run(
+    checkouts: list[tuple[str, Path]], sessions: int, chromium: str, site: str
+) -> list[dict[str, object]]:
+    """Every side's n-th session before any side's n+1-th: the same load for each."""
+    with contextlib.ExitStack() as stack:
+        sides = []
+        for label, app in checkouts:
+            home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bd-sessions-")))
+            side = Side(label, app, chromium, home)
+            stack.callback(side.stop)
+            sides.append(side)
+        for n in range(sessions):
+            for side in sides if n % 2 else reversed(sides):
+                await side.session(n, site)
+        return [
+            {
+                "side": side.label,
                 "sessions": sessions,
-                "refused": refused,
-                "first refused": first_refused or "-",
-                "other errors": other,
-                "tabs at end": left,
-                "median s/session (not refused)": round(statistics.median(took), 2)
-                if took
+                "refused": side.refused,
+                "first refused": side.first_refused or "-",
+                "other errors": side.other,
+                "tabs at end": await side.tabs_left(),
+                "median s/session (not refused)": round(statistics.median(side.took), 2)
+                if side.took
                 else "-",
             }
-        finally:
-            service.send_signal(signal.SIGTERM)
-            try:
-                service.wait(30)
-            except subprocess.TimeoutExpired:
-                service.kill()
+            for side in sides
+        ]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sessions", type=int, default=200)
-    parser.add_argument("--baseline", type=Path, help="another checkout to run first")
+    parser.add_argument("--baseline", type=Path, help="another checkout, interleaved")
     args = parser.parse_args()
     chromium = find_chromium()
     if chromium is None:
@@ -191,12 +218,10 @@ def main() -> int:
         return 2
     load = Path("/proc/loadavg").read_text().split()[:3]
     print(f"load {' '.join(load)}; endings rotate: {', '.join(ENDINGS)}")
-    rows = []
     with serve_site() as site:
         sides = [("baseline", args.baseline / "app")] if args.baseline else []
         sides.append(("this tree", ROOT / "app"))
-        for label, app in sides:
-            rows.append(asyncio.run(run(label, app, args.sessions, chromium, site)))
+        rows = asyncio.run(run(sides, args.sessions, chromium, site))
     keys = list(rows[0])
     print("| " + " | ".join(keys) + " |")
     print("|" + "---|" * len(keys))
