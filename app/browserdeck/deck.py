@@ -371,7 +371,7 @@ class Deck:
 
     def agents_present(self) -> bool:
         """Whether "Stop all agents" would stop anything (sessions, agents' tabs, shares)."""
-        if self.service.agent_sessions():
+        if self.service.agent_sessions() or self.service.sessions.live:
             return True
         for ctx in self.service.contexts.values():
             shared = ctx.relay is not None and bool(ctx.relay.relay.shared_tabs())

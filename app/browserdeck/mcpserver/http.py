@@ -37,6 +37,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio
+from browserdeck import session as ending
 from browserdeck.api.security import Receive, Scope, Send
 from browserdeck.errors import Unavailable
 from browserdeck.mcpserver import modern, protocol
@@ -53,14 +54,6 @@ from browserdeck.mcpserver.transport import (
     event,
     not_found,
     refused,
-)
-from browserdeck.session import (
-    CLIENT_ENDED,
-    SERVICE_STOPPING,
-    STOPPED_BY_USER,
-    EndedLog,
-    EndReason,
-    idle,
 )
 
 if TYPE_CHECKING:
@@ -96,9 +89,7 @@ class McpHttpEndpoint:
         # The modern era's request handlers, so the stop lets their answers go out
         # before the API server cancels what is still running.
         self._modern_requests: set[asyncio.Task[Any]] = set()
-        # Why recently ended sessions ended, for their next request's 404 (an agent is
-        # told that the user stopped it, not only that its session is unknown).
-        self._why_ended = EndedLog()
+        self._why_ended = ending.EndedLog()  # for a 404's words: "Session ended: stopped by you…"
 
     def tools(self) -> McpApp:
         """The MCP server's tools, built on the first request (with their stop watcher)."""
@@ -135,7 +126,7 @@ class McpHttpEndpoint:
             return
         self._shutdown.set()
         for key in list(self.sessions):
-            self._end(key, SERVICE_STOPPING)
+            self._end(key, ending.SERVICE_STOPPING)
         self._cancel_modern_calls()
         if self._modern_requests:
             await asyncio.wait(set(self._modern_requests), timeout=2)
@@ -149,7 +140,7 @@ class McpHttpEndpoint:
             keys.update(self._mcp.sessions)
         return len(keys)
 
-    async def end_all_sessions(self, reason: EndReason = STOPPED_BY_USER) -> int:
+    async def end_all_sessions(self, reason: ending.EndReason = ending.STOPPED_BY_USER) -> int:
         """End every open ``/mcp`` session now (the tray's Stop all agents); how many.
 
         The MCP state (tab claims, pooled browsers) goes, and so does the transport's:
@@ -174,7 +165,7 @@ class McpHttpEndpoint:
             ended.set()
             call.cancel()
 
-    def _end(self, sid: str, reason: EndReason = CLIENT_ENDED) -> None:
+    def _end(self, sid: str, reason: ending.EndReason = ending.CLIENT_ENDED) -> None:
         """End the transport's session ``sid`` and the MCP session on it (each calls the other)."""
         session = self.sessions.pop(sid, None)
         if session is not None:
@@ -262,7 +253,7 @@ class McpHttpEndpoint:
     def _expire(self, session: HttpSession) -> None:
         # A timer left behind must not end a session a request is using now.
         if not session.busy and not session.ended and self.sessions.get(session.id) is session:
-            self._end(session.id, idle(SESSION_TTL))
+            self._end(session.id, ending.idle(SESSION_TTL))
 
     @staticmethod
     def _hold(session: HttpSession) -> None:

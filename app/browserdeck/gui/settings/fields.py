@@ -110,9 +110,8 @@ HELP: dict[str, str] = {
     "startAtLogin": "It waits in the tray, so agents can connect as soon as you are logged in.",
     "mcpIdleMinutes": "A browser started for an MCP client closes after this long without "
     "use (0: never).",
-    "agentIdleMinutes": "An agent that names itself (a script, the command line with "
-    "BROWSERDECK_CLIENT) and then goes quiet this long is ended: the tabs it opened close "
-    "unless you marked them Keep (0: never).",
+    "agentIdleMinutes": "A script or command line agent that names itself and goes quiet this "
+    "long is ended: the tabs it opened close unless you marked them Keep (0: never).",
     "mcpRunCode": "The code they send runs with full control of the browser. Only turn "
     "this on for agents you trust.",
     "screenshotMaxDimension": "Screenshots sent to AI models are scaled down to at most "
