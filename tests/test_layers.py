@@ -47,7 +47,9 @@ LAYERS: dict[str, int] = {
             "labels",
             "logsetup",
             "paths",
+            "pidwatch",
             "secrets",
+            "session",
             "states",
             "tabs",
             "uds",
@@ -61,7 +63,9 @@ LAYERS: dict[str, int] = {
     "engine": 1,
     "pwdriver": 1,  # the engine's Playwright driver, spawned early by `serve`
     # 2: the service (profiles, browsers, relays) and the typed front door on it.
-    **dict.fromkeys(("service", "profiles", "remote", "deck", "drivers", "reconfig"), 2),
+    **dict.fromkeys(
+        ("service", "profiles", "remote", "deck", "drivers", "reconfig", "sessions"), 2
+    ),
     # 3: the ways in: HTTP API and MCP.
     **dict.fromkeys(("api", "mcpserver"), 3),
     # 4: the front-ends: the tray app and the CLI's commands.

@@ -172,6 +172,18 @@ SETTINGS: tuple[Setting, ...] = (
         advanced=True,
     ),
     Setting(
+        "agentIdleMinutes",
+        "int",
+        30,
+        "A named API or CLI client (X-Browserdeck-Session, BROWSERDECK_CLIENT) that makes "
+        "no call for this many minutes is ended like an MCP session that closes: the tabs "
+        "it opened close (unless kept), tabs it used are given back, and its next call is "
+        "told why (0 = never).",
+        minimum=0,
+        maximum=7 * 24 * 60,
+        advanced=True,
+    ),
+    Setting(
         "mcpRunCode",
         "bool",
         False,
@@ -402,6 +414,7 @@ class Config:
     start_default_profile: bool = False
     start_at_login: bool = False
     mcp_idle_minutes: int = 30
+    agent_idle_minutes: int = 30
     mcp_run_code: bool = False
     screenshot_max_dimension: int = 1568
     action_wait_ms: int = 5000

@@ -47,6 +47,7 @@ from browserdeck.errors import (
     Unavailable,
 )
 from browserdeck.events import CallNotes
+from browserdeck.session import STOPPED_BY_USER, EndReason, SessionEnded, client_label
 from browserdeck.tabs import QUIET_CLIENTS, Tab
 
 if TYPE_CHECKING:
@@ -177,6 +178,8 @@ class AgentsStopped:
     sessions: int  # agent sessions ended
     closed_tabs: int  # tabs agents had opened, closed
     unshared_tabs: int  # tabs of the user's Chrome no longer shared
+    given_back_tabs: int = 0  # tabs agents reused (did not open), left open and unlabelled
+    kept_tabs: int = 0  # tabs agents opened that the user marked keep, left open
 
 
 @dataclass(frozen=True)
@@ -280,6 +283,8 @@ class Deck:
         # A contextvar in the caller's task: every ProfileContext method this call runs
         # sees it. Set even when absent: an in-process call runs in its caller's context.
         remote.CURRENT_AGENT.set((session, label) if session else None)
+        if session:  # a call of an ended session is refused here, saying why
+            self.service.sessions.touch(session, label=client_label(caller.client, session))
         return self.service.profile(name)
 
     def engine_status(self) -> r.EngineStatus:
@@ -315,9 +320,21 @@ class Deck:
         return r.ProfileStatus.model_validate(await self.profile(caller, profile).stop())
 
     async def stop_all_agents(self) -> AgentsStopped:
-        """End every agent session and close or unshare every tab agents hold."""
+        """End every agent session as stopped by the user (sessions.py): the tabs they
+        opened close unless kept, the tabs they reused are given back."""
         done = await self.service.stop_all_agents()
-        return AgentsStopped(done["sessions"], done["closedTabs"], done["unsharedTabs"])
+        return AgentsStopped(
+            done["sessions"],
+            done["closedTabs"],
+            done["unsharedTabs"],
+            given_back_tabs=done["givenBackTabs"],
+            kept_tabs=done["keptTabs"],
+        )
+
+    async def end_session(self, session: str, reason: EndReason = STOPPED_BY_USER) -> SessionEnded | None:
+        """End one agent session (None: no such session is live), as ``stop_all_agents``
+        ends each."""
+        return await self.service.sessions.end(session, reason)
 
     async def restarts(self, new: Config) -> list[reconfig.Restart]:
         """The running browsers saving ``new`` would restart (asked before saving)."""
@@ -354,7 +371,7 @@ class Deck:
 
     def agents_present(self) -> bool:
         """Whether "Stop all agents" would stop anything (sessions, agents' tabs, shares)."""
-        if self.service.agent_sessions():
+        if self.service.agent_sessions() or self.service.sessions.live:
             return True
         for ctx in self.service.contexts.values():
             shared = ctx.relay is not None and bool(ctx.relay.relay.shared_tabs())
@@ -364,8 +381,21 @@ class Deck:
         return False
 
     def tab_holders(self, profile: str) -> dict[str, str]:
-        """targetId -> the agent that holds the tab (MCP tab claims), for views."""
-        return self.service.tab_holders(profile)
+        """targetId -> the agent session that holds the tab, for views."""
+        return {**self.service.tab_holders(profile), **self.service.sessions.holders(profile)}
+
+    def kept_tabs(self, profile: str) -> set[str]:
+        """The tabs of ``profile`` the user marked to outlive the agent that opened them."""
+        return self.service.sessions.kept(self.service.profile(profile).name)
+
+    async def keep_tab(self, caller: Caller, profile: str | None, target: str, keep: bool) -> str:
+        """Mark a tab (an open one's id or unique prefix) to stay open when the agent
+        session that opened it ends, or unmark it; its full id."""
+        ctx = self.profile(caller, profile)
+        caller.note(CallNotes(profile=ctx.name, target_id=target))
+        target_id = await ctx.resolve_target(target, caller.key)
+        self.service.sessions.keep(ctx.name, target_id, keep)
+        return target_id
 
     async def open_tab(self, caller: Caller, profile: str | None, url: str) -> Tab:
         ctx = self.profile(caller, profile)
@@ -375,7 +405,9 @@ class Deck:
             tab = await ctx.open_tab(url)
         ctx.note_opened(caller.key, tab.target_id)
         caller.note(CallNotes(target_id=tab.target_id, url=tab.url or None))
-        if caller.is_agent:
+        if caller.session:  # it closes when the session ends (sessions.py)
+            self.service.sessions.opened(caller.session, ctx.name, tab.target_id)
+        elif caller.is_agent:
             ctx.agent_tabs.add(tab.target_id)  # "Stop all agents" closes it
         return tab
 
@@ -416,6 +448,8 @@ class Deck:
         else:
             resolved = await ctx.resolve_target(target_id, caller.key)
         ctx.note_used(caller.key, resolved)
+        if caller.session:
+            self.service.sessions.used(caller.session, ctx.name, resolved)
         caller.note(CallNotes(profile=ctx.name, target_id=resolved))
         return BrowserTarget(ctx, cdp_url, resolved, ctx.headers)
 

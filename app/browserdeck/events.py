@@ -134,6 +134,9 @@ class ServiceEvents:
         # profile=str, target_id=str, client=str|None: an agent's call acted on (or opened)
         # that tab; the latest one is "the tab the agent last acted on" ("follow agent")
         self.agent_tab = Signal("agent_tab")
+        # ended=sessions.SessionEnded: an agent session ended (why, and what became of
+        # its tabs: closed, kept, given back)
+        self.session_ended = Signal("session_ended")
         # profile=str, connected=bool, detail=str|None
         self.extension = Signal("extension")
         # entry=ActivityEntry: one call an agent or the GUI made (API route or MCP tool)

@@ -326,6 +326,13 @@ def peer_uid(sock: socket.socket) -> int | None:
 
     None where the kernel does not say (another system, not a Unix socket).
     """
+    found = peer_credentials(sock)
+    return found[1] if found is not None else None
+
+
+def peer_credentials(sock: socket.socket) -> tuple[int, int] | None:
+    """``(pid, uid)`` of the process that connected to a Unix socket (Linux
+    ``SO_PEERCRED``, as of its ``connect``); None where the kernel does not say."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None or sock.family != getattr(socket, "AF_UNIX", None):
         return None
@@ -333,8 +340,8 @@ def peer_uid(sock: socket.socket) -> int | None:
         raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
     except OSError:
         return None
-    _pid, uid, _gid = struct.unpack("3i", raw)
-    return int(uid)
+    pid, uid, _gid = struct.unpack("3i", raw)
+    return int(pid), int(uid)
 
 
 def check_peer_uid(uid: int | None) -> Refusal | None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from browserdeck.api.server import ApiServer
     from browserdeck.service import Service
+    from browserdeck.session import EndReason
 
 log = logging.getLogger(__name__)
 
@@ -59,23 +60,19 @@ def control_api(
     )
 
 
-async def release_agents(service: Service) -> tuple[int, dict[str, set[str]]]:
-    """End the MCP sessions at ``/mcp`` and release every MCP server's tab claims.
-
-    Agents in their own ``browserdeck mcp`` process lose their claims (and, through
-    ``Service.stop_all_agents``, the tabs), and must start again.
-    """
+async def release_agents(service: Service, reason: EndReason) -> int:
+    """End the ``/mcp`` sessions ``Sessions`` does not know yet (no call made; each told
+    ``reason`` on its next request) and drop every tab claim left (the tabs are given
+    back); how many sessions ended."""
     from browserdeck.api.server import ApiServer
     from browserdeck.mcpserver import claims
     from browserdeck.mcpserver import http as mcp_http
 
     api = service.api
     endpoint = mcp_http.endpoint_of(api.app) if isinstance(api, ApiServer) else None
-    sessions = await endpoint.end_all_sessions() if endpoint is not None else 0
-    held: dict[str, set[str]] = {}
-    for claim in claims.release_all():
-        held.setdefault(claim.profile, set()).add(claim.target_id)
-    return sessions, held
+    ended = await endpoint.end_all_sessions(reason) if endpoint is not None else 0
+    claims.release_all()
+    return ended
 
 
 def build_service(
@@ -103,7 +100,7 @@ def build_service(
         config_path=config_path,
         prelaunch=prelaunch,
     )
-    service.agent_releasers.append(lambda: release_agents(service))
+    service.agent_releasers.append(lambda reason: release_agents(service, reason))
     service.tab_holders = tab_holders
     service.agent_sessions = lambda: agent_sessions(service)
     return service

@@ -20,7 +20,6 @@ from browserdeck import drivers, paths, remote, states, urls
 from browserdeck.chrome import endpoint
 from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import (
-    CLOSE_TAB,
     OPEN_TAB,
     TABS,
     BrowserdeckError,
@@ -395,20 +394,7 @@ class ProfileContext:
         # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
         # and an HTTP error page is a success that carries its status, as with /navigate.
         navigate = url != "about:blank" and engine is not None
-        async with self._open_lock:
-            open_now = len(await self.read_tabs())
-            limit = self.config.max_tabs
-            if open_now >= limit:
-                raise Conflict(
-                    f"profile {self.name!r} already has {open_now} tabs open; the limit is "
-                    f"{limit} (maxTabs)",
-                    hint=Hint(
-                        "close tabs you no longer need ({close}), or raise maxTabs in Settings",
-                        close=CLOSE_TAB,
-                    ),
-                    code="too_many_tabs",
-                )
-            tab = await self._open_tab_unlocked("about:blank" if navigate else url)
+        tab = await self._open_within_limit("about:blank" if navigate else url)
         if not navigate or engine is None:
             return tab
         from browserdeck.engine.options import NavigateOptions
@@ -428,6 +414,19 @@ class ProfileContext:
             str(result.get("url") or url),
             status=result.get("status"),
         )
+
+    async def _open_within_limit(self, url: str) -> Tab:
+        """Open a tab unless maxTabs are open; only live work counts (sessions.py)."""
+        limit = self.config.max_tabs
+        for reaped in (False, True):
+            async with self._open_lock:
+                listed = await self.read_tabs()
+                if len(listed) < limit:
+                    return await self._open_tab_unlocked(url)
+            # Outside the lock: ending a session may open a blank tab.
+            if reaped or not await self.service.sessions.reap():
+                break
+        raise self.service.sessions.too_many_tabs(self.name, listed, limit)
 
     async def _open_tab_unlocked(self, url: str) -> Tab:
         if self.remote is not None:
@@ -483,6 +482,7 @@ class ProfileContext:
         # closeTarget answers before the target leaves /json/list; return once it has, so
         # "close, then list" never shows the closed tab.
         await self._wait_listed(target_id, present=False)
+        self.service.sessions.tab_closed(self.name, target_id)
         self.service.events.tabs_changed.send(profile=self.name)
         return target_id
 

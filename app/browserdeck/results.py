@@ -149,6 +149,13 @@ class Closed(Answer):
     closed: str
 
 
+class Kept(Answer):
+    """A tab's keep mark: ``kept`` tabs stay open when the agent that opened them ends."""
+
+    target_id: str
+    kept: bool
+
+
 # --- what a tab recorded (the engine builds these as it records them) ----------------
 
 ConsoleContext = Literal["page", "worker", "service-worker"]

@@ -45,6 +45,8 @@ from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, Unavail
 from browserdeck.events import ServiceEvents
 from browserdeck.files import write_atomic
 from browserdeck.profiles import ProfileContext
+from browserdeck.session import AgentReleaser
+from browserdeck.sessions import Sessions
 
 if TYPE_CHECKING:
     from browserdeck.engine import Engine
@@ -71,11 +73,6 @@ class FrontEnd(Protocol):
     async def stop(self) -> None: ...
 
 
-# Ends the agent sessions a way in holds (MCP) and releases their tab claims: how many
-# sessions ended, and per profile the target ids of the tabs agents held.
-AgentReleaser = Callable[[], Awaitable[tuple[int, dict[str, set[str]]]]]
-
-
 class Service:
     """Owns config, engine, relays, managed browsers and the control API; one shutdown path."""
 
@@ -100,6 +97,8 @@ class Service:
         self._front_end = front_end
         # Registered by the composition root; run by stop_all_agents().
         self.agent_releasers: list[AgentReleaser] = []
+        # The agent sessions, and what ends with each (tabs it opened; sessions.py).
+        self.sessions = Sessions(self)
         # From the composition root: targetId -> the agent holding it (MCP tab claims), and
         # how many MCP sessions are open (what "Stop all agents" would end).
         self.tab_holders: Callable[[str], dict[str, str]] = lambda _profile: {}
@@ -171,6 +170,8 @@ class Service:
                 self._starting = None
 
     async def _start(self) -> None:
+        if self.sessions.closed:  # started again after a stop: no session carries over
+            self.sessions = Sessions(self)
         loaded = config.load(self.config_path)
         self.config, self.config_problem = loaded.config, loaded.problem
         self._config_on_disk = self._read_config_bytes()
@@ -405,6 +406,7 @@ class Service:
             starting.cancel()
             await asyncio.wait([starting])
         try:
+            self.sessions.close()  # sessions end with their browsers, nothing to clean
             await self.tasks.cancel_all()
             if self.api is not None:
                 api, self.api = self.api, None
@@ -631,27 +633,11 @@ class Service:
         return applied
 
     async def stop_all_agents(self) -> dict[str, int]:
-        """End every agent session, close the tabs agents opened in managed profiles and
-        stop sharing every tab of the user's Chrome (the tray's one-click switch).
-
-        Every /mcp session ends (a client's next request is refused as an ended
-        session, so a `browserdeck mcp` bridge ends its stdio session too); agents in an
-        older stand-alone `browserdeck mcp` process lose their tab claims and those tabs.
-        Browsers a pooled remote profile leased to agent sessions go back to the service.
-        """
-        sessions = 0
-        claimed: dict[str, set[str]] = {}
-        for release in self.agent_releasers:
-            ended, held = await release()
-            sessions += ended
-            for profile, target_ids in held.items():
-                claimed.setdefault(profile, set()).update(target_ids)
-        closed = unshared = 0
-        for ctx in list(self.contexts.values()):
-            n_closed, n_unshared = await ctx.impl.stop_agents(claimed.get(ctx.name, set()))
-            closed += n_closed
-            unshared += n_unshared
-        return {"sessions": sessions, "closedTabs": closed, "unsharedTabs": unshared}
+        """End every agent session as stopped by the user (the tray's one-click switch):
+        what each opened closes unless kept, what each reused is given back, pooled
+        remote browsers go back, each agent's next call is told why (sessions.py), and
+        every tab of the user's Chrome stops being shared."""
+        return await self.sessions.stop_all(self.agent_releasers)
 
     def _apply_disk_limits(self) -> None:
         artifacts.configure(

@@ -29,6 +29,7 @@ from mcp import MCPError
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of, stdio_client
 from tests.support.net import free_port
 from tests.support.service import instance_file_of
+from tests.support.sessions import SessionEnds
 
 
 def tab_ids(listing: str) -> dict[str, str]:
@@ -150,6 +151,7 @@ async def test_two_http_sessions_keep_their_own_tabs(bd_home: Path) -> None:
     await service.start()
     url = f"{service.url}/mcp"
     try:
+        ends = SessionEnds(service)
         async with (
             http_client(url, service.api_token) as a,
             http_client(url, service.api_token) as b,
@@ -172,10 +174,12 @@ async def test_two_http_sessions_keep_their_own_tabs(bd_home: Path) -> None:
             assert tab_ids(await call(a, "browser_tabs", {"action": "list"}))[tab_a].startswith(
                 "held by"
             )
-        # Both sessions ended (DELETE): their tabs are free again.
+        # Both sessions ended (DELETE): the tabs each opened closed with it. B's end gave
+        # A's tab, which B had taken over, back to A; A's end then closed it.
+        await ends.wait(count=2)
         async with http_client(url, service.api_token) as c:
             marks = tab_ids(await call(c, "browser_tabs", {"action": "list"}))
-            assert marks[tab_a] == "free" and marks[tab_b] == "free"
+            assert tab_a not in marks and tab_b not in marks, marks
             # The stop path ends open sessions first (ApiServer.stop should call this).
             assert service.api is not None
             await mcp_http.shutdown(service.api._server.config.app)  # type: ignore[union-attr]
@@ -196,6 +200,7 @@ async def test_two_stdio_agents_on_one_running_service(bd_home: Path, chromium_p
     service = build_service(force_headless=True)
     await service.start()
     try:
+        ends = SessionEnds(service)
         async with (
             stdio_client(bd_home, chromium_path) as a,
             stdio_client(bd_home, chromium_path) as b,
@@ -211,9 +216,11 @@ async def test_two_stdio_agents_on_one_running_service(bd_home: Path, chromium_p
             refused = await call_error(b, "browser_tabs", {"action": "select", "targetId": tab_a})
             assert "belongs to another agent" in refused
         assert "profile agent" in listing_a and "profile agent" in listing_b
-        # The agents went away: their tab stays open, and nobody holds it any more.
+        # The agents went away (their bridges deleted their sessions): the tab A opened
+        # closed with it, and nobody holds a tab any more.
+        await ends.wait(lambda e: e.kind == "mcp", count=2)
         tabs = await service.profile("agent").list_tabs()
-        assert any(t.target_id.startswith(tab_a) for t in tabs)
+        assert not any(t.target_id.startswith(tab_a) for t in tabs)
         assert read_claims("agent") == []
     finally:
         await service.stop()

@@ -178,3 +178,25 @@ async def focus_tab(request: Request, body: FocusTab, profile: ProfileQ = None) 
 async def close_tab(request: Request, target_id: str, profile: ProfileQ = None) -> r.Closed:
     closed = await deck_of(request).close_tab(caller_of(request), profile, target_id)
     return r.Closed(closed=closed)
+
+
+class KeepTab(BaseModel):
+    targetId: str = Field(min_length=1, description="a targetId or a unique prefix of one")
+    keep: bool = Field(
+        default=True,
+        strict=True,  # a mark the user sets: true or false, not 0 or "no"
+        description="true: the tab stays open when the agent session that opened it ends; "
+        "false: it closes with that session again",
+    )
+
+
+@router.post(
+    "/tabs/keep",
+    summary="Keep a tab open when the agent that opened it ends (or not)",
+    response_model=r.Kept,
+    **WIRE,
+)
+async def keep_tab(request: Request, body: KeepTab, profile: ProfileQ = None) -> r.Kept:
+    deck = deck_of(request)
+    target_id = await deck.keep_tab(caller_of(request), profile, body.targetId, body.keep)
+    return r.Kept(target_id=target_id, kept=body.keep)

@@ -36,6 +36,9 @@ OWN_ORIGIN_PATHS = frozenset({"/mcp", "/mcp/"})
 # (SO_PEERCRED, read when the connection was accepted; api/server.py). Such a request
 # needs no token: the kernel vouches for who sent it (guard.check_peer_uid).
 PEER_UID = "browserdeck.peer_uid"
+# And the peer's pid (SO_PEERCRED too): the process a `browserdeck mcp` bridge's session
+# lives as long as, in the kernel's word rather than a header's.
+PEER_PID = "browserdeck.peer_pid"
 # The biggest legitimate body is a long evaluate function or typed text; a 200 MB body
 # with a valid token once pushed the service from 104 to 655 MB RSS (issue 10 item 7).
 MAX_BODY_BYTES = 8 * 2**20

@@ -28,7 +28,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from browserdeck import aio, guard, paths
-from browserdeck.api.security import PEER_UID, Receive, Scope, Send
+from browserdeck.api.security import PEER_PID, PEER_UID, Receive, Scope, Send
 from browserdeck.errors import Conflict
 
 if TYPE_CHECKING:
@@ -149,14 +149,16 @@ class Activity:
 
 
 class _WithPeer:
-    """The app, with the connection's peer uid in every request's scope."""
+    """The app, with the connection's peer uid and pid in every request's scope."""
 
-    def __init__(self, app: Any, uid: int | None) -> None:
+    def __init__(self, app: Any, peer: tuple[int, int] | None) -> None:
         self.app = app
-        self.uid = uid
+        self.pid: int | None = peer[0] if peer is not None else None
+        self.uid: int | None = peer[1] if peer is not None else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope[PEER_UID] = self.uid
+        scope[PEER_PID] = self.pid
         await self.app(scope, receive, send)
 
 
@@ -171,7 +173,7 @@ class _Protocol(H11Protocol):
         super().connection_made(transport)
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family == socket.AF_UNIX:
-            self.app = _WithPeer(self.app, guard.peer_uid(sock))
+            self.app = _WithPeer(self.app, guard.peer_credentials(sock))
 
 
 def bind_unix(path: Path) -> socket.socket | None:

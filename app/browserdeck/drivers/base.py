@@ -32,6 +32,9 @@ class ProfileDriver:
     own_window: ClassVar[bool] = True
     # Chrome's /json/list HTML-escapes titles ("A &amp; B"); a relay's list does not.
     escaped_titles: ClassVar[bool] = True
+    # ``peek_tabs`` lists every tab of the browser (a relay lists only those the user
+    # shared, so its last one is not the browser's last).
+    lists_every_tab: ClassVar[bool] = True
 
     def __init__(self, ctx: ProfileContext) -> None:
         self.ctx = ctx
@@ -104,8 +107,10 @@ class ProfileDriver:
             ),
         )
 
-    async def stop_agents(self, claimed: set[str]) -> tuple[int, int]:
-        """Stop all agents: close or unshare what agents hold; (closed, unshared) tabs."""
+    async def stop_agents(self, spare: set[str]) -> tuple[int, int]:
+        """Stop all agents, after their sessions ended (sessions.py): close the tabs agents
+        without a session opened, except ``spare`` (kept by the user), and unshare what
+        agents may still reach; (closed, unshared) tabs."""
         return 0, 0
 
     def own_data_dir(self) -> Path | None:

@@ -20,6 +20,7 @@ class Driver(ProfileDriver):
     name = "extension"
     own_window = False  # the user's Chrome gets plain tabs
     escaped_titles = False  # the relay's titles come straight from the extension
+    lists_every_tab = False  # only the tabs the user shared
 
     async def start(self) -> None:
         ctx = self.ctx
@@ -102,7 +103,7 @@ class Driver(ProfileDriver):
     def not_running_hint(self) -> str | Hint:
         return "connect the browserdeck extension (click its icon in Chrome)"
 
-    async def stop_agents(self, claimed: set[str]) -> tuple[int, int]:
+    async def stop_agents(self, spare: set[str]) -> tuple[int, int]:
         if self.ctx.relay is None:
             return 0, 0
         try:

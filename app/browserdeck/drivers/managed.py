@@ -270,9 +270,9 @@ class Driver(ProfileDriver):
             )
 
 
-    async def stop_agents(self, claimed: set[str]) -> tuple[int, int]:
+    async def stop_agents(self, spare: set[str]) -> tuple[int, int]:
         ctx = self.ctx
-        wanted = ctx.agent_tabs | claimed
+        wanted = ctx.agent_tabs - spare
         ctx.agent_tabs = set()
         open_now = {t.target_id for t in await ctx.peek_tabs() or []}
         closed = 0

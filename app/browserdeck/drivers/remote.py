@@ -91,7 +91,7 @@ class Driver(ProfileDriver):
             )
         return ""
 
-    async def stop_agents(self, claimed: set[str]) -> tuple[int, int]:
+    async def stop_agents(self, spare: set[str]) -> tuple[int, int]:
         service = self.ctx.remote
         if service is not None and service.pooled:
             # Not counted again: these are the browsers of the sessions the service ended

@@ -224,6 +224,8 @@ class DeckModel(QObject):
         # The front door the tray and panel read and call, in-process (never HTTP to
         # themselves, never the Service behind it); None while no service runs.
         self.deck: Deck | None = None
+        # Per profile: the tab holders and keep marks last shown (see refresh).
+        self._marks: dict[str, tuple[dict[str, str], set[str]]] = {}
         self.service_error: str | None = None  # set when the service could not start
         self.statuses: dict[str, ProfileStatus] = {}
         self.tabs: dict[str, list[Tab]] = {}
@@ -363,7 +365,13 @@ class DeckModel(QObject):
                 return
             old = [(t.target_id, t.title, t.url) for t in self.tabs.get(name, [])]
             self.tabs[name] = tabs
-            if old != [(t.target_id, t.title, t.url) for t in tabs]:
+            # Who holds which tab, and the keep marks: an agent's end clears its label
+            # from tabs that stay open, which changes no tab.
+            marks = (deck.tab_holders(name), deck.kept_tabs(name))
+            if old != [(t.target_id, t.title, t.url) for t in tabs] or marks != self._marks.get(
+                name
+            ):
+                self._marks[name] = marks
                 self.tabsChanged.emit(name)
         for gone in set(self.tabs) - set(self.statuses):
             del self.tabs[gone]
@@ -435,6 +443,13 @@ class DeckModel(QObject):
     def close_tab(self, name: str, target_id: str) -> asyncio.Task[None] | None:
         return self._deck_call(
             "Could not close the tab", lambda d, c: d.close_tab(c, name, target_id)
+        )
+
+    def keep_tab(self, name: str, target_id: str, keep: bool) -> asyncio.Task[None] | None:
+        """Mark a tab to stay open when the agent session that opened it ends (or not)."""
+        return self._deck_call(
+            "Could not change the tab's keep mark",
+            lambda d, c: d.keep_tab(c, name, target_id, keep),
         )
 
     def stop_all_agents(

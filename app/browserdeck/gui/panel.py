@@ -43,7 +43,7 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import __version__, states
-from browserdeck.gui import icons, keep
+from browserdeck.gui import icons, keep, tabkeep
 from browserdeck.gui.activity_pane import ActivityPane
 from browserdeck.gui.model import Activity, DeckModel
 from browserdeck.gui.panel_parts import (
@@ -201,6 +201,13 @@ class StatusPanel(QMainWindow):
         header.setStretchLastSection(False)
         self.tab_tree.currentItemChanged.connect(lambda *_: self._on_tab_selected())
         self.tab_tree.itemDoubleClicked.connect(lambda *_: self._focus_selected())
+        self._kept: set[str] = set()  # tabs of the shown profile marked keep
+        tabkeep.install(
+            self.tab_tree,
+            lambda p: (i.data(0, NAME_ROLE) if (i := self.tab_tree.itemAt(p)) else None),
+            lambda target: target in self._kept,
+            lambda target, on: self.model.keep_tab(self.selected_profile or "", target, on),
+        )
         col.addWidget(self.tab_tree, 1)
         splitter.addWidget(tabs_box)
 
@@ -341,14 +348,16 @@ class StatusPanel(QMainWindow):
         selected = self.selected_tab()
         deck = self.model.deck
         holders = deck.tab_holders(profile) if deck is not None else {}
+        self._kept = deck.kept_tabs(profile) if deck is not None else set()
         self.tab_tree.blockSignals(True)
         try:
             self.tab_tree.clear()
             for tab in tabs:
                 holder = holders.get(tab.target_id, "")
-                item = QTreeWidgetItem([tab.title or "(untitled)", tab.url, holder, ""])
+                agent = tabkeep.agent_column(holder, tab.target_id in self._kept)
+                item = QTreeWidgetItem([tab.title or "(untitled)", tab.url, agent, ""])
                 if holder:
-                    item.setToolTip(2, f"{holder} holds this tab (MCP tab claim)")
+                    item.setToolTip(2, f"{holder} holds this tab (an agent session)")
                 item.setData(0, NAME_ROLE, tab.target_id)
                 item.setToolTip(0, f"{tab.title}\n{tab.target_id}")
                 item.setToolTip(1, tab.url)

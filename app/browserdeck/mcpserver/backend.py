@@ -126,6 +126,3 @@ class DeckBackend:
         remote): whoever listens there is not ours to hand a token."""
         headers = self.deck.profile(caller, profile).headers
         return {k: v for k, v in headers.items() if k.lower() == "authorization"}
-
-    async def release_session(self, caller: Caller, session: str) -> list[str]:
-        return await self.deck.release_session(session)

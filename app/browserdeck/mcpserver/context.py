@@ -164,14 +164,20 @@ class Call:
         claims = self.app.claims
         claims.prune(profile, {t.target_id for t in tabs})
         owners = claims.owners(profile)
+        closing = self.app.registry.closing(profile)  # an ended session's, going now
         for t in tabs:
             target = t.target_id
             if (
                 t.url in BLANK_URLS
                 and target not in owners
+                and target not in closing
                 and claims.claim(profile, target, self.session.owner) is None
             ):
                 self.session.tab = target
+                # Nobody's and showing nothing: the session's own from now, as if it had
+                # opened it (it closes with the session; one an ending session was about
+                # to close is handed over instead).
+                self.app.registry.opened(self.session.owner.id, profile, target)
                 return target
         opened = await self.app.backend.open_tab(self.caller(), self.session.profile, "about:blank")
         target = opened.target_id
@@ -193,6 +199,7 @@ class Call:
                 code="tab_owned",
             )
         self.session.tab = match.target_id
+        self.app.registry.used(self.session.owner.id, profile, match.target_id)
         return match
 
     def forget_tab(self, target: str) -> None:

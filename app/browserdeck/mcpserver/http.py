@@ -37,6 +37,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio
+from browserdeck import session as ending
 from browserdeck.api.security import Receive, Scope, Send
 from browserdeck.errors import Unavailable
 from browserdeck.mcpserver import modern, protocol
@@ -51,6 +52,7 @@ from browserdeck.mcpserver.transport import (
     HttpSession,
     Request,
     event,
+    not_found,
     refused,
 )
 
@@ -87,6 +89,7 @@ class McpHttpEndpoint:
         # The modern era's request handlers, so the stop lets their answers go out
         # before the API server cancels what is still running.
         self._modern_requests: set[asyncio.Task[Any]] = set()
+        self._why_ended = ending.EndedLog()  # for a 404's words: "Session ended: stopped by you…"
 
     def tools(self) -> McpApp:
         """The MCP server's tools, built on the first request (with their stop watcher)."""
@@ -102,7 +105,10 @@ class McpHttpEndpoint:
             backend = DeckBackend(
                 self.deck, on_call=lambda entry: service.events.api_call.send(entry=entry)
             )
-            self._mcp = McpApp(backend, tools_spec="core", settings=lambda: service.config)
+            self._mcp = McpApp(
+                backend, tools_spec="core", settings=lambda: service.config, registry=service.sessions
+            )
+            self._mcp.on_transport_end = self._end
             self._closed = aio.create_task(self._close_when_stopped(), name="mcp-http-stop")
         return self._mcp
 
@@ -120,7 +126,7 @@ class McpHttpEndpoint:
             return
         self._shutdown.set()
         for key in list(self.sessions):
-            self._end(key)
+            self._end(key, ending.SERVICE_STOPPING)
         self._cancel_modern_calls()
         if self._modern_requests:
             await asyncio.wait(set(self._modern_requests), timeout=2)
@@ -134,24 +140,24 @@ class McpHttpEndpoint:
             keys.update(self._mcp.sessions)
         return len(keys)
 
-    async def end_all_sessions(self) -> int:
+    async def end_all_sessions(self, reason: ending.EndReason = ending.STOPPED_BY_USER) -> int:
         """End every open ``/mcp`` session now (the tray's Stop all agents); how many.
 
         The MCP state (tab claims, pooled browsers) goes, and so does the transport's:
-        its open event streams close and its next request answers 404 "Session not
-        found", which the MCP spec tells a client to treat as the end of its session.
-        Forgetting only our state would let the client carry on in a fresh session
-        without noticing it was stopped.
+        its open event streams close and its next request answers 404 saying ``reason``
+        ("Session ended: stopped by you …"), which the MCP spec tells a client to treat
+        as the end of its session. Forgetting only our state would let the client carry
+        on in a fresh session without noticing it was stopped.
         """
         keys = set(self.sessions)
         for key in list(self.sessions):
-            self._end(key)
+            self._end(key, reason)
         self._cancel_modern_calls()
         if self._mcp is not None:
             # Sessions keyed by X-Browserdeck-Session (the modern era) have no transport.
             keys.update(self._mcp.sessions)
             for key in list(self._mcp.sessions):
-                self._mcp.end_session(key)
+                self._mcp.end_session(key, reason)
         return len(keys)
 
     def _cancel_modern_calls(self) -> None:
@@ -159,12 +165,15 @@ class McpHttpEndpoint:
             ended.set()
             call.cancel()
 
-    def _end(self, sid: str) -> None:
+    def _end(self, sid: str, reason: ending.EndReason = ending.CLIENT_ENDED) -> None:
+        """End the transport's session ``sid`` and the MCP session on it (each calls the other)."""
         session = self.sessions.pop(sid, None)
         if session is not None:
             session.end()
+            if reason.tell:
+                self._why_ended.remember(sid, reason)
         if self._mcp is not None:
-            self._mcp.end_session(sid)
+            self._mcp.end_session(sid, reason)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive, send)
@@ -202,7 +211,7 @@ class McpHttpEndpoint:
         sid = request.headers.get("mcp-session-id")
         session = self.sessions.get(sid) if sid is not None else None
         if sid is not None and session is None:
-            await request.rpc_error(404, RpcError(protocol.INVALID_REQUEST, "Session not found"))
+            await request.rpc_error(404, not_found(self._why_ended.why(sid)))
             return
         if await refused(request):
             return
@@ -244,7 +253,7 @@ class McpHttpEndpoint:
     def _expire(self, session: HttpSession) -> None:
         # A timer left behind must not end a session a request is using now.
         if not session.busy and not session.ended and self.sessions.get(session.id) is session:
-            self._end(session.id)
+            self._end(session.id, ending.idle(SESSION_TTL))
 
     @staticmethod
     def _hold(session: HttpSession) -> None:
@@ -280,7 +289,7 @@ class McpHttpEndpoint:
             await request.respond(503, STOPPING, [(b"content-type", JSON)])
             return
         if session is not None and session.ended:
-            await request.rpc_error(404, RpcError(protocol.INVALID_REQUEST, "Session not found"))
+            await request.rpc_error(404, not_found(self._why_ended.why(session.id)))
             return
         kind = protocol.kind_of(message)
         if kind is None:
@@ -338,6 +347,7 @@ class McpHttpEndpoint:
             client_name=session.client_name,
             client_capabilities=session.capabilities,
             ask=session.ask,
+            peer_pid=request.peer_pid,
         )
         call = aio.create_task(
             protocol.reply(self.tools(), message, exchange), name=f"mcp-call-{message['method']}"

@@ -105,6 +105,7 @@ async def serve(
         meta[protocol.META_VERSION],
         client_name=info.get("name") if isinstance(info, dict) else None,
         client_capabilities=caps if isinstance(caps, dict) else {},
+        peer_pid=request.peer_pid,
     )
     await _call(request, message, exchange, tools(), calls)
 

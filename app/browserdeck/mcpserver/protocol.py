@@ -215,6 +215,7 @@ class Exchange:
     client_name: str | None = None
     client_capabilities: Mapping[str, Any] = field(default_factory=dict)
     ask: Ask = _no_back_channel
+    peer_pid: int | None = None  # the sending process, when the kernel says (Unix socket)
 
 
 class Tools(Protocol):

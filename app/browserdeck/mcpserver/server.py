@@ -24,15 +24,25 @@ from typing import TYPE_CHECKING, Any
 from browserdeck import __version__, aio, config, confine
 from browserdeck.chrome.procs import pid_alive
 from browserdeck.config import Config
-from browserdeck.deck import Caller
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.fastjson import utf8
 from browserdeck.mcpserver import output
-from browserdeck.mcpserver.backend import CLIENT_NAME, DeckBackend
+from browserdeck.mcpserver.backend import DeckBackend
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply
 from browserdeck.mcpserver.protocol import INTERNAL_ERROR, INVALID_PARAMS, Exchange, RpcError
 from browserdeck.mcpserver.schema import validate_object
+from browserdeck.session import (
+    CLIENT_ENDED,
+    PROCESS_EXITED,
+    SERVICE_STOPPING,
+    EndedLog,
+    EndReason,
+    Session,
+    SessionEndedError,
+    idle,
+)
+from browserdeck.sessions import Sessions
 
 if TYPE_CHECKING:
     from browserdeck.mcpserver import tools
@@ -116,6 +126,7 @@ class McpApp:
         max_chars: int = output.DEFAULT_MAX_CHARS,
         settings: Callable[[], Config] = config.read_cached,
         claims: TabClaims | None = None,
+        registry: Sessions,
     ) -> None:
         self.backend = backend
         self.tools_spec = tools_spec
@@ -124,6 +135,14 @@ class McpApp:
         self.settings = settings
         self.claims = claims or TabClaims()
         self.sessions: dict[str, AgentSession] = {}
+        # The service's agent sessions (sessions.py): the one way a session ends. Ours
+        # are known there by their owner id; ``_keys`` maps it back to the session key.
+        self.registry = registry
+        self._keys: dict[str, str] = {}
+        self._told = EndedLog()  # keys of sessions ended for a reason their client is told
+        self._unhook = registry.on_end("mcp sessions", self._registry_ended)
+        # The transport's part of an end (the endpoint closes its streams): key, reason.
+        self.on_transport_end: Callable[[str, EndReason], None] | None = None
         self._releases: set[asyncio.Task[None]] = set()
         self._selections: dict[str, dict[str, tools.ToolSpec]] = {}
         if tools_spec != "core":  # fail early on a bad spec ("core" is always good)
@@ -188,6 +207,13 @@ class McpApp:
         ttl: float | None = SESSION_TTL
         session = self.sessions.get(key)
         if session is None:
+            told = self._told.take(key)
+            if told is not None:  # a session named by the client (stateless protocol)
+                raise SessionEndedError(
+                    f"this agent session was ended: {told.words}",
+                    hint="call again to go on in a new session (its tabs from before are "
+                    "closed, unless kept)",
+                )
             if len(self.sessions) >= MAX_AGENT_SESSIONS:
                 self._expire_sessions()
             if len(self.sessions) >= MAX_AGENT_SESSIONS:
@@ -203,8 +229,9 @@ class McpApp:
             bridge = headers.get("x-browserdeck-bridge", "")
             if bridge.isdigit() and len(bridge) < 10:
                 # A `browserdeck mcp` process carries this client's stdio here: the session
-                # (its tabs) lasts as long as that process, as an in-process one did.
-                kind, pid, ttl = "stdio", int(bridge), None
+                # (its tabs) lasts as long as that process. Over the Unix socket the
+                # kernel names the process (SO_PEERCRED); over TCP the header does.
+                kind, pid, ttl = "stdio", exchange.peer_pid or int(bridge), None
             session = AgentSession.new(
                 kind,
                 key[:12],
@@ -214,6 +241,17 @@ class McpApp:
                 pid=pid,
             )
             self.sessions[key] = session
+            self._keys[session.owner.id] = key
+            # A handshake session idles out in its transport (http.py), which knows when
+            # a stream of it is open; one on the stateless protocol has no transport.
+            handshake = "mcp-session-id" in headers
+            self.registry.begin(
+                session.owner.id,
+                label=session.owner.label,
+                kind="mcp",
+                pid=pid,
+                idle_after=None if handshake or pid is not None else SESSION_TTL,
+            )
             self._expire_sessions()
         session.last_used = time.monotonic()
         return session
@@ -223,28 +261,42 @@ class McpApp:
         for key, session in list(self.sessions.items()):
             if session.lock.locked():
                 continue
-            if (session.owner.ttl is None and not pid_alive(session.owner.pid)) or (
-                session.owner.ttl is not None and now - session.last_used > SESSION_TTL
-            ):
-                self.end_session(key)
+            if session.owner.ttl is None and not pid_alive(session.owner.pid):
+                self.end_session(key, PROCESS_EXITED)
+            elif session.owner.ttl is not None and now - session.last_used > SESSION_TTL:
+                self.end_session(key, idle(SESSION_TTL))
 
-    def end_session(self, key: str) -> None:
-        """Forget a session and give up its tabs (its HTTP session ended)."""
+    def end_session(self, key: str, reason: EndReason = CLIENT_ENDED) -> None:
+        """End a session: its tab claims and code process go now, and the service's
+        ``Sessions.end`` closes the tabs it opened and gives back those it reused."""
         session = self.sessions.pop(key, None)
-        if session is not None:
-            self.claims.release(session.owner)
-            # Its browsers from a pooled remote profile go back to the service.
-            task = aio.create_task(
-                self._release_remote(session.owner.id), name="mcp-release-session"
-            )
-            self._releases.add(task)
-            task.add_done_callback(self._releases.discard)
+        if session is None:
+            return
+        self._keys.pop(session.owner.id, None)
+        if reason.tell:  # its client may name the key again (X-Browserdeck-Session)
+            self._told.remember(key, reason)
+        self.claims.release(session.owner)
+        if self.on_transport_end is not None:
+            self.on_transport_end(key, reason)
+        task = aio.create_task(self._ended(session, reason), name="mcp-end-session")
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
 
-    async def _release_remote(self, owner_id: str) -> None:
+    async def _ended(self, session: AgentSession, reason: EndReason) -> None:
+        from browserdeck.mcpserver import runcode
+
         try:
-            await self.backend.release_session(Caller(client=CLIENT_NAME), owner_id)
-        except Exception as exc:  # the backend may be gone at shutdown
-            log.debug("releasing remote browsers of %s: %s", owner_id, exc)
+            await runcode.reset(session)
+            await self.registry.end(session.owner.id, reason)
+        except Exception:  # the service may be stopping under it
+            log.exception("ending MCP session %s", session.owner.label)
+
+    def _registry_ended(self, ended: Session, reason: EndReason) -> None:
+        """The service ended one of our sessions (its bridge died, Stop all agents): the
+        session goes here too, and its transport (its next request is told why)."""
+        key = self._keys.get(ended.id)
+        if key is not None:
+            self.end_session(key, reason)
 
     # --- MCP handlers -------------------------------------------------------------
     async def list_tools(self, exchange: Exchange) -> list[dict[str, Any]]:
@@ -281,7 +333,10 @@ class McpApp:
                     f"tool {name!r} is not offered by this server", hint=hint, code="unknown_tool"
                 )
             )
-        session = self.session_for(exchange)
+        try:
+            session = self.session_for(exchange)
+        except SessionEndedError as exc:  # told once, the next call begins anew
+            return _error(exc)
         raw_args = dict(arguments)
         # Playwright MCP's "filename": save the result there instead of answering with it.
         save_to = (
@@ -350,12 +405,9 @@ class McpApp:
 
     # --- lifecycle ------------------------------------------------------------------
     async def close(self) -> None:
-        from browserdeck.mcpserver import runcode
-
+        self._unhook()
         for key in list(self.sessions):
-            session = self.sessions[key]
-            await runcode.reset(session)
-            self.end_session(key)
+            self.end_session(key, SERVICE_STOPPING)
         if self._releases:
             await asyncio.wait(set(self._releases), timeout=5)
 

@@ -7,12 +7,15 @@ and a service only MCP clients use never builds it.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from browserdeck.api.security import Receive, Scope, Send
+from browserdeck.api.security import PEER_PID, Receive, Scope, Send
 from browserdeck.mcpserver import protocol
 from browserdeck.mcpserver.protocol import RpcError
+
+if TYPE_CHECKING:
+    from browserdeck.session import EndReason
 
 MAX_BODY = 4 * 1024 * 1024  # the SDK's limit on a request body
 PING_EVERY = 15.0  # a keep-alive comment on a quiet event stream, as the SDK sends
@@ -41,6 +44,9 @@ class Request:
         }
         self.raw_headers: list[tuple[bytes, bytes]] = list(scope.get("headers", []))
         self.query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        # The process that sent it, when the kernel says (the API's Unix socket).
+        peer = scope.get(PEER_PID)
+        self.peer_pid: int | None = peer if isinstance(peer, int) and peer > 0 else None
         self.receive = receive
         self.send = send
 
@@ -177,3 +183,13 @@ class HttpSession:
             task.cancel()
         for answer in self.questions.values():
             answer.cancel()
+
+
+def not_found(reason: EndReason | None) -> RpcError:
+    """The 404 of a request naming a session the server does not hold: why it ended,
+    when that is known ("Session ended: stopped by you …"), else as the SDK says it."""
+    if reason is None:
+        return RpcError(protocol.INVALID_REQUEST, "Session not found")
+    return RpcError(
+        protocol.INVALID_REQUEST, f"Session ended: {reason.words}; start a new MCP session to go on"
+    )

@@ -54,6 +54,7 @@ LABELS: dict[str, str] = {
     "startDefaultProfile": "Start the default profile at launch",
     "startAtLogin": "Start browserdeck at login",
     "mcpIdleMinutes": "Close idle MCP browser after (minutes)",
+    "agentIdleMinutes": "End idle agent clients after (minutes)",
     "mcpRunCode": "Allow MCP to run Python code",
     "screenshotMaxDimension": "Largest MCP screenshot side (px)",
     "actionWaitMs": "Longest wait for an action's effects (ms)",
@@ -109,6 +110,8 @@ HELP: dict[str, str] = {
     "startAtLogin": "It waits in the tray, so agents can connect as soon as you are logged in.",
     "mcpIdleMinutes": "A browser started for an MCP client closes after this long without "
     "use (0: never).",
+    "agentIdleMinutes": "A script or command line agent that names itself and goes quiet this "
+    "long is ended: the tabs it opened close unless you marked them Keep (0: never).",
     "mcpRunCode": "The code they send runs with full control of the browser. Only turn "
     "this on for agents you trust.",
     "screenshotMaxDimension": "Screenshots sent to AI models are scaled down to at most "
