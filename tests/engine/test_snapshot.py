@@ -154,9 +154,9 @@ async def test_max_chars_cuts_with_an_explicit_marker(tab: Tab) -> None:
     snap = await tab.snap(maxChars=1000)
     text = snap["snapshot"]
     assert "[... truncated: showing" in text and "maxChars" in text
-    assert snap["truncated"]["shownChars"] <= 1000 < snap["truncated"]["totalChars"]
+    assert snap["truncated"].shown_chars <= 1000 < snap["truncated"].total_chars
     limited = await tab.snap(limit=10)
-    assert limited["truncated"]["shownLines"] == 10
+    assert limited["truncated"].shown_lines == 10
 
 
 async def test_aria_format_is_the_raw_ax_tree_with_limit(tab: Tab) -> None:
@@ -166,7 +166,8 @@ async def test_aria_format_is_the_raw_ax_tree_with_limit(tab: Tab) -> None:
     assert re.search(r'- RootWebArea "Form" \[ref=ax1\]', snap["snapshot"])
     assert '- button "Send" [ref=ax' in snap["snapshot"]
     small = await tab.snap(format="aria", limit=5)
-    assert small["stats"].lines == 5 and "beyond limit=5" in small["snapshot"]
+    assert small["stats"].lines == 5 and "showing 5 of " in small["snapshot"]
+    assert small["truncated"].shown_lines == 5 < small["truncated"].total_lines
     inter = await tab.snap(format="aria", interactive=True)
     assert all(not ln.startswith(" ") for ln in inter["snapshot"].splitlines())
     assert "StaticText" not in inter["snapshot"]

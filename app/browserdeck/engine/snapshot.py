@@ -310,15 +310,12 @@ async def ax_snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]
     roots = [n for n in raw_nodes if not n.get("parentId") or n["parentId"] not in by_id]
     limit = opts.limit or DEFAULT_AX_LIMIT
     lines: list[str] = []
-    counter = 0
-    omitted = 0
 
     def value(node: dict[str, Any], key: str) -> str:
         v = (node.get(key) or {}).get("value")
         return "" if v is None else str(v)
 
     def walk(node: dict[str, Any], depth: int, parent_name: str) -> None:
-        nonlocal counter, omitted
         role = value(node, "role")
         name = value(node, "name")
         ignored = bool(node.get("ignored"))
@@ -334,23 +331,17 @@ async def ax_snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]
             return
         child_depth = depth
         if shown:
-            if counter >= limit:
-                omitted += 1
-            else:
-                counter += 1
-                props = []
-                for prop in node.get("properties") or []:
-                    pname = prop.get("name")
-                    pval = (prop.get("value") or {}).get("value")
-                    if pname in _AX_PROPS and pval not in (None, False, "false", ""):
-                        props.append(
-                            f" [{pname}]"
-                            if pval is True or pval == "true"
-                            else f" [{pname}={pval}]"
-                        )
-                indent = "" if opts.interactive else "  " * depth
-                label = f" {json.dumps(name, ensure_ascii=False)}" if name else ""
-                lines.append(f"{indent}- {role}{label} [ref=ax{counter}]{''.join(props)}")
+            props = []
+            for prop in node.get("properties") or []:
+                pname = prop.get("name")
+                pval = (prop.get("value") or {}).get("value")
+                if pname in _AX_PROPS and pval not in (None, False, "false", ""):
+                    props.append(
+                        f" [{pname}]" if pval is True or pval == "true" else f" [{pname}={pval}]"
+                    )
+            indent = "" if opts.interactive else "  " * depth
+            label = f" {json.dumps(name, ensure_ascii=False)}" if name else ""
+            lines.append(f"{indent}- {role}{label} [ref=ax{len(lines) + 1}]{''.join(props)}")
             child_depth = depth + 1
         for child_id in node.get("childIds") or []:
             child = by_id.get(child_id)
@@ -359,17 +350,18 @@ async def ax_snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]
 
     for root in roots:
         walk(root, 0, "")
-    text = "\n".join(lines)
-    if omitted:
-        text += (
-            f"\n[... truncated: {omitted} more nodes beyond limit={limit}. Use "
-            "interactive=true, compact=true or depth=N, or raise limit.]"
-        )
-    text, truncated = st.truncate(
-        text, max_chars=opts.max_chars or DEFAULT_MAX_CHARS, max_lines=None, what="nodes"
-    )
     if not lines and not raw_nodes:
         raise NotFound("the page has no accessibility tree yet", hint="wait for it to load")
+    # Every node is written, then cut as the other formats are: the answer says how many
+    # nodes there were (``truncated``), not only that some were left out.
+    text, truncated = st.truncate(
+        "\n".join(lines),
+        max_chars=opts.max_chars or DEFAULT_MAX_CHARS,
+        max_lines=limit,
+        what="nodes",
+        narrow=st.NARROW_AX,
+    )
+    shown = lines[: truncated.shown_lines] if truncated else lines
     result: dict[str, Any] = {
         "format": "aria",
         "targetId": state.target_id,
@@ -377,11 +369,11 @@ async def ax_snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]
         "title": await _title(state),
         "snapshot": text,
         "stats": SnapshotStats(
-            lines=len(lines),
+            lines=len(shown),
             chars=len(text),
             refs=0,
             interactive=sum(
-                1 for ln in lines if ln.strip()[2:].split(" ")[0].lower() in st.INTERACTIVE_ROLES
+                1 for ln in shown if ln.strip()[2:].split(" ")[0].lower() in st.INTERACTIVE_ROLES
             ),
         ),
         "note": "ax refs are for reading only; act with refs from format=ai or format=role",
