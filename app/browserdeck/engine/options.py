@@ -18,6 +18,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from browserdeck import urls
+
 ACTION_TIMEOUT_MS = 8_000
 NAVIGATE_TIMEOUT_MS = 20_000
 ARM_TIMEOUT_MS = 120_000
@@ -56,6 +58,10 @@ def _css_only(value: str) -> str:
 
 # A CSS selector as the API takes it.
 Css = Annotated[str, AfterValidator(_css_only)]
+# A URL glob, checked at once (urls.check_glob) and published with its pattern.
+UrlGlob = Annotated[
+    str, AfterValidator(urls.check_glob), Field(json_schema_extra={"pattern": urls.GLOB_PATTERN})
+]
 # An element ref: what every ref field takes, described once.
 Ref = Annotated[str, Field(description="ref from the latest snapshot, e.g. e12")]
 
@@ -217,7 +223,7 @@ class WaitAct(_Act):
     selector: Css | None = Field(
         default=None, min_length=1, description="until this CSS selector is visible"
     )
-    url: str | None = Field(
+    url: UrlGlob | None = Field(
         default=None, min_length=1, description="until the URL matches (glob, e.g. **/done)"
     )
     load_state: Literal["load", "domcontentloaded", "networkidle"] | None = None
