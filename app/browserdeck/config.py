@@ -557,6 +557,7 @@ def _cdp_url_shape(value: str) -> str:
     parsed = urlparse(value)
     if parsed.scheme not in ("http", "https", "ws", "wss") or not parsed.hostname:
         raise ValueError("not a CDP URL")
+    parsed.port  # noqa: B018 - raises ValueError for a port that is not 0-65535 (it was a 500)
     return value
 
 

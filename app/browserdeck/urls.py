@@ -409,7 +409,7 @@ _GLOB = re.compile(GLOB_PATTERN)
 def check_glob(glob: str) -> str:
     """``glob`` if it can match a URL, else a ValueError that says why (a 400 at once,
     rather than a wait that can only run out of time)."""
-    if _GLOB.match(glob):
+    if _GLOB.fullmatch(glob):
         return glob
     from playwright._impl.errors import Error
     from playwright._impl.isomorphic.url_match import glob_to_regex_pattern

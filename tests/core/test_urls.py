@@ -201,4 +201,4 @@ def test_the_published_glob_pattern_is_what_playwright_reads() -> None:
             except Error:
                 parses = False
             starts = glob[:1] in ("*", "{")
-            assert bool(pattern.match(glob)) == (parses and starts), glob
+            assert bool(pattern.fullmatch(glob)) == (parses and starts), glob

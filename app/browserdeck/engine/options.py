@@ -15,10 +15,12 @@ import functools
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from browserdeck import urls
+from browserdeck import confine, urls
+
+JSON = dict[str, Any]
 
 ACTION_TIMEOUT_MS = 8_000
 NAVIGATE_TIMEOUT_MS = 20_000
@@ -56,14 +58,45 @@ def _css_only(value: str) -> str:
     return value
 
 
-# A CSS selector as the API takes it.
-Css = Annotated[str, AfterValidator(_css_only)]
+# A CSS selector as the API takes it; published as format css-selector (a browser's
+# selector grammar is not a pattern: a selector it cannot parse is a 400 naming it).
+Css = Annotated[
+    str, AfterValidator(_css_only), Field(json_schema_extra={"format": "css-selector"})
+]
+# A JavaScript function (or expression) run in the page; published as format
+# javascript-function. One that does not parse, or throws, is a 400 with the page's words.
+Script = Annotated[str, Field(json_schema_extra={"format": "javascript-function"})]
 # A URL glob, checked at once (urls.check_glob) and published with its pattern.
 UrlGlob = Annotated[
     str, AfterValidator(urls.check_glob), Field(json_schema_extra={"pattern": urls.GLOB_PATTERN})
 ]
-# An element ref: what every ref field takes, described once.
-Ref = Annotated[str, Field(description="ref from the latest snapshot, e.g. e12")]
+# An element ref: what every ref field takes, described once. ``e12`` (``f1e3`` in an
+# iframe); also ``@e12``, ``ref=e12``, ``[ref=e12]`` and a bare ``12`` as agents copy
+# them. The pattern is published and is exactly what refs.normalize reads.
+REF_PATTERN = r"^[ \t\n\r]*(?:@|ref=|\[ref=|aria-ref=)?(?:(?:f([0-9]+))?e([0-9]+)|([0-9]+))\]*[ \t\n\r]*$"
+_REFS = re.compile(REF_PATTERN)
+
+
+def _ref_shape(value: str) -> str:
+    # At once, for every ref field: a ref an action does not use (evaluate's, a
+    # screenshot's) would otherwise pass unread whatever it says.
+    if not _REFS.fullmatch(value):
+        what = "a read-only ref from format=aria" if re.fullmatch(r"\s*ax\d+\s*", value) else "not a ref"
+        raise ValueError(
+            f"{value[:40]!r} is {what}: refs look like e12 (f1e3 inside an iframe) and come "
+            "from a snapshot in format ai or role"
+        )
+    return value
+
+
+Ref = Annotated[
+    str,
+    AfterValidator(_ref_shape),
+    Field(
+        description="ref from the latest snapshot, e.g. e12",
+        json_schema_extra={"pattern": REF_PATTERN},
+    ),
+]
 
 
 class _Model(BaseModel):
@@ -72,6 +105,28 @@ class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integral_numbers(cls, data: Any) -> Any:
+        # JSON Schema's "integer" is any number without a fraction, 7707.0 too; strict
+        # pydantic takes only ints, so such a number is taken as the int it is.
+        if isinstance(data, dict):
+            keys = _int_keys(cls)
+            for key, value in data.items():
+                if key in keys and isinstance(value, float) and value.is_integer():
+                    data = {**data, key: int(value)}
+        return data
+
+
+@functools.cache
+def _int_keys(model: type[BaseModel]) -> frozenset[str]:
+    """The names (Python and JSON) of ``model``'s integer fields."""
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        if field.annotation in (int, int | None):
+            keys |= {name, field.alias or name}
+    return frozenset(keys)
 
 
 class _TabBody(_Model):
@@ -167,9 +222,40 @@ class TypeAct(_Act):
     )
 
 
+# The keys a press takes (Playwright's US keyboard layout: its key codes, the modifiers, and
+# every printable ASCII character), joined by "+" as Playwright splits them.
+KEY_CODES = (  # noqa: SIM905 - a line of names reads better than 115 quoted ones
+    "Escape F1 F2 F3 F4 F5 F6 F7 F8 F9 F10 F11 F12 Backquote Digit1 Digit2 Digit3 Digit4 "
+    "Digit5 Digit6 Digit7 Digit8 Digit9 Digit0 Minus Equal Backslash Backspace Tab KeyQ KeyW "
+    "KeyE KeyR KeyT KeyY KeyU KeyI KeyO KeyP BracketLeft BracketRight CapsLock KeyA KeyS KeyD "
+    "KeyF KeyG KeyH KeyJ KeyK KeyL Semicolon Quote Enter ShiftLeft KeyZ KeyX KeyC KeyV KeyB KeyN "
+    "KeyM Comma Period Slash ShiftRight ControlLeft MetaLeft AltLeft Space AltRight AltGraph "
+    "MetaRight ContextMenu ControlRight PrintScreen ScrollLock Pause PageUp PageDown Insert "
+    "Delete Home End ArrowLeft ArrowUp ArrowRight ArrowDown AudioVolumeMute AudioVolumeDown "
+    "AudioVolumeUp MediaTrackNext MediaTrackPrevious MediaPlayPause NumLock NumpadDivide "
+    "NumpadMultiply NumpadSubtract Numpad7 Numpad8 Numpad9 Numpad4 Numpad5 Numpad6 NumpadAdd "
+    "Numpad1 Numpad2 Numpad3 Numpad0 NumpadDecimal NumpadEnter "
+    "Shift Control Alt Meta ControlOrMeta"
+).split()
+_KEY = "(?:" + "|".join(sorted(KEY_CODES, key=len, reverse=True)) + r"|[ -~]|\n|\r)"
+KEY_PATTERN = rf"^(?:{_KEY}\+)*{_KEY}$"
+_KEYS = re.compile(KEY_PATTERN)
+
+
+def _known_key(value: str) -> str:
+    if not _KEYS.fullmatch(value):
+        raise ValueError(
+            f"unknown key {value!r}: use a key name (Enter, Tab, Escape, ArrowDown, Backspace, "
+            "F5 …) or one ASCII character, with modifiers joined by + (Control+A, Shift+Tab)"
+        )
+    return value
+
+
 class PressAct(_Act):
     kind: Literal["press"]
-    key: str = Field(min_length=1, description="e.g. Enter, Escape, ArrowDown, Control+A")
+    key: Annotated[
+        str, AfterValidator(_known_key), Field(json_schema_extra={"pattern": KEY_PATTERN})
+    ] = Field(min_length=1, description="e.g. Enter, Escape, ArrowDown, Control+A")
     ref: Ref | None = Field(default=None, description="focus this element first; default: the page")
 
 
@@ -227,7 +313,7 @@ class WaitAct(_Act):
         default=None, min_length=1, description="until the URL matches (glob, e.g. **/done)"
     )
     load_state: Literal["load", "domcontentloaded", "networkidle"] | None = None
-    fn: str | None = Field(
+    fn: Script | None = Field(
         default=None, min_length=1, description="until this JS function returns truthy"
     )
     network_quiet: bool = Field(
@@ -239,7 +325,7 @@ class WaitAct(_Act):
 
 class EvaluateAct(_Act):
     kind: Literal["evaluate"]
-    fn: str = Field(min_length=1, description="'() => document.title', or '(el) => …' with ref")
+    fn: Script = Field(min_length=1, description="'() => document.title', or '(el) => …' with ref")
     ref: Ref | None = Field(default=None, description="pass this element to the function")
     world: Literal["page", "isolated"] = Field(
         default="page",
@@ -311,8 +397,25 @@ def act_deadline(action: AnyAct) -> float:
 # --- navigate, screenshot, console, pdf, hooks -------------------------------------
 
 
+# A URL as an address bar takes it: an absolute IRI (https://bücher.example/x, about:blank,
+# data:…, chrome://version) or a bare address (example.com, localhost:3000); urls.prepare
+# checks it. Published as format iri-reference.
+Url = Annotated[str, Field(json_schema_extra={"format": "iri-reference"})]
+
+
 class NavigateOptions(_TabBody):
-    url: str | None = Field(default=None, description="where to go (required for action=goto)")
+    # The schema says what the server checks: goto (the default action) needs a url.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {
+                "properties": {"action": {"enum": ["back", "forward", "reload"]}},
+                "required": ["action"],
+            },
+            "else": {"required": ["url"], "properties": {"url": {"type": "string", "minLength": 1}}},
+        }
+    )
+
+    url: Url | None = Field(default=None, description="where to go (required for action=goto)")
     action: Literal["goto", "back", "forward", "reload"] = "goto"
     wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"] = "load"
     timeout_ms: int | None = Field(default=None, description="default 20000, clamped to 500–120000")
@@ -324,9 +427,38 @@ class NavigateOptions(_TabBody):
     )
 
 
+_NO_ELEMENT: JSON = {"anyOf": [{"type": "null"}, {"maxLength": 0}]}
+
+
 class ScreenshotOptions(_TabBody):
+    # What engine/screenshot.py refuses, said by the schema: one element (ref or element),
+    # labels only on a page screenshot, quality only for jpeg (a png is lossless).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "not": {
+                        "required": ["ref", "element"],
+                        "properties": {
+                            "ref": {"type": "string"},
+                            "element": {"type": "string", "minLength": 1},
+                        },
+                    }
+                },
+                {
+                    "if": {"properties": {"labels": {"const": True}}, "required": ["labels"]},
+                    "then": {"properties": {"ref": {"type": "null"}, "element": _NO_ELEMENT}},
+                },
+                {
+                    "if": {"properties": {"type": {"const": "jpeg"}}, "required": ["type"]},
+                    "else": {"properties": {"quality": {"type": "null"}}},
+                },
+            ]
+        }
+    )
+
     full_page: bool = False
-    ref: str | None = Field(default=None, description="only this element")
+    ref: Ref | None = Field(default=None, description="only this element")
     element: Css | None = Field(default=None, description="only this element (CSS selector)")
     type: Literal["png", "jpeg"] = "png"
     quality: int | None = Field(default=None, ge=1, le=100, description="jpeg only")
@@ -362,18 +494,25 @@ class PdfOptions(_TabBody):
     timeout_ms: int | None = Field(default=None, description="default 20000, clamped to 500–120000")
 
 
+# A local path as the OS takes it (confine.py refuses a NUL byte and over-long paths).
+LocalPath = Annotated[
+    str,
+    Field(max_length=confine.MAX_PATH_CHARS, json_schema_extra={"pattern": "^[^\\x00]*$"}),
+]
+
+
 class FileChooserOptions(_TabBody):
-    paths: list[str] = Field(min_length=1, max_length=100, description="absolute paths")
+    paths: list[LocalPath] = Field(min_length=1, max_length=100, description="absolute paths")
     roots: list[str] = Field(
         default_factory=list,
         max_length=50,
         description="the caller's workspace folders (an MCP client's roots); uploads come "
         "only from these and the uploadRoots setting",
     )
-    ref: str | None = Field(
+    ref: Ref | None = Field(
         default=None, description="arm, then click this ref (opens the chooser)"
     )
-    input_ref: str | None = Field(
+    input_ref: Ref | None = Field(
         default=None, description="set the files on this <input type=file>"
     )
     element: Css | None = Field(default=None, description="CSS selector of an <input type=file>")
@@ -389,7 +528,6 @@ class DialogOptions(_TabBody):
 
 # --- the schema, derived for the other ways in ---------------------------------------
 
-JSON = dict[str, Any]
 # What a derived field schema keeps of pydantic's: no titles (the schema is context an
 # agent pays for on every turn, playwright-mcp #1290), no default that goes without
 # saying (null, false, an empty list).
