@@ -422,3 +422,26 @@ def check_glob(glob: str) -> str:
         f"the glob {_show(glob)} cannot match a URL: it matches the whole URL, so start it "
         "with ** or a scheme, e.g. **/done or https://example.com/*"
     )
+
+
+# A CDP endpoint (a remote profile's cdpUrl): http(s) or ws(s), a host name (letters,
+# digits, '.', '-', '_') or a bracketed IPv6 address, an optional port, and nothing a
+# client library refuses to connect to (controls, spaces). The API publishes the pattern.
+_HEX = "[0-9A-Fa-f]{1,4}"
+_IPV6 = "|".join(
+    (
+        f"(?:{_HEX}:){{7}}{_HEX}",
+        f"(?:{_HEX}:){{1,7}}:",
+        *(f"(?:{_HEX}:){{1,{n}}}(?::{_HEX}){{1,{7 - n}}}" for n in range(1, 7)),
+        f":(?:(?::{_HEX}){{1,7}}|:)",
+    )
+)
+_USERINFO = r'!"$-.0-9:->A-Z\\^-`a-z{-~'  # printable ASCII but / ? # @ [ ]
+_PORT = r"0*(?:[0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+_AFTER_SCHEME = (
+    rf"://(?:[{_USERINFO}]*@)?(?:[A-Za-z0-9._-]+|\[(?:{_IPV6})\])(?::(?:{_PORT})?)?"
+    r"(?:[/?#][^\x00-\x20\x7f]*)?$"
+)
+HTTP_CDP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?" + _AFTER_SCHEME
+WS_CDP_URL = r"^[Ww][Ss][Ss]?" + _AFTER_SCHEME
+CDP_URL = re.compile(f"{HTTP_CDP_URL}|{WS_CDP_URL}")

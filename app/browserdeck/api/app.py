@@ -208,9 +208,54 @@ ERROR_SCHEMA: dict[str, Any] = {
 }
 
 
+# What an answer's fields lead to (OpenAPI links): a tab opened can be read, acted on and
+# closed by its targetId; a profile created can be started, listed and deleted by its
+# name; a tab closed or a profile deleted is gone for every call after. Clients (and the
+# fuzzer's stateful phase) follow them. {(path, method): {link: (path, method, params)}}
+_TAB = "$response.body#/targetId"
+_CREATED = "$response.body#/profile"
+LINKS: dict[tuple[str, str], dict[str, tuple[str, str, dict[str, str]]]] = {
+    ("/tabs/open", "post"): {
+        "SnapshotTab": ("/snapshot", "get", {"query.targetId": _TAB}),
+        "ConsoleOfTab": ("/console", "get", {"query.targetId": _TAB}),
+        "CloseTab": ("/tabs/{target_id}", "delete", {"path.target_id": _TAB}),
+    },
+    ("/tabs/{target_id}", "delete"): {
+        "SnapshotClosedTab": (
+            "/snapshot", "get", {"query.targetId": "$request.path.target_id"}
+        ),
+        "CloseClosedTab": (
+            "/tabs/{target_id}", "delete", {"path.target_id": "$request.path.target_id"}
+        ),
+    },
+    ("/profiles/create", "post"): {
+        "StatusOfProfile": ("/", "get", {"query.profile": _CREATED}),
+        "TabsOfProfile": ("/tabs", "get", {"query.profile": _CREATED}),
+        "DeleteProfile": ("/profiles/{name}", "delete", {"path.name": _CREATED}),
+    },
+    ("/profiles/{name}", "delete"): {
+        "StatusOfDeletedProfile": ("/", "get", {"query.profile": "$request.path.name"}),
+    },
+}
+
+
+def _add_links(spec: dict[str, Any]) -> None:
+    paths = spec.get("paths", {})
+    for (path, method), links in LINKS.items():
+        answer = paths.get(path, {}).get(method, {}).get("responses", {}).get("200")
+        if answer is None:
+            continue
+        out = answer.setdefault("links", {})
+        for name, (to_path, to_method, params) in links.items():
+            target = paths.get(to_path, {}).get(to_method, {})
+            if "operationId" in target:
+                out[name] = {"operationId": target["operationId"], "parameters": params}
+
+
 def finish_openapi(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec as the server really answers: no 422 (validation errors are 400s), every
-    error status with the error body, and the profile-name rule on every profile name."""
+    error status with the error body, the profile-name rule on every profile name, and
+    the links between answers and the calls they lead to."""
     from browserdeck.config import PROFILE_NAME_RE
 
     schemas = spec.setdefault("components", {}).setdefault("schemas", {})
@@ -245,4 +290,5 @@ def finish_openapi(spec: dict[str, Any]) -> dict[str, Any]:
                     and path.startswith("/profiles/")
                 ):
                     param["schema"] = dict(name_schema, description="profile name")
+    _add_links(spec)
     return spec

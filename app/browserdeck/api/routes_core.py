@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from browserdeck import __version__, config
+from browserdeck import __version__, config, remote, urls
 from browserdeck import results as r
 from browserdeck.api.deps import caller_of, deck_of, profile_of, service_of
 from browserdeck.engine.options import Url
@@ -89,14 +89,6 @@ def _with_profile_settings(schema: dict[str, Any]) -> None:
     schema["anyOf"] = _driver_rules()
 
 
-# cdpUrl as config._cdp_url_shape reads it (a scheme and a host; IPv6 hosts are taken but
-# left out here), for a plain CDP endpoint and for a browser service's WebSocket.
-_PORT = r"0*(?:[0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
-_HOST = r"//(?:[^/?#]*@)?[^/?#@:\[\]]+(?::(?:" + _PORT + r")?)?(?:[/?#][\s\S]*)?$"
-HTTP_CDP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?:" + _HOST
-WS_CDP_URL = r"^[Ww][Ss][Ss]?:" + _HOST
-
-
 def _driver_rules() -> list[dict[str, Any]]:
     """What the service's create_profile requires of each kind of profile, as schema: the
     other drivers' fields left out (or null), remote's cdpUrl, and the token and its
@@ -123,7 +115,7 @@ def _driver_rules() -> list[dict[str, Any]]:
                 "tokenParam": null,
                 "tokenHeader": null,
                 "pool": null,
-                "cdpUrl": {"type": "string", "pattern": HTTP_CDP_URL},
+                "cdpUrl": {"type": "string", "pattern": urls.HTTP_CDP_URL},
             },
         },
         {
@@ -131,12 +123,16 @@ def _driver_rules() -> list[dict[str, Any]]:
             "properties": {
                 "driver": {"enum": [service, None]},
                 **only(service, extra={"token"}),
-                "cdpUrl": {"type": "string", "pattern": WS_CDP_URL},
+                "cdpUrl": {"type": "string", "pattern": urls.WS_CDP_URL},
                 "tokenParam": {"anyOf": [{"type": "string", "pattern": r"^[A-Za-z0-9_.-]{1,64}$"}, null]},
                 "tokenHeader": {"anyOf": [{"type": "string", "pattern": r"^[A-Za-z0-9_-]{1,64}$"}, null]},
             },
         },
     ]
+
+
+# What remote.store_token takes.
+TOKEN: dict[str, Any] = {"pattern": remote.TOKEN_RE.pattern}
 
 
 class CreateProfile(BaseModel):
@@ -164,7 +160,9 @@ class CreateProfile(BaseModel):
                 extra[key] = config.check_setting(setting, value, key)
         return self
     token: str | None = Field(
-        None, description="a browser service's token (kept in the secret store, not config)"
+        None,
+        description="a browser service's token (kept in the secret store, not config)",
+        json_schema_extra=TOKEN,
     )
 
 
@@ -185,15 +183,17 @@ async def create_profile(request: Request, body: CreateProfile) -> dict[str, Any
 
 
 class ServiceToken(BaseModel):
-    token: str = Field(description="the browser service's token or API key", max_length=4096)
+    token: str = Field(
+        description="the browser service's token or API key",
+        max_length=4096,
+        json_schema_extra=TOKEN,
+    )
 
 
 @router.post("/profiles/token", summary="Store a remote profile's service token (secret store)")
 async def set_service_token(
     request: Request, body: ServiceToken, profile: ProfileQ = None
 ) -> dict[str, Any]:
-    from browserdeck import remote
-
     ctx = profile_of(request, profile)
     if ctx.remote is None:
         from browserdeck.errors import Conflict
