@@ -177,9 +177,11 @@ ERROR_STATUSES = {
     "401": "missing or wrong API token",
     "403": "refused: not from this machine, a web page's Origin, a non-loopback Host, or "
     "a file: URL while allowFileUrls is off",
-    "404": "no such profile, tab, ref or route",
-    "409": "conflict: a stale or ambiguous ref, a crashed tab (tab_crashed), a busy port, "
-    "a config changed on disk",
+    "404": "no such profile, tab, ref or route; a chrome:// page this browser does not "
+    "have (page_not_available)",
+    "409": "conflict: a stale or ambiguous ref, a crashed or hung tab (tab_crashed, "
+    "tab_hung), a busy port, a config changed on disk, a call the profile's kind does not "
+    "take (not_remote, not_managed)",
     "413": "the request body is too large",
     "500": "a browserdeck bug (logged with its traceback)",
     "502": "the page could not be loaded (navigation_failed)",
