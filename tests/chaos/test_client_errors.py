@@ -125,3 +125,32 @@ async def test_a_url_glob_that_cannot_match_is_a_400_at_once(deck: Deck) -> None
         assert why in error_of(resp)["message"], resp.text
     resp = await deck.call("POST", "/act", json={"kind": "wait", "url": "data:**", "targetId": target})
     assert resp.status_code == 200, resp.text
+
+
+async def test_create_profile_refuses_what_would_break_it_later(deck: Deck) -> None:
+    # Each of these was stored, and then every GET /profiles (or the first use) was a 500.
+    for body, code in (
+        ({"name": "p1", "cdpUrl": "http://host:\u00c3c\u00c1"}, "invalid_url"),
+        ({"name": "p2", "cdpUrl": "wss://a\x7fb/"}, "invalid_url"),
+        ({"name": "p3", "cdpUrl": "wss://farm/", "tokenHeader": "X-Key", "token": "t\u00e9"}, "invalid_token"),
+        ({"name": "p4", "cdpUrl": {}}, "invalid_url"),  # not a string: it was taken
+    ):
+        resp = await deck.call("POST", "/profiles/create", json=body)
+        assert resp.status_code == 400, (body, resp.text)
+        assert error_of(resp)["code"] == code, resp.text
+    assert (await deck.call("GET", "/profiles")).status_code == 200
+    # A well-formed request this profile's kind does not take is a conflict.
+    resp = await deck.call("POST", "/profiles/token", json={"token": "abc"})
+    assert resp.status_code == 409 and error_of(resp)["code"] == "not_remote", resp.text
+    resp = await deck.call("POST", "/reset-profile", params={"profile": "chrome"})
+    assert resp.status_code == 409 and error_of(resp)["code"] == "not_managed", resp.text
+
+
+async def test_integers_may_be_written_as_integral_numbers(deck: Deck) -> None:
+    # JSON Schema's "integer" is 7707.0 too; 7707.5 and true are not.
+    target = await deck.open("data:text/html,<p>x</p>")
+    body = {"kind": "wait", "timeMs": 10.0, "targetId": target}
+    assert (await deck.call("POST", "/act", json=body)).status_code == 200
+    for value in (10.5, True):
+        resp = await deck.call("POST", "/act", json={**body, "timeMs": value})
+        assert resp.status_code == 400, resp.text

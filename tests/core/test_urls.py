@@ -202,3 +202,32 @@ def test_the_published_glob_pattern_is_what_playwright_reads() -> None:
                 parses = False
             starts = glob[:1] in ("*", "{")
             assert bool(pattern.fullmatch(glob)) == (parses and starts), glob
+
+
+@pytest.mark.parametrize(
+    ("url", "ok"),
+    [
+        ("http://127.0.0.1:9222", True),
+        ("ws://browserless:3000/chromium?token=x", True),
+        ("WSS://user:p%40ss@farm.example/cdp", True),
+        ("http://[::1]:9222/", True),
+        ("http://host:00065535", True),
+        ("http://host:\u00c3c\u00c1", False),  # a port that is not one (it was a 500 later)
+        ("http://host:65536", False),
+        ("wss://a\x7fb/", False),  # a DEL: no client connects to it (a 500 later)
+        ("http://b\u00fccher.example/", False),  # a cdpUrl host is ASCII (xn-- for IDN)
+        ("http://[:::]/", False),
+        ("ftp://host/", False),
+        ("http:///x", False),
+        ("http://a b/", False),
+    ],
+)
+def test_cdp_urls_are_what_clients_can_connect_to(url: str, ok: bool) -> None:
+    from browserdeck import config
+
+    assert bool(urls.CDP_URL.fullmatch(url)) == ok
+    if ok:
+        assert config.validate_cdp_url(url) == url
+    else:
+        with pytest.raises(InvalidInput):
+            config.validate_cdp_url(url)

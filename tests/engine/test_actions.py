@@ -72,6 +72,19 @@ async def test_press_on_page_and_on_element(tab: Tab) -> None:
         await tab.act(kind="press", key="NoSuchKey")
 
 
+async def test_every_published_key_is_one_playwright_presses(tab: Tab) -> None:
+    # The pattern the schema publishes for press keys is Playwright's own key set: each
+    # name and character presses (none is an "Unknown key"), as does a modifier chord.
+    from browserdeck.engine.options import KEY_CODES
+
+    await tab.goto("data:text/html,<p>keys</p>")
+    printable = [chr(c) for c in range(0x20, 0x7F)]
+    for key in [*KEY_CODES, *printable, "Shift++", "ControlOrMeta+Shift+KeyZ", "\n"]:
+        if key in ("F5", "Control+R"):  # keys that would leave the page
+            continue
+        await tab.act(kind="press", key=key)
+
+
 async def test_hover(tab: Tab) -> None:
     await tab.goto("hover.html")
     await tab.act(kind="hover", ref=ref_of((await tab.snap())["snapshot"], 'button "Hover me"'))
