@@ -65,16 +65,22 @@ async def _element(state: PageState, css: str, within: str | None = None) -> str
     return object_id
 
 
-async def _frame(state: PageState, css: str) -> tuple[str, int]:
-    """The CDP frame id and iframe element (backend node id) ``css`` names."""
-    object_id = await _element(state, css)
+async def _node(state: PageState, what: str, css: str, within: str | None = None) -> Node:
+    """The DOM node (``DOM.describeNode``) of the element ``css`` names, or a 404."""
+    object_id = await _element(state, css, within)
     if object_id is None:
         raise NotFound(
-            f"frame {css!r} matches no element on the page",
+            f"{what} {css!r} matches no element on the page",
             hint=_NOT_FOUND_HINT,
             code="selector_not_found",
         )
-    node = (await _send(state, "DOM.describeNode", {"objectId": object_id}))["node"]
+    node: Node = (await _send(state, "DOM.describeNode", {"objectId": object_id}))["node"]
+    return node
+
+
+async def _frame(state: PageState, css: str) -> tuple[str, int]:
+    """The CDP frame id and iframe element (backend node id) ``css`` names."""
+    node = await _node(state, "frame", css)
     frame_id = node.get("frameId")
     if not frame_id:
         raise NotFound(
@@ -146,15 +152,7 @@ async def snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]:
     by_id = {n["nodeId"]: n for n in raw_nodes}
     roots = [n for n in raw_nodes if not n.get("parentId") or n["parentId"] not in by_id]
     if opts.selector:
-        object_id = await _element(state, opts.selector, opts.frame)
-        if object_id is None:
-            raise NotFound(
-                f"selector {opts.selector!r} matches no element on the page",
-                hint=_NOT_FOUND_HINT,
-                code="selector_not_found",
-            )
-        node = (await _send(state, "DOM.describeNode", {"objectId": object_id}))["node"]
-        wanted = node["backendNodeId"]
+        wanted = (await _node(state, "selector", opts.selector, opts.frame))["backendNodeId"]
         roots = [n for n in raw_nodes if n.get("backendDOMNodeId") == wanted][:1]
         if not roots:
             raise NotFound(
