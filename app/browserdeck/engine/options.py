@@ -400,7 +400,15 @@ def act_deadline(action: AnyAct) -> float:
 # A URL as an address bar takes it: an absolute IRI (https://bücher.example/x, about:blank,
 # data:…, chrome://version) or a bare address (example.com, localhost:3000); urls.prepare
 # checks it. Published as format iri-reference.
-Url = Annotated[str, Field(json_schema_extra={"format": "iri-reference"})]
+Url = Annotated[
+    str,
+    Field(
+        json_schema_extra={"format": "iri-reference"},
+        description="http(s)://…, a bare address (example.com, localhost:3000), about:, data:, "
+        "chrome://…, view-source:http(s)://…, file:// when allowFileUrls is on; any other "
+        "scheme (javascript:, ftp:, chrome-error: …) is a 400",
+    ),
+]
 
 
 class NavigateOptions(_TabBody):
