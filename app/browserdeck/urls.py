@@ -31,6 +31,7 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from browserdeck.errors import BrowserdeckError, Forbidden, InvalidInput, NotFound
+from browserdeck.fastjson import LONE_SURROGATES
 from browserdeck.guard import is_loopback_name
 
 # Chrome's own limit is 2 MiB (url::kMaxURLChars); past it Chrome shows an error page.
@@ -122,6 +123,8 @@ def _invalid(url: str, why: str) -> InvalidInput:
 
 
 def _show(url: str) -> str:
+    # A lone surrogate (no UTF-8 carries it) is shown as U+FFFD, as every answer shows it.
+    url = url.translate(LONE_SURROGATES)
     return repr(url if len(url) <= 80 else url[:77] + "…")
 
 
@@ -160,7 +163,7 @@ def _check_ipv4_like(host: str, url: str) -> None:
         or any(p > 255 for p in numbers[:-1])
         or numbers[-1] >= 256 ** (5 - len(parts))
     ):
-        raise _invalid(url, f"{host!r} is not an IP address")
+        raise _invalid(url, f"{_show(host)} is not an IP address")
 
 
 def _mapped_host(host: str, url: str) -> str:
@@ -175,7 +178,7 @@ def _mapped_host(host: str, url: str) -> str:
     try:
         host.encode()
     except UnicodeEncodeError:
-        raise _invalid(url, f"the host {host!r} has a lone surrogate (half a UTF-16 pair)") from None
+        raise _invalid(url, f"the host {_show(host)} has a lone surrogate (half a UTF-16 pair)") from None
     import unicodedata
 
     from idna import core as idna  # only a non-ASCII host pays for its tables
@@ -188,20 +191,20 @@ def _mapped_host(host: str, url: str) -> str:
     except idna.IDNAError:
         bad = next((c for c in host if not _remaps(remap, c)), host[0])
         raise _invalid(
-            url, f"the host {host!r} has U+{ord(bad):04X}, which no host name can hold"
+            url, f"the host {_show(host)} has U+{ord(bad):04X}, which no host name can hold"
         ) from None
     bidi = any(unicodedata.bidirectional(c) in ("R", "AL", "AN") for c in mapped)
     for label in mapped.split("."):
         shown = label
         if label[:4] == "xn--" and not label.isascii():
-            raise _invalid(url, f"the label {shown!r} mixes xn-- with other characters")
+            raise _invalid(url, f"the label {_show(shown)} mixes xn-- with other characters")
         if label[:4] == "xn--":
             try:
                 label = label[4:].encode("ascii").decode("punycode")
             except UnicodeError:
                 label = ""
             if not label or label.isascii() or not _remaps(remap, label, same=True):
-                raise _invalid(url, f"the label {shown!r} is not Punycode of a valid name")
+                raise _invalid(url, f"the label {_show(shown)} is not Punycode of a valid name")
         if not label:
             continue
         try:
@@ -212,7 +215,7 @@ def _mapped_host(host: str, url: str) -> str:
             if bidi:
                 idna.check_bidi(label, check_ltr=True)
         except (idna.IDNAError, ValueError) as exc:
-            raise _invalid(url, f"the host label {shown!r} is not a valid name ({exc})") from None
+            raise _invalid(url, f"the host label {_show(shown)} is not a valid name ({exc})") from None
     return mapped
 
 
@@ -228,7 +231,7 @@ def _check_host(host: str, url: str) -> None:
     if not host:
         raise _invalid(url, "it has no host")
     if _FORBIDDEN_HOST.search(host):
-        raise _invalid(url, f"the host {host!r} has a character hosts cannot have")
+        raise _invalid(url, f"the host {_show(host)} has a character hosts cannot have")
     if not host.isascii():
         host = _mapped_host(host, url)
         if not host:
@@ -273,7 +276,7 @@ def _check_web(url: str) -> None:
         try:
             ipaddress.IPv6Address(host)
         except ValueError:
-            raise _invalid(url, f"{host!r} is not an IPv6 address") from None
+            raise _invalid(url, f"{_show(host)} is not an IPv6 address") from None
         return
     _check_host(netloc.rsplit(":", 1)[0] if ":" in netloc else netloc, url)
 

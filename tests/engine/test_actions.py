@@ -75,7 +75,7 @@ async def test_press_on_page_and_on_element(tab: Tab) -> None:
 async def test_every_published_key_is_one_playwright_presses(tab: Tab) -> None:
     # The pattern the schema publishes for press keys is Playwright's own key set: each
     # name and character presses (none is an "Unknown key"), as does a modifier chord.
-    from browserdeck.engine.options import KEY_CODES
+    from browserdeck.engine.fields import KEY_CODES
 
     await tab.goto("data:text/html,<p>keys</p>")
     printable = [chr(c) for c in range(0x20, 0x7F)]

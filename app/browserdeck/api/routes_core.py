@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from browserdeck import __version__, config, remote, urls
 from browserdeck import results as r
 from browserdeck.api.deps import caller_of, deck_of, profile_of, service_of
-from browserdeck.engine.options import Url
+from browserdeck.engine.fields import Url
 from browserdeck.tabs import Tab
 
 router = APIRouter()

@@ -28,7 +28,7 @@ TargetQ = Annotated[
 ]
 M = TypeVar("M", bound=BaseModel)
 HINT = "see GET /openapi.json for the fields this route takes"
-CSS: dict[str, Any] = {"format": "css-selector"}  # as options.Css publishes it
+CSS: dict[str, Any] = {"format": "css-selector"}  # as fields.Css publishes it
 
 
 def _build(model: type[M], **values: Any) -> M:

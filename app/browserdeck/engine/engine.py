@@ -95,6 +95,12 @@ def tab_crashed(what: str) -> Conflict:
     )
 
 
+def _never_run(work: Awaitable[Any]) -> None:
+    close = getattr(work, "close", None)
+    if close is not None:
+        close()  # never awaited: no "coroutine was never awaited" warning
+
+
 # Text in password fields never leaves the engine (issue 10 item 8): not in snapshots (the
 # ai/role formats print a textbox's value), not echoed by fill. The accessibility tree
 # already shows bullets for them; this does the same for our own formats.
@@ -391,11 +397,17 @@ class Engine:
         """Run ``work`` until it ends, its deadline passes, the connection drops or the
         tab's renderer crashes; whichever comes first answers."""
         pool = self._pool
-        if state.crashed.is_set() or await hung.still_hung(state):
-            close = getattr(work, "close", None)
-            if close is not None:
-                close()  # never awaited: no "coroutine was never awaited" warning
-            raise tab_crashed(what) if state.crashed.is_set() else hung.tab_hung(what)
+        if state.crashed.is_set() or state.hung:
+            refused = tab_crashed(what) if state.crashed.is_set() else None
+            try:
+                if refused is None and await hung.still_hung(state):
+                    refused = hung.tab_hung(what)
+            except BaseException:
+                _never_run(work)
+                raise
+            if refused is not None:
+                _never_run(work)
+                raise refused
         task = asyncio.ensure_future(work)
         stops: list[asyncio.Task[Any]] = [
             asyncio.ensure_future(state.crashed.wait()),

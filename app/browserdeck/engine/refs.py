@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from browserdeck.engine.errors import NEW_SNAPSHOT, playwright_errors
-from browserdeck.engine.options import REF_PATTERN
+from browserdeck.engine.fields import REF_PATTERN
 from browserdeck.engine.state import PageState, RefInfo, RefTable
 from browserdeck.errors import SNAPSHOT, Conflict, Hint, InvalidInput, NotFound
 
@@ -51,7 +51,7 @@ class Resolved:
 
 def normalize(raw: str) -> str:
     """``e12``, ``@e12``, ``ref=e12`` (and a bare ``12``) -> ``e12``; the shapes
-    ``options.REF_PATTERN`` publishes, and nothing else."""
+    ``fields.REF_PATTERN`` publishes, and nothing else."""
     m = _REF_INPUT.fullmatch(raw)
     if m is not None:
         frame, element, bare = m.groups()
