@@ -445,6 +445,8 @@ _AFTER_SCHEME = (
     rf"://(?:[{_USERINFO}]*@)?(?:[A-Za-z0-9._-]+|\[(?:{_IPV6})\])(?::(?:{_PORT})?)?"
     r"(?:[/?#][^\x00-\x20\x7f]*)?$"
 )
-HTTP_CDP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?" + _AFTER_SCHEME
-WS_CDP_URL = r"^[Ww][Ss][Ss]?" + _AFTER_SCHEME
+# The scheme in lower case: a browser service is told from a CDP endpoint by it ("Ws://"
+# was read as an http endpoint, which Playwright then refused).
+HTTP_CDP_URL = r"^https?" + _AFTER_SCHEME
+WS_CDP_URL = r"^wss?" + _AFTER_SCHEME
 CDP_URL = re.compile(f"{HTTP_CDP_URL}|{WS_CDP_URL}")

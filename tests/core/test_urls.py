@@ -209,7 +209,8 @@ def test_the_published_glob_pattern_is_what_playwright_reads() -> None:
     [
         ("http://127.0.0.1:9222", True),
         ("ws://browserless:3000/chromium?token=x", True),
-        ("WSS://user:p%40ss@farm.example/cdp", True),
+        ("wss://user:p%40ss@farm.example/cdp", True),
+        ("WSS://farm.example/cdp", False),  # was taken for an http endpoint: say it
         ("http://[::1]:9222/", True),
         ("http://host:00065535", True),
         ("http://host:\u00c3c\u00c1", False),  # a port that is not one (it was a 500 later)
