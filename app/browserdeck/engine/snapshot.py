@@ -13,8 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio
-from browserdeck.engine import actionable, marks
-from browserdeck.engine import ax
+from browserdeck.engine import actionable, ax, marks
 from browserdeck.engine import snapshot_text as st
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.options import DEFAULT_MAX_CHARS, SnapshotOptions
