@@ -63,6 +63,9 @@ async def test_405_names_the_allowed_methods(deck: Deck) -> None:
     assert resp.status_code == 405
     assert resp.headers["allow"] == "GET"
     assert error_of(resp)["code"] == "method_not_allowed"
+    # Every route at the path, not the first whose pattern matched (DELETE /tabs/{id}).
+    resp = await deck.call("OPTIONS", "/tabs/keep")
+    assert resp.status_code == 405 and resp.headers["allow"] == "POST", resp.headers
 
 
 # URLs no browser loads: each a 400 naming the problem, before a tab is made.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
@@ -69,6 +70,24 @@ def log_server_error(request: Request, status: int, code: str, message: str) -> 
     )
 
 
+_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
+
+
+def _allowed_methods(request: Request) -> str:
+    """The methods the spec documents at this path: its own path's if it has one (OpenAPI
+    matches a concrete path before a templated one), else every template's that matches.
+    Starlette's Allow names the first route whose pattern matched (DELETE of
+    /tabs/{target_id} for /tabs/keep, which is POST)."""
+    path = request.url.path
+    paths: dict[str, Any] = request.app.openapi().get("paths", {})
+    matching = [paths[path]] if path in paths else [
+        ops
+        for template, ops in paths.items()
+        if re.fullmatch(re.sub(r"\\\{[^}]*\\\}", "[^/]+", re.escape(template)), path)
+    ]
+    return ", ".join(sorted({m.upper() for ops in matching for m in ops if m in _METHODS}))
+
+
 def create_app(service: Service, deck: Deck | None = None) -> FastAPI:
     """The FastAPI app of the API's routes, on the front door ``deck`` (shared with the
     routes served beside it, MCP). Not guarded: ``api.staged.guarded`` puts the guard
@@ -123,7 +142,9 @@ def create_app(service: Service, deck: Deck | None = None) -> FastAPI:
                 "(targetId, profile name) cannot contain '/'",
             )
         if status == 405:
-            allowed = next((v for k, v in (exc.headers or {}).items() if k.lower() == "allow"), "")
+            allowed = _allowed_methods(request) or next(
+                (v for k, v in (exc.headers or {}).items() if k.lower() == "allow"), ""
+            )
             return error_response(
                 405,
                 "method_not_allowed",
