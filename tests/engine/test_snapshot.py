@@ -147,6 +147,9 @@ async def test_selector_that_matches_nothing_is_not_found(tab: Tab) -> None:
     await tab.goto("dupes.html")
     with pytest.raises(NotFound, match="matches no element"):
         await tab.snap(selector="#nope")
+    # A frame selector that names something else (it was a 500, browser_error).
+    with pytest.raises(NotFound, match="not an <iframe>"):
+        await tab.snap(frame=":root")
 
 
 async def test_max_chars_cuts_with_an_explicit_marker(tab: Tab) -> None:

@@ -68,6 +68,12 @@ async def ai_text(state: PageState, opts: SnapshotOptions) -> str:
                 hint="check the CSS selector, or take a full snapshot first",
                 code="selector_not_found",
             ) from None
+        if opts.frame and "<iframe> was expected" in message:
+            raise NotFound(
+                f"frame {opts.frame!r} names an element that is not an <iframe>",
+                hint="give the CSS selector of an <iframe>",
+                code="selector_not_found",
+            ) from None
         raise
 
 
