@@ -35,6 +35,13 @@ class SnapshotStats(TypedDict):
     interactive: int
 
 
+class Truncated(TypedDict):
+    shownLines: int
+    totalLines: int
+    shownChars: int
+    totalChars: int
+
+
 class SnapshotViewport(TypedDict):
     width: int
     height: int
@@ -63,7 +70,7 @@ class Snapshot(TypedDict):
     format: str
     snapshot: str
     stats: NotRequired[SnapshotStats | None]
-    truncated: NotRequired[bool | None]
+    truncated: NotRequired[Truncated | None]
     refsMode: NotRequired[str | None]
     viewport: NotRequired[SnapshotViewport | None]
     refs: NotRequired[dict[str, SnapshotRef] | None]

@@ -107,6 +107,13 @@ def cmd_snapshot(args: argparse.Namespace, client: ApiClient) -> int:
         f"# {data.get('title') or ''} — {data.get('url') or ''}\n# {stats['refs']} refs, "
         f"{stats['interactive']} interactive, {stats['chars']} chars"
     )
+    cut = data.get("truncated")
+    if cut:
+        # The marker at the end says it too, but a long cut text is read from its top.
+        header += (
+            f"\n# cut: {cut['shownLines']} of {cut['totalLines']} lines "
+            f"({cut['shownChars']} of {cut['totalChars']} chars); see the end for how to narrow it"
+        )
     text = "\n".join([header, data["snapshot"], *_dialog_lines(data)])
     client.print_result(data, args, text)
     return 0

@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
-from urllib.parse import urlparse
 
 from browserdeck import driverspecs as drivers
 from browserdeck import paths
@@ -554,8 +553,9 @@ def _upper(value: str) -> str:
 
 
 def _cdp_url_shape(value: str) -> str:
-    parsed = urlparse(value)
-    if parsed.scheme not in ("http", "https", "ws", "wss") or not parsed.hostname:
+    from browserdeck.urls import CDP_URL  # the one URL policy: what clients can connect to
+
+    if not CDP_URL.fullmatch(value):
         raise ValueError("not a CDP URL")
     return value
 

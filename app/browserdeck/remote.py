@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import re
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -480,6 +481,15 @@ class ServiceDriver:
 
 
 def store_token(profile: str, token: str) -> str:
-    if not token or any(c in token for c in "\r\n\0"):
-        raise InvalidInput("invalid token: empty, or a line break in it", code="invalid_token")
+    # Sent as a header (tokenHeader) or in the URL: visible ASCII, as every token is (a
+    # non-ASCII one failed as a header only when it was first sent: a 500).
+    if not TOKEN_RE.fullmatch(token):
+        raise InvalidInput(
+            "invalid token: a token is visible ASCII characters (no spaces or line breaks)",
+            hint="paste the service's token or API key as it gave it",
+            code="invalid_token",
+        )
     return secrets.store_token(secret_kind(profile), token)
+
+
+TOKEN_RE = re.compile(r"^[!-~]{1,4096}$")

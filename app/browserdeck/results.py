@@ -262,6 +262,19 @@ class SnapshotStats(Answer):
     interactive: int
 
 
+class Truncated(Answer):
+    """A snapshot was cut (by ``maxChars``, ``limit`` or the default cap): it shows
+    ``shownLines`` of ``totalLines`` lines, ``shownChars`` of ``totalChars`` characters.
+    The text ends with a marker that says the same and how to narrow it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    shown_lines: int = Field(description="lines (aria: nodes) in the answer")
+    total_lines: int = Field(description="lines (aria: nodes) before the cut")
+    shown_chars: int = Field(description="characters in the answer, the marker left out")
+    total_chars: int = Field(description="characters before the cut")
+
+
 class ShotLabel(Answer):
     """One labelled element of a screenshot: its ref, its box (and badge) in image
     pixels, and what it is (role and accessible name, from the ref table the labels were
@@ -333,7 +346,9 @@ class Snapshot(TabResult):
     format: str
     snapshot: str
     stats: SnapshotStats | None = None
-    truncated: bool | None = None
+    truncated: Truncated | None = Field(
+        default=None, description="the text was cut: how much of it is shown"
+    )
     refs_mode: str | None = Field(default=None, description="how refs were made: aria or role")
     viewport: SnapshotViewport | None = Field(
         default=None, description="the viewport it was cut to (viewport snapshots)"

@@ -146,6 +146,38 @@ async def test_crashed_renderer_is_tab_crashed_and_reload_revives_it(
     assert resp.status_code == 200 and "bystander" in resp.text
 
 
+async def test_a_hung_renderer_is_said_at_once_and_navigating_revives_the_tab(
+    deck: Deck,
+) -> None:
+    target = await deck.open(BUTTON)
+    other = await deck.open(page("<p>bystander</p>"))
+    # chrome://hang hangs the tab's renderer in the browser's own code: no script to stop.
+    resp = await deck.call(
+        "POST", "/navigate", json={"url": "chrome://hang", "targetId": target}
+    )
+    assert resp.status_code == 409, resp.text
+    error = error_of(resp)
+    assert error["code"] == "tab_hung" and "the tab is hung" in error["message"]
+    assert "close the tab" in error["hint"] and "navigate or reload" in error["hint"]
+    # Every call on it says so at once (a snapshot used to wait 18 s for its deadline).
+    for method, path, kw in (
+        ("GET", "/snapshot", {"params": {"targetId": target}}),
+        ("POST", "/screenshot", {"json": {"targetId": target}}),
+        ("POST", "/act", {"json": {"kind": "click", "ref": "e2", "targetId": target}}),
+    ):
+        resp = await deck.call(method, path, within=5, **kw)
+        assert resp.status_code == 409, (path, resp.text)
+        assert error_of(resp)["code"] == "tab_hung", resp.text
+    # The other tab was never affected; navigating the hung one revives it.
+    resp = await deck.call("GET", "/snapshot", params={"targetId": other})
+    assert resp.status_code == 200 and "bystander" in resp.text
+    resp = await deck.call("POST", "/navigate", json={"url": BUTTON, "targetId": target})
+    assert resp.status_code == 200, resp.text
+    ref = await _ref(deck, target, "Go")
+    resp = await deck.call("POST", "/act", json={"kind": "click", "ref": ref, "targetId": target})
+    assert resp.status_code == 200, resp.text
+
+
 async def test_wait_ends_with_browser_gone_as_soon_as_the_browser_dies(deck: Deck) -> None:
     target = await deck.open(BUTTON)
     await _ref(deck, target, "Go")

@@ -1,4 +1,5 @@
-"""The CI fuzz: schemathesis, every phase, >= 300 cases, 0 findings (the full run: make fuzz)."""
+"""The CI fuzz: schemathesis, every phase and every check, >= 300 cases, 0 findings (the full
+run: make fuzz)."""
 
 from __future__ import annotations
 

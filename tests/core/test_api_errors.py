@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import http.client
 import importlib
+import json
 import pkgutil
+from typing import Any
 
 import pytest
 
@@ -13,6 +17,7 @@ from browserdeck.api.errors import status_of
 from browserdeck.chrome.cdp import CDPError
 from browserdeck.chrome.launcher import BrowserOnPort
 from browserdeck.client import CLIENT_NAME as CLI
+from browserdeck.deck import Deck
 from browserdeck.engine.errors import NavigationFailed
 from browserdeck.errors import Hint
 from tests.support.service import running_service
@@ -106,3 +111,35 @@ async def test_the_api_says_what_to_do_next_in_routes_or_in_cli_commands() -> No
         "list profiles with `browserdeck profiles`; create one with "
         "`browserdeck create-profile NAME`"
     )
+
+
+def _get(conn: http.client.HTTPConnection, path: str, token: str) -> tuple[int, dict[str, Any]]:
+    conn.request("GET", path, headers={"Authorization": f"Bearer {token}"})
+    resp = conn.getresponse()
+    return resp.status, json.loads(resp.read())
+
+
+async def test_a_bug_answers_500_and_the_connection_serves_the_next_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A fault injected where no error is expected (the status call raises a plain
+    # exception, as a model that no longer matched its data did): the answer is the error
+    # shape, and the same keep-alive connection answers the next request.
+    async def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("an injected bug")
+
+    async with running_service() as (service, _):
+        monkeypatch.setattr(Deck, "status", broken)
+        conn = http.client.HTTPConnection("127.0.0.1", service.control_port, timeout=30)
+        try:
+            status, body = await asyncio.to_thread(_get, conn, "/", service.api_token)
+            assert status == 500, body
+            assert body["error"]["code"] == "internal"
+            assert "RuntimeError: an injected bug" in body["error"]["message"]
+            assert "bug" in body["error"]["hint"]
+            sock = conn.sock
+            status, body = await asyncio.to_thread(_get, conn, "/health", service.api_token)
+            assert status == 200 and body["ok"] is True, body
+            assert conn.sock is sock  # the same connection: http.client did not reconnect
+        finally:
+            conn.close()

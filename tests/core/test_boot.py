@@ -23,6 +23,7 @@ from browserdeck.engine import Engine
 from browserdeck.errors import BrowserdeckError
 from browserdeck.master import build_service
 from browserdeck.service import Service
+from tests.support.net import free_port
 from tests.support.service import (
     anon_client,
     api_client,
@@ -147,9 +148,9 @@ async def test_page_calls_made_while_the_engine_is_imported_wait_for_it(
         async with _until_listening(port, service) as anon:
             await service.contexts["agent"].start()  # the browser runs; the engine does not
             snapshot = asyncio.create_task(anon.get("/snapshot"))
-            opened = asyncio.create_task(
-                anon.post("/tabs/open", json={"url": "http://127.0.0.1:9/nothing-listens"})
-            )
+            # A free port (port 9 is on Chromium's restricted list: a 400 before any engine).
+            closed = f"http://127.0.0.1:{free_port()}/nothing-listens"
+            opened = asyncio.create_task(anon.post("/tabs/open", json={"url": closed}))
             done, _ = await asyncio.wait([snapshot, opened], timeout=1.0)
             assert not done, [t.result().text for t in done]
             held_engine_import.set()

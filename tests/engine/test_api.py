@@ -200,3 +200,57 @@ async def test_cli_commands(tab: Api, capsys: pytest.CaptureFixture[str]) -> Non
     assert "dismissed" in capsys.readouterr().out
     assert await asyncio.to_thread(run, "back") == 0
     capsys.readouterr()
+
+
+# A page whose ai snapshot is over the default cap (200,000 characters): ~80 characters a
+# button and link, 6,000 of them.
+OVER_THE_CAP = "big.html?n=6000"
+CUT_KEYS = {"shownLines", "totalLines", "shownChars", "totalChars"}
+
+
+def _cut_as_declared(snap: dict[str, Any], spec: dict[str, Any]) -> dict[str, int]:
+    """The answer's ``truncated``: the published shape, and it says what the text shows."""
+    schemas = spec["components"]["schemas"]
+    declared = schemas["Snapshot"]["properties"]["truncated"]["anyOf"][0]["$ref"]
+    assert set(schemas[declared.rsplit("/", 1)[-1]]["required"]) == CUT_KEYS
+    cut: dict[str, int] = snap["truncated"]
+    assert set(cut) == CUT_KEYS, cut
+    text = snap["snapshot"]
+    shown = text[: cut["shownChars"]]
+    assert text[len(shown) :].startswith("\n[... truncated: showing "), text[-300:]
+    assert shown.count("\n") + 1 == cut["shownLines"] < cut["totalLines"]
+    assert cut["shownChars"] < cut["totalChars"]
+    return cut
+
+
+async def test_a_cut_snapshot_says_how_much_it_shows(tab: Api) -> None:
+    # Each cut (maxChars, limit, the default cap) answers the declared shape, not a 500.
+    spec = await tab.call("GET", "/openapi.json")
+    await tab.post("/navigate", {"url": tab.site.url("long.html")})
+    by_chars = _cut_as_declared(await tab.snapshot(maxChars=500), spec)
+    assert by_chars["shownChars"] <= 500
+    assert _cut_as_declared(await tab.snapshot(limit=1), spec)["shownLines"] == 1
+    aria = _cut_as_declared(await tab.snapshot(format="aria", limit=3), spec)
+    assert aria["shownLines"] == 3
+    await tab.post("/navigate", {"url": tab.site.url(OVER_THE_CAP)})
+    capped = _cut_as_declared(await tab.snapshot(), spec)
+    assert capped["shownChars"] <= 200_000 < capped["totalChars"]
+    # The connection still serves the next call.
+    assert (await tab.call("GET", "/health"))["ok"] is True
+
+
+async def test_the_cli_says_a_snapshot_was_cut(
+    tab: Api, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tab.cli
+    await tab.post("/navigate", {"url": tab.site.url("long.html")})
+    for argv in (("--max-chars", "500"), ("--limit", "1")):
+        assert await asyncio.to_thread(run, "snapshot", *argv) == 0, capsys.readouterr().err
+        out = capsys.readouterr().out
+        assert re.search(r"^# cut: \d+ of \d+ lines \(\d+ of \d+ chars\)", out, re.M), out
+        assert "[... truncated: showing" in out
+    assert await asyncio.to_thread(run, "snapshot", "--limit", "2", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["truncated"]["shownLines"] == 2
+    await tab.post("/navigate", {"url": tab.site.url(OVER_THE_CAP)})
+    assert await asyncio.to_thread(run, "snapshot") == 0, capsys.readouterr().err
+    assert re.search(r"^# cut: \d+ of \d+ lines", capsys.readouterr().out, re.M)

@@ -24,7 +24,9 @@ from browserdeck.errors import BrowserdeckError
 
 
 def _tab() -> Any:
-    return SimpleNamespace(crashed=asyncio.Event(), cdp_url="http://127.0.0.1:1", cdp=None)
+    return SimpleNamespace(
+        crashed=asyncio.Event(), hung=False, cdp_url="http://127.0.0.1:1", cdp=None
+    )
 
 
 async def test_a_cancel_during_the_cleanup_after_the_deadline_reaches_the_caller() -> None:

@@ -147,6 +147,9 @@ async def test_selector_that_matches_nothing_is_not_found(tab: Tab) -> None:
     await tab.goto("dupes.html")
     with pytest.raises(NotFound, match="matches no element"):
         await tab.snap(selector="#nope")
+    # A frame selector that names something else (it was a 500, browser_error).
+    with pytest.raises(NotFound, match="not an <iframe>"):
+        await tab.snap(frame=":root")
 
 
 async def test_max_chars_cuts_with_an_explicit_marker(tab: Tab) -> None:
@@ -154,9 +157,9 @@ async def test_max_chars_cuts_with_an_explicit_marker(tab: Tab) -> None:
     snap = await tab.snap(maxChars=1000)
     text = snap["snapshot"]
     assert "[... truncated: showing" in text and "maxChars" in text
-    assert snap["truncated"]["shownChars"] <= 1000 < snap["truncated"]["totalChars"]
+    assert snap["truncated"].shown_chars <= 1000 < snap["truncated"].total_chars
     limited = await tab.snap(limit=10)
-    assert limited["truncated"]["shownLines"] == 10
+    assert limited["truncated"].shown_lines == 10
 
 
 async def test_aria_format_is_the_raw_ax_tree_with_limit(tab: Tab) -> None:
@@ -166,18 +169,43 @@ async def test_aria_format_is_the_raw_ax_tree_with_limit(tab: Tab) -> None:
     assert re.search(r'- RootWebArea "Form" \[ref=ax1\]', snap["snapshot"])
     assert '- button "Send" [ref=ax' in snap["snapshot"]
     small = await tab.snap(format="aria", limit=5)
-    assert small["stats"].lines == 5 and "beyond limit=5" in small["snapshot"]
+    assert small["stats"].lines == 5 and "showing 5 of " in small["snapshot"]
+    assert small["truncated"].shown_lines == 5 < small["truncated"].total_lines
     inter = await tab.snap(format="aria", interactive=True)
     assert all(not ln.startswith(" ") for ln in inter["snapshot"].splitlines())
     assert "StaticText" not in inter["snapshot"]
 
 
+async def test_aria_format_takes_a_selector_and_a_frame(tab: Tab) -> None:
+    from browserdeck.errors import Conflict, NotFound
+
+    await tab.goto("form.html")
+    scoped = await tab.snap(format="aria", selector="#bio")
+    assert scoped["snapshot"].startswith('- textbox "Bio" [ref=ax1]'), scoped["snapshot"]
+    assert 'button "Send"' not in scoped["snapshot"]
+    with pytest.raises(NotFound, match="matches no element"):
+        await tab.snap(format="aria", selector="#nope")
+    await tab.goto("frames.html")
+    await tab.act(kind="wait", fn="() => document.querySelectorAll('iframe').length === 2")
+    await tab.act(kind="wait", fn="() => !!document.getElementById('same').contentDocument?.querySelector('button')")
+    inner = await tab.snap(format="aria", frame="#same")
+    assert 'button "Frame button"' in inner["snapshot"] and "Main button" not in inner["snapshot"]
+    button = await tab.snap(format="aria", frame="#same", selector="button")
+    assert button["snapshot"].startswith('- button "Frame button"'), button["snapshot"]
+    # A cross-site frame runs in another process: format=ai reads it, aria says so.
+    with pytest.raises(Conflict, match="another process"):
+        await tab.snap(format="aria", frame="#cross")
+    with pytest.raises(NotFound, match="not an <iframe>"):
+        await tab.snap(format="aria", frame="#m")
+
+
 async def test_ax_refs_are_read_only(tab: Tab) -> None:
-    from browserdeck.errors import InvalidInput
+    from pydantic import ValidationError
 
     await tab.goto("form.html")
     await tab.snap()
-    with pytest.raises(InvalidInput, match="read-only"):
+    # Refused as the request is read, whatever the action.
+    with pytest.raises(ValidationError, match="read-only"):
         await tab.act(kind="click", ref="ax3")
 
 
@@ -229,8 +257,10 @@ async def test_viewport_snapshot_shows_the_viewport_and_keeps_every_ref(tab: Tab
     # The click scrolled it into view: now it is in, and the top is out.
     text = (await tab.snap(viewport=True))["snapshot"]
     assert 'button "Button 290"' in text and 'button "Button 0"' not in text
-    with pytest.raises(Exception, match="viewport"):
-        await tab.snap(format="aria", viewport=True)
+    aria = await tab.snap(format="aria", viewport=True, interactive=True)
+    assert 'button "Button 290"' in aria["snapshot"], aria["snapshot"][:500]
+    assert 'button "Button 0"' not in aria["snapshot"]
+    assert aria["viewport"].outside > 0
 
 
 # A page with one frame, written the way Playwright writes it: an escaped name, a pointer

@@ -28,6 +28,8 @@ PAGES["/big/grid.html"] = bigpages.product_grid(150)
 PAGES["/big/article.html"] = bigpages.article(120)
 PAGES["/big/table200.html"] = bigpages.table(200)
 PAGES["/big/article40.html"] = bigpages.article(40)
+# Over the engine's default cap (200,000 characters of snapshot): about 220 a row.
+PAGES["/big/table2000.html"] = bigpages.table(2000)
 
 FOLD = re.compile(
     r"- … (\w+) (\d+)–(\d+): (\d+) more like the above \(to see them: browser_snapshot "
@@ -177,6 +179,28 @@ async def test_snapshot_size_uncapped(
         article = await call(client, "browser_snapshot")
         assert len(article) <= 1.05 * article_text + 10 * links, (len(article), article_text)
         assert len(snapshot.refs_in(article)) == links
+
+
+async def test_a_snapshot_over_the_default_cap_says_it_was_cut(
+    bd_home: Path, chromium_path: str, site: str
+) -> None:
+    # The engine cuts a snapshot at 200,000 characters; the tool says so and how to see
+    # the rest (it used to be a tool error: the answer's model did not match the cut).
+    mcp_config(bd_home)
+    async with stdio_client(bd_home, chromium_path, "--max-chars", "2000000") as client:
+        await call(client, "browser_navigate", {"url": f"{site}/big/table2000.html"})
+        text = await call(client, "browser_snapshot")
+        cut = re.search(
+            r"the page's snapshot was cut at ([\d,]+) of ([\d,]+) lines \(([\d,]+) of "
+            r"([\d,]+) characters\): to see the rest, scope browser_snapshot with selector",
+            text,
+        )
+        assert cut, text[:2000]
+        shown, total, shown_chars, total_chars = (int(g.replace(",", "")) for g in cut.groups())
+        assert shown < total and shown_chars <= 200_000 < total_chars
+        assert '"Order 1" |' in text and '"Order 2000" |' not in text
+        found = await call(client, "browser_find", {"text": "Order 2"})
+        assert "searched what was shown: the page's snapshot was cut" in found
 
 
 def test_fold_plan_keeps_kinds_and_folds_data() -> None:

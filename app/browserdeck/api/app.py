@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
@@ -69,6 +70,24 @@ def log_server_error(request: Request, status: int, code: str, message: str) -> 
     )
 
 
+_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
+
+
+def _allowed_methods(request: Request) -> str:
+    """The methods the spec documents at this path: its own path's if it has one (OpenAPI
+    matches a concrete path before a templated one), else every template's that matches.
+    Starlette's Allow names the first route whose pattern matched (DELETE of
+    /tabs/{target_id} for /tabs/keep, which is POST)."""
+    path = request.url.path
+    paths: dict[str, Any] = request.app.openapi().get("paths", {})
+    matching = [paths[path]] if path in paths else [
+        ops
+        for template, ops in paths.items()
+        if re.fullmatch(re.sub(r"\\\{[^}]*\\\}", "[^/]+", re.escape(template)), path)
+    ]
+    return ", ".join(sorted({m.upper() for ops in matching for m in ops if m in _METHODS}))
+
+
 def create_app(service: Service, deck: Deck | None = None) -> FastAPI:
     """The FastAPI app of the API's routes, on the front door ``deck`` (shared with the
     routes served beside it, MCP). Not guarded: ``api.staged.guarded`` puts the guard
@@ -123,7 +142,9 @@ def create_app(service: Service, deck: Deck | None = None) -> FastAPI:
                 "(targetId, profile name) cannot contain '/'",
             )
         if status == 405:
-            allowed = next((v for k, v in (exc.headers or {}).items() if k.lower() == "allow"), "")
+            allowed = _allowed_methods(request) or next(
+                (v for k, v in (exc.headers or {}).items() if k.lower() == "allow"), ""
+            )
             return error_response(
                 405,
                 "method_not_allowed",
@@ -177,9 +198,11 @@ ERROR_STATUSES = {
     "401": "missing or wrong API token",
     "403": "refused: not from this machine, a web page's Origin, a non-loopback Host, or "
     "a file: URL while allowFileUrls is off",
-    "404": "no such profile, tab, ref or route",
-    "409": "conflict: a stale or ambiguous ref, a crashed tab (tab_crashed), a busy port, "
-    "a config changed on disk",
+    "404": "no such profile, tab, ref or route; a chrome:// page this browser does not "
+    "have (page_not_available)",
+    "409": "conflict: a stale or ambiguous ref, a crashed or hung tab (tab_crashed, "
+    "tab_hung), a busy port, a config changed on disk, a call the profile's kind does not "
+    "take (not_remote, not_managed)",
     "413": "the request body is too large",
     "500": "a browserdeck bug (logged with its traceback)",
     "502": "the page could not be loaded (navigation_failed)",
@@ -208,9 +231,54 @@ ERROR_SCHEMA: dict[str, Any] = {
 }
 
 
+# What an answer's fields lead to (OpenAPI links): a tab opened can be read, acted on and
+# closed by its targetId; a profile created can be started, listed and deleted by its
+# name; a tab closed or a profile deleted is gone for every call after. Clients (and the
+# fuzzer's stateful phase) follow them. {(path, method): {link: (path, method, params)}}
+_TAB = "$response.body#/targetId"
+_CREATED = "$response.body#/profile"
+LINKS: dict[tuple[str, str], dict[str, tuple[str, str, dict[str, str]]]] = {
+    ("/tabs/open", "post"): {
+        "SnapshotTab": ("/snapshot", "get", {"query.targetId": _TAB}),
+        "ConsoleOfTab": ("/console", "get", {"query.targetId": _TAB}),
+        "CloseTab": ("/tabs/{target_id}", "delete", {"path.target_id": _TAB}),
+    },
+    ("/tabs/{target_id}", "delete"): {
+        "SnapshotClosedTab": (
+            "/snapshot", "get", {"query.targetId": "$request.path.target_id"}
+        ),
+        "CloseClosedTab": (
+            "/tabs/{target_id}", "delete", {"path.target_id": "$request.path.target_id"}
+        ),
+    },
+    ("/profiles/create", "post"): {
+        "StatusOfProfile": ("/", "get", {"query.profile": _CREATED}),
+        "TabsOfProfile": ("/tabs", "get", {"query.profile": _CREATED}),
+        "DeleteProfile": ("/profiles/{name}", "delete", {"path.name": _CREATED}),
+    },
+    ("/profiles/{name}", "delete"): {
+        "StatusOfDeletedProfile": ("/", "get", {"query.profile": "$request.path.name"}),
+    },
+}
+
+
+def _add_links(spec: dict[str, Any]) -> None:
+    paths = spec.get("paths", {})
+    for (path, method), links in LINKS.items():
+        answer = paths.get(path, {}).get(method, {}).get("responses", {}).get("200")
+        if answer is None:
+            continue
+        out = answer.setdefault("links", {})
+        for name, (to_path, to_method, params) in links.items():
+            target = paths.get(to_path, {}).get(to_method, {})
+            if "operationId" in target:
+                out[name] = {"operationId": target["operationId"], "parameters": params}
+
+
 def finish_openapi(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec as the server really answers: no 422 (validation errors are 400s), every
-    error status with the error body, and the profile-name rule on every profile name."""
+    error status with the error body, the profile-name rule on every profile name, and
+    the links between answers and the calls they lead to."""
     from browserdeck.config import PROFILE_NAME_RE
 
     schemas = spec.setdefault("components", {}).setdefault("schemas", {})
@@ -245,4 +313,5 @@ def finish_openapi(spec: dict[str, Any]) -> dict[str, Any]:
                     and path.startswith("/profiles/")
                 ):
                     param["schema"] = dict(name_schema, description="profile name")
+    _add_links(spec)
     return spec

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from browserdeck import __version__, config
+from browserdeck import __version__, config, remote, urls
 from browserdeck import results as r
 from browserdeck.api.deps import caller_of, deck_of, profile_of, service_of
+from browserdeck.engine.fields import Url
 from browserdeck.tabs import Tab
 
 router = APIRouter()
@@ -75,11 +76,63 @@ async def profiles(request: Request) -> r.Profiles:
 
 def _with_profile_settings(schema: dict[str, Any]) -> None:
     # The settings a new profile takes, as config.py declares them (types, choices,
-    # bounds and descriptions from the same pydantic type the check uses).
-    properties = schema.setdefault("properties", {})
+    # bounds and descriptions from the same pydantic type the check uses); null is "not
+    # given", as the service reads it.
+    properties: dict[str, Any] = schema.setdefault("properties", {})
     for setting in config.CREATE_FIELDS:
-        properties[setting.key] = config.setting_schema(setting)
+        declared: dict[str, Any] = config.setting_schema(setting)
+        kept = {k: declared.pop(k) for k in ("description", "default") if k in declared}
+        if declared.get("anyOf") is None:
+            declared = {"anyOf": [declared, {"type": "null"}]}
+        properties[setting.key] = {**declared, **kept}
     schema["additionalProperties"] = False
+    schema["anyOf"] = _driver_rules()
+
+
+def _driver_rules() -> list[dict[str, Any]]:
+    """What the service's create_profile requires of each kind of profile, as schema: the
+    other drivers' fields left out (or null), remote's cdpUrl, and the token and its
+    parameter or header only for a browser service's ws(s):// endpoint."""
+    from browserdeck.driverspecs import DRIVER_FIELDS, SPECS
+
+    null = {"type": "null"}
+    creatable = {s.key for s in config.CREATE_FIELDS} | {"token"}
+
+    def only(kind: str, *, extra: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
+        allowed = (set(SPECS[kind].fields) | extra) & creatable
+        return {k: null for k in sorted((set(DRIVER_FIELDS) | {"token"}) & creatable - allowed)}
+
+    service = "remote"
+    return [
+        # No driver and no cdpUrl is a managed profile.
+        {"properties": {"driver": {"enum": ["managed", None]}, **only("managed")}},
+        {"required": ["driver"], "properties": {"driver": {"const": "extension"}, **only("extension")}},
+        {
+            "required": ["cdpUrl"],
+            "properties": {
+                "driver": {"enum": [service, None]},
+                **only(service),
+                "tokenParam": null,
+                "tokenHeader": null,
+                "pool": null,
+                "cdpUrl": {"type": "string", "pattern": urls.HTTP_CDP_URL},
+            },
+        },
+        {
+            "required": ["cdpUrl"],
+            "properties": {
+                "driver": {"enum": [service, None]},
+                **only(service, extra={"token"}),
+                "cdpUrl": {"type": "string", "pattern": urls.WS_CDP_URL},
+                "tokenParam": {"anyOf": [{"type": "string", "pattern": r"^[A-Za-z0-9_.-]{1,64}$"}, null]},
+                "tokenHeader": {"anyOf": [{"type": "string", "pattern": r"^[A-Za-z0-9_-]{1,64}$"}, null]},
+            },
+        },
+    ]
+
+
+# What remote.store_token takes.
+TOKEN: dict[str, Any] = {"pattern": remote.TOKEN_RE.pattern}
 
 
 class CreateProfile(BaseModel):
@@ -88,36 +141,68 @@ class CreateProfile(BaseModel):
 
     model_config = ConfigDict(extra="allow", json_schema_extra=_with_profile_settings)
 
-    name: str = Field(description="lowercase letters, digits and '-', at most 64")
+    name: str = Field(
+        description="lowercase letters, digits and '-', at most 64",
+        json_schema_extra={"pattern": config.PROFILE_NAME_RE.pattern},
+    )
+
+    @model_validator(mode="after")
+    def _settings_as_declared(self) -> CreateProfile:
+        # Each setting given is checked now, as its declaration says (a non-null value the
+        # service would not read, such as an object for cdpUrl, is refused too); JSON's
+        # 300.0 is the integer 300 (JSON Schema's "integer"), which the check takes as 300.
+        extra = self.model_extra or {}
+        for key, value in extra.items():
+            if isinstance(value, float) and value.is_integer():
+                extra[key] = value = int(value)
+            setting = config.PROFILE_KEYS.get(key)
+            if value is not None and setting is not None and setting.at_create:
+                extra[key] = config.check_setting(setting, value, key)
+        return self
     token: str | None = Field(
-        None, description="a browser service's token (kept in the secret store, not config)"
+        None,
+        description="a browser service's token (kept in the secret store, not config)",
+        json_schema_extra=TOKEN,
     )
 
 
 @router.post("/profiles/create", summary="Create a profile (managed profiles get a CDP port)")
 async def create_profile(request: Request, body: CreateProfile) -> dict[str, Any]:
-    return await service_of(request).create_profile(
-        body.name, token=body.token, **(body.model_extra or {})
-    )
+    from browserdeck.errors import Conflict, InvalidInput
+
+    try:
+        return await service_of(request).create_profile(
+            body.name, token=body.token, **(body.model_extra or {})
+        )
+    except InvalidInput as exc:
+        if exc.code != "port_collision":
+            raise
+        # The request is fine; another profile holds the port (a second extension profile
+        # on the relay port): a conflict with what exists.
+        raise Conflict(exc.message, hint=exc.hint, code=exc.code) from None
 
 
 class ServiceToken(BaseModel):
-    token: str = Field(description="the browser service's token or API key", max_length=4096)
+    token: str = Field(
+        description="the browser service's token or API key",
+        max_length=4096,
+        json_schema_extra=TOKEN,
+    )
 
 
 @router.post("/profiles/token", summary="Store a remote profile's service token (secret store)")
 async def set_service_token(
     request: Request, body: ServiceToken, profile: ProfileQ = None
 ) -> dict[str, Any]:
-    from browserdeck import remote
-
     ctx = profile_of(request, profile)
     if ctx.remote is None:
-        from browserdeck.errors import InvalidInput
+        from browserdeck.errors import Conflict
 
-        raise InvalidInput(
+        # A well-formed request this profile's kind does not take: a conflict.
+        raise Conflict(
             f"profile {ctx.name!r} is not a browser-service profile (a ws:// or wss:// cdpUrl)",
             hint="a token is only stored for remote profiles on a service endpoint",
+            code="not_remote",
         )
     where = remote.store_token(ctx.name, body.token)
     await ctx.stop()  # browsers connected with the old token are released
@@ -147,7 +232,7 @@ async def tabs(request: Request, profile: ProfileQ = None) -> r.TabList:
 
 
 class OpenTab(BaseModel):
-    url: str = "about:blank"
+    url: Url = "about:blank"
 
 
 @router.post("/tabs/open", summary="Open a tab", response_model=Tab, **TABS)

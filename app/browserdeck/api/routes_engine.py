@@ -28,6 +28,7 @@ TargetQ = Annotated[
 ]
 M = TypeVar("M", bound=BaseModel)
 HINT = "see GET /openapi.json for the fields this route takes"
+CSS: dict[str, Any] = {"format": "css-selector"}  # as fields.Css publishes it
 
 
 def _build(model: type[M], **values: Any) -> M:
@@ -61,8 +62,12 @@ async def snapshot(
     interactive: Annotated[bool, Query(description="only actionable elements, flat")] = False,
     compact: Annotated[bool, Query(description="drop unnamed wrappers")] = False,
     depth: Annotated[int | None, Query(ge=1, le=200)] = None,
-    selector: Annotated[str | None, Query(description="CSS: snapshot only this")] = None,
-    frame: Annotated[str | None, Query(description="CSS of an iframe: inside it")] = None,
+    selector: Annotated[
+        str | None, Query(description="CSS: snapshot only this", json_schema_extra=CSS)
+    ] = None,
+    frame: Annotated[
+        str | None, Query(description="CSS of an iframe: inside it", json_schema_extra=CSS)
+    ] = None,
     limit: Annotated[int | None, Query(ge=1, le=20_000, description="max lines/nodes")] = None,
     max_chars: Annotated[int | None, Query(alias="maxChars", ge=500, le=2_000_000)] = None,
     viewport: Annotated[bool, Query(description="only what is inside the viewport")] = False,

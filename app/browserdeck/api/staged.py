@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from browserdeck.api.cancel import CancelOnDisconnect
 from browserdeck.api.security import LoopbackGuard, Receive, Scope, Send
+from browserdeck.api.unexpected import AnswerUnexpected
 
 if TYPE_CHECKING:
     from browserdeck.service import Service
@@ -33,9 +34,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Any]
 
 
 def guarded(service: Service, app: ASGIApp) -> LoopbackGuard:
-    """``app`` behind the API's guard, cancelling a call whose client went away."""
+    """``app`` behind the API's guard, cancelling a call whose client went away; an error
+    nothing handled is a 500 on a connection that stays open (``api/unexpected.py``)."""
     return LoopbackGuard(
-        CancelOnDisconnect(app),
+        CancelOnDisconnect(AnswerUnexpected(app)),
         token=lambda: service.api_token,
         token_read=service.tokens_read,
         on_request=lambda entry: service.events.api_call.send(entry=entry),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from browserdeck.errors import START_OF, STOP_OF, BrowserdeckError, Hint, InvalidInput
+from browserdeck.errors import START_OF, STOP_OF, BrowserdeckError, Conflict, Hint
 
 if TYPE_CHECKING:
     from browserdeck.chrome.xfocus import WindowOwner
@@ -98,8 +98,10 @@ class ProfileDriver:
 
     # --- occasional operations -------------------------------------------------
     async def reset(self) -> dict[str, Any]:
-        raise InvalidInput(
+        # A well-formed request the profile's kind does not allow: a conflict, not bad input.
+        raise Conflict(
             f"reset-profile is for managed profiles; {self.ctx.name!r} is {self.name}",
+            code="not_managed",
             hint=Hint(
                 "for an extension profile restart the relay ({stop}, then {start})",
                 stop=STOP_OF.of(profile=self.ctx.name),

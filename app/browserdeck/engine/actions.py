@@ -349,7 +349,7 @@ async def navigate(
                         "status": None,
                         "download": await save_download(download),
                     }
-            raise
+            raise (urls.refused_by_browser(url, exc.message) or exc) from None  # 4xx: bad URL
     else:
         before = page.url
         with playwright_errors(f"go {opts.action}", timeout):

@@ -36,15 +36,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from playwright.async_api import async_playwright
 
 from browserdeck import aio, pwdriver, urls
-from browserdeck.engine import actions, consequences, offline
+from browserdeck.engine import actions, consequences, hung, offline
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
 from browserdeck.engine.connection import BrowserPool
-from browserdeck.engine.errors import BROWSER_GONE
+from browserdeck.engine.errors import BROWSER_GONE, NavigationFailed
 from browserdeck.engine.state import PageState, TargetMemories
 from browserdeck.errors import (
-    CLOSE_TAB,
     RELOAD,
     ActionTimeout,
     BrowserdeckError,
@@ -73,8 +72,6 @@ CONSOLE_DEADLINE = 5.0
 OFFLINE_DEADLINE = 10.0
 # Added to a call's own timeout: the engine's bookkeeping around the Playwright call.
 DEADLINE_GRACE = 2.0
-# How long a page may take to answer "0" before its main thread counts as busy.
-PROBE_WAIT = 1.0
 # Driver restarts back off up to this long between tries.
 RESTART_BACKOFF_MAX = 10.0
 # How long the Playwright driver gets to answer its handshake (its start takes under a
@@ -82,12 +79,6 @@ RESTART_BACKOFF_MAX = 10.0
 # service's start, and its stop, for ever.
 DRIVER_START_TIMEOUT = 30.0
 
-UNRESPONSIVE_HINT = Hint(
-    "browserdeck stopped the script (Runtime.terminateExecution); retry the call. If the "
-    "page starts it again, navigate or reload the tab ({reload}) or close it ({close})",
-    reload=RELOAD,
-    close=CLOSE_TAB,
-)
 CRASHED_HINT = Hint(
     "reload it ({reload}) or navigate it to a URL: that starts a new renderer; or close "
     "the tab. Refs from before the crash are gone",
@@ -102,6 +93,12 @@ def tab_crashed(what: str) -> Conflict:
         hint=CRASHED_HINT,
         code="tab_crashed",
     )
+
+
+def _never_run(work: Awaitable[Any]) -> None:
+    close = getattr(work, "close", None)
+    if close is not None:
+        close()  # never awaited: no "coroutine was never awaited" warning
 
 
 # Text in password fields never leaves the engine (issue 10 item 8): not in snapshots (the
@@ -400,11 +397,17 @@ class Engine:
         """Run ``work`` until it ends, its deadline passes, the connection drops or the
         tab's renderer crashes; whichever comes first answers."""
         pool = self._pool
-        if state.crashed.is_set():
-            close = getattr(work, "close", None)
-            if close is not None:
-                close()  # never awaited: no "coroutine was never awaited" warning
-            raise tab_crashed(what)
+        if state.crashed.is_set() or state.hung:
+            refused = tab_crashed(what) if state.crashed.is_set() else None
+            try:
+                if refused is None and await hung.still_hung(state):
+                    refused = hung.tab_hung(what)
+            except BaseException:
+                _never_run(work)
+                raise
+            if refused is not None:
+                _never_run(work)
+                raise refused
         task = asyncio.ensure_future(work)
         stops: list[asyncio.Task[Any]] = [
             asyncio.ensure_future(state.crashed.wait()),
@@ -447,11 +450,13 @@ class Engine:
                 hint=BROWSER_GONE,
                 code="browser_gone",
             )
-        if await self.free_if_busy(state):
+        if await hung.free_if_busy(state):
+            if state.hung:
+                raise hung.tab_hung(what)
             raise ActionTimeout(
                 f"{what} did not finish within {seconds:g} s: the page was unresponsive "
                 "(a script kept its main thread busy)",
-                hint=UNRESPONSIVE_HINT,
+                hint=hung.UNRESPONSIVE_HINT,
                 code="tab_unresponsive",
             )
         raise ActionTimeout(
@@ -469,44 +474,21 @@ class Engine:
             return tab_crashed(what)
         if self.state != "running" and exc.code in ("tab_closed", "browser_gone", "browser_error"):
             return self._restarting_error()
+        # A navigation the page could not finish (a hung renderer aborts it) or a timeout:
+        # say whether the page itself stopped answering.
         if (
-            isinstance(exc, ActionTimeout)
+            isinstance(exc, (ActionTimeout, NavigationFailed))
             and exc.code != "tab_unresponsive"
-            and await self.free_if_busy(state)
+            and await hung.free_if_busy(state)
         ):
+            if state.hung:
+                return hung.tab_hung(what)
             return ActionTimeout(
                 f"{exc.message}; the page was unresponsive (a script kept its main thread busy)",
-                hint=UNRESPONSIVE_HINT,
+                hint=hung.UNRESPONSIVE_HINT,
                 code="tab_unresponsive",
             )
         return exc
-
-    async def free_if_busy(self, state: PageState) -> bool:
-        """If the page's main thread does not answer, stop the script that holds it.
-
-        ``Runtime.terminateExecution`` ends the running script (or, if none runs, the next
-        one), so it is sent only when a trivial evaluate did not come back in time.
-        """
-        cdp = state.cdp
-        if cdp is None or state.page.is_closed():
-            return False
-        try:
-            await asyncio.wait_for(
-                cdp.send("Runtime.evaluate", {"expression": "0", "returnByValue": True}),
-                PROBE_WAIT,
-            )
-            return False
-        except TimeoutError:
-            pass
-        except Exception:  # navigating or closing: not a busy script
-            return False
-        log.warning(
-            "tab %s (%s) is unresponsive: stopping its running script", state.target_id[:8],
-            state.cdp_url,
-        )
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(cdp.send("Runtime.terminateExecution"), 2.0)
-        return True
 
     # The backstop behind urls.prepare (issue 10 item 1): whatever way a tab reached a
     # file: page (a redirect, a script setting location.href on a file: page opened while
@@ -603,11 +585,14 @@ class Engine:
     ) -> dict[str, Any]:
         # Taking the tab elsewhere reads nothing: the way out of a file: page stays open.
         state = await self.page_state(cdp_url, target_id, headers, reads=False)
+        if not state.crashed.is_set():
+            # A page stuck in a script cannot unload: free it first (a cheap probe when not);
+            # a hung renderer is ended, and the tab revived as after a crash.
+            await hung.free_if_busy(state)
+            if state.hung and opts.action in ("goto", "reload"):
+                await hung.end_renderer(state)
         if state.crashed.is_set():
             state, opts = await self._revive(state, cdp_url, target_id, headers, opts)
-        else:
-            # A page stuck in a script cannot unload: free it first (a cheap probe when not).
-            await self.free_if_busy(state)
         seconds = o.navigate_timeout(opts.timeout_ms) / 1000 * 2 + DEADLINE_GRACE
         return await self._bounded(
             state, f"navigate ({opts.action})", seconds, self._navigate(state, opts)

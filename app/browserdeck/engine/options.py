@@ -6,17 +6,21 @@ spec shows them); the MCP tools' input schemas are derived from them
 (``field_schemas``, used in ``mcpserver/tools/``), and so are the CLI's arguments,
 generated ahead of time into ``cli_args.py`` by ``cli_schema.py`` (the CLI must not
 import pydantic at each call). JSON field names are camelCase (``timeoutMs``);
-Python code uses snake_case.
+Python code uses snake_case. The field types several requests share (a ref, a CSS
+selector, a URL, a press key …) and what each publishes are in ``fields.py``.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
+
+from browserdeck.engine.fields import Css, LocalPath, PressKey, Ref, Script, Url, UrlGlob
+
+JSON = dict[str, Any]
 
 ACTION_TIMEOUT_MS = 8_000
 NAVIGATE_TIMEOUT_MS = 20_000
@@ -42,30 +46,34 @@ def arm_timeout(value: int | None) -> int:
     return clamp(value, ARM_TIMEOUT_MS, 500, ARM_TIMEOUT_MS)
 
 
-def _css_only(value: str) -> str:
-    # Playwright also reads its own selector engines here ("internal:control=enter-frame",
-    # "xpath=", "text="); the API promises CSS, and the private ones fail as 500s.
-    head = value.lstrip().lower()
-    if head.startswith("internal:") or re.match(r"^[a-z][a-z0-9_-]*=", head):
-        raise ValueError(
-            "only CSS selectors are accepted (not Playwright selector engines such as "
-            "internal:..., text=, xpath=)"
-        )
-    return value
-
-
-# A CSS selector as the API takes it.
-Css = Annotated[str, AfterValidator(_css_only)]
-# An element ref: what every ref field takes, described once.
-Ref = Annotated[str, Field(description="ref from the latest snapshot, e.g. e12")]
-
-
 class _Model(BaseModel):
     # strict: JSON true is not the integer 1, "5" is not 5 (one schema: what the OpenAPI
     # spec says is what the server accepts).
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integral_numbers(cls, data: Any) -> Any:
+        # JSON Schema's "integer" is any number without a fraction, 7707.0 too; strict
+        # pydantic takes only ints, so such a number is taken as the int it is.
+        if isinstance(data, dict):
+            keys = _int_keys(cls)
+            for key, value in data.items():
+                if key in keys and isinstance(value, float) and value.is_integer():
+                    data = {**data, key: int(value)}
+        return data
+
+
+@functools.cache
+def _int_keys(model: type[BaseModel]) -> frozenset[str]:
+    """The names (Python and JSON) of ``model``'s integer fields."""
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        if field.annotation in (int, int | None):
+            keys |= {name, field.alias or name}
+    return frozenset(keys)
 
 
 class _TabBody(_Model):
@@ -163,7 +171,7 @@ class TypeAct(_Act):
 
 class PressAct(_Act):
     kind: Literal["press"]
-    key: str = Field(min_length=1, description="e.g. Enter, Escape, ArrowDown, Control+A")
+    key: PressKey = Field(min_length=1, description="e.g. Enter, Escape, ArrowDown, Control+A")
     ref: Ref | None = Field(default=None, description="focus this element first; default: the page")
 
 
@@ -217,11 +225,11 @@ class WaitAct(_Act):
     selector: Css | None = Field(
         default=None, min_length=1, description="until this CSS selector is visible"
     )
-    url: str | None = Field(
+    url: UrlGlob | None = Field(
         default=None, min_length=1, description="until the URL matches (glob, e.g. **/done)"
     )
     load_state: Literal["load", "domcontentloaded", "networkidle"] | None = None
-    fn: str | None = Field(
+    fn: Script | None = Field(
         default=None, min_length=1, description="until this JS function returns truthy"
     )
     network_quiet: bool = Field(
@@ -233,7 +241,7 @@ class WaitAct(_Act):
 
 class EvaluateAct(_Act):
     kind: Literal["evaluate"]
-    fn: str = Field(min_length=1, description="'() => document.title', or '(el) => …' with ref")
+    fn: Script = Field(min_length=1, description="'() => document.title', or '(el) => …' with ref")
     ref: Ref | None = Field(default=None, description="pass this element to the function")
     world: Literal["page", "isolated"] = Field(
         default="page",
@@ -306,7 +314,18 @@ def act_deadline(action: AnyAct) -> float:
 
 
 class NavigateOptions(_TabBody):
-    url: str | None = Field(default=None, description="where to go (required for action=goto)")
+    # The schema says what the server checks: goto (the default action) needs a url.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {
+                "properties": {"action": {"enum": ["back", "forward", "reload"]}},
+                "required": ["action"],
+            },
+            "else": {"required": ["url"], "properties": {"url": {"type": "string", "minLength": 1}}},
+        }
+    )
+
+    url: Url | None = Field(default=None, description="where to go (required for action=goto)")
     action: Literal["goto", "back", "forward", "reload"] = "goto"
     wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"] = "load"
     timeout_ms: int | None = Field(default=None, description="default 20000, clamped to 500–120000")
@@ -318,9 +337,38 @@ class NavigateOptions(_TabBody):
     )
 
 
+_NO_ELEMENT: JSON = {"anyOf": [{"type": "null"}, {"maxLength": 0}]}
+
+
 class ScreenshotOptions(_TabBody):
+    # What engine/screenshot.py refuses, said by the schema: one element (ref or element),
+    # labels only on a page screenshot, quality only for jpeg (a png is lossless).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "not": {
+                        "required": ["ref", "element"],
+                        "properties": {
+                            "ref": {"type": "string"},
+                            "element": {"type": "string", "minLength": 1},
+                        },
+                    }
+                },
+                {
+                    "if": {"properties": {"labels": {"const": True}}, "required": ["labels"]},
+                    "then": {"properties": {"ref": {"type": "null"}, "element": _NO_ELEMENT}},
+                },
+                {
+                    "if": {"properties": {"type": {"const": "jpeg"}}, "required": ["type"]},
+                    "else": {"properties": {"quality": {"type": "null"}}},
+                },
+            ]
+        }
+    )
+
     full_page: bool = False
-    ref: str | None = Field(default=None, description="only this element")
+    ref: Ref | None = Field(default=None, description="only this element")
     element: Css | None = Field(default=None, description="only this element (CSS selector)")
     type: Literal["png", "jpeg"] = "png"
     quality: int | None = Field(default=None, ge=1, le=100, description="jpeg only")
@@ -357,17 +405,17 @@ class PdfOptions(_TabBody):
 
 
 class FileChooserOptions(_TabBody):
-    paths: list[str] = Field(min_length=1, max_length=100, description="absolute paths")
+    paths: list[LocalPath] = Field(min_length=1, max_length=100, description="absolute paths")
     roots: list[str] = Field(
         default_factory=list,
         max_length=50,
         description="the caller's workspace folders (an MCP client's roots); uploads come "
         "only from these and the uploadRoots setting",
     )
-    ref: str | None = Field(
+    ref: Ref | None = Field(
         default=None, description="arm, then click this ref (opens the chooser)"
     )
-    input_ref: str | None = Field(
+    input_ref: Ref | None = Field(
         default=None, description="set the files on this <input type=file>"
     )
     element: Css | None = Field(default=None, description="CSS selector of an <input type=file>")
@@ -383,7 +431,6 @@ class DialogOptions(_TabBody):
 
 # --- the schema, derived for the other ways in ---------------------------------------
 
-JSON = dict[str, Any]
 # What a derived field schema keeps of pydantic's: no titles (the schema is context an
 # agent pays for on every turn, playwright-mcp #1290), no default that goes without
 # saying (null, false, an empty list).

@@ -20,12 +20,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from browserdeck.engine.errors import NEW_SNAPSHOT, playwright_errors
-from browserdeck.engine.snapshot_text import REF_SHAPE
+from browserdeck.engine.fields import REF_PATTERN
 from browserdeck.engine.state import PageState, RefInfo, RefTable
 from browserdeck.errors import SNAPSHOT, Conflict, Hint, InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from playwright.async_api import FrameLocator, Locator, Page
+
+
+_REF_INPUT = re.compile(REF_PATTERN)
 
 
 @dataclass
@@ -47,16 +50,13 @@ class Resolved:
 
 
 def normalize(raw: str) -> str:
-    """``e12``, ``@e12``, ``ref=e12`` (and a bare ``12``) -> ``e12``."""
+    """``e12``, ``@e12``, ``ref=e12`` (and a bare ``12``) -> ``e12``; the shapes
+    ``fields.REF_PATTERN`` publishes, and nothing else."""
+    m = _REF_INPUT.fullmatch(raw)
+    if m is not None:
+        frame, element, bare = m.groups()
+        return f"e{bare}" if bare is not None else f"{'f' + frame if frame else ''}e{element}"
     text = raw.strip()
-    for prefix in ("@", "ref=", "[ref=", "aria-ref="):
-        if text.startswith(prefix):
-            text = text[len(prefix) :]
-    text = text.rstrip("]")
-    if text.isdigit():
-        text = f"e{text}"
-    if REF_SHAPE.match(text):
-        return text
     if re.fullmatch(r"ax\d+", text):
         raise InvalidInput(
             f"{raw!r} is a read-only ref from format=aria",

@@ -9,18 +9,17 @@ Ref numbers are offset after a new document so they never repeat in a tab.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio
-from browserdeck.engine import actionable, marks
+from browserdeck.engine import actionable, ax, marks
 from browserdeck.engine import snapshot_text as st
 from browserdeck.engine.errors import playwright_errors
-from browserdeck.engine.options import DEFAULT_AX_LIMIT, DEFAULT_MAX_CHARS, SnapshotOptions
+from browserdeck.engine.options import DEFAULT_MAX_CHARS, SnapshotOptions
 from browserdeck.engine.reftable import Renames, build_table, rename_refs, rename_text
 from browserdeck.engine.state import PageState, PreparedSnapshot, RefMode, RefTable
-from browserdeck.errors import InvalidInput, NotFound, Unavailable
+from browserdeck.errors import NotFound, Unavailable
 from browserdeck.results import SnapshotRef, SnapshotStats, SnapshotViewport
 
 if TYPE_CHECKING:
@@ -67,6 +66,12 @@ async def ai_text(state: PageState, opts: SnapshotOptions) -> str:
                 f"{'selector ' + repr(opts.selector) if opts.selector else ''}".strip()
                 + " matches no element on the page",
                 hint="check the CSS selector, or take a full snapshot first",
+                code="selector_not_found",
+            ) from None
+        if opts.frame and "<iframe> was expected" in message:
+            raise NotFound(
+                f"frame {opts.frame!r} names an element that is not an <iframe>",
+                hint="give the CSS selector of an <iframe>",
                 code="selector_not_found",
             ) from None
         raise
@@ -127,7 +132,7 @@ def render(
 
 async def snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]:
     if opts.format == "aria":
-        return await ax_snapshot(state, opts)
+        return await ax.snapshot(state, opts)
     prepared, state.prepared = state.prepared, None
     if prepared is not None and prepared.task is not None and not prepared.task.done():
         # Shielded: a caller that gives up must not cancel it for the next one.
@@ -274,118 +279,3 @@ async def _prepare(state: PageState) -> dict[str, Any] | None:
     except Exception as exc:  # the page went away or navigated again: no matter
         log.debug("prepared snapshot of %s: %s", state.target_id[:8], exc)
         return None
-
-
-# --- format=aria: the raw accessibility tree over CDP ---------------------------------
-
-_AX_PROPS = (
-    "focused",
-    "checked",
-    "disabled",
-    "expanded",
-    "selected",
-    "pressed",
-    "level",
-    "required",
-    "invalid",
-)
-_AX_SKIP_COMPACT = frozenset({"generic", "none", "InlineTextBox", "LineBreak", "ignored"})
-
-
-async def ax_snapshot(state: PageState, opts: SnapshotOptions) -> dict[str, Any]:
-    if opts.selector or opts.frame or opts.viewport:
-        raise InvalidInput(
-            "format=aria is the whole page's accessibility tree; selector, frame and viewport "
-            "apply to format=ai and format=role",
-            hint="drop selector/frame/viewport, or use format=ai",
-        )
-    if state.cdp is None:
-        raise Unavailable(
-            "the raw accessibility tree needs a CDP session to this tab", hint="use format=ai"
-        )
-    with playwright_errors("accessibility snapshot"):
-        tree = await state.cdp.send("Accessibility.getFullAXTree")
-    raw_nodes: list[dict[str, Any]] = tree.get("nodes", [])
-    by_id = {n["nodeId"]: n for n in raw_nodes}
-    roots = [n for n in raw_nodes if not n.get("parentId") or n["parentId"] not in by_id]
-    limit = opts.limit or DEFAULT_AX_LIMIT
-    lines: list[str] = []
-    counter = 0
-    omitted = 0
-
-    def value(node: dict[str, Any], key: str) -> str:
-        v = (node.get(key) or {}).get("value")
-        return "" if v is None else str(v)
-
-    def walk(node: dict[str, Any], depth: int, parent_name: str) -> None:
-        nonlocal counter, omitted
-        role = value(node, "role")
-        name = value(node, "name")
-        ignored = bool(node.get("ignored"))
-        shown = not ignored
-        if opts.compact and (
-            (role in _AX_SKIP_COMPACT and not name)
-            or (role == "StaticText" and name == parent_name)
-        ):
-            shown = False
-        if opts.interactive and role.lower() not in st.INTERACTIVE_ROLES:
-            shown = False
-        if opts.depth is not None and depth >= opts.depth:
-            return
-        child_depth = depth
-        if shown:
-            if counter >= limit:
-                omitted += 1
-            else:
-                counter += 1
-                props = []
-                for prop in node.get("properties") or []:
-                    pname = prop.get("name")
-                    pval = (prop.get("value") or {}).get("value")
-                    if pname in _AX_PROPS and pval not in (None, False, "false", ""):
-                        props.append(
-                            f" [{pname}]"
-                            if pval is True or pval == "true"
-                            else f" [{pname}={pval}]"
-                        )
-                indent = "" if opts.interactive else "  " * depth
-                label = f" {json.dumps(name, ensure_ascii=False)}" if name else ""
-                lines.append(f"{indent}- {role}{label} [ref=ax{counter}]{''.join(props)}")
-            child_depth = depth + 1
-        for child_id in node.get("childIds") or []:
-            child = by_id.get(child_id)
-            if child is not None:
-                walk(child, child_depth, name or parent_name)
-
-    for root in roots:
-        walk(root, 0, "")
-    text = "\n".join(lines)
-    if omitted:
-        text += (
-            f"\n[... truncated: {omitted} more nodes beyond limit={limit}. Use "
-            "interactive=true, compact=true or depth=N, or raise limit.]"
-        )
-    text, truncated = st.truncate(
-        text, max_chars=opts.max_chars or DEFAULT_MAX_CHARS, max_lines=None, what="nodes"
-    )
-    if not lines and not raw_nodes:
-        raise NotFound("the page has no accessibility tree yet", hint="wait for it to load")
-    result: dict[str, Any] = {
-        "format": "aria",
-        "targetId": state.target_id,
-        "url": state.page.url,
-        "title": await _title(state),
-        "snapshot": text,
-        "stats": SnapshotStats(
-            lines=len(lines),
-            chars=len(text),
-            refs=0,
-            interactive=sum(
-                1 for ln in lines if ln.strip()[2:].split(" ")[0].lower() in st.INTERACTIVE_ROLES
-            ),
-        ),
-        "note": "ax refs are for reading only; act with refs from format=ai or format=role",
-    }
-    if truncated:
-        result["truncated"] = truncated
-    return result

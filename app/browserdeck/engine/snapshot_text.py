@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from browserdeck.engine.actionable import ACTIONABLE_ROLES, actionable
+from browserdeck.results import Truncated
 
 T = TypeVar("T")
 
@@ -249,9 +250,19 @@ def compact_lines(nodes: list[Node], keep: list[bool]) -> list[tuple[Node, int]]
     return out
 
 
+# How to get a smaller snapshot, by format: aria takes no selector.
+NARROW = "selector=<css>, depth=N, interactive=true or compact=true"
+NARROW_AX = "depth=N, interactive=true or compact=true"
+
+
 def truncate(
-    text: str, *, max_chars: int, max_lines: int | None, what: str = "lines"
-) -> tuple[str, dict[str, int] | None]:
+    text: str,
+    *,
+    max_chars: int,
+    max_lines: int | None,
+    what: str = "lines",
+    narrow: str = NARROW,
+) -> tuple[str, Truncated | None]:
     """Cut at a line boundary; the marker says how much is missing and how to narrow."""
     if len(text) < max_chars and (max_lines is None or text.count("\n") < max_lines):
         return text, None  # it fits: no list of thousands of lines to count it
@@ -269,16 +280,16 @@ def truncate(
     if len(keep) == total_lines:
         return text, None
     shown = "\n".join(keep)
-    info = {
-        "shownLines": len(keep),
-        "totalLines": total_lines,
-        "shownChars": len(shown),
-        "totalChars": total_chars,
-    }
+    info = Truncated(
+        shown_lines=len(keep),
+        total_lines=total_lines,
+        shown_chars=len(shown),
+        total_chars=total_chars,
+    )
     marker = (
         f"\n[... truncated: showing {len(keep)} of {total_lines} {what} "
-        f"({len(shown)} of {total_chars} chars). Narrow it with selector=<css>, "
-        f"depth=N, interactive=true or compact=true, or raise maxChars/limit.]"
+        f"({len(shown)} of {total_chars} chars). Narrow it with {narrow}, "
+        f"or raise maxChars/limit.]"
     )
     return shown + marker, info
 

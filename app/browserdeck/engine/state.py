@@ -238,6 +238,8 @@ class PageState:
         # Set when the tab's renderer crashed (Playwright's "crash"): Playwright keeps this
         # Page dead for good, so only a navigation on a fresh connection revives the tab.
         self.crashed = asyncio.Event()
+        # Set when the page does not answer even with its scripts stopped (engine/hung.py).
+        self.hung = False
 
     async def title(self) -> str:
         """The page's title; "" while it cannot be read (navigating).

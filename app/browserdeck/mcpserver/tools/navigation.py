@@ -8,7 +8,7 @@ from browserdeck.mcpserver import pagetext, snapshot, snapshot_search
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, field, from_model, obj, s
 from browserdeck.mcpserver.tools.registry import PREPARE_SNAPSHOT, tool
-from browserdeck.mcpserver.tools.shared import _finish, _page_line, _snapshot_text
+from browserdeck.mcpserver.tools.shared import _finish, _page_line, _snapshot_text, cut_note
 
 # --- navigation ---------------------------------------------------------------
 
@@ -151,6 +151,10 @@ async def find(call: Call) -> Reply:
         where = pagetext.url(data.url) if data.url else "the page"
         return Reply(f"no match for {pattern or text!r} on {where}")
     more = f"\n({total - len(lines)} more matches not shown)" if total > len(lines) else ""
+    cut = "".join(f"\n(searched what was shown: {note})" for note in cut_note(data))
     return Reply(
-        f"{total} match(es):\n" + pagetext.fence("\n".join(lines), "snapshot lines") + more
+        f"{total} match(es):\n"
+        + pagetext.fence("\n".join(lines), "snapshot lines")
+        + more
+        + cut
     )

@@ -54,6 +54,18 @@ def _notes(data: r.TabResult | None) -> list[str]:
     return notes
 
 
+def cut_note(data: r.Snapshot) -> list[str]:
+    """What a snapshot the engine cut leaves out, and how to see the rest with this tool."""
+    cut = data.truncated
+    if cut is None:
+        return []
+    return [
+        f"the page's snapshot was cut at {cut.shown_lines:,} of {cut.total_lines:,} lines "
+        f"({cut.shown_chars:,} of {cut.total_chars:,} characters): to see the rest, scope "
+        "browser_snapshot with selector or depth"
+    ]
+
+
 async def _finish(call: Call, line: str, data: r.TabResult | None = None) -> Reply:
     parts = [line, *_notes(data)]
     if data is not None and data.navigated and data.url:
@@ -83,7 +95,7 @@ async def _snapshot_text(
     target = call.session.tab or ""
     header = _page_line(data)
     scoped = selector is not None or depth is not None or full or viewport
-    notes = _notes(data)
+    notes = _notes(data) + cut_note(data)
     if not scoped:
         previous = call.session.snapshots.get(target)
         call.session.snapshots[target] = body
