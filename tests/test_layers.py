@@ -59,8 +59,10 @@ LAYERS: dict[str, int] = {
         ),
         0,
     ),
-    # 1: the Playwright engine.
+    # 1: the Playwright engine, and the front door's vocabulary (requests, calls,
+    # addons), whose admin requests share the engine's field types.
     "engine": 1,
+    "door": 1,
     "pwdriver": 1,  # the engine's Playwright driver, spawned early by `serve`
     # 2: the service (profiles, browsers, relays) and the typed front door on it.
     **dict.fromkeys(

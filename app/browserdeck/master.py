@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from browserdeck.api.server import ApiServer
+    from browserdeck.door.activity import ActivityLog
     from browserdeck.service import Service
     from browserdeck.session import EndReason
 
@@ -51,7 +52,7 @@ def control_api(
     return ApiServer(
         service,
         port=port,
-        routes=lambda deck: {mcp_http.PATH: mcp_http.McpHttpEndpoint(deck, service)},
+        routes=lambda deck: {mcp_http.PATH: mcp_http.McpHttpEndpoint(deck)},
         build_routes_now=build_routes_now,
         # End MCP streams first: an open event stream would otherwise hold uvicorn's
         # graceful shutdown for its whole timeout.
@@ -103,6 +104,7 @@ def build_service(
     service.agent_releasers.append(lambda reason: release_agents(service, reason))
     service.tab_holders = tab_holders
     service.agent_sessions = lambda: agent_sessions(service)
+    service.addons.add(activity_log(service))
     return service
 
 
@@ -114,6 +116,15 @@ def agent_sessions(service: Service) -> int:
     api = service.api
     endpoint = mcp_http.endpoint_of(api.app) if isinstance(api, ApiServer) else None
     return endpoint.session_count() if endpoint is not None else 0
+
+
+def activity_log(service: Service) -> ActivityLog:
+    """The first addon: one activity entry per call (``api_call`` events, for the tray),
+    with the status the API would answer, whichever way the call came in."""
+    from browserdeck.api.errors import status_of
+    from browserdeck.door.activity import ActivityLog
+
+    return ActivityLog(lambda entry: service.events.api_call.send(entry=entry), status_of)
 
 
 def mcp_client_config() -> str:

@@ -18,6 +18,7 @@ errors, requests, dialogs; ``engine/screenshot.py``: labels): a console message 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -129,6 +130,40 @@ class Status(ProfileStatus):
 class Profiles(Answer):
     profiles: list[ProfileStatus]
     default_profile: str
+
+
+class ProfileReset(Answer):
+    """What reset-profile freed: the profile's CDP port and the processes killed on it."""
+
+    profile: str
+    port: int | None = None
+    killed_pids: list[int] = Field(default_factory=list)
+
+
+class ProfileDeleted(Answer):
+    deleted: str
+    removed_data: str | None = Field(default=None, description="the browser data removed")
+
+
+class TokenStored(Answer):
+    profile: str
+    stored: Literal["keyring", "file"] = Field(description="the OS keyring, or a 0600 file")
+
+
+class SessionReleased(Answer):
+    session: str
+    released: list[str] = Field(description="the profiles whose pooled browser was released")
+
+
+@dataclass(frozen=True)
+class AgentsStopped:
+    """What "Stop all agents" did."""
+
+    sessions: int  # agent sessions ended
+    closed_tabs: int  # tabs agents had opened, closed
+    unshared_tabs: int  # tabs of the user's Chrome no longer shared
+    given_back_tabs: int = 0  # tabs agents reused (did not open), left open and unlabelled
+    kept_tabs: int = 0  # tabs agents opened that the user marked keep, left open
 
 
 # --- tabs -------------------------------------------------------------------------

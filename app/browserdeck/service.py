@@ -40,6 +40,7 @@ from browserdeck import (
 )
 from browserdeck.chrome.xfocus import FocusKeeper
 from browserdeck.config import Config
+from browserdeck.door.addons import Addons
 from browserdeck.driverspecs import DRIVER_FIELDS
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, Unavailable
 from browserdeck.events import ServiceEvents
@@ -103,6 +104,7 @@ class Service:
         # how many MCP sessions are open (what "Stop all agents" would end).
         self.tab_holders: Callable[[str], dict[str, str]] = lambda _profile: {}
         self.agent_sessions: Callable[[], int] = lambda: 0
+        self.addons = Addons()  # every call at the front door passes them (deck.Deck)
         # The in-process MCP fallback runs without relays (and without starting the default
         # profile): it must not hold the relay port the tray or `serve` will want.
         self._run_relays = run_relays

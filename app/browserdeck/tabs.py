@@ -51,6 +51,32 @@ def client_key(client: str | None) -> str:
     return "" if name in TOOL_CLIENTS else name[:200]
 
 
+def match(tabs: list[Tab], target: str, *, where: str = "", why: str | None = None) -> Tab:
+    """The tab ``target`` names among ``tabs``: its full targetId or a unique prefix
+    (any case). ``where`` says whose tabs ("in profile 'work'"); ``why`` why one may be
+    missing (default: it may have been closed)."""
+    from browserdeck.errors import TABS, Conflict, Hint, NotFound
+
+    for tab in tabs:
+        if tab.target_id == target:
+            return tab
+    matches = [t for t in tabs if t.target_id.lower().startswith(target.lower())]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise NotFound(
+            f"no tab {target!r}{' ' + where if where else ''} ({why or 'it may have been closed'})",
+            hint=Hint("list tabs with {tabs} and use a targetId from there", tabs=TABS),
+            code="tab_not_found",
+        )
+    raise Conflict(
+        f"tab prefix {target!r} is ambiguous: it matches {len(matches)} tabs "
+        f"({', '.join(t.target_id[:12] for t in matches)})",
+        hint="use more characters of the targetId",
+        code="ambiguous_tab",
+    )
+
+
 def attachable(tab: Tab) -> bool:
     return tab.type == "page" and not tab.url.startswith(_UNATTACHABLE)
 

@@ -1,10 +1,10 @@
 """Snapshot, act, navigate, screenshot, console, offline, PDF and arming.
 
-Routes only translate HTTP <-> the front door: parse the query or body into the
-engine's typed options and hand them to ``Deck.on_tab``, which resolves the profile's
-browser and the tab and returns the typed answer (``results.py``); each route's
-``response_model`` publishes it, dumped with only the keys that were set. Every POST body may carry
-``targetId``; ``?targetId=`` works too (the body wins).
+Routes only translate HTTP <-> the front door: the body (or the query) is the request
+model, handed to ``Deck.on_tab``, which answers with the request's answer model
+(``results.py``); each route's ``response_model`` publishes it, dumped with only the
+keys that were set. Every POST body may carry ``targetId``; ``?targetId=`` works too
+(the body wins).
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Body, Query, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from browserdeck import results as r
 from browserdeck.api.deps import caller_of, deck_of
-from browserdeck.deck import TabRequest, build
+from browserdeck.door.request import TabRequest
 from browserdeck.engine import options as o
+from browserdeck.errors import InvalidInput
 
 router = APIRouter(tags=["engine"])
 
@@ -27,23 +28,31 @@ TargetQ = Annotated[
     Query(alias="targetId", description="tab: CDP targetId or a unique prefix; default: yours"),
 ]
 M = TypeVar("M", bound=BaseModel)
-HINT = "see GET /openapi.json for the fields this route takes"
+A = TypeVar("A")
 CSS: dict[str, Any] = {"format": "css-selector"}  # as fields.Css publishes it
 
 
 def _build(model: type[M], **values: Any) -> M:
-    return build(model, values, hint=HINT)
+    """A query route's request from its parameters (FastAPI checked their types)."""
+    try:
+        return model.model_validate({k: v for k, v in values.items() if v is not None})
+    except ValidationError as exc:  # a rule of the model's own (a CSS-only selector)
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise InvalidInput(
+            f"invalid request: {problems}", hint="see GET /openapi.json for the fields"
+        ) from None
 
 
 async def _on_tab(
-    request: Request, profile: str | None, target_id: str | None, body: TabRequest
-) -> r.TabResult:
-    return await deck_of(request).on_tab(caller_of(request), profile, target_id, body)
+    request: Request, profile: str | None, target_id: str | None, body: TabRequest[A]
+) -> A:
+    deck = deck_of(request)
+    return await deck.on_tab(caller_of(request), body, profile=profile, target=target_id)
 
 
 # Only the keys the answer set: the JSON is the engine's, no null it did not send. Each
-# route's response_model is exactly the class Deck.answer_type gives its request: FastAPI
-# serializes by the declared class, and would drop a subclass's own fields.
+# route's response_model is exactly its request's ``answer``: FastAPI serializes by the
+# declared class, and would drop a subclass's own fields.
 WIRE: dict[str, Any] = {"response_model_exclude_unset": True}
 
 
@@ -71,7 +80,7 @@ async def snapshot(
     limit: Annotated[int | None, Query(ge=1, le=20_000, description="max lines/nodes")] = None,
     max_chars: Annotated[int | None, Query(alias="maxChars", ge=500, le=2_000_000)] = None,
     viewport: Annotated[bool, Query(description="only what is inside the viewport")] = False,
-) -> r.TabResult:
+) -> r.Snapshot:
     opts = _build(
         o.SnapshotOptions,
         format=format,
@@ -100,7 +109,7 @@ async def act(
     body: Annotated[o.Act, Body()],
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.ActResult:
     return await _on_tab(request, profile, target_id, body)
 
 
@@ -115,7 +124,7 @@ async def navigate(
     body: o.NavigateOptions,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Navigated:
     return await _on_tab(request, profile, target_id, body)
 
 
@@ -130,7 +139,7 @@ async def screenshot(
     body: Annotated[o.ScreenshotOptions | None, Body()] = None,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Screenshot:
     return await _on_tab(request, profile, target_id, body or o.ScreenshotOptions())
 
 
@@ -150,7 +159,7 @@ async def console(
     ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 200,
     clear: bool = False,
-) -> r.TabResult:
+) -> r.Console:
     opts = _build(o.ConsoleOptions, level=level, limit=limit, clear=clear)
     return await _on_tab(request, profile, target_id, opts)
 
@@ -166,7 +175,7 @@ async def set_offline(
     body: o.OfflineOptions,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Offline:
     return await _on_tab(request, profile, target_id, body)
 
 
@@ -178,7 +187,7 @@ async def pdf(
     body: Annotated[o.PdfOptions | None, Body()] = None,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Pdf:
     return await _on_tab(request, profile, target_id, body or o.PdfOptions())
 
 
@@ -194,7 +203,7 @@ async def file_chooser(
     body: o.FileChooserOptions,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Armed:
     return await _on_tab(request, profile, target_id, body)
 
 
@@ -209,5 +218,5 @@ async def dialog(
     body: Annotated[o.DialogOptions | None, Body()] = None,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Armed:
     return await _on_tab(request, profile, target_id, body or o.DialogOptions())

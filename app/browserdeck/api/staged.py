@@ -40,7 +40,6 @@ def guarded(service: Service, app: ASGIApp) -> LoopbackGuard:
         CancelOnDisconnect(AnswerUnexpected(app)),
         token=lambda: service.api_token,
         token_read=service.tokens_read,
-        on_request=lambda entry: service.events.api_call.send(entry=entry),
     )
 
 

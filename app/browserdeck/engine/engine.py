@@ -1,10 +1,9 @@
-"""The Engine service: what the API, CLI and MCP call to look at and drive a tab.
+"""The Engine: what the front door calls to look at and drive a tab.
 
-Every public method takes the browser's CDP URL, the tab's full CDP targetId and
-the headers the endpoint needs (the service resolved the profile and the tab),
-plus typed options, and returns a dict of the answer's fields whose entries (console
-messages, requests, dialogs, labels, stats) are already ``results.py`` models; the front
-door validates the dict into the answer's model. Errors are ``browserdeck.errors``
+Every call takes the browser's CDP URL, the tab's full CDP targetId and the headers the
+endpoint needs (the front door resolved the profile and the tab), plus the request, and
+answers with the request's answer model (``results.py``), built here once. ``run``
+carries out any request by its ``engine_method``. Errors are ``browserdeck.errors``
 subclasses with a message and a hint.
 
 A dialog that opened with nothing armed was dismissed so it could not block the
@@ -16,10 +15,9 @@ hits its deadline on a page whose main thread is busy (a runaway script) stops t
 script with ``Runtime.terminateExecution`` and says so. The Playwright driver is
 watched: when it exits, calls answer 503 ``engine_restarting`` while a new one starts.
 
-Why one module (about 600 lines): ``Engine`` is one class, the engine's public face; its
-methods are thin (deadline, page state, a call into ``actions``/``snapshot``/
-``screenshot``) and share the connection, the per-call deadline and the crash and
-restart handling above, which is what would scatter if it were split.
+Why one module: ``Engine`` is one class, the engine's public face; its methods are thin
+(deadline, page state, a call into ``actions``/``snapshot``/``screenshot``) and share the
+connection, the per-call deadline and the crash and restart handling above.
 """
 
 from __future__ import annotations
@@ -36,7 +34,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from playwright.async_api import async_playwright
 
 from browserdeck import aio, pwdriver, urls
-from browserdeck.engine import actions, consequences, hung, offline
+from browserdeck import results as r
+from browserdeck.engine import actions, consequences, elements, hung, offline
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
@@ -56,12 +55,15 @@ from browserdeck.errors import (
 if TYPE_CHECKING:
     from playwright.async_api import Frame, Playwright
 
+    from browserdeck.door.call import Element
+    from browserdeck.door.request import TabRequest
     from browserdeck.events import ServiceEvents
 
 log = logging.getLogger(__name__)
 
 Headers = dict[str, str] | None
 T = TypeVar("T")
+A = TypeVar("A")
 EngineState = Literal["stopped", "running", "restarting"]
 
 # Deadlines of calls that take no timeoutMs (seconds). A snapshot of a very large page is
@@ -531,19 +533,45 @@ class Engine:
                 code="file_url_forbidden",
             )
 
-    def _finish(self, state: PageState, before: int, result: dict[str, Any]) -> dict[str, Any]:
-        """The result, unless the tab went to a file: page meanwhile (then nothing of it)."""
+    def _finish(self, answer: type[A], state: PageState, before: int, result: dict[str, Any]) -> A:
+        """The answer, unless the tab went to a file: page meanwhile (then nothing of it).
+
+        Built here, once: page text in it is made well-formed first (a lone surrogate a
+        script put in a title cannot be sent as UTF-8)."""
         if not state.page.is_closed():
             self._refuse_file_page(state, before)
         dialogs = state.take_dialogs()
         if dialogs:
             result["dialogs"] = dialogs
-        return result
+        built: A = answer.model_validate(r.well_formed(result))  # type: ignore[attr-defined]
+        return built
+
+    async def run(
+        self, cdp_url: str, target_id: str, headers: Headers, request: TabRequest[A]
+    ) -> A:
+        """Carry out ``request`` by the engine method it names (``engine_method``)."""
+        method: Callable[..., Awaitable[A]] = getattr(self, request.engine_method)
+        return await method(cdp_url, target_id, headers, request)
+
+    async def element(
+        self, cdp_url: str, target_id: str, headers: Headers, ref: str, *, detail: bool = False
+    ) -> Element | None:
+        """What ``ref`` points at on the tab (``elements.describe``); None if nothing."""
+        try:
+            state = await self.page_state(cdp_url, target_id, headers, reads=False)
+            return await asyncio.wait_for(elements.describe(state, ref, detail=detail), 5.0)
+        except (BrowserdeckError, TimeoutError):
+            return None
+
+    async def page_url(self, cdp_url: str, target_id: str, headers: Headers) -> str | None:
+        """The address the tab shows now."""
+        state = await self.page_state(cdp_url, target_id, headers, reads=False)
+        return None if state.page.is_closed() else state.page.url
 
     # --- the calls ---------------------------------------------------------
     async def snapshot(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.SnapshotOptions | None = None
-    ) -> dict[str, Any]:
+    ) -> r.Snapshot:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         async def take() -> dict[str, Any]:
@@ -554,7 +582,7 @@ class Engine:
             return result
 
         result = await self._bounded(state, "snapshot", SNAPSHOT_DEADLINE, take())
-        return self._finish(state, before, result)
+        return self._finish(r.Snapshot, state, before, result)
 
     async def act(
         self,
@@ -562,7 +590,7 @@ class Engine:
         target_id: str,
         headers: Headers,
         action: o.AnyAct,
-    ) -> dict[str, Any]:
+    ) -> r.ActResult:
         state = await self.page_state(cdp_url, target_id, headers, reads=action.kind != "close")
         before = self._file_visits.get(state, 0)
         state.actions += 1
@@ -578,11 +606,11 @@ class Engine:
         result = await self._bounded(
             state, action.kind, o.act_deadline(action) + DEADLINE_GRACE, run()
         )
-        return self._finish(state, before, result)
+        return self._finish(r.ActResult, state, before, result)
 
     async def navigate(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.NavigateOptions
-    ) -> dict[str, Any]:
+    ) -> r.Navigated:
         # Taking the tab elsewhere reads nothing: the way out of a file: page stays open.
         state = await self.page_state(cdp_url, target_id, headers, reads=False)
         if not state.crashed.is_set():
@@ -594,9 +622,11 @@ class Engine:
         if state.crashed.is_set():
             state, opts = await self._revive(state, cdp_url, target_id, headers, opts)
         seconds = o.navigate_timeout(opts.timeout_ms) / 1000 * 2 + DEADLINE_GRACE
-        return await self._bounded(
+        before = self._file_visits.get(state, 0)
+        result = await self._bounded(
             state, f"navigate ({opts.action})", seconds, self._navigate(state, opts)
         )
+        return self._finish(r.Navigated, state, before, result)
 
     async def _revive(
         self,
@@ -626,7 +656,6 @@ class Engine:
         return fresh, opts
 
     async def _navigate(self, state: PageState, opts: o.NavigateOptions) -> dict[str, Any]:
-        before = self._file_visits.get(state, 0)
         state.actions += 1
         wait = opts.prepare_snapshot == "wait"
         # Waiting for the snapshot: it reads the title too, at the same time.
@@ -638,7 +667,7 @@ class Engine:
                 result["title"] = taken["title"] if taken else await state.title()
         elif wait:
             result["title"] = await state.title()
-        return self._finish(state, before, result)
+        return result
 
     async def screenshot(
         self,
@@ -646,7 +675,7 @@ class Engine:
         target_id: str,
         headers: Headers,
         opts: o.ScreenshotOptions | None = None,
-    ) -> dict[str, Any]:
+    ) -> r.Screenshot:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         opts = opts or o.ScreenshotOptions()
@@ -655,44 +684,45 @@ class Engine:
         shot = await self._bounded(
             state, "screenshot", SCREENSHOT_DEADLINE, shots.screenshot(state, opts)
         )
-        return self._finish(state, before, shot)
+        return self._finish(r.Screenshot, state, before, shot)
 
     async def console(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.ConsoleOptions | None = None
-    ) -> dict[str, Any]:
+    ) -> r.Console:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
-        return self._finish(state, before, actions.console(state, opts or o.ConsoleOptions()))
+        result = actions.console(state, opts or o.ConsoleOptions())
+        return self._finish(r.Console, state, before, result)
 
     async def set_offline(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.OfflineOptions
-    ) -> dict[str, Any]:
+    ) -> r.Offline:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         state.actions += 1
         done = await self._bounded(
             state, "set offline", OFFLINE_DEADLINE, offline.set_offline(state, opts)
         )
-        return self._finish(state, before, done)
+        return self._finish(r.Offline, state, before, done)
 
     async def pdf(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.PdfOptions | None = None
-    ) -> dict[str, Any]:
+    ) -> r.Pdf:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         opts = opts or o.PdfOptions()
         seconds = o.navigate_timeout(opts.timeout_ms) / 1000 + DEADLINE_GRACE
         done = await self._bounded(state, "pdf", seconds, actions.pdf(state, opts))
-        return self._finish(state, before, done)
+        return self._finish(r.Pdf, state, before, done)
 
     async def arm_file_chooser(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.FileChooserOptions
-    ) -> dict[str, Any]:
+    ) -> r.Armed:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         state.actions += 1
         if not (opts.ref or opts.input_ref or opts.element):  # only arming: nothing happens yet
-            return self._finish(state, before, await actions.arm_file_chooser(state, opts))
+            return self._finish(r.Armed, state, before, await actions.arm_file_chooser(state, opts))
 
         bound = consequences.DEFAULT_WAIT_MS if opts.wait_ms is None else opts.wait_ms
 
@@ -711,12 +741,12 @@ class Engine:
 
         seconds = (o.action_timeout(None) * 2 + bound) / 1000 + DEADLINE_GRACE
         result = await self._bounded(state, "file chooser", seconds, run())
-        return self._finish(state, before, result)
+        return self._finish(r.Armed, state, before, result)
 
     async def arm_dialog(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.DialogOptions
-    ) -> dict[str, Any]:
+    ) -> r.Armed:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(state, before, actions.arm_dialog(state, opts))
+        return self._finish(r.Armed, state, before, actions.arm_dialog(state, opts))
