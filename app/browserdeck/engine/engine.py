@@ -35,7 +35,7 @@ from playwright.async_api import async_playwright
 
 from browserdeck import aio, pwdriver, urls
 from browserdeck import results as r
-from browserdeck.engine import actions, consequences, elements, hung, offline
+from browserdeck.engine import actions, arming, consequences, elements, hung, offline
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
@@ -722,7 +722,7 @@ class Engine:
         before = self._file_visits.get(state, 0)
         state.actions += 1
         if not (opts.ref or opts.input_ref or opts.element):  # only arming: nothing happens yet
-            return self._finish(r.Armed, state, before, await actions.arm_file_chooser(state, opts))
+            return self._finish(r.Armed, state, before, await arming.arm_file_chooser(state, opts))
 
         bound = consequences.DEFAULT_WAIT_MS if opts.wait_ms is None else opts.wait_ms
 
@@ -731,7 +731,7 @@ class Engine:
             # upload the page starts on "change"), engine/consequences.py.
             watch = await consequences.watch(state, bound)
             try:
-                result = await actions.arm_file_chooser(state, opts)
+                result = await arming.arm_file_chooser(state, opts)
                 if watch is not None and not state.page.is_closed():
                     result.update(await watch.settle())
             finally:
@@ -749,4 +749,4 @@ class Engine:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(r.Armed, state, before, actions.arm_dialog(state, opts))
+        return self._finish(r.Armed, state, before, arming.arm_dialog(state, opts))
