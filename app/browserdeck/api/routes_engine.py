@@ -9,6 +9,7 @@ keys that were set. Every POST body may carry ``targetId``; ``?targetId=`` works
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Body, Query, Request
@@ -97,10 +98,13 @@ async def snapshot(
     return await _on_tab(request, profile, target_id, opts)
 
 
+# The act kinds, as the models of the /act body declare them.
+KINDS = [typing.get_args(m.model_fields["kind"].annotation)[0] for m in typing.get_args(o.AnyAct)]
+
+
 @router.post(
     "/act",
-    summary="Act on a tab: click, type, press, hover, drag, select, fill, "
-    "resize, wait, evaluate, close, scrollIntoView",
+    summary="Act on a tab: " + ", ".join(KINDS),
     response_model=r.ActResult,
     **WIRE,
 )
