@@ -158,6 +158,13 @@ ARGS: dict[str, list[dict[str, Any]]] = {
         {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
         {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
     ],
+    'scroll': [
+        {'flags': ['ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'the element to scroll; default: the page', 'nargs': '?'}},
+        {'flags': ['--dx'], 'dest': 'dx', 'field': 'deltaX', 'options': {'type': 'int', 'help': 'pixels right (<0: left); default: 0'}},
+        {'flags': ['--dy'], 'dest': 'dy', 'field': 'deltaY', 'options': {'type': 'int', 'help': 'pixels down (<0: up); default: 0'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
+    ],
 }
 
 # Per page command, in --help's order: its help, the line it prints (words.say) and
@@ -182,5 +189,6 @@ COMMANDS: dict[str, dict[str, Any]] = {
     'resize': {'help': 'set the viewport size', 'said': 'viewport is {width}x{height}', 'fields': {'kind': 'resize'}},
     'wait': {'help': 'wait for text, a selector, a URL, a load state, network quiet or time', 'said': 'done waiting', 'fields': {'kind': 'wait'}},
     'evaluate': {'help': 'run JavaScript in the page', 'said': '', 'fields': {'kind': 'evaluate'}},
+    'scroll': {'help': 'scroll the page (or an element) like a mouse wheel; waits for what it loads', 'said': 'scrolled {ref|the page} by {deltaX|0},{deltaY|0}', 'fields': {'kind': 'scroll'}},
 }
 # fmt: on

@@ -22,6 +22,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from browserdeck import artifacts, files, paths, urls
 from browserdeck.engine import consequences, editing, isolated
 from browserdeck.engine import options as o
+from browserdeck.engine.acts import ScrollAct
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
 from browserdeck.engine.state import PageState
@@ -58,8 +59,9 @@ async def act(
     watch = None
     if isinstance(action, WAITED_ACTS):
         bound = consequences.DEFAULT_WAIT_MS if action.wait_ms is None else action.wait_ms
-        scrolls = isinstance(action, o.PressAct) and (
-            action.key.rsplit("+", 1)[-1] in consequences.SCROLL_KEYS
+        scrolls = isinstance(action, ScrollAct) or (
+            isinstance(action, o.PressAct)
+            and action.key.rsplit("+", 1)[-1] in consequences.SCROLL_KEYS
         )
         watch = await consequences.watch(state, bound, scrolls=scrolls)
     try:
@@ -85,7 +87,7 @@ async def act(
 
 
 # Actions whose consequences (navigation, requests) are awaited (engine/consequences.py).
-WAITED_ACTS = (o.ClickAct, o.TypeAct, o.PressAct, o.DragAct, o.SelectAct, o.FillAct)
+WAITED_ACTS = (o.ClickAct, o.TypeAct, o.PressAct, o.DragAct, o.SelectAct, o.FillAct, ScrollAct)
 
 
 async def _dispatch(
@@ -144,8 +146,36 @@ async def _dispatch(
         with playwright_errors(r.what("scroll to"), timeout):
             await r.locator.scroll_into_view_if_needed(timeout=timeout)
         out["ref"] = r.ref
+    elif isinstance(action, ScrollAct):
+        await _scroll(state, action, timeout, out)
     else:  # pragma: no cover - the model's discriminator rules this out
         raise InvalidInput(f"unknown act kind {action!r}")
+
+
+async def _scroll(state: PageState, action: ScrollAct, timeout: int, out: dict[str, Any]) -> None:
+    """The wheel over the element's middle (brought into view), else the viewport's: it
+    scrolls what a person's wheel would, the element's scroll box or the page, and the
+    page hears it as they would (wheel, then scroll events)."""
+    page = state.page
+    if action.ref:
+        r = await resolve(state, action.ref, "scroll")
+        with playwright_errors(r.what("scroll"), timeout):
+            await r.locator.scroll_into_view_if_needed(timeout=timeout)
+            box = await r.locator.bounding_box(timeout=timeout)
+        if box is None:
+            raise Conflict(
+                f"cannot scroll {r.ref} ({r.info.describe()}): it takes no room on the page",
+                hint="scroll the page (no ref), or an element that is shown",
+                code="not_visible",
+            )
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        out["ref"] = r.ref
+    else:
+        with playwright_errors("scroll the page", timeout):
+            x, y = await page.evaluate("[innerWidth / 2, innerHeight / 2]")
+    with playwright_errors("scroll", timeout):
+        await page.mouse.move(x, y)
+        await page.mouse.wheel(action.delta_x, action.delta_y)
 
 
 async def _press(state: PageState, action: o.PressAct, timeout: int) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
 from browserdeck import results as r
 from browserdeck.door.request import TIMED, Cli, Mcp, arg, invalid, own
@@ -270,6 +270,43 @@ class ScrollIntoViewAct(_Act):
     ref: Ref
 
 
+class ScrollAct(_Act):
+    """A mouse wheel turned over the element (or the middle of the page): what a person
+    does to see more, and what loads more on an infinite-scroll page."""
+
+    said = "scrolled {ref|the page} by {deltaX|0},{deltaY|0}"
+    mcp = Mcp(
+        "browser_scroll",
+        "Scroll the page (or the element ref) by deltaX/deltaY pixels, as a mouse wheel; "
+        "waits for what the scroll loads.",
+        ("ref", "deltaX", "deltaY", "waitMs"),
+        group="all",
+    )
+    cli = (
+        Cli(
+            "scroll",
+            "scroll the page (or an element) like a mouse wheel; waits for what it loads",
+            (
+                arg("ref", nargs="?"),
+                arg("--dx", field="deltaX"),
+                arg("--dy", field="deltaY"),
+                *TIMED,
+            ),
+        ),
+    )
+
+    kind: Literal["scroll"]
+    ref: Ref | None = Field(default=None, description="the element to scroll; default: the page")
+    delta_x: int = Field(default=0, ge=-100_000, le=100_000, description="pixels right (<0: left)")
+    delta_y: int = Field(default=0, ge=-100_000, le=100_000, description="pixels down (<0: up)")
+
+    @model_validator(mode="after")
+    def _moves(self) -> Self:
+        if not (self.delta_x or self.delta_y):
+            raise ValueError("scroll needs deltaX or deltaY (pixels; negative: left or up)")
+        return self
+
+
 AnyAct = (
     ClickAct
     | TypeAct
@@ -283,6 +320,7 @@ AnyAct = (
     | EvaluateAct
     | CloseAct
     | ScrollIntoViewAct
+    | ScrollAct
 )
 # The request body of POST /act: pydantic picks the model by "kind".
 Act = Annotated[AnyAct, Field(discriminator="kind")]
