@@ -169,9 +169,5 @@ class Call(Generic[A]):
             raise RuntimeError(f"{self.name} is not a call on a tab")
         return await self._aside(request)
 
-    @property
-    def elapsed_ms(self) -> float:
-        return round((time.perf_counter() - self.started) * 1000, 1)
-
     def __repr__(self) -> str:
         return f"<Call {self.name} by {self.caller.client!r} on {self.tab or self.profile}>"
