@@ -10,16 +10,15 @@ keys that were set. Every POST body may carry ``targetId``; ``?targetId=`` works
 from __future__ import annotations
 
 import typing
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Query, Request
-from pydantic import BaseModel, ValidationError
+from pydantic import ConfigDict
 
 from browserdeck import results as r
 from browserdeck.api.deps import caller_of, deck_of
 from browserdeck.door.request import TabRequest
 from browserdeck.engine import options as o
-from browserdeck.errors import InvalidInput
 
 router = APIRouter(tags=["engine"])
 
@@ -28,20 +27,19 @@ TargetQ = Annotated[
     str | None,
     Query(alias="targetId", description="tab: CDP targetId or a unique prefix; default: yours"),
 ]
-M = TypeVar("M", bound=BaseModel)
 A = TypeVar("A")
-CSS: dict[str, Any] = {"format": "css-selector"}  # as fields.Css publishes it
+# A query's values are text: read as the model's types (lax), the route's other
+# parameters (profile, targetId) left to them. The fields, their bounds and descriptions
+# are the request model's own, checked once.
+_QUERY = ConfigDict(strict=False, extra="ignore")
 
 
-def _build(model: type[M], **values: Any) -> M:
-    """A query route's request from its parameters (FastAPI checked their types)."""
-    try:
-        return model.model_validate({k: v for k, v in values.items() if v is not None})
-    except ValidationError as exc:  # a rule of the model's own (a CSS-only selector)
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise InvalidInput(
-            f"invalid request: {problems}", hint="see GET /openapi.json for the fields"
-        ) from None
+class SnapshotQuery(o.SnapshotOptions):
+    model_config = _QUERY
+
+
+class ConsoleQuery(o.ConsoleOptions):
+    model_config = _QUERY
 
 
 async def _on_tab(
@@ -65,37 +63,11 @@ WIRE: dict[str, Any] = {"response_model_exclude_unset": True}
 )
 async def snapshot(
     request: Request,
+    query: Annotated[SnapshotQuery, Query()],
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-    format: Annotated[o.SnapshotFormat, Query(description="ai (default), role or aria")] = "ai",
-    refs: Annotated[o.RefMode | None, Query(description="aria or role ref resolution")] = None,
-    interactive: Annotated[bool, Query(description="only actionable elements, flat")] = False,
-    compact: Annotated[bool, Query(description="drop unnamed wrappers")] = False,
-    depth: Annotated[int | None, Query(ge=1, le=200)] = None,
-    selector: Annotated[
-        str | None, Query(description="CSS: snapshot only this", json_schema_extra=CSS)
-    ] = None,
-    frame: Annotated[
-        str | None, Query(description="CSS of an iframe: inside it", json_schema_extra=CSS)
-    ] = None,
-    limit: Annotated[int | None, Query(ge=1, le=20_000, description="max lines/nodes")] = None,
-    max_chars: Annotated[int | None, Query(alias="maxChars", ge=500, le=2_000_000)] = None,
-    viewport: Annotated[bool, Query(description="only what is inside the viewport")] = False,
 ) -> r.Snapshot:
-    opts = _build(
-        o.SnapshotOptions,
-        format=format,
-        refs=refs,
-        interactive=interactive,
-        compact=compact,
-        depth=depth,
-        selector=selector,
-        frame=frame,
-        limit=limit,
-        max_chars=max_chars,
-        viewport=viewport,
-    )
-    return await _on_tab(request, profile, target_id, opts)
+    return await _on_tab(request, profile, target_id, query)
 
 
 # The act kinds, as the models of the /act body declare them.
@@ -155,17 +127,11 @@ async def screenshot(
 )
 async def console(
     request: Request,
+    query: Annotated[ConsoleQuery, Query()],
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-    level: Annotated[
-        Literal["debug", "info", "warning", "error"] | None,
-        Query(description="minimum level; default: all"),
-    ] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 200,
-    clear: bool = False,
 ) -> r.Console:
-    opts = _build(o.ConsoleOptions, level=level, limit=limit, clear=clear)
-    return await _on_tab(request, profile, target_id, opts)
+    return await _on_tab(request, profile, target_id, query)
 
 
 @router.post(
