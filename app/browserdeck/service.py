@@ -2,13 +2,11 @@
 
 It owns the config, the engine, the relays, the managed browsers (one
 ``profiles.ProfileContext`` per profile) and the control API, starts them in order and
-stops them in reverse order, on one shutdown path, whichever front-end runs it
-(``browserdeck serve``, the tray, the in-process MCP fallback, tests).
+stops them in reverse, on one shutdown path, whichever front-end runs it.
 
-Why one module: the start and the stop are one ordered sequence over the same parts
-(what starts beside what, and the reverse on every failure), and the profile and config
-operations below are the service's own state changes under that sequence; split, each
-half would reach into the other's tasks and fields.
+Why one module: the start and the stop are one ordered sequence over the same parts, and
+the profile and config operations below are state changes under that sequence; split,
+each half would reach into the other's tasks and fields.
 """
 
 from __future__ import annotations
