@@ -134,11 +134,8 @@ class Deck:
         return status
 
     async def peek_tabs(self, caller: Caller, profile: str | None) -> list[Tab]:
-        """The profile's tabs if its browser answers now; never starts a browser.
-
-        For views that only watch: a refresh racing the user's Stop must not relaunch
-        the browser just stopped (``tabs`` starts a stopped managed browser on demand).
-        """
+        """The profile's tabs if its browser answers now; never starts a browser (a view's
+        refresh racing the user's Stop must not relaunch the browser just stopped)."""
         return await self.service.profile(profile).peek_tabs(caller) or []
 
     def agents_present(self) -> bool:
@@ -320,13 +317,15 @@ class Deck:
         return await self._on_profile(caller, admin.StoreToken(token=token), profile, perform)
 
     async def release_session(self, caller: Caller, session: str) -> r.SessionReleased:
-        """Give back the pooled remote browsers of one agent session."""
+        """Give back the pooled remote browsers of one agent session. A session that holds
+        none (every MCP session, as it ends, asks) releases nothing and is no call."""
+        agent = session[:200]
+        held = [c for c in self.service.contexts.values() if c.remote and agent in c.remote.leases]
+        if not held:
+            return r.SessionReleased(session=session, released=[])
 
         async def perform(call: Call[r.SessionReleased], _: ProfileContext | None) -> r.SessionReleased:
-            released = []
-            for ctx in list(self.service.contexts.values()):
-                if ctx.remote is not None and await ctx.remote.release(session[:200]):
-                    released.append(ctx.name)
+            released = [c.name for c in held if c.remote and await c.remote.release(agent)]
             return r.SessionReleased(session=session, released=released)
 
         request = admin.ReleaseSession(session=session)
