@@ -76,6 +76,8 @@ _ACTIONS: dict[str, str] = {
     "store-token": "store service token",
     "release-session": "release session",
     "stop-all-agents": "stop all agents",
+    "end-session": "end agent session",
+    "keep-tab": "keep tab",
     "apply-config": "save settings",
     "run-code": "run code",
     "tabs": "list tabs",
