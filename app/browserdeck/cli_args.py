@@ -1,6 +1,6 @@
 """Generated from engine/options.py by cli_schema.py (`make cli-args`): do not edit.
 
-The page commands' arguments as plain data, so a CLI call needs no pydantic (issue 14).
+The page commands' arguments as plain data, so a CLI call needs no pydantic.
 Per command, each argument: its flags, argparse's dest, the request field it fills
 (absent: the CLI's own) and argparse's options ("type": "int"; "list": "comma").
 """

@@ -18,7 +18,7 @@ from browserdeck.cli_fast import Skipped
 from browserdeck.client import ApiClient, ClientError
 from browserdeck.door.words import say
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -268,7 +268,7 @@ def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_upload(args: argparse.Namespace, client: ApiClient) -> int:
-    from pathlib import Path  # here: the other commands need no pathlib (issue 14)
+    from pathlib import Path  # here: the other commands need no pathlib
 
     files = [str(Path(p).expanduser().resolve()) for p in args.paths]
     # A person at a shell names the files themselves: their folders (and the working
@@ -311,7 +311,7 @@ def register(
         if isinstance(p, Skipped):
             return p  # not built: another command runs (cli.build_parser)
         # Added to each, not a parent parser: a call builds only its own subcommand's
-        # parser (cli.build_parser), and a parent would be built for nothing (issue 14).
+        # parser (cli.build_parser), and a parent would be built for nothing.
         p.add_argument(
             "--target", "-t", help="tab: targetId or unique prefix (default: your last used tab)"
         )

@@ -173,7 +173,7 @@ def render() -> str:
     lines = [
         '"""Generated from engine/options.py by cli_schema.py (`make cli-args`): do not edit.',
         "",
-        "The page commands' arguments as plain data, so a CLI call needs no pydantic (issue 14).",
+        "The page commands' arguments as plain data, so a CLI call needs no pydantic.",
         "Per command, each argument: its flags, argparse's dest, the request field it fills",
         '(absent: the CLI\'s own) and argparse\'s options ("type": "int"; "list": "comma").',
         '"""',
@@ -274,7 +274,7 @@ def render_answers() -> str:
         "",
         "The answers the CLI reads, as TypedDicts with the wire's key names, so mypy checks",
         "every key the CLI reads against the models. Imported only under TYPE_CHECKING: a",
-        "CLI call reads plain JSON and imports neither this nor pydantic (issue 14).",
+        "CLI call reads plain JSON and imports neither this nor pydantic.",
         '"""',
         "",
         "from __future__ import annotations",

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # The API and MCP are imported where they are built, not here: `serve` starts the
-# Playwright driver and Chromium first and imports the web stack beside them (issue 14).
+# Playwright driver and Chromium first and imports the web stack beside them.
 
 
 def control_api(
@@ -43,7 +43,7 @@ def control_api(
     """The control API on ``port`` with MCP over streamable HTTP at ``/mcp``.
 
     ``/mcp`` answers as soon as the API listens, before FastAPI is built (api/staged.py):
-    a service started for an MCP client is waited for until it does (issue 14), and
+    a service started for an MCP client is waited for until it does, and
     ``on_listening`` tells that client so.
     """
     from browserdeck.api.server import ApiServer
@@ -226,7 +226,7 @@ async def _serve(
 
     # Starting imports the service, the engine, the MCP SDK and the web stack: objects
     # that live as long as the process. The cyclic collector's passes over them while
-    # they are made are CPU that an MCP client waits for (issue 14), so it is off until
+    # they are made are CPU that an MCP client waits for, so it is off until
     # the service runs; heap.settle then freezes them (later collections skip them too).
     collecting = gc.isenabled()  # an in-process caller (a test) may have it off already
     gc.disable()
@@ -264,7 +264,7 @@ async def _serve(
     else:
         # Frozen before the collector is on again: its first pass would otherwise walk
         # every object the start made (~100,000, ~30 ms) just as the first page call
-        # waits for the engine (issue 14). A big snapshot's temporaries no longer set off
+        # waits for the engine. A big snapshot's temporaries no longer set off
         # collections either (heap.py). Not on a failed start: nothing is kept then.
         heap.settle()
     finally:

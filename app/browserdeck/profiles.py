@@ -378,7 +378,7 @@ class ProfileContext:
         cdp_url = await self.ensure_browser(caller)
         engine = self.service.engine
         if (engine is not None or self.service.engine_starting) and url != "about:blank":
-            # It may still be imported or starting beside the API (Service.start; issue 14).
+            # It may still be imported or starting beside the API (Service.start).
             engine = await self.service.engine_ready()
         # A URL is opened blank, then navigated by the engine: a URL that cannot load (no
         # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
@@ -425,7 +425,7 @@ class ProfileContext:
             # shares a window is not rendered, so its screenshots wait for a frame that
             # never comes. And background with newWindow: Chromium shows that window
             # inactive, so an agent's tab never jumps over what the user is doing, while
-            # it is the active tab of a visible window and renders (issue 15; Focus brings
+            # it is the active tab of a visible window and renders (docs/gui.md; Focus brings
             # it forward). The user's Chrome gets plain tabs via the relay.
             own_window = self.impl.own_window
             created = await self._cdp_call(

@@ -207,7 +207,7 @@ class ServiceDriver:
 
     async def _connect(self, lease: Lease) -> Connection:
         async with lease.lock:
-            # The engine may still be starting beside the API (Service.start; issue 14).
+            # The engine may still be starting beside the API (Service.start).
             pool = (await self.ctx.service.engine_ready()).pool
             if lease.conn is not None and not lease.conn.lost:
                 return lease.conn
@@ -365,7 +365,7 @@ class ServiceDriver:
             return self._health[1]
         base, query, headers = self._http_base()
         out: dict[str, Any]
-        import httpx  # here: the service's start does not need it (issue 14)
+        import httpx  # here: the service's start does not need it
 
         try:
             async with httpx.AsyncClient(timeout=1.5, trust_env=False) as http:

@@ -1,4 +1,4 @@
-"""What the front door answers, typed (issue 13): ``Deck``'s results.
+"""What the front door answers, typed: ``Deck``'s results.
 
 Every way in reads the same objects: API routes return them (their ``response_model``
 publishes each shape in the OpenAPI spec), MCP tools read their attributes. On the wire
@@ -72,7 +72,7 @@ class Answer(BaseModel):
     keys kept."""
 
     # defer_build: a model's validator is built when it is first used, not at import; a
-    # service started for an MCP client uses a few of these before it answers (issue 14).
+    # service started for an MCP client uses a few of these before it answers.
     model_config = ConfigDict(
         extra="allow", alias_generator=to_camel, populate_by_name=True, defer_build=True
     )

@@ -25,7 +25,7 @@ _UNATTACHABLE = ("devtools://", "chrome-extension://", "chrome-untrusted://")
 
 # A pydantic dataclass: built positionally like any dataclass, and the schema of a tab in
 # the API's answers (camelCase: targetId), so a tab is declared once. Its validator is
-# built on first use, not at import (issue 14).
+# built on first use, not at import.
 @dataclass(config=ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True))
 class Tab:
     target_id: str

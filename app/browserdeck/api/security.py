@@ -38,7 +38,7 @@ PEER_UID = "browserdeck.peer_uid"
 # lives as long as, in the kernel's word rather than a header's.
 PEER_PID = "browserdeck.peer_pid"
 # The biggest legitimate body is a long evaluate function or typed text; a 200 MB body
-# with a valid token once pushed the service from 104 to 655 MB RSS (issue 10 item 7).
+# with a valid token once pushed the service from 104 to 655 MB RSS (docs/security.md).
 MAX_BODY_BYTES = 8 * 2**20
 
 

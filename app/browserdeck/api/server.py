@@ -339,7 +339,7 @@ class ApiServer:
         server.listening = listening = asyncio.Event()
         self._task = aio.create_task(server.serve(sockets=sockets), name="api-server")
         # Awaited, not polled: a service started for `browserdeck mcp` says it listens
-        # from here (on_listening), and the MCP client waits for that (issue 14).
+        # from here (on_listening), and the MCP client waits for that.
         waiting = aio.create_task(listening.wait(), name="api-server-listening")
         try:
             await asyncio.wait([waiting, self._task], return_when=asyncio.FIRST_COMPLETED)

@@ -225,7 +225,7 @@ class CdpGateway:
         return connection.respond(404, "Not Found\n")
 
     def _netloc(self, headers: guard.Headers) -> str:
-        # Rebuilt from the checked Host, never copied raw (issue 10 item 8).
+        # Rebuilt from the checked Host, never copied raw (docs/security.md).
         parsed = guard.parse_host(guard.single_header(headers, "host")[0])
         if parsed is None:
             return f"{self.host}:{self.port}"

@@ -144,7 +144,7 @@ class Driver(ProfileDriver):
         """``chrome`` exited without being asked to (under the lock): say so, once.
 
         A clean exit (code 0: the user closed its last window or quit it from its menu)
-        is a stop, not a crash (issue 15); a signal or an error code is a crash.
+        is a stop, not a crash (docs/gui.md); a signal or an error code is a crash.
         """
         ctx = self.ctx
         ctx.chrome = None

@@ -88,7 +88,7 @@ class EngineDriver:
         log.info("engine started (Playwright driver pid %s)", self.driver_pid)
 
     async def _start_driver(self) -> None:
-        pwdriver.install()  # the early driver, Node's compile cache (issue 14)
+        pwdriver.install()  # the early driver, Node's compile cache
         watch = self._starting = pwdriver.watch_start()
         # Not cancelled at the deadline: Playwright's client would leave its handshake
         # unanswered. Its driver is killed instead, and the start fails by itself.

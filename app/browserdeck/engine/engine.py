@@ -92,7 +92,7 @@ def _never_run(work: Awaitable[Any]) -> None:
         close()  # never awaited: no "coroutine was never awaited" warning
 
 
-# Text in password fields never leaves the engine (issue 10 item 8): not in snapshots (the
+# Text in password fields never leaves the engine (docs/security.md): not in snapshots (the
 # ai/role formats print a textbox's value), not echoed by fill. The accessibility tree
 # already shows bullets for them; this does the same for our own formats.
 MASK = "••••••••"
@@ -262,7 +262,7 @@ class Engine(EngineDriver):
             )
         return exc
 
-    # The backstop behind urls.prepare (issue 10 item 1): whatever way a tab reached a
+    # The backstop behind urls.prepare (docs/security.md): whatever way a tab reached a
     # file: page (a redirect, a script setting location.href on a file: page opened while
     # the setting was on, a history entry), no call reads it, and the tab is taken away.
     def _watch_file_pages(self, state: PageState) -> None:

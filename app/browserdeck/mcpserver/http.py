@@ -8,7 +8,7 @@ every other route; here a POST must also say ``Content-Type: application/json`` 
 stay under 4 MiB (what the SDK's transport security added). Query parameters pick per
 client what the stdio flags pick: ``/mcp?tools=all&profile=work``.
 
-The transport is ours, not the official SDK's (issue 14: importing the SDK's server
+The transport is ours, not the official SDK's (importing the SDK's server
 was ~350 ms of CPU on the way to a spawned service's first answer). On the wire it
 answers as the SDK 2.3 server did, which the tests hold with the SDK's own client:
 

@@ -5,7 +5,7 @@ do. It is off unless the ``mcpRunCode`` setting is on. The code never runs in th
 process: each MCP session gets a child process (``runcode_worker``) with its own
 Playwright connection to the profile's CDP endpoint, authenticated with that
 endpoint's own token (none for a browser browserdeck does not serve), so it cannot disturb the engine's connection and a ``while True``
-cannot freeze the API, the relay or the tray (issue 10 item 6). A snippet that runs
+cannot freeze the API, the relay or the tray (docs/security.md). A snippet that runs
 longer than its time limit is stopped by killing the child; its state goes with it.
 ``page`` is this session's tab, found by its targetId; ``state`` is a dict that
 survives between calls until reset (or a timeout).

@@ -1,7 +1,7 @@
 """The MCP server: tool selection, sessions, and what tools/list and tools/call answer.
 
 The messages around them are protocol.py's and the streamable HTTP transport is
-http.py's, both ours rather than the official SDK's server (issue 14: importing it
+http.py's, both ours rather than the official SDK's server (importing it
 was ~350 ms of CPU before the service's first answer); the schemas are written by
 hand (schema.py) and argument checking is ours.
 
@@ -69,7 +69,7 @@ def all_tools() -> dict[str, tools.ToolSpec]:
     """Every tool, imported on first use: the tools and their schemas (built from the
     engine's models) are ~25 ms of CPU that MCP ``initialize`` does not need; a service
     started for an MCP client answers it sooner, and imports them on the first
-    tools/list or tools/call (issue 14)."""
+    tools/list or tools/call."""
     from browserdeck.mcpserver import tools
 
     return tools.REGISTRY

@@ -179,7 +179,7 @@ async def evaluate(call: Call) -> Reply:
 )
 async def file_upload(call: Call) -> Reply:
     a = call.args
-    # The API allows only files inside these roots and uploadRoots (issue 10 item 5).
+    # The API allows only files inside these roots and uploadRoots (docs/security.md).
     body: dict[str, Any] = {"paths": a["paths"], "roots": await call.roots()}
     if a.get("waitMs") is not None:
         body["waitMs"] = a["waitMs"]
