@@ -1,8 +1,9 @@
-"""The settings dialog's editors: one ``Field`` per declared ``Setting``, its labels and help.
+"""The settings dialog's editors: one ``Field`` per declared ``Setting``.
 
-Every editor is made from a ``Setting``'s type, default, description and choices;
-values are checked as you type by ``config.check_setting`` (the same check the
-config loader and profile creation use).
+Every editor is made from a ``Setting``'s declaration: its type, bounds, choices and
+the dialog's words (label, checkbox text, help, placeholder). Values are checked as you
+type by ``config.check_setting`` (the same check the config loader and profile creation
+use).
 """
 
 from __future__ import annotations
@@ -34,132 +35,25 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import config
-from browserdeck import driverspecs as drivers
 from browserdeck.config import Setting
 from browserdeck.errors import InvalidInput
 
 log = logging.getLogger(__name__)
 
-# Presentation only: friendlier labels than the camelCase keys, and where keys sit.
-LABELS: dict[str, str] = {
-    "enabled": "Browser control",
-    "controlPort": "Control API port",
-    "relayPort": "Extension relay port",
-    "defaultProfile": "Default profile",
-    "headless": "Run browsers headless",
-    "noSandbox": "No sandbox",
-    "attachOnly": "Attach only",
-    "executablePath": "Browser executable",
-    "relayClientMode": "Relay clients",
-    "startDefaultProfile": "Start the default profile at launch",
-    "startAtLogin": "Start browserdeck at login",
-    "mcpIdleMinutes": "Close idle MCP browser after (minutes)",
-    "agentIdleMinutes": "End idle agent clients after (minutes)",
-    "mcpRunCode": "Allow MCP to run Python code",
-    "screenshotMaxDimension": "Largest MCP screenshot side (px)",
-    "actionWaitMs": "Longest wait for an action's effects (ms)",
-    "allowFileUrls": "Files on this computer",
-    "maxTabs": "Most tabs per agent and profile",
-    "artifactsMaxMb": "Space for saved files (MB)",
-    "artifactsMaxAgeDays": "Keep saved files for (days)",
-    "logMaxMb": "Space for log files (MB)",
-    "uploadRoots": "Folders agents may upload from",
-    "tokenParam": "Token in the URL as",
-    "tokenHeader": "Token in the header",
-    "pool": "One browser per agent",
-    "poolIdleSeconds": "Give an idle agent's browser back after (s)",
-    # profile fields
-    "driver": "Driver",
-    "color": "Colour",
-    "cdpPort": "CDP port",
-    "cdpUrl": "CDP URL",
-    "userDataDir": "User data directory",
-}
-CHECKBOX_TEXT: dict[str, str] = {
-    "enabled": "Let agents use browsers",
-    "headless": "No visible windows",
-    "noSandbox": "Run browsers without the sandbox",
-    "attachOnly": "Never launch a browser",
-    "startDefaultProfile": "Start it when browserdeck starts",
-    "startAtLogin": "Start when I log in",
-    "mcpRunCode": "Let MCP clients run Python code",
-    "allowFileUrls": "Let agents open files on this computer",
-}
-# The help line under each field, in a user's words. The schema's descriptions (the
-# API, the CLI and the config reference use them) name routes and JSON keys; a person
-# in this dialog needs what the setting does for them, never a repeat of its checkbox.
-HELP: dict[str, str] = {
-    "enabled": "When this is off, agents cannot open or drive any browser; browserdeck "
-    "keeps running and tells them browser control is switched off.",
-    "controlPort": "Agents, the command line and MCP clients connect to browserdeck on "
-    "this port. Only programs on this computer can reach it.",
-    "relayPort": "The browserdeck extension in your Chrome connects on this port (unless "
-    "a Chrome profile below sets its own).",
-    "defaultProfile": "The browser agents get when they do not ask for a particular one.",
-    "headless": "Agents still get screenshots. On Linux without a desktop, browsers always "
-    "run this way.",
-    "noSandbox": "Only for machines where Chromium's sandbox cannot start, such as "
-    "containers or running as root; it makes the browser less safe.",
-    "attachOnly": "browserdeck then only connects to a browser you started yourself with "
-    "remote debugging on.",
-    "executablePath": "The Chrome or Chromium program to start. Leave empty to use the one "
-    "browserdeck finds.",
-    "relayClientMode": "Whether several agents may use your Chrome at the same time, or "
-    "one at a time (the next one waits until the first is done).",
-    "startDefaultProfile": "Its browser is ready before the first agent asks for it.",
-    "startAtLogin": "It waits in the tray, so agents can connect as soon as you are logged in.",
-    "mcpIdleMinutes": "A browser started for an MCP client closes after this long without "
-    "use (0: never).",
-    "agentIdleMinutes": "A script or command line agent that names itself and goes quiet this "
-    "long is ended: the tabs it opened close unless you marked them Keep (0: never).",
-    "mcpRunCode": "The code they send runs with full control of the browser. Only turn "
-    "this on for agents you trust.",
-    "screenshotMaxDimension": "Screenshots sent to AI models are scaled down to at most "
-    "this many pixels wide or high.",
-    "allowFileUrls": "With file:// links an agent could read any file you can read. Off "
-    "unless you need it.",
-    "actionWaitMs": "After a click or a key press, agents wait at most this long for what it "
-    "set off (a page loading, data arriving) before they look again (0: no wait).",
-    "maxTabs": "Each open tab takes about 25 MB; past this many, an agent must close one "
-    "before it opens another.",
-    "artifactsMaxMb": "Screenshots, PDFs and downloads agents saved; the oldest go first when "
-    "there is more than this.",
-    "artifactsMaxAgeDays": "Saved screenshots, PDFs and downloads older than this are removed.",
-    "logMaxMb": "browserdeck's own log files never take more than this.",
-    "uploadRoots": "Besides the folders an agent's app shares, agents may upload files from "
-    "these. Your home folder itself and hidden folders are never allowed. Several: "
-    "separate them with ':'.",
-    "tokenParam": "The name of the URL parameter the browser service expects its token in "
-    "(e.g. token or apiKey).",
-    "tokenHeader": "Or send the token in this HTTP header instead (e.g. Authorization).",
-    "pool": "Each agent gets a browser of its own from the service, given back when it is done.",
-    "poolIdleSeconds": "An agent's browser goes back to the service after this long unused.",
-    "color": "Tints this profile's browser window and its icon, so you can tell them apart.",
-    "cdpPort": "The port browserdeck uses to control this browser (for Chrome profiles: "
-    "the port the extension connects to).",
-    "cdpUrl": "The address of a browser on another machine or container, with remote "
-    "debugging on.",
-    "userDataDir": "Where this browser keeps its cookies, logins and history. Leave empty "
-    "for browserdeck's own folder.",
-}
-RELAY_MODES = {
-    "single-active": "One agent at a time",
-    "multi-client": "Several agents at once",
-}
-# Keys of SETTINGS shown on the Profiles page (they apply to every managed profile).
-BROWSER_KEYS = ("executablePath", "noSandbox")
-NETWORK_KEYS = ("controlPort", "relayPort")
-DRIVER_TEXT = {name: spec.label for name, spec in drivers.SPECS.items()}
+# The driver's choices in a person's words (the profile list's tooltip too).
+DRIVER_TEXT = config.PROFILE_KEYS["driver"].choice_labels
 INHERIT = "inherit"
-
-
-def attr_of(key: str) -> str:
-    """The Config/ProfileConfig attribute of a camelCase schema key (controlPort → control_port)."""
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
+# The global settings that are ports: probed as you type, flagged on a collision.
+PORT_KEYS = tuple(s.key for s in config.SETTINGS if s.type == "port")
+attr_of = config.attr_of
 
 
 def label_of(key: str) -> str:
-    return LABELS.get(key) or re.sub(r"(?<!^)([A-Z])", r" \1", key).capitalize()
+    """The dialog's label of a setting or profile field (its declaration's)."""
+    setting = config.SETTING_KEYS.get(key) or config.PROFILE_KEYS.get(key)
+    if setting is not None and setting.label:
+        return setting.label
+    return re.sub(r"(?<!^)([A-Z])", r" \1", key).capitalize()
 
 
 class WrapLabel(QLabel):
@@ -226,14 +120,7 @@ class Field(QObject):
 
     changed = Signal()
 
-    def __init__(
-        self,
-        setting: Setting,
-        parent: QWidget,
-        *,
-        tristate_base: bool | None = None,
-        empty_text: str | None = None,
-    ) -> None:
+    def __init__(self, setting: Setting, parent: QWidget) -> None:
         super().__init__(parent)
         self.setting = setting
         self.error = FieldError()
@@ -242,14 +129,14 @@ class Field(QObject):
         self._tristate = setting.type == "bool" and setting.default is None
         kind = setting.type
         if kind == "bool" and not self._tristate:
-            box = QCheckBox(CHECKBOX_TEXT.get(setting.key, label_of(setting.key)))
+            box = QCheckBox(setting.checkbox or label_of(setting.key))
             box.toggled.connect(lambda *_: self.changed.emit())
             self.widget = box
         elif kind == "bool":
             combo = QComboBox()
             combo.setMaximumWidth(420)
-            base = "on" if tristate_base else "off"
-            combo.addItem(f"Use the global setting ({base})", INHERIT)
+            # The pages name the global value where there is one (headless, attachOnly).
+            combo.addItem("Use the global setting (off)", INHERIT)
             combo.addItem("Yes", True)
             combo.addItem("No", False)
             combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
@@ -258,10 +145,10 @@ class Field(QObject):
             spin = QSpinBox()
             lo = 1024 if kind == "port" else (setting.minimum or 0)
             hi = 65535 if kind == "port" else (setting.maximum or 2**31 - 1)
-            if empty_text is not None:
+            if setting.placeholder is not None:
                 # One below the minimum stands for "not set" (e.g. use the global relay port).
                 spin.setRange(lo - 1, hi)
-                spin.setSpecialValueText(empty_text)
+                spin.setSpecialValueText(setting.placeholder)
             else:
                 spin.setRange(lo, hi)
             spin.setAccelerated(True)
@@ -278,18 +165,18 @@ class Field(QObject):
             )
             combo.setMinimumContentsLength(18)
             for choice in setting.choices:
-                combo.addItem(DRIVER_TEXT.get(choice) or RELAY_MODES.get(choice, choice), choice)
+                combo.addItem(setting.choice_labels.get(choice, choice), choice)
             combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
             self.widget = combo
         elif kind == "color":
             self.widget = ColorEdit()
             self.widget.changed.connect(self.changed)
         elif kind == "path":
-            self.widget = PathEdit(empty_text or "Not set (automatic)")
+            self.widget = PathEdit(setting.placeholder or "Not set (automatic)")
             self.widget.changed.connect(self.changed)
         else:  # url and anything textual
             edit = QLineEdit()
-            edit.setPlaceholderText(empty_text or "")
+            edit.setPlaceholderText(setting.placeholder or "")
             edit.textChanged.connect(lambda *_: self.changed.emit())
             self.widget = edit
         self.widget.setObjectName(f"field-{setting.key}")
@@ -446,17 +333,15 @@ class PathEdit(QWidget):
         return dialog
 
 
-def _form_row(
-    form: QFormLayout, field: Field, *, label: str | None = None, hint: bool = True
-) -> None:
-    """A row: label | editor, then the description and the inline error under the editor."""
+def _form_row(form: QFormLayout, field: Field, *, label: str | None = None) -> None:
+    """A row: label | editor, then the help line and the inline error under the editor."""
     box = QWidget()
     column = QVBoxLayout(box)
     column.setContentsMargins(0, 0, 0, 2)
     column.setSpacing(2)
     column.addWidget(field.widget)
-    if hint:
-        column.addWidget(_hint_label(HELP.get(field.setting.key, field.setting.description)))
+    if field.setting.help:
+        column.addWidget(_hint_label(field.setting.help))
     column.addWidget(field.error)
     title = QLabel(label if label is not None else label_of(field.setting.key) + ":")
     title.setBuddy(field.widget)
