@@ -94,9 +94,7 @@ def _adapter(setting: Setting) -> TypeAdapter[Any]:
 
     # Built once per declaration (a TypeAdapter compiles a validator); Setting itself is
     # not hashable (a list default), so its type-relevant parts are the key.
-    key = (
-        setting.type, setting.choices, setting.minimum, setting.maximum, setting.default is None
-    )
+    key = (setting.type, setting.choices, setting.minimum, setting.maximum, setting.default is None)
     adapter = _ADAPTERS.get(key)
     if adapter is None:
         adapter = _ADAPTERS[key] = TypeAdapter(_annotation(setting))

@@ -75,4 +75,3 @@ def settings_markdown() -> str:
         "",
     ]
     return "\n".join(out)
-

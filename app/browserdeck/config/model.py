@@ -171,8 +171,7 @@ class Config:
         "A service that `browserdeck mcp` started stops (closing its browsers cleanly) "
         "after this many minutes with no MCP client alive and no API call (0 = never).",
         label="Close idle MCP browser after (minutes)",
-        help="A browser started for an MCP client closes after this long without "
-        "use (0: never).",
+        help="A browser started for an MCP client closes after this long without use (0: never).",
         minimum=0,
         maximum=24 * 60,
         group="advanced",
@@ -263,8 +262,7 @@ class Config:
     artifacts_max_age_days: int = declare(
         "int",
         7,
-        "Saved screenshots, PDFs, downloads and MCP output older than this many days are "
-        "removed.",
+        "Saved screenshots, PDFs, downloads and MCP output older than this many days are removed.",
         label="Keep saved files for (days)",
         help="Saved screenshots, PDFs and downloads older than this are removed.",
         minimum=1,
@@ -362,7 +360,6 @@ class Config:
             out[setting.key] = getattr(self, setting.attr)
         out["profiles"] = {name: p.to_json() for name, p in sorted(self.profiles.items())}
         return out
-
 
 
 SETTINGS = declared(Config, "global")
@@ -471,4 +468,3 @@ def next_color(config: Config) -> str:
         if color not in used:
             return color
     return PROFILE_PALETTE[len(config.profiles) % len(PROFILE_PALETTE)]
-

@@ -71,8 +71,7 @@ class ProfileConfig:
         "Steel, Selenium Grid se:cdp), reached over that WebSocket alone (see docs/remote.md). "
         "A token in its query is moved to the secret store when the profile is created.",
         label="CDP URL",
-        help="The address of a browser on another machine or container, with remote "
-        "debugging on.",
+        help="The address of a browser on another machine or container, with remote debugging on.",
         placeholder="http://127.0.0.1:9222",
         at_create=True,
         per_driver=True,
@@ -105,8 +104,7 @@ class ProfileConfig:
         "BROWSERDECK_CLIENT, X-Browserdeck-Session), released when the session ends or idles; "
         "off: one browser shared by every caller of the profile.",
         label="One browser per agent",
-        help="Each agent gets a browser of its own from the service, given back when it is "
-        "done.",
+        help="Each agent gets a browser of its own from the service, given back when it is done.",
         at_create=True,
         per_driver=True,
     )
@@ -156,9 +154,11 @@ class ProfileConfig:
     @property
     def is_service(self) -> bool:
         """A remote profile on a ws(s):// endpoint: a browser service, driven over that socket."""
-        return self.driver == "remote" and bool(self.cdp_url) and str(
-            self.cdp_url
-        ).lower().startswith(("ws://", "wss://"))
+        return (
+            self.driver == "remote"
+            and bool(self.cdp_url)
+            and str(self.cdp_url).lower().startswith(("ws://", "wss://"))
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The fields that are set, by key (driver and colour always are)."""
@@ -206,7 +206,6 @@ def validate_profile_name(name: object) -> str:
             code="invalid_profile_name",
         )
     return name
-
 
 
 def validate_color(value: object, where: str = "color") -> str:
@@ -287,4 +286,3 @@ def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
             code="invalid_setting",
         )
     return profile
-
