@@ -32,6 +32,7 @@ Scope = Literal["global", "profile", "driver"]
 
 T = TypeVar("T")
 _DECLARATION = "browserdeck.setting"
+_RESTARTS = "browserdeck.setting.restarts"
 
 
 @dataclass(frozen=True)
@@ -101,10 +102,10 @@ def declare(
         minimum=minimum,
         maximum=maximum,
         at_create=at_create,
-        restarts=cast(Restarts, restarts),  # None until ``declared`` knows the scope
         scope="driver" if per_driver else "global",
     )
-    metadata = {_DECLARATION: declaration}
+    # ``restarts`` None: by scope, which ``declared`` knows.
+    metadata = {_DECLARATION: declaration, _RESTARTS: restarts}
     stored = None if unset else default
     if isinstance(stored, list):
         items = list(stored)
@@ -131,7 +132,7 @@ def declared(model: type[Any], scope: Literal["global", "profile"]) -> tuple[Set
         if declaration is None:
             continue
         own_scope: Scope = "driver" if declaration.scope == "driver" else scope
-        restarts = declaration.restarts
+        restarts = f.metadata[_RESTARTS]
         if restarts is None:
             restarts = "" if scope == "global" else "profile"
         out.append(
