@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError, model_validator
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from browserdeck import results as r
 from browserdeck.door.request import TIMED, Cli, Mcp, arg, invalid, own
@@ -293,6 +293,13 @@ class ScrollAct(_Act):
                 *TIMED,
             ),
         ),
+    )
+
+    # The schema says what the server checks: a scroll moves (deltaX or deltaY not 0).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "not": {"properties": {"deltaX": {"const": 0}, "deltaY": {"const": 0}}}
+        }
     )
 
     kind: Literal["scroll"]
