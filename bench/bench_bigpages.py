@@ -123,12 +123,12 @@ async def engine_part(chromium: str, site: str, elements: int, runs: int) -> Non
                     print(f"{label:28} {'n/a':>20}  ({type(exc).__name__})")
                     continue
 
-                async def call(o: Any = o) -> dict[str, Any]:
+                async def call(o: Any = o) -> Any:
                     return await engine.snapshot(browser.cdp_url, tid, None, o)
 
                 samples, result = await timed(call, runs)
                 target = {"full": "<= 2000", "limit=50": "<= 300"}.get(label, "")
-                print(f"{label:28} {med(samples):>20} {len(result['snapshot']):9,}  {target}")
+                print(f"{label:28} {med(samples):>20} {len(result.snapshot):9,}  {target}")
 
             async def peer() -> str:
                 return await state.page.aria_snapshot(mode="ai")

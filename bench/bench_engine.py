@@ -258,8 +258,8 @@ async def main() -> int:
     for what, how, a, b, ratio, target in rows:
         print(f"{what:<14} {how:<16} {a:9.1f} {b:12.1f} {ratio:>10} {target:>10}")
     print(
-        f"\nlabelled screenshot: {len(labels_out['labels'])} labels drawn, "
-        f"{labels_out['skipped']} refs outside the viewport or over the cap"
+        f"\nlabelled screenshot: {len(labels_out.labels or [])} labels drawn, "
+        f"{labels_out.skipped} refs outside the viewport or over the cap"
     )
     print(f"\n{'snapshot size':<18} {'chars':>9} {'refs':>6} {'lines':>6}")
     for name, (chars, refs, lines) in sizes.items():

@@ -22,7 +22,10 @@ Playwright MCP is not part of browserdeck. Install it outside the repo:
 or point PLAYWRIGHT_MCP at its `playwright-mcp` binary. Without it the script
 measures browserdeck alone and says so.
 
-    .venv/bin/python bench/bench_mcp.py [--rounds 15]
+    .venv/bin/python bench/bench_mcp.py [--rounds 15] [--baseline OTHER/app] [--no-peer]
+
+``--baseline`` adds a third side, browserdeck from another checkout's ``app`` folder
+(run with this tree's venv), interleaved with ours, and a table of ours against it.
 """
 
 from __future__ import annotations
@@ -220,7 +223,9 @@ async def drive(sides: list[Side], site: str, rounds: int) -> None:
                 await one_round(side, client, site)
 
 
-def ours_params(home: Path, chromium: str, tools: str = "core") -> StdioServerParameters:
+def ours_params(
+    home: Path, chromium: str, tools: str = "core", pythonpath: str | None = None
+) -> StdioServerParameters:
     env = {
         "BROWSERDECK_HOME": str(home),
         "BROWSERDECK_CHROME": chromium,
@@ -228,14 +233,22 @@ def ours_params(home: Path, chromium: str, tools: str = "core") -> StdioServerPa
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", ""),
     }
-    if "PYTHONPATH" in os.environ:  # to bench another checkout: PYTHONPATH=<it>/app
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    if pythonpath or "PYTHONPATH" in os.environ:  # another checkout: PYTHONPATH=<it>/app
+        env["PYTHONPATH"] = pythonpath or os.environ["PYTHONPATH"]
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "browserdeck", "mcp", "--tools", tools],
         env=env,
         cwd=str(home),
     )
+
+
+def report_baseline(ours: Side, base: Side) -> None:
+    print("\nAgainst the baseline checkout, median ms (interleaved; ratio = ours / baseline)")
+    print(f"{'tool':22} {'browserdeck':>12} {'baseline':>9} {'ratio':>7}")
+    for label in ours.times:
+        a, b = median_ms(ours.times[label]), median_ms(base.times.get(label, []))
+        print(f"{label:22} {a:12.1f} {b:9.1f} {a / b:7.2f}")
 
 
 def write_config(home: Path) -> None:
@@ -309,12 +322,14 @@ async def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--baseline", help="another checkout's app folder to run beside ours")
+    parser.add_argument("--no-peer", action="store_true", help="leave Playwright MCP out")
     args = parser.parse_args()
     chromium = find_chromium()
     if not chromium:
         print("no Chromium found: run `make browser`", file=sys.stderr)
         return 1
-    peer = find_peer()
+    peer = None if args.no_peer else find_peer()
     if peer is None:
         print(
             "Playwright MCP not found; measuring browserdeck alone. To compare, install it "
@@ -359,12 +374,24 @@ async def main() -> int:
             f"browserdeck MCP vs {'Playwright MCP (' + peer + ')' if peer else 'nothing'}; "
             f"{args.rounds} rounds; Chromium {wrapper}"
         )
+        base = None
+        if args.baseline:
+            base_home = Path(tmp) / "baseline"
+            base_home.mkdir()
+            write_config(base_home)
+            params = ours_params(base_home, wrapper, pythonpath=str(Path(args.baseline).absolute()))
+            base = Side("baseline", params, "ref")
         try:
-            await drive([ours, theirs] if theirs else [ours], site, args.rounds)
+            sides = [s for s in (ours, base, theirs) if s is not None]
+            await drive(sides, site, args.rounds)
         finally:
             # `browserdeck mcp` started a service that outlives it on purpose (docs/mcp.md).
             stop_lingering_service(home)
+            if base is not None:
+                stop_lingering_service(Path(tmp) / "baseline")
         report(ours, theirs, ours_all)
+        if base is not None:
+            report_baseline(ours, base)
     return 0
 
 

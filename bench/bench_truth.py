@@ -199,7 +199,9 @@ async def speed_round(side: Side, site: AsyncSite) -> None:
 # --- the servers ------------------------------------------------------------------------
 
 
-def browserdeck_params(python: str, home: Path, chromium: str) -> StdioServerParameters:
+def browserdeck_params(
+    python: str, home: Path, chromium: str, pythonpath: str | None = None
+) -> StdioServerParameters:
     env = {
         "BROWSERDECK_HOME": str(home),
         "BROWSERDECK_CHROME": chromium,
@@ -207,12 +209,14 @@ def browserdeck_params(python: str, home: Path, chromium: str) -> StdioServerPar
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", ""),
     }
+    if pythonpath:  # a baseline checkout without a venv of its own, run with ours
+        env["PYTHONPATH"] = pythonpath
     return StdioServerParameters(
         command=python, args=["-m", "browserdeck", "mcp"], env=env, cwd=str(home)
     )
 
 
-def write_config(python: str, home: Path) -> None:
+def write_config(python: str, home: Path, pythonpath: str | None = None) -> None:
     # Written by that tree's own code, so its schema matches.
     script = (
         "import os\nfrom browserdeck import config\n"
@@ -224,6 +228,8 @@ def write_config(python: str, home: Path) -> None:
         "config.save(cfg)\n"
     )
     env = dict(os.environ, BROWSERDECK_HOME=str(home))
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
     import subprocess
 
     subprocess.run([python, "-c", script], env=env, check=True, cwd=str(home))
@@ -311,14 +317,17 @@ async def main() -> int:
         write_config(ours_py, home)
         sides.append(Side("browserdeck", browserdeck_params(ours_py, home, chromium), "ours"))
         base_py = BASELINE_DIR / ".venv" / "bin" / "python"
-        if base_py.exists():
+        # A checkout with no venv of its own runs with ours (the same dependencies).
+        base_path = None if base_py.exists() else str(BASELINE_DIR / "app")
+        if base_py.exists() or (BASELINE_DIR / "app" / "browserdeck").is_dir():
+            python = str(base_py) if base_py.exists() else ours_py
             home = tmp / "baseline"
             home.mkdir()
-            write_config(str(base_py), home)
+            write_config(python, home, base_path)
             sides.append(
                 Side(
                     f"baseline {checkout_rev(BASELINE_DIR)}",
-                    browserdeck_params(str(base_py), home, chromium),
+                    browserdeck_params(python, home, chromium, base_path),
                     "ours",
                 )
             )

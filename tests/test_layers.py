@@ -20,9 +20,9 @@ import browserdeck
 
 PACKAGE = Path(browserdeck.__file__).parent
 
-# Layer of each unit: a top-level module or a subpackage of browserdeck. A unit missing
-# here counts as core, the strictest place (it may import only core); a new module that
-# needs more is placed here on purpose.
+# Layer of each unit: a top-level module or a subpackage of browserdeck. Every unit is
+# listed, and only units that exist (test_every_unit_is_placed_and_every_place_exists);
+# a new one is placed here on purpose.
 LAYERS: dict[str, int] = {
     # 0: the core, plain Python: settings, paths, errors, URL policy, processes, relays.
     **dict.fromkeys(
@@ -31,23 +31,27 @@ LAYERS: dict[str, int] = {
             "aio",
             "artifacts",
             "autostart",
-            "claims",
+            "cli_answers",  # generated TypedDicts of the answers, for mypy
+            "cli_args",  # generated argument tables, plain data
             "client",
             "config",
             "confine",
             "desktop",
+            "door",  # the front door's vocabulary: requests, calls, addons
+            "element_check",
             "driverspecs",
             "errors",
             "events",
             "fastjson",
             "files",
-            "imaging",
             "guard",
+            "heap",
             "imaging",
             "labels",
             "logsetup",
             "paths",
             "pidwatch",
+            "results",
             "secrets",
             "session",
             "states",
@@ -59,8 +63,10 @@ LAYERS: dict[str, int] = {
         ),
         0,
     ),
-    # 1: the Playwright engine.
+    # 1: the Playwright engine, and the front door's vocabulary (requests, calls,
+    # addons), whose admin requests share the engine's field types.
     "engine": 1,
+    "door": 1,
     "pwdriver": 1,  # the engine's Playwright driver, spawned early by `serve`
     # 2: the service (profiles, browsers, relays) and the typed front door on it.
     **dict.fromkeys(
@@ -200,6 +206,12 @@ def test_no_import_cycle() -> None:
     assert not cycles, "modules that import each other round a loop:\n" + "\n".join(
         " <-> ".join(c) for c in cycles
     )
+
+
+def test_every_unit_is_placed_and_every_place_exists() -> None:
+    units = {_unit(module) for module in MODULES}
+    assert not units - set(LAYERS), f"units with no layer: {sorted(units - set(LAYERS))}"
+    assert not set(LAYERS) - units, f"layers of units that do not exist: {sorted(set(LAYERS) - units)}"
 
 
 def test_the_contract_sees_imports_inside_functions() -> None:

@@ -1,4 +1,4 @@
-"""Disk limits for the files browserdeck saves (issue 11, item 12).
+"""Disk limits for the files browserdeck saves (docs/reliability.md).
 
 Screenshots, PDFs, downloads and MCP output land under ``<state dir>/<kind>``. Each such
 folder is kept under two limits from the settings (one schema: ``config.SETTINGS``):

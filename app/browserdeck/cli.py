@@ -13,7 +13,7 @@ from browserdeck import __version__, cli_fast, fastjson, paths
 from browserdeck.cli_fast import SUPPRESS, Skipped
 from browserdeck.client import ApiClient, ClientError, fail
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     Handler = Callable[[argparse.Namespace, ApiClient], int]
 
 # argparse and json (both import re and enum) only where cli_fast leaves a call to them:
-# help, errors, --json output (issue 14).
+# help, errors, --json output.
 
 # A CLI call is a process of its own: modules that only some commands need (asyncio,
-# the token store, the service) are imported in those commands (issue 14).
+# the token store, the service) are imported in those commands.
 
 # --- the service ----------------------------------------------------------------
 
@@ -279,7 +279,7 @@ class _OnlyOne:
     """``add_subparsers()``'s object, building only the subcommand that will run.
 
     Each subparser costs argparse ~1 ms to build (gettext lookups, regexes); a CLI call
-    is a process of its own and needs one of about forty (issue 14).
+    is a process of its own and needs one of about forty.
     """
 
     def __init__(self, sub: Any, only: str) -> None:
@@ -398,7 +398,7 @@ def run() -> None:
 
     After a call that left nothing to clean up (no atexit handler, no thread, no tracer:
     every client command) the process ends without the interpreter's teardown, which
-    frees each module it imported one by one: ~4 ms of a ~30 ms call (issue 14). The
+    frees each module it imported one by one: ~4 ms of a ~30 ms call. The
     service, the tray and the MCP bridge start threads, so they exit the ordinary way.
     """
     code = main()

@@ -2,7 +2,7 @@
 
 The answers the CLI reads, as TypedDicts with the wire's key names, so mypy checks
 every key the CLI reads against the models. Imported only under TYPE_CHECKING: a
-CLI call reads plain JSON and imports neither this nor pydantic (issue 14).
+CLI call reads plain JSON and imports neither this nor pydantic.
 """
 
 from __future__ import annotations

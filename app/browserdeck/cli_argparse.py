@@ -1,6 +1,6 @@
 """argparse's parser as the CLI builds it: for help, errors and whatever cli_fast leaves.
 
-Apart from cli.py so that a call read by ``cli_fast`` imports no argparse (issue 14).
+Apart from cli.py so that a call read by ``cli_fast`` imports no argparse.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 
 from browserdeck.cli_fast import SUPPRESS
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -22,7 +22,7 @@ class HelpFormatter(argparse.HelpFormatter):
 
     argparse makes a formatter for every argument it adds (to check its metavar), and
     the first one imports shutil for the terminal's width: with bz2, lzma and fnmatch
-    about 3 ms of a CLI call that prints no help at all (issue 14).
+    about 3 ms of a CLI call that prints no help at all.
     """
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,

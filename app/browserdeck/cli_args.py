@@ -1,6 +1,6 @@
 """Generated from engine/options.py by cli_schema.py (`make cli-args`): do not edit.
 
-The page commands' arguments as plain data, so a CLI call needs no pydantic (issue 14).
+The page commands' arguments as plain data, so a CLI call needs no pydantic.
 Per command, each argument: its flags, argparse's dest, the request field it fills
 (absent: the CLI's own) and argparse's options ("type": "int"; "list": "comma").
 """
@@ -38,6 +38,19 @@ ARGS: dict[str, list[dict[str, Any]]] = {
         {'flags': ['--max-chars'], 'dest': 'max_chars', 'field': 'maxChars', 'options': {'type': 'int', 'help': 'cut the text here (default 200000)'}},
         {'flags': ['--viewport'], 'dest': 'viewport', 'field': 'viewport', 'options': {'action': 'store_true', 'help': 'only elements in the viewport (and their ancestors); all refs stay valid'}},
     ],
+    'navigate': [
+        {'flags': ['address'], 'dest': 'address', 'field': 'url', 'options': {'help': 'where to go (required for action=goto)', 'metavar': 'URL'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–120000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
+    ],
+    'back': [
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–120000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
+    ],
+    'forward': [
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–120000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
+    ],
     'screenshot': [
         {'flags': ['--full-page'], 'dest': 'full_page', 'field': 'fullPage', 'options': {'action': 'store_true'}},
         {'flags': ['--ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'only this element'}},
@@ -50,17 +63,28 @@ ARGS: dict[str, list[dict[str, Any]]] = {
         {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–60000'}},
         {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
     ],
-    'navigate': [
-        {'flags': ['address'], 'dest': 'address', 'field': 'url', 'options': {'help': 'where to go (required for action=goto)', 'metavar': 'URL'}},
+    'console': [
+        {'flags': ['--level'], 'dest': 'level', 'field': 'level', 'options': {'choices': ['debug', 'info', 'warning', 'error'], 'help': 'minimum level; default: all'}},
+        {'flags': ['--limit'], 'dest': 'limit', 'field': 'limit', 'options': {'type': 'int', 'help': 'newest entries per list; default: 200'}},
+        {'flags': ['--clear'], 'dest': 'clear', 'field': 'clear', 'options': {'action': 'store_true', 'help': 'empty the lists after reading (all levels, also entries beyond limit)'}},
+        {'flags': ['--requests'], 'dest': 'requests', 'options': {'action': 'store_true', 'help': 'also list network requests'}},
+    ],
+    'pdf': [
+        {'flags': ['--landscape'], 'dest': 'landscape', 'field': 'landscape', 'options': {'action': 'store_true', 'help': 'landscape pages'}},
         {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–120000'}},
         {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
     ],
-    'back': [
-        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–120000'}},
-        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
+    'upload': [
+        {'flags': ['paths'], 'dest': 'paths', 'field': 'paths', 'options': {'nargs': '+', 'help': 'absolute paths'}},
+        {'flags': ['--ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'arm, then click this ref (opens the chooser)'}},
+        {'flags': ['--input-ref'], 'dest': 'input_ref', 'field': 'inputRef', 'options': {'help': 'set the files on this <input type=file>'}},
+        {'flags': ['--element'], 'dest': 'element', 'field': 'element', 'options': {'help': 'CSS selector of an <input type=file>'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default and maximum 120000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'with ref, inputRef or element: longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
     ],
-    'forward': [
-        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–120000'}},
+    'dialog': [
+        {'flags': ['--prompt-text'], 'dest': 'prompt_text', 'field': 'promptText', 'options': {'help': 'the answer to a prompt()'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default and maximum 120000'}},
         {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
     ],
     'click': [
@@ -134,29 +158,37 @@ ARGS: dict[str, list[dict[str, Any]]] = {
         {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
         {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
     ],
-    'console': [
-        {'flags': ['--level'], 'dest': 'level', 'field': 'level', 'options': {'choices': ['debug', 'info', 'warning', 'error'], 'help': 'minimum level; default: all'}},
-        {'flags': ['--limit'], 'dest': 'limit', 'field': 'limit', 'options': {'type': 'int', 'help': 'newest entries per list; default: 200'}},
-        {'flags': ['--clear'], 'dest': 'clear', 'field': 'clear', 'options': {'action': 'store_true', 'help': 'empty the lists after reading (all levels, also entries beyond limit)'}},
-        {'flags': ['--requests'], 'dest': 'requests', 'options': {'action': 'store_true', 'help': 'also list network requests'}},
+    'scroll': [
+        {'flags': ['ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'the element to scroll; default: the page', 'nargs': '?'}},
+        {'flags': ['--dx'], 'dest': 'dx', 'field': 'deltaX', 'options': {'type': 'int', 'help': 'pixels right (<0: left); default: 0'}},
+        {'flags': ['--dy'], 'dest': 'dy', 'field': 'deltaY', 'options': {'type': 'int', 'help': 'pixels down (<0: up); default: 0'}},
+        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
+        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
     ],
-    'pdf': [
-        {'flags': ['--landscape'], 'dest': 'landscape', 'field': 'landscape', 'options': {'action': 'store_true', 'help': 'landscape pages'}},
-        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 20000, clamped to 500–120000'}},
-        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
-    ],
-    'upload': [
-        {'flags': ['paths'], 'dest': 'paths', 'field': 'paths', 'options': {'nargs': '+', 'help': 'absolute paths'}},
-        {'flags': ['--ref'], 'dest': 'ref', 'field': 'ref', 'options': {'help': 'arm, then click this ref (opens the chooser)'}},
-        {'flags': ['--input-ref'], 'dest': 'input_ref', 'field': 'inputRef', 'options': {'help': 'set the files on this <input type=file>'}},
-        {'flags': ['--element'], 'dest': 'element', 'field': 'element', 'options': {'help': 'CSS selector of an <input type=file>'}},
-        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default and maximum 120000'}},
-        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'with ref, inputRef or element: longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
-    ],
-    'dialog': [
-        {'flags': ['--prompt-text'], 'dest': 'prompt_text', 'field': 'promptText', 'options': {'help': 'the answer to a prompt()'}},
-        {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default and maximum 120000'}},
-        {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'options': {'dest': 'wait_ms', 'help': '==SUPPRESS==', 'type': 'int'}},
-    ],
+}
+
+# Per page command, in --help's order: its help, the line it prints (words.say) and
+# the fields it always sends.
+COMMANDS: dict[str, dict[str, Any]] = {
+    'snapshot': {'help': 'accessibility snapshot with element refs', 'said': '', 'fields': {}},
+    'navigate': {'help': 'go to a URL', 'said': '', 'fields': {}},
+    'back': {'help': "go back in the tab's history", 'said': '', 'fields': {'action': 'back'}},
+    'forward': {'help': "go forward in the tab's history", 'said': '', 'fields': {'action': 'forward'}},
+    'screenshot': {'help': 'screenshot to a file', 'said': '', 'fields': {}},
+    'console': {'help': 'console messages and page errors', 'said': '', 'fields': {}},
+    'pdf': {'help': 'save the page as PDF (headless only)', 'said': '', 'fields': {}},
+    'upload': {'help': 'upload files (arms the next file chooser)', 'said': '', 'fields': {}},
+    'dialog': {'help': 'arm the answer to the next dialog', 'said': '', 'fields': {}},
+    'click': {'help': 'click an element by ref', 'said': '{doubleClick?double-}clicked {ref}', 'fields': {'kind': 'click'}},
+    'type': {'help': 'type into an element (replaces its value)', 'said': 'typed into {ref}{submit? and submitted}', 'fields': {'kind': 'type'}},
+    'press': {'help': 'press a key (Enter, Escape, Control+A, ...)', 'said': 'pressed {key}', 'fields': {'kind': 'press'}},
+    'hover': {'help': 'hover an element', 'said': 'hovering {ref}', 'fields': {'kind': 'hover'}},
+    'drag': {'help': 'drag one element onto another', 'said': 'dragged {startRef} to {endRef}', 'fields': {'kind': 'drag'}},
+    'select': {'help': 'select options of a <select>', 'said': '', 'fields': {'kind': 'select'}},
+    'fill': {'help': 'fill several fields: REF=VALUE ... or --fields JSON', 'said': '', 'fields': {'kind': 'fill'}},
+    'resize': {'help': 'set the viewport size', 'said': 'viewport is {width}x{height}', 'fields': {'kind': 'resize'}},
+    'wait': {'help': 'wait for text, a selector, a URL, a load state, network quiet or time', 'said': 'done waiting', 'fields': {'kind': 'wait'}},
+    'evaluate': {'help': 'run JavaScript in the page', 'said': '', 'fields': {'kind': 'evaluate'}},
+    'scroll': {'help': 'scroll the page (or an element) like a mouse wheel; waits for what it loads', 'said': 'scrolled {ref|the page} by {deltaX|0},{deltaY|0}', 'fields': {'kind': 'scroll'}},
 }
 # fmt: on

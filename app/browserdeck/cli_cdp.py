@@ -8,7 +8,7 @@ browser runs (``browserdeck start --profile NAME``).
 
 from __future__ import annotations
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 # Nor argparse and json here: `browserdeck mcp` imports this module to build its parser,
 # and starts the service only after.
 TYPE_CHECKING = False
@@ -44,7 +44,7 @@ stay refused unless allowFileUrls is on, for these clients as for agents.
 
 
 def cmd_cdp_url(args: argparse.Namespace) -> int:
-    # Imported per command: building the CLI parser must stay cheap (issue 14).
+    # Imported per command: building the CLI parser must stay cheap.
     import json
 
     from browserdeck import config, secrets

@@ -13,11 +13,12 @@ or dialog (``upload --ref`` clicks for you).
 from __future__ import annotations
 
 from browserdeck import fastjson
-from browserdeck.cli_args import ARGS
+from browserdeck.cli_args import ARGS, COMMANDS
 from browserdeck.cli_fast import Skipped
 from browserdeck.client import ApiClient, ClientError
+from browserdeck.door.words import say
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -79,7 +80,20 @@ def _dialog_lines(data: answer.TabResult) -> list[str]:
 def _act(
     args: argparse.Namespace, client: ApiClient, kind: str, summary: str, **fields: Any
 ) -> int:
-    body = _body(args, kind, kind=kind, **fields)
+    return _post_act(args, client, _body(args, kind, kind=kind, **fields), summary)
+
+
+def cmd_derived(args: argparse.Namespace, client: ApiClient) -> int:
+    """A command an act kind's model declares whole (its ``cli`` hint): post it, and say
+    its line (``words.say`` over what was sent)."""
+    spec = COMMANDS[args.command]
+    body = _body(args, args.command, **spec["fields"])
+    return _post_act(args, client, body, say(spec["said"], body))
+
+
+def _post_act(
+    args: argparse.Namespace, client: ApiClient, body: dict[str, Any], summary: str
+) -> int:
     data: answer.ActResult = client.post("/act", json=body, params=_params(args))
     lines = [summary]
     if data.get("outcome"):  # what the action caused, in one line
@@ -189,24 +203,14 @@ def cmd_forward(args: argparse.Namespace, client: ApiClient) -> int:
 # --- actions ----------------------------------------------------------------------
 
 
-def cmd_click(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(args, client, "click", f"{'double-' if args.double else ''}clicked {args.ref}")
 
 
-def cmd_type(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(args, client, "type", f"typed into {args.ref}")
 
 
-def cmd_press(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(args, client, "press", f"pressed {args.key}")
 
 
-def cmd_hover(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(args, client, "hover", f"hovering {args.ref}")
 
 
-def cmd_drag(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(args, client, "drag", f"dragged {args.start} to {args.end}")
 
 
 def cmd_select(args: argparse.Namespace, client: ApiClient) -> int:
@@ -240,12 +244,8 @@ def cmd_fill(args: argparse.Namespace, client: ApiClient) -> int:
     return _act(args, client, "fill", f"filled {len(fields)} field(s)", fields=fields)
 
 
-def cmd_resize(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(args, client, "resize", f"viewport is {args.width}x{args.height}")
 
 
-def cmd_wait(args: argparse.Namespace, client: ApiClient) -> int:
-    return _act(args, client, "wait", "done waiting")
 
 
 def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
@@ -268,7 +268,7 @@ def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def cmd_upload(args: argparse.Namespace, client: ApiClient) -> int:
-    from pathlib import Path  # here: the other commands need no pathlib (issue 14)
+    from pathlib import Path  # here: the other commands need no pathlib
 
     files = [str(Path(p).expanduser().resolve()) for p in args.paths]
     # A person at a shell names the files themselves: their folders (and the working
@@ -311,7 +311,7 @@ def register(
         if isinstance(p, Skipped):
             return p  # not built: another command runs (cli.build_parser)
         # Added to each, not a parent parser: a call builds only its own subcommand's
-        # parser (cli.build_parser), and a parent would be built for nothing (issue 14).
+        # parser (cli.build_parser), and a parent would be built for nothing.
         p.add_argument(
             "--target", "-t", help="tab: targetId or unique prefix (default: your last used tab)"
         )
@@ -319,26 +319,25 @@ def register(
         add_arguments(p, name)  # as engine/options.py declares them
         return p
 
-    cmd("snapshot", cmd_snapshot, "accessibility snapshot with element refs")
-    cmd("screenshot", cmd_screenshot, "screenshot to a file")
-    cmd("navigate", cmd_navigate, "go to a URL")
-    cmd("back", cmd_back, "go back in the tab's history")
-    cmd("forward", cmd_forward, "go forward in the tab's history")
-    cmd("click", cmd_click, "click an element by ref")
-    cmd("type", cmd_type, "type into an element (replaces its value)")
-    cmd("press", cmd_press, "press a key (Enter, Escape, Control+A, ...)")
-    cmd("hover", cmd_hover, "hover an element")
-    cmd("drag", cmd_drag, "drag one element onto another")
-    cmd("select", cmd_select, "select options of a <select>")
-    cmd("fill", cmd_fill, "fill several fields: REF=VALUE ... or --fields JSON")
-    cmd("resize", cmd_resize, "set the viewport size")
-    cmd("wait", cmd_wait, "wait for text, a selector, a URL, a load state, network quiet or time")
-    cmd("evaluate", cmd_evaluate, "run JavaScript in the page")
-    cmd("console", cmd_console, "console messages and page errors")
-    cmd("pdf", cmd_pdf, "save the page as PDF (headless only)")
-    cmd("upload", cmd_upload, "upload files (arms the next file chooser)")
-    p = cmd("dialog", cmd_dialog, "arm the answer to the next dialog")
-    # The CLI's spelling of DialogOptions.accept: two switches, as its default is true.
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--accept", action="store_true", help="accept (the default)")
-    group.add_argument("--dismiss", action="store_true")
+    written = {
+        "snapshot": cmd_snapshot,
+        "screenshot": cmd_screenshot,
+        "navigate": cmd_navigate,
+        "back": cmd_back,
+        "forward": cmd_forward,
+        "select": cmd_select,
+        "fill": cmd_fill,
+        "evaluate": cmd_evaluate,
+        "console": cmd_console,
+        "pdf": cmd_pdf,
+        "upload": cmd_upload,
+        "dialog": cmd_dialog,
+    }
+    for name, spec in COMMANDS.items():
+        p = cmd(name, written.get(name, cmd_derived), spec["help"])
+        if name == "dialog":
+            # The CLI's spelling of DialogOptions.accept: two switches, as its default is
+            # true (a flag could only ever say "false").
+            group = p.add_mutually_exclusive_group()
+            group.add_argument("--accept", action="store_true", help="accept (the default)")
+            group.add_argument("--dismiss", action="store_true")

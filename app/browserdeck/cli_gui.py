@@ -12,7 +12,7 @@ import socket
 import sys
 from collections.abc import Mapping
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 # Nor argparse and json here: this module declares `mcp` to the parser, and the MCP
 # client waits for the service that `browserdeck mcp` starts after that.
 TYPE_CHECKING = False
@@ -58,7 +58,7 @@ def _offline(args: argparse.Namespace) -> int:
 
 
 def _socket_answers(path: str) -> bool:
-    # socket.py's C half, as uds.py: socket.py's enums would cost the spawn ~3 ms (issue 14).
+    # socket.py's C half, as uds.py: socket.py's enums would cost the spawn ~3 ms.
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -118,7 +118,7 @@ def await_takeover(socket_path: str) -> bool:
 class Spawned:
     """The ``serve`` process ``spawn_service`` started: what ``wait_for_service`` needs of
     a ``subprocess.Popen``, over ``os.posix_spawn``. Importing subprocess (locale, re,
-    enum) cost the bridge ~9 ms before it could start the service (issue 14)."""
+    enum) cost the bridge ~9 ms before it could start the service."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
@@ -189,7 +189,7 @@ def spawn_service() -> Started:
 
     err_path = os.path.join(paths.runtime_path(), "mcp-serve.err")
     # `serve --ready-fd`: a byte on this pipe once the API listens, so the wait below is
-    # woken then (a poll would add up to its interval to every start; issue 14).
+    # woken then (a poll would add up to its interval to every start).
     ready, told = os.pipe()
     try:
         err = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
@@ -318,7 +318,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return _bridge_tcp(discover_url(), _mcp_path(args))
     # No service: start one before importing the bridge (~45 ms of CPU, http.client),
     # which then loads while the service boots: that boot is what the MCP client waits
-    # for (issue 14).
+    # for.
     answers = _socket_answers(socket_path) or await_takeover(socket_path)
     started = None if answers else spawn_service()
     from browserdeck import mcp_bridge

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 # Nor argparse and json here: every command declared after these (`mcp`, `tray`) imports
 # this module to build its parser, and `browserdeck mcp` starts the service only after.
 TYPE_CHECKING = False
@@ -36,7 +36,7 @@ def _extension_profile(name: str | None) -> tuple[str, int]:
 
 
 def cmd_pair(args: argparse.Namespace) -> int:
-    # Imported per command: building the CLI parser must stay cheap (issue 14).
+    # Imported per command: building the CLI parser must stay cheap.
     import json
 
     from browserdeck import secrets

@@ -1,14 +1,12 @@
-"""The CLI's page commands' arguments, derived from the engine's request models.
+"""The CLI's page commands, derived from the request models' ``cli`` hints.
 
-Each argument's help, choices, type and default come from its field in
-``engine/options.py``, where they are declared once (``create-profile``'s from the
-profile settings' declarations, ``config.CREATE_FIELDS``); this module holds only the
-CLI's spelling (``--double`` is ``doubleClick``, ``URL`` is ``url``) and the few
-arguments that are the CLI's own (``fill``'s ``REF=VALUE`` pairs, ``console
---requests``).
+A request's hint names its command, its help, the line it prints and the CLI's spelling
+of its fields (``--double`` is ``doubleClick``, ``URL`` is ``url``); each argument's
+help, choices, type and default come from the field itself (``create-profile``'s from
+the profile settings' declarations, ``config.CREATE_FIELDS``).
 
-A CLI call must not import pydantic (issue 14: it is most of the start-up), so the table
-is generated ahead of time into ``cli_args.py``, plain data that ``cli_engine`` reads:
+A CLI call must not import pydantic (it is most of the start-up), so the table is
+generated ahead of time into ``cli_args.py``, plain data that ``cli_engine`` reads:
 
     make cli-args        # = .venv/bin/python -m browserdeck.cli_schema
 
@@ -23,7 +21,6 @@ import sys
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,47 +28,11 @@ from pydantic import BaseModel
 
 from browserdeck import config
 from browserdeck import results as r
+from browserdeck.door.request import Arg, TabRequest, arg, own
 from browserdeck.engine import options as o
 
 GENERATED = Path(__file__).with_name("cli_args.py")
 
-
-@dataclass(frozen=True)
-class Arg:
-    """One CLI argument: its flags, and the model field (JSON name) it fills, if any."""
-
-    flags: tuple[str, ...]
-    field: str | None = None  # default: the field of the flag's name (--max-chars: maxChars)
-    options: dict[str, Any] = dataclasses.field(default_factory=dict)  # argparse's, beside the derived
-    own: bool = False  # the CLI's own argument: fills no field, options given here
-
-    @property
-    def dest(self) -> str:
-        if "dest" in self.options:
-            return str(self.options["dest"])
-        long = next((f for f in self.flags if f.startswith("--")), self.flags[0])
-        return long.lstrip("-").replace("-", "_")
-
-    @property
-    def json_name(self) -> str | None:
-        if self.own or self.field is not None:
-            return self.field
-        head, *rest = self.dest.split("_")
-        return head + "".join(w.title() for w in rest)
-
-
-def arg(*flags: str, field: str | None = None, **options: Any) -> Arg:
-    return Arg(flags, field, options)
-
-
-def own(*flags: str, **options: Any) -> Arg:
-    """An argument of the CLI's own, filling no field (``help`` is required)."""
-    assert "help" in options
-    return Arg(flags, None, options, own=True)
-
-
-# The wait and timeout every timed command takes (they were one shared parent parser).
-TIMED = (arg("--timeout-ms"), arg("--wait-ms"))
 
 class Settings:
     """The source of a command that fills profile settings: their declarations."""
@@ -90,7 +51,19 @@ def _fields(source: Source) -> dict[str, Any]:
     return o.field_schemas(source)
 
 
-# Per command: the model its arguments fill, and the CLI's spelling of them, in order.
+def _requests() -> list[type[TabRequest[Any]]]:
+    """The requests about a tab that are CLI commands (a ``cli`` hint), in the order of
+    ``browserdeck --help``: those of options.py as declared, then the act kinds."""
+    declared = [
+        m
+        for m in vars(o).values()
+        if isinstance(m, type) and issubclass(m, TabRequest) and m.__module__ == o.__name__
+    ]
+    return [m for m in [*declared, *typing.get_args(o.AnyAct)] if m.cli]
+
+
+# Per command: the model its arguments fill, and the CLI's spelling of them, in order:
+# create-profile's from the profile settings, the rest from each request's ``cli`` hint.
 COMMANDS: dict[str, tuple[Source, tuple[Arg, ...]]] = {
     "create-profile": (
         Settings,
@@ -112,112 +85,24 @@ COMMANDS: dict[str, tuple[Source, tuple[Arg, ...]]] = {
             ),
         ),
     ),
-    "snapshot": (
-        o.SnapshotOptions,
-        (
-            arg("--format"),
-            arg("--refs"),
-            arg("--interactive", "-i"),
-            arg("--compact", "-c"),
-            arg("--depth", "-d"),
-            arg("--selector", "-s"),
-            arg("--frame"),
-            arg("--limit"),
-            arg("--max-chars"),
-            arg("--viewport"),
-        ),
-    ),
-    "screenshot": (
-        o.ScreenshotOptions,
-        (
-            arg("--full-page"),
-            arg("--ref"),
-            arg("--element"),
-            arg("--type"),
-            arg("--quality"),
-            arg("--labels"),
-            arg("--max-width"),
-            arg("--max-height"),
-            *TIMED,
-        ),
-    ),
-    # "URL", not "url": --url is the control API's address.
-    "navigate": (o.NavigateOptions, (arg("address", field="url", metavar="URL"), *TIMED)),
-    "back": (o.NavigateOptions, TIMED),
-    "forward": (o.NavigateOptions, TIMED),
-    "click": (
-        o.ClickAct,
-        (
-            arg("ref"),
-            arg("--double", field="doubleClick"),
-            arg("--button"),
-            arg("--modifiers"),
-            *TIMED,
-        ),
-    ),
-    "type": (o.TypeAct, (arg("ref"), arg("text"), arg("--submit"), arg("--slowly"), *TIMED)),
-    "press": (o.PressAct, (arg("key"), arg("--ref"), *TIMED)),
-    "hover": (o.HoverAct, (arg("ref"), *TIMED)),
-    "drag": (o.DragAct, (arg("start", field="startRef"), arg("end", field="endRef"), *TIMED)),
-    "select": (o.SelectAct, (arg("ref"), arg("values"), *TIMED)),
-    "fill": (
-        o.FillAct,
-        (
-            own("pairs", nargs="*", metavar="REF=VALUE", help="a field to fill: REF=VALUE"),
-            own("--fields", help='JSON: [{"ref": "e5", "value": "Ada"}, ...]'),
-            *TIMED,
-        ),
-    ),
-    "resize": (o.ResizeAct, (arg("width"), arg("height"), *TIMED)),
-    "wait": (
-        o.WaitAct,
-        (
-            arg("--text"),
-            arg("--text-gone"),
-            arg("--selector"),
-            arg("--url-glob", "--until-url", field="url", dest="url_glob"),
-            arg("--load-state"),
-            arg("--fn"),
-            arg("--time", field="timeMs"),
-            arg("--network-quiet"),
-            arg("--quiet-ms"),
-            *TIMED,
-        ),
-    ),
-    "evaluate": (
-        o.EvaluateAct,
-        (
-            arg("function", field="fn", nargs="?"),
-            # The old spelling keeps working, unlisted.
-            arg("--fn", field="fn", dest="fn", help=argparse.SUPPRESS),
-            arg("--ref"),
-            *TIMED,
-        ),
-    ),
-    "console": (
-        o.ConsoleOptions,
-        (
-            arg("--level"),
-            arg("--limit"),
-            arg("--clear"),
-            own("--requests", action="store_true", help="also list network requests"),
-        ),
-    ),
-    "pdf": (o.PdfOptions, (arg("--landscape"), *TIMED)),
-    "upload": (
-        o.FileChooserOptions,
-        (arg("paths"), arg("--ref"), arg("--input-ref"), arg("--element"), *TIMED),
-    ),
-    "dialog": (
-        o.DialogOptions,
-        (
-            # accept as two exclusive switches (cli_engine adds them): the field defaults
-            # to true, so a flag could only ever say "false".
-            arg("--prompt-text"),
-            *TIMED,
-        ),
-    ),
+    **{hint.command: (model, hint.args) for model in _requests() for hint in model.cli},
 }
+
+
+def described() -> dict[str, dict[str, Any]]:
+    """Per page command: its help, the line it prints (``words.say``) and the fields it
+    always sends (an act's ``kind``, ``back``'s action)."""
+    out: dict[str, dict[str, Any]] = {}
+    for model in _requests():
+        kind = model.model_fields.get("kind")
+        fixed = {"kind": typing.get_args(kind.annotation)[0]} if kind is not None else {}
+        for hint in model.cli:
+            out[hint.command] = {
+                "help": hint.help,
+                "said": hint.said or model.said,
+                "fields": {**fixed, **hint.fields},
+            }
+    return out
 
 
 def _help(schema: dict[str, Any], with_default: bool) -> str:
@@ -288,7 +173,7 @@ def render() -> str:
     lines = [
         '"""Generated from engine/options.py by cli_schema.py (`make cli-args`): do not edit.',
         "",
-        "The page commands' arguments as plain data, so a CLI call needs no pydantic (issue 14).",
+        "The page commands' arguments as plain data, so a CLI call needs no pydantic.",
         "Per command, each argument: its flags, argparse's dest, the request field it fills",
         '(absent: the CLI\'s own) and argparse\'s options ("type": "int"; "list": "comma").',
         '"""',
@@ -307,6 +192,14 @@ def render() -> str:
         lines.append(f"    {command!r}: [")
         lines += [f"        {row!r}," for row in rows]
         lines.append("    ],")
+    lines += [
+        "}",
+        "",
+        "# Per page command, in --help's order: its help, the line it prints (words.say) and",
+        "# the fields it always sends.",
+        "COMMANDS: dict[str, dict[str, Any]] = {",
+    ]
+    lines += [f"    {command!r}: {spec!r}," for command, spec in described().items()]
     lines += ["}", "# fmt: on", ""]
     return "\n".join(lines)
 
@@ -381,7 +274,7 @@ def render_answers() -> str:
         "",
         "The answers the CLI reads, as TypedDicts with the wire's key names, so mypy checks",
         "every key the CLI reads against the models. Imported only under TYPE_CHECKING: a",
-        "CLI call reads plain JSON and imports neither this nor pydantic (issue 14).",
+        "CLI call reads plain JSON and imports neither this nor pydantic.",
         '"""',
         "",
         "from __future__ import annotations",

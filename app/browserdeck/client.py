@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 import sys
 
-from browserdeck import fastjson as json  # json's loads/dumps without re (issue 14)
+from browserdeck import fastjson as json  # json's loads/dumps without re
 from browserdeck import paths, uds
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import http.client
@@ -112,7 +112,7 @@ def unproven_server(url: str) -> tuple[str, str] | None:
 
     The one place that decides whether a loopback URL may receive ``Authorization:
     Bearer``: another local user can listen on the control port while browserdeck is
-    not running (issue 10, item 4). Every socket that could take our connection must be
+    not running (docs/security.md). Every socket that could take our connection must be
     owned by our own uid; and when the instance file names a live browserdeck for this
     port, that very process must hold the socket (a second program of ours on the port,
     e.g. a dev server, is not browserdeck either). psutil lists the sockets; where

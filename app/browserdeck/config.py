@@ -548,7 +548,7 @@ def _nonblank(value: str) -> str:
 
 def _upper(value: str) -> str:
     # Not str.upper itself: pydantic reads a validator's signature, and a builtin's is
-    # parsed from its text with tokenize's regexes (~3 ms of a service's start; issue 14).
+    # parsed from its text with tokenize's regexes (~3 ms of a service's start).
     return value.upper()
 
 
@@ -859,7 +859,7 @@ def allocate_cdp_port(config: Config, reserved: Iterable[int] = ()) -> int:
     """The lowest free port of 18800-18899, taking every configured listener into account.
 
     A port something already listens on is skipped: it may be another user's Chrome,
-    and a profile given that port would drive it (issue 10 item 8).
+    and a profile given that port would drive it (docs/security.md).
     """
     used = set(reserved) | {config.control_port, config.relay_port}
     for profile in config.profiles.values():
@@ -996,7 +996,7 @@ TEMP_FILE_GRACE = 5.0
 def remove_stale_temp_files(path: Path | None = None) -> list[Path]:
     """Delete the temp files that a save killed half-way left behind.
 
-    Called at start-up and once more a few seconds later (issue 11 item 6: 8 were left
+    Called at start-up and once more a few seconds later (8 were left
     in 20 SIGKILLs of ``serve``).
     Those are ``write_atomic``'s ``.config.json.<random>.tmp``, and the
     ``.config-<random>.tmp`` that versions before it wrote. Files younger than a few

@@ -13,7 +13,7 @@ knows no HTTP. The API maps class and code to an HTTP status at its edge
 
 from __future__ import annotations
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal

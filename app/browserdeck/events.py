@@ -41,9 +41,9 @@ class Signal:
 
 @dataclass
 class CallNotes:
-    """What a call said it did (``deck.Caller.note``), for the activity log: the tab and
-    page, the act's kind, its refs and the element's role and name, the key pressed.
-    Never a secret: typed text is noted as its length only (``typed_chars``)."""
+    """What a call named, for the activity log (door/activity.py): the tab and page, the
+    act's kind, its refs and the element's role and name, the key pressed. Never a
+    secret: typed text is noted as its length only (``typed_chars``)."""
 
     profile: str | None = None
     target_id: str | None = None
@@ -69,22 +69,16 @@ class CallError:
 
 @dataclass(frozen=True)
 class ActivityEntry:
-    """One call in the activity log (``ServiceEvents.api_call``), built by ``call_ended``.
-
-    The API's guard names an HTTP request by ``method``, ``path`` and ``query``; a call an
-    MCP tool made in-process on the front door names it by ``call`` ("act", "open-tab" …,
-    deck.CALLS) and its ``profile``. The rest is alike, so the tray lists both alike.
-    Frozen: one entry goes to every receiver, and to the GUI's thread as it is.
+    """One call at the front door (``ServiceEvents.api_call``), built by ``call_ended``:
+    ``call`` names it ("act", "open-tab" …: the request's ``name``), whichever way it
+    came in. Frozen: one entry goes to every receiver, and to the GUI's thread as it is.
     """
 
     time: float  # when the call ended (epoch seconds)
     client: str  # X-Browserdeck-Client, a User-Agent product, or the MCP client's name
-    status: int  # the HTTP status it answered (MCP calls: the one the API would); 0: none
+    status: int  # the HTTP status it answered (or, off HTTP, the one it would); 0: none
     ms: float  # how long it took
     call: str = ""
-    method: str = ""
-    path: str = ""
-    query: str = ""
     profile: str = ""
     detail: CallNotes = field(default_factory=CallNotes)  # what the call said it did
     error: CallError | None = None
@@ -98,22 +92,16 @@ def call_ended(
     detail: CallNotes | None = None,
     error: CallError | None = None,
     call: str = "",
-    method: str = "",
-    path: str = "",
-    query: str = "",
     profile: str = "",
 ) -> ActivityEntry:
     """The activity entry of a call that began at ``started`` (``time.perf_counter()``)
-    and ends now: the one place both ways in (the API's guard, MCP's DeckBackend) build it."""
+    and ends now."""
     return ActivityEntry(
         time=time.time(),
         client=client,
         status=status,
         ms=round((time.perf_counter() - started) * 1000, 1),
         call=call,
-        method=method,
-        path=path,
-        query=query,
         profile=profile,
         # A copy: the notes object is the caller's to change, an entry is final.
         detail=replace(detail, values=list(detail.values) if detail.values else None)
@@ -139,7 +127,7 @@ class ServiceEvents:
         self.session_ended = Signal("session_ended")
         # profile=str, connected=bool, detail=str|None
         self.extension = Signal("extension")
-        # entry=ActivityEntry: one call an agent or the GUI made (API route or MCP tool)
+        # entry=ActivityEntry: one call at the front door, whichever way it came in
         self.api_call = Signal("api_call")
         # level=str ("info"|"warning"|"error"), title=str, message=str
         self.notice = Signal("notice")

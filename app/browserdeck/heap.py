@@ -1,4 +1,4 @@
-"""The garbage collector of a long-running browserdeck process (issue 14, big snapshots).
+"""The garbage collector of a long-running browserdeck process (big snapshots).
 
 CPython runs a collection of its youngest generation every 700 net allocations of
 container objects, an older one every tenth of those, and a full one, over every object

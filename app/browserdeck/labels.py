@@ -2,7 +2,7 @@
 
 ``POST /screenshot`` with ``labels`` draws a box around every element an agent can
 act on and a badge with its ref (``e12``). The panel shows that same image, so
-one placement serves both. The rules (issue 15):
+one placement serves both. The rules (docs/gui.md):
 
 * A badge sits outside its element's box, so it never covers the element's own
   text, and never on another badge or another element's box.
@@ -11,7 +11,7 @@ one placement serves both. The rules (issue 15):
 * A badge that had to move away from its box gets a leader line back to it. A leader
   never passes through another element, badge or the page's text (a price struck through
   is misread), never crosses another leader, and no badge is put on a leader. So on a dense table a badge is matched to its button at a glance
-  (issue 37); one that finds no such spot is listed rather than tangled.
+  (docs/gui.md); one that finds no such spot is listed rather than tangled.
 * A badge that fits nowhere is not dropped silently: it is listed in ``unplaced``
   (the API returns it; the panel lists it beside the image).
 

@@ -23,13 +23,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from browserdeck.api.server import ApiServer
+    from browserdeck.door.activity import ActivityLog
     from browserdeck.service import Service
     from browserdeck.session import EndReason
 
 log = logging.getLogger(__name__)
 
 # The API and MCP are imported where they are built, not here: `serve` starts the
-# Playwright driver and Chromium first and imports the web stack beside them (issue 14).
+# Playwright driver and Chromium first and imports the web stack beside them.
 
 
 def control_api(
@@ -42,7 +43,7 @@ def control_api(
     """The control API on ``port`` with MCP over streamable HTTP at ``/mcp``.
 
     ``/mcp`` answers as soon as the API listens, before FastAPI is built (api/staged.py):
-    a service started for an MCP client is waited for until it does (issue 14), and
+    a service started for an MCP client is waited for until it does, and
     ``on_listening`` tells that client so.
     """
     from browserdeck.api.server import ApiServer
@@ -51,7 +52,7 @@ def control_api(
     return ApiServer(
         service,
         port=port,
-        routes=lambda deck: {mcp_http.PATH: mcp_http.McpHttpEndpoint(deck, service)},
+        routes=lambda deck: {mcp_http.PATH: mcp_http.McpHttpEndpoint(deck)},
         build_routes_now=build_routes_now,
         # End MCP streams first: an open event stream would otherwise hold uvicorn's
         # graceful shutdown for its whole timeout.
@@ -103,6 +104,7 @@ def build_service(
     service.agent_releasers.append(lambda reason: release_agents(service, reason))
     service.tab_holders = tab_holders
     service.agent_sessions = lambda: agent_sessions(service)
+    service.addons.add(activity_log(service))
     return service
 
 
@@ -114,6 +116,15 @@ def agent_sessions(service: Service) -> int:
     api = service.api
     endpoint = mcp_http.endpoint_of(api.app) if isinstance(api, ApiServer) else None
     return endpoint.session_count() if endpoint is not None else 0
+
+
+def activity_log(service: Service) -> ActivityLog:
+    """The first addon: one activity entry per call (``api_call`` events, for the tray),
+    with the status the API would answer, whichever way the call came in."""
+    from browserdeck.api.errors import status_of
+    from browserdeck.door.activity import ActivityLog
+
+    return ActivityLog(lambda entry: service.events.api_call.send(entry=entry), status_of)
 
 
 def mcp_client_config() -> str:
@@ -215,7 +226,7 @@ async def _serve(
 
     # Starting imports the service, the engine, the MCP SDK and the web stack: objects
     # that live as long as the process. The cyclic collector's passes over them while
-    # they are made are CPU that an MCP client waits for (issue 14), so it is off until
+    # they are made are CPU that an MCP client waits for, so it is off until
     # the service runs; heap.settle then freezes them (later collections skip them too).
     collecting = gc.isenabled()  # an in-process caller (a test) may have it off already
     gc.disable()
@@ -253,7 +264,7 @@ async def _serve(
     else:
         # Frozen before the collector is on again: its first pass would otherwise walk
         # every object the start made (~100,000, ~30 ms) just as the first page call
-        # waits for the engine (issue 14). A big snapshot's temporaries no longer set off
+        # waits for the engine. A big snapshot's temporaries no longer set off
         # collections either (heap.py). Not on a failed start: nothing is kept then.
         heap.settle()
     finally:

@@ -1,34 +1,14 @@
 """``browserdeck mcp``: a thin stdio <-> ``/mcp`` bridge to the running service.
 
-An MCP client spawns ``browserdeck mcp`` for every agent session, so its start-up is
-the first thing a user feels. The service already serves MCP over streamable HTTP
-(mcpserver/http.py), so this process only carries JSON-RPC lines between the
-client's stdio and the service's ``/mcp``: it imports the standard library and
-nothing else (no MCP SDK, no engine), and there is one MCP implementation.
-
-- The service is reached over its Unix socket (no token: the kernel tells it our
-  uid), or over a TCP URL with the bearer token (``--url``).
-- Each request from the client is one POST; its answer (JSON, or an SSE stream that
-  may carry the service's own requests first, such as ``roots/list``) is copied to
-  stdout as it comes. Requests run on threads of their own, so the client can answer
-  a service request while the request that caused it is still open.
-- After the handshake a GET stream carries what the service sends on its own
-  (``roots/list`` on the handshake protocol).
-- Every POST names this process's workspace (``X-Browserdeck-Workspace``: its working
-  directory, as a ``file:`` URI). The service uses it only when the client declares no
-  roots, as the in-process stdio server did (confine.py; docs/security.md).
-- ``X-Browserdeck-Session`` gives the client a session of its own also on the
-  stateless 2026 protocol, and ``X-Browserdeck-Bridge`` names this pid, so a service
-  started for MCP clients stays up while one of them lives.
-- At the end of stdin (or SIGTERM/SIGINT/SIGHUP) the session is deleted, which gives
-  its tabs back, and the process exits.
-- A service that goes away mid-session (killed, crashed, stopped by hand) is started
-  again (``restart``, when the bridge may start one) and the session opened on it anew
-  with the client's own ``initialize`` and ``notifications/initialized``, whose answers
-  the client already has and never sees twice; the service then asks the client for its
-  roots again over the new stream. A request that never reached the service is sent
-  again; one the service took before it went gets an error saying so, since what it did
-  is unknown. If the restart fails, the client gets an error in plain words.
+An MCP client spawns it for every agent session, so its start is the first thing a user
+feels: it imports the standard library only and carries JSON-RPC lines between the
+client's stdio and the service's ``/mcp`` (over the Unix socket, or a TCP URL with the
+token). Each request is one POST whose answer (JSON or an event stream) is copied out as
+it comes; a GET stream carries what the service sends on its own (``roots/list``). Its
+headers name the workspace (``X-Browserdeck-Workspace``), a session of its own
+(``X-Browserdeck-Session``) and this pid (``X-Browserdeck-Bridge``). At the end of stdin
+the session is deleted; a service that goes away mid-session is started again and the
+session opened anew (docs/mcp.md, "a bridge, and the service it may start").
 """
 
 from __future__ import annotations

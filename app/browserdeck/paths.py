@@ -13,7 +13,7 @@ import stat
 import sys
 
 # pathlib only where a Path is made: a CLI call over the API socket needs just the
-# socket's path, as a string (api_socket_path), and pathlib is ~2 ms of it (issue 14).
+# socket's path, as a string (api_socket_path), and pathlib is ~2 ms of it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path

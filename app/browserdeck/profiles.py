@@ -21,19 +21,18 @@ from browserdeck.chrome import endpoint
 from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import (
     OPEN_TAB,
-    TABS,
     BrowserdeckError,
-    Conflict,
     Disabled,
     Hint,
     NotFound,
     Unavailable,
 )
-from browserdeck.tabs import QUIET_CLIENTS, Tab, TabHistory, attachable
+from browserdeck.tabs import QUIET_CLIENTS, Tab, TabHistory, attachable, match
 
 if TYPE_CHECKING:  # the launcher and the CDP client (websockets) load when used
     from browserdeck.chrome.cdp import CDPClient
     from browserdeck.chrome.launcher import ChromeProcess
+    from browserdeck.door.call import Caller
     from browserdeck.drivers.base import ProfileDriver
     from browserdeck.relay.server import RelayServer
     from browserdeck.service import Service
@@ -159,25 +158,26 @@ class ProfileContext:
         )
         return out
 
-    async def peek_tabs(self) -> list[Tab] | None:
+    async def peek_tabs(self, caller: Caller | None = None) -> list[Tab] | None:
         """The tabs if the browser answers right now; never starts anything (for status views)."""
-        return await self.impl.peek_tabs()
+        return await self.impl.peek_tabs(caller)
 
     # --- lifecycle -------------------------------------------------------
-    async def start(self) -> dict[str, Any]:
+    async def start(self, caller: Caller | None = None) -> dict[str, Any]:
         self._ensure_enabled()
         await self.service.tokens_read()  # the relay and a managed browser's endpoint check them
         async with self.lock:
             driver = self.impl
             self._started_by = driver
-            await driver.start()
+            await driver.start(caller)
         return await self.status()
 
-    async def stop(self) -> dict[str, Any]:
+    async def stop(self, caller: Caller | None = None) -> dict[str, Any]:
         service = self.remote
-        if service is not None and service.pooled and remote.CURRENT_AGENT.get() is not None:
+        agent = caller.agent if caller is not None else None
+        if service is not None and service.pooled and agent is not None:
             # A pooled session stopping releases its own browser, not the others'.
-            await service.release(remote.CURRENT_AGENT.get()[0])  # type: ignore[index]
+            await service.release(agent.session)
             return await self.status()
         async with self.lock:
             await self.stop_locked()
@@ -206,16 +206,17 @@ class ProfileContext:
             code="browser_stopped",
         )
 
-    async def ensure_browser(self) -> str:
-        """The CDP URL of a usable browser; starts a managed one on demand."""
+    async def ensure_browser(self, caller: Caller | None = None) -> str:
+        """The CDP URL of a usable browser (for a pooled service, the caller's own);
+        starts a managed one on demand."""
         self._ensure_enabled()
-        return await self.impl.ensure()
+        return await self.impl.ensure(caller)
 
     async def reset(self) -> dict[str, Any]:
         """Kill whatever holds this profile's CDP port (an orphaned browser), then report."""
         return await self.impl.reset()
 
-    async def why_gone(self) -> str | None:
+    async def why_gone(self, caller: Caller | None = None) -> str | None:
         """After a call lost its tab or connection: whether the whole browser went, and why.
 
         The engine only sees a closed page; this says it was a stop, a crash or a dropped
@@ -223,16 +224,20 @@ class ProfileContext:
         """
         if self.stopping or self.state == "stopped":
             return f"profile {self.name!r}: its browser was stopped while this was running"
-        said = await self.impl.why_gone()
+        said = await self.impl.why_gone(caller)
         if said is not None:
             return said or None
-        if await self.peek_tabs() is not None:
+        if await self.peek_tabs(caller) is not None:
             return None  # the browser answers: it really was just the tab
         why = f" ({self.detail})" if self.state == "crashed" and self.detail else ""
         return (
             f"profile {self.name!r}: the browser went away while this was running; it "
             f"crashed or was killed{why}"
         )
+
+    def restart_hint(self) -> Hint:
+        """How to bring the browser back after ``why_gone`` said it went."""
+        return self.impl.restart_hint()
 
     async def drop_connections(self) -> None:
         if self._service is not None:
@@ -255,9 +260,9 @@ class ProfileContext:
             self.service.events.profile_state.send(profile=self.name, state=state, detail=detail)
 
     # --- tabs --------------------------------------------------------------
-    async def read_tabs(self, wait: float = 5.0) -> list[Tab]:
+    async def read_tabs(self, wait: float = 5.0, caller: Caller | None = None) -> list[Tab]:
         if self.remote is not None:
-            return await self.remote.tabs(await self.remote.lease())
+            return await self.remote.tabs(await self.remote.lease(caller))
         try:
             targets = await endpoint.devtools_json(
                 self.cdp_url, "/json/list", timeout=wait, headers=self.headers
@@ -278,9 +283,9 @@ class ProfileContext:
             if t.get("type") == "page"
         ]
 
-    async def list_tabs(self) -> list[Tab]:
-        await self.ensure_browser()
-        return await self.read_tabs()
+    async def list_tabs(self, caller: Caller | None = None) -> list[Tab]:
+        await self.ensure_browser(caller)
+        return await self.read_tabs(caller=caller)
 
     # --- the default tab ----------------------------------------------------
     def note_used(self, client: str | None, target_id: str) -> None:
@@ -312,9 +317,9 @@ class ProfileContext:
         # choice stays put however Chrome reorders its list.
         return usable[0].target_id
 
-    async def resolve_target(self, target: str | None, client: str | None = None) -> str:
-        """A full targetId from an id, a unique prefix, or None (the default tab)."""
-        tabs = await self.list_tabs()
+    async def resolve_target(self, target: str | None, caller: Caller | None = None) -> str:
+        """A full targetId from an id, a unique prefix, or None (the caller's default tab)."""
+        tabs = await self.list_tabs(caller)
         if not tabs:
             raise NotFound(
                 f"profile {self.name!r} has no open tabs",
@@ -322,27 +327,10 @@ class ProfileContext:
                 code="no_tabs",
             )
         if not target:
-            return self.default_target(tabs, client)
-        exact = [t for t in tabs if t.target_id == target]
-        if exact:
-            return exact[0].target_id
-        matches = [t for t in tabs if t.target_id.lower().startswith(target.lower())]
-        if len(matches) == 1:
-            return matches[0].target_id
-        if not matches:
-            lease = self.remote.current() if self.remote is not None else None
-            why = (lease.note if lease else None) or self.restart_note or "it may have been closed"
-            raise NotFound(
-                f"no tab {target!r} in profile {self.name!r} ({why})",
-                hint=Hint("list tabs with {tabs} and use a targetId from there", tabs=TABS),
-                code="tab_not_found",
-            )
-        raise Conflict(
-            f"tab prefix {target!r} is ambiguous: it matches {len(matches)} tabs "
-            f"({', '.join(t.target_id[:12] for t in matches)})",
-            hint="use more characters of the targetId",
-            code="ambiguous_tab",
-        )
+            return self.default_target(tabs, caller.key if caller is not None else None)
+        lease = self.remote.current(caller) if self.remote is not None else None
+        why = (lease.note if lease else None) or self.restart_note
+        return match(tabs, target, where=f"in profile {self.name!r}", why=why).target_id
 
     async def _browser_cdp(self) -> CDPClient:
         from browserdeck.chrome.cdp import CDPClient
@@ -367,10 +355,12 @@ class ProfileContext:
                 code="browser_unreachable",
             ) from None
 
-    async def _cdp_call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def _cdp_call(
+        self, method: str, params: dict[str, Any], caller: Caller | None = None
+    ) -> dict[str, Any]:
         if self.remote is not None:
             reply: dict[str, Any] = await self.remote.send(
-                await self.remote.lease(), method, params
+                await self.remote.lease(caller), method, params
             )
             return reply
         client = await self._browser_cdp()
@@ -382,19 +372,19 @@ class ProfileContext:
             client = await self._browser_cdp()
             return await client.send(method, params)
 
-    async def open_tab(self, url: str = "about:blank") -> Tab:
+    async def open_tab(self, url: str = "about:blank", caller: Caller | None = None) -> Tab:
         url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
         # (For a browser service: the engine's name for the caller's own browser.)
-        cdp_url = await self.ensure_browser()
+        cdp_url = await self.ensure_browser(caller)
         engine = self.service.engine
         if (engine is not None or self.service.engine_starting) and url != "about:blank":
-            # It may still be imported or starting beside the API (Service.start; issue 14).
+            # It may still be imported or starting beside the API (Service.start).
             engine = await self.service.engine_ready()
         # A URL is opened blank, then navigated by the engine: a URL that cannot load (no
         # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
         # and an HTTP error page is a success that carries its status, as with /navigate.
         navigate = url != "about:blank" and engine is not None
-        tab = await self._open_within_limit("about:blank" if navigate else url)
+        tab = await self._open_within_limit("about:blank" if navigate else url, caller)
         if not navigate or engine is None:
             return tab
         from browserdeck.engine.options import NavigateOptions
@@ -405,32 +395,27 @@ class ProfileContext:
             )
         except BrowserdeckError as exc:
             with contextlib.suppress(BrowserdeckError):
-                await self.close_tab(tab.target_id)
+                await self.close_tab(tab.target_id, caller)
             exc.message = f"could not open {url}: {exc.message} (the tab was closed)"
             raise
-        return Tab(
-            tab.target_id,
-            str(result.get("title") or ""),
-            str(result.get("url") or url),
-            status=result.get("status"),
-        )
+        return Tab(tab.target_id, result.title or "", result.url or url, status=result.status)
 
-    async def _open_within_limit(self, url: str) -> Tab:
+    async def _open_within_limit(self, url: str, caller: Caller | None) -> Tab:
         """Open a tab unless maxTabs are open; only live work counts (sessions.py)."""
         limit = self.config.max_tabs
         for reaped in (False, True):
             async with self._open_lock:
-                listed = await self.read_tabs()
+                listed = await self.read_tabs(caller=caller)
                 if len(listed) < limit:
-                    return await self._open_tab_unlocked(url)
+                    return await self._open_tab_unlocked(url, caller)
             # Outside the lock: ending a session may open a blank tab.
             if reaped or not await self.service.sessions.reap():
                 break
         raise self.service.sessions.too_many_tabs(self.name, listed, limit)
 
-    async def _open_tab_unlocked(self, url: str) -> Tab:
+    async def _open_tab_unlocked(self, url: str, caller: Caller | None) -> Tab:
         if self.remote is not None:
-            lease = await self.remote.lease()
+            lease = await self.remote.lease(caller)
             target_id = await self.remote.open_tab(lease, url)
             self.service.events.tabs_changed.send(profile=self.name)
             tabs = {t.target_id: t for t in await self.remote.tabs(lease)}
@@ -440,12 +425,13 @@ class ProfileContext:
             # shares a window is not rendered, so its screenshots wait for a frame that
             # never comes. And background with newWindow: Chromium shows that window
             # inactive, so an agent's tab never jumps over what the user is doing, while
-            # it is the active tab of a visible window and renders (issue 15; Focus brings
+            # it is the active tab of a visible window and renders (docs/gui.md; Focus brings
             # it forward). The user's Chrome gets plain tabs via the relay.
             own_window = self.impl.own_window
             created = await self._cdp_call(
                 "Target.createTarget",
                 {"url": url, "newWindow": own_window, "background": own_window},
+                caller,
             )
             target_id = str(created["targetId"])
         except BrowserdeckError as exc:
@@ -466,32 +452,32 @@ class ProfileContext:
                 ) from None
         # Target.createTarget replies before /json/list shows the target; wait for it so a
         # client that lists right after opening sees its tab.
-        tab = await self._wait_listed(target_id, present=True)
+        tab = await self._wait_listed(target_id, present=True, caller=caller)
         self.service.events.tabs_changed.send(profile=self.name)
         return tab or Tab(target_id, "", url)
 
-    async def focus_tab(self, target: str) -> Tab:
-        target_id = await self.resolve_target(target)
-        await self._cdp_call("Target.activateTarget", {"targetId": target_id})
-        tabs = {t.target_id: t for t in await self.read_tabs()}
+    async def focus_tab(self, target: str, caller: Caller | None = None) -> Tab:
+        target_id = await self.resolve_target(target, caller)
+        await self._cdp_call("Target.activateTarget", {"targetId": target_id}, caller)
+        tabs = {t.target_id: t for t in await self.read_tabs(caller=caller)}
         return tabs.get(target_id, Tab(target_id, "", ""))
 
-    async def close_tab(self, target: str) -> str:
-        target_id = await self.resolve_target(target)
-        await self._cdp_call("Target.closeTarget", {"targetId": target_id})
+    async def close_tab(self, target: str, caller: Caller | None = None) -> str:
+        target_id = await self.resolve_target(target, caller)
+        await self._cdp_call("Target.closeTarget", {"targetId": target_id}, caller)
         # closeTarget answers before the target leaves /json/list; return once it has, so
         # "close, then list" never shows the closed tab.
-        await self._wait_listed(target_id, present=False)
+        await self._wait_listed(target_id, present=False, caller=caller)
         self.service.sessions.tab_closed(self.name, target_id)
         self.service.events.tabs_changed.send(profile=self.name)
         return target_id
 
     async def _wait_listed(
-        self, target_id: str, *, present: bool, within: float = 5.0
+        self, target_id: str, *, present: bool, within: float = 5.0, caller: Caller | None = None
     ) -> Tab | None:
         deadline = time.monotonic() + within
         while True:
-            tabs = {t.target_id: t for t in await self.read_tabs()}
+            tabs = {t.target_id: t for t in await self.read_tabs(caller=caller)}
             if (target_id in tabs) == present:
                 return tabs.get(target_id)
             if time.monotonic() > deadline:

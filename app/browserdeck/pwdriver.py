@@ -1,38 +1,15 @@
 """The Playwright driver we spawn: its environment, and its start ahead of the engine.
 
-The driver is the Node.js bundled with Playwright running Playwright's own JavaScript.
-Two things here make its start cheaper on the path of a service that an MCP client
-started and is waiting for (issue 14; figures in docs/performance.md):
-
-**Node's compile cache.** Compiling Playwright's JavaScript is most of the driver's
-start. With the cache warm, ``async_playwright().start()`` took ~375 ms wall / 505 ms CPU
-here instead of ~600 / 730. Node reads ``NODE_COMPILE_CACHE`` from its environment.
-Playwright builds the driver's environment in ``playwright._impl.transport.
-get_driver_env`` (a copy of ``os.environ``) for that one process, so the variable is
-added there, not to ``os.environ``: Chromium and whatever else we spawn do not inherit
-it, nor does the user's shell. The folder is ours and private
-(``paths.node_compile_cache_dir``): node runs the code it finds cached there, so nobody
-else may have put it there. Node checks each file's checksum and its own version and
-flags, and recompiles (and rewrites the file) when one does not match, so a corrupt or
-stale cache costs a compile, nothing else.
-
-**The driver spawned first.** ``serve`` spawns it (``start_early``) before it imports
-the service, the engine and the web stack: those imports keep one core busy for a few
-hundred ms while the other has nothing to do but the bridge's start, and node's own
-start (~340 ms of CPU) runs there instead of after them. The engine's start then takes
-that process (``install`` makes Playwright's client adopt it) instead of spawning one.
-It is spawned by Playwright's own ``PipeTransport.connect`` (same program, arguments,
-environment, pipes), so an adopted driver is the one Playwright would have started. One
-that no engine took (the start failed before the engine's) is stopped by its owner
-(``serve``, or ``Service.stop`` for one the service's start spawned) with
-``discard_early``; were this process killed, the driver would see its stdin close and
-exit (Playwright's ``run-driver`` does on end of input). One that died before it was
-taken is replaced: ``_take`` skips it if its exit was seen, and the engine's start tries
-once more with a fresh spawn if the start failed on it.
-
-playwright is pinned (==1.65). Were ``get_driver_env`` or the transport's fields not
-there, the driver would start without the cache, or late, and otherwise the same
-(tests/engine/test_pwdriver.py fails then).
+Two things make its start cheaper for a service an MCP client waits for
+(docs/performance.md, "the Playwright driver spawned first"): Node's compile cache
+(``NODE_COMPILE_CACHE``, set in the driver's own environment, so Chromium and the user's
+shell do not inherit it, in a private folder of ours, since node runs what it finds
+cached there; a stale or corrupt entry costs a compile), and the driver spawned first
+(``start_early``, by Playwright's own transport) before ``serve`` imports the service,
+so node starts on the core those imports leave idle. The engine adopts it (``install``);
+its owner stops one no engine took (``discard_early``). playwright is pinned (==1.65):
+were the internals used here gone, the driver would start without the cache, or late,
+and otherwise the same (tests/engine/test_pwdriver.py).
 """
 
 from __future__ import annotations

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ConfigDict, Field
 
 from browserdeck import config, driverspecs
 from browserdeck.config import Config, ProfileConfig
+from browserdeck.door.request import Request
 from browserdeck.errors import BrowserdeckError
 from browserdeck.profiles import ProfileContext
 
@@ -52,6 +55,18 @@ class Applied:
     restarted: tuple[str, ...] = ()
     deferred: tuple[str, ...] = ()  # still running as before: the change waits for a start
     recolored: tuple[str, ...] = ()  # running: the window's tint follows at the next start
+
+
+class ApplyConfig(Request[Applied]):
+    """The settings dialog's Save at the front door: the new settings, the profiles it
+    deletes, whether running browsers restart now."""
+
+    op = "apply-config"
+    model_config = ConfigDict(arbitrary_types_allowed=True, strict=False)
+
+    config: Any
+    deleted: list[str] = Field(default_factory=list)
+    restart: bool = True
 
 
 def _changed(before: ProfileConfig, after: ProfileConfig) -> list[str]:

@@ -31,9 +31,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import re
 import time
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -53,6 +51,7 @@ if TYPE_CHECKING:
     from playwright.async_api import CDPSession
 
     from browserdeck.config import ProfileConfig
+    from browserdeck.door.call import Caller
     from browserdeck.engine.connection import Connection
     from browserdeck.profiles import ProfileContext
     from browserdeck.tabs import Tab
@@ -60,9 +59,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SESSION_HEADER = "X-Browserdeck-Session"
-# Who is calling: (session id, label). Set per API request from its headers (api.deps);
-# a contextvar so every ProfileContext method on that request sees it without a parameter.
-CURRENT_AGENT: ContextVar[tuple[str, str] | None] = ContextVar("browserdeck_agent", default=None)
 # Query parameters that carry a service's secret (Browserless token, Browserbase/Steel apiKey).
 TOKEN_PARAMS = ("token", "apikey", "api_key", "key")
 DEFAULT_IDLE = 300
@@ -183,19 +179,20 @@ class ServiceDriver:
         return text.replace(token, "***") if token else text
 
     # --- leases --------------------------------------------------------------------
-    def _caller(self) -> tuple[str | None, str]:
-        agent = CURRENT_AGENT.get()
+    def _lessee(self, caller: Caller | None) -> tuple[str | None, str]:
+        """Whose lease: the caller's agent session on a pooled profile, else the shared one."""
+        agent = caller.agent if caller is not None else None
         if not self.pooled or agent is None:
             return None, "shared (every caller without a session)" if self.pooled else "shared"
-        return agent
+        return agent.session, agent.label
 
-    def current(self) -> Lease | None:
+    def current(self, caller: Caller | None = None) -> Lease | None:
         """The caller's lease if it has one (no connecting)."""
-        return self.leases.get(self._caller()[0])
+        return self.leases.get(self._lessee(caller)[0])
 
-    async def lease(self) -> Lease:
+    async def lease(self, caller: Caller | None = None) -> Lease:
         """The caller's browser, connected (a new one from the service if it had none)."""
-        agent, label = self._caller()
+        agent, label = self._lessee(caller)
         async with self._lock:
             lease = self.leases.get(agent)
             if lease is None:
@@ -210,7 +207,7 @@ class ServiceDriver:
 
     async def _connect(self, lease: Lease) -> Connection:
         async with lease.lock:
-            # The engine may still be starting beside the API (Service.start; issue 14).
+            # The engine may still be starting beside the API (Service.start).
             pool = (await self.ctx.service.engine_ready()).pool
             if lease.conn is not None and not lease.conn.lost:
                 return lease.conn
@@ -368,7 +365,7 @@ class ServiceDriver:
             return self._health[1]
         base, query, headers = self._http_base()
         out: dict[str, Any]
-        import httpx  # here: the service's start does not need it (issue 14)
+        import httpx  # here: the service's start does not need it
 
         try:
             async with httpx.AsyncClient(timeout=1.5, trust_env=False) as http:
@@ -483,7 +480,7 @@ class ServiceDriver:
 def store_token(profile: str, token: str) -> str:
     # Sent as a header (tokenHeader) or in the URL: visible ASCII, as every token is (a
     # non-ASCII one failed as a header only when it was first sent: a 500).
-    if not TOKEN_RE.fullmatch(token):
+    if not secrets.TOKEN_RE.fullmatch(token):
         raise InvalidInput(
             "invalid token: a token is visible ASCII characters (no spaces or line breaks)",
             hint="paste the service's token or API key as it gave it",
@@ -491,5 +488,3 @@ def store_token(profile: str, token: str) -> str:
         )
     return secrets.store_token(secret_kind(profile), token)
 
-
-TOKEN_RE = re.compile(r"^[!-~]{1,4096}$")

@@ -1,4 +1,4 @@
-"""What the front door answers, typed (issue 13): ``Deck``'s results.
+"""What the front door answers, typed: ``Deck``'s results.
 
 Every way in reads the same objects: API routes return them (their ``response_model``
 publishes each shape in the OpenAPI spec), MCP tools read their attributes. On the wire
@@ -18,6 +18,7 @@ errors, requests, dialogs; ``engine/screenshot.py``: labels): a console message 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -71,7 +72,7 @@ class Answer(BaseModel):
     keys kept."""
 
     # defer_build: a model's validator is built when it is first used, not at import; a
-    # service started for an MCP client uses a few of these before it answers (issue 14).
+    # service started for an MCP client uses a few of these before it answers.
     model_config = ConfigDict(
         extra="allow", alias_generator=to_camel, populate_by_name=True, defer_build=True
     )
@@ -129,6 +130,40 @@ class Status(ProfileStatus):
 class Profiles(Answer):
     profiles: list[ProfileStatus]
     default_profile: str
+
+
+class ProfileReset(Answer):
+    """What reset-profile freed: the profile's CDP port and the processes killed on it."""
+
+    profile: str
+    port: int | None = None
+    killed_pids: list[int] = Field(default_factory=list)
+
+
+class ProfileDeleted(Answer):
+    deleted: str
+    removed_data: str | None = Field(default=None, description="the browser data removed")
+
+
+class TokenStored(Answer):
+    profile: str
+    stored: Literal["keyring", "file"] = Field(description="the OS keyring, or a 0600 file")
+
+
+class SessionReleased(Answer):
+    session: str
+    released: list[str] = Field(description="the profiles whose pooled browser was released")
+
+
+@dataclass(frozen=True)
+class AgentsStopped:
+    """What "Stop all agents" did."""
+
+    sessions: int  # agent sessions ended
+    closed_tabs: int  # tabs agents had opened, closed
+    unshared_tabs: int  # tabs of the user's Chrome no longer shared
+    given_back_tabs: int = 0  # tabs agents reused (did not open), left open and unlabelled
+    kept_tabs: int = 0  # tabs agents opened that the user marked keep, left open
 
 
 # --- tabs -------------------------------------------------------------------------

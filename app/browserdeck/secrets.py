@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import secrets as _secrets
 from pathlib import Path
 
@@ -19,6 +20,8 @@ log = logging.getLogger(__name__)
 
 SERVICE = "browserdeck"
 TOKEN_ENV = {"api": "BROWSERDECK_TOKEN", "relay": "BROWSERDECK_RELAY_TOKEN"}
+# What a stored service token may be: visible ASCII, as it is sent as a header.
+TOKEN_RE = re.compile(r"^[!-~]{1,4096}$")
 
 
 def new_token() -> str:

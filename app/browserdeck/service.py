@@ -2,13 +2,11 @@
 
 It owns the config, the engine, the relays, the managed browsers (one
 ``profiles.ProfileContext`` per profile) and the control API, starts them in order and
-stops them in reverse order, on one shutdown path, whichever front-end runs it
-(``browserdeck serve``, the tray, the in-process MCP fallback, tests).
+stops them in reverse, on one shutdown path, whichever front-end runs it.
 
-Why one module: the start and the stop are one ordered sequence over the same parts
-(what starts beside what, and the reverse on every failure), and the profile and config
-operations below are the service's own state changes under that sequence; split, each
-half would reach into the other's tasks and fields.
+Why one module: the start and the stop are one ordered sequence over the same parts, and
+the profile and config operations below are state changes under that sequence; split,
+each half would reach into the other's tasks and fields.
 """
 
 from __future__ import annotations
@@ -40,6 +38,7 @@ from browserdeck import (
 )
 from browserdeck.chrome.xfocus import FocusKeeper
 from browserdeck.config import Config
+from browserdeck.door.addons import Addons
 from browserdeck.driverspecs import DRIVER_FIELDS
 from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, Unavailable
 from browserdeck.events import ServiceEvents
@@ -103,6 +102,7 @@ class Service:
         # how many MCP sessions are open (what "Stop all agents" would end).
         self.tab_holders: Callable[[str], dict[str, str]] = lambda _profile: {}
         self.agent_sessions: Callable[[], int] = lambda: 0
+        self.addons = Addons()  # every call at the front door passes them (deck.Deck)
         # The in-process MCP fallback runs without relays (and without starting the default
         # profile): it must not hold the relay port the tray or `serve` will want.
         self._run_relays = run_relays
@@ -194,7 +194,7 @@ class Service:
             # The engine starts once the API listens, its driver already starting. A
             # client that only needs the handshake (MCP `initialize`) is not held up by
             # the engine's import (~90 ms of CPU), nor by Chromium's start (below) on the
-            # other core, and a page call waits for the engine (engine_ready; issue 14).
+            # other core, and a page call waits for the engine (engine_ready).
             listening = asyncio.Event()
             self._engine_start = aio.create_task(
                 self._start_engine(listening), name="engine-start"
@@ -203,7 +203,7 @@ class Service:
             # here), and neither the Unix socket's peer check nor MCP's handshake needs
             # them. What does (a token checked on TCP, a profile's start: the relay's and
             # a managed browser's endpoint check them, the engine's) waits for them
-            # (tokens_read; issue 14). Set before the API can let in a request, and not
+            # (tokens_read). Set before the API can let in a request, and not
             # one of self.tasks: a stop cannot cancel the thread, nor must it turn into
             # the start's error.
             self._tokens = aio.create_task(self._read_tokens_aside(listening), name="read-tokens")
@@ -229,7 +229,7 @@ class Service:
             if self.api is not None:
                 # On a thread: its two fsyncs (2-6 ms here, more on a busy disk) held this
                 # loop, and with it the first request the listening API let in (the
-                # `initialize` of the MCP client that started this service; issue 14).
+                # `initialize` of the MCP client that started this service).
                 # Finished even if cancelled meanwhile: stop() removes it once it is there.
                 await aio.finish(
                     asyncio.ensure_future(asyncio.to_thread(self._write_instance_file)),
@@ -312,7 +312,7 @@ class Service:
         return self._engine_start is not None and not self._engine_start.done()
 
     async def engine_ready(self) -> Engine:
-        """The engine once its driver runs: the API listens before it does (issue 14)."""
+        """The engine once its driver runs: the API listens before it does."""
         starting = self._engine_start
         if starting is not None and not starting.done():
             await asyncio.wait([starting])
@@ -337,7 +337,7 @@ class Service:
 
     def _clean_leftovers(self) -> None:
         """What an earlier run killed mid-way left: half-written config temp files, and a
-        browser still holding a profile (issue 11 item 6), so ``/start`` works at once."""
+        browser still holding a profile (docs/reliability.md), so ``/start`` works at once."""
         for tmp in config.remove_stale_temp_files(self.config_path):
             log.info("removed %s, left by a save that was interrupted", tmp)
         for ctx in self.contexts.values():
@@ -360,7 +360,7 @@ class Service:
         self, ctx: ProfileContext, launched: asyncio.Task[None], engine_start: asyncio.Task[None]
     ) -> None:
         """The engine's connection to the prelaunched browser and its tabs, made as soon as
-        both run, so the first page call does not make it (issue 14; docs/performance.md).
+        both run, so the first page call does not make it (docs/performance.md).
 
         Only a browser this service launched itself: an attach-only profile "starts" by
         finding the user's own browser on its port, whose tabs are never taken in unasked.

@@ -25,7 +25,7 @@ _UNATTACHABLE = ("devtools://", "chrome-extension://", "chrome-untrusted://")
 
 # A pydantic dataclass: built positionally like any dataclass, and the schema of a tab in
 # the API's answers (camelCase: targetId), so a tab is declared once. Its validator is
-# built on first use, not at import (issue 14).
+# built on first use, not at import.
 @dataclass(config=ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True))
 class Tab:
     target_id: str
@@ -49,6 +49,32 @@ class Tab:
 def client_key(client: str | None) -> str:
     name = (client or "").strip()
     return "" if name in TOOL_CLIENTS else name[:200]
+
+
+def match(tabs: list[Tab], target: str, *, where: str = "", why: str | None = None) -> Tab:
+    """The tab ``target`` names among ``tabs``: its full targetId or a unique prefix
+    (any case). ``where`` says whose tabs ("in profile 'work'"); ``why`` why one may be
+    missing (default: it may have been closed)."""
+    from browserdeck.errors import TABS, Conflict, Hint, NotFound
+
+    for tab in tabs:
+        if tab.target_id == target:
+            return tab
+    matches = [t for t in tabs if t.target_id.lower().startswith(target.lower())]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise NotFound(
+            f"no tab {target!r}{' ' + where if where else ''} ({why or 'it may have been closed'})",
+            hint=Hint("list tabs with {tabs} and use a targetId from there", tabs=TABS),
+            code="tab_not_found",
+        )
+    raise Conflict(
+        f"tab prefix {target!r} is ambiguous: it matches {len(matches)} tabs "
+        f"({', '.join(t.target_id[:12] for t in matches)})",
+        hint="use more characters of the targetId",
+        code="ambiguous_tab",
+    )
 
 
 def attachable(tab: Tab) -> bool:

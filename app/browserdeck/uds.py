@@ -10,8 +10,8 @@ bridge streams event streams and uses ``http.client`` (mcp_bridge.UnixHTTPConnec
 from __future__ import annotations
 
 # The C module under ``socket``: ``socket.py`` wraps it in enums and selectors, ~4 ms of a
-# CLI call's start-up here, for a connect, a send and some reads it does not need
-# (issue 14). Its errors are the same built-in ones (FileNotFoundError,
+# CLI call's start-up here, for a connect, a send and some reads it does not need.
+# Its errors are the same built-in ones (FileNotFoundError,
 # ConnectionRefusedError, TimeoutError).
 import _socket
 

@@ -289,7 +289,7 @@ async def test_a_client_that_leaves_cancels_its_work(deck: Deck) -> None:
                 "/act", json={"kind": "wait", "timeMs": 8000, "targetId": target}
             )
     # The handler (and the engine's wait) ends soon after the client left, not after 8 s.
-    while not any(e.path == "/act" for e in ended):
+    while not any(e.call == "act" for e in ended):
         assert time.monotonic() - started < 5, "the work went on after its client left"
         await asyncio.sleep(0.05)
     # The tab is free for the next caller at once.

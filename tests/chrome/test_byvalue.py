@@ -1,10 +1,11 @@
-"""The gateway fetches Playwright's by-value results as one string (chrome/byvalue.py):
-what a client gets must be what Chromium would have given it, value for value.
+"""The gateway fetches Playwright's by-value results as one string (chrome/byvalue.py)
+for the engine's own connection: what it gets must be what Chromium would have given it,
+value for value; a user's own client is never rewritten.
 
-Real service, real managed Chromium behind its real gateway, a raw CDP client (and our
-engine through the API). Each call is made twice: as Playwright makes it (which the
-gateway asks for as a string) and with a function that differs by one space (which it
-forwards untouched): the two replies must be equal.
+Real service, real managed Chromium behind its real gateway, a raw CDP client sending
+the engine's headers (and our engine through the API). Each call is made twice: as
+Playwright makes it (which the gateway asks for as a string) and with a function that
+differs by one space (which it forwards untouched): the two replies must be equal.
 """
 
 from __future__ import annotations
@@ -72,10 +73,11 @@ class Cdp:
         )
 
 
-@pytest.fixture
-async def page_cdp() -> AsyncIterator[tuple[Cdp, str, str, list[bytes]]]:
+@pytest.fixture(params=["engine"])
+async def page_cdp(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Cdp, str, str, list[bytes]]]:
     """(a raw CDP client of a tab, an isolated world's stand-in utility script, the main
-    world's, every raw reply the gateway was about to rewrite)."""
+    world's, every raw reply the gateway was about to rewrite). The client sends the
+    engine's headers, or (``user``) only the token, as a user's own client does."""
     seen: list[bytes] = []
     real_outbound = Courier.outbound
 
@@ -90,8 +92,11 @@ async def page_cdp() -> AsyncIterator[tuple[Cdp, str, str, list[bytes]]]:
             resp = await http.post("/tabs/open", json={"url": "data:text/html,<p>values</p>"})
             assert resp.status_code == 200, resp.text
             target = resp.json()["targetId"]
-            port = service.profile(None).profile.cdp_port
-            auth = {"Authorization": f"Bearer {service.api_token}"}
+            ctx = service.profile(None)
+            port = ctx.profile.cdp_port
+            auth = ctx.headers if request.param == "engine" else {
+                "Authorization": f"Bearer {service.api_token}"
+            }
             url = f"ws://127.0.0.1:{port}/devtools/page/{target}"
             async with websockets.connect(url, max_size=2**26, additional_headers=auth) as ws:
                 cdp = Cdp(ws)
@@ -150,6 +155,20 @@ async def test_a_call_that_throws_throws_the_same(
                     error["description"] = re.sub(r":1:\d+\)$", ":1:?)", error["description"])
         assert asked["result"] == plain["result"], fn
         assert asked["exceptionDetails"]["exception"] == plain["exceptionDetails"]["exception"]
+
+
+@pytest.mark.parametrize("page_cdp", ["user"], indirect=True)
+async def test_a_users_own_client_gets_chromiums_replies_as_they_are(
+    page_cdp: tuple[Cdp, str, str, list[bytes]],
+) -> None:
+    """A user's Playwright (any version) through the endpoint: nothing is rewritten; the
+    isolated world's value comes back as Chromium builds it."""
+    cdp, isolated, _main, seen = page_cdp
+    for fn in VALUES[:3]:
+        asked = await cdp.evaluate_as_playwright(EVALUATE, isolated, fn)
+        plain = await cdp.evaluate_as_playwright(UNTOUCHED, isolated, fn)
+        assert asked["result"] == plain["result"], fn
+    assert seen == []
 
 
 async def test_another_client_cannot_write_the_reply(

@@ -238,16 +238,16 @@ async def test_a_stop_during_a_stuck_driver_start_still_stops_the_browser(
 async def test_a_driver_that_never_answers_fails_the_start_in_words(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The driver's handshake has a deadline (engine.DRIVER_START_TIMEOUT, 30 s; 1 s
+    """The driver's handshake has a deadline (engine/driver.py's DRIVER_START_TIMEOUT, 30 s; 1 s
     here): past it the driver is killed and the start fails saying so, rather than hang.
     The driver is stopped (SIGSTOP) to get one that never answers."""
     import os
     import signal
 
     from browserdeck import pwdriver
-    from browserdeck.engine import engine as engine_module
+    from browserdeck.engine import driver as engine_driver
 
-    monkeypatch.setattr(engine_module, "DRIVER_START_TIMEOUT", 1.0)
+    monkeypatch.setattr(engine_driver, "DRIVER_START_TIMEOUT", 1.0)
     config.save(service_config())
     service = build_service(force_headless=True)
     await pwdriver.start_early()

@@ -68,31 +68,32 @@ def test_the_serve_path_leaves_the_websocket_client_for_a_connection() -> None:
 
 def test_the_serve_path_builds_no_model_validator_a_first_call_does_not_need() -> None:
     # Answers and tabs build their validators on first use (defer_build), and the union
-    # of every act on the first act (deck.build_act). The requests are built at import:
+    # of every act on the first act (acts.act_of). The requests are built at import:
     # FastAPI's route for a single deferred model failed its OpenAPI (docs/performance.md).
     code = (
         SERVE_PATH + "\n"
-        "from browserdeck import deck, results, tabs\n"
-        "from browserdeck.engine import options\n"
+        "from browserdeck import results, tabs\n"
+        "from browserdeck.engine import acts, options\n"
         "assert not results.Navigated.__pydantic_complete__\n"
         "assert not results.Snapshot.__pydantic_complete__\n"
         "assert not tabs.Tab.__pydantic_complete__\n"
         "assert options.NavigateOptions.__pydantic_complete__\n"
-        "assert deck._act_adapter.cache_info().currsize == 0\n"
+        "assert acts._act_adapter.cache_info().currsize == 0\n"
     )
     loaded_after(code)
 
 
 def test_a_deferred_model_validates_and_refuses_as_before() -> None:
     code = (
-        "from browserdeck import deck, results, tabs\n"
+        "from browserdeck import results, tabs\n"
+        "from browserdeck.engine.acts import act_of\n"
         "from browserdeck.errors import InvalidInput\n"
         "tab = tabs.Tab('T1', 'title', 'https://example.com/')\n"
         "assert tab.target_id == 'T1'\n"
         "assert results.Navigated(target_id='T1', status=200).wire() == {'targetId': 'T1', 'status': 200}\n"
-        "assert deck.build_act({'kind': 'click', 'ref': 'e1'}, hint='h').ref == 'e1'\n"
+        "assert act_of({'kind': 'click', 'ref': 'e1'}).ref == 'e1'\n"
         "try:\n"
-        "    deck.build_act({'kind': 'click', 'ref': 1}, hint='h')\n"
+        "    act_of({'kind': 'click', 'ref': 1})\n"
         "except InvalidInput as exc:\n"
         "    assert 'ref' in exc.message, exc.message\n"
         "else:\n"

@@ -29,16 +29,16 @@ async def test_a_held_tab_is_not_looked_up_and_a_closed_one_fails_at_once() -> N
         ctx.read_tabs = counted  # type: ignore[method-assign]
         deck = Deck(service)
         caller = Caller(client="lookup-test")
-        first = await deck.on_tab(caller, None, target, o.SnapshotOptions())
+        first = await deck.on_tab(caller, o.SnapshotOptions(), target=target)
         assert "button" in first.snapshot
         listings.clear()
-        again = await deck.on_tab(caller, None, target, o.SnapshotOptions())
+        again = await deck.on_tab(caller, o.SnapshotOptions(), target=target)
         assert "button" in again.snapshot and listings == []  # straight to the held tab
         # A prefix still goes through the listing (only a full id of a held tab skips it).
-        await deck.on_tab(caller, None, target[:12], o.SnapshotOptions())
+        await deck.on_tab(caller, o.SnapshotOptions(), target=target[:12])
         assert listings == [1]
 
         await client.delete(f"/tabs/{target}")
         with pytest.raises(BrowserdeckError) as failed:
-            await deck.on_tab(caller, None, target, o.SnapshotOptions())
+            await deck.on_tab(caller, o.SnapshotOptions(), target=target)
         assert failed.value.code == "tab_not_found"  # as when the tab is looked up first

@@ -69,10 +69,10 @@ async def test_the_answers_are_typed_and_the_wire_is_unchanged() -> None:
         caller = Caller(client="typed-test")
         listing = await deck.tabs(caller, None)
         assert isinstance(listing, results.TabList) and isinstance(listing.tabs[0], Tab)
-        shot = await deck.on_tab(caller, None, target, o.ScreenshotOptions(inline=True))
+        shot = await deck.on_tab(caller, o.ScreenshotOptions(inline=True), target=target)
         assert isinstance(shot, results.Screenshot) and shot.base64 and shot.width > 0
         evaluated = await deck.on_tab(
-            caller, None, target, o.EvaluateAct(kind="evaluate", fn="() => document.title")
+            caller, o.EvaluateAct(kind="evaluate", fn="() => document.title"), target=target
         )
         assert isinstance(evaluated, results.ActResult) and evaluated.result == "hit"
         status = await deck.status(caller, None)
@@ -132,15 +132,15 @@ async def test_act_kinds_own_fields_and_snapshot_refs_are_declared() -> None:
         deck = Deck(service)
         caller = Caller(client="typed-test")
         chose = await deck.on_tab(
-            caller, None, target, o.SelectAct(kind="select", ref=refs["combobox"], values=["Pear"])
+            caller, o.SelectAct(kind="select", ref=refs["combobox"], values=["Pear"]), target=target
         )
         assert isinstance(chose, results.ActResult) and chose.selected == ["pear"]
-        waited = await deck.on_tab(caller, None, target, o.WaitAct(kind="wait", text="One"))
+        waited = await deck.on_tab(caller, o.WaitAct(kind="wait", text="One"), target=target)
         assert isinstance(waited, results.ActResult) and waited.waited == ["text"]
-        cut = await deck.on_tab(caller, None, target, o.SnapshotOptions(viewport=True))
+        cut = await deck.on_tab(caller, o.SnapshotOptions(viewport=True), target=target)
         assert isinstance(cut, results.Snapshot) and isinstance(cut.viewport, results.Size)
         assert (cut.viewport.width, cut.viewport.height) == (500, 400)
-        again = await deck.on_tab(caller, None, target, o.SnapshotOptions(format="role"))
+        again = await deck.on_tab(caller, o.SnapshotOptions(format="role"), target=target)
         assert isinstance(again, results.Snapshot) and again.refs is not None
         assert again.refs[refs["textbox"]] == results.SnapshotRef(role="textbox", name="Name")
 
@@ -149,7 +149,6 @@ def test_each_engine_route_declares_the_answer_the_front_door_gives() -> None:
     # FastAPI serializes an answer by the route's declared class: a narrower declaration
     # would silently drop the fields of the class Deck really answers with.
     from browserdeck.api import routes_engine
-    from browserdeck.deck import ANSWERS
 
     requests = {
         "/snapshot": o.SnapshotOptions,
@@ -163,8 +162,9 @@ def test_each_engine_route_declares_the_answer_the_front_door_gives() -> None:
     }
     routes = [route for route in routes_engine.router.routes if hasattr(route, "response_model")]
     assert {route.path for route in routes} == {*requests, "/act"}
+    assert o.ClickAct.answer is results.ActResult
     for route in routes:
-        want = ANSWERS[requests[route.path]] if route.path in requests else results.ActResult
+        want = requests[route.path].answer if route.path in requests else o.ClickAct.answer
         assert route.response_model is want, route.path
 
 
@@ -226,7 +226,7 @@ async def test_what_an_answer_lists_is_typed_and_keeps_its_wire_names() -> None:
 
         # In-process callers read the same entries as objects.
         deck = Deck(service)
-        read = await deck.on_tab(Caller(client="typed-test"), None, target, o.ConsoleOptions())
+        read = await deck.on_tab(Caller(client="typed-test"), o.ConsoleOptions(), target=target)
         assert all(isinstance(m, results.ConsoleEntry) for m in read.messages)
         assert all(isinstance(q, results.RequestEntry) for q in read.requests)
         assert read.errors and isinstance(read.errors[0], results.PageError)

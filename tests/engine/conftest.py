@@ -20,6 +20,7 @@ from pydantic import TypeAdapter
 
 from browserdeck.engine import Engine, options
 from tests.engine.site import Site, start_site
+from tests.support.answers import fields_of
 from tests.support.browsers import RawChromium, launch_raw_chromium
 
 ACT = TypeAdapter(options.Act)
@@ -69,21 +70,28 @@ class Tab:
 
     async def goto(self, path: str, **kw: Any) -> dict[str, Any]:
         url = path if "://" in path or path.startswith(("about:", "data:")) else self.site.url(path)
-        return await self.engine.navigate(
-            self.cdp_url, self.target_id, None, options.NavigateOptions(url=url, **kw)
+        return fields_of(
+            await self.engine.navigate(
+                self.cdp_url, self.target_id, None, options.NavigateOptions(url=url, **kw)
+            )
         )
 
     async def snap(self, **kw: Any) -> dict[str, Any]:
-        return await self.engine.snapshot(
-            self.cdp_url, self.target_id, None, options.SnapshotOptions.model_validate(kw)
+        return fields_of(
+            await self.engine.snapshot(
+                self.cdp_url, self.target_id, None, options.SnapshotOptions.model_validate(kw)
+            )
         )
 
     async def act(self, **kw: Any) -> dict[str, Any]:
-        return await self.engine.act(self.cdp_url, self.target_id, None, ACT.validate_python(kw))
+        answer = await self.engine.act(self.cdp_url, self.target_id, None, ACT.validate_python(kw))
+        return fields_of(answer)
 
     async def shot(self, **kw: Any) -> dict[str, Any]:
-        return await self.engine.screenshot(
-            self.cdp_url, self.target_id, None, options.ScreenshotOptions.model_validate(kw)
+        return fields_of(
+            await self.engine.screenshot(
+                self.cdp_url, self.target_id, None, options.ScreenshotOptions.model_validate(kw)
+            )
         )
 
     async def js(self, expression: str) -> Any:

@@ -108,7 +108,7 @@ async def test_one_connection_is_reused_and_headers_reach_a_relay(
             await engine.snapshot(proxy.url, target, None, options.SnapshotOptions())
         headers = {"Authorization": f"Bearer {TOKEN}"}
         first = await engine.snapshot(proxy.url, target, headers, options.SnapshotOptions())
-        assert first["targetId"] == target
+        assert first.target_id == target
         conn = engine.pool._conns[proxy.url]
         await engine.act(
             proxy.url, target, headers, options.ResizeAct(kind="resize", width=500, height=400)
@@ -145,7 +145,7 @@ async def test_connection_is_rebuilt_after_the_browser_restarts(
     try:
         target2 = _target(second.cdp_url)
         out = await engine.snapshot(second.cdp_url, target2, None, options.SnapshotOptions())
-        assert out["targetId"] == target2
+        assert out.target_id == target2
         assert engine.pool._conns[second.cdp_url] is not conn
     finally:
         await second.close()
@@ -160,7 +160,7 @@ async def test_drop_disconnects_without_closing_the_browser(
     assert chromium.proc.poll() is None
     assert _target(chromium.cdp_url) == target
     again = await engine.snapshot(chromium.cdp_url, target, None, options.SnapshotOptions())
-    assert again["targetId"] == target
+    assert again.target_id == target
 
 
 async def _past_forget_timer() -> None:

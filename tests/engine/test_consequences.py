@@ -21,6 +21,7 @@ import pytest_asyncio
 from browserdeck.engine import Engine, options
 from browserdeck.errors import ActionTimeout
 from tests.engine.conftest import Tab, _http, ref_of
+from tests.support.answers import fields_of
 from tests.support.asyncsite import AsyncSite, start_async_site
 from tests.support.browsers import RawChromium
 
@@ -38,11 +39,13 @@ def asite() -> Iterator[AsyncSite]:
 
 class ATab(Tab):
     async def open(self, path: str, d: int | None = 400, **kw: Any) -> dict[str, Any]:
-        return await self.engine.navigate(
-            self.cdp_url,
-            self.target_id,
-            None,
-            options.NavigateOptions(url=self.asite.url(path, d), **kw),
+        return fields_of(
+            await self.engine.navigate(
+                self.cdp_url,
+                self.target_id,
+                None,
+                options.NavigateOptions(url=self.asite.url(path, d), **kw),
+            )
         )
 
     async def click(self, snapshot_line: str, **kw: Any) -> dict[str, Any]:
@@ -235,8 +238,8 @@ async def test_labels_after_a_navigation_use_a_snapshot_of_the_new_document(atab
     shot = await atab.engine.screenshot(
         atab.cdp_url, atab.target_id, None, options.ScreenshotOptions(labels=True, inline=True)
     )
-    assert shot["labels"] and shot["skipped"] == 0, shot
-    assert "took one" in shot.get("note", "")
+    assert shot.labels and shot.skipped == 0, shot
+    assert "took one" in (shot.note or "")
 
 
 async def test_setting_a_file_waits_for_the_upload_the_page_starts(
@@ -253,5 +256,5 @@ async def test_setting_a_file_waits_for_the_upload_the_page_starts(
         ),
         NO_HANG,
     )
-    assert "1 request finished" in out["outcome"], out
+    assert "1 request finished" in (out.outcome or ""), out
     assert "Uploaded: hello.txt" in (await atab.snap())["snapshot"]

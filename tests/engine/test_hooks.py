@@ -9,19 +9,24 @@ import pytest
 from browserdeck.engine import options
 from browserdeck.errors import InvalidInput
 from tests.engine.conftest import Tab, ref_of
+from tests.support.answers import fields_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 async def arm_dialog(tab: Tab, **kw: object) -> dict[str, object]:
-    return await tab.engine.arm_dialog(
-        tab.cdp_url, tab.target_id, None, options.DialogOptions.model_validate(kw)
+    return fields_of(
+        await tab.engine.arm_dialog(
+            tab.cdp_url, tab.target_id, None, options.DialogOptions.model_validate(kw)
+        )
     )
 
 
 async def arm_files(tab: Tab, **kw: object) -> dict[str, object]:
-    return await tab.engine.arm_file_chooser(
-        tab.cdp_url, tab.target_id, None, options.FileChooserOptions.model_validate(kw)
+    return fields_of(
+        await tab.engine.arm_file_chooser(
+            tab.cdp_url, tab.target_id, None, options.FileChooserOptions.model_validate(kw)
+        )
     )
 
 

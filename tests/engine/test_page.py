@@ -37,12 +37,12 @@ async def test_back_forward_and_reload(tab: Tab) -> None:
     await tab.goto("hover.html")
     nav = tab.engine.navigate
     back = await nav(tab.cdp_url, tab.target_id, None, options.NavigateOptions(action="back"))
-    assert back["url"].endswith("/form.html")
+    assert (back.url or "").endswith("/form.html")
     fwd = await nav(tab.cdp_url, tab.target_id, None, options.NavigateOptions(action="forward"))
-    assert fwd["url"].endswith("/hover.html") and fwd["title"] == "Hover"
+    assert (fwd.url or "").endswith("/hover.html") and fwd.title == "Hover"
     await tab.js("document.title = 'changed'")
     again = await nav(tab.cdp_url, tab.target_id, None, options.NavigateOptions(action="reload"))
-    assert again["title"] == "Hover"
+    assert again.title == "Hover"
     with pytest.raises(Conflict, match="no page forward"):
         await nav(tab.cdp_url, tab.target_id, None, options.NavigateOptions(action="forward"))
 
@@ -180,31 +180,31 @@ async def test_console_errors_and_requests_with_levels(tab: Tab) -> None:
     await tab.act(kind="wait", fn="() => performance.getEntriesByType('resource').length > 0")
     con = tab.engine.console
     everything = await con(tab.cdp_url, tab.target_id, None, options.ConsoleOptions())
-    texts = [m.text for m in everything["messages"]]
+    texts = [m.text for m in everything.messages]
     assert {"page loaded", "log line", "warn line", "error line"} <= set(texts)
-    assert any("boom from page" in e.message for e in everything["errors"])
-    statuses = {r.url.rsplit("/", 1)[1]: r.status for r in everything["requests"]}
+    assert any("boom from page" in e.message for e in everything.errors)
+    statuses = {r.url.rsplit("/", 1)[1]: r.status for r in everything.requests}
     assert statuses.get("console.html") == 200
     errors = await con(tab.cdp_url, tab.target_id, None, options.ConsoleOptions(level="error"))
-    assert "error line" in [m.text for m in errors["messages"]]
-    assert {m.type for m in errors["messages"]} == {"error"}
-    assert all(r.status == 404 or r.failure for r in errors["requests"])
-    assert any(r.url.endswith("/status/404") for r in errors["requests"])
+    assert "error line" in [m.text for m in errors.messages]
+    assert {m.type for m in errors.messages} == {"error"}
+    assert all(r.status == 404 or r.failure for r in errors.requests)
+    assert any(r.url.endswith("/status/404") for r in errors.requests)
     warn = await con(tab.cdp_url, tab.target_id, None, options.ConsoleOptions(level="warning"))
-    assert [m.text for m in warn["messages"]][:2] == ["warn line", "error line"]
-    assert {m.type for m in warn["messages"]} == {"warning", "error"}
+    assert [m.text for m in warn.messages][:2] == ["warn line", "error line"]
+    assert {m.type for m in warn.messages} == {"warning", "error"}
     await con(tab.cdp_url, tab.target_id, None, options.ConsoleOptions(clear=True))
     after = await con(tab.cdp_url, tab.target_id, None, options.ConsoleOptions())
-    assert after["messages"] == [] and after["errors"] == []
+    assert after.messages == [] and after.errors == []
 
 
 async def test_pdf_in_headless_chromium(tab: Tab) -> None:
     await tab.goto("form.html")
     out = await tab.engine.pdf(tab.cdp_url, tab.target_id, None, options.PdfOptions())
-    data = Path(out["path"]).read_bytes()
-    assert data.startswith(b"%PDF") and out["bytes"] == len(data)
+    data = Path(out.path or "").read_bytes()
+    assert data.startswith(b"%PDF") and out.size == len(data)
     inline = await tab.engine.pdf(tab.cdp_url, tab.target_id, None, options.PdfOptions(inline=True))
-    assert base64.b64decode(inline["base64"]).startswith(b"%PDF")
+    assert base64.b64decode(inline.base64 or "").startswith(b"%PDF")
 
 
 async def test_unknown_tab_is_not_found(tab: Tab) -> None:

@@ -293,9 +293,9 @@ async def test_a_start_called_off_before_it_takes_the_early_driver_kills_it(
     """A stop that lands after the engine's start began but before its connection took
     the early driver: the driver it then takes (here one that never answers) is killed,
     and the start ends as called off at once, not at its deadline."""
-    from browserdeck.engine import engine as engine_module
+    from browserdeck.engine import driver as engine_driver
 
-    monkeypatch.setattr(engine_module, "DRIVER_START_TIMEOUT", 8.0)
+    monkeypatch.setattr(engine_driver, "DRIVER_START_TIMEOUT", 8.0)
     await pwdriver.start_early()
     early = pwdriver.early_pid()
     assert early is not None

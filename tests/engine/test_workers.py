@@ -19,12 +19,14 @@ from browserdeck.engine import options
 from browserdeck.engine.errors import NavigationFailed
 from browserdeck.results import ConsoleEntry
 from tests.engine.conftest import Tab, _http
+from tests.support.answers import fields_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 async def console(tab: Tab, **kw: Any) -> dict[str, Any]:
-    return await tab.engine.console(tab.cdp_url, tab.target_id, None, options.ConsoleOptions(**kw))
+    answer = await tab.engine.console(tab.cdp_url, tab.target_id, None, options.ConsoleOptions(**kw))
+    return fields_of(answer)
 
 
 async def messages_until(
@@ -136,7 +138,7 @@ async def test_offline_fails_fetches_of_the_tab_and_its_service_worker_then_reco
         off = await engine.set_offline(
             tab.cdp_url, tab.target_id, None, options.OfflineOptions(offline=True)
         )
-        assert off["offline"] is True and off["serviceWorkers"] == [site.url("sw.js")]
+        assert off.offline is True and off.service_workers == [site.url("sw.js")]
         assert await tab.js(fetch("/status/200")) == "failed: TypeError"
         assert await tab.js(fetch("/via-sw/status/200")) == "failed: TypeError"
         # Only this tab: another tab (another origin) is still online.
@@ -145,7 +147,7 @@ async def test_offline_fails_fetches_of_the_tab_and_its_service_worker_then_reco
         on = await engine.set_offline(
             tab.cdp_url, tab.target_id, None, options.OfflineOptions(offline=False)
         )
-        assert on["offline"] is False and on["serviceWorkers"] == []
+        assert on.offline is False and on.service_workers == []
         assert await tab.js(fetch("/status/200")) == "status 200"
         assert await tab.js(fetch("/via-sw/status/200")) == "status 200"
     finally:

@@ -57,7 +57,7 @@ async def test_a_tab_kept_in_the_panel_outlives_the_agent_that_opened_it(
         assert app.model.deck.kept_tabs("agent") == {kept}
 
         # The agent's session ends (the user stops it): one tab closes, the kept one stays.
-        did = await app.model.deck.end_session("run-7")
+        did = await app.model.deck.end_session(app.model.caller(), "run-7")
         assert did is not None and (did.closed_tabs, did.kept_tabs) == (1, 1), did
         await wait_for(
             lambda: row_of(panel, "Drop me") is None and row_of(panel, "Keep me") is not None,

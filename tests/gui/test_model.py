@@ -20,9 +20,8 @@ def test_describe_call_says_kind_ref_element_and_tab() -> None:
         entry(
             time=1.0,
             client="claude-code via MCP",
-            method="POST",
-            path="/act",
-            query="profile=work",
+            call="act",
+            profile="work",
             status=200,
             ms=12.3,
             detail=CallNotes(
@@ -48,9 +47,9 @@ def test_describe_call_says_kind_ref_element_and_tab() -> None:
 def test_describe_call_failure_has_message_and_hint() -> None:
     row = describe_call(
         entry(
-            method="DELETE",
-            path="/tabs/0123456789ABCDEF0123",
+            call="close-tab",
             status=404,
+            detail=CallNotes(target_id="0123456789ABCDEF0123"),
             error=CallError(code="tab_not_found", message="no tab 'x'", hint="list tabs"),
         ),
         default_profile="agent",
@@ -65,27 +64,31 @@ def test_one_way_to_shorten_a_tab_id() -> None:
     assert short_id("ABC") == "ABC"
 
 
-def test_describe_call_unknown_route() -> None:
-    assert describe_call(entry(method="PUT", path="/x", status=0)).action == "PUT /x"
+def test_describe_call_unknown_call() -> None:
+    assert describe_call(entry(call="something-new", status=0)).action == "something-new"
 
 
-def test_a_call_made_in_process_reads_as_its_http_route_does() -> None:
-    """MCP tools call the front door in-process: their activity entries name the call
-    (``call``), not an HTTP route, and read exactly as the same call over HTTP."""
-    from dataclasses import replace
+def test_every_call_at_the_front_door_has_words() -> None:
+    """Every request the door knows (its ``op``) reads as a verb in the panel; navigate's
+    kind says which way."""
+    import typing
 
-    from browserdeck.deck import CALLS
+    from browserdeck.door import admin
+    from browserdeck.door.request import Request
+    from browserdeck.engine import options as o
+    from browserdeck.gui.model import _ACTIONS
+    from browserdeck.mcpserver.runcode import RunCode
 
     back = CallNotes(kind="back", target_id="ABCDEF0123456789")
-    http = entry(method="POST", path="/navigate", query="profile=work", status=200, detail=back)
-    local = entry(call="navigate", profile="work", status=200, detail=back)
-    assert describe_call(local) == describe_call(http)
-    assert describe_call(local).action == "go back"
-    closed = entry(call="close-tab", status=200, detail=CallNotes(target_id="0123456789ABCDEF"))
-    assert replace(describe_call(closed), time=0) == replace(
-        describe_call(entry(method="DELETE", path="/tabs/0123456789ABCDEF", status=200)),
-        time=0,
-    )
-    # Every call the front door names (and DeckBackend's own) has words in the panel.
-    for name in {*CALLS.values(), "act", "start", "stop", "open-tab", "close-tab"}:
-        assert describe_call(entry(call=name, status=200)).action.strip(), name
+    went = describe_call(entry(call="navigate", profile="work", status=200, detail=back))
+    assert went.action == "go back"
+    models = [
+        *(m for m in vars(admin).values() if isinstance(m, type) and issubclass(m, Request)),
+        *(getattr(o, name) for name in o.__all__ if name.endswith("Options")),
+        *typing.get_args(o.AnyAct),
+        RunCode,
+    ]
+    for model in models:
+        op = getattr(model, "op", None)
+        if op is not None:
+            assert op in _ACTIONS, f"{model.__name__}: the panel has no words for {op!r}"

@@ -1,8 +1,8 @@
-"""MCP at /mcp calls the service's front door in-process, not its own API (issue 13).
+"""MCP at /mcp calls the service's front door in-process, not its own API.
 
 Each tool call passes the API's guard once (the /mcp request), and the activity log
-gets one entry per thing the agent did, with what it did (the element it clicked),
-not the route hops of an HTTP call to itself. The core's typed errors reach the tool
+gets one entry per call at the front door, with what it did (the element it clicked),
+and none for the /mcp request that carried it. The core's typed errors reach the tool
 as raised, with hints in the MCP client's words.
 """
 
@@ -12,12 +12,14 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from browserdeck.events import ActivityEntry
 from browserdeck.master import build_service
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of
 
 
-async def test_one_guard_pass_and_one_activity_entry_per_tool_call(
+async def test_one_activity_entry_per_call_and_none_for_the_transport(
     bd_home: Path, site: str
 ) -> None:
     mcp_config(bd_home)
@@ -35,23 +37,32 @@ async def test_one_guard_pass_and_one_activity_entry_per_tool_call(
             snap = await call(client, "browser_snapshot")
             entries.clear()
             await call(client, "browser_tabs", {"action": "list"})
-            # Listing tabs is no action: the /mcp request is all the log shows.
-            assert [e.path for e in entries] == ["/mcp"], entries
+            # The listing is the one call at the front door: no entry for the /mcp request.
+            assert [e.call for e in entries] == ["tabs"], entries
             entries.clear()
             button = ref_of(snap, "button", "Add to cart")
             await call(client, "browser_click", {"ref": button})
-            # The HTTP request to /mcp (the guard names it by route), and the click the
-            # tool made in-process (named by the call, no route: it made no HTTP call).
-            # Both are the one ActivityEntry that events.call_ended builds.
             assert all(isinstance(e, ActivityEntry) for e in entries), entries
-            acted = [e for e in entries if e.call]
-            assert [e.path for e in entries if not e.call] == ["/mcp"], entries
-            assert len(acted) == 1 and not acted[0].path, entries
-            assert acted[0].call == "act" and acted[0].detail.kind == "click"
-            assert acted[0].detail.ref == button
-            assert "Add to cart" in (acted[0].detail.element or "")
-            assert acted[0].status == 200 and acted[0].client.endswith("via MCP")
-            assert acted[0].error is None
+            assert len(entries) == 1, entries
+            acted = entries[0]
+            assert acted.call == "act" and acted.detail.kind == "click"
+            assert acted.detail.ref == button
+            assert "Add to cart" in (acted.detail.element or "")
+            assert acted.status == 200 and acted.client.endswith("via MCP")
+            assert acted.error is None
+        entries.clear()
+        # Protocol noise (a request without its session) is the transport's, not a call.
+        async with httpx.AsyncClient(trust_env=False) as http:
+            noise = await http.post(
+                f"{service.url}/mcp",
+                headers={
+                    "Authorization": f"Bearer {service.api_token}",
+                    "Accept": "application/json, text/event-stream",
+                },
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            )
+        assert noise.status_code == 400 and "Missing session ID" in noise.text
+        assert entries == []
     finally:
         await service.stop()
 

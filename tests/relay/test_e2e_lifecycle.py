@@ -370,7 +370,7 @@ async def test_engine_waits_for_the_slot_then_names_the_holder(
         assert not snap.done()
         await holder.close()
         result = await asyncio.wait_for(snap, 30)
-        assert "Waiting" in str(result["title"])
+        assert "Waiting" in str(result.title)
     finally:
         with contextlib.suppress(Exception):
             await holder.close()

@@ -134,7 +134,7 @@ async def test_snapshot_and_click_through_the_engine(
     await engine.start()
     try:
         snap = await engine.snapshot(relay.cdp_url, target, relay.auth_headers(), SnapshotOptions())
-        text = snap["snapshot"]
+        text = snap.snapshot
         name_ref = re.search(r'textbox "Name" \[ref=([^\]]+)\]', text)
         go_ref = re.search(r'button "Greet" \[ref=([^\]]+)\]', text)
         assert name_ref and go_ref, text

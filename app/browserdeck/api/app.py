@@ -21,13 +21,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from browserdeck import __version__, paths
 from browserdeck.api.errors import status_of
 from browserdeck.client import CLIENT_NAME as CLI_CLIENT_NAME
-from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
 from browserdeck.fastjson import utf8
 
 if TYPE_CHECKING:
+    from browserdeck.deck import Deck
     from browserdeck.errors import Via
-    from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +87,7 @@ def _allowed_methods(request: Request) -> str:
     return ", ".join(sorted({m.upper() for ops in matching for m in ops if m in _METHODS}))
 
 
-def create_app(service: Service, deck: Deck | None = None) -> FastAPI:
+def create_app(deck: Deck) -> FastAPI:
     """The FastAPI app of the API's routes, on the front door ``deck`` (shared with the
     routes served beside it, MCP). Not guarded: ``api.staged.guarded`` puts the guard
     round it and those routes (the server does)."""
@@ -102,9 +101,8 @@ def create_app(service: Service, deck: Deck | None = None) -> FastAPI:
         redoc_url=None,
         default_response_class=AnswerJSON,
     )
-    app.state.service = service
     # The front door every route calls; mounted routes (MCP) share it.
-    app.state.deck = deck or Deck(service)
+    app.state.deck = deck
 
     @app.exception_handler(BrowserdeckError)
     async def _browserdeck_error(request: Request, exc: BrowserdeckError) -> JSONResponse:

@@ -1,4 +1,4 @@
-"""Work stops when its client leaves (issue 11): a request whose client disconnects
+"""Work stops when its client leaves (docs/reliability.md): a request whose client disconnects
 before the answer is cancelled, and the engine's in-flight work with it.
 
 Starlette runs a plain route to the end even when nobody waits for the answer: a

@@ -1,22 +1,12 @@
-"""What routes need: the service, its front door (``Deck``) and who calls (``Caller``)."""
+"""What routes need: the front door (``Deck``) and who calls (``Caller``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fastapi import Request
 
-from browserdeck.deck import Caller, Deck
-from browserdeck.events import CallNotes
-
-if TYPE_CHECKING:
-    from browserdeck.profiles import ProfileContext
-    from browserdeck.service import Service
-
-
-def service_of(request: Request) -> Service:
-    service: Service = request.app.state.service
-    return service
+from browserdeck.client import CLIENT_NAME as CLI_CLIENT_NAME
+from browserdeck.deck import Deck
+from browserdeck.door.call import Caller
 
 
 def deck_of(request: Request) -> Deck:
@@ -25,17 +15,13 @@ def deck_of(request: Request) -> Deck:
 
 
 def caller_of(request: Request) -> Caller:
-    """Who calls (X-Browserdeck-Client, X-Browserdeck-Session); what the deck notes about
-    the call (``Caller.note``) goes into the request's activity entry, which the guard
-    reports with the call (``api_call`` events)."""
-    state = request.scope.setdefault("state", {})
+    """Who calls (X-Browserdeck-Client, X-Browserdeck-Session, else the User-Agent's
+    product: curl/8.5.0); the CLI says it is the CLI."""
+    headers = request.headers
+    client = headers.get("x-browserdeck-client")
     return Caller(
-        client=request.headers.get("x-browserdeck-client"),
-        session=request.headers.get("x-browserdeck-session"),
-        notes=state.setdefault("activity", CallNotes()),
+        client=client,
+        session=headers.get("x-browserdeck-session"),
+        via="cli" if client == CLI_CLIENT_NAME else "api",
+        software=headers.get("user-agent", "").split(" ")[0] or None,
     )
-
-
-def profile_of(request: Request, profile: str | None) -> ProfileContext:
-    return deck_of(request).profile(caller_of(request), profile)
-

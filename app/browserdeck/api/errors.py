@@ -1,4 +1,4 @@
-"""The HTTP status of each core error: the API's one table, at its edge (issue 13).
+"""The HTTP status of each core error: the API's one table, at its edge.
 
 The core raises errors that say what kind of failure happened (``errors.py``: bad
 input, not found, a conflict, a browser not there ...) and carry no HTTP status; the

@@ -1,22 +1,23 @@
 """Snapshot, act, navigate, screenshot, console, offline, PDF and arming.
 
-Routes only translate HTTP <-> the front door: parse the query or body into the
-engine's typed options and hand them to ``Deck.on_tab``, which resolves the profile's
-browser and the tab and returns the typed answer (``results.py``); each route's
-``response_model`` publishes it, dumped with only the keys that were set. Every POST body may carry
-``targetId``; ``?targetId=`` works too (the body wins).
+Routes only translate HTTP <-> the front door: the body (or the query) is the request
+model, handed to ``Deck.on_tab``, which answers with the request's answer model
+(``results.py``); each route's ``response_model`` publishes it, dumped with only the
+keys that were set. Every POST body may carry ``targetId``; ``?targetId=`` works too
+(the body wins).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+import typing
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Query, Request
-from pydantic import BaseModel
+from pydantic import ConfigDict
 
 from browserdeck import results as r
 from browserdeck.api.deps import caller_of, deck_of
-from browserdeck.deck import TabRequest, build
+from browserdeck.door.request import TabRequest
 from browserdeck.engine import options as o
 
 router = APIRouter(tags=["engine"])
@@ -26,24 +27,31 @@ TargetQ = Annotated[
     str | None,
     Query(alias="targetId", description="tab: CDP targetId or a unique prefix; default: yours"),
 ]
-M = TypeVar("M", bound=BaseModel)
-HINT = "see GET /openapi.json for the fields this route takes"
-CSS: dict[str, Any] = {"format": "css-selector"}  # as fields.Css publishes it
+A = TypeVar("A")
+# A query's values are text: read as the model's types (lax), the route's other
+# parameters (profile, targetId) left to them. The fields, their bounds and descriptions
+# are the request model's own, checked once.
+_QUERY = ConfigDict(strict=False, extra="ignore")
 
 
-def _build(model: type[M], **values: Any) -> M:
-    return build(model, values, hint=HINT)
+class SnapshotQuery(o.SnapshotOptions):
+    model_config = _QUERY
+
+
+class ConsoleQuery(o.ConsoleOptions):
+    model_config = _QUERY
 
 
 async def _on_tab(
-    request: Request, profile: str | None, target_id: str | None, body: TabRequest
-) -> r.TabResult:
-    return await deck_of(request).on_tab(caller_of(request), profile, target_id, body)
+    request: Request, profile: str | None, target_id: str | None, body: TabRequest[A]
+) -> A:
+    deck = deck_of(request)
+    return await deck.on_tab(caller_of(request), body, profile=profile, target=target_id)
 
 
 # Only the keys the answer set: the JSON is the engine's, no null it did not send. Each
-# route's response_model is exactly the class Deck.answer_type gives its request: FastAPI
-# serializes by the declared class, and would drop a subclass's own fields.
+# route's response_model is exactly its request's ``answer``: FastAPI serializes by the
+# declared class, and would drop a subclass's own fields.
 WIRE: dict[str, Any] = {"response_model_exclude_unset": True}
 
 
@@ -55,43 +63,20 @@ WIRE: dict[str, Any] = {"response_model_exclude_unset": True}
 )
 async def snapshot(
     request: Request,
+    query: Annotated[SnapshotQuery, Query()],
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-    format: Annotated[o.SnapshotFormat, Query(description="ai (default), role or aria")] = "ai",
-    refs: Annotated[o.RefMode | None, Query(description="aria or role ref resolution")] = None,
-    interactive: Annotated[bool, Query(description="only actionable elements, flat")] = False,
-    compact: Annotated[bool, Query(description="drop unnamed wrappers")] = False,
-    depth: Annotated[int | None, Query(ge=1, le=200)] = None,
-    selector: Annotated[
-        str | None, Query(description="CSS: snapshot only this", json_schema_extra=CSS)
-    ] = None,
-    frame: Annotated[
-        str | None, Query(description="CSS of an iframe: inside it", json_schema_extra=CSS)
-    ] = None,
-    limit: Annotated[int | None, Query(ge=1, le=20_000, description="max lines/nodes")] = None,
-    max_chars: Annotated[int | None, Query(alias="maxChars", ge=500, le=2_000_000)] = None,
-    viewport: Annotated[bool, Query(description="only what is inside the viewport")] = False,
-) -> r.TabResult:
-    opts = _build(
-        o.SnapshotOptions,
-        format=format,
-        refs=refs,
-        interactive=interactive,
-        compact=compact,
-        depth=depth,
-        selector=selector,
-        frame=frame,
-        limit=limit,
-        max_chars=max_chars,
-        viewport=viewport,
-    )
-    return await _on_tab(request, profile, target_id, opts)
+) -> r.Snapshot:
+    return await _on_tab(request, profile, target_id, query)
+
+
+# The act kinds, as the models of the /act body declare them.
+KINDS = [typing.get_args(m.model_fields["kind"].annotation)[0] for m in typing.get_args(o.AnyAct)]
 
 
 @router.post(
     "/act",
-    summary="Act on a tab: click, type, press, hover, drag, select, fill, "
-    "resize, wait, evaluate, close, scrollIntoView",
+    summary="Act on a tab: " + ", ".join(KINDS),
     response_model=r.ActResult,
     **WIRE,
 )
@@ -100,7 +85,7 @@ async def act(
     body: Annotated[o.Act, Body()],
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.ActResult:
     return await _on_tab(request, profile, target_id, body)
 
 
@@ -115,7 +100,7 @@ async def navigate(
     body: o.NavigateOptions,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Navigated:
     return await _on_tab(request, profile, target_id, body)
 
 
@@ -130,7 +115,7 @@ async def screenshot(
     body: Annotated[o.ScreenshotOptions | None, Body()] = None,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Screenshot:
     return await _on_tab(request, profile, target_id, body or o.ScreenshotOptions())
 
 
@@ -142,17 +127,11 @@ async def screenshot(
 )
 async def console(
     request: Request,
+    query: Annotated[ConsoleQuery, Query()],
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-    level: Annotated[
-        Literal["debug", "info", "warning", "error"] | None,
-        Query(description="minimum level; default: all"),
-    ] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 200,
-    clear: bool = False,
-) -> r.TabResult:
-    opts = _build(o.ConsoleOptions, level=level, limit=limit, clear=clear)
-    return await _on_tab(request, profile, target_id, opts)
+) -> r.Console:
+    return await _on_tab(request, profile, target_id, query)
 
 
 @router.post(
@@ -166,7 +145,7 @@ async def set_offline(
     body: o.OfflineOptions,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Offline:
     return await _on_tab(request, profile, target_id, body)
 
 
@@ -178,7 +157,7 @@ async def pdf(
     body: Annotated[o.PdfOptions | None, Body()] = None,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Pdf:
     return await _on_tab(request, profile, target_id, body or o.PdfOptions())
 
 
@@ -194,7 +173,7 @@ async def file_chooser(
     body: o.FileChooserOptions,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Armed:
     return await _on_tab(request, profile, target_id, body)
 
 
@@ -209,5 +188,5 @@ async def dialog(
     body: Annotated[o.DialogOptions | None, Body()] = None,
     profile: ProfileQ = None,
     target_id: TargetQ = None,
-) -> r.TabResult:
+) -> r.Armed:
     return await _on_tab(request, profile, target_id, body or o.DialogOptions())

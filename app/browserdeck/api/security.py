@@ -11,14 +11,12 @@ page can drive the API even if it guessed the token; only ``/mcp`` takes its own
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from browserdeck import guard
 from browserdeck.api.errors import status_of
 from browserdeck.errors import BrowserdeckError
-from browserdeck.events import ActivityEntry, CallError, CallNotes, call_ended
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -40,7 +38,7 @@ PEER_UID = "browserdeck.peer_uid"
 # lives as long as, in the kernel's word rather than a header's.
 PEER_PID = "browserdeck.peer_pid"
 # The biggest legitimate body is a long evaluate function or typed text; a 200 MB body
-# with a valid token once pushed the service from 104 to 655 MB RSS (issue 10 item 7).
+# with a valid token once pushed the service from 104 to 655 MB RSS (docs/security.md).
 MAX_BODY_BYTES = 8 * 2**20
 
 
@@ -51,27 +49,6 @@ async def send_error(send: Send, status: int, code: str, message: str, hint: str
         headers.append((b"www-authenticate", b'Bearer realm="browserdeck"'))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-ERROR_KEEP = 4096
-
-
-def client_label(headers: dict[str, str]) -> str:
-    """Who called: X-Browserdeck-Client, else the User-Agent's product (curl/8.5.0)."""
-    return headers.get("x-browserdeck-client") or headers.get("user-agent", "").split(" ")[0]
-
-
-def _error_of(body: bytes) -> CallError:
-    """``{code, message, hint}`` of an error answer (anything else: its first 300 chars)."""
-    try:
-        err = json.loads(body)["error"]
-        return CallError(
-            code=str(err.get("code") or ""),
-            message=str(err.get("message") or ""),
-            hint=str(err.get("hint") or "") or None,
-        )
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return CallError(code="", message=body[:300].decode("utf-8", "replace"))
 
 
 async def _too_large(send: Send, size: str) -> None:
@@ -139,14 +116,12 @@ class LoopbackGuard:
         *,
         token: Callable[[], str],
         token_read: Callable[[], Awaitable[None]] | None = None,
-        on_request: Callable[[ActivityEntry], None] | None = None,
     ) -> None:
         self.app = app
         self.token = token
         # Until the token is there to check against (the service reads it once the API
         # listens): a right token is never refused for being early.
         self.token_read = token_read
-        self.on_request = on_request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -177,40 +152,4 @@ class LoopbackGuard:
             if bounded is None:
                 return
             receive = bounded
-        if self.on_request is None:
-            await self.app(scope, receive, send)
-            return
-        status = 0
-        started = time.perf_counter()
-        error_body = bytearray()
-
-        async def send_wrapper(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            elif (
-                message["type"] == "http.response.body"
-                and status >= 400
-                and len(error_body) < ERROR_KEEP
-            ):
-                # An error answer is small JSON ({"error": …}): keep it for the activity log.
-                error_body.extend(message.get("body", b"")[: ERROR_KEEP - len(error_body)])
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_wrapper)
-        finally:
-            # What the route said it did (Caller.note): kind, ref, element, tab, url.
-            activity = (scope.get("state") or {}).get("activity")
-            self.on_request(
-                call_ended(
-                    started,
-                    client=client_label(headers),
-                    method=scope.get("method", "WS"),
-                    path=path,
-                    query=scope.get("query_string", b"").decode("latin-1"),
-                    status=status,
-                    detail=activity if isinstance(activity, CallNotes) else None,
-                    error=_error_of(bytes(error_body)) if error_body else None,
-                )
-            )
+        await self.app(scope, receive, send)

@@ -245,10 +245,10 @@ def bind_loopback(port: int, what: str) -> socket.socket:
     return sock
 
 
-def _create_app(service: Service, deck: Deck) -> Any:
+def _create_app(deck: Deck) -> Any:
     from browserdeck.api.app import create_app
 
-    return create_app(service, deck)
+    return create_app(deck)
 
 
 class ApiServer:
@@ -320,7 +320,7 @@ class ApiServer:
         service, deck = self.service, Deck(self.service)
         routes = self._routes(deck) if self._routes is not None else {}
         # FastAPI is built on first use, not before the socket listens (api/staged.py).
-        self.staged = staged = StagedApp(lambda: _create_app(service, deck), routes)
+        self.staged = staged = StagedApp(lambda: _create_app(deck), routes)
         self._app = self.activity = Activity(guarded(service, staged))
         config = uvicorn.Config(
             self._app,
@@ -339,7 +339,7 @@ class ApiServer:
         server.listening = listening = asyncio.Event()
         self._task = aio.create_task(server.serve(sockets=sockets), name="api-server")
         # Awaited, not polled: a service started for `browserdeck mcp` says it listens
-        # from here (on_listening), and the MCP client waits for that (issue 14).
+        # from here (on_listening), and the MCP client waits for that.
         waiting = aio.create_task(listening.wait(), name="api-server-listening")
         try:
             await asyncio.wait([waiting, self._task], return_when=asyncio.FIRST_COMPLETED)

@@ -1,7 +1,7 @@
 """The control API's ASGI app: the guard round routes served at once and FastAPI's.
 
 A service started for an MCP client (``browserdeck mcp`` with none running) is waited
-for until ``/mcp`` answers ``initialize`` (issue 14). Importing FastAPI and building the
+for until ``/mcp`` answers ``initialize``. Importing FastAPI and building the
 API's routes is about a quarter of that wait's CPU, and ``/mcp`` needs none of it: its
 tools call the front door (``Deck``) in-process. So the routes the composition root
 hands over (``/mcp``) are served as soon as the socket listens, and the FastAPI app is
@@ -40,7 +40,6 @@ def guarded(service: Service, app: ASGIApp) -> LoopbackGuard:
         CancelOnDisconnect(AnswerUnexpected(app)),
         token=lambda: service.api_token,
         token_read=service.tokens_read,
-        on_request=lambda entry: service.events.api_call.send(entry=entry),
     )
 
 

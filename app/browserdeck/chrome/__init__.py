@@ -7,5 +7,5 @@ colour), ``launcher`` (spawn, readiness, stop, ports), ``endpoint`` (DevTools HT
 Import the module that defines a name (``from browserdeck.chrome.procs import
 pid_alive``): this package imports none of them, so a caller that needs only the
 process helpers does not load the launcher and the CDP client with their websockets
-(~20 ms of CPU before a service started for an MCP client answers; issue 14).
+(~20 ms of CPU before a service started for an MCP client answers).
 """

@@ -1,38 +1,19 @@
-"""Playwright's by-value results, fetched from Chromium as one string (issue 14).
+"""Playwright's by-value results, fetched from Chromium as one string.
 
-Playwright's driver evaluates in a page through its utility script: a
-``Runtime.callFunctionOn`` of ``(utilityScript, ...args) => utilityScript.evaluate(...args)``
-with ``returnByValue`` and ``awaitPromise``, whose result is Playwright's own serialised
-form of the value (``{o: [{k, v}], id}`` per object, ``{v: "NaN"}`` and the like for what
-JSON cannot hold): plain JSON by construction. Chromium's inspector hands such a result
-back object by object, and for a big one that is most of the call: the aria snapshot of a
-2,000-element table is ~70 ms in the renderer, ~24 of them that conversion, against ~1 ms
-for the same value as one JSON string (docs/performance.md, "The result's way back").
+Playwright evaluates through its utility script (``Runtime.callFunctionOn`` with
+``returnByValue``), and Chromium hands a big result back object by object: ~24 ms of the
+aria snapshot of a 2,000-element table, against ~1 ms as one JSON string
+(docs/performance.md, "The result's way back"). So, on the engine's own connection
+(chrome/gateway.py), the gateway asks for the result through ``JSON.stringify`` and
+pastes the JSON text where Chromium would have put the value: the same reply, value for
+value for what Playwright serialises.
 
-So the gateway asks for the string (the same call, its result through ``JSON.stringify``;
-a promise's once it settles) and puts the JSON back where Chromium would have put the
-value: the client gets the reply it asked for, value for value for what Playwright
-serialises (a bare -0, NaN or Infinity would come back as 0 or null, but Playwright
-always wraps them: ``{v: "-0"}``). What differs: a throw's stack gives its outermost
-frame (the call, now in a function of ours) another column, and a value nested deeper than
-Chromium hands back by value (~1,000 levels, which Playwright's serialisation never
-makes) comes back rather than failing.
-
-Only where the page cannot change what ``JSON.stringify`` does: in an isolated world (a
-page reaches neither its ``JSON`` nor its prototypes, so no ``toJSON`` of the page's
-runs). A world is known by ``Runtime.executionContextCreated`` (``auxData.type`` is
-``"isolated"``), and the call's world by its ``objectId``, V8's
-``<isolate>.<context id>.<object>``. Anything else is forwarded as it was sent. Another
-CDP client (it holds the token) can reach that world and change ``JSON.stringify``
-there: what comes back is pasted only if it is exactly one JSON value (RFC 8259), so it
-can forge a value (as it could by changing Playwright's script there) but never the
-reply around it. Chromium's own error replies pass as they came.
-
-Cheap on the hot path: a call is recognised by its head and tail (Playwright 1.65 sends
-``functionDeclaration`` and ``objectId`` first, ``returnByValue``, ``awaitPromise``,
-``userGesture`` and the ``sessionId`` last; another order is forwarded untouched), its
-function replaced in the bytes; events are read only when they start with a method this
-follows (Chromium writes ``method`` first).
+Only in an isolated world (known from ``Runtime.executionContextCreated``; a page reaches
+neither its ``JSON`` nor its prototypes), and only if what comes back is exactly one JSON
+value (RFC 8259), so another CDP client that changes ``JSON.stringify`` there can forge a
+value but never the reply around it. Chromium's own error replies pass as they came. A
+call is recognised by its head and tail in the bytes (Playwright 1.65's key order),
+events only when they start with a method this follows; anything else is forwarded.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ class CDPClient:
         if urlsplit(ws_url).scheme in ("http", "https"):
             ws_url = await browser_ws_url(ws_url, timeout=timeout, headers=headers)
         # The client half of websockets is imported by the first connection: a managed
-        # browser's start needs only the server half (our CDP gateway; issue 14).
+        # browser's start needs only the server half (our CDP gateway).
         from websockets.asyncio.client import connect
 
         loopback = is_loopback_name(urlsplit(ws_url).hostname)

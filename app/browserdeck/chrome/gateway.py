@@ -17,9 +17,11 @@ One policy holds for every client and every command, wrapped ones included
 (chrome/policy.py): ``file:`` URLs while ``allowFileUrls`` is off (``/json/new`` too),
 files handed to a page and download folders confined like uploads, no way around the
 policy (chrome/inbound.py reads which messages it must see). Everything else is
-forwarded as the client sent it, without parsing, but for Playwright's by-value
-evaluations in isolated worlds: fetched as one string and handed back as Chromium would
-have (chrome/byvalue.py).
+forwarded as the client sent it, without parsing, but for the engine's own connection
+(it sends the key of ``auth_headers``): its Playwright's by-value evaluations in
+isolated worlds are fetched as one string and handed back as Chromium would have
+(chrome/byvalue.py). A user's own client, of whatever Playwright version, gets
+Chromium's replies as they are.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import hmac
 import json
 import logging
+import secrets
 import urllib.parse
 import uuid
 from collections.abc import Callable, Sequence
@@ -64,6 +68,8 @@ MAX_CLIENT_MESSAGE = 256 * 2**20
 MAX_BACKLOG_BYTES = 512 * 2**20
 
 _ACTIVATE = b"Target.activateTarget"
+# The header by which the engine's own connection asks for the by-value courier.
+ENGINE_HEADER = "X-Browserdeck-Engine"
 # Chrome lists these in /json/list; the browser itself, tab containers and its own UI
 # are not listed.
 _UNLISTED_TYPES = frozenset({"browser", "tab", "browser_ui"})
@@ -93,6 +99,8 @@ class CdpGateway:
         self._pipe: BrowserPipe | None = None
         self._version: dict[str, Any] = {}
         self._browser_path = f"/devtools/browser/{uuid.uuid4()}"
+        # Known only in this process: only our own clients get the courier.
+        self._engine_key = secrets.token_urlsafe(24)
         # Target ids, most recently created or activated last (Chrome lists by activity).
         self._recency: dict[str, None] = {}
 
@@ -105,7 +113,13 @@ class CdpGateway:
         return f"ws://{self.host}:{self.port}{self._browser_path}"
 
     def auth_headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self._token()}"}
+        """What browserdeck's own clients (the engine above all) send: the token, and the
+        key that asks for the by-value courier."""
+        return {"Authorization": f"Bearer {self._token()}", ENGINE_HEADER: self._engine_key}
+
+    def _is_engine(self, request: Request) -> bool:
+        sent = request.headers.get(ENGINE_HEADER, "")
+        return hmac.compare_digest(sent.encode(), self._engine_key.encode())
 
     async def bind(self) -> None:
         """Listen on the port (before the browser starts, so a taken port fails early)."""
@@ -211,7 +225,7 @@ class CdpGateway:
         return connection.respond(404, "Not Found\n")
 
     def _netloc(self, headers: guard.Headers) -> str:
-        # Rebuilt from the checked Host, never copied raw (issue 10 item 8).
+        # Rebuilt from the checked Host, never copied raw (docs/security.md).
         parsed = guard.parse_host(guard.single_header(headers, "host")[0])
         if parsed is None:
             return f"{self.host}:{self.port}"
@@ -306,10 +320,13 @@ class CdpGateway:
         ):
             return connection.respond(426, "Upgrade Required: this is a WebSocket endpoint\n")
         target = path.rsplit("/", 1)[-1] if path.startswith("/devtools/page/") else None
-        courier = Courier()  # told the channel's root session once it is open
+        # The engine's connection only; told the channel's root session once it is open.
+        courier = Courier() if self._is_engine(request) else None
         try:
             channel = await pipe.open_channel(
-                lambda message: _send_now(connection, courier.outbound(message)),
+                lambda message: _send_now(
+                    connection, courier.outbound(message) if courier is not None else message
+                ),
                 lambda reason: self._channel_closed(connection, reason),
                 target_id=target,
             )
@@ -317,13 +334,14 @@ class CdpGateway:
             return connection.respond(404, f"No such target id: {target}\n")
         except BrowserdeckError as exc:
             return self._json(connection, _status_of(exc), {"error": exc.to_dict()})
-        courier.root = channel.root
+        if courier is not None:
+            courier.root = channel.root
         connection.on_message = lambda data: self._inbound(connection, channel, courier, data)
         connection.on_lost = lambda: self._forget(channel)
         return None
 
     def _inbound(
-        self, connection: _CdpConnection, channel: Channel, courier: Courier, data: bytes
+        self, connection: _CdpConnection, channel: Channel, courier: Courier | None, data: bytes
     ) -> None:
         """One message from a client, handled where it was read (no task switch)."""
         forward, reply = prepare_inbound(data, channel.root, rules=self._rules)
@@ -334,7 +352,7 @@ class CdpGateway:
             if _ACTIVATE in data:
                 self._note_activation(data)
             try:
-                channel.send(courier.inbound(forward))
+                channel.send(courier.inbound(forward) if courier is not None else forward)
             except Unavailable:
                 self._channel_closed(connection, "the browser is gone")
 

@@ -114,8 +114,8 @@ class LaunchOptions:
     # Linux: the browser's HOME/XDG dirs (see child_env). None = child_home(opts).
     home_dir: Path | None = None
     isolate_home: bool = True
-    # DevTools over --remote-debugging-pipe behind our CDP endpoint on ``port`` (issue 10
-    # item 2). Off only on Windows, where the pipe's fds 3/4 do not exist: there Chrome
+    # DevTools over --remote-debugging-pipe behind our CDP endpoint on ``port``
+    # (docs/security.md). Off only on Windows, where the pipe's fds 3/4 do not exist: there Chrome
     # listens on ``port`` itself, as before.
     pipe: bool = sys.platform != "win32"
     # The endpoint's token (the API token) and the URL policy it applies to clients.
@@ -143,12 +143,12 @@ def has_display() -> bool:
 # A headless browser has no omnibox to show, yet Chromium 15x preloads its two popup
 # WebUIs (chrome://omnibox-popup.top-chrome/, browser_ui targets) at start: a renderer
 # that took ~1.1 s of the ~2.3 s of CPU Chromium spends starting here, on the path of a
-# service an MCP client waits for (issue 14; measured in docs/performance.md). Headed browsers
+# service an MCP client waits for (measured in docs/performance.md). Headed browsers
 # keep them: there a person types into the omnibox.
 HEADLESS_DISABLED_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
 # The network service in the browser process instead of a utility process of its own: a
 # process fewer to start, ~30 ms of the ~200 ms of CPU the headless shell spends in its
-# first 2 s here (issue 14; docs/performance.md). Headless only, like the above, and Linux only:
+# first 2 s here (docs/performance.md). Headless only, like the above, and Linux only:
 # Chromium runs the network service unsandboxed on Linux (NetworkServiceSandbox is off
 # there), so moving it into the browser process crosses no sandbox boundary; on Windows
 # and macOS it is sandboxed, and keeps its process. The cost: a crash in it takes the
@@ -447,7 +447,7 @@ def release_profile(user_data_dir: Path, pid: int) -> None:
 def close_orphan(user_data_dir: Path, timeout: float = 5.0) -> int | None:
     """Close a browser an earlier browserdeck left running on this profile; its pid, or None.
 
-    Called at start-up, before any browser of ours runs (issue 11 item 6): the profile's
+    Called at start-up, before any browser of ours runs (docs/reliability.md): the profile's
     ``SingletonLock`` names the pid. Only a browser of our own uid whose parent is no
     longer a browserdeck is touched (another user's Chrome, or one that a live
     browserdeck still owns, is left alone, and ``launch`` then reports the lock).

@@ -1,6 +1,6 @@
 """Chrome's DevTools over ``--remote-debugging-pipe``, shared by many clients.
 
-A managed browser has no DevTools port (issue 10 item 2: any local user could drive
+A managed browser has no DevTools port (any local user could drive
 one). It reads CDP messages from fd 3 and writes to fd 4, each message a JSON text
 ended by a NUL byte. There is one pipe per browser, and every client (our engine, the
 service's tab calls, a user's Puppeteer) shares it through ``BrowserPipe``:

@@ -237,7 +237,7 @@ def kill_port_owner(port: int, timeout: float = 5.0) -> list[int]:
     """
     me = os.getpid()
     # Another user's process is never ours to kill, even when we are root: it may be their
-    # own Chrome on the same port (issue 10 item 8).
+    # own Chrome on the same port (docs/security.md).
     pids = [pid for pid in listening_pids(port) if pid != me and owned_by_us(pid)]
     if not pids:
         return []

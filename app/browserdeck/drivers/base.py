@@ -14,10 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from browserdeck.errors import START_OF, STOP_OF, BrowserdeckError, Conflict, Hint
+from browserdeck.errors import START, START_OF, STOP_OF, BrowserdeckError, Conflict, Hint
 
 if TYPE_CHECKING:
     from browserdeck.chrome.xfocus import WindowOwner
+    from browserdeck.door.call import Caller
     from browserdeck.driverspecs import DriverSpec
     from browserdeck.profiles import ProfileContext
     from browserdeck.tabs import Tab
@@ -46,16 +47,16 @@ class ProfileDriver:
         return spec_of(self.name)
 
     # --- lifecycle (start/stop run under the profile's lock) ------------------
-    async def start(self) -> None:
+    async def start(self, caller: Caller | None = None) -> None:
         raise NotImplementedError
 
     async def stop(self) -> None:
         """Release what ``start`` made (connections are already dropped)."""
 
-    async def ensure(self) -> str:
+    async def ensure(self, caller: Caller | None = None) -> str:
         """A usable browser for a request: the CDP URL to use (a lease key for a service)."""
         if self.ctx.state != "running":
-            await self.ctx.start()
+            await self.ctx.start(caller)
         return self.ctx.cdp_url
 
     # --- the CDP endpoint ------------------------------------------------------
@@ -81,20 +82,24 @@ class ProfileDriver:
         or None to let the profile probe its tabs."""
         return None
 
-    async def peek_tabs(self) -> list[Tab] | None:
+    async def peek_tabs(self, caller: Caller | None = None) -> list[Tab] | None:
         """The tabs if the browser answers right now; never starts anything."""
         try:
-            return await self.ctx.read_tabs(wait=1.5)
+            return await self.ctx.read_tabs(wait=1.5, caller=caller)
         except BrowserdeckError:
             return None
 
-    async def why_gone(self) -> str | None:
+    async def why_gone(self, caller: Caller | None = None) -> str | None:
         """Why the whole browser went away mid-call, when the driver can tell; "" when it
         can tell the browser is fine; None to let the profile check whether it answers."""
         return None
 
     def not_running_hint(self) -> str | Hint:
         return "check that the remote browser is up and reachable"
+
+    def restart_hint(self) -> Hint:
+        """How to bring the browser back after it went (``why_gone``)."""
+        return Hint("start it again ({start})", start=START)
 
     # --- occasional operations -------------------------------------------------
     async def reset(self) -> dict[str, Any]:

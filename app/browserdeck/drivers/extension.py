@@ -6,12 +6,15 @@ branches as it was.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from browserdeck.chrome.xfocus import WindowOwner
 from browserdeck.drivers.base import ProfileDriver
 from browserdeck.errors import PAIR, Hint, Unavailable
 from browserdeck.tabs import Tab
+
+if TYPE_CHECKING:
+    from browserdeck.door.call import Caller
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +25,7 @@ class Driver(ProfileDriver):
     escaped_titles = False  # the relay's titles come straight from the extension
     lists_every_tab = False  # only the tabs the user shared
 
-    async def start(self) -> None:
+    async def start(self, caller: Caller | None = None) -> None:
         ctx = self.ctx
         if ctx.relay is not None:
             return
@@ -47,10 +50,10 @@ class Driver(ProfileDriver):
             relay, ctx.relay = ctx.relay, None
             await relay.stop()
 
-    async def ensure(self) -> str:
+    async def ensure(self, caller: Caller | None = None) -> str:
         ctx = self.ctx
         if ctx.relay is None:
-            await ctx.start()
+            await ctx.start(caller)
         assert ctx.relay is not None
         if not ctx.relay.extension_connected:
             raise Unavailable(
@@ -86,12 +89,12 @@ class Driver(ProfileDriver):
         out["extensionConnected"] = bool(relay_status.get("extensionConnected"))
         return None
 
-    async def peek_tabs(self) -> list[Tab] | None:
+    async def peek_tabs(self, caller: Caller | None = None) -> list[Tab] | None:
         if self.ctx.relay is None or not self.ctx.relay.extension_connected:
             return None
-        return await super().peek_tabs()
+        return await super().peek_tabs(caller)
 
-    async def why_gone(self) -> str | None:
+    async def why_gone(self, caller: Caller | None = None) -> str | None:
         ctx = self.ctx
         if ctx.relay is not None and not ctx.relay.extension_connected:
             return (
@@ -102,6 +105,9 @@ class Driver(ProfileDriver):
 
     def not_running_hint(self) -> str | Hint:
         return "connect the browserdeck extension (click its icon in Chrome)"
+
+    def restart_hint(self) -> Hint:
+        return Hint("reconnect the extension in Chrome (click its icon)")
 
     async def stop_agents(self, spare: set[str]) -> tuple[int, int]:
         if self.ctx.relay is None:

@@ -20,6 +20,7 @@ from browserdeck.drivers.base import ProfileDriver
 from browserdeck.errors import START_OF, BrowserdeckError, Conflict, Hint, Unavailable
 
 if TYPE_CHECKING:
+    from browserdeck.door.call import Caller
     from browserdeck.profiles import ProfileContext
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def _wait_released(pgid: int, port: int, within: float) -> None:
 class Driver(ProfileDriver):
     name = "managed"
 
-    async def start(self) -> None:
+    async def start(self, caller: Caller | None = None) -> None:
         ctx = self.ctx
         p = ctx.profile
         if ctx.chrome is not None and ctx.chrome.alive():
@@ -143,7 +144,7 @@ class Driver(ProfileDriver):
         """``chrome`` exited without being asked to (under the lock): say so, once.
 
         A clean exit (code 0: the user closed its last window or quit it from its menu)
-        is a stop, not a crash (issue 15); a signal or an error code is a crash.
+        is a stop, not a crash (docs/gui.md); a signal or an error code is a crash.
         """
         ctx = self.ctx
         ctx.chrome = None
@@ -187,13 +188,13 @@ class Driver(ProfileDriver):
         await aio.cancel_and_wait(ctx.watch)
         ctx.watch = None
 
-    async def ensure(self) -> str:
+    async def ensure(self, caller: Caller | None = None) -> str:
         ctx = self.ctx
         if ctx.chrome is None or not ctx.chrome.alive():
             if ctx.config.may_launch(ctx.profile):
-                await ctx.start()
+                await ctx.start(caller)
             elif not await launcher.is_cdp_ready(ctx.cdp_url):
-                await ctx.start()  # raises the precise attach-only error
+                await ctx.start(caller)  # raises the precise attach-only error
         return ctx.cdp_url
 
     def headers(self) -> dict[str, str]:

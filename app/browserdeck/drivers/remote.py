@@ -7,22 +7,25 @@ WebSocket (ws(s)://, remote.ServiceDriver). Moved from ``profiles.ProfileContext
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from browserdeck.chrome import launcher
 from browserdeck.drivers.base import ProfileDriver
 from browserdeck.errors import BrowserdeckError, Unavailable
 from browserdeck.tabs import Tab
 
+if TYPE_CHECKING:
+    from browserdeck.door.call import Caller
+
 
 class Driver(ProfileDriver):
     name = "remote"
 
-    async def start(self) -> None:
+    async def start(self, caller: Caller | None = None) -> None:
         ctx = self.ctx
         if ctx.remote is not None:
             # Start means connect: the caller's browser from the service.
-            await ctx.remote.lease()
+            await ctx.remote.lease(caller)
             ctx.set_state("running", None)
         else:
             await self._attach()
@@ -40,14 +43,14 @@ class Driver(ProfileDriver):
         ctx.set_state("running", None)
 
 
-    async def ensure(self) -> str:
+    async def ensure(self, caller: Caller | None = None) -> str:
         ctx = self.ctx
         if ctx.remote is not None:
-            lease = await ctx.remote.lease()
+            lease = await ctx.remote.lease(caller)
             if ctx.state != "running":
                 ctx.set_state("running", None)
             return lease.key
-        return await super().ensure()
+        return await super().ensure(caller)
 
     def cdp_url(self) -> str:
         ctx = self.ctx
@@ -65,11 +68,11 @@ class Driver(ProfileDriver):
             out["running"] or (not service.leases and bool(out["remote"]["health"].get("ok")))
         )
 
-    async def peek_tabs(self) -> list[Tab] | None:
+    async def peek_tabs(self, caller: Caller | None = None) -> list[Tab] | None:
         service = self.ctx.remote
         if service is None:
-            return await super().peek_tabs()
-        lease = service.current()
+            return await super().peek_tabs(caller)
+        lease = service.current(caller)
         if lease is None or lease.conn is None or lease.conn.lost:
             return None
         try:
@@ -77,11 +80,11 @@ class Driver(ProfileDriver):
         except (BrowserdeckError, TimeoutError):
             return None
 
-    async def why_gone(self) -> str | None:
+    async def why_gone(self, caller: Caller | None = None) -> str | None:
         ctx = self.ctx
         if ctx.remote is None:
             return None
-        lease = ctx.remote.current()
+        lease = ctx.remote.current(caller)
         if lease is not None and lease.conn is not None and lease.conn.lost:
             return (
                 f"profile {ctx.name!r}: the connection to the browser service dropped "

@@ -1,6 +1,7 @@
 """The agent engine: Playwright over CDP, snapshots with element refs, actions, screenshots.
 
-See docs/engine.md for the ref rules, what each option does and the error table.
+See docs/engine.md for the ref rules, what each option does and the error table. The
+requests it answers are in ``options.py`` (the act kinds in ``acts.py``).
 """
 
 from __future__ import annotations
@@ -8,61 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 # Lazy: the engine (Playwright's client, ~90 ms of imports) loads on first use of
-# ``Engine``, so that a module that needs only the request models (``engine.options``)
-# or the snapshot text does not pull it in; `serve` answers MCP's `initialize` before the
-# engine is imported (issue 14).
+# ``Engine``, so a module that needs only the request models or the snapshot text does
+# not pull it in: `serve` answers MCP's `initialize` before the engine is imported.
 if TYPE_CHECKING:
     from browserdeck.engine.engine import Engine
-    from browserdeck.engine.options import (
-        Act,
-        ClickAct,
-        CloseAct,
-        ConsoleOptions,
-        DialogOptions,
-        DragAct,
-        EvaluateAct,
-        FileChooserOptions,
-        FillAct,
-        FillField,
-        HoverAct,
-        NavigateOptions,
-        OfflineOptions,
-        PdfOptions,
-        PressAct,
-        ResizeAct,
-        ScreenshotOptions,
-        ScrollIntoViewAct,
-        SelectAct,
-        SnapshotOptions,
-        TypeAct,
-        WaitAct,
-    )
 
-__all__ = [
-    "Act",
-    "ClickAct",
-    "CloseAct",
-    "ConsoleOptions",
-    "DialogOptions",
-    "DragAct",
-    "Engine",
-    "EvaluateAct",
-    "FileChooserOptions",
-    "FillAct",
-    "FillField",
-    "HoverAct",
-    "NavigateOptions",
-    "OfflineOptions",
-    "PdfOptions",
-    "PressAct",
-    "ResizeAct",
-    "ScreenshotOptions",
-    "ScrollIntoViewAct",
-    "SelectAct",
-    "SnapshotOptions",
-    "TypeAct",
-    "WaitAct",
-]
+__all__ = ["Engine"]
 
 
 def __getattr__(name: str) -> Any:
@@ -70,8 +22,4 @@ def __getattr__(name: str) -> Any:
         from browserdeck.engine.engine import Engine
 
         return Engine
-    if name in __all__:
-        from browserdeck.engine import options
-
-        return getattr(options, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

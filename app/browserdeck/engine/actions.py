@@ -1,10 +1,9 @@
-"""Acting on a tab: /act kinds, navigation, console, PDF and arming.
+"""Acting on a tab: the /act kinds, navigation, console and PDF (arming: arming.py).
 
-Why one module (about 600 lines): each section is the engine's side of one request model
-of ``options.py`` (act kinds, navigate, console, PDF, arming), each a few functions on a
-``PageState``; they share the timeout clamps, ``write_artifact`` and the Playwright error
-translation, and ``engine.py`` is the one caller. A module per section would be a set of
-100-line files that import each other's helpers.
+Why one module: each section is the engine's side of one request model (act kinds,
+navigate, console, PDF), each a few functions on a ``PageState``; they share the
+timeout clamps, ``write_artifact`` and the Playwright error translation, and
+``engine.py`` is the one caller.
 """
 
 from __future__ import annotations
@@ -20,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from browserdeck import aio, artifacts, files, paths, urls
+from browserdeck import artifacts, files, paths, urls
 from browserdeck.engine import consequences, editing, isolated
 from browserdeck.engine import options as o
+from browserdeck.engine.acts import ScrollAct
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
-from browserdeck.engine.state import DialogArm, PageState
+from browserdeck.engine.state import PageState
 from browserdeck.errors import (
     FULL_PAGE,
     ActionTimeout,
@@ -35,7 +35,7 @@ from browserdeck.errors import (
     InvalidInput,
     Unavailable,
 )
-from browserdeck.results import ConsoleCounts, DialogEntry, FilledField, SavedDownload, Size
+from browserdeck.results import ConsoleCounts, FilledField, SavedDownload, Size
 
 if TYPE_CHECKING:
     from playwright.async_api import Download, Response
@@ -59,8 +59,9 @@ async def act(
     watch = None
     if isinstance(action, WAITED_ACTS):
         bound = consequences.DEFAULT_WAIT_MS if action.wait_ms is None else action.wait_ms
-        scrolls = isinstance(action, o.PressAct) and (
-            action.key.rsplit("+", 1)[-1] in consequences.SCROLL_KEYS
+        scrolls = isinstance(action, ScrollAct) or (
+            isinstance(action, o.PressAct)
+            and action.key.rsplit("+", 1)[-1] in consequences.SCROLL_KEYS
         )
         watch = await consequences.watch(state, bound, scrolls=scrolls)
     try:
@@ -86,7 +87,7 @@ async def act(
 
 
 # Actions whose consequences (navigation, requests) are awaited (engine/consequences.py).
-WAITED_ACTS = (o.ClickAct, o.TypeAct, o.PressAct, o.DragAct, o.SelectAct, o.FillAct)
+WAITED_ACTS = (o.ClickAct, o.TypeAct, o.PressAct, o.DragAct, o.SelectAct, o.FillAct, ScrollAct)
 
 
 async def _dispatch(
@@ -145,8 +146,36 @@ async def _dispatch(
         with playwright_errors(r.what("scroll to"), timeout):
             await r.locator.scroll_into_view_if_needed(timeout=timeout)
         out["ref"] = r.ref
+    elif isinstance(action, ScrollAct):
+        await _scroll(state, action, timeout, out)
     else:  # pragma: no cover - the model's discriminator rules this out
         raise InvalidInput(f"unknown act kind {action!r}")
+
+
+async def _scroll(state: PageState, action: ScrollAct, timeout: int, out: dict[str, Any]) -> None:
+    """The wheel over the element's middle (brought into view), else the viewport's: it
+    scrolls what a person's wheel would, the element's scroll box or the page, and the
+    page hears it as they would (wheel, then scroll events)."""
+    page = state.page
+    if action.ref:
+        r = await resolve(state, action.ref, "scroll")
+        with playwright_errors(r.what("scroll"), timeout):
+            await r.locator.scroll_into_view_if_needed(timeout=timeout)
+            box = await r.locator.bounding_box(timeout=timeout)
+        if box is None:
+            raise Conflict(
+                f"cannot scroll {r.ref} ({r.info.describe()}): it takes no room on the page",
+                hint="scroll the page (no ref), or an element that is shown",
+                code="not_visible",
+            )
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        out["ref"] = r.ref
+    else:
+        with playwright_errors("scroll the page", timeout):
+            x, y = await page.evaluate("[innerWidth / 2, innerHeight / 2]")
+    with playwright_errors("scroll", timeout):
+        await page.mouse.move(x, y)
+        await page.mouse.wheel(action.delta_x, action.delta_y)
 
 
 async def _press(state: PageState, action: o.PressAct, timeout: int) -> None:
@@ -511,104 +540,3 @@ async def pdf(state: PageState, opts: o.PdfOptions) -> dict[str, Any]:
     else:
         out["path"] = str(write_artifact("pdf", state.target_id, "pdf", data))
     return out
-
-
-# --- arming ------------------------------------------------------------------------
-
-
-def _check_files(raw_paths: list[str]) -> list[str]:
-    out = []
-    for raw in raw_paths:
-        path = Path(raw).expanduser()
-        if not path.is_absolute():
-            raise InvalidInput(
-                f"upload path {raw!r} is not absolute",
-                hint="give absolute paths of files on this machine",
-            )
-        if not path.is_file():
-            raise InvalidInput(
-                f"upload path {raw!r} is not a file that exists", hint="check the path"
-            )
-        out.append(str(path))
-    return out
-
-
-async def arm_file_chooser(state: PageState, opts: o.FileChooserOptions) -> dict[str, Any]:
-    files = _check_files(opts.paths)
-    page = state.page
-    arm_ms = o.arm_timeout(opts.timeout_ms)
-    act_ms = o.action_timeout(None)
-    names = [Path(f).name for f in files]
-    if opts.input_ref or opts.element:
-        if opts.input_ref:
-            r = await resolve(state, opts.input_ref, "upload into")
-            locator, what = r.locator, r.what("upload into")
-        else:
-            locator, what = page.locator(opts.element or ""), f"upload into {opts.element!r}"
-        with playwright_errors(what, act_ms):
-            await locator.set_input_files(files, timeout=act_ms)
-        return {"ok": True, "targetId": state.target_id, "files": names, "via": "input"}
-    if opts.ref:
-        r = await resolve(state, opts.ref, "click")
-        with playwright_errors(r.what("click to upload with"), act_ms):
-            async with page.expect_file_chooser(timeout=act_ms) as chooser_info:
-                await r.locator.click(timeout=act_ms)
-            chooser = await chooser_info.value
-            await chooser.set_files(files)
-        return {
-            "ok": True,
-            "targetId": state.target_id,
-            "files": names,
-            "via": "chooser",
-            "ref": r.ref,
-        }
-    if state.chooser_arm is not None:
-        state.chooser_arm.cancel()
-    state.chooser_arm = aio.create_task(
-        _await_chooser(state, files, arm_ms), name=f"file-chooser-{state.target_id[:8]}"
-    )
-    return {
-        "ok": True,
-        "targetId": state.target_id,
-        "armed": True,
-        "files": names,
-        "expiresInMs": arm_ms,
-        "hint": "now click the element that opens the file chooser",
-    }
-
-
-async def _await_chooser(state: PageState, files: list[str], arm_ms: int) -> None:
-    me = asyncio.current_task()
-    try:
-        chooser = await state.page.wait_for_event("filechooser", timeout=arm_ms)
-        # Recorded first: the response that sees the page react must carry it.
-        record = DialogEntry(
-            type="filechooser",
-            action="files set",
-            files=[Path(f).name for f in files],
-            armed=True,
-            time=time.time(),
-        )
-        state.unreported_dialogs.append(record)
-        try:
-            await chooser.set_files(files)
-        except PlaywrightError as exc:
-            record.action = f"failed: {str(exc).splitlines()[0]}"
-    except PlaywrightError:
-        pass  # expired, or the tab closed: nothing to set
-    finally:
-        if state.chooser_arm is me:
-            state.chooser_arm = None
-
-
-def arm_dialog(state: PageState, opts: o.DialogOptions) -> dict[str, Any]:
-    arm_ms = o.arm_timeout(opts.timeout_ms)
-    state.dialog_arm = DialogArm(opts.accept, opts.prompt_text, time.monotonic() + arm_ms / 1000)
-    return {
-        "ok": True,
-        "targetId": state.target_id,
-        "armed": True,
-        "accept": opts.accept,
-        "expiresInMs": arm_ms,
-        "hint": "now do the action that opens the dialog; the next response reports it",
-    }

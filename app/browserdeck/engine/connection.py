@@ -357,7 +357,7 @@ class BrowserPool:
 
         For a browser the service launched itself (the caller checks, and ``keep_if``
         says whether it is still that browser): the first page call then finds the
-        connection made and its tab held (issue 14). The browser's first tab may reach
+        connection made and its tab held. The browser's first tab may reach
         Playwright after the connect: it is waited for, up to ``first_tab_wait``.
         """
         conn = await self.connection(cdp_url, headers, keep_if=keep_if)

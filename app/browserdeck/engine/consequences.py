@@ -1,41 +1,18 @@
 """Waiting for what an action caused, with no fixed sleep (docs/engine.md, "Consequences").
 
-An action (click, type, press, select, fill, drag, upload) returns once the page has
-caught up with it, so the next observation shows the outcome:
+An action (click, type, press, select, fill, drag, scroll, upload) returns once the page
+has caught up with it, so the next observation shows the outcome: a navigation it started
+(until the new document fired DOMContentLoaded), the requests it started (document,
+fetch, XHR, script, in any frame; also from its promises, its timers and the page's
+answer to what finished, found by one round trip to the page after each batch of
+events, a *barrier*), a scroll (followed until it stops, then ``GRACE_MS``), all bounded
+by ``waitMs`` (the ``actionWaitMs`` setting). Long-lived connections (WebSockets,
+EventSource, a long poll past the bound) never stall it, and nothing depends on
+``requestAnimationFrame`` (paused in background tabs). The answer gets ``outcome``, one
+line ("navigated to X", "2 requests finished" …), and ``waitedMs``.
 
-* **navigations it started**: the main frame's navigation request (a link, a form POST
-  and its redirects) until the new document committed and fired DOMContentLoaded, i.e.
-  it is ready for a snapshot; a same-document navigation (pushState) is reported;
-* **requests it started** (document, fetch, XHR, script, in any frame), until each
-  finished or failed, including requests started by promises (they start before the
-  action returns), by timers it scheduled (the page runs them first: a timer of ours,
-  ``GRACE_MS``, set after them, fires after them) and by the page's answer to what
-  finished: after each batch of events (a request done, a document loaded) one round
-  trip to the page, a *barrier*, runs after the tasks those events queued there, so a
-  request started in answer is announced before the barrier's reply. No fixed sleep: an
-  action that caused nothing (a counter, a toggle) returns after the one read that
-  follows it, and a click whose fetch answers in 400 ms returns one round trip after the
-  answer. A scroll (followed until it stops) gets ``GRACE_MS`` of time, because the page
-  hears of it only with its next frame;
-* all bounded by ``waitMs`` (the ``actionWaitMs`` setting, default 5000): a long poll
-  past it is left running and the response says so.
-
-Long-lived connections never stall an action: WebSockets are not requests here and
-EventSource streams (resource type ``eventsource``) are not waited for. Nothing
-depends on ``requestAnimationFrame`` firing (Chrome pauses it in background tabs, the
-normal state of a tab shared from the user's Chrome): the only page-side probe is one
-``Runtime.evaluate`` before the action and a call after it (and per barrier), comparing
-timer ids and the scroll position. Only a page that scheduled timers pays a page timer
-(which Chrome throttles to once a second in background tabs, bounded by ``waitMs``).
-
-The response gets ``outcome``, one line saying what happened ("navigated to X",
-"2 requests finished", "a dialog opened", "a popup opened", "a download started",
-"the wait bound of N ms was hit …") and ``waitedMs``.
-
-Why one module (about 550 lines): it is one algorithm, the wait for what an action
-caused (arm before, read after, barriers, the bound), and the explicit network-quiet
-wait at its end shares its request types and its long-lived-request rule; split, the
-halves would define the same "what counts as busy" twice.
+Why one module: it is one algorithm (arm before, read after, barriers, the bound), and the
+explicit network-quiet wait at its end shares its request types and its long-lived rule.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
-"""The Engine service: what the API, CLI and MCP call to look at and drive a tab.
+"""The Engine: what the front door calls to look at and drive a tab.
 
-Every public method takes the browser's CDP URL, the tab's full CDP targetId and
-the headers the endpoint needs (the service resolved the profile and the tab),
-plus typed options, and returns a dict of the answer's fields whose entries (console
-messages, requests, dialogs, labels, stats) are already ``results.py`` models; the front
-door validates the dict into the answer's model. Errors are ``browserdeck.errors``
+Every call takes the browser's CDP URL, the tab's full CDP targetId and the headers the
+endpoint needs (the front door resolved the profile and the tab), plus the request, and
+answers with the request's answer model (``results.py``), built here once. ``run``
+carries out any request by its ``engine_method``. Errors are ``browserdeck.errors``
 subclasses with a message and a hint.
 
 A dialog that opened with nothing armed was dismissed so it could not block the
@@ -14,35 +13,32 @@ Reliability (docs/reliability.md): every call runs under its own deadline and en
 early when the browser connection drops or the tab's renderer crashes; a call that
 hits its deadline on a page whose main thread is busy (a runaway script) stops that
 script with ``Runtime.terminateExecution`` and says so. The Playwright driver is
-watched: when it exits, calls answer 503 ``engine_restarting`` while a new one starts.
+watched (driver.py): when it exits, calls answer 503 ``engine_restarting`` while a new
+one starts.
 
-Why one module (about 600 lines): ``Engine`` is one class, the engine's public face; its
-methods are thin (deadline, page state, a call into ``actions``/``snapshot``/
-``screenshot``) and share the connection, the per-call deadline and the crash and
-restart handling above, which is what would scatter if it were split.
+Why one module: ``Engine`` is the engine's public face; its calls are thin (deadline,
+page state, a call into ``actions``/``snapshot``/``screenshot``) and share the per-call
+deadline and the crash handling above.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
-import time
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from playwright.async_api import async_playwright
-
-from browserdeck import aio, pwdriver, urls
-from browserdeck.engine import actions, consequences, hung, offline
+from browserdeck import aio, urls
+from browserdeck import results as r
+from browserdeck.engine import actions, arming, consequences, elements, hung, offline
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
-from browserdeck.engine.connection import BrowserPool
+from browserdeck.engine.driver import EngineDriver, Headers
 from browserdeck.engine.errors import BROWSER_GONE, NavigationFailed
-from browserdeck.engine.state import PageState, TargetMemories
+from browserdeck.engine.state import PageState
 from browserdeck.errors import (
     RELOAD,
     ActionTimeout,
@@ -54,15 +50,16 @@ from browserdeck.errors import (
 )
 
 if TYPE_CHECKING:
-    from playwright.async_api import Frame, Playwright
+    from playwright.async_api import Frame
 
+    from browserdeck.door.call import Element
+    from browserdeck.door.request import TabRequest
     from browserdeck.events import ServiceEvents
 
 log = logging.getLogger(__name__)
 
-Headers = dict[str, str] | None
 T = TypeVar("T")
-EngineState = Literal["stopped", "running", "restarting"]
+A = TypeVar("A")
 
 # Deadlines of calls that take no timeoutMs (seconds). A snapshot of a very large page is
 # slow but finite; past this the page is treated as stuck.
@@ -72,12 +69,6 @@ CONSOLE_DEADLINE = 5.0
 OFFLINE_DEADLINE = 10.0
 # Added to a call's own timeout: the engine's bookkeeping around the Playwright call.
 DEADLINE_GRACE = 2.0
-# Driver restarts back off up to this long between tries.
-RESTART_BACKOFF_MAX = 10.0
-# How long the Playwright driver gets to answer its handshake (its start takes under a
-# second here, a few on a slow, busy machine): one that never answers would hold the
-# service's start, and its stop, for ever.
-DRIVER_START_TIMEOUT = 30.0
 
 CRASHED_HINT = Hint(
     "reload it ({reload}) or navigate it to a URL: that starts a new renderer; or close "
@@ -101,7 +92,7 @@ def _never_run(work: Awaitable[Any]) -> None:
         close()  # never awaited: no "coroutine was never awaited" warning
 
 
-# Text in password fields never leaves the engine (issue 10 item 8): not in snapshots (the
+# Text in password fields never leaves the engine (docs/security.md): not in snapshots (the
 # ai/role formats print a textbox's value), not echoed by fill. The accessibility tree
 # already shows bullets for them; this does the same for our own formats.
 MASK = "••••••••"
@@ -137,237 +128,18 @@ def mask_passwords(text: str, values: list[str]) -> str:
     return "\n".join(lines)
 
 
-# How long a start called off may take to end once its drivers are killed (it fails at
-# once on their closed pipes; the bound is for a start that somehow does not).
-CALL_OFF_TIMEOUT = 5.0
-
-
-async def _call_off(
-    watch: pwdriver.StartWatch, start: asyncio.Future[tuple[Any, Playwright]]
-) -> None:
-    """End a driver start that is called off (a stop, or its deadline): its drivers are
-    killed, then the start, which fails on them, is awaited; one that answered after all
-    is stopped, so nothing of it is left running."""
-    await pwdriver.kill(watch)
-    try:
-        _cm, late = await asyncio.wait_for(asyncio.shield(start), CALL_OFF_TIMEOUT)
-    except TimeoutError:
-        start.cancel()  # still not ended: cut off, whatever it waits for
-        return
-    except Exception:
-        return  # failed on its killed driver, as it should
-    with contextlib.suppress(Exception):
-        await late.stop()  # a driver answered just as the start was called off
-
-
-class Engine:
+class Engine(EngineDriver):
     def __init__(
         self,
         events: ServiceEvents | None = None,
         *,
         file_urls_allowed: Callable[[], bool] = lambda: False,
     ) -> None:
-        self.events = events
+        super().__init__(events)
         # allowFileUrls, read on every call (the setting can change while tabs are open).
         self.file_urls_allowed = file_urls_allowed
         # Per tab: how many times its main frame arrived on a file: page while that was off.
         self._file_visits: weakref.WeakKeyDictionary[PageState, int] = weakref.WeakKeyDictionary()
-        self._pw_cm: Any = None
-        self._pw: Playwright | None = None
-        self._pool: BrowserPool | None = None
-        self.memories = TargetMemories()
-        self.state: EngineState = "stopped"
-        self.restarts = 0  # driver restarts since start()
-        self.last_failure: str | None = None  # why the driver last went away
-        self._stopping = False
-        self._watch: asyncio.Task[None] | None = None
-        # The drivers of a start under way, for abort_start.
-        self._starting: pwdriver.StartWatch | None = None
-
-    # --- lifecycle -------------------------------------------------------
-    async def start(self) -> None:
-        if self._pw is not None:
-            return
-        self._stopping = False
-        await self._start_driver()
-        self._watch = aio.create_task(self._watch_driver(), name="engine-driver-watch")
-        log.info("engine started (Playwright driver pid %s)", self.driver_pid)
-
-    async def _start_driver(self) -> None:
-        pwdriver.install()  # the early driver, Node's compile cache (issue 14)
-        watch = self._starting = pwdriver.watch_start()
-        # Not cancelled at the deadline: Playwright's client would leave its handshake
-        # unanswered. Its driver is killed instead, and the start fails by itself.
-        start = asyncio.ensure_future(self._connect_driver(watch))
-        try:
-            try:
-                done = (await asyncio.wait([start], timeout=DRIVER_START_TIMEOUT))[0]
-            except asyncio.CancelledError:
-                # A stop cancelled this start (the driver watcher's restart): the driver
-                # it was connecting must not outlive it.
-                await aio.finish(
-                    asyncio.ensure_future(_call_off(watch, start)), "calling off a driver start"
-                )
-                raise
-            if not done:
-                await _call_off(watch, start)
-                raise Unavailable(
-                    f"the Playwright driver did not answer within {DRIVER_START_TIMEOUT:.0f} s",
-                    hint="the machine may be overloaded; start browserdeck again, and if this "
-                    "repeats, see the log (`browserdeck paths` shows where)",
-                    code="engine_start_timeout",
-                )
-            if watch.called_off and start.exception() is not None:
-                # abort_start killed its driver: a stop called it off, which is no failure
-                # (nor an ERROR in the log); it ends as cancelled.
-                raise asyncio.CancelledError
-            cm, pw = start.result()
-        finally:
-            self._starting = None
-        self._pw_cm, self._pw = cm, pw
-        self._pool = BrowserPool(pw, self.memories, self.events)
-        self.state = "running"
-
-    async def _connect_driver(self, watch: pwdriver.StartWatch) -> tuple[Any, Playwright]:
-        cm = async_playwright()
-        try:
-            return cm, await cm.start()
-        except Exception as exc:
-            if not await pwdriver.worth_another_start(watch):
-                raise
-            # The driver spawned early died just before it was taken: a fresh one.
-            log.warning("the Playwright driver spawned early failed (%s); starting another", exc)
-            cm = async_playwright()
-            return cm, await cm.start()
-
-    async def abort_start(self) -> None:
-        """Call off a start still waiting for its driver (a stop): the driver is killed,
-        so the start fails at once instead of holding the stop for as long as it takes."""
-        self._stopping = True
-        if self._starting is not None:
-            await pwdriver.kill(self._starting)
-
-    @property
-    def driver_pid(self) -> int | None:
-        """The Playwright driver (node) process, for status and for fault tests."""
-        client = getattr(self._pw_cm, "_client", None)
-        proc = getattr(getattr(client, "_transport", None), "_proc", None)
-        pid = getattr(proc, "pid", None)
-        return pid if isinstance(pid, int) else None
-
-    def status(self) -> dict[str, Any]:
-        return {
-            "state": self.state,
-            "driverPid": self.driver_pid,
-            "restarts": self.restarts,
-            "lastFailure": self.last_failure,
-        }
-
-    async def _watch_driver(self) -> None:
-        # playwright==1.65 (pinned): the client's close promise resolves when the driver's
-        # pipe closes, whoever closed it; only our own stop() sets _stopping first.
-        while not self._stopping:
-            closed = getattr(getattr(self._pw_cm, "_client", None), "_close_promise", None)
-            if closed is None:
-                return
-            await asyncio.shield(closed)
-            error = getattr(getattr(self._pw_cm._client, "_transport", None), "on_error_future", None)
-            if error is not None and error.done() and not error.cancelled():
-                error.exception()  # read: asyncio must not log "never retrieved" at exit
-            if self._stopping:
-                return
-            self.state = "restarting"
-            self.restarts += 1
-            self.last_failure = (
-                f"the Playwright driver exited unexpectedly at {time.strftime('%H:%M:%S')}"
-            )
-            log.error("%s; restarting it (browsers keep running)", self.last_failure)
-            if self.events is not None:
-                self.events.notice.send(
-                    level="warning",
-                    title="Browser engine restarting",
-                    message=f"{self.last_failure}; tabs stay open, refs must be taken again",
-                )
-            self._pool, self._pw = None, None
-            old, self._pw_cm = self._pw_cm, None
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(old.__aexit__(), 5)
-            delay = 0.2
-            while not self._stopping:
-                try:
-                    await self._start_driver()
-                except Exception as exc:
-                    self.last_failure = f"restarting the Playwright driver failed: {exc}"
-                    log.error("%s; next try in %.1f s", self.last_failure, delay)
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, RESTART_BACKOFF_MAX)
-                    continue
-                log.info("Playwright driver restarted (pid %s)", self.driver_pid)
-                break
-
-    async def stop(self) -> None:
-        self._stopping = True
-        self.state = "stopped"
-        watch, self._watch = self._watch, None
-        await aio.cancel_and_wait(watch)
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close_all()
-        pw, self._pw = self._pw, None
-        if pw is not None:
-            try:
-                await pw.stop()
-            except Exception:  # the driver already went away
-                log.debug("stopping playwright", exc_info=True)
-        self._pw_cm = None
-
-    async def drop(self, cdp_url: str) -> None:
-        """The profile behind ``cdp_url`` stopped: forget its connection (refs stay in LRU)."""
-        if self._pool is not None:
-            await self._pool.drop(cdp_url)
-
-    @property
-    def pool(self) -> BrowserPool:
-        if self._stopping or (self._pool is None and self.state == "restarting"):
-            raise self._restarting_error()
-        if self._pool is None:
-            raise Unavailable(
-                "the browser engine is not running",
-                hint="this is a browserdeck bug: page calls wait until the engine runs",
-                code="engine_stopped",
-            )
-        return self._pool
-
-    @staticmethod
-    def _stopping_error() -> Unavailable:
-        # Not "a browserdeck bug": a call that arrives while the service shuts down (or
-        # outlived the API's graceful wait) is told so.
-        return Unavailable(
-            "the browser engine is stopping: browserdeck is shutting down",
-            hint="start browserdeck again (the tray, or `browserdeck serve`) and retry",
-            code="engine_stopped",
-        )
-
-    def _restarting_error(self) -> Unavailable:
-        if self._stopping:  # our own stop() closed the driver: not a restart
-            return self._stopping_error()
-        return Unavailable(
-            f"the browser engine is restarting: {self.last_failure or 'its driver exited'}",
-            hint="retry in a few seconds; tabs stay open, but take a new snapshot: refs from "
-            "before the restart cannot be used",
-            code="engine_restarting",
-        )
-
-    async def attach(
-        self, cdp_url: str, headers: Headers, keep_if: Callable[[], bool]
-    ) -> int:
-        """Connect to a browser the service launched and take in its tabs ahead of the
-        first call (``BrowserPool.attach``); how many tabs it holds then."""
-        return await self.pool.attach(cdp_url, headers, keep_if)
-
-    def holds(self, cdp_url: str, target_id: str) -> bool:
-        """Whether the engine has this tab attached and open (``BrowserPool.holds``)."""
-        return self._pool is not None and self._pool.holds(cdp_url, target_id)
 
     async def page_state(
         self, cdp_url: str, target_id: str, headers: Headers, *, reads: bool = True
@@ -490,7 +262,7 @@ class Engine:
             )
         return exc
 
-    # The backstop behind urls.prepare (issue 10 item 1): whatever way a tab reached a
+    # The backstop behind urls.prepare (docs/security.md): whatever way a tab reached a
     # file: page (a redirect, a script setting location.href on a file: page opened while
     # the setting was on, a history entry), no call reads it, and the tab is taken away.
     def _watch_file_pages(self, state: PageState) -> None:
@@ -531,19 +303,45 @@ class Engine:
                 code="file_url_forbidden",
             )
 
-    def _finish(self, state: PageState, before: int, result: dict[str, Any]) -> dict[str, Any]:
-        """The result, unless the tab went to a file: page meanwhile (then nothing of it)."""
+    def _finish(self, answer: type[A], state: PageState, before: int, result: dict[str, Any]) -> A:
+        """The answer, unless the tab went to a file: page meanwhile (then nothing of it).
+
+        Built here, once: page text in it is made well-formed first (a lone surrogate a
+        script put in a title cannot be sent as UTF-8)."""
         if not state.page.is_closed():
             self._refuse_file_page(state, before)
         dialogs = state.take_dialogs()
         if dialogs:
             result["dialogs"] = dialogs
-        return result
+        built: A = answer.model_validate(r.well_formed(result))  # type: ignore[attr-defined]
+        return built
+
+    async def run(
+        self, cdp_url: str, target_id: str, headers: Headers, request: TabRequest[A]
+    ) -> A:
+        """Carry out ``request`` by the engine method it names (``engine_method``)."""
+        method: Callable[..., Awaitable[A]] = getattr(self, request.engine_method)
+        return await method(cdp_url, target_id, headers, request)
+
+    async def element(
+        self, cdp_url: str, target_id: str, headers: Headers, ref: str, *, detail: bool = False
+    ) -> Element | None:
+        """What ``ref`` points at on the tab (``elements.describe``); None if nothing."""
+        try:
+            state = await self.page_state(cdp_url, target_id, headers, reads=False)
+            return await asyncio.wait_for(elements.describe(state, ref, detail=detail), 5.0)
+        except (BrowserdeckError, TimeoutError):
+            return None
+
+    async def page_url(self, cdp_url: str, target_id: str, headers: Headers) -> str | None:
+        """The address the tab shows now."""
+        state = await self.page_state(cdp_url, target_id, headers, reads=False)
+        return None if state.page.is_closed() else state.page.url
 
     # --- the calls ---------------------------------------------------------
     async def snapshot(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.SnapshotOptions | None = None
-    ) -> dict[str, Any]:
+    ) -> r.Snapshot:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         async def take() -> dict[str, Any]:
@@ -554,7 +352,7 @@ class Engine:
             return result
 
         result = await self._bounded(state, "snapshot", SNAPSHOT_DEADLINE, take())
-        return self._finish(state, before, result)
+        return self._finish(r.Snapshot, state, before, result)
 
     async def act(
         self,
@@ -562,7 +360,7 @@ class Engine:
         target_id: str,
         headers: Headers,
         action: o.AnyAct,
-    ) -> dict[str, Any]:
+    ) -> r.ActResult:
         state = await self.page_state(cdp_url, target_id, headers, reads=action.kind != "close")
         before = self._file_visits.get(state, 0)
         state.actions += 1
@@ -578,11 +376,11 @@ class Engine:
         result = await self._bounded(
             state, action.kind, o.act_deadline(action) + DEADLINE_GRACE, run()
         )
-        return self._finish(state, before, result)
+        return self._finish(r.ActResult, state, before, result)
 
     async def navigate(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.NavigateOptions
-    ) -> dict[str, Any]:
+    ) -> r.Navigated:
         # Taking the tab elsewhere reads nothing: the way out of a file: page stays open.
         state = await self.page_state(cdp_url, target_id, headers, reads=False)
         if not state.crashed.is_set():
@@ -594,9 +392,11 @@ class Engine:
         if state.crashed.is_set():
             state, opts = await self._revive(state, cdp_url, target_id, headers, opts)
         seconds = o.navigate_timeout(opts.timeout_ms) / 1000 * 2 + DEADLINE_GRACE
-        return await self._bounded(
+        before = self._file_visits.get(state, 0)
+        result = await self._bounded(
             state, f"navigate ({opts.action})", seconds, self._navigate(state, opts)
         )
+        return self._finish(r.Navigated, state, before, result)
 
     async def _revive(
         self,
@@ -626,7 +426,6 @@ class Engine:
         return fresh, opts
 
     async def _navigate(self, state: PageState, opts: o.NavigateOptions) -> dict[str, Any]:
-        before = self._file_visits.get(state, 0)
         state.actions += 1
         wait = opts.prepare_snapshot == "wait"
         # Waiting for the snapshot: it reads the title too, at the same time.
@@ -638,7 +437,7 @@ class Engine:
                 result["title"] = taken["title"] if taken else await state.title()
         elif wait:
             result["title"] = await state.title()
-        return self._finish(state, before, result)
+        return result
 
     async def screenshot(
         self,
@@ -646,7 +445,7 @@ class Engine:
         target_id: str,
         headers: Headers,
         opts: o.ScreenshotOptions | None = None,
-    ) -> dict[str, Any]:
+    ) -> r.Screenshot:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         opts = opts or o.ScreenshotOptions()
@@ -655,44 +454,45 @@ class Engine:
         shot = await self._bounded(
             state, "screenshot", SCREENSHOT_DEADLINE, shots.screenshot(state, opts)
         )
-        return self._finish(state, before, shot)
+        return self._finish(r.Screenshot, state, before, shot)
 
     async def console(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.ConsoleOptions | None = None
-    ) -> dict[str, Any]:
+    ) -> r.Console:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
-        return self._finish(state, before, actions.console(state, opts or o.ConsoleOptions()))
+        result = actions.console(state, opts or o.ConsoleOptions())
+        return self._finish(r.Console, state, before, result)
 
     async def set_offline(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.OfflineOptions
-    ) -> dict[str, Any]:
+    ) -> r.Offline:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         state.actions += 1
         done = await self._bounded(
             state, "set offline", OFFLINE_DEADLINE, offline.set_offline(state, opts)
         )
-        return self._finish(state, before, done)
+        return self._finish(r.Offline, state, before, done)
 
     async def pdf(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.PdfOptions | None = None
-    ) -> dict[str, Any]:
+    ) -> r.Pdf:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         opts = opts or o.PdfOptions()
         seconds = o.navigate_timeout(opts.timeout_ms) / 1000 + DEADLINE_GRACE
         done = await self._bounded(state, "pdf", seconds, actions.pdf(state, opts))
-        return self._finish(state, before, done)
+        return self._finish(r.Pdf, state, before, done)
 
     async def arm_file_chooser(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.FileChooserOptions
-    ) -> dict[str, Any]:
+    ) -> r.Armed:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         state.actions += 1
         if not (opts.ref or opts.input_ref or opts.element):  # only arming: nothing happens yet
-            return self._finish(state, before, await actions.arm_file_chooser(state, opts))
+            return self._finish(r.Armed, state, before, await arming.arm_file_chooser(state, opts))
 
         bound = consequences.DEFAULT_WAIT_MS if opts.wait_ms is None else opts.wait_ms
 
@@ -701,7 +501,7 @@ class Engine:
             # upload the page starts on "change"), engine/consequences.py.
             watch = await consequences.watch(state, bound)
             try:
-                result = await actions.arm_file_chooser(state, opts)
+                result = await arming.arm_file_chooser(state, opts)
                 if watch is not None and not state.page.is_closed():
                     result.update(await watch.settle())
             finally:
@@ -711,12 +511,12 @@ class Engine:
 
         seconds = (o.action_timeout(None) * 2 + bound) / 1000 + DEADLINE_GRACE
         result = await self._bounded(state, "file chooser", seconds, run())
-        return self._finish(state, before, result)
+        return self._finish(r.Armed, state, before, result)
 
     async def arm_dialog(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.DialogOptions
-    ) -> dict[str, Any]:
+    ) -> r.Armed:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
         state.actions += 1
-        return self._finish(state, before, actions.arm_dialog(state, opts))
+        return self._finish(r.Armed, state, before, arming.arm_dialog(state, opts))

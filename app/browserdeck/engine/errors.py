@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 # The classes playwright.async_api exports, from where they are defined: the public
 # module imports the whole client (~55 ms), which `serve` answers MCP's `initialize`
-# without (issue 14); tests/core/test_serve_path_imports.py checks they are the same.
+# without; tests/core/test_serve_path_imports.py checks they are the same.
 from playwright._impl._errors import Error as PlaywrightError
 from playwright._impl._errors import TimeoutError as PlaywrightTimeoutError
 

@@ -1,22 +1,51 @@
-"""The field types requests share, each with what it accepts and what it publishes.
+"""What the requests about a tab share: field types, timeouts, the tab field.
 
-A ref, a CSS selector, a script, a URL, a URL glob, a press key, a local path: each is
-checked as the request is read (a 400 that names the field and says why) and publishes
-in the OpenAPI spec exactly what it is checked against: a ``pattern`` that is the very
-expression of the check, or, where the language is not a regular one (a CSS selector,
-JavaScript, a URL), its ``format``. So what the schema allows is what the server takes
-(the fuzz checks both ways: docs/reliability.md, "The fuzz"). The request models of
-``options.py`` use them.
+The field types (a ref, a CSS selector, a script, a URL, a URL glob, a press key, a local
+path) are each checked as the request is read and publish what they are checked against.
+
+A refusal is a 400 that names the field and says why; what is published is a ``pattern``
+that is the very expression of the check, or, where the language is not a regular one
+(CSS, JavaScript, a URL), its ``format``: what the schema allows is what the server takes
+(docs/reliability.md, "The fuzz"). The request models of ``options.py`` and ``acts.py``
+use them.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, Field
 
 from browserdeck import confine, urls
+from browserdeck.door.request import Strict, TabRequest
+
+A = TypeVar("A")
+# argparse.SUPPRESS: a CLI argument that is accepted and not listed.
+SUPPRESS = "==SUPPRESS=="
+
+ACTION_TIMEOUT_MS = 8_000
+NAVIGATE_TIMEOUT_MS = 20_000
+ARM_TIMEOUT_MS = 120_000
+SLOW_TYPE_DELAY_MS = 75  # per key when typing slowly
+
+
+def clamp(value: int | None, default: int, low: int, high: int) -> int:
+    return default if value is None else max(low, min(high, int(value)))
+
+
+def action_timeout(value: int | None) -> int:
+    """Action timeouts: default 8 s, clamped to 0.5–60 s."""
+    return clamp(value, ACTION_TIMEOUT_MS, 500, 60_000)
+
+
+def navigate_timeout(value: int | None) -> int:
+    return clamp(value, NAVIGATE_TIMEOUT_MS, 500, 120_000)
+
+
+def arm_timeout(value: int | None) -> int:
+    """Arming (dialog, file chooser): default and maximum 2 minutes."""
+    return clamp(value, ARM_TIMEOUT_MS, 500, ARM_TIMEOUT_MS)
 
 
 def _css_only(value: str) -> str:
@@ -125,3 +154,27 @@ LocalPath = Annotated[
     str,
     Field(max_length=confine.MAX_PATH_CHARS, json_schema_extra={"pattern": "^[^\\x00]*$"}),
 ]
+
+
+class Part(Strict):
+    """A part of a request (one field of a fill): the requests' own config."""
+
+
+class TabBody(TabRequest[A], Generic[A]):
+    target_id: str | None = Field(
+        default=None,
+        description="tab: CDP targetId or a unique prefix; default: your last used tab (docs/api.md)",
+    )
+
+    def named_tab(self) -> str | None:
+        return self.target_id
+
+
+def wait_ms_field(when: str = "") -> Any:
+    return Field(
+        default=None,
+        ge=0,
+        le=60_000,
+        description=f"{when}longest wait in ms for what it caused (navigation, requests); "
+        "default: the actionWaitMs setting, 0 = none",
+    )

@@ -1,87 +1,106 @@
-"""What each engine call accepts: typed, validated, and documented once.
+"""The requests about one tab: each declared once, with everything every way in needs.
 
-Each field's type, description, default, choices and bounds are written here and
-nowhere else. The HTTP routes use these models as request bodies (so the OpenAPI
-spec shows them); the MCP tools' input schemas are derived from them
-(``field_schemas``, used in ``mcpserver/tools/``), and so are the CLI's arguments,
-generated ahead of time into ``cli_args.py`` by ``cli_schema.py`` (the CLI must not
-import pydantic at each call). JSON field names are camelCase (``timeoutMs``);
-Python code uses snake_case. The field types several requests share (a ref, a CSS
+Each model says what it answers (``TabRequest[r.Snapshot]``), which engine method
+carries it out (``engine_method``), its name in the activity log (``op``), the settings it
+obeys (``prepared``) and how the MCP tool (``mcp``) and the CLI command (``cli``) spell
+it; each field's type, description, default, choices and bounds are written here (the
+act kinds in ``acts.py``) and nowhere else. The API takes the models as bodies; MCP
+tools and CLI commands are derived from them (``mcpserver/tools/derived.py``,
+``cli_schema.py``, which generates ``cli_args.py`` so a CLI call needs no pydantic).
+JSON field names are camelCase (``timeoutMs``); Python code uses snake_case. The field types several requests share (a ref, a CSS
 selector, a URL, a press key …) and what each publishes are in ``fields.py``.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ConfigDict, Field
 
-from browserdeck.engine.fields import Css, LocalPath, PressKey, Ref, Script, Url, UrlGlob
+from browserdeck import results as r
+from browserdeck.door.request import TIMED, Cli, TabRequest, arg, own
+from browserdeck.engine.acts import (
+    Act,
+    AnyAct,
+    ClickAct,
+    CloseAct,
+    DragAct,
+    EvaluateAct,
+    FillAct,
+    FillField,
+    HoverAct,
+    PressAct,
+    ResizeAct,
+    ScrollIntoViewAct,
+    SelectAct,
+    TypeAct,
+    WaitAct,
+    act_deadline,
+    act_of,
+)
+from browserdeck.engine.fields import (
+    ACTION_TIMEOUT_MS,
+    ARM_TIMEOUT_MS,
+    NAVIGATE_TIMEOUT_MS,
+    SLOW_TYPE_DELAY_MS,
+    Css,
+    LocalPath,
+    Ref,
+    TabBody,
+    Url,
+    action_timeout,
+    arm_timeout,
+    clamp,
+    navigate_timeout,
+    wait_ms_field,
+)
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from browserdeck.config import Config
 
 JSON = dict[str, Any]
 
-ACTION_TIMEOUT_MS = 8_000
-NAVIGATE_TIMEOUT_MS = 20_000
-ARM_TIMEOUT_MS = 120_000
-SLOW_TYPE_DELAY_MS = 75  # per key when typing slowly
-
-
-def clamp(value: int | None, default: int, low: int, high: int) -> int:
-    return default if value is None else max(low, min(high, int(value)))
-
-
-def action_timeout(value: int | None) -> int:
-    """Action timeouts: default 8 s, clamped to 0.5–60 s."""
-    return clamp(value, ACTION_TIMEOUT_MS, 500, 60_000)
-
-
-def navigate_timeout(value: int | None) -> int:
-    return clamp(value, NAVIGATE_TIMEOUT_MS, 500, 120_000)
-
-
-def arm_timeout(value: int | None) -> int:
-    """Arming (dialog, file chooser): default and maximum 2 minutes."""
-    return clamp(value, ARM_TIMEOUT_MS, 500, ARM_TIMEOUT_MS)
-
-
-class _Model(BaseModel):
-    # strict: JSON true is not the integer 1, "5" is not 5 (one schema: what the OpenAPI
-    # spec says is what the server accepts).
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _integral_numbers(cls, data: Any) -> Any:
-        # JSON Schema's "integer" is any number without a fraction, 7707.0 too; strict
-        # pydantic takes only ints, so such a number is taken as the int it is.
-        if isinstance(data, dict):
-            keys = _int_keys(cls)
-            for key, value in data.items():
-                if key in keys and isinstance(value, float) and value.is_integer():
-                    data = {**data, key: int(value)}
-        return data
-
-
-@functools.cache
-def _int_keys(model: type[BaseModel]) -> frozenset[str]:
-    """The names (Python and JSON) of ``model``'s integer fields."""
-    keys: set[str] = set()
-    for name, field in model.model_fields.items():
-        if field.annotation in (int, int | None):
-            keys |= {name, field.alias or name}
-    return frozenset(keys)
-
-
-class _TabBody(_Model):
-    target_id: str | None = Field(
-        default=None,
-        description="tab: CDP targetId or a unique prefix; default: your last used tab (docs/api.md)",
-    )
-
+__all__ = [
+    "ACTION_TIMEOUT_MS",
+    "ARM_TIMEOUT_MS",
+    "NAVIGATE_TIMEOUT_MS",
+    "SLOW_TYPE_DELAY_MS",
+    "Act",
+    "AnyAct",
+    "ClickAct",
+    "CloseAct",
+    "ConsoleOptions",
+    "DialogOptions",
+    "DragAct",
+    "EvaluateAct",
+    "FileChooserOptions",
+    "FillAct",
+    "FillField",
+    "HoverAct",
+    "NavigateOptions",
+    "OfflineOptions",
+    "PdfOptions",
+    "PressAct",
+    "ResizeAct",
+    "ScreenshotOptions",
+    "ScrollIntoViewAct",
+    "SelectAct",
+    "SnapshotOptions",
+    "TypeAct",
+    "WaitAct",
+    "act_deadline",
+    "act_of",
+    "action_timeout",
+    "arm_timeout",
+    "clamp",
+    "compact_schema",
+    "field_schemas",
+    "navigate_timeout",
+    "required_fields",
+]
 
 # --- snapshot ---------------------------------------------------------------------
 
@@ -89,7 +108,27 @@ SnapshotFormat = Literal["ai", "role", "aria"]
 RefMode = Literal["aria", "role"]
 
 
-class SnapshotOptions(_Model):
+class SnapshotOptions(TabRequest[r.Snapshot]):
+    op = engine_method = "snapshot"
+    cli = (
+        Cli(
+            "snapshot",
+            "accessibility snapshot with element refs",
+            (
+                arg("--format"),
+                arg("--refs"),
+                arg("--interactive", "-i"),
+                arg("--compact", "-c"),
+                arg("--depth", "-d"),
+                arg("--selector", "-s"),
+                arg("--frame"),
+                arg("--limit"),
+                arg("--max-chars"),
+                arg("--viewport"),
+            ),
+        ),
+    )
+
     format: SnapshotFormat = Field(
         default="ai",
         description="ai: Playwright's AI snapshot (refs e12, iframe refs f1e3); role: only "
@@ -129,191 +168,11 @@ DEFAULT_MAX_CHARS = 200_000
 DEFAULT_AX_LIMIT = 2_000
 
 
-# --- act ------------------------------------------------------------------------
-
-
-def _wait_ms(when: str = "") -> Any:
-    return Field(
-        default=None,
-        ge=0,
-        le=60_000,
-        description=f"{when}longest wait in ms for what it caused (navigation, requests); "
-        "default: the actionWaitMs setting, 0 = none",
-    )
-
-
-class _Act(_TabBody):
-    timeout_ms: int | None = Field(default=None, description="default 8000, clamped to 500–60000")
-    wait_ms: int | None = _wait_ms()
-
-
-Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
-
-
-class ClickAct(_Act):
-    kind: Literal["click"]
-    ref: Ref
-    # Self-explaining fields carry no description: the schema is context an agent pays for.
-    double_click: bool = False
-    button: Literal["left", "right", "middle"] = "left"
-    modifiers: list[Modifier] = Field(default_factory=list, max_length=8)
-
-
-class TypeAct(_Act):
-    kind: Literal["type"]
-    ref: Ref
-    text: str
-    submit: bool = Field(default=False, description="press Enter afterwards")
-    slowly: bool = Field(
-        default=False, description="type key by key (for pages that listen to keys)"
-    )
-
-
-class PressAct(_Act):
-    kind: Literal["press"]
-    key: PressKey = Field(min_length=1, description="e.g. Enter, Escape, ArrowDown, Control+A")
-    ref: Ref | None = Field(default=None, description="focus this element first; default: the page")
-
-
-class HoverAct(_Act):
-    kind: Literal["hover"]
-    ref: Ref
-
-
-class DragAct(_Act):
-    kind: Literal["drag"]
-    start_ref: Ref = Field(description="the element to drag (a ref from the latest snapshot)")
-    end_ref: Ref = Field(description="the element to drop it on (a ref)")
-
-
-class SelectAct(_Act):
-    kind: Literal["select"]
-    ref: Ref
-    values: list[str] = Field(min_length=1, max_length=1000, description="option values or labels")
-
-
-class FillField(_Model):
-    ref: Ref
-    value: str | bool | int | float = Field(
-        description="text; true/false for checkbox/radio; option value or label for select"
-    )
-    type: Literal["text", "checkbox", "radio", "select"] | None = Field(
-        default=None, description="default: from the element's role"
-    )
-
-
-class FillAct(_Act):
-    kind: Literal["fill"]
-    fields: list[FillField] = Field(min_length=1, max_length=500)
-
-
-class ResizeAct(_Act):
-    kind: Literal["resize"]
-    width: int = Field(ge=100, le=10_000)
-    height: int = Field(ge=100, le=10_000)
-
-
-class WaitAct(_Act):
-    kind: Literal["wait"]
-    time_ms: int | None = Field(
-        default=None, ge=0, le=60_000, description="just wait this long (ms)"
-    )
-    # Empty strings are refused: an empty text is on every page (or never gone), an empty
-    # function never returns truthy, so such a wait could only time out.
-    text: str | None = Field(default=None, min_length=1, description="until this text is visible")
-    text_gone: str | None = Field(default=None, min_length=1, description="until this text is gone")
-    selector: Css | None = Field(
-        default=None, min_length=1, description="until this CSS selector is visible"
-    )
-    url: UrlGlob | None = Field(
-        default=None, min_length=1, description="until the URL matches (glob, e.g. **/done)"
-    )
-    load_state: Literal["load", "domcontentloaded", "networkidle"] | None = None
-    fn: Script | None = Field(
-        default=None, min_length=1, description="until this JS function returns truthy"
-    )
-    network_quiet: bool = Field(
-        default=False,
-        description="until no request is in flight for quietMs (streams open over 5 s aside)",
-    )
-    quiet_ms: int = Field(default=500, ge=50, le=10_000, description="networkQuiet's window")
-
-
-class EvaluateAct(_Act):
-    kind: Literal["evaluate"]
-    fn: Script = Field(min_length=1, description="'() => document.title', or '(el) => …' with ref")
-    ref: Ref | None = Field(default=None, description="pass this element to the function")
-    world: Literal["page", "isolated"] = Field(
-        default="page",
-        description="isolated: run in a world of browserdeck's own, where the page's "
-        "scripts cannot change what the function sees (the DOM is shared)",
-    )
-
-
-class CloseAct(_Act):
-    kind: Literal["close"]
-
-
-class ScrollIntoViewAct(_Act):
-    kind: Literal["scrollIntoView"]
-    ref: Ref
-
-
-AnyAct = (
-    ClickAct
-    | TypeAct
-    | PressAct
-    | HoverAct
-    | DragAct
-    | SelectAct
-    | FillAct
-    | ResizeAct
-    | WaitAct
-    | EvaluateAct
-    | CloseAct
-    | ScrollIntoViewAct
-)
-# The request body of POST /act: pydantic picks the model by "kind".
-Act = Annotated[AnyAct, Field(discriminator="kind")]
-
-
-def act_deadline(action: AnyAct) -> float:
-    """Seconds an act may take in all: each Playwright step has the action timeout, and
-    the engine stops waiting (and looks for a runaway script) after the sum."""
-    from browserdeck.engine.consequences import DEFAULT_WAIT_MS
-
-    step = action_timeout(action.timeout_ms) / 1000
-    # Then the wait for what the action caused (waitMs, engine/consequences.py).
-    after = (DEFAULT_WAIT_MS if action.wait_ms is None else action.wait_ms) / 1000
-    if isinstance(action, FillAct):
-        return step * (len(action.fields) + 1) + after
-    if isinstance(action, TypeAct):
-        slow = SLOW_TYPE_DELAY_MS * len(action.text) / 1000 if action.slowly else 0.0
-        return step * 3 + slow + after
-    if isinstance(action, WaitAct):
-        conditions = (
-            sum(
-                value is not None
-                for value in (
-                    action.text,
-                    action.text_gone,
-                    action.selector,
-                    action.url,
-                    action.load_state,
-                    action.fn,
-                )
-            )
-            + action.network_quiet
-        )
-        return (action.time_ms or 0) / 1000 + step * max(conditions, 1)
-    # The action; the ref lookup before it is quick unless the page hangs.
-    return step + 1.0 + after
-
-
 # --- navigate, screenshot, console, pdf, hooks -------------------------------------
 
 
-class NavigateOptions(_TabBody):
+class NavigateOptions(TabBody[r.Navigated]):
+    op = engine_method = "navigate"
     # The schema says what the server checks: goto (the default action) needs a url.
     model_config = ConfigDict(
         json_schema_extra={
@@ -323,6 +182,13 @@ class NavigateOptions(_TabBody):
             },
             "else": {"required": ["url"], "properties": {"url": {"type": "string", "minLength": 1}}},
         }
+    )
+    changes_tabs = True
+    # "URL", not "url": --url is the control API's address.
+    cli = (
+        Cli("navigate", "go to a URL", (arg("address", field="url", metavar="URL"), *TIMED)),
+        Cli("back", "go back in the tab's history", TIMED, fields={"action": "back"}),
+        Cli("forward", "go forward in the tab's history", TIMED, fields={"action": "forward"}),
     )
 
     url: Url | None = Field(default=None, description="where to go (required for action=goto)")
@@ -336,11 +202,21 @@ class NavigateOptions(_TabBody):
         "not changed since",
     )
 
+    def prepared(self, settings: Config) -> Self:
+        if self.action != "goto":
+            return self
+        from browserdeck import urls
+
+        # The URL policy (file: URLs, schemes) before anyone sees the request.
+        url = urls.prepare(self.url, allow_file_urls=settings.allow_file_urls)
+        return self.model_copy(update={"url": url})
+
 
 _NO_ELEMENT: JSON = {"anyOf": [{"type": "null"}, {"maxLength": 0}]}
 
 
-class ScreenshotOptions(_TabBody):
+class ScreenshotOptions(TabBody[r.Screenshot]):
+    op = engine_method = "screenshot"
     # What engine/screenshot.py refuses, said by the schema: one element (ref or element),
     # labels only on a page screenshot, quality only for jpeg (a png is lossless).
     model_config = ConfigDict(
@@ -366,6 +242,23 @@ class ScreenshotOptions(_TabBody):
             ]
         }
     )
+    cli = (
+        Cli(
+            "screenshot",
+            "screenshot to a file",
+            (
+                arg("--full-page"),
+                arg("--ref"),
+                arg("--element"),
+                arg("--type"),
+                arg("--quality"),
+                arg("--labels"),
+                arg("--max-width"),
+                arg("--max-height"),
+                *TIMED,
+            ),
+        ),
+    )
 
     full_page: bool = False
     ref: Ref | None = Field(default=None, description="only this element")
@@ -379,7 +272,21 @@ class ScreenshotOptions(_TabBody):
     timeout_ms: int | None = Field(default=None, description="default 20000, clamped to 500–60000")
 
 
-class ConsoleOptions(_Model):
+class ConsoleOptions(TabRequest[r.Console]):
+    op = engine_method = "console"
+    cli = (
+        Cli(
+            "console",
+            "console messages and page errors",
+            (
+                arg("--level"),
+                arg("--limit"),
+                arg("--clear"),
+                own("--requests", action="store_true", help="also list network requests"),
+            ),
+        ),
+    )
+
     level: Literal["debug", "info", "warning", "error"] | None = Field(
         default=None, description="minimum level; default: all"
     )
@@ -390,21 +297,35 @@ class ConsoleOptions(_Model):
     )
 
 
-class OfflineOptions(_TabBody):
+class OfflineOptions(TabBody[r.Offline]):
+    op, engine_method = "set-offline", "set_offline"
+
     offline: bool = Field(
         description="true: this tab's network requests (and those of its origin's service "
         "workers) fail as if offline; false: back online"
     )
 
 
-class PdfOptions(_TabBody):
+class PdfOptions(TabBody[r.Pdf]):
+    op = engine_method = "pdf"
+    cli = (Cli("pdf", "save the page as PDF (headless only)", (arg("--landscape"), *TIMED)),)
+
     inline: bool = False
     landscape: bool = Field(default=False, description="landscape pages")
     print_background: bool = True
     timeout_ms: int | None = Field(default=None, description="default 20000, clamped to 500–120000")
 
 
-class FileChooserOptions(_TabBody):
+class FileChooserOptions(TabBody[r.Armed]):
+    op, engine_method = "file-chooser", "arm_file_chooser"
+    cli = (
+        Cli(
+            "upload",
+            "upload files (arms the next file chooser)",
+            (arg("paths"), arg("--ref"), arg("--input-ref"), arg("--element"), *TIMED),
+        ),
+    )
+
     paths: list[LocalPath] = Field(min_length=1, max_length=100, description="absolute paths")
     roots: list[str] = Field(
         default_factory=list,
@@ -420,10 +341,36 @@ class FileChooserOptions(_TabBody):
     )
     element: Css | None = Field(default=None, description="CSS selector of an <input type=file>")
     timeout_ms: int | None = Field(default=None, description="default and maximum 120000")
-    wait_ms: int | None = _wait_ms("with ref, inputRef or element: ")
+    wait_ms: int | None = wait_ms_field("with ref, inputRef or element: ")
+
+    def prepared(self, settings: Config) -> Self:
+        from browserdeck import confine
+
+        # Only files inside the caller's roots and the uploadRoots setting.
+        allowed = confine.allowed_roots(self.roots, settings.upload_roots)
+        update: dict[str, Any] = {
+            "paths": [str(confine.readable_file(p, allowed)) for p in self.paths]
+        }
+        if self.wait_ms is None:  # setting files is an action: actionWaitMs bounds it
+            update["wait_ms"] = settings.action_wait_ms
+        return self.model_copy(update=update)
+
+    def element_refs(self) -> list[str]:
+        return [ref for ref in (self.ref, self.input_ref) if ref]
 
 
-class DialogOptions(_TabBody):
+class DialogOptions(TabBody[r.Armed]):
+    op, engine_method = "dialog", "arm_dialog"
+    cli = (
+        Cli(
+            "dialog",
+            "arm the answer to the next dialog",
+            # accept as two exclusive switches (cli_engine adds them): the field defaults
+            # to true, so a flag could only ever say "false".
+            (arg("--prompt-text"), *TIMED),
+        ),
+    )
+
     accept: bool = True
     prompt_text: str | None = Field(default=None, description="the answer to a prompt()")
     timeout_ms: int | None = Field(default=None, description="default and maximum 120000")

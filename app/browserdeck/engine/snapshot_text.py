@@ -206,14 +206,6 @@ def parse(text: str) -> list[Node]:
     return nodes
 
 
-def split_ref(ref: str) -> tuple[str, int]:
-    """``f2e14`` -> (``f2``, 14); ``e7`` -> (``""``, 7)."""
-    m = REF_SHAPE.match(ref)
-    if m is None:
-        raise ValueError(ref)
-    return (f"f{m.group(1)}" if m.group(1) else ""), int(m.group(2))
-
-
 def role_counts(
     nodes: list[Node],
 ) -> tuple[dict[int, int], dict[tuple[tuple[str, ...], str, str], int]]:

@@ -83,8 +83,8 @@ RefRow = tuple[str, str, str, tuple[str, ...], int, int | None, bool]
 class RefMap(Mapping[str, RefInfo]):
     """A snapshot's refs by the name the agent sees; each ``RefInfo`` is made when first
     asked for. A big page has thousands of refs and an action uses one: making an object
-    for each was a third of the ref table's cost on the 2,000-element table (issue 14;
-    docs/performance.md, "Where a big snapshot's time goes"). Which refs exist is settled when
+    for each was a third of the ref table's cost on the 2,000-element table
+    (docs/performance.md, "Where a big snapshot's time goes"). Which refs exist is settled when
     the snapshot is taken, so nothing here can make a stale ref resolve."""
 
     __slots__ = ("_made", "_rows")

@@ -415,7 +415,7 @@ class TrayApp(QObject):
             config.save(candidate)
             self._sync_autostart(candidate)
             return Applied()
-        return await deck.apply_config(candidate, deleted, restart=restart)
+        return await deck.apply_config(self.model.caller(), candidate, deleted, restart=restart)
 
     def show_pairing(self) -> QWidget | None:
         from browserdeck.gui.pairing import PairDialog

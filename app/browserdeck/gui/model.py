@@ -16,7 +16,6 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, unquote
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -64,9 +63,8 @@ class Activity:
         return "\n".join(lines)
 
 
-# Each call → the verb a person understands. A call made in-process (an MCP tool through
-# the front door) names itself (``call``, deck.CALLS); an HTTP call is named by its route
-# (_ROUTES). Unknown routes show as "METHOD /path".
+# Each call at the front door (its request's ``op``) → the verb a person understands; an
+# unknown one shows as it is.
 _ACTIONS: dict[str, str] = {
     "status": "status",
     "start": "start browser",
@@ -74,6 +72,14 @@ _ACTIONS: dict[str, str] = {
     "reset-profile": "reset profile",
     "profiles": "list profiles",
     "create-profile": "create profile",
+    "delete-profile": "delete profile",
+    "store-token": "store service token",
+    "release-session": "release session",
+    "stop-all-agents": "stop all agents",
+    "end-session": "end agent session",
+    "keep-tab": "keep tab",
+    "apply-config": "save settings",
+    "run-code": "run code",
     "tabs": "list tabs",
     "open-tab": "open tab",
     "focus-tab": "focus tab",
@@ -87,28 +93,6 @@ _ACTIONS: dict[str, str] = {
     "pdf": "save PDF",
     "file-chooser": "arm file chooser",
     "dialog": "arm dialog",
-    "openapi": "read API spec",
-}
-_ROUTES: dict[tuple[str, str], str] = {
-    ("GET", "/"): "status",
-    ("POST", "/start"): "start",
-    ("POST", "/stop"): "stop",
-    ("POST", "/reset-profile"): "reset-profile",
-    ("GET", "/profiles"): "profiles",
-    ("POST", "/profiles/create"): "create-profile",
-    ("GET", "/tabs"): "tabs",
-    ("POST", "/tabs/open"): "open-tab",
-    ("POST", "/tabs/focus"): "focus-tab",
-    ("POST", "/navigate"): "navigate",
-    ("GET", "/snapshot"): "snapshot",
-    ("POST", "/act"): "act",
-    ("POST", "/screenshot"): "screenshot",
-    ("GET", "/console"): "console",
-    ("POST", "/set/offline"): "set-offline",
-    ("POST", "/pdf"): "pdf",
-    ("POST", "/hooks/file-chooser"): "file-chooser",
-    ("POST", "/hooks/dialog"): "dialog",
-    ("GET", "/openapi.json"): "openapi",
 }
 
 # Navigate's kinds in words.
@@ -133,23 +117,11 @@ def short_id(target_id: str) -> str:
 
 def describe_call(entry: ActivityEntry, default_profile: str = "") -> Activity:
     """Turn an ``api_call`` event's entry into a row of the activity list."""
-    method, path = entry.method, entry.path
-    query = parse_qs(entry.query)
     detail = entry.detail
-    profile = detail.profile or (query.get("profile") or [entry.profile or default_profile])[0]
-    target_id = detail.target_id or (query.get("targetId") or [""])[0]
-    call = entry.call or _ROUTES.get((method, path), "")
-    action = _ACTIONS.get(call)
-    if action is None:
-        if method == "DELETE" and path.startswith("/tabs/"):
-            action = "close tab"
-            target_id = target_id or unquote(path[len("/tabs/") :])
-        elif method == "DELETE" and path.startswith("/profiles/"):
-            action = "delete profile"
-        elif path.startswith("/mcp"):
-            action = "MCP request"
-        else:
-            action = f"{method} {path}"
+    profile = detail.profile or entry.profile or default_profile
+    target_id = detail.target_id or ""
+    call = entry.call
+    action = _ACTIONS.get(call, call)
     kind = detail.kind or ""
     if call == "act" and kind:
         action = kind
@@ -172,8 +144,6 @@ def describe_call(entry: ActivityEntry, default_profile: str = "") -> Activity:
         target += " · " + ", ".join(f"“{v}”" for v in detail.values)
     if detail.url and not target:
         target = detail.url
-    if action == "delete profile":
-        target = unquote(path[len("/profiles/") :])
     status = entry.status
     ok = 0 < status < 400
     message = entry.error.message if entry.error else ""
@@ -296,7 +266,7 @@ class DeckModel(QObject):
     @staticmethod
     def caller() -> Caller:
         """Who calls the front door: the user, through the tray app (never an agent)."""
-        return Caller(client=GUI_CLIENT)
+        return Caller(client=GUI_CLIENT, via="gui")
 
     def tray_state(self) -> str:
         return states.overall(self.statuses, self.default_profile, self.service_error is not None)
@@ -344,7 +314,7 @@ class DeckModel(QObject):
                 self.profilesChanged.emit()
             return
         try:
-            statuses = (await deck.profiles()).profiles
+            statuses = (await deck.profiles(self.caller())).profiles
         except Exception:  # the refresh must never die; the next one will retry
             log.exception("refreshing profile status")
             return
@@ -456,4 +426,4 @@ class DeckModel(QObject):
         self, done: Callable[[AgentsStopped], None] | None = None
     ) -> asyncio.Task[None] | None:
         """End every agent session; agent tabs close, the user's Chrome tabs are unshared."""
-        return self._deck_call("Could not stop all agents", lambda d, c: d.stop_all_agents(), done)
+        return self._deck_call("Could not stop all agents", lambda d, c: d.stop_all_agents(c), done)

@@ -95,7 +95,7 @@ class TrayController(QObject):
         self.token_action = self._action("Copy API token", self.copyTokenRequested)
         self.mcp_action = self._action("Copy MCP config", self.copyMcpRequested)
         self.logs_action = self._action("Open logs folder", self.openLogsRequested)
-        # No shortcut shown: a key sequence does nothing in a tray menu (issue 15).
+        # No shortcut shown: a key sequence does nothing in a tray menu (docs/gui.md).
         self.quit_action = self._action("Quit browserdeck", self.quitRequested)
         self.panel_action.setFont(_bold(self.panel_action))
 
@@ -385,7 +385,7 @@ class TabAction(QObject):
     """One open tab in a profile's submenu: click brings it to the front.
 
     An action, not a third-level submenu: a submenu of a submenu opened over the main
-    menu at the screen's edge (issue 15). Tabs are closed from the status panel.
+    menu at the screen's edge (docs/gui.md). Tabs are closed from the status panel.
     """
 
     def __init__(self, parent: ProfileMenu, tab: Tab) -> None:

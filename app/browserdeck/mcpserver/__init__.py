@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -61,7 +61,7 @@ def client_config_snippet(
         args += ["--profile", profile]
     if url:
         args += ["--url", url]
-    # Here: `browserdeck mcp` imports this package before it starts the service (issue 14).
+    # Here: `browserdeck mcp` imports this package before it starts the service.
     import shutil
     from pathlib import Path
 

@@ -73,7 +73,7 @@ def _locked(path: Path) -> FileLock:
     on Unix, LockFileEx on Windows, through filelock); private to the user (0600).
 
     filelock is imported here, on the first claim (a page call): importing it (~8 ms)
-    is not on the path of a service answering ``initialize`` (issue 14)."""
+    is not on the path of a service answering ``initialize``."""
     from filelock import FileLock
 
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,27 +15,27 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, overload
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from browserdeck import results as r
-from browserdeck.deck import Caller, TabRequest, build, build_act
-from browserdeck.engine import options as o
+from browserdeck.door.call import Caller
+from browserdeck.engine.acts import act_of
 from browserdeck.errors import BrowserdeckError, Conflict, NotFound
-from browserdeck.mcpserver.backend import CLIENT_NAME
 from browserdeck.mcpserver.claims import Owner
+from browserdeck.tabs import match
 
 if TYPE_CHECKING:
+    from browserdeck.door.request import TabRequest
     from browserdeck.mcpserver.server import McpApp
     from browserdeck.mcpserver.tools import ToolSpec
     from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
 
+A = TypeVar("A")
 BLANK_URLS = frozenset({"about:blank", ""})
-# The tool's own arguments were checked against its schema; what fails here is ours.
-HINT = "this is a browserdeck bug in the tool's arguments; details are in the log"
+# The client name of calls from an MCP client that did not name itself.
+CLIENT_NAME = "browserdeck-mcp"
 
 
 @dataclass
@@ -129,6 +129,7 @@ class Call:
         return Caller(
             client=f"{self.session.client} via MCP" if self.session.client else CLIENT_NAME,
             session=self.session.owner.id,
+            via="mcp",
         )
 
     async def profile_name(self) -> str:
@@ -136,13 +137,13 @@ class Call:
         if self.session.profile:
             return self.session.profile
         if self.session.resolved_profile is None:
-            status = await self.app.backend.status(self.caller(), None)
+            status = await self.app.deck.status(self.caller(), None)
             self.session.resolved_profile = status.profile or "default"
         return self.session.resolved_profile
 
     # --- this session's tab --------------------------------------------------
     async def tabs(self) -> list[Tab]:
-        return await self.app.backend.tabs(self.caller(), self.session.profile)
+        return (await self.app.deck.tabs(self.caller(), self.session.profile)).tabs
 
     async def tab(self) -> str:
         """The session's current tab: kept, or a free blank tab claimed, or a new one."""
@@ -179,7 +180,7 @@ class Call:
                 # to close is handed over instead).
                 self.app.registry.opened(self.session.owner.id, profile, target)
                 return target
-        opened = await self.app.backend.open_tab(self.caller(), self.session.profile, "about:blank")
+        opened = await self.app.deck.open_tab(self.caller(), self.session.profile, "about:blank")
         target = opened.target_id
         claims.claim(profile, target, self.session.owner)
         self.session.tab = target
@@ -188,19 +189,18 @@ class Call:
     async def select_tab(self, target: str, *, force: bool = False) -> Tab:
         """Make ``target`` (a targetId or unique prefix) this session's tab, claiming it."""
         profile = await self.profile_name()
-        tabs = await self.tabs()
-        match = resolve_tab(tabs, target)
-        holder = self.app.claims.claim(profile, match.target_id, self.session.owner, force=force)
+        tab = match(await self.tabs(), target)
+        holder = self.app.claims.claim(profile, tab.target_id, self.session.owner, force=force)
         if holder is not None:
             raise Conflict(
-                f"tab {match.target_id[:8]} belongs to another agent ({holder.label})",
+                f"tab {tab.target_id[:8]} belongs to another agent ({holder.label})",
                 hint="use a tab of your own (browser_tabs action=new), or pass force: true "
                 "to take it over anyway",
                 code="tab_owned",
             )
-        self.session.tab = match.target_id
-        self.app.registry.used(self.session.owner.id, profile, match.target_id)
-        return match
+        self.session.tab = tab.target_id
+        self.app.registry.used(self.session.owner.id, profile, tab.target_id)
+        return tab
 
     def forget_tab(self, target: str) -> None:
         if self.session.tab == target:
@@ -209,87 +209,12 @@ class Call:
         self.session.seen.pop(target, None)
         self.session.console_cleared.pop(target, None)
 
-    @overload
-    async def on_tab(
-        self,
-        model: type[o.SnapshotOptions],
-        values: dict[str, Any] | None = None,
-        *,
-        retry_fresh: bool = False,
-    ) -> r.Snapshot: ...
-    @overload
-    async def on_tab(
-        self,
-        model: type[o.NavigateOptions],
-        values: dict[str, Any] | None = None,
-        *,
-        retry_fresh: bool = False,
-    ) -> r.Navigated: ...
-    @overload
-    async def on_tab(
-        self,
-        model: type[o.ScreenshotOptions],
-        values: dict[str, Any] | None = None,
-        *,
-        retry_fresh: bool = False,
-    ) -> r.Screenshot: ...
-    @overload
-    async def on_tab(
-        self,
-        model: type[o.ConsoleOptions],
-        values: dict[str, Any] | None = None,
-        *,
-        retry_fresh: bool = False,
-    ) -> r.Console: ...
-    @overload
-    async def on_tab(
-        self,
-        model: type[o.PdfOptions],
-        values: dict[str, Any] | None = None,
-        *,
-        retry_fresh: bool = False,
-    ) -> r.Pdf: ...
-    @overload
-    async def on_tab(
-        self,
-        model: type[o.OfflineOptions],
-        values: dict[str, Any] | None = None,
-        *,
-        retry_fresh: bool = False,
-    ) -> r.Offline: ...
-    @overload
-    async def on_tab(
-        self,
-        model: type[o.FileChooserOptions] | type[o.DialogOptions],
-        values: dict[str, Any] | None = None,
-        *,
-        retry_fresh: bool = False,
-    ) -> r.Armed: ...
-    @overload
-    async def on_tab(
-        self,
-        model: type[BaseModel],
-        values: dict[str, Any] | None = None,
-        *,
-        retry_fresh: bool = False,
-    ) -> r.TabResult: ...
-    async def on_tab(
-        self,
-        model: type[BaseModel],
-        values: dict[str, Any] | None = None,
-        *,
-        retry_fresh: bool = False,
-    ) -> r.TabResult:
-        """Ask for ``model`` (an engine options model, built from ``values``) on the
-        session's tab; a tab that disappeared is said plainly.
+    async def on_tab(self, request: TabRequest[A], *, retry_fresh: bool = False) -> A:
+        """``request`` on the session's tab; a tab that disappeared is said plainly.
 
         ``retry_fresh`` (navigation): when the tab is gone, take a new one and retry once,
         since nothing on the old page mattered.
         """
-        request: TabRequest = build(model, values or {}, hint=HINT)  # type: ignore[assignment]
-        return await self._on_tab(request, retry_fresh=retry_fresh)
-
-    async def _on_tab(self, request: TabRequest, *, retry_fresh: bool = False) -> r.TabResult:
         target = await self.tab()
         try:
             return await self._send(target, request)
@@ -309,10 +234,9 @@ class Call:
             target = await self.tab()
             return await self._send(target, request)
 
-    async def _send(self, target: str, request: TabRequest) -> r.TabResult:
-        return await self.app.backend.on_tab(
-            self.caller(), self.session.profile, target, request
-        )
+    async def _send(self, target: str, request: TabRequest[A]) -> A:
+        deck = self.app.deck
+        return await deck.on_tab(self.caller(), request, profile=self.session.profile, target=target)
 
     def check_element(self, ref: str, description: object) -> None:
         """Refuse an act whose ``element`` description names another element than
@@ -322,26 +246,6 @@ class Call:
         check_element(self.session.seen.get(self.session.tab or ""), ref, description)
 
     async def act(self, kind: str, **fields: Any) -> r.ActResult:
-        done = await self._on_tab(build_act({"kind": kind, **fields}, hint=HINT))
-        assert isinstance(done, r.ActResult), "the front door answers an act with an ActResult"
-        return done
+        """An act of ``kind`` from the tool's arguments, checked once (by its model)."""
+        return await self.on_tab(act_of({"kind": kind, **fields}, where=self.spec.name))
 
-
-def resolve_tab(tabs: list[Tab], target: str) -> Tab:
-    exact = [t for t in tabs if t.target_id == target]
-    if exact:
-        return exact[0]
-    matches = [t for t in tabs if t.target_id.lower().startswith(target.lower())]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise NotFound(
-            f"no tab {target!r} (it may have been closed)",
-            hint="list tabs with browser_tabs action=list",
-            code="tab_not_found",
-        )
-    raise Conflict(
-        f"tab prefix {target!r} matches {len(matches)} tabs",
-        hint="use more characters of the targetId",
-        code="ambiguous_tab",
-    )

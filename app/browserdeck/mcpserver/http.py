@@ -8,7 +8,7 @@ every other route; here a POST must also say ``Content-Type: application/json`` 
 stay under 4 MiB (what the SDK's transport security added). Query parameters pick per
 client what the stdio flags pick: ``/mcp?tools=all&profile=work``.
 
-The transport is ours, not the official SDK's (issue 14: importing the SDK's server
+The transport is ours, not the official SDK's (importing the SDK's server
 was ~350 ms of CPU on the way to a spawned service's first answer). On the wire it
 answers as the SDK 2.3 server did, which the tests hold with the SDK's own client:
 
@@ -41,7 +41,6 @@ from browserdeck import session as ending
 from browserdeck.api.security import Receive, Scope, Send
 from browserdeck.errors import Unavailable
 from browserdeck.mcpserver import modern, protocol
-from browserdeck.mcpserver.backend import DeckBackend
 from browserdeck.mcpserver.protocol import Exchange, RpcError
 from browserdeck.mcpserver.server import SESSION_TTL, McpApp
 from browserdeck.mcpserver.transport import (
@@ -58,7 +57,6 @@ from browserdeck.mcpserver.transport import (
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck
-    from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +69,8 @@ MAX_SESSIONS = 10_000
 class McpHttpEndpoint:
     """The ASGI app behind ``/mcp``."""
 
-    def __init__(self, deck: Deck, service: Service) -> None:
+    def __init__(self, deck: Deck) -> None:
         self.deck = deck
-        self.service = service
         self._mcp: McpApp | None = None
         self.sessions: dict[str, HttpSession] = {}
         self._closed: asyncio.Task[None] | None = None
@@ -99,21 +96,18 @@ class McpHttpEndpoint:
             # after the stop would never be closed.
             if self._shutdown.is_set():
                 raise Unavailable("browserdeck is stopping", hint="reconnect once it runs again")
-            service = self.service
+            deck = self.deck
             # The same front door the API's routes call, in-process: the /mcp request
-            # passed the API's guard once; each tool call is one activity entry.
-            backend = DeckBackend(
-                self.deck, on_call=lambda entry: service.events.api_call.send(entry=entry)
-            )
+            # passed the API's guard once; each call a tool makes there is one call.
             self._mcp = McpApp(
-                backend, tools_spec="core", settings=lambda: service.config, registry=service.sessions
+                deck, tools_spec="core", settings=deck.settings, registry=deck.sessions
             )
             self._mcp.on_transport_end = self._end
             self._closed = aio.create_task(self._close_when_stopped(), name="mcp-http-stop")
         return self._mcp
 
     async def _close_when_stopped(self) -> None:
-        await self.service.stopped.wait()
+        await self.deck.stopped()
         await self.shutdown()
 
     async def shutdown(self) -> None:

@@ -2,7 +2,7 @@
 
 ``browserdeck mcp`` declares its ``--max-chars`` default with it before it starts the
 service, and output.py imports ``re``, ``pathlib`` and the artifact paths: the MCP
-client waits for that start (issue 14).
+client waits for that start.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""MCP's JSON-RPC messages for the two protocol eras the service speaks (issue 14).
+"""MCP's JSON-RPC messages for the two protocol eras the service speaks.
 
 The service answers four things over MCP: ``initialize`` (or ``server/discover``),
 ``ping``, ``tools/list`` and ``tools/call``, and asks one (``roots/list``). This module

@@ -5,7 +5,7 @@ do. It is off unless the ``mcpRunCode`` setting is on. The code never runs in th
 process: each MCP session gets a child process (``runcode_worker``) with its own
 Playwright connection to the profile's CDP endpoint, authenticated with that
 endpoint's own token (none for a browser browserdeck does not serve), so it cannot disturb the engine's connection and a ``while True``
-cannot freeze the API, the relay or the tray (issue 10 item 6). A snippet that runs
+cannot freeze the API, the relay or the tray (docs/security.md). A snippet that runs
 longer than its time limit is stopped by killing the child; its state goes with it.
 ``page`` is this session's tab, found by its targetId; ``state`` is a dict that
 survives between calls until reset (or a timeout).
@@ -22,6 +22,9 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING
 
+from pydantic import ConfigDict
+
+from browserdeck.door.request import Request
 from browserdeck.errors import ActionTimeout, BrowserdeckError, InvalidInput
 
 if TYPE_CHECKING:
@@ -58,11 +61,28 @@ async def _worker(session: AgentSession) -> asyncio.subprocess.Process:
     return proc
 
 
+class RunCode(Request[str]):
+    """``browser_run_code`` at the front door, so addons see (and may refuse) the code."""
+
+    op = "run-code"
+    model_config = ConfigDict(strict=False)
+
+    code: str
+    timeout: float | None = None
+
+
 async def run(call: Call, code: str, timeout: float | None = None) -> str:
     _check_syntax(code)
+    request = RunCode(code=code, timeout=timeout)
+    return await call.app.deck.run(
+        call.caller(), request, lambda: _run(call, code, timeout), profile=call.profile
+    )
+
+
+async def _run(call: Call, code: str, timeout: float | None) -> str:
     limit = min(max(timeout or DEFAULT_TIMEOUT, 1.0), MAX_TIMEOUT)
     target = await call.tab()
-    status = await call.app.backend.status(call.caller(), call.profile)
+    status = await call.app.deck.status(call.caller(), call.profile)
     if status.remote:
         # Its own Playwright connection would be a second browser at the service, not this tab.
         raise InvalidInput(
@@ -75,7 +95,7 @@ async def run(call: Call, code: str, timeout: float | None = None) -> str:
         "code": code,
         "cdpUrl": str(status.cdp_url),
         # The profile's own credentials (none for an endpoint browserdeck does not serve).
-        "headers": call.app.backend.cdp_credentials(call.caller(), call.profile),
+        "headers": call.app.deck.cdp_credentials(call.profile),
         "target": target,
     }
     proc = await _worker(call.session)

@@ -1,12 +1,14 @@
-"""Tool input schemas and the small validator that checks calls against them.
+"""Tool input schemas and the small validator that checks the tools' own arguments.
 
-A tool argument that is a field of an engine request (``engine/options.py``) takes its
-schema from that model (``from_model``): type, description, default and choices are
-declared there once (bounds too; the model enforces them). Only arguments of the MCP tools' own (``snapshot``, Playwright
-MCP's spellings) are written here with ``s``/``b``/``i``/… The schema is context every
-agent pays for on every turn (playwright-mcp #1290: 14.4k tokens of schemas), so the
-derived one is compact too: no titles, no ``$schema``, no self-evident defaults. The validator
-covers exactly the JSON Schema subset used here and words its errors for an LLM.
+A tool argument that is a field of a request (``engine/options.py``) takes its schema
+from that model (``from_model``, ``field``): type, description, default and choices are
+declared there once, and the model alone checks its value (bounds too) when the tool
+builds the request: such an argument is checked once, by the model. Only the MCP tools'
+own arguments (``snapshot``, Playwright MCP's spellings) are written here with
+``s``/``b``/``i``/… and checked by ``validate_object``, which also refuses unknown
+names and says which are missing. The schema is context every agent pays for on every
+turn (playwright-mcp #1290: 14.4k tokens of schemas), so the derived one is compact
+too: no titles, no ``$schema``, no self-evident defaults.
 """
 
 from __future__ import annotations
@@ -117,9 +119,13 @@ def _unbounded(schema: JSON) -> JSON:
     return out
 
 
+class FromModel(dict[str, Any]):
+    """A property schema taken from a request model: the model checks its values."""
+
+
 def field(model: type[BaseModel], name: str) -> JSON:
     """One field of ``model`` as the model declares it (by its JSON name), bounds aside."""
-    return _unbounded(field_schemas(model)[name])
+    return FromModel(_unbounded(field_schemas(model)[name]))
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -139,6 +145,8 @@ def _is(value: Any, kind: str) -> bool:
 
 
 def _check(value: Any, schema: JSON, where: str) -> Any:
+    if isinstance(schema, FromModel):
+        return value  # the request model checks it, once, when the tool builds it
     kind = schema.get("type")
     if kind is not None:
         kinds = kind if isinstance(kind, list) else [kind]

@@ -1,7 +1,7 @@
 """The MCP server: tool selection, sessions, and what tools/list and tools/call answer.
 
 The messages around them are protocol.py's and the streamable HTTP transport is
-http.py's, both ours rather than the official SDK's server (issue 14: importing it
+http.py's, both ours rather than the official SDK's server (importing it
 was ~350 ms of CPU before the service's first answer); the schemas are written by
 hand (schema.py) and argument checking is ours.
 
@@ -27,7 +27,6 @@ from browserdeck.config import Config
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.fastjson import utf8
 from browserdeck.mcpserver import output
-from browserdeck.mcpserver.backend import DeckBackend
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply
 from browserdeck.mcpserver.protocol import INTERNAL_ERROR, INVALID_PARAMS, Exchange, RpcError
@@ -45,6 +44,7 @@ from browserdeck.session import (
 from browserdeck.sessions import Sessions
 
 if TYPE_CHECKING:
+    from browserdeck.deck import Deck
     from browserdeck.mcpserver import tools
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def all_tools() -> dict[str, tools.ToolSpec]:
     """Every tool, imported on first use: the tools and their schemas (built from the
     engine's models) are ~25 ms of CPU that MCP ``initialize`` does not need; a service
     started for an MCP client answers it sooner, and imports them on the first
-    tools/list or tools/call (issue 14)."""
+    tools/list or tools/call."""
     from browserdeck.mcpserver import tools
 
     return tools.REGISTRY
@@ -119,7 +119,7 @@ class McpApp:
 
     def __init__(
         self,
-        backend: DeckBackend,
+        deck: Deck,
         *,
         tools_spec: str = "core",
         profile: str | None = None,
@@ -128,7 +128,7 @@ class McpApp:
         claims: TabClaims | None = None,
         registry: Sessions,
     ) -> None:
-        self.backend = backend
+        self.deck = deck  # the front door, in this process
         self.tools_spec = tools_spec
         self.default_profile = profile
         self.max_chars = max(output.MIN_MAX_CHARS, max_chars)

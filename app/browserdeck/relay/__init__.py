@@ -2,7 +2,7 @@
 presented as a CDP endpoint (see server.py and docs/extension.md).
 
 The package itself binds only its light names: the engine imports ``relay.slot`` on the
-path of a service an MCP client waits for (issue 14), and the relay server (``server``,
+path of a service an MCP client waits for, and the relay server (``server``,
 ``core``, ``browser_domain``, ~10 ms of imports) is imported by the extension driver
 when a relay starts.
 """

@@ -633,7 +633,7 @@ class Relay:
     @staticmethod
     def _event_sessions(tab: Tab, key: str, method: str) -> list[Session]:
         """The sessions of ``tab`` that get an event: as in Chrome, only those that enabled
-        its domain (issue 12.2); all of them for domains that need no enable."""
+        its domain (docs/extension.md); all of them for domains that need no enable."""
         domain = method.partition(".")[0]
         if domain in ENABLE_DOMAINS:
             return [s for s in tab.sessions if (key, domain) in s.enabled]

@@ -88,10 +88,6 @@ class ExtensionLink:
         self._pending: dict[int, _Pending] = {}
         self.last_seen = asyncio.get_running_loop().time()
 
-    @property
-    def pending_count(self) -> int:
-        return len(self._pending)
-
     async def send_raw(self, text: str) -> None:
         if self.closed:
             raise CdpError(self.close_reason or "the browserdeck extension disconnected")

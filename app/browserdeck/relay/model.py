@@ -126,7 +126,7 @@ class Session:
     # Keys ("" = the tab, else a child session id) on which this session asked for
     # Target.setAutoAttach: only these sessions hear about new children there, as in
     # Chrome. Announcing a child on another session too makes Puppeteer replace its
-    # frame session with an orphan (issue 12.1).
+    # frame session with an orphan (docs/extension.md).
     auto_attach: set[str] = field(default_factory=set)
 
     def runtime_on(self, key: str) -> bool:

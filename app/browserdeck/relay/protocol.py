@@ -35,7 +35,7 @@ import orjson
 
 PROTOCOL_VERSION = 3
 SUBPROTOCOL = "browserdeck-relay"
-# Mutual proof before anything else on /extension (issue 10.3: whatever listened on the
+# Mutual proof before anything else on /extension (whatever listened on the
 # relay port used to receive the token). The token itself never goes on the wire:
 #   extension -> relay  {"method":"auth","params":{"nonce":NE,"protocol":3,"port":P,"profile":F}}
 #   relay -> extension  {"method":"authChallenge","params":{"nonce":NR,"proof":P_relay}}
@@ -51,7 +51,7 @@ SUBPROTOCOL = "browserdeck-relay"
 # profile), never what the other side said. Every extension profile's relay has the same
 # token, so without them another local user on the port of a profile that is not running
 # could pipe the extension's WebSocket to a running relay: both proofs checked, and the
-# program in the middle read the shared tabs and sent the extension commands (issue 31).
+# program in the middle read the shared tabs and sent the extension commands (docs/security.md).
 # Bound to the port, a proof made by the relay on another port is refused by the
 # extension; bound to the profile, a relay of another profile on the same port (the
 # configuration changed) is refused too, and the user is told to pair again.

@@ -215,14 +215,6 @@ class RelayServer:
         for client in list(self.relay.clients.values()):
             await client.close(4401, "the relay token changed")
 
-    async def release_slot(self) -> bool:
-        """Disconnect the client holding the slot (the tray's 'take over'). True if one did."""
-        holder = self.slot.current()
-        if holder is None:
-            return False
-        await holder.close(4000, "the browserdeck user released the relay client slot")
-        return True
-
     async def start(self) -> None:
         if self._server is not None:
             return

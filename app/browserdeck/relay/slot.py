@@ -151,7 +151,7 @@ class ClientSlot:
 
 
 async def client_slot(cdp_url: str, headers: Mapping[str, str]) -> dict[str, Any]:
-    import httpx  # here: the service's start does not need it (issue 14)
+    import httpx  # here: the service's start does not need it
 
     async with httpx.AsyncClient(timeout=5.0) as http:
         resp = await http.get(f"{cdp_url.rstrip('/')}/client-slot", headers=dict(headers))

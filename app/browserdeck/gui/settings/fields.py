@@ -169,7 +169,7 @@ class WrapLabel(QLabel):
     Qt's form layout sized the rows of a scrolled page for another width than the one
     they got (the label column is wider than it reckoned), so a warning shown under a
     field, or help text that wraps once more, overlapped the line under it and was cut
-    off (issue 37). A minimum height is honoured by every layout; it follows the width
+    off (docs/gui.md). A minimum height is honoured by every layout; it follows the width
     (resize) and the text (setText).
     """
 

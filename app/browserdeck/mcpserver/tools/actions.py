@@ -1,4 +1,8 @@
-"""Actions on the page: click, type, press, hover, drag, select, fill, resize, wait, evaluate, upload, dialogs (core)."""
+"""Actions on the page: click, type, press, hover, drag, select, fill, resize, wait, evaluate, upload, dialogs (core).
+
+The act kinds whose model declares its tool (``mcp``) are derived (derived.py),
+registered first; the rest are written here.
+"""
 
 from __future__ import annotations
 
@@ -9,90 +13,13 @@ from browserdeck.engine import options as o
 from browserdeck.errors import InvalidInput
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import arr, field, from_model, n, obj, s
+from browserdeck.mcpserver.tools import derived
 from browserdeck.mcpserver.tools.registry import REF, SNAP, WAIT, tool
 from browserdeck.mcpserver.tools.shared import _dump, _finish, _notes
 
 # --- actions --------------------------------------------------------------------
 
-
-@tool(
-    "browser_click",
-    "Click an element.",
-    from_model(
-        o.ClickAct, "ref", "doubleClick", "button", "modifiers", "waitMs", extra={"snapshot": SNAP}
-    ),
-)
-async def click(call: Call) -> Reply:
-    a = call.args
-    call.check_element(a["ref"], a.get("element"))
-    data = await call.act(
-        "click",
-        ref=a["ref"],
-        doubleClick=a.get("doubleClick"),
-        button=a.get("button"),
-        modifiers=a.get("modifiers"),
-        waitMs=a.get("waitMs"),
-    )
-    return await _finish(
-        call, f"{'double-' if a.get('doubleClick') else ''}clicked {a['ref']}", data
-    )
-
-
-@tool(
-    "browser_type",
-    "Type text into an editable element (replaces its value).",
-    from_model(o.TypeAct, "ref", "text", "submit", "slowly", "waitMs", extra={"snapshot": SNAP}),
-)
-async def type_text(call: Call) -> Reply:
-    a = call.args
-    call.check_element(a["ref"], a.get("element"))
-    data = await call.act(
-        "type",
-        ref=a["ref"],
-        text=a["text"],
-        submit=a.get("submit"),
-        slowly=a.get("slowly"),
-        waitMs=a.get("waitMs"),
-    )
-    return await _finish(
-        call, f"typed into {a['ref']}" + (" and submitted" if a.get("submit") else ""), data
-    )
-
-
-@tool(
-    "browser_press_key",
-    "Press a key or chord in the page, e.g. Enter, ArrowDown, Control+a.",
-    from_model(o.PressAct, "key", "waitMs", extra={"snapshot": SNAP}),
-)
-async def press_key(call: Call) -> Reply:
-    data = await call.act("press", key=call.args["key"], waitMs=call.args.get("waitMs"))
-    return await _finish(call, f"pressed {call.args['key']}", data)
-
-
-@tool(
-    "browser_hover",
-    "Hover over an element.",
-    from_model(o.HoverAct, "ref", extra={"snapshot": SNAP}),
-)
-async def hover(call: Call) -> Reply:
-    call.check_element(call.args["ref"], call.args.get("element"))
-    data = await call.act("hover", ref=call.args["ref"])
-    return await _finish(call, f"hovering {call.args['ref']}", data)
-
-
-@tool(
-    "browser_drag",
-    "Drag one element onto another.",
-    from_model(o.DragAct, "startRef", "endRef", "waitMs", extra={"snapshot": SNAP}),
-)
-async def drag(call: Call) -> Reply:
-    a = call.args
-    call.check_element(a["startRef"], a.get("startElement"))
-    call.check_element(a["endRef"], a.get("endElement"))
-    data = await call.act(
-        "drag", startRef=a["startRef"], endRef=a["endRef"], waitMs=a.get("waitMs")
-    )
-    return await _finish(call, f"dragged {a['startRef']} to {a['endRef']}", data)
+derived.register(o.AnyAct)
 
 
 @tool(
@@ -252,7 +179,7 @@ async def evaluate(call: Call) -> Reply:
 )
 async def file_upload(call: Call) -> Reply:
     a = call.args
-    # The API allows only files inside these roots and uploadRoots (issue 10 item 5).
+    # The API allows only files inside these roots and uploadRoots (docs/security.md).
     body: dict[str, Any] = {"paths": a["paths"], "roots": await call.roots()}
     if a.get("waitMs") is not None:
         body["waitMs"] = a["waitMs"]
@@ -263,7 +190,7 @@ async def file_upload(call: Call) -> Reply:
             "evaluate", ref=a["ref"], fn="(el) => el.localName === 'input' && el.type === 'file'"
         )
         body["inputRef" if probe.result is True else "ref"] = a["ref"]
-    data = await call.on_tab(o.FileChooserOptions, body)
+    data = await call.on_tab(o.FileChooserOptions.of(body, where=call.spec.name))
     done = (
         f"uploaded {len(a['paths'])} file(s) via {a['ref']}"
         if a.get("ref")
@@ -283,7 +210,9 @@ async def file_upload(call: Call) -> Reply:
 async def handle_dialog(call: Call) -> Reply:
     a = call.args
     data = await call.on_tab(
-        o.DialogOptions, {"accept": a["accept"], "promptText": a.get("promptText")}
+        o.DialogOptions.of(
+            {"accept": a["accept"], "promptText": a.get("promptText")}, where=call.spec.name
+        )
     )
     verb = "accept" if a["accept"] else "dismiss"
     return await _finish(

@@ -31,7 +31,7 @@ async def screenshot(call: Call) -> Reply:
         "maxWidth": limit,
         "maxHeight": limit,
     }
-    data = await call.on_tab(o.ScreenshotOptions, body)
+    data = await call.on_tab(o.ScreenshotOptions.of(body, where=call.spec.name))
     # Asked with inline: true, the engine answers the image as base64 (engine/screenshot.py).
     raw = Reply.b64(data.base64 or "")
     w, h = data.width, data.height
@@ -72,7 +72,7 @@ async def screenshot(call: Call) -> Reply:
 )
 async def console_messages(call: Call) -> Reply:
     a = call.args
-    data = await call.on_tab(o.ConsoleOptions, {"level": a.get("level")})
+    data = await call.on_tab(o.ConsoleOptions.of({"level": a.get("level")}, where=call.spec.name))
     entries, errors = data.messages, data.errors
     target = call.session.tab or ""
     mark = call.session.console_cleared.get(target, float("-inf"))
@@ -105,7 +105,7 @@ def _console_line(e: r.ConsoleEntry) -> str:
     narrow="Pass filter to see fewer requests",
 )
 async def network_requests(call: Call) -> Reply:
-    data = await call.on_tab(o.ConsoleOptions)
+    data = await call.on_tab(o.ConsoleOptions())
     needle = (call.args.get("filter") or "").lower()
     rows = []
     for q in data.requests:
@@ -135,7 +135,7 @@ async def pdf_save(call: Call) -> Reply:
     filename = call.args.get("filename")
     # Checked before the PDF is made: a refused name fails fast and writes nothing.
     name = confine.output_name(str(filename)) if filename else None
-    data = await call.on_tab(o.PdfOptions, {"inline": bool(filename)})
+    data = await call.on_tab(o.PdfOptions(inline=bool(filename)))
     if name is not None:
         folder = call.app.output_folder(await call.roots())
         target = write_output(folder, name, Reply.b64(str(data.base64)))

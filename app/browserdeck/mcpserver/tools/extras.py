@@ -55,7 +55,7 @@ page_fn_tool(
 )
 async def set_offline(call: Call) -> Reply:
     offline = bool(call.args["offline"])
-    data = await call.on_tab(o.OfflineOptions, {"offline": offline})
+    data = await call.on_tab(o.OfflineOptions(offline=offline))
     if not offline:
         return await _finish(call, "back online", data)
     workers = data.service_workers

@@ -20,14 +20,14 @@ from browserdeck.mcpserver.tools.shared import _finish, _page_line, _snapshot_te
 )
 async def navigate(call: Call) -> Reply:
     body = {"url": call.args["url"], "prepareSnapshot": PREPARE_SNAPSHOT}
-    data = await call.on_tab(o.NavigateOptions, body, retry_fresh=True)
+    data = await call.on_tab(o.NavigateOptions.of(body, where=call.spec.name), retry_fresh=True)
     line = _page_line(data) + (f" (HTTP {data.status})" if data.status else "")
     return await _finish(call, line, data)
 
 
 async def _history(call: Call, direction: str) -> Reply:
     data = await call.on_tab(
-        o.NavigateOptions, {"action": direction, "prepareSnapshot": PREPARE_SNAPSHOT}
+        o.NavigateOptions.of({"action": direction, "prepareSnapshot": PREPARE_SNAPSHOT})
     )
     return await _finish(call, _page_line(data) or f"went {direction}", data)
 
@@ -102,7 +102,7 @@ def _range(raw: str | None) -> tuple[int, int | None]:
 async def _expand(call: Call, ref: str, span: str | None) -> str:
     """Children of one element of a new full snapshot (a fold line's ref + range)."""
     first, last = _range(span)
-    data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
+    data = await call.on_tab(o.SnapshotOptions(format="ai"))
     raw = pagetext.escape_snapshot(data.snapshot)
     call.session.seen[call.session.tab or ""] = raw
     ref = ref.strip().removeprefix("@").removeprefix("ref=")
@@ -140,7 +140,7 @@ async def find(call: Call) -> Reply:
             "browser_find needs text or regex (one of them)",
             hint='e.g. {"text": "Sign in"} or {"regex": "/price|total/i"}',
         )
-    data = await call.on_tab(o.SnapshotOptions, {"format": "ai"})
+    data = await call.on_tab(o.SnapshotOptions(format="ai"))
     raw = pagetext.escape_snapshot(data.snapshot)
     call.session.seen[call.session.tab or ""] = raw
     try:

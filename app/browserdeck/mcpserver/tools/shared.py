@@ -87,7 +87,7 @@ async def _snapshot_text(
     params: dict[str, Any] = {"format": "ai", "selector": selector, "depth": depth}
     if viewport:
         params["viewport"] = True
-    data = await call.on_tab(o.SnapshotOptions, params)
+    data = await call.on_tab(o.SnapshotOptions.of(params, where=call.spec.name))
     raw = pagetext.escape_snapshot(data.snapshot)
     call.session.seen[call.session.tab or ""] = raw
     # Parsed once, for compact and folded (and not again for the same text).

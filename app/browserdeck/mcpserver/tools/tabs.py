@@ -29,7 +29,7 @@ async def tabs(call: Call) -> Reply:
     a = call.args
     action = a["action"]
     if action == "new":
-        opened = await call.app.backend.open_tab(
+        opened = await call.app.deck.open_tab(
             call.caller(), call.profile, a.get("url") or "about:blank"
         )
         target = opened.target_id
@@ -62,10 +62,10 @@ async def tabs(call: Call) -> Reply:
 
 
 async def _close_tab(call: Call, target: str, *, force: bool) -> str:
-    from browserdeck.mcpserver.context import resolve_tab
+    from browserdeck.tabs import match
 
     profile = await call.profile_name()
-    tab = resolve_tab(await call.tabs(), target)
+    tab = match(await call.tabs(), target)
     target_id = tab.target_id
     holder = call.app.claims.owner_of(profile, target_id)
     if holder is not None and holder.owner != call.session.owner.id and not force:
@@ -74,7 +74,7 @@ async def _close_tab(call: Call, target: str, *, force: bool) -> str:
             hint="close your own tabs, or pass force: true",
             code="tab_owned",
         )
-    await call.app.backend.close_tab(call.caller(), call.profile, target_id)
+    await call.app.deck.close_tab(call.caller(), call.profile, target_id)
     call.app.claims.release(call.session.owner, profile, target_id)
     call.forget_tab(target_id)
     return f"closed tab {target_id[:8]}"
@@ -123,7 +123,7 @@ async def profiles(call: Call) -> Reply:
     a = call.args
     action, name = a["action"], a.get("name")
     if action == "list":
-        listed = await call.app.backend.profiles(call.caller())
+        listed = await call.app.deck.profiles(call.caller())
         current = call.session.profile or listed.default_profile
         lines = []
         for p in listed.profiles:
@@ -141,7 +141,7 @@ async def profiles(call: Call) -> Reply:
             f"browser_profiles action={action} needs name", hint="list profiles with action=list"
         )
     if action == "use":
-        status = await call.app.backend.status(call.caller(), name)
+        status = await call.app.deck.status(call.caller(), name)
         if call.session.tab is not None:
             call.app.claims.release(call.session.owner, await call.profile_name())
         call.session.profile = name
@@ -151,6 +151,6 @@ async def profiles(call: Call) -> Reply:
             f"this session now uses profile {name} ({status.driver}, "
             f"{'running' if status.running else 'not running yet'})"
         )
-    backend = call.app.backend
-    done = await (backend.start if action == "start" else backend.stop)(call.caller(), name)
+    deck = call.app.deck
+    done = await (deck.start if action == "start" else deck.stop)(call.caller(), name)
     return Reply(f"profile {name}: {done.state}" + (f" ({done.detail})" if done.detail else ""))
