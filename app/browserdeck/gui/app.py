@@ -112,7 +112,7 @@ class TrayApp(QObject):
             self.tray = TrayController(self.model, self)
             self._connect_tray(self.tray)
             self.tray.show()
-            self._watch_tray_visible()
+            self.tray.watch_embedding()
         else:
             trace.emit("tray-unavailable")
         if self.show_panel_at_start:
@@ -283,7 +283,7 @@ class TrayApp(QObject):
             "serviceError": self.model.service_error,
             "trayAvailable": self.tray_available,
             "trayVisible": bool(tray and tray.icon.isVisible()),
-            "trayGeometry": _rect(tray.icon.geometry()) if tray else None,
+            "trayGeometry": tray.icon_rect() if tray else None,
             "panelVisible": bool(self.panel and self.panel.isVisible()),
             "trayState": self.model.tray_state(),
             "trayTrouble": self.model.trouble_elsewhere(),
@@ -300,27 +300,6 @@ class TrayApp(QObject):
         tray.retryRequested.connect(self.retry)
         tray.stopAgentsRequested.connect(self.stop_all_agents)
         tray.quitRequested.connect(self.request_quit)
-
-    def _watch_tray_visible(self) -> None:
-        """Report (trace) when the icon really sits in a tray: it then has a geometry."""
-        tray = self.tray
-        assert tray is not None
-        timer = QTimer(self)
-        timer.setInterval(20)
-        ticks = [0]
-
-        def check() -> None:
-            ticks[0] += 1
-            geometry = tray.icon.geometry()
-            if geometry.isValid() and not geometry.isEmpty():
-                timer.stop()
-                trace.emit("tray-visible", geometry=_rect(geometry))
-            elif ticks[0] > 500:  # 10 s: report it, the icon may still show later
-                timer.stop()
-                trace.emit("tray-not-embedded")
-
-        timer.timeout.connect(check)
-        timer.start()
 
     # --- panel and dialogs --------------------------------------------------------------
     def show_panel(self) -> StatusPanel:
@@ -506,7 +485,3 @@ class TrayApp(QObject):
     def _sync_autostart_from_disk(self) -> None:
         with contextlib.suppress(Exception):
             self._sync_autostart(config.load().config)
-
-
-def _rect(r: Any) -> list[int]:
-    return [r.x(), r.y(), r.width(), r.height()]
