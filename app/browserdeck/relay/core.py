@@ -301,11 +301,8 @@ class Relay:
                 f"cannot open {url!r} through the extension relay: Chrome does not let "
                 "extensions debug chrome://, extension or web-store pages"
             )
-        link = self._targets.require_link()
-        result = await link.call(
-            "createTab",
-            {"url": url, "background": background, "newWindow": new_window},
-            reply_timeout=self._targets.op_timeout,
+        result = await self.extension_call(
+            "createTab", {"url": url, "background": background, "newWindow": new_window}
         )
         info = result.get("tab") if isinstance(result, dict) else None
         tab = await self._add_tab(info or {}, fresh=True) if isinstance(info, dict) else None
@@ -314,8 +311,7 @@ class Relay:
         return tab
 
     async def close_tab(self, tab: Tab) -> None:
-        link = self._targets.require_link()
-        await link.call("closeTab", {"tabId": tab.tab_id}, reply_timeout=self._targets.op_timeout)
+        await self.extension_call("closeTab", {"tabId": tab.tab_id})
         await self.forget_closed_tab(tab)
 
     async def forget_closed_tab(self, tab: Tab) -> None:
@@ -323,10 +319,7 @@ class Relay:
         self._on_tabs_changed()
 
     async def activate_tab(self, tab: Tab) -> None:
-        link = self._targets.require_link()
-        await link.call(
-            "activateTab", {"tabId": tab.tab_id}, reply_timeout=self._targets.op_timeout
-        )
+        await self.extension_call("activateTab", {"tabId": tab.tab_id})
 
     def tab_for(self, target_id: str) -> Tab:
         return self._targets.tab_by_target(target_id)
