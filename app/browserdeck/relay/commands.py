@@ -372,7 +372,7 @@ class CommandRouter:
         relay"). A repeat of events the client already had is harmless: Playwright keeps
         the DOMContentLoaded and load it heard per frame, whatever the loader, until a new
         document commits. For the same reason only the current document's events may be
-        repeated (``_record_lifecycle``).
+        repeated (``EventRouter`` in events.py).
 
         What is repeated is what ``recorder`` heard while the command was in flight, which
         holds Chrome's replay of every current document; a frame that went away in that
