@@ -37,7 +37,8 @@ async def run(calls: int) -> dict[str, list[float]]:
     import httpx
 
     from browserdeck import config
-    from browserdeck.gui.app import TrayApp, make_qapp
+    from browserdeck.gui.app import TrayApp
+    from browserdeck.gui.qtapp import make_qapp
     from browserdeck.master import build_service
 
     cfg = config.default_config()
@@ -102,7 +103,7 @@ def main() -> int:
     os.environ["BROWSERDECK_CHROME"] = chromium
     import qasync
 
-    from browserdeck.gui.app import make_qapp
+    from browserdeck.gui.qtapp import make_qapp
 
     with tempfile.TemporaryDirectory(prefix="bd-bench-activity-") as home:
         os.environ["BROWSERDECK_HOME"] = home

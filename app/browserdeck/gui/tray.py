@@ -19,12 +19,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QSystemTrayIcon, QWidget
 
 from browserdeck import states
-from browserdeck.gui import icons
+from browserdeck.gui import icons, trace
 from browserdeck.gui.model import DeckModel
 
 if TYPE_CHECKING:
@@ -117,6 +117,30 @@ class TrayController(QObject):
     def hide(self) -> None:
         self.icon.hide()
         self.visibleChanged.emit(False)
+
+    def icon_rect(self) -> list[int]:
+        """Where the icon sits on the screen: x, y, width, height (empty if not in a tray)."""
+        r = self.icon.geometry()
+        return [r.x(), r.y(), r.width(), r.height()]
+
+    def watch_embedding(self) -> None:
+        """Report (trace) when the icon really sits in a tray: it then has a geometry."""
+        timer = QTimer(self)
+        timer.setInterval(20)
+        ticks = [0]
+
+        def check() -> None:
+            ticks[0] += 1
+            geometry = self.icon.geometry()
+            if geometry.isValid() and not geometry.isEmpty():
+                timer.stop()
+                trace.emit("tray-visible", geometry=self.icon_rect())
+            elif ticks[0] > 500:  # 10 s: report it, the icon may still show later
+                timer.stop()
+                trace.emit("tray-not-embedded")
+
+        timer.timeout.connect(check)
+        timer.start()
 
     def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         # Left click opens the panel, as on most desktops; right click shows the menu (Qt).
