@@ -137,8 +137,9 @@ class Call:
         if self.session.profile:
             return self.session.profile
         if self.session.resolved_profile is None:
-            status = await self.app.deck.status(self.caller(), None)
-            self.session.resolved_profile = status.profile or "default"
+            # Read from the settings, not asked with a status call: the agent made one
+            # call, and the activity log shows one row for it.
+            self.session.resolved_profile = self.app.deck.settings().default_profile
         return self.session.resolved_profile
 
     # --- this session's tab --------------------------------------------------

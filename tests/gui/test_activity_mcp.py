@@ -1,0 +1,69 @@
+"""The activity log as an MCP agent's user sees it: one row per call, the agent named on
+every row, hints in the agent's own words, and Stop all agents said to the agent.
+
+Real parts: the tray app (Qt offscreen) runs a real service and its headless Chromium;
+the agent is the official MCP SDK client over streamable HTTP at ``/mcp``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.gui.conftest import running_tray, wait_for
+from tests.gui.test_activity import _ref, _rows
+from tests.mcp.harness import call, http_client, text
+
+from browserdeck.gui.activity_pane import COLUMNS
+
+from mcp.shared.exceptions import MCPError
+from mcp.types import Implementation
+
+PAGE = "data:text/html,<title>Shop</title><button>Buy</button>"
+OTHER = "data:text/html,<title>Elsewhere</title><p>moved on</p>"
+
+
+async def test_an_mcp_agent_gets_one_named_row_per_call_and_its_own_words(
+    qapp: Any, saved_config: Any
+) -> None:
+    async with running_tray(qapp) as app:
+        panel = app.show_panel()
+        service = app.service
+        me = Implementation(name="shopping-agent", version="1")
+        async with http_client(f"{service.url}/mcp", service.api_token, client_info=me) as agent:
+            await call(agent, "browser_tabs", {"action": "new", "url": PAGE})
+            snap = await call(agent, "browser_snapshot")
+            buy = _ref(snap, 'button "Buy"')
+            await call(agent, "browser_navigate", {"url": OTHER})
+            # The ref is stale now: the agent is told the tool that gets fresh ones.
+            stale = await agent.call_tool("browser_click", {"ref": buy, "element": "Buy"})
+            assert stale.is_error
+            said = text(stale)
+            assert "browser_snapshot" in said and "GET /snapshot" not in said, said
+
+            calls = 4
+            await wait_for(lambda: len(_rows(panel)) >= calls, what="a row per call")
+            rows = _rows(panel)
+            # One row per call: no second "MCP request" row, no row for the session's
+            # opening (the SDK's first requests carry no session id yet).
+            assert len(rows) == calls, rows
+            assert all(r["Client"].startswith("shopping-agent") for r in rows), rows
+            assert not any("Missing session" in r["Result"] for r in rows), rows
+            failed = panel.activity.topLevelItem(0)  # newest first: the stale click
+            assert failed.text(COLUMNS.index("Action")) == "click", rows
+            assert "browser_snapshot" in failed.toolTip(0), failed.toolTip(0)
+            assert "GET /snapshot" not in failed.toolTip(0), failed.toolTip(0)
+
+            app.tray.stop_agents_action.trigger()
+            await wait_for(
+                lambda: any(t == "All agents stopped" for _, _, t, _ in app.notices),
+                what="the confirmation notice",
+            )
+            with pytest.raises(MCPError) as refused:
+                await agent.call_tool("browser_snapshot", {})
+            said = str(refused.value)
+            assert "stopped by you" in said and "Session not found" not in said, said
+        rows = _rows(panel)
+        assert not any(r["Client"] in ("", "?") for r in rows), rows
+        assert not any("Session not found" in r["Result"] for r in rows), rows
