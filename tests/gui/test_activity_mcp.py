@@ -67,10 +67,14 @@ async def test_an_mcp_agent_gets_one_named_row_per_call_and_its_own_words(
                 what="the confirmation notice",
             )
             said = await _told(agent)
-            print("SAID", said)
             assert "stopped by you" in said and "Session not found" not in said, said
+            # The refused call is in the log, naming the agent and why it was refused.
+            await wait_for(lambda: len(_rows(panel)) > calls, what="the refused call's row")
         rows = _rows(panel)
-        print("ROWS", *rows, sep="\n")
+        refused = rows[0]
+        assert refused["Client"] == "shopping-agent via MCP", rows
+        assert refused["Action"] == "browser_snapshot", rows
+        assert "stopped by you" in refused["Result"], rows
         assert not any(r["Client"] in ("", "?") for r in rows), rows
         assert not any("Session not found" in r["Result"] for r in rows), rows
 

@@ -123,7 +123,7 @@ def describe_call(entry: ActivityEntry, default_profile: str = "") -> Activity:
     call = entry.call
     action = _ACTIONS.get(call, call)
     kind = detail.kind or ""
-    if call == "act" and kind:
+    if call in ("act", "refused") and kind:  # refused: the tool an ended agent asked for
         action = kind
     elif call == "navigate" and kind:
         action = _NAV_KINDS.get(kind, kind)
