@@ -1,4 +1,4 @@
-"""The activity log as an MCP agent's user sees it: one row per call, the agent named on
+"""The activity log of MCP agents and the CLI: one row per call, the agent named on
 every row, hints in the agent's own words, and Stop all agents said to the agent.
 
 Real parts: the tray app (Qt offscreen) runs a real service and its headless Chromium;
@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from tests.gui.conftest import running_tray, wait_for
-from tests.gui.test_activity import _ref, _rows
+from tests.gui.test_activity import _client, _ref, _rows
 from tests.mcp.harness import call, http_client, text
 
+from browserdeck.client import CLIENT_NAME as CLI
 from browserdeck.gui.activity_pane import COLUMNS
 
 from mcp import Client
@@ -88,3 +89,22 @@ async def _told(agent: Client) -> str:
         return str(exc)
     assert result.is_error, text(result)
     return text(result)
+
+
+async def test_a_cli_calls_hint_in_the_log_names_the_command(qapp: Any, saved_config: Any) -> None:
+    """The CLI names itself as the real CLI does (``X-Browserdeck-Client``): its row's
+    hint is the command the user types, not the route."""
+    async with running_tray(qapp) as app:
+        panel = app.show_panel()
+        async with _client(app, CLI) as cli:
+            opened = (await cli.post("/tabs/open", json={"url": PAGE})).json()["targetId"]
+            r = await cli.post(
+                "/act", params={"targetId": opened}, json={"kind": "click", "ref": "e99"}
+            )
+            assert r.status_code == 404, r.text
+            assert "`browserdeck snapshot`" in r.json()["error"]["hint"], r.text
+        await wait_for(lambda: len(_rows(panel)) >= 2, what="the CLI's rows")
+        failed = panel.activity.topLevelItem(0)
+        assert failed.text(COLUMNS.index("Action")) == "click"
+        assert "`browserdeck snapshot`" in failed.toolTip(0), failed.toolTip(0)
+        assert "GET /snapshot" not in failed.toolTip(0), failed.toolTip(0)
