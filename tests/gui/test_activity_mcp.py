@@ -10,17 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
+from mcp.shared.exceptions import MCPError
+from mcp.types import Implementation
 from tests.gui.conftest import running_tray, wait_for
 from tests.gui.test_activity import _client, _ref, _rows
 from tests.mcp.harness import call, http_client, text
 
 from browserdeck.client import CLIENT_NAME as CLI
 from browserdeck.gui.activity_pane import COLUMNS
-
 from mcp import Client
-from mcp.shared.exceptions import MCPError
-from mcp.types import Implementation
 
 PAGE = "data:text/html,<title>Shop</title><button>Buy</button>"
 OTHER = "data:text/html,<title>Elsewhere</title><p>moved on</p>"

@@ -12,11 +12,11 @@ from typing import Any
 
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
 
 from browserdeck import config
 from browserdeck.config import Config
 from mcp import Client, StdioServerParameters
-from mcp.types import Implementation
 from tests.support.service import service_config
 
 
