@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 from tests.gui.conftest import running_tray, wait_for
 from tests.relay.harness import launch_ext_browser, start_site
+from tests.support.service import api_client
 
 from browserdeck.mcpserver import claims
 from browserdeck.mcpserver.claims import Owner, TabClaims
@@ -49,7 +50,7 @@ async def test_stop_all_agents_closes_agent_tabs_and_keeps_the_users(
         assert held.target_id not in app.model.deck.tab_holders("agent")
         assert mine.target_id in left, "the user's own tab was closed"
         message = next(m for _, _, t, m in app.notices if t == "All agents stopped")
-        assert "closed" in message
+        assert "closed" in message.lower()
         assert claims.read_claims("agent") == []
 
 
@@ -98,7 +99,7 @@ async def test_stop_all_agents_unshares_every_tab_of_the_users_chrome(
                         what="the confirmation notice",
                     )
                     message = next(m for _, _, t, m in app.notices if t == "All agents stopped")
-                    assert "stopped sharing 2 Chrome tabs" in message, message
+                    assert message == "Stopped sharing 2 Chrome tabs of yours.", message
                     assert await ext.sw_eval("browserdeck.state.shared.size") == 0
                     assert relay.relay.shared_tabs() == []
                     attached = await ext.sw_eval(
@@ -158,16 +159,8 @@ async def test_stop_all_agents_says_what_really_happened(qapp: Any, saved_config
     async with running_tray(qapp) as app:
         service = app.service
         mine = await service.contexts["agent"].open_tab("data:text/html,<title>Mine</title>")
-        async with httpx.AsyncClient(
-            base_url=service.url,
-            trust_env=False,
-            timeout=30,
-            headers={
-                "Authorization": f"Bearer {service.api_token}",
-                "X-Browserdeck-Client": "bot",
-                "X-Browserdeck-Session": "run-9",
-            },
-        ) as agent:
+        async with api_client(service) as agent:
+            agent.headers.update({"X-Browserdeck-Client": "bot", "X-Browserdeck-Session": "run-9"})
             ids = []
             for title in ("Keep", "Drop"):
                 r = await agent.post(

@@ -77,6 +77,7 @@ _ACTIONS: dict[str, str] = {
     "release-session": "release session",
     "stop-all-agents": "stop all agents",
     "end-session": "end agent session",
+    "refused": "refused",  # a stopped agent's call; the row names the tool it asked for
     "keep-tab": "keep tab",
     "apply-config": "save settings",
     "run-code": "run code",

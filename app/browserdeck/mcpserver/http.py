@@ -31,7 +31,6 @@ reach the tools as they were raised.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import uuid
@@ -42,7 +41,6 @@ from browserdeck import session as ending
 from browserdeck.api.security import Receive, Scope, Send
 from browserdeck.errors import Unavailable
 from browserdeck.mcpserver import modern, protocol
-from browserdeck.mcpserver.context import agent_caller
 from browserdeck.mcpserver.protocol import Exchange, RpcError
 from browserdeck.mcpserver.server import SESSION_TTL, McpApp
 from browserdeck.mcpserver.transport import (
@@ -52,6 +50,7 @@ from browserdeck.mcpserver.transport import (
     STOPPING,
     HttpSession,
     Request,
+    called_tool,
     event,
     not_found,
     refused,
@@ -208,8 +207,10 @@ class McpHttpEndpoint:
         session = self.sessions.get(sid) if sid is not None else None
         if sid is not None and session is None:
             why = self._why_ended.why(sid)
-            if why is not None and request.method == "POST":
-                await self._refused_call(request, sid, why)
+            posted = await request.body() if why is not None and request.method == "POST" else None
+            if why is not None and (tool := called_tool(posted)) is not None:  # in the log
+                refusal = ending.ended_error(why, "start a new MCP session to go on")
+                await self.tools().refuse(self._why_ended.who(sid), tool, refusal)
             await request.rpc_error(404, not_found(why))
             return
         if await refused(request):
@@ -248,25 +249,6 @@ class McpHttpEndpoint:
                     served.idle = asyncio.get_running_loop().call_later(
                         SESSION_TTL, self._expire, served
                     )
-
-    async def _refused_call(self, request: Request, sid: str, why: ending.EndReason) -> None:
-        """A tool call of a session that ended (Stop all agents): through the door, so the
-        activity log names the agent and what it was told; it is answered 404 as before."""
-        body = await request.body()
-        try:
-            message = json.loads(body) if body else None
-        except (ValueError, RecursionError):
-            return
-        if not isinstance(message, dict) or message.get("method") != "tools/call":
-            return
-        params = message.get("params")
-        tool = params.get("name") if isinstance(params, dict) else None
-        if not isinstance(tool, str):
-            return
-        caller = agent_caller(self._why_ended.who(sid), sid)
-        refusal = ending.ended_error(why, "start a new MCP session to go on")
-        with contextlib.suppress(ending.SessionEndedError):
-            await self.deck.refuse(caller, tool, refusal)
 
     def _expire(self, session: HttpSession) -> None:
         # A timer left behind must not end a session a request is using now.

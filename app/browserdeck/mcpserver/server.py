@@ -315,6 +315,12 @@ class McpApp:
             for t in selection.values()
         ]
 
+    async def refuse(self, client: str | None, tool: str, error: SessionEndedError) -> None:
+        """An ended session's call of ``tool``, refused: through the door all the same, so
+        the activity log names the agent (its clientInfo name) and what it was told."""
+        with contextlib.suppress(SessionEndedError):
+            await self.deck.refuse(agent_caller(client, ""), tool, error)
+
     async def call_tool(
         self, exchange: Exchange, name: str, arguments: dict[str, Any]
     ) -> dict[str, Any]:
@@ -338,9 +344,7 @@ class McpApp:
         try:
             session = self.session_for(exchange)
         except SessionEndedError as exc:  # told once, the next call begins anew
-            # Through the door all the same: the activity log names who was refused.
-            with contextlib.suppress(SessionEndedError):
-                await self.deck.refuse(agent_caller(exchange.client_name, ""), name, exc)
+            await self.refuse(exchange.client_name, name, exc)
             return _error(exc)
         raw_args = dict(arguments)
         # Playwright MCP's "filename": save the result there instead of answering with it.
