@@ -361,6 +361,15 @@ class Deck:
         request = admin.EndSession(session=session)
         return await self._through(caller, request, perform, scoped=False)
 
+    async def refuse(self, caller: Caller, asked: str, error: BrowserdeckError) -> None:
+        """Refuse ``asked`` with ``error`` before it runs (an ended MCP session's call,
+        which never reaches the door otherwise): raises ``error`` once the addons saw it."""
+
+        async def perform(call: Call[None], _: ProfileContext | None) -> None:
+            raise error
+
+        await self._through(caller, admin.Refused(kind=asked), perform, scoped=False)
+
     async def restarts(self, new: Config) -> list[reconfig.Restart]:
         """The running browsers saving ``new`` would restart (asked before saving)."""
         return await reconfig.restarts_with_tabs(self.service, new)

@@ -165,6 +165,35 @@ class AgentsStopped:
     given_back_tabs: int = 0  # tabs agents reused (did not open), left open and unlabelled
     kept_tabs: int = 0  # tabs agents opened that the user marked keep, left open
 
+    @property
+    def anything(self) -> bool:
+        """Whether there was anything to stop."""
+        return any(
+            (self.sessions, self.closed_tabs, self.unshared_tabs, self.given_back_tabs, self.kept_tabs)
+        )
+
+    def said(self) -> str:
+        """What happened, for a person: only what did happen, each count as it was."""
+        done = []
+        if self.sessions:
+            done.append(f"stopped {_count(self.sessions, 'agent session')}")
+        if self.closed_tabs:
+            done.append(f"closed {_count(self.closed_tabs, 'tab')} agents opened")
+        if self.given_back_tabs:
+            done.append(f"left open {_count(self.given_back_tabs, 'tab')} agents only used")
+        if self.kept_tabs:
+            done.append(f"kept {_count(self.kept_tabs, 'tab')} you marked Keep")
+        if self.unshared_tabs:
+            done.append(f"stopped sharing {_count(self.unshared_tabs, 'Chrome tab')} of yours")
+        if not self.anything:
+            return "No agent was working in browserdeck: there was nothing to stop."
+        words = ", ".join(done[:-1]) + (" and " if len(done) > 1 else "") + done[-1]
+        return words[0].upper() + words[1:] + "."
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}{'' if n == 1 else 's'}"
+
 
 # --- tabs -------------------------------------------------------------------------
 

@@ -51,7 +51,11 @@ class ActivityLog:
         elif isinstance(exc, BrowserdeckError):
             status = self.status_of(exc)
             # The message may quote page text (a lone surrogate): the log shows it cleaned.
-            error = CallError(exc.code, well_formed(exc.message), well_formed(exc.hint))
+            # The hint as the caller was told it: an MCP agent's row names the tool
+            # (browser_snapshot), a CLI call's the command, not the HTTP route.
+            via = call.caller.via
+            hint = exc.hint_for("api" if via == "gui" else via)
+            error = CallError(exc.code, well_formed(exc.message), well_formed(hint))
         elif isinstance(exc, asyncio.CancelledError):
             status = 0  # the caller went away: no answer
         else:

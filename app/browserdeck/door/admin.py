@@ -181,6 +181,15 @@ class EndSession(Request[SessionEnded | None]):
     session: str
 
 
+class Refused(Request[None]):
+    """A call of an agent whose session had ended, refused before it ran: it passes the
+    addons all the same, so the activity log names who tried and what they were told."""
+
+    op = "refused"
+
+    kind: str = Field(description="what the agent asked for: an MCP tool's name")
+
+
 class ListTabs(Request[r.TabList]):
     op = "tabs"
 

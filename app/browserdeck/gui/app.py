@@ -427,14 +427,8 @@ class TrayApp(QObject):
             return
 
         def done(did: AgentsStopped) -> None:
-            n, tabs, shared = did.sessions, did.closed_tabs, did.unshared_tabs
-            self.notify(
-                "info",
-                "All agents stopped",
-                f"Ended {n} agent session{'s' if n != 1 else ''}, closed {tabs} tab"
-                f"{'s' if tabs != 1 else ''} agents opened and stopped sharing {shared} "
-                f"Chrome tab{'s' if shared != 1 else ''}.",
-            )
+            title = "All agents stopped" if did.anything else "No agents to stop"
+            self.notify("info", title, did.said())
 
         self.model.stop_all_agents(done)
 

@@ -77,6 +77,7 @@ _ACTIONS: dict[str, str] = {
     "release-session": "release session",
     "stop-all-agents": "stop all agents",
     "end-session": "end agent session",
+    "refused": "refused",  # a stopped agent's call; the row names the tool it asked for
     "keep-tab": "keep tab",
     "apply-config": "save settings",
     "run-code": "run code",
@@ -123,7 +124,7 @@ def describe_call(entry: ActivityEntry, default_profile: str = "") -> Activity:
     call = entry.call
     action = _ACTIONS.get(call, call)
     kind = detail.kind or ""
-    if call == "act" and kind:
+    if call in ("act", "refused") and kind:  # refused: the tool an ended agent asked for
         action = kind
     elif call == "navigate" and kind:
         action = _NAV_KINDS.get(kind, kind)

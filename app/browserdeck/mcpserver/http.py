@@ -50,6 +50,7 @@ from browserdeck.mcpserver.transport import (
     STOPPING,
     HttpSession,
     Request,
+    called_tool,
     event,
     not_found,
     refused,
@@ -165,7 +166,7 @@ class McpHttpEndpoint:
         if session is not None:
             session.end()
             if reason.tell:
-                self._why_ended.remember(sid, reason)
+                self._why_ended.remember(sid, reason, session.client_name)
         if self._mcp is not None:
             self._mcp.end_session(sid, reason)
 
@@ -205,7 +206,12 @@ class McpHttpEndpoint:
         sid = request.headers.get("mcp-session-id")
         session = self.sessions.get(sid) if sid is not None else None
         if sid is not None and session is None:
-            await request.rpc_error(404, not_found(self._why_ended.why(sid)))
+            why = self._why_ended.why(sid)
+            posted = await request.body() if why is not None and request.method == "POST" else None
+            if why is not None and (tool := called_tool(posted)) is not None:  # in the log
+                refusal = ending.ended_error(why, "start a new MCP session to go on")
+                await self.tools().refuse(self._why_ended.who(sid), tool, refusal)
+            await request.rpc_error(404, not_found(why))
             return
         if await refused(request):
             return

@@ -15,6 +15,7 @@ one session run one at a time, as Playwright MCP's do.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.fastjson import utf8
 from browserdeck.mcpserver import output
 from browserdeck.mcpserver.claims import TabClaims
-from browserdeck.mcpserver.context import AgentSession, Call, Reply
+from browserdeck.mcpserver.context import AgentSession, Call, Reply, agent_caller
 from browserdeck.mcpserver.protocol import INTERNAL_ERROR, INVALID_PARAMS, Exchange, RpcError
 from browserdeck.mcpserver.schema import validate_object
 from browserdeck.session import (
@@ -39,6 +40,7 @@ from browserdeck.session import (
     EndReason,
     Session,
     SessionEndedError,
+    ended_error,
     idle,
 )
 from browserdeck.sessions import Sessions
@@ -209,10 +211,10 @@ class McpApp:
         if session is None:
             told = self._told.take(key)
             if told is not None:  # a session named by the client (stateless protocol)
-                raise SessionEndedError(
-                    f"this agent session was ended: {told.words}",
-                    hint="call again to go on in a new session (its tabs from before are "
-                    "closed, unless kept)",
+                raise ended_error(
+                    told,
+                    "call again to go on in a new session (its tabs from before are closed, "
+                    "unless kept)",
                 )
             if len(self.sessions) >= MAX_AGENT_SESSIONS:
                 self._expire_sessions()
@@ -313,6 +315,12 @@ class McpApp:
             for t in selection.values()
         ]
 
+    async def refuse(self, client: str | None, tool: str, error: SessionEndedError) -> None:
+        """An ended session's call of ``tool``, refused: through the door all the same, so
+        the activity log names the agent (its clientInfo name) and what it was told."""
+        with contextlib.suppress(SessionEndedError):
+            await self.deck.refuse(agent_caller(client, ""), tool, error)
+
     async def call_tool(
         self, exchange: Exchange, name: str, arguments: dict[str, Any]
     ) -> dict[str, Any]:
@@ -336,6 +344,7 @@ class McpApp:
         try:
             session = self.session_for(exchange)
         except SessionEndedError as exc:  # told once, the next call begins anew
+            await self.refuse(exchange.client_name, name, exc)
             return _error(exc)
         raw_args = dict(arguments)
         # Playwright MCP's "filename": save the result there instead of answering with it.

@@ -7,6 +7,7 @@ and a service only MCP clients use never builds it.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
@@ -193,3 +194,16 @@ def not_found(reason: EndReason | None) -> RpcError:
     return RpcError(
         protocol.INVALID_REQUEST, f"Session ended: {reason.words}; start a new MCP session to go on"
     )
+
+
+def called_tool(body: bytes | None) -> str | None:
+    """The tool a POST's body calls (``tools/call``), or None: not a tool call."""
+    try:
+        message = json.loads(body) if body else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    tool = params.get("name") if isinstance(params, dict) else None
+    return tool if isinstance(tool, str) else None
