@@ -7,7 +7,7 @@ call is about travels beside the request (``?profile=``), as for every call.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -212,3 +212,37 @@ class CloseTab(Request[r.Closed]):
     op = "close-tab"
 
     target_id: str
+
+
+# --- recorded sessions and take-over (recording/) ---------------------------------
+
+
+class ListSessions(Request[r.RecordedSessions]):
+    op = "sessions"
+
+
+class GetSession(Request[r.RecordedSession]):
+    op = "session"
+
+    session: str = Field(description="a recorded session's id (GET /sessions)")
+
+
+class ExportSession(Request[r.SessionExport]):
+    op = "export-session"
+
+    session: str = Field(
+        default="", description="a recorded session's id (GET /sessions); the API takes it in the path"
+    )
+    format: Literal["trace", "html", "video"] = Field(
+        default="html",
+        description="trace: a Playwright trace (.zip, `playwright show-trace`); html: one "
+        "self-contained report; video: a WebM of the steps",
+    )
+
+
+class TakeOver(Request[r.TakeOverState]):
+    op = "take-over"
+
+
+class HandBack(Request[r.TakeOverState]):
+    op = "hand-back"

@@ -1,0 +1,479 @@
+"""The session recorder: a front-door addon that gives every agent session a timeline.
+
+Every call of an agent session (an MCP session, a client naming itself with
+``X-Browserdeck-Session`` or ``X-Browserdeck-Client``, ``browserdeck --client NAME``) is
+a step: what it asked (typed text as its length only), on which tab and page, what it
+answered or why it failed. An action (a click, typing, a navigation …) also gets:
+
+* a screenshot **before** it, taken in ``before`` on the action's path, so it shows the
+  page as acted on: one capture with the boxes of the target and of the password inputs
+  in the same round trip (engine/recshot.py); nothing else happens there;
+* a screenshot **after** it, started as the call ends (a task of the recorder's own),
+  with the console errors, page errors and failed requests since the action began;
+* the changes of the page's snapshot it caused, once a snapshot of that tab comes next.
+
+Masking, outlining, captioning, encoding and writing (shots.py, store.py) run in one
+worker per session, in order, never on a call's path. The recordings stay within the
+artifact limits (store.py). Which session a call belongs to is the ``Caller``'s; a
+session ends when the door says its agent session ended (the ``session_ended`` event),
+after ``IDLE_END`` without a call, or when the service stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import hashlib
+import json
+import logging
+import re
+import time
+from collections import deque
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from browserdeck import aio
+from browserdeck import results as r
+from browserdeck.door.call import Call, Caller
+from browserdeck.engine import options as o
+from browserdeck.errors import BrowserdeckError, NotFound
+from browserdeck.recording.store import Store
+from browserdeck.recording.timeline import (
+    is_action,
+    redacted_args,
+    row_of,
+    scrub,
+    summary_of,
+    title_of,
+)
+from browserdeck.results import RecordedStep, SessionSummary
+from browserdeck.tabs import QUIET_CLIENTS
+
+if TYPE_CHECKING:
+    from browserdeck.config import Config
+    from browserdeck.events import ServiceEvents
+
+log = logging.getLogger(__name__)
+
+KEY = "recording.step"
+BEFORE_WAIT = 3.0  # the before shot's own bound: it never holds an action longer
+AFTER_WAIT = 5.0
+IDLE_END = 30 * 60.0  # a session with no call this long is ended
+MEMORY_STEPS = 1000  # steps of a running session kept in memory (all are on disk)
+DIFF_MAX_LINES = 300
+NO_CHANGE = "no change in the page's snapshot"
+
+
+def recorded(caller: Caller) -> bool:
+    """Whether ``caller`` is an agent session the recorder follows (never the user)."""
+    if not caller.is_agent or caller.client in QUIET_CLIENTS:
+        return False
+    return bool(caller.session) or (bool(caller.client) and caller.via in ("api", "cli"))
+
+
+def session_key(caller: Caller) -> str:
+    return caller.session or f"client:{caller.client}"
+
+
+@dataclass
+class Recording:
+    """One session: its summary, its recent steps and the work still to do on them."""
+
+    info: SessionSummary
+    steps: deque[RecordedStep] = field(default_factory=lambda: deque(maxlen=MEMORY_STEPS))
+    next_n: int = 1
+    jobs: deque[Coroutine[Any, Any, None]] = field(default_factory=deque)
+    worker: asyncio.Task[None] | None = None
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+    snapshots: dict[tuple[str, str], str] = field(default_factory=dict)  # (tab, scope) -> text
+    awaiting: dict[str, list[RecordedStep]] = field(default_factory=dict)  # tab -> actions since
+
+    @property
+    def live(self) -> bool:
+        return self.info.ended is None
+
+
+@dataclass
+class Pending:
+    """What ``before`` left for ``after`` on the call (``call.data[KEY]``)."""
+
+    recording: Recording
+    step: RecordedStep
+    since: float
+    before: r.RecordedShot | None = None
+    ref: str | None = None
+    shoots: bool = False  # an action that ran past the addons: images before and after
+
+
+class Recorder:
+    """The addon (see the module's docstring); the Sessions view and the exports read it."""
+
+    def __init__(
+        self,
+        events: ServiceEvents,
+        settings: Callable[[], Config] | None = None,
+        store: Store | None = None,
+    ) -> None:
+        self.events = events
+        self._settings = settings
+        self.store = store or Store()
+        self.tasks = aio.Tasks()
+        self.recordings: dict[str, Recording] = {}  # by session id
+        self._live: dict[str, str] = {}  # agent session key -> its running recording's id
+        self._loaded = False
+        events.session_ended.connect(self._on_session_ended)
+
+    @property
+    def enabled(self) -> bool:
+        cfg = self._settings() if self._settings is not None else None
+        return cfg is None or bool(getattr(cfg, "record_sessions", True))
+
+    # --- the addon -----------------------------------------------------------------
+    async def before(self, call: Call[Any]) -> None:
+        if not self.enabled or not recorded(call.caller):
+            return
+        pending = call.data[KEY] = await self._begin(call)
+        step = pending.step
+        if is_action(step) and call.tab is not None:
+            refs = call.request.element_refs() if hasattr(call.request, "element_refs") else []
+            pending.ref = refs[0] if refs else None
+            pending.shoots = True
+            try:
+                pending.before = await asyncio.wait_for(
+                    call.aside(o.RecordShot(ref=pending.ref)), BEFORE_WAIT
+                )
+            except Exception as exc:  # never the action's failure: the step says why
+                step.shot_note = f"no image before: {_why(exc)}"
+        self._changed(pending.recording, step.n)
+
+    async def _begin(self, call: Call[Any]) -> Pending:
+        rec = self._recording(call.caller)
+        step = RecordedStep(n=rec.next_n, started=time.time(), op=call.name, pending=True)
+        rec.next_n += 1
+        rec.steps.append(step)
+        rec.info.calls += 1
+        rec.info.last = step.started
+        step.args = redacted_args(call.request)
+        element = await call.element() if call.tab is not None else None
+        step.element = scrub(element.describe()) if element is not None else ""
+        step.kind, step.title = title_of(call, step.element)
+        return Pending(rec, step, time.time())
+
+    async def after(self, call: Call[Any]) -> None:
+        pending: Pending | None = call.data.pop(KEY, None)
+        if pending is None:
+            # Refused before the recorder saw it (another addon, the tab's lookup): a step
+            # all the same, the agent saw its error.
+            if call.error is None or not self.enabled or not recorded(call.caller):
+                return
+            pending = await self._begin(call)
+        rec, step = pending.recording, pending.step
+        step.ms = round((time.perf_counter() - call.started) * 1000, 1)
+        step.profile = call.profile or ""
+        step.target_id = call.tab.target_id if call.tab is not None else ""
+        if call.profile and call.profile not in rec.info.profiles:
+            rec.info.profiles.append(call.profile)
+        answer, error = call.answer, call.error
+        if error is not None:
+            step.ok = False
+            rec.info.errors += 1
+            if isinstance(error, BrowserdeckError):
+                step.error = {
+                    "code": error.code,
+                    "message": scrub(error.message),
+                    "hint": scrub(error.hint or ""),
+                }
+            elif isinstance(error, asyncio.CancelledError):
+                step.error = {"code": "cancelled", "message": "the caller went away", "hint": ""}
+            else:
+                step.error = {"code": "internal", "message": scrub(str(error)), "hint": ""}
+        step.result = summary_of(answer)
+        step.url = scrub(str(getattr(answer, "url", None) or ""))
+        step.page_title = scrub(str(getattr(answer, "title", None) or ""))
+        notes = [getattr(answer, "note", None) or "", *call.notes]
+        step.note = scrub("; ".join(dict.fromkeys(n for n in notes if n)))
+        after: asyncio.Task[r.RecordedShot] | None = None
+        if pending.shoots and call.tab is not None and not getattr(answer, "closed", False):
+            # Taken now, as the call ends; processed in the session's order below.
+            after = self.tasks.spawn(
+                self._shot(call, pending.since), name=f"recording-after-{rec.info.id}-{step.n}"
+            )
+        text = getattr(answer, "snapshot", None) if call.name == "snapshot" else None
+        scope = _scope(call.request) if isinstance(text, str) else ""
+        self._queue(rec, self._finish(rec, pending, after, text, scope))
+
+    async def stop(self) -> None:
+        """The service stops: finish what is queued (briefly), end every session."""
+        waiting = [rec.idle.wait() for rec in self.recordings.values() if rec.worker is not None]
+        if waiting:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*waiting), 5.0)
+        await self.tasks.cancel_all()
+        for key in list(self._live):
+            self._end(key, "browserdeck stopped")
+
+    # --- sessions ------------------------------------------------------------------
+    def _recording(self, caller: Caller) -> Recording:
+        self._load()
+        key = session_key(caller)
+        now = time.time()
+        for other in list(self._live):  # sessions idle past IDLE_END end now
+            rec = self.recordings.get(self._live[other])
+            if rec is not None and now - rec.info.last > IDLE_END:
+                self._end(other, "idle")
+        sid = self._live.get(key)
+        if sid is not None:
+            return self.recordings[sid]
+        sid = _session_id(caller, key, now)
+        while sid in self.recordings:
+            sid += "-1"
+        info = SessionSummary(id=sid, key=key, agent=scrub(caller.label or key), via=caller.via,
+                           started=now, last=now)
+        rec = Recording(info)
+        rec.idle.set()
+        self.recordings[sid] = rec
+        self._live[key] = sid
+        self.store.write_info(info)
+        return rec
+
+    def _on_session_ended(self, *, session: str | None = None, ended: Any = None, **_: Any) -> None:
+        key = session or getattr(ended, "session", None)
+        if isinstance(key, str) and key in self._live:
+            self._end(key, "its agent session ended")
+
+    def _end(self, key: str, why: str) -> None:
+        sid = self._live.pop(key, None)
+        rec = self.recordings.get(sid or "")
+        if rec is None:
+            return
+        rec.info.ended = time.time()
+        log.info("recording %s ended (%s): %d calls", rec.info.id, why, rec.info.calls)
+        self.store.write_info(rec.info)
+        self._changed(rec, None)
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        for info in self.store.load():
+            if info.id not in self.recordings:
+                rec = Recording(info, next_n=info.calls + 1)
+                rec.idle.set()
+                self.recordings[info.id] = rec
+        self._prune()
+
+    # --- the worker ----------------------------------------------------------------
+    def _queue(self, rec: Recording, job: Coroutine[Any, Any, None]) -> None:
+        rec.jobs.append(job)
+        rec.idle.clear()
+        if rec.worker is None or rec.worker.done():
+            rec.worker = self.tasks.spawn(self._work(rec), name=f"recording-{rec.info.id}")
+
+    async def _work(self, rec: Recording) -> None:
+        try:
+            while rec.jobs:
+                job = rec.jobs.popleft()
+                try:
+                    await job
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("recording %s: a step could not be written", rec.info.id)
+        finally:
+            while rec.jobs:  # cancelled: close what never ran (no "never awaited")
+                rec.jobs.popleft().close()
+            rec.idle.set()
+
+    async def _shot(self, call: Call[Any], since: float) -> r.RecordedShot:
+        shot: r.RecordedShot = await asyncio.wait_for(
+            call.aside(o.RecordShot(since=since)), AFTER_WAIT
+        )
+        return shot
+
+    async def _finish(
+        self,
+        rec: Recording,
+        pending: Pending,
+        after: asyncio.Task[r.RecordedShot] | None,
+        snapshot: str | None,
+        scope: str,
+    ) -> None:
+        step, sid = pending.step, rec.info.id
+        shot = None
+        if after is not None:
+            try:
+                shot = await after
+            except Exception as exc:
+                step.shot_note = "; ".join(
+                    n for n in (step.shot_note, f"no image after: {_why(exc)}") if n
+                )
+        if pending.before is not None:
+            step.before = await self._picture(sid, step, pending.before, "before", pending.ref)
+            if pending.before.target is not None:
+                t = pending.before.target
+                step.target = [t.x, t.y, t.width, t.height]
+        if shot is not None:
+            step.after = await self._picture(sid, step, shot, "after", None)
+            step.console = [scrub(f"{e.type}: {e.text}")[:500] for e in shot.console_errors]
+            step.console += [scrub(f"{e.name}: {e.message}")[:500] for e in shot.page_errors]
+            step.failed = [
+                scrub(f"{e.method} {e.url} — {e.failure or e.status}")[:500]
+                for e in shot.failed_requests
+            ]
+        if snapshot is not None and step.target_id:
+            await self._diff(rec, step, scrub(snapshot), scope)
+        elif is_action(step) and step.target_id and step.ok:
+            rec.awaiting.setdefault(step.target_id, []).append(step)
+        step.pending = False
+        self.store.append(sid, row_of(step))
+        self.store.write_info(rec.info)
+        self._prune()
+        self._changed(rec, step.n)
+
+    async def _picture(
+        self, sid: str, step: RecordedStep, shot: r.RecordedShot, which: str, ref: str | None
+    ) -> str:
+        if not shot.jpeg:
+            return ""
+        name = f"{step.n:05d}-{which}.jpg"
+        caption = f"{step.n} · {which} · {step.title}"
+        width = shot.viewport.width if shot.viewport is not None else None
+
+        def work() -> None:
+            from browserdeck.recording import shots  # Pillow: imported by the first image
+
+            picture = shots.finish(
+                shot.jpeg or "", css_width=width, masks=shot.masks,
+                target=shot.target, ref=ref, caption=caption,
+            )
+            self.store.write_image(sid, name, picture.data)
+
+        try:
+            await asyncio.to_thread(work)
+        except Exception as exc:
+            step.shot_note = f"the {which} image could not be written: {exc}"
+            return ""
+        return name
+
+    async def _diff(self, rec: Recording, step: RecordedStep, text: str, scope: str) -> None:
+        tab = step.target_id
+        previous = rec.snapshots.get((tab, scope))
+        rec.snapshots[(tab, scope)] = text
+        caused = rec.awaiting.pop(tab, []) if scope == "" else []
+        if previous is None:
+            return
+        changes = await asyncio.to_thread(line_diff, previous, text) or NO_CHANGE
+        if not caused:  # no action of this session since: the page changed by itself
+            step.diff = changes
+            return
+        last, earlier = caused[-1], caused[:-1]
+        if earlier:  # several actions, one snapshot after them: shown once, on the last
+            steps = ", ".join(str(s.n) for s in earlier)
+            changes = f"(with step{'s' if len(earlier) > 1 else ''} {steps}: no snapshot between)\n{changes}"
+        for one, diff in [(s, f"(shown with step {last.n})") for s in earlier] + [(last, changes)]:
+            one.diff = diff
+            self.store.append(rec.info.id, {"n": one.n, "diff": diff})
+            self._changed(rec, one.n)
+
+    def _prune(self) -> None:
+        live = set(self._live.values())
+        gone, removed = self.store.prune([rec.info for rec in self.recordings.values()], live)
+        for sid in gone:
+            self.recordings.pop(sid, None)
+        for item in removed:
+            rec = self.recordings.get(item.session)
+            if rec is None:
+                continue
+            note = "an image was removed to keep within artifactsMaxMb"
+            patch: dict[str, Any] = {"n": item.step, "shotNote": note}
+            for step in rec.steps:
+                if step.n == item.step:
+                    step.shot_note = note
+                    for which in ("before", "after"):
+                        if getattr(step, which) == item.file:
+                            setattr(step, which, "")
+            patch.update({w: "" for w in ("before", "after") if item.file.endswith(f"-{w}.jpg")})
+            self.store.append(item.session, patch)
+        if gone:
+            self._changed(None, None)
+
+    def _changed(self, rec: Recording | None, step: int | None) -> None:
+        self.events.recording.send(session=rec.info.id if rec else None, step=step)
+
+    # --- what views and exports read -----------------------------------------------
+    def sessions(self) -> list[SessionSummary]:
+        """Every recorded session, the newest first."""
+        self._load()
+        return sorted((rec.info for rec in self.recordings.values()), key=lambda i: -i.started)
+
+    def timeline(self, sid: str) -> tuple[SessionSummary, list[RecordedStep]]:
+        """A session and its steps (a running one's as they are now)."""
+        rec = self._get(sid)
+        steps = list(rec.steps)
+        if rec.live and (not steps or steps[0].n == 1):
+            return rec.info, steps
+        on_disk = {s.n: s for s in self.store.steps(sid)}
+        on_disk.update({s.n: s for s in steps if s.pending})
+        return rec.info, [on_disk[n] for n in sorted(on_disk)]
+
+    def image(self, sid: str, name: str) -> bytes | None:
+        return self.store.image(self._get(sid).info.id, name)
+
+    async def settled(self, sid: str) -> None:
+        """Once every step of the session so far is written."""
+        rec = self._get(sid)
+        await rec.idle.wait()
+
+    def _get(self, sid: str) -> Recording:
+        self._load()
+        rec = self.recordings.get(sid)
+        if rec is None:
+            # The key of a running session names it too (an agent asking for its own).
+            rec = self.recordings.get(self._live.get(sid, ""))
+        if rec is None:
+            raise NotFound(
+                f"no recorded session {sid!r}",
+                hint="list the recorded sessions (GET /sessions, `browserdeck sessions`)",
+                code="session_not_found",
+            )
+        return rec
+
+
+def _scope(request: Any) -> str:
+    """What a snapshot covered, beyond its tab: "" for the whole page as agents see it."""
+    given = request.given() if hasattr(request, "given") else {}
+    scope = {k: v for k, v in given.items() if k not in ("targetId", "timeoutMs", "format")}
+    return json.dumps(scope, sort_keys=True) if scope else ""
+
+
+def line_diff(before: str, after: str) -> str:
+    """The lines that went (``-``) and came (``+``), in order; "" when none did."""
+    out: list[str] = []
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm=""):
+        if line.startswith(("---", "+++", "@@")):
+            continue
+        out.append(line)
+        if len(out) >= DIFF_MAX_LINES:
+            out.append(f"… (more changes: the diff stops at {DIFF_MAX_LINES} lines)")
+            break
+    return "\n".join(out)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "it took too long"
+    if isinstance(exc, BrowserdeckError):
+        return scrub(exc.message)[:200]
+    return scrub(str(exc) or type(exc).__name__)[:200]
+
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def _session_id(caller: Caller, key: str, now: float) -> str:
+    """A folder name a person can read: when, who, and a hash of the session's key."""
+    who = _SLUG.sub("-", (caller.client or "agent").lower()).strip("-")[:30] or "agent"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:6]
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}-{who}-{digest}"

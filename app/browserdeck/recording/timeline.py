@@ -1,0 +1,158 @@
+"""What a recorded session and each of its steps keep, redacted at the source.
+
+A step (``results.RecordedStep``; its session is a ``results.SessionSummary``) is one
+call at the front door: when, what (the request's fields with typed text replaced by its
+length), on which tab and page, how it ended, and for an action the
+images before and after, the snapshot changes it caused, the console errors and failed
+requests while it ran. Every text passes ``scrub`` before it is kept: the one hook where
+the vault's secrets are taken out (see ``scrub``).
+
+Steps are written as JSON lines (``store.py``): a step's row when its images are in, and
+a patch (``{"n": 7, "diff": …}``) when a later snapshot tells what it changed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from browserdeck.door.activity import notes_of
+from browserdeck.door.call import Call
+from browserdeck.results import RecordedStep
+
+# Calls whose effect on the page is shown by an image before and after.
+ACTION_OPS = frozenset({"act", "navigate", "file-chooser"})
+# Act kinds that change nothing on the page (no images; still a step).
+QUIET_KINDS = frozenset({"wait"})
+
+
+def scrub(text: str) -> str:
+    """Every text the recorder keeps or exports passes here: the one redaction hook.
+
+    Typed text never gets this far (``redacted_args``) and password inputs are painted
+    over in the images (``shots.py``). The vault's secrets belong here: once the vault
+    exists (its redaction function, by value, in every spelling), this calls it; until
+    then it returns ``text`` as it is.
+    """
+    return text
+
+
+def scrub_value(value: Any) -> Any:
+    """``value`` (JSON-like) with ``scrub`` applied to every string in it."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrub(str(k)): scrub_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_value(v) for v in value]
+    return value
+
+
+def typed(n: int) -> str:
+    return f"‹{n} character{'' if n == 1 else 's'} typed›"
+
+
+def redacted_args(request: Any) -> dict[str, Any]:
+    """The request's fields as given (JSON names), typed text replaced by its length: a
+    type's text, a fill's values, a dialog's prompt text. Cut to a readable size."""
+    given = request.given() if hasattr(request, "given") else {}
+    out: dict[str, Any] = {}
+    for key, value in given.items():
+        if isinstance(value, str) and (
+            (key == "text" and given.get("kind") == "type") or key == "promptText"
+        ):
+            out[key] = typed(len(value))
+        elif key == "fields" and isinstance(value, list):
+            out[key] = [_fill_field(f) for f in value]
+        elif key == "token":
+            out[key] = "‹token›"
+        else:
+            out[key] = _cut(value)
+    return scrub_value(out)  # type: ignore[no-any-return]
+
+
+def _fill_field(entry: Any) -> Any:
+    if not isinstance(entry, dict):
+        return entry
+    value = entry.get("value")
+    if isinstance(value, str):
+        return {**entry, "value": typed(len(value))}
+    return entry
+
+
+def _cut(value: Any, limit: int = 2000) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit] + f"… ({len(value):,} characters)"
+    if isinstance(value, list) and len(value) > 50:
+        return [*value[:50], f"… ({len(value)} items)"]
+    return value
+
+
+def is_action(step: RecordedStep) -> bool:
+    """A step whose effect on the page is shown by an image before and after."""
+    return step.op in ACTION_OPS and step.kind not in QUIET_KINDS
+
+
+def row_of(step: RecordedStep) -> dict[str, Any]:
+    """The step as a line of ``timeline.jsonl`` (camelCase, as the API answers it)."""
+    return step.model_dump(by_alias=True, mode="json", exclude={"pending"})
+
+
+_NAMES = {f.alias or name: name for name, f in RecordedStep.model_fields.items()}
+
+
+def patched(step: RecordedStep, patch: dict[str, Any]) -> RecordedStep:
+    """``step`` with a patch row's fields (camelCase) set."""
+    update = {_NAMES[k]: v for k, v in patch.items() if k in _NAMES and k != "n"}
+    return step.model_copy(update=update)
+
+
+def _quoted(element: str) -> str:
+    """'button "Save"' -> 'button “Save”'."""
+    role, _, name = element.partition(" ")
+    if len(name) >= 2 and name[0] == '"' and name[-1] == '"':
+        return f"{role} “{name[1:-1]}”"
+    return element
+
+
+def title_of(call: Call[Any], element: str | None) -> tuple[str, str]:
+    """(kind, line) for a call: 'click e12 · button “Save”', 'navigate https://…'."""
+    notes = notes_of(call)
+    kind = notes.kind or ""
+    words = [kind if call.name in ("act", "navigate") and kind else call.name]
+    if notes.ref:
+        words.append(notes.ref + (f" · {_quoted(element)}" if element else ""))
+    if notes.start_ref and notes.end_ref:
+        words.append(f"{notes.start_ref} → {notes.end_ref}")
+    if notes.key:
+        words.append(f"key {notes.key}")
+    if notes.typed_chars is not None:
+        words.append(typed(notes.typed_chars))
+    if notes.values:
+        words.append(", ".join(f"“{v}”" for v in notes.values))
+    url = notes.url or getattr(call.request, "url", None)
+    if isinstance(url, str) and url and call.name in ("navigate", "open-tab"):
+        words.append(url)
+    return kind, scrub(" ".join(words))
+
+
+def summary_of(answer: Any) -> dict[str, Any]:
+    """What an answer said, in short (a snapshot's size, not its text)."""
+    if answer is None or not hasattr(answer, "model_dump"):
+        return {}
+    data = answer.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    for big in ("snapshot", "base64", "refs", "labels"):
+        if big in data:
+            value = data.pop(big)
+            if isinstance(value, str):
+                data[f"{big}Chars"] = len(value)
+    if isinstance(data.get("filled"), list):  # a fill's values are typed text too
+        data["filled"] = [_fill_field(f) for f in data["filled"]]
+    for key in ("dialogs", "popups", "console", "messages", "requests", "errors"):
+        if isinstance(data.get(key), list) and len(data[key]) > 20:
+            data[key] = data[key][:20]
+    return scrub_value({k: _cut(v, 1000) for k, v in data.items()})  # type: ignore[no-any-return]
+
+
+def now() -> float:
+    return time.time()

@@ -1,0 +1,80 @@
+"""The pages the recording tests drive, served on 127.0.0.1 by a real HTTP server.
+
+``/login.html`` signs in with a delayed fetch: the click's effect (a green banner, a
+console error, a failed request) arrives 400 ms after the click, so a recording that does
+not wait for it shows nothing changed. ``/anim.html`` repaints on every frame (a live view
+has something to send).
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+LOGIN = """<!doctype html><html><head><meta charset="utf-8"><title>Sign in</title>
+<style>body{font:16px sans-serif;margin:40px} #banner{height:120px;margin-top:30px}
+.ok{background:#2e7d32;color:#fff}</style></head><body>
+<h1>Sign in</h1>
+<label>User <input name="user" aria-label="User"></label><br><br>
+<label>Password <input type="password" name="pw" aria-label="Password"></label><br><br>
+<button id="go" onclick="signIn()">Sign in</button>
+<div id="banner">not signed in</div>
+<script>
+async function signIn() {
+  const r = await fetch('/slow-login');
+  const text = await r.text();
+  const b = document.getElementById('banner');
+  b.textContent = text; b.className = 'ok';
+  console.error('audit log unreachable');
+  fetch('/missing-audit').catch(() => {});
+}
+</script></body></html>"""
+
+ANIM = """<!doctype html><html><head><title>Animated</title>
+<style>html,body{margin:0;height:100%} #box{position:absolute;width:200px;height:200px;
+background:#c62828;top:200px}</style></head><body><div id="box"></div>
+<script>let x = 0; function f() { x = (x + 7) % 1000;
+document.getElementById('box').style.left = x + 'px'; requestAnimationFrame(f); }
+requestAnimationFrame(f);</script></body></html>"""
+
+PAGES = {"/login.html": LOGIN, "/anim.html": ANIM}
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        path = self.path.split("?")[0]
+        if path == "/slow-login":
+            time.sleep(0.4)
+            body = "Welcome back"
+        else:
+            body = PAGES.get(path, "")
+        if not body:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serve_site() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, name="recording-test-site", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
