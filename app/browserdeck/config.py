@@ -238,15 +238,6 @@ SETTINGS: tuple[Setting, ...] = (
         advanced=True,
     ),
     Setting(
-        "recordSessions",
-        "bool",
-        True,
-        "Record every agent session's timeline: each call, with screenshots before and "
-        "after each action (password inputs hidden), for the panel's Sessions view and "
-        "its exports (GET /sessions). Kept within artifactsMaxMb and artifactsMaxAgeDays.",
-        advanced=True,
-    ),
-    Setting(
         "takeOverWaitSeconds",
         "int",
         30,
@@ -440,7 +431,6 @@ class Config:
     allow_file_urls: bool = False
     max_tabs: int = 40
     artifacts_max_mb: int = 500
-    record_sessions: bool = True
     take_over_wait_seconds: int = 30
     artifacts_max_age_days: int = 7
     log_max_mb: int = 20

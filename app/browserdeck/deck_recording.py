@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from browserdeck import results as r
+from browserdeck import recorded as rec
 from browserdeck.door import admin
 from browserdeck.errors import Disabled
 from browserdeck.recording.live import Frame, LiveView
@@ -69,55 +69,55 @@ class RecordingCalls:
         return self._addon(TakeOvers, "taking a browser over")
 
     # --- views: what the Sessions view reads (no call) ---------------------------------
-    def recorded_sessions(self) -> list[r.SessionSummary]:
+    def recorded_sessions(self) -> list[rec.SessionSummary]:
         return self.recorder.sessions()
 
-    def recorded_session(self, session: str) -> r.RecordedSession:
+    def recorded_session(self, session: str) -> rec.RecordedSession:
         info, steps = self.recorder.timeline(session)
-        return r.RecordedSession(session=info, steps=steps)
+        return rec.RecordedSession(session=info, steps=steps)
 
     def recorded_image(self, session: str, name: str) -> bytes | None:
         """A step's image (``RecordedStep.before`` / ``after``), JPEG bytes."""
         return self.recorder.image(session, name)
 
     # --- calls ---------------------------------------------------------------------------
-    async def sessions(self, caller: Caller) -> r.RecordedSessions:
-        async def perform(call: Call[r.RecordedSessions], _: Any) -> r.RecordedSessions:
-            return r.RecordedSessions(sessions=self.recorded_sessions())
+    async def sessions(self, caller: Caller) -> rec.RecordedSessions:
+        async def perform(call: Call[rec.RecordedSessions], _: Any) -> rec.RecordedSessions:
+            return rec.RecordedSessions(sessions=self.recorded_sessions())
 
         return await self._through(caller, admin.ListSessions(), perform, scoped=False)
 
-    async def session(self, caller: Caller, session: str) -> r.RecordedSession:
-        async def perform(call: Call[r.RecordedSession], _: Any) -> r.RecordedSession:
+    async def session(self, caller: Caller, session: str) -> rec.RecordedSession:
+        async def perform(call: Call[rec.RecordedSession], _: Any) -> rec.RecordedSession:
             return self.recorded_session(session)
 
         request = admin.GetSession(session=session)
         return await self._through(caller, request, perform, scoped=False)
 
-    async def export_session(self, caller: Caller, request: admin.ExportSession) -> r.SessionExport:
+    async def export_session(self, caller: Caller, request: admin.ExportSession) -> rec.SessionExport:
         """Write a recorded session as a Playwright trace, an HTML report or a WebM."""
         from browserdeck.recording import exports
 
-        async def perform(call: Call[r.SessionExport], _: Any) -> r.SessionExport:
+        async def perform(call: Call[rec.SessionExport], _: Any) -> rec.SessionExport:
             path = await exports.export(self.recorder, request.session, request.format, self)
-            return r.SessionExport(
+            return rec.SessionExport(
                 session=request.session, format=request.format, path=str(path),
                 bytes=path.stat().st_size,
             )
 
         return await self._through(caller, request, perform, scoped=False)
 
-    async def take_over(self, caller: Caller, profile: str | None) -> r.TakeOverState:
+    async def take_over(self, caller: Caller, profile: str | None) -> rec.TakeOverState:
         """The user takes the profile's browser: agents' calls on it wait (takeover.py)."""
 
-        async def perform(call: Call[r.TakeOverState], ctx: Any) -> r.TakeOverState:
+        async def perform(call: Call[rec.TakeOverState], ctx: Any) -> rec.TakeOverState:
             taken = self.takeovers.take(ctx.name)
             return await self._take_over_state(ctx, taken.since)
 
         return await self._through(caller, admin.TakeOver(), perform, profile=profile)
 
-    async def hand_back(self, caller: Caller, profile: str | None) -> r.TakeOverState:
-        async def perform(call: Call[r.TakeOverState], ctx: Any) -> r.TakeOverState:
+    async def hand_back(self, caller: Caller, profile: str | None) -> rec.TakeOverState:
+        async def perform(call: Call[rec.TakeOverState], ctx: Any) -> rec.TakeOverState:
             self.takeovers.hand_back(ctx.name)
             return await self._take_over_state(ctx, None)
 
@@ -128,7 +128,7 @@ class RecordingCalls:
         taken = self.takeovers.taken(profile)
         return taken.since if taken is not None else None
 
-    async def _take_over_state(self, ctx: ProfileContext, since: float | None) -> r.TakeOverState:
+    async def _take_over_state(self, ctx: ProfileContext, since: float | None) -> rec.TakeOverState:
         status = await ctx.status()
         headless = bool(status.get("headless")) and ctx.driver == "managed"
         why = None
@@ -139,7 +139,7 @@ class RecordingCalls:
                 "it in the panel's live view, which passes your clicks, scrolling and typing "
                 "to the page"
             )
-        return r.TakeOverState(
+        return rec.TakeOverState(
             profile=ctx.name, taken=since is not None, since=since, window=not headless, why=why
         )
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
 
-from browserdeck import results as r
+from browserdeck import recorded as rec
 from browserdeck.api.deps import caller_of, deck_of
 from browserdeck.door import admin
 
@@ -19,18 +19,18 @@ ProfileQ = Annotated[str | None, Query(description="profile name; default: defau
 @router.get(
     "/sessions",
     summary="Recorded agent sessions, the newest first (calls, errors, when)",
-    response_model=r.RecordedSessions,
+    response_model=rec.RecordedSessions,
 )
-async def sessions(request: Request) -> r.RecordedSessions:
+async def sessions(request: Request) -> rec.RecordedSessions:
     return await deck_of(request).sessions(caller_of(request))
 
 
 @router.get(
     "/sessions/{session_id}",
     summary="A recorded session's timeline: every call, with its images' names",
-    response_model=r.RecordedSession,
+    response_model=rec.RecordedSession,
 )
-async def session(request: Request, session_id: str) -> r.RecordedSession:
+async def session(request: Request, session_id: str) -> rec.RecordedSession:
     return await deck_of(request).session(caller_of(request), session_id)
 
 
@@ -38,14 +38,14 @@ async def session(request: Request, session_id: str) -> r.RecordedSession:
     "/sessions/{session_id}/export",
     summary="Write a recorded session as a Playwright trace (.zip), one HTML file or a WebM; "
     "answers the file's absolute path",
-    response_model=r.SessionExport,
+    response_model=rec.SessionExport,
     **WIRE,
 )
 async def export_session(
     request: Request,
     session_id: str,
     body: Annotated[admin.ExportSession | None, Body()] = None,
-) -> r.SessionExport:
+) -> rec.SessionExport:
     asked = body or admin.ExportSession()
     return await deck_of(request).export_session(
         caller_of(request), asked.model_copy(update={"session": session_id})
@@ -56,18 +56,18 @@ async def export_session(
     "/take-over",
     summary="Take the profile's browser over: agents' calls on it wait (takeOverWaitSeconds), "
     "then are refused, until you hand it back",
-    response_model=r.TakeOverState,
+    response_model=rec.TakeOverState,
     **WIRE,
 )
-async def take_over(request: Request, profile: ProfileQ = None) -> r.TakeOverState:
+async def take_over(request: Request, profile: ProfileQ = None) -> rec.TakeOverState:
     return await deck_of(request).take_over(caller_of(request), profile)
 
 
 @router.post(
     "/hand-back",
     summary="Hand the profile's browser back to the agents (their next answer says you acted)",
-    response_model=r.TakeOverState,
+    response_model=rec.TakeOverState,
     **WIRE,
 )
-async def hand_back(request: Request, profile: ProfileQ = None) -> r.TakeOverState:
+async def hand_back(request: Request, profile: ProfileQ = None) -> rec.TakeOverState:
     return await deck_of(request).hand_back(caller_of(request), profile)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from browserdeck import recorded as rec
 from browserdeck import results as r
 from browserdeck.config import PROFILE_NAME_RE
 from browserdeck.door.request import Request
@@ -217,17 +218,17 @@ class CloseTab(Request[r.Closed]):
 # --- recorded sessions and take-over (recording/) ---------------------------------
 
 
-class ListSessions(Request[r.RecordedSessions]):
+class ListSessions(Request[rec.RecordedSessions]):
     op = "sessions"
 
 
-class GetSession(Request[r.RecordedSession]):
+class GetSession(Request[rec.RecordedSession]):
     op = "session"
 
     session: str = Field(description="a recorded session's id (GET /sessions)")
 
 
-class ExportSession(Request[r.SessionExport]):
+class ExportSession(Request[rec.SessionExport]):
     op = "export-session"
 
     session: str = Field(
@@ -240,9 +241,9 @@ class ExportSession(Request[r.SessionExport]):
     )
 
 
-class TakeOver(Request[r.TakeOverState]):
+class TakeOver(Request[rec.TakeOverState]):
     op = "take-over"
 
 
-class HandBack(Request[r.TakeOverState]):
+class HandBack(Request[rec.TakeOverState]):
     op = "hand-back"

@@ -39,6 +39,7 @@ from browserdeck import results as r
 from browserdeck.door.call import Call, Caller
 from browserdeck.engine import options as o
 from browserdeck.errors import BrowserdeckError, NotFound
+from browserdeck.recorded import RecordedStep, SessionSummary
 from browserdeck.recording.store import Store
 from browserdeck.recording.timeline import (
     is_action,
@@ -48,7 +49,6 @@ from browserdeck.recording.timeline import (
     summary_of,
     title_of,
 )
-from browserdeck.results import RecordedStep, SessionSummary
 from browserdeck.tabs import QUIET_CLIENTS
 
 if TYPE_CHECKING:
@@ -125,10 +125,8 @@ class Recorder:
         self._loaded = False
         events.session_ended.connect(self._on_session_ended)
 
-    @property
-    def enabled(self) -> bool:
-        cfg = self._settings() if self._settings is not None else None
-        return cfg is None or bool(getattr(cfg, "record_sessions", True))
+    # Always on; a benchmark turns it off to compare (bench/bench_recording.py).
+    enabled = True
 
     # --- the addon -----------------------------------------------------------------
     async def before(self, call: Call[Any]) -> None:

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from browserdeck import artifacts, files, paths
+from browserdeck.recorded import RecordedStep, SessionSummary
 from browserdeck.recording.timeline import patched
-from browserdeck.results import RecordedStep, SessionSummary
 
 log = logging.getLogger(__name__)
 

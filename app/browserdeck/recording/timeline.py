@@ -18,7 +18,7 @@ from typing import Any
 
 from browserdeck.door.activity import notes_of
 from browserdeck.door.call import Call
-from browserdeck.results import RecordedStep
+from browserdeck.recorded import RecordedStep
 
 # Calls whose effect on the page is shown by an image before and after.
 ACTION_OPS = frozenset({"act", "navigate", "file-chooser"})

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from browserdeck import __version__
+from browserdeck.recorded import RecordedStep, SessionSummary
 from browserdeck.recording.shots import CAPTION_PX
 from browserdeck.recording.timeline import scrub
-from browserdeck.results import RecordedStep, SessionSummary
 
 VERSION = 10  # the trace format Playwright 1.65 writes and reads
 

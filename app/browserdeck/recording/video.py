@@ -24,7 +24,7 @@ from browserdeck.recording.timeline import scrub
 
 if TYPE_CHECKING:
     from browserdeck.deck_recording import RecordingCalls
-    from browserdeck.results import RecordedStep, SessionSummary
+    from browserdeck.recorded import RecordedStep, SessionSummary
 
 log = logging.getLogger(__name__)
 

@@ -62,7 +62,6 @@ LABELS: dict[str, str] = {
     "maxTabs": "Most tabs per agent and profile",
     "artifactsMaxMb": "Space for saved files (MB)",
     "artifactsMaxAgeDays": "Keep saved files for (days)",
-    "recordSessions": "Session recordings",
     "takeOverWaitSeconds": "Agents wait while you have taken over (s)",
     "logMaxMb": "Space for log files (MB)",
     "uploadRoots": "Folders agents may upload from",
@@ -86,7 +85,6 @@ CHECKBOX_TEXT: dict[str, str] = {
     "startAtLogin": "Start when I log in",
     "mcpRunCode": "Let MCP clients run Python code",
     "allowFileUrls": "Let agents open files on this computer",
-    "recordSessions": "Record what each agent does",
 }
 # The help line under each field, in a user's words. The schema's descriptions (the
 # API, the CLI and the config reference use them) name routes and JSON keys; a person
@@ -128,10 +126,7 @@ HELP: dict[str, str] = {
     "artifactsMaxMb": "Screenshots, PDFs and downloads agents saved; the oldest go first when "
     "there is more than this.",
     "artifactsMaxAgeDays": "Saved screenshots, PDFs and downloads older than this are removed.",
-    "recordSessions": "Each agent session's steps, with a picture before and after each "
-    "action (password fields hidden), for the Sessions view; within the space for saved files.",
-    "takeOverWaitSeconds": "While you use a browser you took over, an agent's next step on it "
-    "waits this long for you to hand it back, then is told to try again later (0: told at once).",
+    "takeOverWaitSeconds": "While you use a browser you took over, agents wait this long, then retry.",
     "logMaxMb": "browserdeck's own log files never take more than this.",
     "uploadRoots": "Besides the folders an agent's app shares, agents may upload files from "
     "these. Your home folder itself and hidden folders are never allowed. Several: "
