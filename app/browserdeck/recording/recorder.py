@@ -181,7 +181,7 @@ class Recorder:
                 step.error = {
                     "code": error.code,
                     "message": scrub(error.message),
-                    "hint": scrub(error.hint or ""),
+                    "hint": scrub(error.hint_for(call.caller.via) or ""),  # as it was told
                 }
             elif isinstance(error, asyncio.CancelledError):
                 step.error = {"code": "cancelled", "message": "the caller went away", "hint": ""}

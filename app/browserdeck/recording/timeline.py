@@ -107,6 +107,9 @@ def patched(step: RecordedStep, patch: dict[str, Any]) -> RecordedStep:
     return step.model_copy(update=update)
 
 
+_NAVIGATIONS = {"goto": "navigate", "back": "go back", "forward": "go forward", "reload": "reload"}
+
+
 def _quoted(element: str) -> str:
     """'button "Save"' -> 'button “Save”'."""
     role, _, name = element.partition(" ")
@@ -119,7 +122,10 @@ def title_of(call: Call[Any], element: str | None) -> tuple[str, str]:
     """(kind, line) for a call: 'click e12 · button “Save”', 'navigate https://…'."""
     notes = notes_of(call)
     kind = notes.kind or ""
-    words = [kind if call.name in ("act", "navigate") and kind else call.name]
+    if call.name == "navigate":
+        words = [_NAVIGATIONS.get(kind, kind or "navigate")]
+    else:
+        words = [kind if call.name == "act" and kind else call.name]
     if notes.ref:
         words.append(notes.ref + (f" · {_quoted(element)}" if element else ""))
     if notes.start_ref and notes.end_ref:

@@ -159,8 +159,8 @@ def write(
                            "timestamp": at})
         for line in _log_lines(step):
             events.append({"type": "log", "callId": call, "time": t1, "message": line})
-        for text in step.console:
-            events.append({"type": "console", "time": t1, "pageId": page, "messageType": "error",
+        for text in step.console:  # inside the step's time: the viewer counts it there
+            events.append({"type": "console", "time": round((t0 + t1) / 2, 3), "pageId": page, "messageType": "error",
                            "text": text, "location": {"url": step.url, "lineNumber": 0,
                                                       "columnNumber": 0}})
         after: dict[str, Any] = {"type": "after", "callId": call, "endTime": t1}
