@@ -3,7 +3,7 @@
 ``/login.html`` signs in with a delayed fetch: the click's effect (a green banner, a
 console error, a failed request) arrives 400 ms after the click, so a recording that does
 not wait for it shows nothing changed. ``/anim.html`` repaints on every frame (a live view
-has something to send).
+has something to send); ``/noise.html`` is random pixels (images as large as they get).
 """
 
 from __future__ import annotations
@@ -40,7 +40,18 @@ background:#c62828;top:200px}</style></head><body><div id="box"></div>
 document.getElementById('box').style.left = x + 'px'; requestAnimationFrame(f); }
 requestAnimationFrame(f);</script></body></html>"""
 
-PAGES = {"/login.html": LOGIN, "/anim.html": ANIM}
+# Random pixels over the whole viewport, new ones at each click: each recorded image is as
+# large as a JPEG of the page gets (the disk-limit test fills the limit fast).
+NOISE = """<!doctype html><html><head><title>Noise</title><style>html,body{margin:0}
+canvas{display:block}</style></head><body><canvas id="c"></canvas>
+<button id="again" style="position:absolute;top:10px;left:10px" onclick="paint()">Again</button>
+<script>const c = document.getElementById('c'); c.width = innerWidth; c.height = innerHeight;
+function paint() { const g = c.getContext('2d'), img = g.createImageData(c.width, c.height);
+for (let i = 0; i < img.data.length; i++) img.data[i] = (i % 4 === 3) ? 255 : Math.random() * 256;
+g.putImageData(img, 0, 0); }
+paint();</script></body></html>"""
+
+PAGES = {"/login.html": LOGIN, "/anim.html": ANIM, "/noise.html": NOISE}
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
