@@ -38,7 +38,7 @@ from browserdeck import aio
 from browserdeck import results as r
 from browserdeck.door.call import Call, Caller
 from browserdeck.engine import options as o
-from browserdeck.errors import BrowserdeckError, NotFound
+from browserdeck.errors import SESSIONS, BrowserdeckError, Hint, NotFound
 from browserdeck.recorded import RecordedStep, SessionSummary
 from browserdeck.recording.store import Store
 from browserdeck.recording.timeline import (
@@ -433,7 +433,8 @@ class Recorder:
         if rec is None:
             raise NotFound(
                 f"no recorded session {sid!r}",
-                hint="list the recorded sessions (GET /sessions, `browserdeck sessions`)",
+                hint=Hint("list the recorded sessions ({sessions})", sessions=SESSIONS)
+                + ", or the panel's Sessions view",
                 code="session_not_found",
             )
         return rec
