@@ -139,12 +139,16 @@ class LiveView:
             {"type": "mouseWheel", "x": x, "y": y, "deltaX": dx, "deltaY": dy},
         )
 
-    async def key(self, key: str, code: str = "", windows_key: int = 0) -> None:
-        for kind in ("rawKeyDown", "keyUp"):
-            await self._send(
-                "Input.dispatchKeyEvent",
-                {"type": kind, "key": key, "code": code, "windowsVirtualKeyCode": windows_key},
-            )
+    async def key(self, key: str, code: int = 0, text: str = "") -> None:
+        """A key: its DOM name ("Enter"), Windows key code (13) and the text it types."""
+        down: dict[str, Any] = {"type": "keyDown" if text else "rawKeyDown", "key": key,
+                                "windowsVirtualKeyCode": code}
+        if text:
+            down["text"] = text
+        await self._send("Input.dispatchKeyEvent", down)
+        await self._send(
+            "Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "windowsVirtualKeyCode": code}
+        )
 
     async def text(self, text: str) -> None:
         await self._send("Input.insertText", {"text": text})

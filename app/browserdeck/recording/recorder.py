@@ -32,7 +32,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from browserdeck import aio
 from browserdeck import results as r
@@ -157,7 +157,13 @@ class Recorder:
         element = await call.element() if call.tab is not None else None
         step.element = scrub(element.describe()) if element is not None else ""
         step.kind, step.title = title_of(call, step.element)
+        self._used(rec, call.profile)
         return Pending(rec, step, time.time())
+
+    @staticmethod
+    def _used(rec: Recording, profile: str | None) -> None:
+        if profile and profile not in rec.info.profiles:
+            rec.info.profiles.append(profile)
 
     async def after(self, call: Call[Any]) -> None:
         pending: Pending | None = call.data.pop(KEY, None)
@@ -171,8 +177,7 @@ class Recorder:
         step.ms = round((time.perf_counter() - call.started) * 1000, 1)
         step.profile = call.profile or ""
         step.target_id = call.tab.target_id if call.tab is not None else ""
-        if call.profile and call.profile not in rec.info.profiles:
-            rec.info.profiles.append(call.profile)
+        self._used(rec, call.profile)
         answer, error = call.answer, call.error
         if error is not None:
             step.ok = False
@@ -181,7 +186,8 @@ class Recorder:
                 step.error = {
                     "code": error.code,
                     "message": scrub(error.message),
-                    "hint": scrub(error.hint_for(call.caller.via) or ""),  # as it was told
+                    # As it was told (the tray's calls are told in the API's words).
+                    "hint": scrub(error.hint_for(_words(call.caller)) or ""),
                 }
             elif isinstance(error, asyncio.CancelledError):
                 step.error = {"code": "cancelled", "message": "the caller went away", "hint": ""}
@@ -458,6 +464,10 @@ def line_diff(before: str, after: str) -> str:
             out.append(f"… (more changes: the diff stops at {DIFF_MAX_LINES} lines)")
             break
     return "\n".join(out)
+
+
+def _words(caller: Caller) -> Literal["api", "cli", "mcp"]:
+    return "api" if caller.via == "gui" else caller.via
 
 
 def _why(exc: BaseException) -> str:
