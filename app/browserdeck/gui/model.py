@@ -95,6 +95,11 @@ _ACTIONS: dict[str, str] = {
     "pdf": "save PDF",
     "file-chooser": "arm file chooser",
     "dialog": "arm dialog",
+    "sessions": "list recorded sessions",
+    "session": "read a recorded session",
+    "export-session": "export a session",
+    "take-over": "take over",
+    "hand-back": "hand back",
 }
 
 # Navigate's kinds in words.

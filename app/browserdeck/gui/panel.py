@@ -346,6 +346,8 @@ class StatusPanel(QMainWindow):
             else "Use this browser yourself: agents' calls on it wait until you hand it back"
         )
         self.shot_pane.set_interactive(taken)
+        if self.selected_tab() is None:  # the state changed: say it (no poll says it later)
+            self._set_capture(None, self._no_tab_message())
 
     def _toggle_profile(self) -> None:
         name = self.selected_profile
@@ -506,16 +508,13 @@ class StatusPanel(QMainWindow):
 
     def _took_over(self, state: TakeOverState) -> None:
         self.views.setCurrentIndex(0)
-        if state.window:
-            tab = self.selected_tab()
-            if tab:  # its window comes to the front for you
-                self.model.focus_tab(state.profile, tab)
-            self.statusBar().showMessage(
-                f"You have {state.profile}: agents wait until you click Hand back", 10000
-            )
-        else:  # headless: the live view is its window
+        tab = self.selected_tab()
+        if state.window and tab:  # its window comes to the front for you
+            self.model.focus_tab(state.profile, tab)
+        elif not state.window:  # headless: the live view is its window
             self.auto_box.setChecked(True)
-            self.statusBar().showMessage(f"You have {state.profile}: {state.why}", 15000)
+        why = state.why or "agents wait until you click Hand back"
+        self.statusBar().showMessage(f"You have {state.profile}: {why}", 15000)
 
     def _copy_ref(self, ref: str) -> None:
         QGuiApplication.clipboard().setText(ref)

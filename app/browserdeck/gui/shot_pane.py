@@ -189,8 +189,6 @@ class ScreenshotPane(QWidget):
         """Show the selected tab: live (Live on), else, or with ``still``, a new screenshot
         (skipped if one is in flight)."""
         self.sync_live()
-        if self.live_on and not still:
-            return None
         deck = self._deck()
         name, target = self._selection()
         if deck is None or not deck.started or name is None or target is None:
@@ -198,6 +196,8 @@ class ScreenshotPane(QWidget):
                 return None
             self.set_capture(None, self._no_tab_message())
             self.info.setText("")
+            return None
+        if self.live_on and not still:
             return None
         if self.busy():
             return self._capturing

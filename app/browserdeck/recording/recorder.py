@@ -40,7 +40,7 @@ from browserdeck.door.call import Call, Caller
 from browserdeck.engine import options as o
 from browserdeck.errors import SESSIONS, BrowserdeckError, Hint, NotFound
 from browserdeck.recorded import RecordedStep, SessionSummary
-from browserdeck.recording.store import Store
+from browserdeck.recording.store import Removed, Store
 from browserdeck.recording.timeline import (
     is_action,
     redacted_args,
@@ -62,6 +62,7 @@ BEFORE_WAIT = 3.0  # the before shot's own bound: it never holds an action longe
 AFTER_WAIT = 5.0
 IDLE_END = 30 * 60.0  # a session with no call this long is ended
 MEMORY_STEPS = 1000  # steps of a running session kept in memory (all are on disk)
+INFO_EVERY = 2.0  # seconds between two writes of a running session's summary
 DIFF_MAX_LINES = 300
 NO_CHANGE = "no change in the page's snapshot"
 
@@ -87,6 +88,7 @@ class Recording:
     jobs: deque[Coroutine[Any, Any, None]] = field(default_factory=deque)
     worker: asyncio.Task[None] | None = None
     idle: asyncio.Event = field(default_factory=asyncio.Event)
+    info_written: float = 0.0  # monotonic time its summary was last written
     snapshots: dict[tuple[str, str], str] = field(default_factory=dict)  # (tab, scope) -> text
     awaiting: dict[str, list[RecordedStep]] = field(default_factory=dict)  # tab -> actions since
 
@@ -220,7 +222,6 @@ class Recorder:
 
     # --- sessions ------------------------------------------------------------------
     def _recording(self, caller: Caller) -> Recording:
-        self._load()
         key = session_key(caller)
         now = time.time()
         for other in list(self._live):  # sessions idle past IDLE_END end now
@@ -239,8 +240,7 @@ class Recorder:
         rec.idle.set()
         self.recordings[sid] = rec
         self._live[key] = sid
-        self.store.write_info(info)
-        return rec
+        return rec  # its folder and summary are written with its first step (off the path)
 
     def _on_session_ended(self, *, session: str | None = None, ended: Any = None, **_: Any) -> None:
         key = session or getattr(ended, "session", None)
@@ -257,11 +257,12 @@ class Recorder:
         self.store.write_info(rec.info)
         self._changed(rec, None)
 
-    def _load(self) -> None:
+    def _load(self, found: list[SessionSummary] | None = None) -> None:
+        """The sessions on disk (an earlier run's), once."""
         if self._loaded:
             return
         self._loaded = True
-        for info in self.store.load():
+        for info in self.store.load() if found is None else found:
             if info.id not in self.recordings:
                 rec = Recording(info, next_n=info.calls + 1)
                 rec.idle.set()
@@ -305,6 +306,8 @@ class Recorder:
         scope: str,
     ) -> None:
         step, sid = pending.step, rec.info.id
+        if not self._loaded:  # the earlier runs' sessions, read once, off the loop
+            self._load(await asyncio.to_thread(self.store.load))
         shot = None
         if after is not None:
             try:
@@ -331,9 +334,23 @@ class Recorder:
         elif is_action(step) and step.target_id and step.ok:
             rec.awaiting.setdefault(step.target_id, []).append(step)
         step.pending = False
-        self.store.append(sid, row_of(step))
-        self.store.write_info(rec.info)
-        self._prune()
+        # The disk on a thread: the summary's atomic write syncs, and the loop serves the
+        # agent's next call meanwhile. The summary is rewritten at most every INFO_EVERY s
+        # (and when the session ends); the rows are the record.
+        now = time.monotonic()
+        summary = now - rec.info_written >= INFO_EVERY
+        if summary:
+            rec.info_written = now
+        live = set(self._live.values())
+        infos = [r.info for r in self.recordings.values()]
+
+        def write() -> tuple[list[str], list[Removed]]:
+            self.store.append(sid, row_of(step))
+            if summary:
+                self.store.write_info(rec.info)
+            return self.store.prune(infos, live)
+
+        self._pruned(*await asyncio.to_thread(write))
         self._changed(rec, step.n)
 
     async def _picture(
@@ -383,7 +400,10 @@ class Recorder:
 
     def _prune(self) -> None:
         live = set(self._live.values())
-        gone, removed = self.store.prune([rec.info for rec in self.recordings.values()], live)
+        self._pruned(*self.store.prune([rec.info for rec in self.recordings.values()], live))
+
+    def _pruned(self, gone: list[str], removed: list[Removed]) -> None:
+        """What keeping the limit removed: sessions forgotten, steps told."""
         for sid in gone:
             self.recordings.pop(sid, None)
         for item in removed:

@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import shutil
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -50,6 +51,8 @@ class Store:
         self._root = root
         self.sizes: dict[str, int] = {}  # per session: bytes on disk
         self._images: dict[str, deque[tuple[str, int]]] = {}  # per session, oldest first
+        # Sessions' workers write from threads: the counts and the pruning take turns.
+        self._lock = threading.RLock()
 
     @property
     def root(self) -> Path:
@@ -125,7 +128,8 @@ class Store:
 
     # --- writing -------------------------------------------------------------------
     def _grow(self, session: str, size: int) -> None:
-        self.sizes[session] = self.sizes.get(session, 0) + size
+        with self._lock:
+            self.sizes[session] = self.sizes.get(session, 0) + size
 
     def write_info(self, info: SessionSummary) -> None:
         path = self.folder(info.id) / INFO
@@ -133,7 +137,7 @@ class Store:
         data = info.model_dump_json(by_alias=True)
         files.write_atomic(path, data)
         self._grow(info.id, len(data.encode()) - before)
-        info.bytes = self.sizes[info.id]
+        info.bytes = self.sizes.get(info.id, 0)
 
     def append(self, session: str, row: dict[str, Any]) -> None:
         line = (json.dumps(row, ensure_ascii=False) + "\n").encode()
@@ -146,20 +150,27 @@ class Store:
 
     def write_image(self, session: str, name: str, data: bytes) -> None:
         files.write_private(self.folder(session) / name, data)
-        self._grow(session, len(data))
-        self._images.setdefault(session, deque()).append((name, len(data)))
+        with self._lock:
+            self._grow(session, len(data))
+            self._images.setdefault(session, deque()).append((name, len(data)))
 
     # --- limits --------------------------------------------------------------------
     def total(self) -> int:
-        return sum(self.sizes.values())
+        with self._lock:
+            return sum(self.sizes.values())
 
     def remove(self, session: str) -> None:
         shutil.rmtree(self.root / session, ignore_errors=True)
-        self.sizes.pop(session, None)
-        self._images.pop(session, None)
+        with self._lock:
+            self.sizes.pop(session, None)
+            self._images.pop(session, None)
 
     def prune(self, infos: Iterable[SessionSummary], live: set[str]) -> tuple[list[str], list[Removed]]:
         """Keep the folder within the limits: (sessions removed, images removed)."""
+        with self._lock:
+            return self._prune(list(infos), live)
+
+    def _prune(self, infos: list[SessionSummary], live: set[str]) -> tuple[list[str], list[Removed]]:
         limits = artifacts.LIMITS
         cutoff = time.time() - limits.max_age_seconds
         gone: list[str] = []
