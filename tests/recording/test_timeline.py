@@ -26,7 +26,7 @@ from browserdeck.door.call import Caller
 from browserdeck.master import build_service
 from browserdeck.recording.shots import CAPTION_PX, MASK
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of
-from tests.recording.viewers import render_report, trace_viewer_actions
+from tests.recording.viewers import render_report, trace_viewer_actions, video_size
 
 PASSWORD = "hunter2-Sekr1t-pw"
 USER = "alice-agent"
@@ -158,7 +158,9 @@ async def test_an_mcp_session_leaves_a_timeline_and_exports_it_without_secrets(
         assert shown["images"] == shown["loaded"] >= 2 * len([s for s in steps if s.after])
         assert shown["fetched"] == []
 
-        assert exported["video"].read_bytes()[:4] == b"\x1a\x45\xdf\xa3"  # EBML: WebM
+        # The video is a WebM that Chromium decodes, at the recorded images' size.
+        assert exported["video"].read_bytes()[:4] == b"\x1a\x45\xdf\xa3"  # EBML
+        assert await video_size(exported["video"]) == (1280, 748)
 
         # The typed password is in no file the service wrote (exports, recordings, logs).
         written = [p for p in bd_home.rglob("*") if p.is_file()]

@@ -92,3 +92,22 @@ async def render_report(report: Path, shot: Path) -> dict[str, Any]:
         await page.screenshot(path=str(shot), full_page=True)
         shown["fetched"] = [u for u in requests if not u.startswith(("file:", "data:"))]
         return shown
+
+
+async def video_size(video: Path) -> tuple[int, int]:
+    """The width and height Chromium decodes the video's first frame at."""
+    async with headless_chromium() as browser:
+        page = await browser.new_page()
+        await page.goto(video.parent.as_uri() + "/")
+        size: list[int] = await page.evaluate(
+            """async (src) => {
+              const v = document.createElement('video');
+              v.muted = true; v.src = src; document.body.append(v);
+              await new Promise((ok, no) => {
+                v.onloadeddata = ok; v.onerror = () => no(new Error(v.error && v.error.message));
+              });
+              return [v.videoWidth, v.videoHeight];
+            }""",
+            video.as_uri(),
+        )
+        return size[0], size[1]
