@@ -211,14 +211,14 @@ class Recorder:
         self._queue(rec, self._finish(rec, pending, after, text, scope))
 
     async def stop(self) -> None:
-        """The service stops: finish what is queued (briefly), end every session."""
+        """The service stops: every session ends, what is queued is finished (up to 5 s)."""
+        for key in list(self._live):
+            self._end(key, "browserdeck stopped")
         waiting = [rec.idle.wait() for rec in self.recordings.values() if rec.worker is not None]
         if waiting:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*waiting), 5.0)
         await self.tasks.cancel_all()
-        for key in list(self._live):
-            self._end(key, "browserdeck stopped")
 
     # --- sessions ------------------------------------------------------------------
     def _recording(self, caller: Caller) -> Recording:
@@ -254,8 +254,17 @@ class Recorder:
             return
         rec.info.ended = time.time()
         log.info("recording %s ended (%s): %d calls", rec.info.id, why, rec.info.calls)
-        self.store.write_info(rec.info)
-        self._changed(rec, None)
+
+        async def done() -> None:
+            # After its last steps are written: the summary, and memory given back (an
+            # ended session is read from its folder).
+            await asyncio.to_thread(self.store.write_info, rec.info)
+            rec.steps.clear()
+            rec.snapshots.clear()
+            rec.awaiting.clear()
+            self._changed(rec, None)
+
+        self._queue(rec, done())
 
     def _load(self, found: list[SessionSummary] | None = None) -> None:
         """The sessions on disk (an earlier run's), once."""
@@ -437,8 +446,8 @@ class Recorder:
         rec = self._get(sid)
         steps = list(rec.steps)
         if rec.live and (not steps or steps[0].n == 1):
-            return rec.info, steps
-        on_disk = {s.n: s for s in self.store.steps(sid)}
+            return rec.info, steps  # all of it is still in memory
+        on_disk = {s.n: s for s in self.store.steps(rec.info.id)}
         on_disk.update({s.n: s for s in steps if s.pending})
         return rec.info, [on_disk[n] for n in sorted(on_disk)]
 
