@@ -23,16 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
-import hashlib
-import json
 import logging
-import re
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio
 from browserdeck import results as r
@@ -42,14 +38,21 @@ from browserdeck.errors import SESSIONS, BrowserdeckError, Hint, NotFound
 from browserdeck.recorded import RecordedStep, SessionSummary
 from browserdeck.recording.store import Removed, Store
 from browserdeck.recording.timeline import (
+    NO_CHANGE,
+    hint_words,
     is_action,
+    line_diff,
+    recorded,
     redacted_args,
     row_of,
     scrub,
+    session_id,
+    session_key,
+    snapshot_scope,
     summary_of,
     title_of,
+    why_not,
 )
-from browserdeck.tabs import QUIET_CLIENTS
 
 if TYPE_CHECKING:
     from browserdeck.config import Config
@@ -63,21 +66,6 @@ AFTER_WAIT = 5.0
 IDLE_END = 30 * 60.0  # a session with no call this long is ended
 MEMORY_STEPS = 1000  # steps of a running session kept in memory (all are on disk)
 INFO_EVERY = 2.0  # seconds between two writes of a running session's summary
-DIFF_MAX_LINES = 300
-NO_CHANGE = "no change in the page's snapshot"
-
-
-def recorded(caller: Caller) -> bool:
-    """Whether ``caller`` is an agent session the recorder follows (never the user)."""
-    if not caller.is_agent or caller.client in QUIET_CLIENTS:
-        return False
-    return bool(caller.session) or (bool(caller.client) and caller.via in ("api", "cli"))
-
-
-def session_key(caller: Caller) -> str:
-    return caller.session or f"client:{caller.client}"
-
-
 @dataclass
 class Recording:
     """One session: its summary, its recent steps and the work still to do on them."""
@@ -145,7 +133,7 @@ class Recorder:
                     call.aside(o.RecordShot(ref=pending.ref)), BEFORE_WAIT
                 )
             except Exception as exc:  # never the action's failure: the step says why
-                step.shot_note = f"no image before: {_why(exc)}"
+                step.shot_note = f"no image before: {why_not(exc)}"
         self._changed(pending.recording, step.n)
 
     async def _begin(self, call: Call[Any]) -> Pending:
@@ -189,7 +177,7 @@ class Recorder:
                     "code": error.code,
                     "message": scrub(error.message),
                     # As it was told (the tray's calls are told in the API's words).
-                    "hint": scrub(error.hint_for(_words(call.caller)) or ""),
+                    "hint": scrub(error.hint_for(hint_words(call.caller)) or ""),
                 }
             elif isinstance(error, asyncio.CancelledError):
                 step.error = {"code": "cancelled", "message": "the caller went away", "hint": ""}
@@ -207,7 +195,7 @@ class Recorder:
                 self._shot(call, pending.since), name=f"recording-after-{rec.info.id}-{step.n}"
             )
         text = getattr(answer, "snapshot", None) if call.name == "snapshot" else None
-        scope = _scope(call.request) if isinstance(text, str) else ""
+        scope = snapshot_scope(call.request) if isinstance(text, str) else ""
         self._queue(rec, self._finish(rec, pending, after, text, scope))
 
     async def stop(self) -> None:
@@ -231,7 +219,7 @@ class Recorder:
         sid = self._live.get(key)
         if sid is not None:
             return self.recordings[sid]
-        sid = _session_id(caller, key, now)
+        sid = session_id(caller, key, now)
         while sid in self.recordings:
             sid += "-1"
         info = SessionSummary(id=sid, key=key, agent=scrub(caller.label or key), via=caller.via,
@@ -323,7 +311,7 @@ class Recorder:
                 shot = await after
             except Exception as exc:
                 step.shot_note = "; ".join(
-                    n for n in (step.shot_note, f"no image after: {_why(exc)}") if n
+                    n for n in (step.shot_note, f"no image after: {why_not(exc)}") if n
                 )
         if pending.before is not None:
             step.before = await self._picture(sid, step, pending.before, "before", pending.ref)
@@ -473,45 +461,3 @@ class Recorder:
                 code="session_not_found",
             )
         return rec
-
-
-def _scope(request: Any) -> str:
-    """What a snapshot covered, beyond its tab: "" for the whole page as agents see it."""
-    given = request.given() if hasattr(request, "given") else {}
-    scope = {k: v for k, v in given.items() if k not in ("targetId", "timeoutMs", "format")}
-    return json.dumps(scope, sort_keys=True) if scope else ""
-
-
-def line_diff(before: str, after: str) -> str:
-    """The lines that went (``-``) and came (``+``), in order; "" when none did."""
-    out: list[str] = []
-    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm=""):
-        if line.startswith(("---", "+++", "@@")):
-            continue
-        out.append(line)
-        if len(out) >= DIFF_MAX_LINES:
-            out.append(f"… (more changes: the diff stops at {DIFF_MAX_LINES} lines)")
-            break
-    return "\n".join(out)
-
-
-def _words(caller: Caller) -> Literal["api", "cli", "mcp"]:
-    return "api" if caller.via == "gui" else caller.via
-
-
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, TimeoutError):
-        return "it took too long"
-    if isinstance(exc, BrowserdeckError):
-        return scrub(exc.message)[:200]
-    return scrub(str(exc) or type(exc).__name__)[:200]
-
-
-_SLUG = re.compile(r"[^a-z0-9]+")
-
-
-def _session_id(caller: Caller, key: str, now: float) -> str:
-    """A folder name a person can read: when, who, and a hash of the session's key."""
-    who = _SLUG.sub("-", (caller.client or "agent").lower()).strip("-")[:30] or "agent"
-    digest = hashlib.sha256(key.encode()).hexdigest()[:6]
-    return f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}-{who}-{digest}"

@@ -13,12 +13,18 @@ a patch (``{"n": 7, "diff": …}``) when a later snapshot tells what it changed.
 
 from __future__ import annotations
 
+import difflib
+import hashlib
+import json
+import re
 import time
-from typing import Any
+from typing import Any, Literal
 
 from browserdeck.door.activity import notes_of
-from browserdeck.door.call import Call
+from browserdeck.door.call import Call, Caller
+from browserdeck.errors import BrowserdeckError
 from browserdeck.recorded import RecordedStep
+from browserdeck.tabs import QUIET_CLIENTS
 
 # Calls whose effect on the page is shown by an image before and after.
 ACTION_OPS = frozenset({"act", "navigate", "file-chooser"})
@@ -162,3 +168,62 @@ def summary_of(answer: Any) -> dict[str, Any]:
 
 def now() -> float:
     return time.time()
+
+
+# --- what the recorder derives from a call -------------------------------------
+
+DIFF_MAX_LINES = 300
+NO_CHANGE = "no change in the page's snapshot"
+
+
+def recorded(caller: Caller) -> bool:
+    """Whether ``caller`` is an agent session the recorder follows (never the user)."""
+    if not caller.is_agent or caller.client in QUIET_CLIENTS:
+        return False
+    return bool(caller.session) or (bool(caller.client) and caller.via in ("api", "cli"))
+
+
+def session_key(caller: Caller) -> str:
+    return caller.session or f"client:{caller.client}"
+
+
+def snapshot_scope(request: Any) -> str:
+    """What a snapshot covered, beyond its tab: "" for the whole page as agents see it."""
+    given = request.given() if hasattr(request, "given") else {}
+    scope = {k: v for k, v in given.items() if k not in ("targetId", "timeoutMs", "format")}
+    return json.dumps(scope, sort_keys=True) if scope else ""
+
+
+def line_diff(before: str, after: str) -> str:
+    """The lines that went (``-``) and came (``+``), in order; "" when none did."""
+    out: list[str] = []
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm=""):
+        if line.startswith(("---", "+++", "@@")):
+            continue
+        out.append(line)
+        if len(out) >= DIFF_MAX_LINES:
+            out.append(f"… (more changes: the diff stops at {DIFF_MAX_LINES} lines)")
+            break
+    return "\n".join(out)
+
+
+def hint_words(caller: Caller) -> Literal["api", "cli", "mcp"]:
+    return "api" if caller.via == "gui" else caller.via
+
+
+def why_not(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "it took too long"
+    if isinstance(exc, BrowserdeckError):
+        return scrub(exc.message)[:200]
+    return scrub(str(exc) or type(exc).__name__)[:200]
+
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def session_id(caller: Caller, key: str, now: float) -> str:
+    """A folder name a person can read: when, who, and a hash of the session's key."""
+    who = _SLUG.sub("-", (caller.client or "agent").lower()).strip("-")[:30] or "agent"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:6]
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}-{who}-{digest}"
