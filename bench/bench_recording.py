@@ -45,14 +45,14 @@ async def main(rounds: int, seconds: float) -> None:
     home = Path(tempfile.mkdtemp(prefix="bench-recording-"))
     os.environ["BROWSERDECK_HOME"] = str(home)
     os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
-    from browserdeck.deck import Deck
-    from browserdeck.door.call import Caller
-    from browserdeck.engine import options as o
-    from browserdeck.master import build_service
     from tests.recording.site import serve_site
     from tests.support.service import service_config
 
     from browserdeck import config
+    from browserdeck.deck import Deck
+    from browserdeck.door.call import Caller
+    from browserdeck.engine import options as o
+    from browserdeck.master import build_service
 
     cfg = service_config()
     cfg.profiles.pop("chrome", None)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from browserdeck import recorded as rec
 from browserdeck.door import admin
 from browserdeck.errors import Disabled
-from browserdeck.recording.live import Frame, LiveView
 from browserdeck.recording.recorder import Recorder
 from browserdeck.recording.takeover import TakeOvers
 
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     from browserdeck.door.call import Call, Caller
     from browserdeck.door.request import Request
     from browserdeck.profiles import ProfileContext
+    from browserdeck.recording.live import Frame, LiveView
     from browserdeck.service import Service
 
 A = TypeVar("A")
@@ -149,6 +149,9 @@ class RecordingCalls:
     ) -> LiveView:
         """A live view of the tab (recording/live.py) until its ``stop()``; never starts a
         browser. The panel opens one while it shows a tab."""
+        # Imported here: its CDP client (websockets' client half) is not on serve's path.
+        from browserdeck.recording.live import LiveView
+
         ctx = self.service.profile(profile)
         ctx.refuse_if_not_running()
         target_id = await ctx.resolve_target(target, caller)

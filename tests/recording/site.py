@@ -8,11 +8,10 @@ has something to send); ``/noise.html`` is random pixels (images as large as the
 
 from __future__ import annotations
 
-import http.server
-import threading
+import contextlib
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+
+from tests.mcp import site
 
 LOGIN = """<!doctype html><html><head><meta charset="utf-8"><title>Sign in</title>
 <style>body{font:16px sans-serif;margin:40px} #banner{height:120px;margin-top:30px}
@@ -54,38 +53,13 @@ paint();</script></body></html>"""
 PAGES = {"/login.html": LOGIN, "/anim.html": ANIM, "/noise.html": NOISE}
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        path = self.path.split("?")[0]
+class _Handler(site._Handler):
+    def page(self, path: str) -> str | None:
         if path == "/slow-login":
             time.sleep(0.4)
-            body = "Welcome back"
-        else:
-            body = PAGES.get(path, "")
-        if not body:
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: object) -> None:
-        pass
+            return "Welcome back"
+        return PAGES.get(path)
 
 
-@contextmanager
-def serve_site() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, name="recording-test-site", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+def serve_site() -> contextlib.AbstractContextManager[str]:
+    return site.serve_site(_Handler)

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.panel_parts import NAME_ROLE, section
+from browserdeck.recording.timeline import step_facts
 
 if TYPE_CHECKING:
     from browserdeck.gui.model import DeckModel
@@ -60,26 +61,14 @@ def step_details(step: RecordedStep) -> str:
     lines = [f"{step.n}. {step.title or step.op}  —  {_when(step.started)}, {step.ms:g} ms"]
     if step.url:
         lines.append(f"page: {step.page_title + ' — ' if step.page_title else ''}{step.url}")
-    if step.error:
-        lines.append(f"failed: {step.error.get('message', '')}")
-        if step.error.get("hint"):
-            lines.append(f"what to do: {step.error['hint']}")
-    if step.note:
-        lines.append(f"note: {step.note}")
-    outcome = step.result.get("outcome") if step.result else None
-    if outcome:
-        lines.append(f"caused: {outcome}")
     if step.args:
         lines.append("asked: " + json.dumps(step.args, ensure_ascii=False))
-    if step.shot_note:
-        lines.append(step.shot_note)
-    for title, items in (("console errors", step.console), ("failed requests", step.failed)):
-        if items:
-            lines.append(f"{title}:")
-            lines.extend(f"  {item}" for item in items)
-    if step.diff:
-        lines.append("snapshot changes:")
-        lines.extend(f"  {line}" for line in step.diff.splitlines())
+    for what, text in step_facts(step):
+        if "\n" in text or what in ("console errors", "failed requests", "snapshot changes"):
+            lines.append(f"{what}:")
+            lines.extend(f"  {line}" for line in text.splitlines())
+        else:
+            lines.append(f"{what}: {text}")
     return "\n".join(lines)
 
 

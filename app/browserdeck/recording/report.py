@@ -18,7 +18,7 @@ from pathlib import Path
 from browserdeck import __version__
 from browserdeck.files import write_private
 from browserdeck.recorded import RecordedStep, SessionSummary
-from browserdeck.recording.timeline import scrub
+from browserdeck.recording.timeline import scrub, step_facts
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2126}
@@ -39,6 +39,9 @@ pre{background:#f6f8fa;border:1px solid #e1e4e8;padding:8px;overflow:auto;font-s
 .note{color:#6a4c00}
 table.summary td{padding:0 12px 0 0}
 """
+
+
+_CLASS = {"failed": ' class="error"', "what to do": ' class="error"', "note": ' class="note"'}
 
 
 def _e(text: object) -> str:
@@ -65,15 +68,6 @@ def _step(step: RecordedStep, image: Callable[[str], bytes | None]) -> str:
     if step.url:
         meta.append(step.url)
     parts.append(f'<div class="meta">{" · ".join(_e(m) for m in meta)}</div>')
-    if step.error:
-        hint = step.error.get("hint") or ""
-        parts.append(
-            f'<p class="error">✗ {_e(step.error.get("message", ""))}'
-            + (f"<br>What to do: {_e(hint)}" if hint else "")
-            + "</p>"
-        )
-    if step.note:
-        parts.append(f'<p class="note">{_e(step.note)}</p>')
     if step.args:
         parts.append(f"<pre>{_e(json.dumps(step.args, ensure_ascii=False, indent=1))}</pre>")
     if step.before or step.after:
@@ -81,17 +75,11 @@ def _step(step: RecordedStep, image: Callable[[str], bytes | None]) -> str:
         parts.append(_image(image(step.before) if step.before else None, "before"))
         parts.append(_image(image(step.after) if step.after else None, "after"))
         parts.append("</div>")
-    if step.shot_note:
-        parts.append(f'<p class="meta">{_e(step.shot_note)}</p>')
-    outcome = step.result.get("outcome") if step.result else None
-    if outcome:
-        parts.append(f"<p>Caused: {_e(outcome)}</p>")
-    if step.diff:
-        parts.append(f"<p>Snapshot changes:</p><pre>{_e(step.diff)}</pre>")
-    if step.console:
-        parts.append("<p>Console errors:</p><pre>" + _e("\n".join(step.console)) + "</pre>")
-    if step.failed:
-        parts.append("<p>Failed requests:</p><pre>" + _e("\n".join(step.failed)) + "</pre>")
+    for what, text in step_facts(step):
+        if "\n" in text or what in ("console errors", "failed requests", "snapshot changes"):
+            parts.append(f"<p>{_e(what.capitalize())}:</p><pre>{_e(text)}</pre>")
+        else:
+            parts.append(f"<p{_CLASS.get(what, '')}>{_e(what.capitalize())}: {_e(text)}</p>")
     parts.append("</section>")
     return "\n".join(parts)
 

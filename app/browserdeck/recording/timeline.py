@@ -170,6 +170,29 @@ def now() -> float:
     return time.time()
 
 
+def step_facts(step: RecordedStep) -> list[tuple[str, str]]:
+    """What a step recorded beside its images, in the order every view shows it: (what,
+    text) pairs; a text of several lines (the changes, the errors) is one entry."""
+    facts: list[tuple[str, str]] = []
+    if step.error:
+        facts.append(("failed", step.error.get("message", "")))
+        if step.error.get("hint"):
+            facts.append(("what to do", step.error["hint"]))
+    if step.note:
+        facts.append(("note", step.note))
+    outcome = step.result.get("outcome") if step.result else None
+    if outcome:
+        facts.append(("caused", str(outcome)))
+    if step.shot_note:
+        facts.append(("images", step.shot_note))
+    for what, items in (("console errors", step.console), ("failed requests", step.failed)):
+        if items:
+            facts.append((what, "\n".join(items)))
+    if step.diff:
+        facts.append(("snapshot changes", step.diff))
+    return facts
+
+
 # --- what the recorder derives from a call -------------------------------------
 
 DIFF_MAX_LINES = 300

@@ -30,7 +30,7 @@ from typing import Any
 from browserdeck import __version__
 from browserdeck.recorded import RecordedStep, SessionSummary
 from browserdeck.recording.shots import CAPTION_PX
-from browserdeck.recording.timeline import scrub
+from browserdeck.recording.timeline import scrub, step_facts
 
 VERSION = 10  # the trace format Playwright 1.65 writes and reads
 
@@ -182,16 +182,7 @@ def write(
 
 
 def _log_lines(step: RecordedStep) -> list[str]:
-    lines = []
-    if step.note:
-        lines.append(f"note: {step.note}")
-    outcome = step.result.get("outcome") if step.result else None
-    if outcome:
-        lines.append(f"caused: {outcome}")
-    if step.diff:
-        lines.append("snapshot changes:\n" + step.diff)
-    lines.extend(f"console error: {c}" for c in step.console)
-    lines.extend(f"failed request: {f}" for f in step.failed)
-    if step.shot_note:
-        lines.append(step.shot_note)
-    return lines
+    return [f"{what}: {text}" for what, text in step_facts(step) if what not in _IN_AFTER]
+
+
+_IN_AFTER = {"failed", "what to do"}  # the after event's error says them
