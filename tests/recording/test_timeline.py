@@ -54,8 +54,9 @@ def _changed(before: bytes, after: bytes, box: tuple[float, float, float, float]
 
 
 async def _agent_session(service: Any, site: str) -> dict[str, Any]:
-    """The agent's ~10 calls; what the test needs to know of the page."""
-    async with http_client(f"{service.url}/mcp", service.api_token) as client:
+    """The agent's ~10 calls; what the test needs to know of the page. Its tools are
+    `all` (browser_session_export is not in the core set)."""
+    async with http_client(f"{service.url}/mcp?tools=all", service.api_token) as client:
         await call(client, "browser_navigate", {"url": f"{site}/login.html"})
         snap = await call(client, "browser_snapshot")
         user, pw = ref_of(snap, "textbox", "User"), ref_of(snap, "textbox", "Password")
@@ -74,7 +75,9 @@ async def _agent_session(service: Any, site: str) -> dict[str, Any]:
         await call(client, "browser_press_key", {"key": "Tab"})
         await call(client, "browser_console_messages", {})
         await call(client, "browser_tabs", {"action": "list"})
-    return {"banner": banner, "stale": stale}
+        # The agent writes its own recording out, for its user.
+        wrote = await call(client, "browser_session_export", {"format": "trace"})
+    return {"banner": banner, "stale": stale, "wrote": wrote}
 
 
 async def test_an_mcp_session_leaves_a_timeline_and_exports_it_without_secrets(
@@ -123,6 +126,9 @@ async def test_an_mcp_session_leaves_a_timeline_and_exports_it_without_secrets(
         assert any("audit log unreachable" in c for c in click.console), click.console
         assert any("/missing-audit" in f for f in click.failed), click.failed
         assert "Welcome back" in click.diff
+        own = Path(seen["wrote"].split()[1])
+        assert seen["wrote"].startswith("wrote /") and own.is_file() and own.suffix == ".zip"
+        assert steps[-1].op == "export-session"
         failed = [s for s in steps if not s.ok]
         assert failed and failed[0].error and "e977" in failed[0].error["message"]
         assert "e977" in seen["stale"]
