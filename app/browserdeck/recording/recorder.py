@@ -66,6 +66,7 @@ AFTER_WAIT = 5.0
 IDLE_END = 30 * 60.0  # a session with no call this long is ended
 MEMORY_STEPS = 1000  # steps of a running session kept in memory (all are on disk)
 INFO_EVERY = 2.0  # seconds between two writes of a running session's summary
+SETTLE_WAIT = 15.0  # an export waits this long at most for the steps still being written
 @dataclass
 class Recording:
     """One session: its summary, its recent steps and the work still to do on them."""
@@ -442,10 +443,12 @@ class Recorder:
     def image(self, sid: str, name: str) -> bytes | None:
         return self.store.image(self._get(sid).info.id, name)
 
-    async def settled(self, sid: str) -> None:
-        """Once every step of the session so far is written."""
+    async def settled(self, sid: str, within: float = SETTLE_WAIT) -> None:
+        """Once every step of the session so far is written (or ``within`` seconds passed:
+        an agent that never pauses must not hold its export for ever)."""
         rec = self._get(sid)
-        await rec.idle.wait()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(rec.idle.wait(), within)
 
     def _get(self, sid: str) -> Recording:
         self._load()

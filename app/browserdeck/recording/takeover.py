@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 # The service's calls that act on a profile's browser (a tab's calls are all TabRequests).
 HELD_OPS = frozenset({"open-tab", "close-tab", "focus-tab", "run-code"})
+SEEN_MAX = 10_000  # sessions remembered per profile for the note after a hand-back
 NOTE = (
     "the user took this browser over{when} and may have changed its pages; refs from "
     "before may be stale: take a new snapshot first"
@@ -110,6 +111,10 @@ class TakeOvers:
                 ) from None
         last = self._last.get(profile)
         seen = self._seen.get((profile, key))
+        if len(self._seen) > SEEN_MAX:  # sessions long gone: forget the oldest half
+            for old in sorted(self._seen, key=self._seen.__getitem__)[: SEEN_MAX // 2]:
+                del self._seen[old]
+                self._told.pop(old, None)
         self._seen[(profile, key)] = time.time()
         if (
             last is not None
