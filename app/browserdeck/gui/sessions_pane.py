@@ -133,7 +133,12 @@ class SessionsPane(QWidget):
         )
         self.session_tree.currentItemChanged.connect(lambda *_: self._on_session_selected())
         self.step_tree = self._tree("steps", ["#", "Time", "Step", "Result", "ms"])
-        self.step_tree.header().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header = self.step_tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        # A long error would take the step's room: its width is set, its text a tooltip.
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(3, 220)
         self.step_tree.currentItemChanged.connect(lambda *_: self._on_step_selected())
         top.addWidget(self.session_tree)
         top.addWidget(self.step_tree)
@@ -281,6 +286,8 @@ class SessionsPane(QWidget):
                     for column, text in enumerate(row):
                         item.setText(column, text)
                 item.setData(0, NAME_ROLE, step.n)
+                item.setToolTip(2, row[2])
+                item.setToolTip(3, row[3])
                 if not step.ok:
                     item.setForeground(3, QBrush(FAILED))
             follow = chosen is None or (self._steps and chosen == self._steps[-1].n)
