@@ -81,13 +81,13 @@ class RecordingCalls:
         return self.recorder.image(session, name)
 
     # --- calls ---------------------------------------------------------------------------
-    async def sessions(self, caller: Caller) -> rec.RecordedSessions:
+    async def list_sessions(self, caller: Caller) -> rec.RecordedSessions:
         async def perform(call: Call[rec.RecordedSessions], _: Any) -> rec.RecordedSessions:
             return rec.RecordedSessions(sessions=self.recorded_sessions())
 
         return await self._through(caller, admin.ListSessions(), perform, scoped=False)
 
-    async def session(self, caller: Caller, session: str) -> rec.RecordedSession:
+    async def get_session(self, caller: Caller, session: str) -> rec.RecordedSession:
         async def perform(call: Call[rec.RecordedSession], _: Any) -> rec.RecordedSession:
             return self.recorded_session(session)
 

@@ -131,9 +131,6 @@ class ServiceEvents:
         self.api_call = Signal("api_call")
         # level=str ("info"|"warning"|"error"), title=str, message=str
         self.notice = Signal("notice")
-        # session=str: an agent session ended (the MCP session's end; recording/ finishes
-        # its timeline)
-        self.session_ended = Signal("session_ended")
         # session=str|None, step=int|None: a recorded session got or finished a step
         # (None: sessions came or went); the Sessions view follows it (recording/)
         self.recording = Signal("recording")

@@ -117,8 +117,9 @@ def add_recording(service: Service) -> None:
     from browserdeck.recording.takeover import TakeOvers
 
     settings = lambda: service.config  # noqa: E731 (read at each call: settings change)
-    service.addons.add(TakeOvers(service.events, settings))
-    service.addons.add(Recorder(service.events, settings))
+    registry = lambda: service.sessions  # noqa: E731 (made anew when the service restarts)
+    service.addons.add(TakeOvers(service.events, settings, sessions=registry))
+    service.addons.add(Recorder(service.events, settings, sessions=registry))
 
 
 def agent_sessions(service: Service) -> int:

@@ -22,7 +22,7 @@ ProfileQ = Annotated[str | None, Query(description="profile name; default: defau
     response_model=rec.RecordedSessions,
 )
 async def sessions(request: Request) -> rec.RecordedSessions:
-    return await deck_of(request).sessions(caller_of(request))
+    return await deck_of(request).list_sessions(caller_of(request))
 
 
 @router.get(
@@ -31,7 +31,7 @@ async def sessions(request: Request) -> rec.RecordedSessions:
     response_model=rec.RecordedSession,
 )
 async def session(request: Request, session_id: str) -> rec.RecordedSession:
-    return await deck_of(request).session(caller_of(request), session_id)
+    return await deck_of(request).get_session(caller_of(request), session_id)
 
 
 @router.post(

@@ -15,8 +15,9 @@ answered or why it failed. An action (a click, typing, a navigation …) also ge
 Masking, outlining, captioning, encoding and writing (shots.py, store.py) run in one
 worker per session, in order, never on a call's path. The recordings stay within the
 artifact limits (store.py). Which session a call belongs to is the ``Caller``'s; a
-session ends when the door says its agent session ended (the ``session_ended`` event),
-after ``IDLE_END`` without a call, or when the service stops.
+session ends when the service's sessions registry ends its agent session
+(``Sessions.on_end``, ends.py), after ``IDLE_END`` without a call, or when the service
+stops.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from browserdeck.door.call import Call, Caller
 from browserdeck.engine import options as o
 from browserdeck.errors import SESSIONS, BrowserdeckError, Hint, NotFound
 from browserdeck.recorded import RecordedStep, SessionSummary
+from browserdeck.recording.ends import SessionEnds
 from browserdeck.recording.store import Removed, Store
 from browserdeck.recording.timeline import (
     NO_CHANGE,
@@ -57,6 +59,8 @@ from browserdeck.recording.timeline import (
 if TYPE_CHECKING:
     from browserdeck.config import Config
     from browserdeck.events import ServiceEvents
+    from browserdeck.session import EndReason, Session
+    from browserdeck.sessions import Sessions
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +71,8 @@ IDLE_END = 30 * 60.0  # a session with no call this long is ended
 MEMORY_STEPS = 1000  # steps of a running session kept in memory (all are on disk)
 INFO_EVERY = 2.0  # seconds between two writes of a running session's summary
 SETTLE_WAIT = 15.0  # an export waits this long at most for the steps still being written
+
+
 @dataclass
 class Recording:
     """One session: its summary, its recent steps and the work still to do on them."""
@@ -106,6 +112,7 @@ class Recorder:
         events: ServiceEvents,
         settings: Callable[[], Config] | None = None,
         store: Store | None = None,
+        sessions: Callable[[], Sessions] | None = None,
     ) -> None:
         self.events = events
         self._settings = settings
@@ -114,7 +121,7 @@ class Recorder:
         self.recordings: dict[str, Recording] = {}  # by session id
         self._live: dict[str, str] = {}  # agent session key -> its running recording's id
         self._loaded = False
-        events.session_ended.connect(self._on_session_ended)
+        self._ends = SessionEnds("session recordings", self._session_ended, sessions)
 
     # Always on; a benchmark turns it off to compare (bench/bench_recording.py).
     enabled = True
@@ -123,6 +130,7 @@ class Recorder:
     async def before(self, call: Call[Any]) -> None:
         if not self.enabled or not recorded(call.caller):
             return
+        self._ends.attach()
         pending = call.data[KEY] = await self._begin(call)
         step = pending.step
         if is_action(step) and call.tab is not None:
@@ -231,10 +239,9 @@ class Recorder:
         self._live[key] = sid
         return rec  # its folder and summary are written with its first step (off the path)
 
-    def _on_session_ended(self, *, session: str | None = None, ended: Any = None, **_: Any) -> None:
-        key = session or getattr(ended, "session", None)
-        if isinstance(key, str) and key in self._live:
-            self._end(key, "its agent session ended")
+    def _session_ended(self, session: Session, reason: EndReason) -> None:
+        if session.id in self._live:
+            self._end(session.id, reason.words)
 
     def _end(self, key: str, why: str) -> None:
         sid = self._live.pop(key, None)

@@ -22,16 +22,22 @@ from typing import TYPE_CHECKING, Any
 
 from browserdeck.door.request import TabRequest
 from browserdeck.errors import SNAPSHOT, Hint, Unavailable
+from browserdeck.recording.ends import SessionEnds
+from browserdeck.session import session_key
 from browserdeck.tabs import QUIET_CLIENTS
 
 if TYPE_CHECKING:
     from browserdeck.config import Config
     from browserdeck.door.call import Call
     from browserdeck.events import ServiceEvents
+    from browserdeck.session import EndReason, Session
+    from browserdeck.sessions import Sessions
 
 # The service's calls that act on a profile's browser (a tab's calls are all TabRequests).
 HELD_OPS = frozenset({"open-tab", "close-tab", "focus-tab", "run-code"})
-SEEN_MAX = 10_000  # sessions remembered per profile for the note after a hand-back
+# Sessions remembered for the note after a hand-back (an ended session is forgotten at
+# its end; clients without a session only past this).
+SEEN_MAX = 10_000
 NOTE = (
     "the user took this browser over{when} and may have changed its pages; refs from "
     "before may be stale: take a new snapshot first"
@@ -50,13 +56,20 @@ class Taken:
 class TakeOvers:
     """Which profiles the user has taken over, and the addon that holds agents off them."""
 
-    def __init__(self, events: ServiceEvents, settings: Callable[[], Config] | None = None) -> None:
+    def __init__(
+        self,
+        events: ServiceEvents,
+        settings: Callable[[], Config] | None = None,
+        sessions: Callable[[], Sessions] | None = None,
+    ) -> None:
         self.events = events
         self._settings = settings
         self._taken: dict[str, Taken] = {}
         self._last: dict[str, Taken] = {}  # per profile, the latest take-over (ended or not)
         self._seen: dict[tuple[str, str], float] = {}  # (profile, session) -> its last call
         self._told: dict[tuple[str, str], float] = {}  # (profile, session) -> take-over told
+        # An ended session is not told any more: what was kept of it goes.
+        self._ends = SessionEnds("take-over notes", self._session_ended, sessions)
 
     # --- what the panel does (through Deck) ----------------------------------------
     def take(self, profile: str) -> Taken:
@@ -90,7 +103,9 @@ class TakeOvers:
             return
         if not isinstance(call.request, TabRequest) and call.name not in HELD_OPS:
             return
-        profile, key = call.profile, caller.key or ""
+        self._ends.attach()
+        # The session as the registry knows it (its end forgets it), else the client.
+        profile, key = call.profile, session_key(caller.session) or caller.client or ""
         taken = self._taken.get(profile)
         if taken is not None:
             wait = self.wait_seconds
@@ -125,3 +140,8 @@ class TakeOvers:
             self._told[(profile, key)] = last.since
             since = time.strftime("%H:%M:%S", time.localtime(last.since))
             call.note(NOTE.format(when=f" at {since}"))
+
+    def _session_ended(self, session: Session, _reason: EndReason) -> None:
+        for seen in [k for k in self._seen if k[1] == session.id]:
+            del self._seen[seen]
+            self._told.pop(seen, None)

@@ -24,6 +24,7 @@ from browserdeck.door.activity import notes_of
 from browserdeck.door.call import Call, Caller
 from browserdeck.errors import BrowserdeckError
 from browserdeck.recorded import RecordedStep
+from browserdeck.session import session_key as agent_session
 from browserdeck.tabs import QUIET_CLIENTS
 
 # Calls whose effect on the page is shown by an image before and after.
@@ -207,7 +208,9 @@ def recorded(caller: Caller) -> bool:
 
 
 def session_key(caller: Caller) -> str:
-    return caller.session or f"client:{caller.client}"
+    """The agent session a call belongs to: its id as the sessions registry knows it
+    (sessions.py), else its client's name."""
+    return agent_session(caller.session) or f"client:{caller.client}"
 
 
 def snapshot_scope(request: Any) -> str:

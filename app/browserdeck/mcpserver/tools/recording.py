@@ -27,7 +27,6 @@ async def session_export(call: Call) -> Reply:
     request = admin.ExportSession.of(
         {"format": call.args.get("format"), "session": caller.session or ""},
         where="browser_session_export",
-        strict=False,
     )
     done = await call.app.deck.export_session(caller, request)
     return Reply(f"wrote {done.path} ({done.bytes:,} bytes): {_OPENS[done.format]}")
