@@ -9,6 +9,7 @@ from browserdeck.deck import Deck
 from browserdeck.door.call import Caller
 from browserdeck.engine import options as o
 from browserdeck.recording.store import Store
+from browserdeck.session import CLIENT_ENDED
 from tests.support.service import running_service
 
 LIMIT_MB = 10
@@ -33,7 +34,7 @@ async def test_500_recorded_calls_stay_within_artifacts_max_mb(bd_home: Path, si
         early = Caller(client="early-agent", session="early-1")
         target, ref = await start(early)
         await deck.on_tab(early, o.ClickAct(kind="click", ref=ref), target=target)
-        service.events.session_ended.send(session="early-1")
+        await service.sessions.end("early-1", CLIENT_ENDED)  # its recording ends with it
         first = next(s for s in deck.recorded_sessions() if s.key == "early-1")
         await deck.recorder.settled(first.id)
         assert first.ended and (root / first.id / "00003-after.jpg").is_file()

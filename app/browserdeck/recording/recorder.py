@@ -86,6 +86,7 @@ class Recording:
     info_written: float = 0.0  # monotonic time its summary was last written
     snapshots: dict[tuple[str, str], str] = field(default_factory=dict)  # (tab, scope) -> text
     awaiting: dict[str, list[RecordedStep]] = field(default_factory=dict)  # tab -> actions since
+    shooting: set[asyncio.Task[r.RecordedShot]] = field(default_factory=set)  # after shots
 
     @property
     def live(self) -> bool:
@@ -203,6 +204,8 @@ class Recorder:
             after = self.tasks.spawn(
                 self._shot(call, pending.since), name=f"recording-after-{rec.info.id}-{step.n}"
             )
+            rec.shooting.add(after)
+            after.add_done_callback(rec.shooting.discard)
         text = getattr(answer, "snapshot", None) if call.name == "snapshot" else None
         scope = snapshot_scope(call.request) if isinstance(text, str) else ""
         self._queue(rec, self._finish(rec, pending, after, text, scope))
@@ -239,9 +242,14 @@ class Recorder:
         self._live[key] = sid
         return rec  # its folder and summary are written with its first step (off the path)
 
-    def _session_ended(self, session: Session, reason: EndReason) -> None:
-        if session.id in self._live:
-            self._end(session.id, reason.words)
+    async def _session_ended(self, session: Session, reason: EndReason) -> None:
+        rec = self.recordings.get(self._live.get(session.id, ""))
+        if rec is None:
+            return
+        self._end(session.id, reason.words)
+        # Its tabs close right after this: the last action's image after is taken first.
+        if rec.shooting:
+            await asyncio.wait(set(rec.shooting), timeout=AFTER_WAIT)
 
     def _end(self, key: str, why: str) -> None:
         sid = self._live.pop(key, None)
