@@ -17,20 +17,14 @@ import httpx
 from PySide6.QtCore import QPoint, Qt
 from tests.gui.conftest import in_qt, running_tray, wait_for
 from tests.recording.site import serve_site
+from tests.support.service import api_client
 
 
 def _agent(app: Any, session: str) -> httpx.AsyncClient:
     """An HTTP client of the tray's API that is the agent session ``session``."""
-    return httpx.AsyncClient(
-        base_url=app.service.url,
-        trust_env=False,
-        timeout=90,
-        headers={
-            "Authorization": f"Bearer {app.service.api_token}",
-            "X-Browserdeck-Client": "panel-agent",
-            "X-Browserdeck-Session": session,
-        },
-    )
+    client = api_client(app.service)
+    client.headers.update({"X-Browserdeck-Client": "panel-agent", "X-Browserdeck-Session": session})
+    return client
 
 
 async def _open(agent: httpx.AsyncClient, url: str) -> tuple[str, str]:
