@@ -1,4 +1,4 @@
-"""Session recording's cost, and the live view's rate and CPU (issue 34's targets).
+"""Session recording's cost, and the live view's rate and CPU (the targets: docs/performance.md).
 
 1. **Recording on vs off** for what an agent does most: a click, then a snapshot, on a
    page whose button changes it at once. One service (in-process, headless Chromium),

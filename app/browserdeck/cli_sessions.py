@@ -9,7 +9,7 @@ Calls of the API (GET /sessions, GET /sessions/{id}, POST /sessions/{id}/export)
 
 from __future__ import annotations
 
-# Not `from typing import`: typing costs a CLI call about a fifth of its start-up (issue 14).
+# Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse

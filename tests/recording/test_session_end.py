@@ -1,4 +1,4 @@
-"""A recording ends with its agent session: the sessions registry's end (sessions.py) is
+"""A recording ends with its agent session, and the take-over forgets it: the sessions registry's end (sessions.py) is
 the one way a session ends, also for a registry made anew when the service restarts."""
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ async def test_a_recording_ends_with_its_session_also_after_the_service_restarte
         await deck.open_tab(agent, None, f"{site}/noise.html")
         running = next(s for s in deck.recorded_sessions() if s.key == "run-9")
         assert running.ended is None
+        # The take-over keeps when each session last used a profile (for its note after a
+        # hand-back); an ended session's entry goes with it.
+        assert ("agent", "run-9") in deck.takeovers._seen
         await service.sessions.end_all(STOPPED_BY_USER)
         ended = next(s for s in deck.recorded_sessions() if s.key == "run-9")
         assert ended.ended is not None
+        assert ("agent", "run-9") not in deck.takeovers._seen
