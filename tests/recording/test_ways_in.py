@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
+from browserdeck.recording.store import Store
 from tests.support.service import running_service
 
 NAMED = {"X-Browserdeck-Client": "report-bot", "X-Browserdeck-Session": "bot-run-7"}
@@ -50,6 +52,12 @@ async def test_sessions_are_listed_read_and_exported_by_the_api_and_the_cli(
         assert path.is_absolute() and path.suffix == ".zip" and path.is_file()
         default = (await api.post(f"/sessions/{sid}/export")).json()
         assert default["format"] == "html" and default["path"].endswith(".html")
+        # Readable by this user only, as every file browserdeck saves from a page: the
+        # exports and the recording itself (its rows, summary and images).
+        written = [path, Path(default["path"]), *(Store().root / sid).iterdir()]
+        assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in written} == dict.fromkeys(
+            (p.name for p in written), 0o600
+        )
 
         bad = await api.post(f"/sessions/{sid}/export", json={"format": "gif"})
         assert bad.status_code == 400 and "format" in bad.json()["error"]["message"]

@@ -142,9 +142,7 @@ class Store:
     def append(self, session: str, row: dict[str, Any]) -> None:
         line = (json.dumps(row, ensure_ascii=False) + "\n").encode()
         path = self.folder(session) / TIMELINE
-        with open(path, "ab") as fh:
-            if fh.tell() == 0 and hasattr(path, "chmod"):
-                path.chmod(0o600)
+        with files.open_private(path, append=True) as fh:
             fh.write(line)
         self._grow(session, len(line))
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from browserdeck import __version__
+from browserdeck.files import open_private
 from browserdeck.recorded import RecordedStep, SessionSummary
 from browserdeck.recording.shots import CAPTION_PX
 from browserdeck.recording.timeline import scrub, step_facts
@@ -173,7 +174,7 @@ def write(
         events.append(after)
     text = "\n".join(json.dumps(e, ensure_ascii=False) for e in events) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+    with open_private(path) as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("trace.trace", scrub(text))
         zf.writestr("trace.network", "")
         for name, data in files.items():
