@@ -1,14 +1,21 @@
-"""A recording ends with its agent session, and the take-over forgets it: the sessions registry's end (sessions.py) is
+"""A recording ends with its agent session, the take-over forgets it and refuses its
+call that waited for the hand-back: the sessions registry's end (sessions.py) is
 the one way a session ends, also for a registry made anew when the service restarts."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+
+import pytest
 
 from browserdeck.deck import Deck
 from browserdeck.door.call import Caller
-from browserdeck.session import STOPPED_BY_USER
+from browserdeck.engine import options as o
+from browserdeck.session import STOPPED_BY_USER, SessionEndedError
 from tests.support.service import running_service
+
+GUI = Caller(client="browserdeck-gui", via="gui")
 
 
 async def test_a_recording_ends_with_its_session_also_after_the_service_restarted(
@@ -33,3 +40,25 @@ async def test_a_recording_ends_with_its_session_also_after_the_service_restarte
         ended = next(s for s in deck.recorded_sessions() if s.key == "run-9")
         assert ended.ended is not None
         assert ("agent", "run-9") not in deck.takeovers._seen
+
+
+async def test_a_call_waiting_for_the_hand_back_is_refused_as_its_session_ends(
+    bd_home: Path, site: str
+) -> None:
+    async with running_service() as (service, _):
+        deck = Deck(service)
+        agent = Caller(client="bot", session="run-5")
+        tab = await deck.open_tab(agent, None, f"{site}/noise.html")
+        await deck.take_over(GUI, None)
+        held = asyncio.ensure_future(
+            deck.on_tab(agent, o.SnapshotOptions(), target=tab.target_id)
+        )
+        await asyncio.sleep(0.5)
+        assert not held.done(), "the agent's call ran while the user had the browser"
+        await service.sessions.end_all(STOPPED_BY_USER)
+        # At once, not after takeOverWaitSeconds (30 s), and saying why.
+        with pytest.raises(SessionEndedError) as refused:
+            await asyncio.wait_for(held, 5)
+        assert "stopped by you" in refused.value.message
+        assert "waited for the user to hand the browser back" in refused.value.message
+        await deck.hand_back(GUI, None)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from browserdeck.door.request import TabRequest
 from browserdeck.errors import SNAPSHOT, Hint, Unavailable
 from browserdeck.recording.ends import SessionEnds
-from browserdeck.session import session_key
+from browserdeck.session import SessionEndedError, session_key
 from browserdeck.tabs import QUIET_CLIENTS
 
 if TYPE_CHECKING:
@@ -68,6 +68,8 @@ class TakeOvers:
         self._last: dict[str, Taken] = {}  # per profile, the latest take-over (ended or not)
         self._seen: dict[tuple[str, str], float] = {}  # (profile, session) -> its last call
         self._told: dict[tuple[str, str], float] = {}  # (profile, session) -> take-over told
+        # Calls waiting for the hand-back, by session: its end refuses them at once.
+        self._holding: dict[str, set[asyncio.Future[EndReason]]] = {}
         # An ended session is not told any more: what was kept of it goes.
         self._ends = SessionEnds("take-over notes", self._session_ended, sessions)
 
@@ -108,11 +110,8 @@ class TakeOvers:
         profile, key = call.profile, session_key(caller.session) or caller.client or ""
         taken = self._taken.get(profile)
         if taken is not None:
-            wait = self.wait_seconds
             try:
-                if wait <= 0:
-                    raise TimeoutError
-                await asyncio.wait_for(taken.released.wait(), wait)
+                ended = await self._hold(taken, key)
             except TimeoutError:
                 raise Unavailable(
                     f"the user has taken over this browser (profile {profile!r}); try again "
@@ -124,6 +123,12 @@ class TakeOvers:
                     ),
                     code="user_took_over",
                 ) from None
+            if ended is not None:
+                raise SessionEndedError(
+                    "this agent session ended while its call waited for the user to hand "
+                    f"the browser back: {ended.words}",
+                    hint="start a new session to go on; take a new snapshot first",
+                )
         last = self._last.get(profile)
         seen = self._seen.get((profile, key))
         if len(self._seen) > SEEN_MAX:  # sessions long gone: forget the oldest half
@@ -141,7 +146,34 @@ class TakeOvers:
             since = time.strftime("%H:%M:%S", time.localtime(last.since))
             call.note(NOTE.format(when=f" at {since}"))
 
-    def _session_ended(self, session: Session, _reason: EndReason) -> None:
+    async def _hold(self, taken: Taken, key: str) -> EndReason | None:
+        """Wait for the hand-back, up to ``takeOverWaitSeconds`` (TimeoutError past it);
+        a session that ends meanwhile stops waiting at once: why it ended."""
+        wait = self.wait_seconds
+        if wait <= 0:
+            raise TimeoutError
+        ended: asyncio.Future[EndReason] = asyncio.get_running_loop().create_future()
+        holding = self._holding.setdefault(key, set())
+        holding.add(ended)
+        released = asyncio.ensure_future(taken.released.wait())
+        either: set[asyncio.Future[Any]] = {released, ended}
+        try:
+            await asyncio.wait(either, timeout=wait, return_when="FIRST_COMPLETED")
+        finally:
+            released.cancel()
+            holding.discard(ended)
+            if not holding and self._holding.get(key) is holding:
+                del self._holding[key]
+        if ended.done():
+            return ended.result()
+        if not taken.released.is_set():
+            raise TimeoutError
+        return None
+
+    def _session_ended(self, session: Session, reason: EndReason) -> None:
+        for held in self._holding.pop(session.id, set()):
+            if not held.done():
+                held.set_result(reason)
         for seen in [k for k in self._seen if k[1] == session.id]:
             del self._seen[seen]
             self._told.pop(seen, None)
