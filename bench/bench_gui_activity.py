@@ -54,7 +54,6 @@ async def run(calls: int) -> dict[str, list[float]]:
     panel = app.show_panel()
     app.model._poll.stop()
     panel.auto_box.setChecked(False)
-    panel.timer.stop()
     seen: dict[int, float] = {}
     panel.activity.model().rowsInserted.connect(
         lambda *_: seen.setdefault(panel.activity.topLevelItemCount(), time.perf_counter())

@@ -232,9 +232,20 @@ SETTINGS: tuple[Setting, ...] = (
         "int",
         500,
         "Most disk space (MB) each folder of saved files may use: screenshots, PDFs, "
-        "downloads, MCP output. The oldest files are removed first.",
+        "downloads, MCP output, session recordings. The oldest files are removed first.",
         minimum=10,
         maximum=1_000_000,
+        advanced=True,
+    ),
+    Setting(
+        "takeOverWaitSeconds",
+        "int",
+        30,
+        "While you have taken over a profile's browser (the panel's Take over), an agent's "
+        "call on it waits this long for you to hand it back, then is refused (0: refused "
+        "at once).",
+        minimum=0,
+        maximum=600,
         advanced=True,
     ),
     Setting(
@@ -420,6 +431,7 @@ class Config:
     allow_file_urls: bool = False
     max_tabs: int = 40
     artifacts_max_mb: int = 500
+    take_over_wait_seconds: int = 30
     artifacts_max_age_days: int = 7
     log_max_mb: int = 20
     upload_roots: list[str] = field(default_factory=list)

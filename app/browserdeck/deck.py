@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from browserdeck import driverspecs, reconfig
 from browserdeck import results as r
+from browserdeck.deck_recording import RecordingCalls
 from browserdeck.door import admin
 from browserdeck.door.addons import Addons
 from browserdeck.door.call import Call, Caller, TabInfo
@@ -63,7 +64,7 @@ class BrowserTarget:
     headers: dict[str, str]
 
 
-class Deck:
+class Deck(RecordingCalls):
     """The service's calls, typed, for every way in, each through the service's addons.
 
     The tray app holds only a ``Deck``: what it shows comes from the reads for views

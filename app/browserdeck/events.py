@@ -131,5 +131,11 @@ class ServiceEvents:
         self.api_call = Signal("api_call")
         # level=str ("info"|"warning"|"error"), title=str, message=str
         self.notice = Signal("notice")
+        # session=str|None, step=int|None: a recorded session got or finished a step
+        # (None: sessions came or went); the Sessions view follows it (recording/)
+        self.recording = Signal("recording")
+        # profile=str, taken=bool, detail=str|None: the user took a profile's browser over,
+        # or handed it back (recording/takeover.py)
+        self.takeover = Signal("takeover")
         # (no kwargs) config saved and applied
         self.config_changed = Signal("config_changed")

@@ -105,7 +105,21 @@ def build_service(
     service.tab_holders = tab_holders
     service.agent_sessions = lambda: agent_sessions(service)
     service.addons.add(activity_log(service))
+    add_recording(service)
     return service
+
+
+def add_recording(service: Service) -> None:
+    """The take-over (agents wait while the user has a browser) and the session recorder,
+    after the activity log and in this order: a held call is recorded as it runs, its
+    screenshot before taken once it may run (recording/)."""
+    from browserdeck.recording.recorder import Recorder
+    from browserdeck.recording.takeover import TakeOvers
+
+    settings = lambda: service.config  # noqa: E731 (read at each call: settings change)
+    registry = lambda: service.sessions  # noqa: E731 (made anew when the service restarts)
+    service.addons.add(TakeOvers(service.events, settings, sessions=registry))
+    service.addons.add(Recorder(service.events, settings, sessions=registry))
 
 
 def agent_sessions(service: Service) -> int:

@@ -455,6 +455,19 @@ class Screenshot(TabResult):
     skipped: int | None = Field(default=None, description="refs not labelled: out of view or cap")
 
 
+class RecordedShot(TabResult):
+    """The recorder's picture of a tab (engine/recshot.py): a JPEG of the viewport (device
+    pixels) and, in CSS pixels of that viewport, what to mask and what to outline."""
+
+    jpeg: str | None = Field(default=None, description="the image, base64")
+    viewport: Size | None = Field(default=None, description="the viewport in CSS pixels")
+    target: Rect | None = Field(default=None, description="the element acted on")
+    masks: list[Rect] = Field(default_factory=list, description="password inputs in view")
+    console_errors: list[ConsoleEntry] = Field(default_factory=list)
+    page_errors: list[PageError] = Field(default_factory=list)
+    failed_requests: list[RequestEntry] = Field(default_factory=list)
+
+
 class Armed(TabResult):
     """A hook: a file chooser or dialog armed for what comes next, or files set now."""
 

@@ -414,6 +414,7 @@ class Service:
                     await api.stop()
                 finally:
                     self._remove_instance_file()
+            await self.addons.stop()  # no call comes any more; the browsers are still up
             # Side by side: the profiles' browsers close (each 0.2-0.5 s of Chromium's own
             # shutdown) while the engine lets go of every connection and stops its driver
             # (the profiles find no engine to drop their connection from).

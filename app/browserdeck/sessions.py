@@ -18,11 +18,12 @@ A session ends, with a reason (``EndReason``), when:
 
 ``Sessions.end`` is the one way a session ends: it runs every clean-up registered with
 ``on_end`` (the MCP server ends the session's transport and tab claims; pooled remote
-browsers are released; later: routes, recordings, pending approvals), then closes the
-tabs the session opened, except those the user marked *keep* (``keep``) and those
-another live session uses now (handed to it), and gives back the tabs it reused (their
-holder label goes). A browser's last tab is never closed: a blank one is opened first
-(a headed Chromium, and the user's own Chrome, would quit with its last window).
+browsers are released; recordings and the take-over end theirs, recording/ends.py;
+later: routes, pending approvals), then closes the tabs the session opened, except
+those the user marked *keep* (``keep``) and those another live session uses now (handed
+to it), and gives back the tabs it reused (their holder label goes). A browser's last
+tab is never closed: a blank one is opened first (a headed Chromium, and the user's own
+Chrome, would quit with its last window).
 
 Its next call is then refused with the reason (``SessionEndedError``), so an agent learns
 that the user stopped it rather than acting in a fresh session somewhere else; a named

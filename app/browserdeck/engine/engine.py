@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from browserdeck import aio, urls
 from browserdeck import results as r
-from browserdeck.engine import actions, arming, consequences, elements, hung, offline
+from browserdeck.engine import actions, arming, consequences, elements, hung, offline, recshot
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
@@ -67,6 +67,7 @@ SNAPSHOT_DEADLINE = 15.0
 SCREENSHOT_DEADLINE = 15.0
 CONSOLE_DEADLINE = 5.0
 OFFLINE_DEADLINE = 10.0
+RECORD_SHOT_DEADLINE = 5.0
 # Added to a call's own timeout: the engine's bookkeeping around the Playwright call.
 DEADLINE_GRACE = 2.0
 
@@ -520,3 +521,14 @@ class Engine(EngineDriver):
         before = self._file_visits.get(state, 0)
         state.actions += 1
         return self._finish(r.Armed, state, before, arming.arm_dialog(state, opts))
+
+    async def record_shot(
+        self, cdp_url: str, target_id: str, headers: Headers, opts: o.RecordShot
+    ) -> r.RecordedShot:
+        """The session recorder's picture of the tab (engine/recshot.py). It takes nothing
+        the tab's next answer carries (dialogs stay unreported) and reads no file: page."""
+        state = await self.page_state(cdp_url, target_id, headers)
+        result = await self._bounded(
+            state, "recording shot", RECORD_SHOT_DEADLINE, recshot.take(state, opts)
+        )
+        return r.RecordedShot.model_validate(r.well_formed(result))

@@ -243,7 +243,7 @@ class TrayApp(QObject):
         if panel is not None:
             if panel.isVisible():
                 panel.keep_layout()
-            panel.timer.stop()
+            await panel.shot_pane.stop_live()  # its live view closes before the browser
             panel.hide()
             panel.deleteLater()
         if self.tray is not None:

@@ -25,6 +25,8 @@ class ServiceBridge(QObject):
     apiCall = Signal(object)  # events.ActivityEntry (frozen: safe to hand to another thread)
     notice = Signal(str, str, str)  # level, title, message
     configChanged = Signal()
+    recording = Signal(object, object)  # session id | None, step number | None
+    takeover = Signal(str, bool)  # profile, taken over by the user
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -41,6 +43,8 @@ class ServiceBridge(QObject):
         events.api_call.connect(self._on_api_call)
         events.notice.connect(self._on_notice)
         events.config_changed.connect(self._on_config_changed)
+        events.recording.connect(self._on_recording)
+        events.takeover.connect(self._on_takeover)
 
     def detach(self) -> None:
         events, self._events = self._events, None
@@ -53,6 +57,8 @@ class ServiceBridge(QObject):
         events.api_call.disconnect(self._on_api_call)
         events.notice.disconnect(self._on_notice)
         events.config_changed.disconnect(self._on_config_changed)
+        events.recording.disconnect(self._on_recording)
+        events.takeover.disconnect(self._on_takeover)
 
     # Receivers take **kwargs loosely: a field added to an event later must not break us.
     def _on_profile_state(
@@ -81,3 +87,9 @@ class ServiceBridge(QObject):
 
     def _on_config_changed(self, **_: Any) -> None:
         self.configChanged.emit()
+
+    def _on_recording(self, *, session: str | None = None, step: int | None = None, **_: Any) -> None:
+        self.recording.emit(session, step)
+
+    def _on_takeover(self, *, profile: str, taken: bool, **_: Any) -> None:
+        self.takeover.emit(profile, taken)

@@ -21,12 +21,14 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from browserdeck import aio, states
 from browserdeck.deck import AgentsStopped, Caller, Deck, Overview
+from browserdeck.door import admin
 from browserdeck.errors import BrowserdeckError
 from browserdeck.events import ActivityEntry
 from browserdeck.gui.bridge import ServiceBridge
 from browserdeck.results import ProfileStatus
 
 if TYPE_CHECKING:
+    from browserdeck.recorded import SessionExport, TakeOverState
     from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
@@ -94,6 +96,11 @@ _ACTIONS: dict[str, str] = {
     "pdf": "save PDF",
     "file-chooser": "arm file chooser",
     "dialog": "arm dialog",
+    "sessions": "list recorded sessions",
+    "session": "read a recorded session",
+    "export-session": "export a session",
+    "take-over": "take over",
+    "hand-back": "hand back",
 }
 
 # Navigate's kinds in words.
@@ -186,6 +193,7 @@ class DeckModel(QObject):
     activityAdded = Signal(object)  # an Activity
     actionFailed = Signal(str, str)  # title, message (with the hint) of a failed user action
     tabOpened = Signal(str, str)  # profile, targetId of a tab the user opened (panel/tray)
+    takeoverChanged = Signal(str)  # profile: the user took its browser over or handed it back
 
     POLL_MS = 5000
 
@@ -202,6 +210,7 @@ class DeckModel(QObject):
         self.tabs: dict[str, list[Tab]] = {}
         self.activity: deque[Activity] = deque(maxlen=ACTIVITY_LIMIT)
         self.agents_present = False  # whether "Stop all agents" has anything to stop
+        self.taken: set[str] = set()  # profiles whose browser the user has taken over
         self.show_own_calls = False
         self._refresh_task: asyncio.Task[None] | None = None
         self._dirty = False
@@ -211,6 +220,7 @@ class DeckModel(QObject):
         bridge.extension.connect(lambda *_: self.refresh())
         bridge.configChanged.connect(self.refresh)
         bridge.apiCall.connect(self._on_api_call)
+        bridge.takeover.connect(self._on_takeover)
         self._poll = QTimer(self)
         self._poll.setInterval(self.POLL_MS)
         self._poll.timeout.connect(self.refresh)
@@ -428,3 +438,26 @@ class DeckModel(QObject):
     ) -> asyncio.Task[None] | None:
         """End every agent session; agent tabs close, the user's Chrome tabs are unshared."""
         return self._deck_call("Could not stop all agents", lambda d, c: d.stop_all_agents(c), done)
+
+    # --- taking a browser over; recorded sessions (recording/) ------------------------
+    def _on_takeover(self, profile: str, taken: bool) -> None:
+        (self.taken.add if taken else self.taken.discard)(profile)
+        self.takeoverChanged.emit(profile)
+
+    def take_over(
+        self, name: str, done: Callable[[TakeOverState], None] | None = None
+    ) -> asyncio.Task[None] | None:
+        """The user takes the profile's browser: agents' calls on it wait until hand_back."""
+        return self._deck_call(f"Could not take over {name}", lambda d, c: d.take_over(c, name), done)
+
+    def hand_back(self, name: str) -> asyncio.Task[None] | None:
+        return self._deck_call(f"Could not hand {name} back", lambda d, c: d.hand_back(c, name))
+
+    def export_session(
+        self, session: str, fmt: str, done: Callable[[SessionExport], None]
+    ) -> asyncio.Task[None] | None:
+        """Write a recorded session as a trace, an HTML report or a video (its path: done)."""
+        request = admin.ExportSession.of({"session": session, "format": fmt})
+        return self._deck_call(
+            "Could not export the session", lambda d, c: d.export_session(c, request), done
+        )

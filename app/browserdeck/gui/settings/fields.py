@@ -7,6 +7,7 @@ config loader and profile creation use).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -62,6 +63,7 @@ LABELS: dict[str, str] = {
     "maxTabs": "Most tabs per agent and profile",
     "artifactsMaxMb": "Space for saved files (MB)",
     "artifactsMaxAgeDays": "Keep saved files for (days)",
+    "takeOverWaitSeconds": "Agents wait while you have taken over (s)",
     "logMaxMb": "Space for log files (MB)",
     "uploadRoots": "Folders agents may upload from",
     "tokenParam": "Token in the URL as",
@@ -125,6 +127,7 @@ HELP: dict[str, str] = {
     "artifactsMaxMb": "Screenshots, PDFs and downloads agents saved; the oldest go first when "
     "there is more than this.",
     "artifactsMaxAgeDays": "Saved screenshots, PDFs and downloads older than this are removed.",
+    "takeOverWaitSeconds": "Agents wait this long while you have taken a browser over, then retry.",
     "logMaxMb": "browserdeck's own log files never take more than this.",
     "uploadRoots": "Besides the folders an agent's app shares, agents may upload files from "
     "these. Your home folder itself and hidden folders are never allowed. Several: "
@@ -470,11 +473,8 @@ def port_holder(port: int) -> str | None:
         # TIME_WAIT by a closed connection is free for it, not "in use".
         if os.name != "nt":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
+        with contextlib.suppress(OSError):
             sock.bind(("127.0.0.1", port))
-        except OSError:
-            pass
-        else:
             return None
     who = ""
     try:
