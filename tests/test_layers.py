@@ -49,6 +49,7 @@ LAYERS: dict[str, int] = {
             "imaging",
             "labels",
             "logsetup",
+            "pagequote",
             "paths",
             "pidwatch",
             "recorded",

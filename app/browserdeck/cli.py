@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from browserdeck import __version__, cli_fast, fastjson, paths
+from browserdeck import __version__, cli_fast, fastjson, pagequote, paths
 from browserdeck.cli_fast import SUPPRESS, Skipped
 from browserdeck.client import ApiClient, ClientError, fail
 
@@ -233,7 +233,8 @@ def cmd_delete_profile(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def _tab_line(t: dict[str, Any]) -> str:
-    return f"{t['targetId']}  {t.get('title') or '(untitled)'}  {t.get('url', '')}"
+    title, url = pagequote.title(t.get("title")), pagequote.url(t.get("url") or "")
+    return f"{t['targetId']}  {title}  {url}"
 
 
 def cmd_tabs(args: argparse.Namespace, client: ApiClient) -> int:
