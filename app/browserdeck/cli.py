@@ -233,8 +233,7 @@ def cmd_delete_profile(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def _tab_line(t: dict[str, Any]) -> str:
-    title, url = pagequote.title(t.get("title")), pagequote.url(t.get("url") or "")
-    return f"{t['targetId']}  {title}  {url}"
+    return f"{t['targetId']}  {pagequote.title(t.get('title'))}  {pagequote.url(t.get('url') or '')}"
 
 
 def cmd_tabs(args: argparse.Namespace, client: ApiClient) -> int:
