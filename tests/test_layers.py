@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
             "browserdeck",  # the package's face: version only
             "aio",
             "artifacts",
+            "authstates",  # saved auth states on disk
             "autostart",
             "cli_answers",  # generated TypedDicts of the answers, for mypy
             "cli_args",  # generated argument tables, plain data
@@ -51,13 +52,16 @@ LAYERS: dict[str, int] = {
             "logsetup",
             "paths",
             "pidwatch",
+            "redact",  # secrets out of every output
             "results",
             "secrets",
             "session",
             "states",
             "tabs",
+            "totp",
             "uds",
             "urls",
+            "vault",  # the user's secrets
             "chrome",
             "relay",
         ),
@@ -70,14 +74,15 @@ LAYERS: dict[str, int] = {
     "pwdriver": 1,  # the engine's Playwright driver, spawned early by `serve`
     # 2: the service (profiles, browsers, relays) and the typed front door on it.
     **dict.fromkeys(
-        ("service", "profiles", "remote", "deck", "drivers", "reconfig", "sessions"), 2
+        ("service", "profiles", "remote", "deck", "deck_logins", "drivers", "reconfig", "sessions"),
+        2,
     ),
     # 3: the ways in: HTTP API and MCP.
     **dict.fromkeys(("api", "mcpserver"), 3),
     # 4: the front-ends: the tray app and the CLI's commands.
     **dict.fromkeys(
         ("gui", "cli_argparse", "cli_cdp", "cli_engine", "cli_fast", "cli_mcp", "cli_relay",
-         "cli_schema", "mcp_bridge"), 4
+         "cli_schema", "cli_vault", "mcp_bridge"), 4
     ),
     # 5: the composition root that wires service, API and MCP together, and the entry
     # points that start it (`browserdeck serve`, `browserdeck tray`).
