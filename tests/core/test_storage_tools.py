@@ -24,10 +24,10 @@ async def test_cookie_and_storage_tools_redact_secrets() -> None:
                 await call(client, "browser_cookie_set", {"name": "pw", "value": PASSWORD})
                 await call(client, "browser_cookie_set", {"name": "theme", "value": "dark"})
                 listed = await call(client, "browser_cookie_list")
-                assert "pw=<secret>site</secret> (domain: 127.0.0.1" in listed, listed
-                assert "theme=dark" in listed and PASSWORD not in listed
+                assert '"pw"="<secret>site</secret>" (domain: 127.0.0.1' in listed, listed
+                assert '"theme"="dark"' in listed and PASSWORD not in listed
                 got = await call(client, "browser_cookie_get", {"name": "theme"})
-                assert "theme=dark" in got
+                assert '"theme"="dark"' in got
                 assert "none found" in await call(client, "browser_cookie_get", {"name": "nope"})
                 assert "1 removed" in await call(client, "browser_cookie_delete", {"name": "theme"})
                 assert "theme" not in await call(client, "browser_cookie_list")
@@ -36,9 +36,9 @@ async def test_cookie_and_storage_tools_redact_secrets() -> None:
                     await call(client, f"browser_{area}_set", {"key": "k", "value": "v1"})
                     await call(client, f"browser_{area}_set", {"key": "pw", "value": PASSWORD})
                     items = await call(client, f"browser_{area}_list")
-                    assert f"of {site.url}" in items and "k=v1" in items, items
-                    assert "pw=<secret>site</secret>" in items and PASSWORD not in items
-                    assert "k=v1" in await call(client, f"browser_{area}_get", {"key": "k"})
+                    assert f"of {site.url}" in items and '"k"="v1"' in items, items
+                    assert '"pw"="<secret>site</secret>"' in items and PASSWORD not in items
+                    assert '"k"="v1"' in await call(client, f"browser_{area}_get", {"key": "k"})
                     assert "1 removed" in await call(client, f"browser_{area}_delete", {"key": "k"})
                     assert "1 removed" in await call(client, f"browser_{area}_clear")
                     assert "none found" in await call(client, f"browser_{area}_list")
@@ -49,15 +49,20 @@ async def test_cookie_and_storage_tools_redact_secrets() -> None:
                 await call(client, "browser_navigate", {"url": f"{site.url}/blank.html"})
                 assert "1 removed" in await call(client, "browser_cookie_clear")
                 everything = await call(client, "browser_cookie_list", {"all": True})
-                assert "elsewhere=1" in everything and "pw=" not in everything, everything
+                assert '"elsewhere"="1"' in everything and '"pw"' not in everything, everything
                 await call(client, "browser_cookie_clear", {"all": True})
                 assert "none found" in await call(client, "browser_cookie_list", {"all": True})
-            # The same requests over the API, one body per kind.
-            answer = await api.post("/storage", json={"kind": "storage_set", "area": "session",
-                                                      "key": "a", "value": PASSWORD})
+            # The same requests over the API, one body per kind, in a tab of its own (the
+            # MCP session's tab went with its session).
+            tab = (await api.post("/tabs/open", json={"url": f"{site.url}/blank.html"})).json()
+            target = {"targetId": tab["targetId"]}
+            answer = await api.post("/storage", params=target, json={
+                "kind": "storage_set", "area": "session", "key": "a", "value": PASSWORD})
             assert answer.status_code == 200, answer.text
-            listed_api = await api.post("/storage", json={"kind": "storage_list", "area": "session"})
-            assert listed_api.json()["items"] == [{"key": "a", "value": "<secret>site</secret>"}]
+            listed_api = await api.post(
+                "/storage", params=target, json={"kind": "storage_list", "area": "session"}
+            )
+            assert listed_api.json().get("items") == [{"key": "a", "value": "<secret>site</secret>"}], listed_api.text
             bad = await api.post("/storage", json={"kind": "storage_list", "area": "disk"})
             assert bad.status_code == 400 and "area" in bad.text
             secrets = (await api.get("/secrets")).json()["secrets"]

@@ -17,6 +17,7 @@ from browserdeck.door import logins
 from browserdeck.door.request import Mcp, Request
 from browserdeck.door.words import say
 from browserdeck.engine import storage as s
+from browserdeck.mcpserver import pagetext
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import from_model
 from browserdeck.mcpserver.tools.registry import tool
@@ -27,21 +28,24 @@ def _cookie_line(c: r.Cookie) -> str:
     flags += [name for name, on in (("httpOnly", c.http_only), ("secure", c.secure)) if on]
     if c.same_site:
         flags.append(f"sameSite: {c.same_site}")
-    return f"{c.name}={c.value} ({', '.join(flags)})"
+    return f"{pagetext.quote(c.name)}={pagetext.quote(c.value)} ({', '.join(flags)})"
 
 
 def stored_text(request: s.AnyStorage, data: r.Stored) -> str:
-    """What a cookie or web-storage call found or did, in lines."""
+    """What a cookie or web-storage call found or did, in lines: names and values are the
+    page's, quoted (``pagetext``) and fenced as page content."""
     line = say(type(request).said, request.given())
     if data.cookies is not None:
         if not data.cookies:
             return f"{line}: none found"
-        return "\n".join([f"{line}:", *(_cookie_line(c) for c in data.cookies)])
+        found = "\n".join(_cookie_line(c) for c in data.cookies)
+        return f"{line}:\n" + pagetext.fence(found, "cookies")
     if data.items is not None:
         where = f" of {data.origin}" if data.origin else ""
         if not data.items:
             return f"{line}{where}: none found"
-        return "\n".join([f"{line}{where}:", *(f"{i.key}={i.value}" for i in data.items)])
+        found = "\n".join(f"{pagetext.quote(i.key)}={pagetext.quote(i.value)}" for i in data.items)
+        return f"{line}{where}:\n" + pagetext.fence(found, "storage items")
     if data.removed is not None:
         return f"{line} ({data.removed} removed)"
     return line
