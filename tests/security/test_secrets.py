@@ -5,8 +5,9 @@ username, ``<secret>site</secret>`` and ``<totp>site</totp>`` into a login page 
 local server and signs in. The password and the one-time code then appear in no MCP
 answer (the page even logs what is typed to its console), in no activity entry, in no
 snapshot (the code's textbox reads as bullets), in no log file, and the screenshot shows
-the code's input covered; a script of the agent's may not read the page back. The same
-placeholder on another origin of the same site is refused, naming that origin.
+the code's input covered; a script of the agent's may not read the page back, nor a PDF
+print it. The same placeholder on another origin of the same site is refused, naming
+that origin.
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ async def test_an_agent_logs_in_with_placeholders_and_never_sees_the_values() ->
                     "browser_evaluate", {"function": "() => btoa(pw.value)"}, ok=False
                 )
                 assert "secret was typed" in refused, refused
+                # A PDF prints the code's input as text, out of redaction's reach: refused.
+                printed = await tool("browser_pdf_save", ok=False)
+                assert "PDF is refused on this page: a secret was typed" in printed, printed
 
                 await tool("browser_take_screenshot")
                 _assert_covered(images[-1], CODE_BOX, viewport_width=800)

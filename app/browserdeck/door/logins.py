@@ -36,6 +36,12 @@ class _Login(Request[A]):
     mcp: ClassVar[Mcp | None] = None
 
 
+class _OnState(_Login[A]):
+    """A call on one saved auth state, by its name."""
+
+    name: str = _NAME
+
+
 class ListSecrets(_Login[r.Secrets]):
     op = "secrets"
     mcp = Mcp(
@@ -49,7 +55,7 @@ class ListSecrets(_Login[r.Secrets]):
     )
 
 
-class SaveAuthState(_Login[r.AuthState]):
+class SaveAuthState(_OnState[r.AuthState]):
     op = "state-save"
     mcp = Mcp(
         "browser_storage_state",
@@ -60,10 +66,8 @@ class SaveAuthState(_Login[r.AuthState]):
         group="all",
     )
 
-    name: str = _NAME
 
-
-class LoadAuthState(_Login[r.AuthStateLoaded]):
+class LoadAuthState(_OnState[r.AuthStateLoaded]):
     op = "state-load"
     mcp = Mcp(
         "browser_set_storage_state",
@@ -74,17 +78,13 @@ class LoadAuthState(_Login[r.AuthStateLoaded]):
         group="all",
     )
 
-    name: str = _NAME
-
 
 class ListAuthStates(_Login[r.AuthStates]):
     op = "states"
 
 
-class DeleteAuthState(_Login[r.AuthStateDeleted]):
+class DeleteAuthState(_OnState[r.AuthStateDeleted]):
     op = "state-rm"
-
-    name: str = _NAME
 
 
 # --- asking the user before their own browser's logins change -------------------------

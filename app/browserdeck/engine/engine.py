@@ -380,7 +380,7 @@ class Engine(EngineDriver):
     ) -> r.ActResult:
         state = await self.page_state(cdp_url, target_id, headers, reads=action.kind != "close")
         if action.kind == "evaluate":
-            placeholders.refuse_script(state, "evaluate")
+            placeholders.refuse_on_secret_page(state, "evaluate", "a script could read it back")
         before = self._file_visits.get(state, 0)
         state.actions += 1
         async def run() -> dict[str, Any]:
@@ -509,6 +509,9 @@ class Engine(EngineDriver):
     ) -> r.Pdf:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
+        # Pixels and text of a PDF are out of redaction's reach: a text input holding a
+        # one-time code would print it.
+        placeholders.refuse_on_secret_page(state, "PDF", "the PDF would print what it holds")
         opts = opts or o.PdfOptions()
         seconds = o.navigate_timeout(opts.timeout_ms) / 1000 + DEADLINE_GRACE
         done = await self._bounded(state, "pdf", seconds, actions.pdf(state, opts))

@@ -5,8 +5,8 @@ The value goes only into a document of an origin the secret allows: the origin o
 frame that holds the element (an ``about:blank`` or ``srcdoc`` frame has its parent's),
 else a ``Forbidden`` naming that origin. The request, every addon, the activity log and
 the answer keep the placeholder; the element is remembered so screenshots cover it
-(masking.py), and the document is marked so no script reads the value back
-(``refuse_script``) until the tab loads another document.
+(masking.py), and the document is marked so no script reads the value back and no PDF
+prints it (``refuse_on_secret_page``) until the tab loads another document.
 """
 
 from __future__ import annotations
@@ -145,14 +145,14 @@ def needs_ref(key: str) -> None:
         )
 
 
-def refuse_script(state: PageState, what: str) -> None:
-    """No script of the agent's reads a document that holds a secret it typed."""
+def refuse_on_secret_page(state: PageState, what: str, why: str) -> None:
+    """Refuse ``what`` on a document that holds a secret the engine typed (``why``: what
+    it would do with the value): an agent's script could read it back, a PDF prints it."""
     held = _held.get(state)
     if held is not None and held.epoch == state.main_epoch:
         raise Forbidden(
-            f"{what} is refused on this page: a secret was typed into it, and a script could "
-            "read it back",
-            hint="use a snapshot to see the page; scripts work again once the tab loads "
-            "another document (a navigation or reload)",
+            f"{what} is refused on this page: a secret was typed into it, and {why}",
+            hint="use a snapshot to see the page, or a screenshot (it covers the secret); "
+            f"{what} works again once the tab loads another document (a navigation or reload)",
             code="secret_on_page",
         )

@@ -111,43 +111,43 @@ Area = Annotated[Literal["local", "session"], Field(description="localStorage or
 _KEY = Field(min_length=1, description="the item's key")
 
 
-class StorageList(StorageCall):
+class _OnArea(StorageCall):
+    area: Area = "local"
+
+
+class _OnKey(_OnArea):
+    key: str = _KEY
+
+
+class StorageList(_OnArea):
     said = "{area|local}Storage"
 
     kind: Literal["storage_list"]
-    area: Area = "local"
 
 
-class StorageGet(StorageCall):
+class StorageGet(_OnKey):
     said = "{area|local}Storage {key}"
 
     kind: Literal["storage_get"]
-    area: Area = "local"
-    key: str = _KEY
 
 
-class StorageSet(StorageCall):
+class StorageSet(_OnKey):
     said = "set {area|local}Storage {key}"
 
     kind: Literal["storage_set"]
-    area: Area = "local"
-    key: str = _KEY
     value: str = Field(max_length=1_000_000)
 
 
-class StorageDelete(StorageCall):
+class StorageDelete(_OnKey):
     said = "deleted {area|local}Storage {key}"
 
     kind: Literal["storage_delete"]
-    area: Area = "local"
-    key: str = _KEY
 
 
-class StorageClear(StorageCall):
+class StorageClear(_OnArea):
     said = "cleared {area|local}Storage"
 
     kind: Literal["storage_clear"]
-    area: Area = "local"
 
 
 def _tools(area: str, area_title: str) -> list[tuple[type[StorageCall], Mcp]]:

@@ -16,10 +16,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QListWidgetItem,
     QMessageBox,
-    QPushButton,
     QSpinBox,
     QStackedWidget,
     QVBoxLayout,
@@ -40,6 +38,7 @@ from browserdeck.gui.settings.fields import (
     _hint_label,
     _scrolled,
     attr_of,
+    list_column,
 )
 
 
@@ -116,23 +115,14 @@ class SettingsPages(QDialog):
     def _profiles_page(self) -> QWidget:
         page = QWidget()
         outer = QHBoxLayout(page)
-        left = QVBoxLayout()
-        self.profile_list = QListWidget()
-        self.profile_list.setObjectName("profileList")
+        left, self.profile_list, self.add_button, self.delete_button = list_column(
+            ("profileList", "addProfile", "deleteProfile"),
+            "Delete…",
+            self._on_profile_selected,
+            self.add_profile,
+            self.ask_delete_profile,
+        )
         self.profile_list.setMinimumWidth(170)
-        self.profile_list.setMaximumWidth(220)
-        self.profile_list.currentItemChanged.connect(self._on_profile_selected)
-        left.addWidget(self.profile_list, 1)
-        row = QHBoxLayout()
-        self.add_button = QPushButton("Add")
-        self.add_button.setObjectName("addProfile")
-        self.add_button.clicked.connect(self.add_profile)
-        self.delete_button = QPushButton("Delete…")
-        self.delete_button.setObjectName("deleteProfile")
-        self.delete_button.clicked.connect(self.ask_delete_profile)
-        row.addWidget(self.add_button)
-        row.addWidget(self.delete_button)
-        left.addLayout(row)
         outer.addLayout(left)
 
         right = QVBoxLayout()

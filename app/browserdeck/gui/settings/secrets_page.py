@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QListWidgetItem,
     QMessageBox,
     QPlainTextEdit,
@@ -25,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck.errors import BrowserdeckError
-from browserdeck.gui.settings.fields import _hint_label
+from browserdeck.gui.settings.fields import _hint_label, list_column
 from browserdeck.vault import SecretInfo, Vault
 
 NEW = "(new secret)"
@@ -46,22 +45,13 @@ class SecretsPage(QWidget):
             )
         )
         row = QHBoxLayout()
-        left = QVBoxLayout()
-        self.names = QListWidget()
-        self.names.setObjectName("secretList")
-        self.names.setMaximumWidth(220)
-        self.names.currentItemChanged.connect(self._selected)
-        left.addWidget(self.names, 1)
-        buttons = QHBoxLayout()
-        self.add_button = QPushButton("Add")
-        self.add_button.setObjectName("addSecret")
-        self.add_button.clicked.connect(self.new_secret)
-        self.remove_button = QPushButton("Remove…")
-        self.remove_button.setObjectName("removeSecret")
-        self.remove_button.clicked.connect(self.ask_remove)
-        buttons.addWidget(self.add_button)
-        buttons.addWidget(self.remove_button)
-        left.addLayout(buttons)
+        left, self.names, self.add_button, self.remove_button = list_column(
+            ("secretList", "addSecret", "removeSecret"),
+            "Remove…",
+            self._selected,
+            self.new_secret,
+            self.ask_remove,
+        )
         row.addLayout(left)
 
         form = QFormLayout()
