@@ -11,7 +11,6 @@ import logging
 import os
 import re
 import socket
-from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -25,8 +24,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -464,34 +461,6 @@ def _form_row(
     title = QLabel(label if label is not None else label_of(field.setting.key) + ":")
     title.setBuddy(field.widget)
     form.addRow(title, box)
-
-
-def list_column(
-    names: tuple[str, str, str],
-    remove_text: str,
-    on_select: Callable[[QListWidgetItem | None, QListWidgetItem | None], None],
-    on_add: Callable[[], object],
-    on_remove: Callable[[], object],
-) -> tuple[QVBoxLayout, QListWidget, QPushButton, QPushButton]:
-    """A page's left column: a list of what it edits, Add and Remove under it; ``names``:
-    the object names of the list and the two buttons (tests find them by these)."""
-    column = QVBoxLayout()
-    items = QListWidget()
-    items.setObjectName(names[0])
-    items.setMaximumWidth(220)
-    items.currentItemChanged.connect(on_select)
-    column.addWidget(items, 1)
-    buttons = QHBoxLayout()
-    add = QPushButton("Add")
-    add.setObjectName(names[1])
-    add.clicked.connect(on_add)
-    remove = QPushButton(remove_text)
-    remove.setObjectName(names[2])
-    remove.clicked.connect(on_remove)
-    buttons.addWidget(add)
-    buttons.addWidget(remove)
-    column.addLayout(buttons)
-    return column, items, add, remove
 
 
 def port_holder(port: int) -> str | None:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -16,8 +17,10 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListWidget,
     QListWidgetItem,
     QMessageBox,
+    QPushButton,
     QSpinBox,
     QStackedWidget,
     QVBoxLayout,
@@ -38,8 +41,36 @@ from browserdeck.gui.settings.fields import (
     _hint_label,
     _scrolled,
     attr_of,
-    list_column,
 )
+
+
+def list_column(
+    names: tuple[str, str, str],
+    remove_text: str,
+    on_select: Callable[[QListWidgetItem | None, QListWidgetItem | None], None],
+    on_add: Callable[[], object],
+    on_remove: Callable[[], object],
+) -> tuple[QVBoxLayout, QListWidget, QPushButton, QPushButton]:
+    """A page's left column: a list of what it edits, Add and Remove under it; ``names``:
+    the object names of the list and the two buttons (tests find them by these)."""
+    column = QVBoxLayout()
+    items = QListWidget()
+    items.setObjectName(names[0])
+    items.setMaximumWidth(220)
+    items.currentItemChanged.connect(on_select)
+    column.addWidget(items, 1)
+    buttons = QHBoxLayout()
+    add = QPushButton("Add")
+    add.setObjectName(names[1])
+    add.clicked.connect(on_add)
+    remove = QPushButton(remove_text)
+    remove.setObjectName(names[2])
+    remove.clicked.connect(on_remove)
+    buttons.addWidget(add)
+    buttons.addWidget(remove)
+    column.addLayout(buttons)
+    return column, items, add, remove
+
 
 
 class SettingsPages(QDialog):

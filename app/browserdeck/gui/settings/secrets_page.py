@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck.errors import BrowserdeckError
-from browserdeck.gui.settings.fields import _hint_label, list_column
+from browserdeck.gui.settings.fields import _hint_label
+from browserdeck.gui.settings.pages import list_column
 from browserdeck.vault import SecretInfo, Vault
 
 NEW = "(new secret)"
