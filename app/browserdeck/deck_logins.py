@@ -125,7 +125,7 @@ class LoginCalls:
         return await self._through(caller, logins.ListAuthStates(), perform, scoped=False)
 
     async def delete_auth_state(self, caller: Caller, name: str) -> r.AuthStateDeleted:
-        request = logins.DeleteAuthState(name=name)
+        request = logins.DeleteAuthState.of({"name": name}, where="state rm")
 
         async def perform(
             call: Call[r.AuthStateDeleted], _: ProfileContext | None

@@ -60,14 +60,22 @@ class SecretInfo:
         return any(origin_matches(pattern, origin) for pattern in self.origins)
 
 
+def name_problem(name: object, what: str = "a secret name") -> str | None:
+    """What is wrong with ``name`` as a name (a secret's, a saved auth state's), or None.
+    (fullmatch: ``$`` alone lets a trailing newline through.)"""
+    if isinstance(name, str) and NAME_RULE.fullmatch(name):
+        return None
+    return (
+        f"{name!r} is not {what}: letters, digits, '_', '.' and '-', at most 64, "
+        "starting with a letter or digit"
+    )
+
+
 def check_name(name: str, what: str = "a secret name", example: str = "bank-password") -> str:
-    """``name`` if it is one (a secret's, a saved auth state's), else ``InvalidInput``."""
-    if not NAME_RULE.match(name or ""):
-        raise InvalidInput(
-            f"{name!r} is not {what}: letters, digits, '_', '.' and '-', at most 64, "
-            "starting with a letter or digit",
-            hint=f"e.g. {example}",
-        )
+    """``name`` if it is one, else ``InvalidInput``."""
+    problem = name_problem(name, what)
+    if problem:
+        raise InvalidInput(problem, hint=f"e.g. {example}")
     return name
 
 

@@ -81,7 +81,7 @@ def test_values_go_to_the_keyring_when_there_is_one(monkeypatch: pytest.MonkeyPa
 
 def test_values_and_names_are_checked() -> None:
     v = vault.shared()
-    for name in ("", "-x", "a b", "a/b", "x" * 65, "<secret>"):
+    for name in ("", "-x", "a b", "a/b", "x" * 65, "<secret>", "bank\n"):
         with pytest.raises(InvalidInput):
             v.set(name, [SITE], "long-enough")
     with pytest.raises(InvalidInput):

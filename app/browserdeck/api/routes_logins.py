@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Body, Path, Request
 
 from browserdeck import results as r
+from browserdeck import vault
 from browserdeck.api.deps import caller_of, deck_of
 from browserdeck.api.routes_engine import WIRE, ProfileQ, TargetQ, _on_tab
 from browserdeck.api.security import PEER_UID
@@ -84,5 +85,8 @@ async def load_state(
 
 
 @router.delete("/states/{name}", summary="Delete a saved auth state", **WIRE)
-async def delete_state(request: Request, name: str) -> r.AuthStateDeleted:
+async def delete_state(
+    request: Request,
+    name: Annotated[str, Path(pattern=vault.NAME_RULE.pattern, max_length=64)],
+) -> r.AuthStateDeleted:
     return await deck_of(request).delete_auth_state(caller_of(request), name)

@@ -13,9 +13,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from browserdeck import results as r
+from browserdeck import vault
 from browserdeck.door.request import Mcp, Request
 from browserdeck.errors import Forbidden
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 A = TypeVar("A")
 
 _NAME = Field(
-    min_length=1,
+    pattern=vault.NAME_RULE.pattern,
     max_length=64,
     description="the saved state's name (letters, digits, '_', '.', '-'); kept in browserdeck's "
     "data folder, never in a file you can read",
@@ -40,6 +41,15 @@ class _OnState(_Login[A]):
     """A call on one saved auth state, by its name."""
 
     name: str = _NAME
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _a_name(cls, value: object) -> object:
+        # Before the pattern: an agent reads what a name may hold, not a regular expression.
+        problem = vault.name_problem(value, "an auth state name") if isinstance(value, str) else None
+        if problem:
+            raise ValueError(f"{problem} (e.g. github-login)")
+        return value
 
 
 class ListSecrets(_Login[r.Secrets]):
