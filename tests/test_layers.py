@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
             "browserdeck",  # the package's face: version only
             "aio",
             "artifacts",
+            "authstates",  # saved auth states on disk
             "autostart",
             "cli_answers",  # generated TypedDicts of the answers, for mypy
             "cli_args",  # generated argument tables, plain data
@@ -53,13 +54,16 @@ LAYERS: dict[str, int] = {
             "paths",
             "pidwatch",
             "recorded",
+            "redact",  # secrets out of every output
             "results",
             "secrets",
             "session",
             "states",
             "tabs",
+            "totp",
             "uds",
             "urls",
+            "vault",  # the user's secrets
             "chrome",
             "relay",
         ),
@@ -73,8 +77,8 @@ LAYERS: dict[str, int] = {
     # 2: the service (profiles, browsers, relays) and the typed front door on it.
     **dict.fromkeys(
         (
-            "service", "profiles", "remote", "deck", "deck_recording", "drivers", "reconfig",
-            "sessions", "recording",
+            "service", "profiles", "remote", "deck", "deck_recording", "deck_logins", "drivers",
+            "reconfig", "sessions", "recording",
         ),
         2,
     ),
@@ -83,7 +87,7 @@ LAYERS: dict[str, int] = {
     # 4: the front-ends: the tray app and the CLI's commands.
     **dict.fromkeys(
         ("gui", "cli_argparse", "cli_cdp", "cli_engine", "cli_fast", "cli_mcp", "cli_relay",
-         "cli_schema", "cli_sessions", "mcp_bridge"), 4
+         "cli_schema", "cli_sessions", "cli_vault", "mcp_bridge"), 4
     ),
     # 5: the composition root that wires service, API and MCP together, and the entry
     # points that start it (`browserdeck serve`, `browserdeck tray`).

@@ -19,8 +19,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from browserdeck import driverspecs, reconfig
+from browserdeck import driverspecs, reconfig, redact
 from browserdeck import results as r
+from browserdeck.deck_logins import LoginCalls
 from browserdeck.deck_recording import RecordingCalls
 from browserdeck.door import admin
 from browserdeck.door.addons import Addons
@@ -64,7 +65,7 @@ class BrowserTarget:
     headers: dict[str, str]
 
 
-class Deck(RecordingCalls):
+class Deck(RecordingCalls, LoginCalls):
     """The service's calls, typed, for every way in, each through the service's addons.
 
     The tray app holds only a ``Deck``: what it shows comes from the reads for views
@@ -140,7 +141,7 @@ class Deck(RecordingCalls):
     async def peek_tabs(self, caller: Caller, profile: str | None) -> list[Tab]:
         """The profile's tabs if its browser answers now; never starts a browser (a view's
         refresh racing the user's Stop must not relaunch the browser just stopped)."""
-        return await self.service.profile(profile).peek_tabs(caller) or []
+        return redact.value(await self.service.profile(profile).peek_tabs(caller) or [])
 
     def agents_present(self) -> bool:
         """Whether "Stop all agents" would stop anything (sessions, agents' tabs, shares)."""
@@ -190,9 +191,11 @@ class Deck(RecordingCalls):
         *,
         profile: str | None = None,
         scoped: bool = True,
+        data: dict[str, Any] | None = None,
     ) -> A:
-        """``request`` through the addons; ``scoped``: about ``profile`` (resolved first)."""
+        """``request`` through the addons; ``scoped``: on ``profile``; ``data``: in call.data."""
         call = Call(caller, request, profile)
+        call.data.update(data or {})
         ctx: ProfileContext | None = None
 
         async def prepare() -> None:
@@ -200,7 +203,8 @@ class Deck(RecordingCalls):
             if scoped:
                 ctx = self._context(call)
 
-        return await self.addons.run(call, lambda: perform(call, ctx), prepare)
+        # A tab's title or address may quote a secret.
+        return await self.addons.run(call, lambda: redact.awaited(perform(call, ctx)), prepare)
 
     async def _on_profile(
         self,

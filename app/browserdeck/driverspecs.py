@@ -48,6 +48,8 @@ class DriverSpec:
     launches: bool  # browserdeck may launch a browser for it (attachOnly applies)
     fields: frozenset[str]  # which of DRIVER_FIELDS apply to it
     module: str  # where its ``Driver`` class lives
+    # The user's own browser (their logins): loading an auth state into it asks them first.
+    users_own: bool = False
 
     @property
     def needs_url(self) -> bool:
@@ -86,6 +88,7 @@ register(
         launches=False,
         fields=frozenset({"cdpPort"}),
         module="browserdeck.drivers.extension",
+        users_own=True,
     )
 )
 register(

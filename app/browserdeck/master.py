@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from browserdeck.api.server import ApiServer
     from browserdeck.door.activity import ActivityLog
+    from browserdeck.door.logins import AskUser
     from browserdeck.service import Service
     from browserdeck.session import EndReason
 
@@ -85,10 +86,16 @@ def build_service(
     config_path: Path | None = None,
     prelaunch: bool = False,
     on_listening: Callable[[], None] | None = None,
+    ask_user: AskUser | None = None,
 ) -> Service:
-    """The service as ``browserdeck serve`` and the tray app run it (not started yet)."""
+    """The service as ``browserdeck serve`` and the tray app run it (not started yet).
+
+    ``ask_user``: how to ask the person at this machine a yes/no question (the tray's
+    dialog); without it, what needs their yes (logins loaded into their own Chrome) is
+    refused, unless they said yes at a terminal (the CLI's prompt)."""
     from functools import partial
 
+    from browserdeck.door.logins import AskBeforeLoginsChange
     from browserdeck.service import Service
 
     # A service started for MCP clients builds the other routes only if one is used.
@@ -106,6 +113,7 @@ def build_service(
     service.agent_sessions = lambda: agent_sessions(service)
     service.addons.add(activity_log(service))
     add_recording(service)
+    service.addons.add(AskBeforeLoginsChange(ask_user))
     return service
 
 

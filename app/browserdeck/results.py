@@ -14,6 +14,9 @@ What an answer lists is typed too, one model per concept, and the engine builds 
 very objects where it records them (``engine/state.py``: console messages, page
 errors, requests, dialogs; ``engine/screenshot.py``: labels): a console message is a
 ``ConsoleEntry`` from the page's event to the MCP tool that prints it.
+
+Why one module: the answers are one vocabulary that the API's OpenAPI spec, MCP and the
+generated ``cli_answers.py`` read together; each is a few declarative lines.
 """
 
 from __future__ import annotations
@@ -498,3 +501,73 @@ class Console(TabResult):
     errors: list[PageError] = []
     requests: list[RequestEntry] = []
     counts: ConsoleCounts | None = None
+
+
+# --- secrets, cookies, site storage, auth states --------------------------------------
+
+
+class SecretEntry(Answer):
+    """A secret of the vault as agents see it: never its value."""
+
+    name: str
+    origins: list[str] = Field(description="where it may be typed (https://*.x: x and subdomains)")
+    value: bool = Field(description="it holds a value: type <secret>NAME</secret>")
+    totp: bool = Field(description="it holds a one-time code seed: type <totp>NAME</totp>")
+
+
+class Secrets(Answer):
+    secrets: list[SecretEntry]
+
+
+class Cookie(Answer):
+    name: str
+    value: str
+    domain: str
+    path: str
+    expires: float = Field(default=-1, description="Unix seconds; -1: a session cookie")
+    http_only: bool = False
+    secure: bool = False
+    same_site: str | None = None
+
+
+class StorageItem(Answer):
+    key: str
+    value: str
+
+
+class Stored(TabResult):
+    """What a cookie or web-storage call found or did (``kind`` names the call)."""
+
+    kind: str
+    origin: str | None = Field(default=None, description="the page's origin (web storage)")
+    cookies: list[Cookie] | None = None
+    items: list[StorageItem] | None = Field(default=None, description="localStorage/sessionStorage")
+    found: bool | None = Field(default=None, description="get: the cookie or key exists")
+    removed: int | None = Field(default=None, description="delete/clear: how many went")
+
+
+class AuthState(Answer):
+    """A saved auth state: what it holds, never the cookies' or items' values."""
+
+    name: str
+    profile: str = Field(description="the profile it was saved from")
+    saved_at: float = Field(description="Unix seconds")
+    cookies: int
+    origins: list[str] = Field(description="origins whose site storage it holds")
+    session_storage: list[str] = Field([], description="origins whose sessionStorage it holds")
+    indexed_db: list[str] = Field([], description="origins whose IndexedDB it holds")
+    problems: list[str] = Field(
+        default_factory=list, description="what could not be saved or restored, and why"
+    )
+
+
+class AuthStates(Answer):
+    states: list[AuthState]
+
+
+class AuthStateLoaded(AuthState):
+    loaded_into: str = Field(description="the profile it was loaded into")
+
+
+class AuthStateDeleted(Answer):
+    deleted: str

@@ -30,9 +30,19 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from browserdeck import aio, urls
+from browserdeck import aio, redact, urls
 from browserdeck import results as r
-from browserdeck.engine import actions, arming, consequences, elements, hung, offline, recshot
+from browserdeck.engine import (
+    actions,
+    arming,
+    consequences,
+    elements,
+    hung,
+    offline,
+    placeholders,
+    recshot,
+    storage_calls,
+)
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
@@ -54,6 +64,7 @@ if TYPE_CHECKING:
 
     from browserdeck.door.call import Element
     from browserdeck.door.request import TabRequest
+    from browserdeck.engine.storage import AnyStorage
     from browserdeck.events import ServiceEvents
 
 log = logging.getLogger(__name__)
@@ -314,7 +325,8 @@ class Engine(EngineDriver):
         dialogs = state.take_dialogs()
         if dialogs:
             result["dialogs"] = dialogs
-        built: A = answer.model_validate(r.well_formed(result))  # type: ignore[attr-defined]
+        # No secret's value leaves in an answer, whatever the page did with it (redact.py).
+        built: A = answer.model_validate(redact.value(r.well_formed(result)))  # type: ignore[attr-defined]
         return built
 
     async def run(
@@ -322,7 +334,11 @@ class Engine(EngineDriver):
     ) -> A:
         """Carry out ``request`` by the engine method it names (``engine_method``)."""
         method: Callable[..., Awaitable[A]] = getattr(self, request.engine_method)
-        return await method(cdp_url, target_id, headers, request)
+        try:
+            return await method(cdp_url, target_id, headers, request)
+        except BrowserdeckError as exc:  # a page's text quoted in an error: no secret in it
+            exc.message = redact.text(exc.message)
+            raise
 
     async def element(
         self, cdp_url: str, target_id: str, headers: Headers, ref: str, *, detail: bool = False
@@ -349,7 +365,9 @@ class Engine(EngineDriver):
             result = await snap.snapshot(state, opts or o.SnapshotOptions())
             text = result.get("snapshot")
             if isinstance(text, str) and _TEXTBOX_VALUE.search(text):
-                result["snapshot"] = mask_passwords(text, await password_values(state))
+                text = mask_passwords(text, await password_values(state))
+            if isinstance(text, str):  # an input holding a secret reads as a password does
+                result["snapshot"] = redact.masked(text)
             return result
 
         result = await self._bounded(state, "snapshot", SNAPSHOT_DEADLINE, take())
@@ -363,6 +381,8 @@ class Engine(EngineDriver):
         action: o.AnyAct,
     ) -> r.ActResult:
         state = await self.page_state(cdp_url, target_id, headers, reads=action.kind != "close")
+        if action.kind == "evaluate":
+            placeholders.refuse_on_secret_page(state, "evaluate", "a script could read it back")
         before = self._file_visits.get(state, 0)
         state.actions += 1
         async def run() -> dict[str, Any]:
@@ -465,6 +485,16 @@ class Engine(EngineDriver):
         result = actions.console(state, opts or o.ConsoleOptions())
         return self._finish(r.Console, state, before, result)
 
+    async def storage(
+        self, cdp_url: str, target_id: str, headers: Headers, request: AnyStorage
+    ) -> r.Stored:
+        """Cookies and web storage (engine/storage.py)."""
+        state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
+        work = storage_calls.run(state, request)
+        result = await self._bounded(state, request.kind, CONSOLE_DEADLINE, work)
+        return self._finish(r.Stored, state, before, result)
+
     async def set_offline(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.OfflineOptions
     ) -> r.Offline:
@@ -481,6 +511,9 @@ class Engine(EngineDriver):
     ) -> r.Pdf:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
+        # Pixels and text of a PDF are out of redaction's reach: a text input holding a
+        # one-time code would print it.
+        placeholders.refuse_on_secret_page(state, "PDF", "the PDF would print what it holds")
         opts = opts or o.PdfOptions()
         seconds = o.navigate_timeout(opts.timeout_ms) / 1000 + DEADLINE_GRACE
         done = await self._bounded(state, "pdf", seconds, actions.pdf(state, opts))
