@@ -302,9 +302,7 @@ def _command_in(argv: list[str]) -> str | None:
 # Each area keeps its commands in its own module (engine actions, relay pairing, the CDP
 # URL, the MCP server, the tray), registered in this order; each imports its heavy parts
 # only when run, and a call imports only the areas up to the one holding its command.
-AREAS = (
-    "cli_engine", "cli_relay", "cli_cdp", "cli_sessions", "cli_mcp", "cli_vault", "cli_gui"
-)
+AREAS = ("cli_engine", "cli_relay", "cli_cdp", "cli_sessions", "cli_mcp", "cli_vault", "cli_gui")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
