@@ -41,13 +41,10 @@ _DRAW_JS = """([boxes, id, color]) => {
 _REMOVE_JS = "(id) => document.getElementById(id)?.remove()"
 
 
-async def cover(state: PageState) -> bool:
-    """Draw a box over every input of this document that holds a secret; True if any."""
-    inputs = placeholders.held_inputs(state)
-    if not inputs:
-        return False
-    boxes = []
-    for held in inputs:
+async def held_boxes(state: PageState) -> list[list[float]]:
+    """The boxes ([x, y, width, height]) of this document's inputs that hold a secret."""
+    boxes: list[list[float]] = []
+    for held in placeholders.held_inputs(state):
         with contextlib.suppress(PlaywrightError):  # gone with its frame: nothing to cover
             handle = await asyncio.shield(held)
             if handle is None:
@@ -55,9 +52,15 @@ async def cover(state: PageState) -> bool:
             box = await handle.bounding_box()
             if box is not None:
                 # A pixel more on each side: antialiased edges of the text stay covered.
-                boxes.append(
-                    [box["x"] - 1, box["y"] - 1, box["width"] + 2, box["height"] + 2]
-                )
+                boxes.append([box["x"] - 1, box["y"] - 1, box["width"] + 2, box["height"] + 2])
+    return boxes
+
+
+async def cover(state: PageState) -> bool:
+    """Draw a box over every input of this document that holds a secret; True if any."""
+    if not placeholders.held_inputs(state):
+        return False
+    boxes = await held_boxes(state)
     if not boxes:
         return False
     await state.page.evaluate(_DRAW_JS, [boxes, MASK_ID, MASK_COLOR])

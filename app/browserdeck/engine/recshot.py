@@ -21,6 +21,7 @@ from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
+from browserdeck.engine import masking, placeholders
 from browserdeck.engine import options as o
 from browserdeck.engine.refs import normalize, resolve
 from browserdeck.engine.state import PageState
@@ -75,7 +76,15 @@ def _rect(values: Any) -> dict[str, float] | None:
 
 
 async def _boxes(state: PageState, pw_ref: str | None) -> dict[str, Any]:
-    """The target's box (if in the main frame) and the secret inputs in view."""
+    """The target's box (if in the main frame) and the secret inputs in view: the kinds
+    that hold one, and every input the engine typed a vault secret into (masking.py)."""
+    found = await _page_boxes(state, pw_ref)
+    if placeholders.held_inputs(state):
+        found["m"] = [*found.get("m", []), *await masking.held_boxes(state)]
+    return found
+
+
+async def _page_boxes(state: PageState, pw_ref: str | None) -> dict[str, Any]:
     cdp = state.cdp
     arg = json.dumps([pw_ref or "", SECRET_INPUTS, MAX_MASKS])
     expression = f"({_BOXES_JS})({arg})"

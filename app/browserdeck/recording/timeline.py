@@ -20,6 +20,7 @@ import re
 import time
 from typing import Any, Literal
 
+from browserdeck import redact
 from browserdeck.door.activity import notes_of
 from browserdeck.door.call import Call, Caller
 from browserdeck.errors import BrowserdeckError
@@ -34,14 +35,13 @@ QUIET_KINDS = frozenset({"wait"})
 
 
 def scrub(text: str) -> str:
-    """Every text the recorder keeps or exports passes here: the one redaction hook.
+    """Every text the recorder keeps or exports passes here: the vault's secrets out, by
+    value in every spelling (redact.py, the one redaction for every output).
 
-    Typed text never gets this far (``redacted_args``) and password inputs are painted
-    over in the images (``shots.py``). The vault's secrets belong here: once the vault
-    exists (its redaction function, by value, in every spelling), this calls it; until
-    then it returns ``text`` as it is.
+    Typed text never gets this far (``redacted_args``); password inputs and the inputs
+    a secret was typed into are painted over in the images (``shots.py``).
     """
-    return text
+    return redact.text(text)
 
 
 def scrub_value(value: Any) -> Any:
