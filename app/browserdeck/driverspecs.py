@@ -48,6 +48,10 @@ class DriverSpec:
     launches: bool  # browserdeck may launch a browser for it (attachOnly applies)
     fields: frozenset[str]  # which of DRIVER_FIELDS apply to it
     module: str  # where its ``Driver`` class lives
+    # Whether agents' actions are asked when neither the profile nor the global
+    # ``approval`` setting says (docs/approval.md): "risky" where the browser holds the
+    # user's own logins.
+    approval: Literal["off", "risky", "all"] = "off"
 
     @property
     def needs_url(self) -> bool:
@@ -86,6 +90,7 @@ register(
         launches=False,
         fields=frozenset({"cdpPort"}),
         module="browserdeck.drivers.extension",
+        approval="risky",  # the user's own Chrome, with their logins and cards
     )
 )
 register(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from browserdeck.api.server import ApiServer
     from browserdeck.door.activity import ActivityLog
+    from browserdeck.door.approval.addon import Approval
     from browserdeck.service import Service
     from browserdeck.session import EndReason
 
@@ -105,7 +106,17 @@ def build_service(
     service.tab_holders = tab_holders
     service.agent_sessions = lambda: agent_sessions(service)
     service.addons.add(activity_log(service))
+    service.addons.add(approval(service))
     return service
+
+
+def approval(service: Service) -> Approval:
+    """The addon that asks the person before an agent's risky action (docs/approval.md);
+    after the activity log, which so notes the call's element before it is asked."""
+    from browserdeck.door.approval.addon import Approval
+    from browserdeck.door.approval.asking import Approvals
+
+    return Approval(Approvals(lambda: service.config, service.events))
 
 
 def agent_sessions(service: Service) -> int:

@@ -74,14 +74,20 @@ class RunCode(Request[str]):
 async def run(call: Call, code: str, timeout: float | None = None) -> str:
     _check_syntax(code)
     request = RunCode(code=code, timeout=timeout)
+    # On the session's tab: addons see it, and the approval addon watches the page (and the
+    # others of its browser) for the code's risky clicks.
+    target = await call.tab()
     return await call.app.deck.run(
-        call.caller(), request, lambda: _run(call, code, timeout), profile=call.profile
+        call.caller(),
+        request,
+        lambda: _run(call, code, timeout, target),
+        profile=call.profile,
+        target=target,
     )
 
 
-async def _run(call: Call, code: str, timeout: float | None) -> str:
+async def _run(call: Call, code: str, timeout: float | None, target: str) -> str:
     limit = min(max(timeout or DEFAULT_TIMEOUT, 1.0), MAX_TIMEOUT)
-    target = await call.tab()
     status = await call.app.deck.status(call.caller(), call.profile)
     if status.remote:
         # Its own Playwright connection would be a second browser at the service, not this tab.

@@ -1,0 +1,127 @@
+"""The engine's calls for the approval addon (door/approval/requests.py): facts about the
+element an action hits, a picture of it, and the in-page catch of scripts' actions.
+
+``Engine`` has them as methods (``ApprovalCalls``), so ``call.aside`` reaches them by the
+requests' ``engine_method`` as any engine call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from browserdeck import aio
+from browserdeck.engine import catch, risk
+
+if TYPE_CHECKING:
+    from playwright.async_api import BrowserContext, Page
+
+    from browserdeck.door.approval.requests import ActionPicture, CatchScripts, CheckAction
+    from browserdeck.engine.connection import BrowserPool
+    from browserdeck.engine.driver import Headers
+    from browserdeck.engine.state import PageState
+
+log = logging.getLogger(__name__)
+
+ARM_TIMEOUT = 5.0
+
+
+class ApprovalCalls:
+    """Mixed into ``Engine``: it gives ``page_state`` and the pool."""
+
+    async def page_state(
+        self, cdp_url: str, target_id: str, headers: Headers, *, reads: bool = True
+    ) -> PageState:
+        raise NotImplementedError
+
+    @property
+    def pool(self) -> BrowserPool:
+        raise NotImplementedError
+
+    async def approval_facts(
+        self, cdp_url: str, target_id: str, headers: Headers, request: CheckAction
+    ) -> dict[str, Any] | None:
+        state = await self.page_state(cdp_url, target_id, headers, reads=False)
+        return await asyncio.wait_for(
+            risk.facts(state, request.ref, request.key, request.rules), risk.FACTS_TIMEOUT
+        )
+
+    async def approval_picture(
+        self, cdp_url: str, target_id: str, headers: Headers, request: ActionPicture
+    ) -> dict[str, Any] | None:
+        state = await self.page_state(cdp_url, target_id, headers, reads=False)
+        return await risk.picture(state, request.box)
+
+    async def approval_catch(
+        self, cdp_url: str, target_id: str, headers: Headers, request: CatchScripts
+    ) -> Caught:
+        state = await self.page_state(cdp_url, target_id, headers, reads=False)
+        caught = Caught(request)
+        await caught.arm(state)
+        if request.everywhere:
+            conn = await self.pool.connection(cdp_url, headers)
+            for other in list(conn.pages.values()):
+                if other is not state:
+                    await caught.arm(other)
+            caught.watch(conn.browser.contexts, lambda page: conn.by_page.get(page))
+        return caught
+
+
+class Caught:
+    """The catch of one script call, over the tabs it was armed on."""
+
+    def __init__(self, request: CatchScripts) -> None:
+        self.rules = request.rules
+        self.ask = request.ask
+        self.tabs: list[tuple[PageState, catch.TabCatch]] = []
+        self._unwatch: list[tuple[BrowserContext, Any]] = []
+        self._arming: set[asyncio.Task[None]] = set()
+
+    async def arm(self, state: PageState) -> None:
+        if state.page.is_closed() or state.cdp is None:
+            return
+        try:
+            tab = await asyncio.wait_for(catch.arm(state, self.rules, self.ask), ARM_TIMEOUT)
+        except Exception as exc:  # a tab closing, a dialog holding its page: not armed
+            log.debug("arming the catch on %s: %r", state.target_id[:8], exc)
+            return
+        self.tabs.append((state, tab))
+
+    def watch(self, contexts: list[BrowserContext], state_of: Any) -> None:
+        """Arm the tabs the script opens while it runs, as they appear."""
+
+        def on_page(page: Page) -> None:
+            async def arm_later() -> None:
+                for _ in range(50):  # the pool takes the new tab in a moment later
+                    state = state_of(page)
+                    if state is not None:
+                        await self.arm(state)
+                        return
+                    await asyncio.sleep(0.05)
+
+            task = aio.create_task(arm_later(), name="approval-arm-new-tab")
+            self._arming.add(task)
+            task.add_done_callback(self._arming.discard)
+
+        for context in contexts:
+            context.on("page", on_page)
+            self._unwatch.append((context, on_page))
+
+    async def settle(self, within: float) -> None:
+        """Wait for the answers about what the guard held until now."""
+        if self._arming:
+            await asyncio.wait(set(self._arming), timeout=3.0)
+        for state, tab in list(self.tabs):
+            await catch.settle(state, tab, within)
+
+    async def close(self) -> None:
+        for context, handler in self._unwatch:
+            with contextlib.suppress(Exception):
+                context.remove_listener("page", handler)
+        self._unwatch.clear()
+        for task in list(self._arming):
+            task.cancel()
+        for state, tab in self.tabs:
+            await catch.disarm(state, tab)
