@@ -271,7 +271,7 @@ SETTINGS: tuple[Setting, ...] = (
         "int",
         60,
         "How long an action waits for your answer; no answer in time is a denial.",
-        minimum=10,
+        minimum=5,
         maximum=600,
     ),
     Setting(

@@ -334,6 +334,13 @@ class McpHttpEndpoint:
             return
         if again is not None:
             session.adopt(again)
+        # What the server sends about this request while it runs (a question for the
+        # client's user, progress), before its answer, on its own stream.
+        here: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+        async def ask_here(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+            return await session.ask(method, params, outbox=here)
+
         exchange = Exchange(
             request.headers,
             request.query,
@@ -342,6 +349,9 @@ class McpHttpEndpoint:
             client_capabilities=session.capabilities,
             ask=session.ask,
             peer_pid=request.peer_pid,
+            ask_here=ask_here,
+            notify=here.put_nowait,
+            progress_token=_progress_token(message),
         )
         call = aio.create_task(
             protocol.reply(self.tools(), message, exchange), name=f"mcp-call-{message['method']}"
@@ -355,12 +365,18 @@ class McpHttpEndpoint:
                 {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]}
             )
             while True:
-                done, _ = await asyncio.wait({call}, timeout=PING_EVERY)
-                if done:
-                    break
-                await request.send(
-                    {"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True}
+                sent = aio.create_task(here.get(), name="mcp-call-message")
+                done, _ = await asyncio.wait(
+                    {call, sent}, timeout=PING_EVERY, return_when=asyncio.FIRST_COMPLETED
                 )
+                if sent in done:
+                    body = event(sent.result())
+                else:
+                    sent.cancel()
+                    if call in done:
+                        break
+                    body = b": ping\r\n\r\n"
+                await request.send({"type": "http.response.body", "body": body, "more_body": True})
             if call.cancelled():
                 if session.ended:  # the session was ended: its streams close unanswered
                     await request.send({"type": "http.response.body", "body": b""})
@@ -454,6 +470,13 @@ class McpHttpEndpoint:
             await modern.serve(request, self.tools, self._modern_calls, self._shutdown)
         finally:
             self._modern_requests.discard(handler)
+
+
+def _progress_token(message: dict[str, Any]) -> str | int | None:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if protocol.is_request_id(token) else None
 
 
 def _forget(calls: dict[Any, asyncio.Task[Any]], request_id: Any, call: asyncio.Task[Any]) -> None:

@@ -204,10 +204,16 @@ async def _no_back_channel(method: str, params: dict[str, Any] | None) -> dict[s
     raise NoBackChannel(f"{method}: the client cannot be asked anything on this protocol")
 
 
+def _no_notify(message: dict[str, Any]) -> None:
+    pass
+
+
 @dataclass
 class Exchange:
     """One request as a handler sees it: its HTTP headers and query, the client, and
-    how to ask the client something while it runs."""
+    how to ask the client something while it runs: ``ask`` on the session's own stream
+    (roots/list), ``ask_here`` and ``notify`` on this request's stream (a question about
+    this call, its progress), where a client looks for them while it waits."""
 
     headers: Mapping[str, str]
     query: Mapping[str, str]
@@ -216,6 +222,18 @@ class Exchange:
     client_capabilities: Mapping[str, Any] = field(default_factory=dict)
     ask: Ask = _no_back_channel
     peer_pid: int | None = None  # the sending process, when the kernel says (Unix socket)
+    ask_here: Ask = _no_back_channel
+    notify: Callable[[dict[str, Any]], None] = _no_notify
+    progress_token: str | int | None = None  # the request's _meta.progressToken
+
+    def can_elicit(self) -> bool:
+        """The client shows a form-mode ``elicitation/create`` to its user, on this request."""
+        caps = self.client_capabilities.get("elicitation")
+        return (
+            self.ask_here is not _no_back_channel
+            and isinstance(caps, dict)
+            and (not caps or isinstance(caps.get("form"), dict))
+        )
 
 
 class Tools(Protocol):

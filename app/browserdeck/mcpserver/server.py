@@ -27,6 +27,7 @@ from browserdeck.config import Config
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.fastjson import utf8
 from browserdeck.mcpserver import output
+from browserdeck.mcpserver.asking import line_open
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply
 from browserdeck.mcpserver.protocol import INTERNAL_ERROR, INVALID_PARAMS, Exchange, RpcError
@@ -352,7 +353,9 @@ class McpApp:
                 call = Call(self, session, spec, args)
                 call.roots = lambda: self.client_roots(exchange)
                 call.max_chars = self._max_chars_for(exchange)
-                reply = await spec.handler(call)
+                # A risky action may ask this client's user (mcpserver/asking.py).
+                with line_open(self.deck, session.owner.id, exchange, session.client):
+                    reply = await spec.handler(call)
                 if save_name is not None:
                     folder = self.output_folder(await call.roots())
                     reply = _save_reply(reply, folder, save_name)
