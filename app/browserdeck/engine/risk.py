@@ -35,7 +35,7 @@ FACTS_TIMEOUT = 3.0
 PICTURE_TIMEOUT = 3.0
 # Around the element in the approval picture (CSS pixels), and its largest size.
 PICTURE_MARGIN = 120
-PICTURE_MAX = (900, 520)
+PICTURE_MAX = (600, 300)
 
 FACTS_JS = r"""(el, rules, key) => {
   const words = new RegExp(rules.words, 'iu');

@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from browserdeck.events import ActivityEntry, ServiceEvents
+from browserdeck.events import ActivityEntry, ApprovalEvent, ServiceEvents
 
 
 class ServiceBridge(QObject):
@@ -24,6 +24,7 @@ class ServiceBridge(QObject):
     extension = Signal(str, bool, object)  # profile, connected, detail (str | None)
     apiCall = Signal(object)  # events.ActivityEntry (frozen: safe to hand to another thread)
     notice = Signal(str, str, str)  # level, title, message
+    approval = Signal(object)  # events.ApprovalEvent: waiting for the person, then decided
     configChanged = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -40,6 +41,7 @@ class ServiceBridge(QObject):
         events.extension.connect(self._on_extension)
         events.api_call.connect(self._on_api_call)
         events.notice.connect(self._on_notice)
+        events.approval.connect(self._on_approval)
         events.config_changed.connect(self._on_config_changed)
 
     def detach(self) -> None:
@@ -52,6 +54,7 @@ class ServiceBridge(QObject):
         events.extension.disconnect(self._on_extension)
         events.api_call.disconnect(self._on_api_call)
         events.notice.disconnect(self._on_notice)
+        events.approval.disconnect(self._on_approval)
         events.config_changed.disconnect(self._on_config_changed)
 
     # Receivers take **kwargs loosely: a field added to an event later must not break us.
@@ -78,6 +81,9 @@ class ServiceBridge(QObject):
 
     def _on_notice(self, *, level: str, title: str, message: str, **_: Any) -> None:
         self.notice.emit(level, title, message)
+
+    def _on_approval(self, *, entry: ApprovalEvent, **_: Any) -> None:
+        self.approval.emit(entry)
 
     def _on_config_changed(self, **_: Any) -> None:
         self.configChanged.emit()

@@ -196,7 +196,7 @@ class Approval:
         if not shot:
             return question
         label = element.describe() if element is not None else facts.describe()
-        picture = Picture(bytes(shot["png"]), tuple(shot["outline"]), label)  # type: ignore[arg-type]
+        picture = Picture(bytes(shot["png"]), tuple(shot["outline"]), tuple(shot["size"]), label)  # type: ignore[arg-type]
         from dataclasses import replace
 
         return replace(question, picture=picture)

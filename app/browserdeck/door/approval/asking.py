@@ -46,7 +46,8 @@ class Picture:
     """The page around the element, and where the element is in it (pixels of ``png``)."""
 
     png: bytes
-    outline: tuple[float, float, float, float]
+    outline: tuple[float, float, float, float]  # x, y, width, height in CSS pixels of the crop
+    size: tuple[float, float]  # the crop's size in CSS pixels (the PNG may have more pixels)
     label: str  # what is outlined: 'button "Pay $49.00"'
 
 

@@ -64,6 +64,10 @@ LABELS: dict[str, str] = {
     "artifactsMaxAgeDays": "Keep saved files for (days)",
     "logMaxMb": "Space for log files (MB)",
     "uploadRoots": "Folders agents may upload from",
+    "approval": "Ask before agents act",
+    "approvalTimeoutSeconds": "Wait for your answer (seconds)",
+    "approvalChannel": "Ask me first in",
+    "approvalWords": "More risky words",
     "tokenParam": "Token in the URL as",
     "tokenHeader": "Token in the header",
     "pool": "One browser per agent",
@@ -129,6 +133,15 @@ HELP: dict[str, str] = {
     "uploadRoots": "Besides the folders an agent's app shares, agents may upload files from "
     "these. Your home folder itself and hidden folders are never allowed. Several: "
     "separate them with ':'.",
+    "approval": "browserdeck asks you in a small window before an agent pays, deletes, sends, "
+    "uploads or submits a password, card or one-time code. A profile's own choice wins over "
+    "this one.",
+    "approvalTimeoutSeconds": "With no answer in this time the action is refused.",
+    "approvalChannel": "Where you are asked when both can: the tray app's window, or the chat "
+    "app the agent runs in (if it can show a question).",
+    "approvalWords": "Besides buy, pay, order, checkout, subscribe, donate, transfer, delete, "
+    "remove, close account, send, post, publish, share, invite and confirm. Separate them "
+    "with commas; any language.",
     "tokenParam": "The name of the URL parameter the browser service expects its token in "
     "(e.g. token or apiKey).",
     "tokenHeader": "Or send the token in this HTTP header instead (e.g. Authorization).",
@@ -145,6 +158,19 @@ HELP: dict[str, str] = {
 RELAY_MODES = {
     "single-active": "One agent at a time",
     "multi-client": "Several agents at once",
+}
+# Choices in a person's words: approval and where to ask (keyed by setting).
+CHOICE_TEXT: dict[str, dict[str, str]] = {
+    "approval": {
+        "off": "Never",
+        "risky": "Before risky actions (pay, delete, send, upload …)",
+        "all": "Before every action that changes a page",
+    },
+    "approvalChannel": {"tray": "The tray app", "mcp-client": "The agent's chat app (MCP)"},
+}
+# What an unset choice means ("inherit"), per setting.
+UNSET_TEXT = {
+    "approval": "As the driver says (risky for your own Chrome, never for the others)",
 }
 # Keys of SETTINGS shown on the Profiles page (they apply to every managed profile).
 BROWSER_KEYS = ("executablePath", "noSandbox")
@@ -277,8 +303,15 @@ class Field(QObject):
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
             combo.setMinimumContentsLength(18)
+            if kind == "choice" and setting.default is None:  # unset: inherited from elsewhere
+                self._tristate = True
+                combo.addItem(UNSET_TEXT.get(setting.key, "Use the global setting"), INHERIT)
+            named = CHOICE_TEXT.get(setting.key, {})
             for choice in setting.choices:
-                combo.addItem(DRIVER_TEXT.get(choice) or RELAY_MODES.get(choice, choice), choice)
+                combo.addItem(
+                    named.get(choice) or DRIVER_TEXT.get(choice) or RELAY_MODES.get(choice, choice),
+                    choice,
+                )
             combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
             self.widget = combo
         elif kind == "color":
@@ -328,8 +361,8 @@ class Field(QObject):
             elif isinstance(w, ColorEdit | PathEdit):
                 w.set_value(value)
             elif isinstance(w, QLineEdit):
-                if isinstance(value, list):  # "paths" settings (uploadRoots)
-                    value = os.pathsep.join(value)
+                if isinstance(value, list):  # "paths" (uploadRoots), "words" (approvalWords)
+                    value = (", " if self.setting.type == "words" else os.pathsep).join(value)
                 w.setText("" if value is None else str(value))
         finally:
             w.blockSignals(blocker[0])

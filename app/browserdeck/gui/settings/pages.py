@@ -246,6 +246,11 @@ class SettingsPages(QDialog):
             self.profile_fields["attachOnly"].widget.setItemText(  # type: ignore[attr-defined]
                 0, f"Use the global setting ({'on' if self.working.attach_only else 'off'})"
             )
+            inherited = self.working.approval or drivers.spec_of(p.driver).approval
+            source = "global setting" if self.working.approval else "driver's default"
+            self.profile_fields["approval"].widget.setItemText(  # type: ignore[attr-defined]
+                0, f"Use the {source} ({inherited})"
+            )
             for key, field in self.profile_fields.items():
                 field.set_value(getattr(p, attr_of(key)))
         finally:
