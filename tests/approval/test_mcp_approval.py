@@ -56,12 +56,14 @@ async def service_with(home: Path, approval: str = "risky", timeout: int = 60) -
 
 
 @asynccontextmanager
-async def agent(service: Service, user: ClientUser | None, name: str = "agent-a") -> AsyncIterator[Client]:
+async def agent(
+    service: Service, user: ClientUser | None, name: str = "agent-a", tools: str = "core"
+) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {service.api_token}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=90) as http,
         Client(
-            streamable_http_client(f"{service.url}/mcp", http_client=http),
+            streamable_http_client(f"{service.url}/mcp?tools={tools}", http_client=http),
             mode="legacy",
             read_timeout_seconds=90,
             elicitation_callback=user,
@@ -181,3 +183,35 @@ async def test_the_stdio_bridge_carries_the_question(bd_home: Path, site: Site, 
         assert "denied" in refused and site.done == []
         await call(client, "browser_click", {"ref": pay})
         assert site.done == ["order"] and len(user.messages) == 2
+
+
+async def test_run_code_clicking_pay_is_asked(bd_home: Path, site: Site) -> None:
+    mcp_config(bd_home, approval="risky", mcp_run_code=True)
+    service = build_service(force_headless=True)
+    await service.start()
+    try:
+        user = ClientUser("decline")
+        async with agent(service, user, tools="all") as client:
+            await _shop(client, site)
+            said = await call(
+                client,
+                "browser_run_code",
+                {"code": "await page.click('#pay', timeout=3000)\nreturn await page.title()"},
+            )
+            assert len(user.messages) == 1 and "(by a script)" in user.messages[0]
+            assert "it did not happen" in said
+            # The code opens a tab of its own and pays there: held too.
+            user.actions = ["decline"]
+            said = await call(
+                client,
+                "browser_run_code",
+                {
+                    "code": f"p = await context.new_page()\nawait p.goto({site.page('/shop.html')!r})\n"
+                    "await p.click('#pay', timeout=3000)\nreturn 'done'"
+                },
+            )
+            assert len(user.messages) == 2, said
+            await asyncio.sleep(0.5)
+            assert site.done == []
+    finally:
+        await service.stop()

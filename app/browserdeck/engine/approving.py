@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from browserdeck import aio
@@ -65,7 +66,7 @@ class ApprovalCalls:
             for other in list(conn.pages.values()):
                 if other is not state:
                     await caught.arm(other)
-            caught.watch(conn.browser.contexts, lambda page: conn.by_page.get(page))
+            caught.watch(conn.browser.contexts, lambda page: self.pool.state_of(conn, page))
         return caught
 
 
@@ -89,17 +90,19 @@ class Caught:
             return
         self.tabs.append((state, tab))
 
-    def watch(self, contexts: list[BrowserContext], state_of: Any) -> None:
-        """Arm the tabs the script opens while it runs, as they appear."""
+    def watch(
+        self,
+        contexts: list[BrowserContext],
+        state_of: Callable[[Page], Awaitable[PageState | None]],
+    ) -> None:
+        """Arm the tabs the script opens while it runs, as they appear (a few ms after:
+        before the page it loads, whose document gets the guard from its start)."""
 
         def on_page(page: Page) -> None:
             async def arm_later() -> None:
-                for _ in range(50):  # the pool takes the new tab in a moment later
-                    state = state_of(page)
-                    if state is not None:
-                        await self.arm(state)
-                        return
-                    await asyncio.sleep(0.05)
+                state = await state_of(page)
+                if state is not None:
+                    await self.arm(state)
 
             task = aio.create_task(arm_later(), name="approval-arm-new-tab")
             self._arming.add(task)

@@ -52,7 +52,7 @@ GUARD_JS = """(() => {
   const FACTS = %(facts)s;
   const report = globalThis[%(binding)s];
   const g = globalThis.__bdCatch || (globalThis.__bdCatch = {
-    armed: false, passing: 0, seq: 0, held: new Map(), rules: null });
+    armed: false, passing: 0, seq: 0, held: new Map(), rules: null, allowed: new WeakSet() });
   g.rules = %(rules)s;
   g.armed = true;
   if (g.installed) return;
@@ -90,6 +90,8 @@ GUARD_JS = """(() => {
     const src = e.sourceElement || null;
     const form = src && src.localName === 'form' ? src : (src && src.form) || null;
     if (!form) return;
+    // A submission allowed a moment ago navigates now (a task later): it goes on.
+    if (g.allowed.has(form)) { g.allowed.delete(form); return; }
     const f = FACTS(form, g.rules, null);
     f.submits = true; f.word = null;
     if (!risky(f)) return;
@@ -116,6 +118,8 @@ GUARD_JS = """(() => {
     if (!h) return false;
     g.held.delete(id);
     if (!allow) return true;
+    const form = h.kind === 'click' ? (h.el.form || (h.el.closest && h.el.closest('form'))) : h.el;
+    if (form && h.kind !== 'upload') g.allowed.add(form);
     g.passing++;
     try {
       if (h.kind === 'click') h.el.click();
