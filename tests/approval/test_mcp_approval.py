@@ -215,3 +215,38 @@ async def test_run_code_clicking_pay_is_asked(bd_home: Path, site: Site) -> None
             assert site.done == []
     finally:
         await service.stop()
+
+
+async def test_a_pending_question_and_the_sessions_grants_end_with_the_session(
+    bd_home: Path, site: Site
+) -> None:
+    from browserdeck.door.approval import hub_of
+    from tests.approval.conftest import Person
+
+    async with service_with(bd_home) as service:
+        hub = hub_of(service.addons)
+        assert hub is not None
+        person = Person("site", None)  # allows on the site, then never answers again
+        hub.set_tray(person)
+        async with agent(service, None) as client:
+            snap = await _shop(client, site)
+            await call(client, "browser_click", {"ref": ref_of(snap, "link", "Receipt")})
+            granted = (person.questions[0].agent_key, person.questions[0].origin)
+            assert hub.granted(*granted)
+        assert not hub.granted(*granted)  # the session ended: its grants went with it
+
+        async with agent(service, None) as client:
+            snap = await _shop(client, site)
+            person.asked.clear()
+            paying = asyncio.ensure_future(
+                client.call_tool("browser_click", {"ref": ref_of(snap, "button", "Pay $49.00")})
+            )
+            await asyncio.wait_for(person.asked.wait(), 30)
+            assert len(hub.pending) == 1
+            paying.cancel()
+        for _ in range(100):  # the client left: its session's call and question end
+            if not hub.pending:
+                break
+            await asyncio.sleep(0.05)
+        assert hub.pending == {}
+        assert site.done == []
