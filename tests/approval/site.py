@@ -53,7 +53,8 @@ PAGES: dict[str, str] = {
 </body></html>""",
     "/safe.html": """<!doctype html><html><head><meta charset="utf-8"><title>Safe</title></head>
 <body><h1>Nothing risky</h1>
-<button id="count" onclick="this.textContent = 'Count ' + (++window.n || (window.n = 1))">Count</button>
+<button id="count" onclick="document.getElementById('n').textContent = ++window.n || (window.n = 1)">Count</button>
+<p id="n">0</p>
 <a href="#top">Top</a><input aria-label="Search" name="q"></body></html>""",
 }
 

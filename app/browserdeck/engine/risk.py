@@ -121,7 +121,7 @@ FACTS_JS = r"""(el, rules, key) => {
   const found = new Set();
   const scan = (s) => { for (const m of (s || '').match(money) || []) if (found.size < 3) found.add(m.replace(/\s+/g, ' ')); };
   scan(name);
-  if (form) scan((form.innerText || form.textContent || '').slice(0, 4000));
+  if (form) scan((form.textContent || '').slice(0, 4000));  // no layout, unlike innerText
   out.amounts = Array.from(found);
   if (!whole && control.getBoundingClientRect) {
     const r = control.getBoundingClientRect();
@@ -154,19 +154,8 @@ async def facts(
             state.runtime_enabled = True
         context = state.utility_context()
         if context is not None:
-            # The ref's element, else null (then Playwright looks); no ref: the focused one.
-            element = f"({_BY_REF})({json.dumps(info.pw_ref)})" if info is not None else "null"
-            answer = await cdp.send(
-                "Runtime.evaluate",
-                {
-                    "expression": f"((el) => el === undefined ? null : ({FACTS_JS})(el, {args}))"
-                    f"({element} || {'undefined' if info is not None else 'null'})",
-                    "contextId": context,
-                    "returnByValue": True,
-                },
-            )
-            value = (answer.get("result") or {}).get("value")
-            if isinstance(value, dict) and "exceptionDetails" not in answer:
+            value = await _in_utility_world(cdp, context, info.pw_ref if info else None, args)
+            if isinstance(value, dict):
                 return value
     # A ref in an iframe, or no utility world of ours yet: through Playwright.
     if info is None:
@@ -179,6 +168,29 @@ async def facts(
         )
         found = await locator.evaluate(f"(el) => ({FACTS_JS})(el, {args})", timeout=2000)
     return found if isinstance(found, dict) else None
+
+
+# Defined once per document in the utility world (``__bdFacts``): a call then sends a line,
+# not the function's 6 KB to parse again. The element by its ref, else null (Playwright
+# then looks); no ref: the focused element.
+_DEFINE = f"""globalThis.__bdFacts = (ref, rules, key) => {{
+  const el = ref === null ? null : ({_BY_REF})(ref);
+  return ref !== null && !el ? null : ({FACTS_JS})(el, rules, key);
+}}"""
+
+
+async def _in_utility_world(cdp: Any, context: int, pw_ref: str | None, args: str) -> Any:
+    call = f"globalThis.__bdFacts ? __bdFacts({json.dumps(pw_ref)}, {args}) : 'undefined'"
+    for expression in (call, f"{_DEFINE}; {call}"):
+        answer = await cdp.send(
+            "Runtime.evaluate", {"expression": expression, "contextId": context, "returnByValue": True}
+        )
+        if "exceptionDetails" in answer:
+            return None
+        value = (answer.get("result") or {}).get("value")
+        if value != "undefined":
+            return value
+    return None
 
 
 async def picture(state: PageState, box: tuple[float, float, float, float]) -> dict[str, Any] | None:
