@@ -53,9 +53,9 @@ def ms(samples: list[float]) -> tuple[float, float]:
 
 
 async def main(rounds: int) -> None:
+    from browserdeck.deck import Deck
     from browserdeck.door.approval import hub_of, rules
     from browserdeck.door.approval.addon import Approval
-    from browserdeck.deck import Deck
     from browserdeck.door.approval.requests import CheckAction
     from browserdeck.door.call import Caller
     from browserdeck.engine.acts import ClickAct
@@ -68,8 +68,12 @@ async def main(rounds: int) -> None:
             assert hub_of(service.addons) is not None
             tabs = {}
             for name in ("none", "off", "risky"):
-                target = (await client.post("/tabs/open", json={"url": site.page("/safe.html")})).json()["targetId"]
-                snap = (await client.get("/snapshot", params={"targetId": target})).json()["snapshot"]
+                target = (
+                    await client.post("/tabs/open", json={"url": site.page("/safe.html")})
+                ).json()["targetId"]
+                snap = (await client.get("/snapshot", params={"targetId": target})).json()[
+                    "snapshot"
+                ]
                 tabs[name] = (target, ref_in(snap, 'button "Count"'))
             samples: dict[str, list[float]] = {name: [] for name in tabs}
             hook: dict[str, list[float]] = {"off": [], "risky": []}  # the addon's own time
@@ -127,12 +131,24 @@ async def main(rounds: int) -> None:
             ctx = service.profile("agent")
             check_rules = rules.page_rules(service.config, "risky")
             print(f"\nclassifying the target (median / p90 ms of {rounds}):")
-            for path, needle in (("/table2000.html", 'button "Export"'), ("/form600.html", 'button "Continue"')):
-                target = (await client.post("/tabs/open", json={"url": site.page(path)})).json()["targetId"]
-                snap = (await client.get("/snapshot", params={"targetId": target})).json()["snapshot"]
+            for path, needle in (
+                ("/table2000.html", 'button "Export"'),
+                ("/form600.html", 'button "Continue"'),
+            ):
+                target = (await client.post("/tabs/open", json={"url": site.page(path)})).json()[
+                    "targetId"
+                ]
+                snap = (await client.get("/snapshot", params={"targetId": target})).json()[
+                    "snapshot"
+                ]
                 ref = ref_in(snap, needle)
                 count = await client.post(
-                    "/act", json={"kind": "evaluate", "fn": "() => document.querySelectorAll('*').length", "targetId": target}
+                    "/act",
+                    json={
+                        "kind": "evaluate",
+                        "fn": "() => document.querySelectorAll('*').length",
+                        "targetId": target,
+                    },
                 )
                 request = CheckAction(ref=ref, rules=check_rules)
                 times: list[float] = []
@@ -145,7 +161,9 @@ async def main(rounds: int) -> None:
                     times.append(time.perf_counter() - start)
                 median, p90 = ms(times[3:])
                 elements = count.json()["result"]
-                print(f"  {path} ({elements} elements), {needle}: {median:.2f} / {p90:.2f}  -> {verdict or 'not risky'}")
+                print(
+                    f"  {path} ({elements} elements), {needle}: {median:.2f} / {p90:.2f}  -> {verdict or 'not risky'}"
+                )
     print(f"\nload: {Path('/proc/loadavg').read_text().strip()}")
 
 

@@ -8,7 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from browserdeck.door.approval import hub_of
 from browserdeck.door.approval.asking import Answer, Question
+from browserdeck.service import Service
 from tests.approval.site import Site, serve
 
 
@@ -37,3 +39,12 @@ class Person:
             await asyncio.Event().wait()  # never answers: the timeout decides
         assert answer is not None
         return answer
+
+
+def tray(service: Service, *answers: Answer | None) -> Person:
+    """A person answering ``answers`` where the tray app's window would ask."""
+    hub = hub_of(service.addons)
+    assert hub is not None, "the service has no approval addon"
+    person = Person(*answers)
+    hub.set_tray(person)
+    return person

@@ -18,8 +18,7 @@ from typing import Any
 import httpx
 
 from browserdeck.config import Config
-from browserdeck.door.approval import hub_of
-from tests.approval.conftest import Person
+from tests.approval.conftest import tray
 from tests.approval.site import Site
 from tests.support.asyncsite import ref_in
 from tests.support.service import running_service
@@ -44,8 +43,7 @@ async def _act(client: httpx.AsyncClient, target: str, **body: Any) -> httpx.Res
 
 async def test_a_login_form_submitted_by_enter_is_asked(site: Site) -> None:
     async with running_service(tweak=_risky) as (service, client):
-        person = Person("deny", "once")
-        hub_of(service.addons).set_tray(person)  # type: ignore[union-attr]
+        person = tray(service, "deny", "once")
         target, snap = await _open(client, site.page("/login.html"))
         password = ref_in(snap, 'textbox "Password"')
         # Typing is no action on the page's behalf: not asked.
@@ -67,10 +65,10 @@ async def test_a_login_form_submitted_by_enter_is_asked(site: Site) -> None:
 
 async def test_enter_on_the_focused_field_without_a_ref_is_asked(site: Site) -> None:
     async with running_service(tweak=_risky) as (service, client):
-        person = Person("deny")
-        hub_of(service.addons).set_tray(person)  # type: ignore[union-attr]
+        person = tray(service, "deny")
         target, snap = await _open(client, site.page("/login.html"))
         await _act(client, target, kind="click", ref=ref_in(snap, 'textbox "Password"'))
+        assert person.questions == []  # a click into a field is no risk
         refused = await _act(client, target, kind="press", key="Enter")
         assert refused.status_code == 403, refused.text
         assert "submits a form holding a password field" in refused.json()["error"]["message"]
@@ -79,8 +77,7 @@ async def test_enter_on_the_focused_field_without_a_ref_is_asked(site: Site) -> 
 
 async def test_a_delete_button_inside_a_table_row_is_asked(site: Site) -> None:
     async with running_service(tweak=_risky) as (service, client):
-        person = Person("deny", "once")
-        hub_of(service.addons).set_tray(person)  # type: ignore[union-attr]
+        person = tray(service, "deny", "once")
         target, snap = await _open(client, site.page("/table.html"))
         row = ref_in(snap, 'button "Delete"')
         refused = await _act(client, target, kind="click", ref=row)
@@ -103,8 +100,7 @@ async def test_an_upload_is_asked(site: Site, tmp_path: Path) -> None:
         cfg.upload_roots = [str(folder)]
 
     async with running_service(tweak=tweak) as (service, client):
-        person = Person("deny", "once")
-        hub_of(service.addons).set_tray(person)  # type: ignore[union-attr]
+        person = tray(service, "deny", "once")
         target, snap = await _open(client, site.page("/upload.html"))
         field = ref_in(snap, 'button "Document"')
         body = {"paths": [str(folder / "report.txt")], "inputRef": field, "targetId": target}
@@ -119,8 +115,7 @@ async def test_an_upload_is_asked(site: Site, tmp_path: Path) -> None:
 
 async def test_a_download_link_is_asked_and_a_plain_link_is_not(site: Site) -> None:
     async with running_service(tweak=_risky) as (service, client):
-        person = Person("deny")
-        hub_of(service.addons).set_tray(person)  # type: ignore[union-attr]
+        person = tray(service, "deny")
         target, snap = await _open(client, site.page("/shop.html"))
         refused = await _act(client, target, kind="click", ref=ref_in(snap, 'link "Receipt"'))
         assert refused.status_code == 403
@@ -131,8 +126,7 @@ async def test_a_download_link_is_asked_and_a_plain_link_is_not(site: Site) -> N
 
 async def test_a_scripts_click_is_held_and_asked_and_reads_are_free(site: Site) -> None:
     async with running_service(tweak=_risky) as (service, client):
-        person = Person("deny", "once")
-        hub_of(service.addons).set_tray(person)  # type: ignore[union-attr]
+        person = tray(service, "deny", "once")
         target, _ = await _open(client, site.page("/shop.html"))
         read = await _act(client, target, kind="evaluate", fn="() => document.title")
         assert read.json()["result"] == "Checkout" and person.questions == []
@@ -165,8 +159,7 @@ async def test_a_scripts_click_is_held_and_asked_and_reads_are_free(site: Site) 
 async def test_a_scripts_later_click_is_still_held(site: Site) -> None:
     """The guard stays in the document after the call: a delayed click is asked too."""
     async with running_service(tweak=_risky) as (service, client):
-        person = Person("deny")
-        hub_of(service.addons).set_tray(person)  # type: ignore[union-attr]
+        person = tray(service, "deny")
         target, _ = await _open(client, site.page("/shop.html"))
         later = "() => { setTimeout(() => document.querySelector('#pay').click(), 300); return 1; }"
         assert (await _act(client, target, kind="evaluate", fn=later)).status_code == 200
@@ -175,21 +168,24 @@ async def test_a_scripts_later_click_is_still_held(site: Site) -> None:
         assert site.done == []
         # The engine's own actions still pass it (asked before they run).
         snap = await _snap(client, target)
-        assert (await _act(client, target, kind="click", ref=ref_in(snap, 'button "Next"'))).status_code == 200
+        assert (
+            await _act(client, target, kind="click", ref=ref_in(snap, 'button "Next"'))
+        ).status_code == 200
         assert "step 2" in await _snap(client, target)
 
 
 async def test_all_asks_every_change_and_nothing_risky_costs_no_question(site: Site) -> None:
     async with running_service(tweak=_risky) as (service, client):
-        person = Person("once", "once", "once")
-        hub = hub_of(service.addons)
-        assert hub is not None
-        hub.set_tray(person)
+        person = tray(service, "once", "once", "once")
         target, snap = await _open(client, site.page("/safe.html"))
-        assert (await _act(client, target, kind="click", ref=ref_in(snap, 'button "Count"'))).status_code == 200
+        assert (
+            await _act(client, target, kind="click", ref=ref_in(snap, 'button "Count"'))
+        ).status_code == 200
         assert person.questions == []  # risky: nothing risky here
         service.config.profiles["agent"].approval = "all"
-        assert (await _act(client, target, kind="click", ref=ref_in(snap, 'button "Count"'))).status_code == 200
+        assert (
+            await _act(client, target, kind="click", ref=ref_in(snap, 'button "Count"'))
+        ).status_code == 200
         assert person.questions[-1].why.startswith('approval is "all"')
         await client.post("/navigate", json={"targetId": target, "url": site.page("/safe.html?x")})
         assert person.questions[-1].action.startswith("go to ")
@@ -198,11 +194,17 @@ async def test_all_asks_every_change_and_nothing_risky_costs_no_question(site: S
 
 
 async def test_the_cli_is_refused_with_words_that_say_how_to_allow(site: Site) -> None:
-    async with running_service(tweak=_risky) as (service, client):
+    async with running_service(tweak=_risky) as (_service, client):
         target, snap = await _open(client, site.page("/shop.html"))
         pay = ref_in(snap, 'button "Pay $49.00"')
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "browserdeck", "click", pay, "--target", target,
+            sys.executable,
+            "-m",
+            "browserdeck",
+            "click",
+            pay,
+            "--target",
+            target,
             env=dict(os.environ),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -216,7 +218,7 @@ async def test_the_cli_is_refused_with_words_that_say_how_to_allow(site: Site) -
 
 async def test_no_api_route_or_tool_answers_a_question(site: Site) -> None:
     """The only ways to say yes are the tray's window and the MCP client's user."""
-    async with running_service(tweak=_risky) as (service, client):
+    async with running_service(tweak=_risky) as (_service, client):
         spec = (await client.get("/openapi.json")).json()
         routes = " ".join(spec["paths"])
         assert "approv" not in routes.lower() and "confirm" not in routes.lower()

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from browserdeck.door.approval import hub_of
-from tests.approval.conftest import Person
+from tests.approval.conftest import tray
 from tests.approval.site import Site
 from tests.relay.harness import launch_ext_browser
 from tests.relay.test_e2e_playwright import direct_eval
@@ -25,7 +24,10 @@ async def test_the_users_chrome_asks_by_default_even_in_a_background_tab(
     chromium_path: str, tmp_path: Path, site: Site
 ) -> None:
     """The extension driver's default is risky: no setting says so here."""
-    async with running_service(service_config()) as (service, client), contextlib.AsyncExitStack() as stack:
+    async with (
+        running_service(service_config()) as (service, client),
+        contextlib.AsyncExitStack() as stack,
+    ):
         assert (await client.post("/start", params={"profile": "chrome"})).status_code == 200
         relay = service.contexts["chrome"].relay
         assert relay is not None
@@ -45,8 +47,7 @@ async def test_the_users_chrome_asks_by_default_even_in_a_background_tab(
         assert "set by the driver's default" in refused.json()["error"]["message"]
         assert site.done == []
 
-        person = Person("deny", "deny")
-        hub_of(service.addons).set_tray(person)  # type: ignore[union-attr]
+        person = tray(service, "deny", "deny")
         assert (await client.post("/act", params=q, json=pay)).status_code == 403
         assert person.questions[-1].profile == "chrome"
         # A script's click in the user's Chrome is held in the page, through the relay.
@@ -68,12 +69,14 @@ async def test_a_remote_browser_follows_the_global_setting(
     cfg.profiles["agent"].cdp_url = chromium.cdp_url
     cfg.approval = "risky"  # global: the remote driver's own default is off
     async with running_service(cfg) as (service, client):
-        person = Person("deny")
-        hub_of(service.addons).set_tray(person)  # type: ignore[union-attr]
-        target = (await client.post("/tabs/open", json={"url": site.page("/shop.html")})).json()["targetId"]
+        person = tray(service, "deny")
+        target = (await client.post("/tabs/open", json={"url": site.page("/shop.html")})).json()[
+            "targetId"
+        ]
         snap = (await client.get("/snapshot", params={"targetId": target})).json()["snapshot"]
         refused = await client.post(
-            "/act", json={"kind": "click", "ref": ref_in(snap, 'button "Pay $49.00"'), "targetId": target}
+            "/act",
+            json={"kind": "click", "ref": ref_in(snap, 'button "Pay $49.00"'), "targetId": target},
         )
         assert refused.status_code == 403 and person.questions
         assert site.done == []
@@ -87,11 +90,14 @@ async def test_the_managed_browser_is_off_by_default_and_a_profile_wins(
     if own is not None:  # the global value says risky; the profile's own says off
         cfg.approval = "risky"
         cfg.profiles["agent"].approval = own
-    async with running_service(cfg) as (service, client):
-        target = (await client.post("/tabs/open", json={"url": site.page("/shop.html")})).json()["targetId"]
+    async with running_service(cfg) as (_service, client):
+        target = (await client.post("/tabs/open", json={"url": site.page("/shop.html")})).json()[
+            "targetId"
+        ]
         snap = (await client.get("/snapshot", params={"targetId": target})).json()["snapshot"]
         done = await client.post(
-            "/act", json={"kind": "click", "ref": ref_in(snap, 'button "Pay $49.00"'), "targetId": target}
+            "/act",
+            json={"kind": "click", "ref": ref_in(snap, 'button "Pay $49.00"'), "targetId": target},
         )
         assert done.status_code == 200, done.text
         assert site.done == ["order"]

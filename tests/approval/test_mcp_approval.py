@@ -45,8 +45,10 @@ class ClientUser:
 
 
 @asynccontextmanager
-async def service_with(home: Path, approval: str = "risky", timeout: int = 60) -> AsyncIterator[Service]:
-    mcp_config(home, approval=approval, approval_timeout_seconds=timeout)
+async def service_with(
+    home: Path, approval: str = "risky", timeout: int = 60, **settings: object
+) -> AsyncIterator[Service]:
+    mcp_config(home, approval=approval, approval_timeout_seconds=timeout, **settings)
     service = build_service(force_headless=True)
     await service.start()
     try:
@@ -78,7 +80,9 @@ async def _shop(client: Client, site: Site) -> str:
     return await call(client, "browser_snapshot")
 
 
-async def test_next_is_not_asked_pay_is_and_the_users_answer_decides(bd_home: Path, site: Site) -> None:
+async def test_next_is_not_asked_pay_is_and_the_users_answer_decides(
+    bd_home: Path, site: Site
+) -> None:
     async with service_with(bd_home) as service:
         user = ClientUser("decline", "accept")
         async with agent(service, user) as client:
@@ -112,7 +116,9 @@ async def test_the_call_waits_and_hears_progress(bd_home: Path, site: Site) -> N
         async with agent(service, slow_user) as client:  # type: ignore[arg-type]
             snap = await _shop(client, site)
             pay = ref_of(snap, "button", "Pay $49.00")
-            result = await client.call_tool("browser_click", {"ref": pay}, progress_callback=on_progress)
+            result = await client.call_tool(
+                "browser_click", {"ref": pay}, progress_callback=on_progress
+            )
             assert not result.is_error, text(result)
         assert progress and "waiting for the user's approval" in progress[0], progress
         assert site.done == ["order"]
@@ -122,7 +128,9 @@ async def test_no_channel_is_an_immediate_clear_refusal(bd_home: Path, site: Sit
     async with service_with(bd_home) as service, agent(service, None) as client:
         snap = await _shop(client, site)
         started = time.monotonic()
-        refused = await call_error(client, "browser_click", {"ref": ref_of(snap, "button", "Pay $49.00")})
+        refused = await call_error(
+            client, "browser_click", {"ref": ref_of(snap, "button", "Pay $49.00")}
+        )
         assert time.monotonic() - started < 5
         assert "nobody can be asked" in refused
         assert "start the browserdeck tray app" in refused and '"approval" to "off"' in refused
@@ -134,7 +142,9 @@ async def test_no_answer_in_time_is_a_denial(bd_home: Path, site: Site) -> None:
         user = ClientUser("wait")
         async with agent(service, user) as client:
             snap = await _shop(client, site)
-            refused = await call_error(client, "browser_click", {"ref": ref_of(snap, "button", "Pay $49.00")})
+            refused = await call_error(
+                client, "browser_click", {"ref": ref_of(snap, "button", "Pay $49.00")}
+            )
         assert "did not answer within 5 s" in refused
         assert site.done == []
 
@@ -164,14 +174,17 @@ async def test_two_agents_asking_at_once_are_each_asked(bd_home: Path, site: Sit
             pay_a = ref_of(await _shop(a, site), "button", "Pay $49.00")
             pay_b = ref_of(await _shop(b, site), "button", "Pay $49.00")
             denied, allowed = await asyncio.gather(
-                a.call_tool("browser_click", {"ref": pay_a}), b.call_tool("browser_click", {"ref": pay_b})
+                a.call_tool("browser_click", {"ref": pay_a}),
+                b.call_tool("browser_click", {"ref": pay_b}),
             )
         assert denied.is_error and not allowed.is_error, (text(denied), text(allowed))
         assert "agent-a" in first.messages[0] and "agent-b" in second.messages[0]
         assert site.done == ["order"]
 
 
-async def test_the_stdio_bridge_carries_the_question(bd_home: Path, site: Site, chromium_path: str) -> None:
+async def test_the_stdio_bridge_carries_the_question(
+    bd_home: Path, site: Site, chromium_path: str
+) -> None:
     mcp_config(bd_home, approval="risky")
     user = ClientUser("decline", "accept")
     async with Client(
@@ -186,10 +199,7 @@ async def test_the_stdio_bridge_carries_the_question(bd_home: Path, site: Site, 
 
 
 async def test_run_code_clicking_pay_is_asked(bd_home: Path, site: Site) -> None:
-    mcp_config(bd_home, approval="risky", mcp_run_code=True)
-    service = build_service(force_headless=True)
-    await service.start()
-    try:
+    async with service_with(bd_home, mcp_run_code=True) as service:
         user = ClientUser("decline")
         async with agent(service, user, tools="all") as client:
             await _shop(client, site)
@@ -213,8 +223,6 @@ async def test_run_code_clicking_pay_is_asked(bd_home: Path, site: Site) -> None
             assert len(user.messages) == 2, said
             await asyncio.sleep(0.5)
             assert site.done == []
-    finally:
-        await service.stop()
 
 
 async def test_a_pending_question_and_the_sessions_grants_end_with_the_session(

@@ -96,7 +96,9 @@ async def test_the_window_shows_the_action_and_its_buttons_decide(
         assert refused.status_code == 403 and refused.json()["error"]["code"] == "denied_by_user"
         assert site.done == []  # the order is not placed
         await wait_for(
-            lambda: any(a.result.startswith("denied (you, in the tray") for a in app.model.activity),
+            lambda: any(
+                a.result.startswith("denied (you, in the tray") for a in app.model.activity
+            ),
             what="the decision row",
         )
         await wait_for(lambda: _window(app) is None, what="the window to go")
@@ -107,15 +109,17 @@ async def test_the_window_shows_the_action_and_its_buttons_decide(
         assert placed.status_code == 200, placed.text
         assert site.done == ["order"]
         act = next(a for a in reversed(app.model.activity) if a.action == "click")
-        assert act.target.endswith('button “Pay $49.00”') or "Pay $49.00" in act.target
+        assert act.target.endswith("button “Pay $49.00”") or "Pay $49.00" in act.target
 
 
 async def test_allow_on_this_site_is_for_this_agent_only(
     qapp: Any, risky_config: config.Config, site: Site
 ) -> None:
-    async with running_tray(qapp) as app, _agent(app.service, "a1") as first, _agent(
-        app.service, "b2"
-    ) as second:
+    async with (
+        running_tray(qapp) as app,
+        _agent(app.service, "a1") as first,
+        _agent(app.service, "b2") as second,
+    ):
         target, snap = await _open(first, site.page("/table.html"))
         delete = 'button "Delete"'
         body = {"kind": "click", "ref": ref_in(snap, delete), "targetId": target}
@@ -136,7 +140,9 @@ async def test_allow_on_this_site_is_for_this_agent_only(
         # Another agent on the same site is asked.
         other, snap = await _open(second, site.page("/table.html"))
         asking = asyncio.ensure_future(
-            second.post("/act", json={"kind": "click", "ref": ref_in(snap, delete), "targetId": other})
+            second.post(
+                "/act", json={"kind": "click", "ref": ref_in(snap, delete), "targetId": other}
+            )
         )
         window = await wait_for(lambda: _window(app), what="the question to the other agent")
         assert window.agent.text().startswith("agent b2")
@@ -147,15 +153,21 @@ async def test_allow_on_this_site_is_for_this_agent_only(
 async def test_two_agents_asking_at_once_queue_in_one_window(
     qapp: Any, risky_config: config.Config, site: Site
 ) -> None:
-    async with running_tray(qapp) as app, _agent(app.service, "a1") as first, _agent(
-        app.service, "b2"
-    ) as second:
+    async with (
+        running_tray(qapp) as app,
+        _agent(app.service, "a1") as first,
+        _agent(app.service, "b2") as second,
+    ):
         t1, s1 = await _open(first, site.page("/shop.html"))
         t2, s2 = await _open(second, site.page("/shop.html"))
         pay = 'button "Pay $49.00"'
-        one = asyncio.ensure_future(first.post("/act", json={"kind": "click", "ref": ref_in(s1, pay), "targetId": t1}))
+        one = asyncio.ensure_future(
+            first.post("/act", json={"kind": "click", "ref": ref_in(s1, pay), "targetId": t1})
+        )
         window = await wait_for(lambda: _window(app), what="the first question")
-        two = asyncio.ensure_future(second.post("/act", json={"kind": "click", "ref": ref_in(s2, pay), "targetId": t2}))
+        two = asyncio.ensure_future(
+            second.post("/act", json={"kind": "click", "ref": ref_in(s2, pay), "targetId": t2})
+        )
         await wait_for(lambda: window.queued.isVisible(), what="the second one queued")
         assert "1 more waiting" in window.queued.text() and "agent b2" in window.queued.text()
         assert window.agent.text().startswith("agent a1")  # not replaced: queued behind
@@ -183,7 +195,8 @@ async def test_the_tray_menu_turns_asking_off_for_a_profile(
         assert config.read().profiles["agent"].approval == "off"
         target, snap = await _open(agent, site.page("/shop.html"))
         done = await agent.post(
-            "/act", json={"kind": "click", "ref": ref_in(snap, 'button "Pay $49.00"'), "targetId": target}
+            "/act",
+            json={"kind": "click", "ref": ref_in(snap, 'button "Pay $49.00"'), "targetId": target},
         )
         assert done.status_code == 200 and site.done == ["order"]
         assert app.approvals.asker.window is None  # nobody was asked

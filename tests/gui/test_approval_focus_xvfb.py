@@ -61,8 +61,12 @@ def test_the_window_takes_no_focus_and_its_button_answers(tmp_path: Path) -> Non
             assert x.active_window() == user, "the approval window took the focus"
             stacking = x.root_windows("_NET_CLIENT_LIST_STACKING")
             frames = [w for w in stacking if x.window_name(w).startswith("browserdeck")]
-            assert frames, f"the approval window is not managed: {[x.window_name(w) for w in stacking]}"
-            assert stacking.index(frames[-1]) > stacking.index(user), "it is under the user's window"
+            assert frames, (
+                f"the approval window is not managed: {[x.window_name(w) for w in stacking]}"
+            )
+            assert stacking.index(frames[-1]) > stacking.index(user), (
+                "it is under the user's window"
+            )
             _click(x, shown["once"])
             answered = json.loads(app.stdout.readline() or "{}")
             assert answered == {"answer": "once"}

@@ -183,7 +183,8 @@ async def _in_utility_world(cdp: Any, context: int, pw_ref: str | None, args: st
     call = f"globalThis.__bdFacts ? __bdFacts({json.dumps(pw_ref)}, {args}) : 'undefined'"
     for expression in (call, f"{_DEFINE}; {call}"):
         answer = await cdp.send(
-            "Runtime.evaluate", {"expression": expression, "contextId": context, "returnByValue": True}
+            "Runtime.evaluate",
+            {"expression": expression, "contextId": context, "returnByValue": True},
         )
         if "exceptionDetails" in answer:
             return None
@@ -193,7 +194,9 @@ async def _in_utility_world(cdp: Any, context: int, pw_ref: str | None, args: st
     return None
 
 
-async def picture(state: PageState, box: tuple[float, float, float, float]) -> dict[str, Any] | None:
+async def picture(
+    state: PageState, box: tuple[float, float, float, float]
+) -> dict[str, Any] | None:
     """The page around ``box`` (viewport CSS pixels) as a PNG, and where the box is in it:
     for the person asked (the tray outlines it). None when the tab cannot be captured now
     (a background tab of the user's own Chrome may not paint)."""

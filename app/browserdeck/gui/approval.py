@@ -19,7 +19,16 @@ import logging
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QRectF, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QColor, QFont, QGuiApplication, QPainter, QPen, QPixmap
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QColor,
+    QFont,
+    QGuiApplication,
+    QPainter,
+    QPen,
+    QPixmap,
+)
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from browserdeck import config
@@ -72,7 +81,15 @@ class ApprovalWindow(QWidget):
         self.picture.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.countdown = self._label("approvalCountdown")
         self.queued = self._label("approvalQueued")
-        for widget in (self.agent, self.action, self.why, self.details, self.picture, self.countdown, self.queued):
+        for widget in (
+            self.agent,
+            self.action,
+            self.why,
+            self.details,
+            self.picture,
+            self.countdown,
+            self.queued,
+        ):
             layout.addWidget(widget)
         row = QHBoxLayout()
         self.allow_once = self._button("allowOnce", "Allow once", "once")
@@ -110,7 +127,9 @@ class ApprovalWindow(QWidget):
         self.details.setText("\n".join(details))
         self.details.setVisible(bool(details))
         self.allow_site.setText(
-            f"Allow on {question.site} for this agent" if question.site else "Allow on this site for this agent"
+            f"Allow on {question.site} for this agent"
+            if question.site
+            else "Allow on this site for this agent"
         )
         self.allow_site.setEnabled(bool(question.origin))
         pixmap = outlined(question.picture) if question.picture is not None else None
@@ -171,7 +190,12 @@ def outlined(picture: Picture) -> QPixmap | None:
         painter.setFont(font)
         text = picture.label[:60]
         metrics = painter.fontMetrics()
-        tag = QRectF(box.left(), max(0.0, box.top() - metrics.height() - 4), metrics.horizontalAdvance(text) + 10, metrics.height() + 4)
+        tag = QRectF(
+            box.left(),
+            max(0.0, box.top() - metrics.height() - 4),
+            metrics.horizontalAdvance(text) + 10,
+            metrics.height() + 4,
+        )
         painter.fillRect(tag, OUTLINE)
         painter.setPen(QColor("white"))
         painter.drawText(tag, Qt.AlignmentFlag.AlignCenter, text)
@@ -292,7 +316,9 @@ class ApprovalMenu(QObject):
         inherited = rules.mode_of(_without(settings, self.profile), self.profile, None)
         for value, action in self.choices.items():
             if value is None:
-                action.setText(f"As for all profiles: {MODE_WORDS[inherited].split(' (')[0].lower()}")
+                action.setText(
+                    f"As for all profiles: {MODE_WORDS[inherited].split(' (')[0].lower()}"
+                )
             else:
                 action.setText(MODE_WORDS[value])
             action.setChecked(value == own)

@@ -19,7 +19,7 @@ from browserdeck.mcpserver.protocol import Exchange
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck
-    from browserdeck.door.approval.asking import Answer, Question
+    from browserdeck.door.approval.asking import Answer, Asker, Question
 
 
 class ClientLine:
@@ -28,7 +28,7 @@ class ClientLine:
     def __init__(self, exchange: Exchange, client: str | None) -> None:
         self.exchange = exchange
         self.name = f"{client or 'your MCP client'} (MCP)"
-        self.asker = self if exchange.can_elicit() else None
+        self.asker: Asker | None = self if exchange.can_elicit() else None
         self._progress = 0
 
     async def ask(self, question: Question) -> Answer:

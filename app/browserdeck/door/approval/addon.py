@@ -27,7 +27,13 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from browserdeck.door.approval import rules
-from browserdeck.door.approval.asking import Approvals, Decision, Picture, Question
+from browserdeck.door.approval.asking import (
+    Approvals,
+    Decision,
+    Picture,
+    Question,
+    with_picture,
+)
 from browserdeck.door.approval.requests import ActionPicture, CatchScripts, CheckAction
 from browserdeck.door.call import Call, Element
 from browserdeck.errors import Forbidden
@@ -84,13 +90,20 @@ class Approval:
         if name == "file-chooser":
             paths = list(getattr(request, "paths", []) or [])
             return await self._about(
-                call, settings, f"upload {rules.file_names(paths)}", "it uploads files from this computer"
+                call,
+                settings,
+                f"upload {rules.file_names(paths)}",
+                "it uploads files from this computer",
             )
         if name == "navigate":
             if mode != "all":
                 return None
             action = getattr(request, "action", "goto")
-            said = f"go to {request.url}" if action == "goto" else {"back": "go back", "forward": "go forward"}.get(action, action)
+            said = (
+                f"go to {getattr(request, 'url', '')}"
+                if action == "goto"
+                else {"back": "go back", "forward": "go forward"}.get(action, action)
+            )
             return await self._about(call, settings, said, every)
         if name == "open-tab":
             url = getattr(request, "url", "") or ""
@@ -106,7 +119,9 @@ class Approval:
                 return None  # a right or middle click carries nothing out
         elif kind == "type":
             text = str(getattr(request, "text", ""))
-            if getattr(request, "submit", False) or (getattr(request, "slowly", False) and "\n" in text):
+            if getattr(request, "submit", False) or (
+                getattr(request, "slowly", False) and "\n" in text
+            ):
                 key = "Enter"
             elif mode != "all":
                 return None
@@ -138,7 +153,9 @@ class Approval:
         """The element's facts and why it is risky (None: it is not)."""
         mode = rules.mode_of(settings, call.profile, call.driver)
         try:
-            raw = await call.aside(CheckAction(ref=ref, key=key, rules=rules.page_rules(settings, mode)))
+            raw = await call.aside(
+                CheckAction(ref=ref, key=key, rules=rules.page_rules(settings, mode))
+            )
         except Exception as exc:  # the page did not say: ask rather than let it go unseen
             log.info("approval could not read the element %s: %r", ref, exc)
             return rules.Facts(), "browserdeck could not check the element first"
@@ -160,7 +177,11 @@ class Approval:
         element: Element | None = None,
         url: str | None = None,
     ) -> Question:
-        page = url if url is not None else (facts.url if facts and facts.url else await _page_url(call))
+        page = (
+            url
+            if url is not None
+            else (facts.url if facts and facts.url else await _page_url(call))
+        )
         question = Question(
             agent=call.caller.label or "an agent",
             agent_key=agent_key(call),
@@ -196,10 +217,11 @@ class Approval:
         if not shot:
             return question
         label = element.describe() if element is not None else facts.describe()
-        picture = Picture(bytes(shot["png"]), tuple(shot["outline"]), tuple(shot["size"]), label)  # type: ignore[arg-type]
-        from dataclasses import replace
-
-        return replace(question, picture=picture)
+        x, y, w, h = (float(v) for v in shot["outline"])
+        width, height = (float(v) for v in shot["size"])
+        return with_picture(
+            question, Picture(bytes(shot["png"]), (x, y, w, h), (width, height), label)
+        )
 
     # --- asking -------------------------------------------------------------------
     async def _ask(self, call: Call[Any], question: Question) -> None:
@@ -210,11 +232,15 @@ class Approval:
             return
         raise refusal(question, decision, self.hub.settings())
 
-    async def _arm_catch(self, call: Call[Any], settings: Config, mode: rules.Mode, *, everywhere: bool) -> None:
+    async def _arm_catch(
+        self, call: Call[Any], settings: Config, mode: rules.Mode, *, everywhere: bool
+    ) -> None:
         if call.tab is None:
             return
         caught = _Catch(self, call)
-        request = CatchScripts(rules=rules.page_rules(settings, mode), ask=caught.ask, everywhere=everywhere)
+        request = CatchScripts(
+            rules=rules.page_rules(settings, mode), ask=caught.ask, everywhere=everywhere
+        )
         try:
             caught.handle = await call.aside(request)
         except Exception as exc:
@@ -258,7 +284,10 @@ class _Catch:
             plain = f"click {facts.describe()}"
         else:
             plain = f"submit the form of {facts.describe()}"
-        reason = reason or 'approval is "all" for this profile: every action that changes a page is asked'
+        reason = (
+            reason
+            or 'approval is "all" for this profile: every action that changes a page is asked'
+        )
         url = facts.url or getattr(getattr(state, "page", None), "url", "") or ""
         question = Question(
             agent=self.agent,
@@ -279,7 +308,8 @@ class _Catch:
         decision = await hub.decide(question)
         outcome = "it went ahead" if decision.allowed else "it did not happen"
         self.said.append(
-            f"the script tried to {plain}" + (f" on {question.site}" if question.site else "")
+            f"the script tried to {plain}"
+            + (f" on {question.site}" if question.site else "")
             + f"; browserdeck held it back (risky: "
             f"{reason}), {said_decision(decision)}: {outcome}"
         )
@@ -321,15 +351,23 @@ async def _page_url(call: Call[Any]) -> str:
 
 def _said(kind: str, request: Any, element: Element | None, facts: rules.Facts | None) -> str:
     """The action in words: 'click button "Pay $49.00"'."""
-    target = element.describe() if element is not None else (facts.describe() if facts else "the page")
+    target = (
+        element.describe() if element is not None else (facts.describe() if facts else "the page")
+    )
     if kind == "click":
         return f"{'double-click' if getattr(request, 'double_click', False) else 'click'} {target}"
     if kind == "press":
         key = getattr(request, "key", "")
         where = "on" if facts is not None and facts.activates else "in"
-        return f"press {key} {where} {target}" if getattr(request, "ref", None) or facts else f"press {key}"
+        return (
+            f"press {key} {where} {target}"
+            if getattr(request, "ref", None) or facts
+            else f"press {key}"
+        )
     if kind == "type":
-        return f"type into {target}" + (" and press Enter" if getattr(request, "submit", False) else "")
+        return f"type into {target}" + (
+            " and press Enter" if getattr(request, "submit", False) else ""
+        )
     if kind == "select":
         values = ", ".join(f'"{v}"' for v in list(getattr(request, "values", []))[:3])
         return f"select {values} in {target}"

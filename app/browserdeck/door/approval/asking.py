@@ -160,7 +160,9 @@ class Approvals:
         line = self._line(session)
         client = line.asker if line is not None else None
         tray = self.tray
-        ordered = [client, tray] if self.settings().approval_channel == "mcp-client" else [tray, client]
+        ordered = (
+            [client, tray] if self.settings().approval_channel == "mcp-client" else [tray, client]
+        )
         return [a for a in ordered if a is not None]
 
     # --- grants -----------------------------------------------------------------
@@ -184,7 +186,9 @@ class Approvals:
     async def decide(self, question: Question) -> Decision:
         """Ask the person (or not: a grant answers, or no one can be asked) and wait."""
         if self.granted(question.agent_key, question.origin):
-            return Decision("once", f"you allowed this agent on {question.site} earlier", asked=False)
+            return Decision(
+                "once", f"you allowed this agent on {question.site} earlier", asked=False
+            )
         askers = self.channels(question.session)
         if not askers:
             return Decision("deny", "nobody could be asked", asked=False)
@@ -192,9 +196,7 @@ class Approvals:
         self.pending[question.id] = question
         self._tell(question, "waiting", f"waiting for your approval ({asker.name})")
         line = self._line(question.session)
-        ticker = (
-            asyncio.ensure_future(self._tick(line, question)) if line is not None else None
-        )
+        ticker = asyncio.ensure_future(self._tick(line, question)) if line is not None else None
         try:
             try:
                 answer = await asyncio.wait_for(asker.ask(question), question.remaining())
@@ -214,7 +216,9 @@ class Approvals:
                 ticker.cancel()
         if decision.answer == "site":
             self.grant(question.agent_key, question.origin, question.site)
-        self._tell(question, decision.answer if decision.answer != "deny" else "denied", decision.by)
+        self._tell(
+            question, decision.answer if decision.answer != "deny" else "denied", decision.by
+        )
         return decision
 
     async def _tick(self, line: Line, question: Question) -> None:
