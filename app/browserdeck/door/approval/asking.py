@@ -25,7 +25,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from browserdeck.events import ApprovalEvent
 
@@ -130,6 +130,7 @@ class Approvals:
         self._lines: dict[str, list[Line]] = {}
         self._grants: OrderedDict[tuple[str, str], str] = OrderedDict()
         self.pending: dict[int, Question] = {}
+        self._withdrawn: dict[int, asyncio.Future[str]] = {}
 
     # --- channels ---------------------------------------------------------------
     def set_tray(self, asker: Asker | None) -> None:
@@ -178,9 +179,14 @@ class Approvals:
             self._grants.popitem(last=False)
 
     def end_session(self, agent_key: str) -> None:
-        """An agent session ended: its "allow on this site" answers go with it."""
+        """An agent session ended: its questions are withdrawn (denied) and its "allow on
+        this site" answers go with it."""
         for key in [k for k in self._grants if k[0] == agent_key]:
             del self._grants[key]
+        for qid, question in list(self.pending.items()):
+            withdrawn = self._withdrawn.get(qid)
+            if question.agent_key == agent_key and withdrawn is not None and not withdrawn.done():
+                withdrawn.set_result("the agent session ended before an answer")
 
     # --- asking -----------------------------------------------------------------
     async def decide(self, question: Question) -> Decision:
@@ -194,26 +200,40 @@ class Approvals:
             return Decision("deny", "nobody could be asked", asked=False)
         asker = askers[0]
         self.pending[question.id] = question
+        withdrawn: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._withdrawn[question.id] = withdrawn
         self._tell(question, "waiting", f"waiting for your approval ({asker.name})")
         line = self._line(question.session)
         ticker = asyncio.ensure_future(self._tick(line, question)) if line is not None else None
+        asking = asyncio.ensure_future(asker.ask(question))
         try:
-            try:
-                answer = await asyncio.wait_for(asker.ask(question), question.remaining())
-            except TimeoutError:
-                decision = Decision("deny", f"no answer within {question.timeout:g} s")
-            except asyncio.CancelledError:
-                self._tell(question, "cancelled", "the agent's call ended before an answer")
-                raise
-            except Exception as exc:  # a channel that failed: no one said yes
+            both: set[asyncio.Future[Any]] = {asking, withdrawn}
+            done, _ = await asyncio.wait(
+                both,
+                timeout=question.remaining(),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            if asking in done and asking.exception() is None:
+                decision = Decision(asking.result(), f"you, in {asker.name}")
+            elif asking in done:
+                exc = asking.exception()
                 log.warning("asking through %s failed: %s", asker.name, exc)
                 decision = Decision("deny", f"{asker.name} could not ask you ({exc})")
+            elif withdrawn in done:
+                decision = Decision("deny", withdrawn.result())
             else:
-                decision = Decision(answer, f"you, in {asker.name}")
+                decision = Decision("deny", f"no answer within {question.timeout:g} s")
+        except asyncio.CancelledError:
+            self._tell(question, "cancelled", "the agent's call ended before an answer")
+            raise
         finally:
             self.pending.pop(question.id, None)
+            self._withdrawn.pop(question.id, None)
             if ticker is not None:
                 ticker.cancel()
+            if not asking.done():
+                asking.cancel()  # the window (or the client) lets the question go
+                await asyncio.wait({asking})
         if decision.answer == "site":
             self.grant(question.agent_key, question.origin, question.site)
         self._tell(
