@@ -272,7 +272,7 @@ SETTINGS: tuple[Setting, ...] = (
         60,
         "How long an action waits for your answer; no answer in time is a denial.",
         minimum=5,
-        maximum=600,
+        maximum=300,
     ),
     Setting(
         "approvalChannel",

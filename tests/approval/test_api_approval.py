@@ -137,6 +137,12 @@ async def test_a_scripts_click_is_held_and_asked_and_reads_are_free(site: Site) 
         assert person.questions[-1].action == 'click button "Pay $49.00" (by a script)'
         await asyncio.sleep(0.5)
         assert site.done == []  # not paid unasked
+        # A wait's function is a script too.
+        person.answers = ["deny"]
+        waited = await _act(
+            client, target, kind="wait", fn="() => { document.querySelector('#pay').click(); return true; }"
+        )
+        assert waited.status_code == 200 and "it did not happen" in waited.json()["note"]
         # A form submitted without a click, bypassing the submit event: held too.
         submit = "() => { document.querySelector('#order').submit(); return 1; }"
         person.answers = ["deny"]

@@ -35,6 +35,7 @@ from browserdeck import config
 from browserdeck.door.approval import hub_of, rules
 
 if TYPE_CHECKING:
+    from browserdeck.config import Setting
     from browserdeck.door.approval.asking import Answer, Picture, Question
     from browserdeck.gui.model import DeckModel
 
@@ -42,6 +43,46 @@ log = logging.getLogger(__name__)
 
 OUTLINE = QColor("#D93025")
 PICTURE_WIDTH = 460
+# The approval settings in the settings dialog (gui/settings/fields.py): labels, the help
+# line under each, and their choices in a person's words.
+APPROVAL_LABELS = {
+    "approval": "Ask before agents act",
+    "approvalTimeoutSeconds": "Wait for your answer (seconds)",
+    "approvalChannel": "Ask me first in",
+    "approvalWords": "More risky words",
+}
+APPROVAL_HELP = {
+    "approval": "browserdeck asks you in a small window before an agent pays, deletes, sends, "
+    "uploads or submits a password, card or one-time code. A profile's own choice wins over "
+    "this one.",
+    "approvalTimeoutSeconds": "With no answer in this time the action is refused.",
+    "approvalChannel": "Where you are asked when both can: the tray app's window, or the chat "
+    "app the agent runs in (if it can show a question).",
+    "approvalWords": "Besides buy, pay, order, checkout, subscribe, donate, transfer, delete, "
+    "remove, close account, send, post, publish, share, invite and confirm. Separate them "
+    "with commas; any language.",
+}
+# Choices in a person's words: approval and where to ask (keyed by setting; "inherit": what
+# an unset value means).
+CHOICE_TEXT: dict[str, dict[str, str]] = {
+    "approval": {
+        "inherit": "As the driver says (risky for your own Chrome, never for the others)",
+        "off": "Never",
+        "risky": "Before risky actions (pay, delete, send, upload …)",
+        "all": "Before every action that changes a page",
+    },
+    "approvalChannel": {"tray": "The tray app", "mcp-client": "The agent's chat app (MCP)"},
+}
+def choice_items(setting: Setting, named: dict[str, str], unset: str) -> list[tuple[str, str]]:
+    """A choice setting's items for the dialog, in a person's words (``named``, and
+    ``CHOICE_TEXT`` for this setting); first "unset" (``unset``) when it may be unset."""
+    words = {**named, **CHOICE_TEXT.get(setting.key, {})}
+    first = [(words.get("inherit", "Use the global setting"), unset)]
+    return (first if setting.default is None and setting.type == "choice" else []) + [
+        (words.get(choice, choice), choice) for choice in setting.choices
+    ]
+
+
 MODE_WORDS = {
     "off": "Never",
     "risky": "Before risky actions (pay, delete, send, upload …)",

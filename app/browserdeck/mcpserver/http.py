@@ -351,7 +351,7 @@ class McpHttpEndpoint:
             peer_pid=request.peer_pid,
             ask_here=ask_here,
             notify=here.put_nowait,
-            progress_token=_progress_token(message),
+            progress_token=protocol.progress_token(message),
         )
         call = aio.create_task(
             protocol.reply(self.tools(), message, exchange), name=f"mcp-call-{message['method']}"
@@ -470,13 +470,6 @@ class McpHttpEndpoint:
             await modern.serve(request, self.tools, self._modern_calls, self._shutdown)
         finally:
             self._modern_requests.discard(handler)
-
-
-def _progress_token(message: dict[str, Any]) -> str | int | None:
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    token = meta.get("progressToken") if isinstance(meta, dict) else None
-    return token if protocol.is_request_id(token) else None
 
 
 def _forget(calls: dict[Any, asyncio.Task[Any]], request_id: Any, call: asyncio.Task[Any]) -> None:

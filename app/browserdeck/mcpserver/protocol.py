@@ -128,6 +128,14 @@ def kind_of(message: object) -> str | None:
     return None
 
 
+def progress_token(message: Mapping[str, Any]) -> str | int | None:
+    """The request's ``_meta.progressToken`` (its client wants progress), if any."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if is_request_id(token) else None
+
+
 def negotiate(requested: object) -> str:
     """The handshake era's version: the client's when we know it, else the newest."""
     return (

@@ -69,7 +69,9 @@ class Approval:
             return
         request, name = call.request, call.name
         kind = getattr(request, "kind", None)
-        if (name == "act" and kind == "evaluate") or name == "run-code":
+        # Agent JavaScript runs in the page: evaluate, a wait's function, run-code's Python.
+        script = kind == "evaluate" or (kind == "wait" and getattr(request, "fn", None))
+        if (name == "act" and script) or name == "run-code":
             await self._arm_catch(call, settings, mode, everywhere=name == "run-code")
             return
         question = await self._question(call, settings, mode, name, kind)

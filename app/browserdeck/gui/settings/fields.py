@@ -37,6 +37,7 @@ from browserdeck import config
 from browserdeck import driverspecs as drivers
 from browserdeck.config import Setting
 from browserdeck.errors import InvalidInput
+from browserdeck.gui.approval import APPROVAL_HELP, APPROVAL_LABELS, choice_items
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +65,7 @@ LABELS: dict[str, str] = {
     "artifactsMaxAgeDays": "Keep saved files for (days)",
     "logMaxMb": "Space for log files (MB)",
     "uploadRoots": "Folders agents may upload from",
-    "approval": "Ask before agents act",
-    "approvalTimeoutSeconds": "Wait for your answer (seconds)",
-    "approvalChannel": "Ask me first in",
-    "approvalWords": "More risky words",
+    **APPROVAL_LABELS,
     "tokenParam": "Token in the URL as",
     "tokenHeader": "Token in the header",
     "pool": "One browser per agent",
@@ -133,15 +131,7 @@ HELP: dict[str, str] = {
     "uploadRoots": "Besides the folders an agent's app shares, agents may upload files from "
     "these. Your home folder itself and hidden folders are never allowed. Several: "
     "separate them with ':'.",
-    "approval": "browserdeck asks you in a small window before an agent pays, deletes, sends, "
-    "uploads or submits a password, card or one-time code. A profile's own choice wins over "
-    "this one.",
-    "approvalTimeoutSeconds": "With no answer in this time the action is refused.",
-    "approvalChannel": "Where you are asked when both can: the tray app's window, or the chat "
-    "app the agent runs in (if it can show a question).",
-    "approvalWords": "Besides buy, pay, order, checkout, subscribe, donate, transfer, delete, "
-    "remove, close account, send, post, publish, share, invite and confirm. Separate them "
-    "with commas; any language.",
+    **APPROVAL_HELP,
     "tokenParam": "The name of the URL parameter the browser service expects its token in "
     "(e.g. token or apiKey).",
     "tokenHeader": "Or send the token in this HTTP header instead (e.g. Authorization).",
@@ -158,19 +148,6 @@ HELP: dict[str, str] = {
 RELAY_MODES = {
     "single-active": "One agent at a time",
     "multi-client": "Several agents at once",
-}
-# Choices in a person's words: approval and where to ask (keyed by setting).
-CHOICE_TEXT: dict[str, dict[str, str]] = {
-    "approval": {
-        "off": "Never",
-        "risky": "Before risky actions (pay, delete, send, upload …)",
-        "all": "Before every action that changes a page",
-    },
-    "approvalChannel": {"tray": "The tray app", "mcp-client": "The agent's chat app (MCP)"},
-}
-# What an unset choice means ("inherit"), per setting.
-UNSET_TEXT = {
-    "approval": "As the driver says (risky for your own Chrome, never for the others)",
 }
 # Keys of SETTINGS shown on the Profiles page (they apply to every managed profile).
 BROWSER_KEYS = ("executablePath", "noSandbox")
@@ -265,7 +242,7 @@ class Field(QObject):
         self.error = FieldError()
         self.warned = False  # the error line shows a port-in-use warning (not an error)
         self.widget: QWidget
-        self._tristate = setting.type == "bool" and setting.default is None
+        self._tristate = setting.type in ("bool", "choice") and setting.default is None
         kind = setting.type
         if kind == "bool" and not self._tristate:
             box = QCheckBox(CHECKBOX_TEXT.get(setting.key, label_of(setting.key)))
@@ -303,15 +280,8 @@ class Field(QObject):
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
             combo.setMinimumContentsLength(18)
-            if kind == "choice" and setting.default is None:  # unset: inherited from elsewhere
-                self._tristate = True
-                combo.addItem(UNSET_TEXT.get(setting.key, "Use the global setting"), INHERIT)
-            named = CHOICE_TEXT.get(setting.key, {})
-            for choice in setting.choices:
-                combo.addItem(
-                    named.get(choice) or DRIVER_TEXT.get(choice) or RELAY_MODES.get(choice, choice),
-                    choice,
-                )
+            for text, data in choice_items(setting, {**RELAY_MODES, **DRIVER_TEXT}, INHERIT):
+                combo.addItem(text, data)
             combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
             self.widget = combo
         elif kind == "color":
