@@ -236,13 +236,12 @@ class Deck:
     ) -> A:
         """A way in's own operation, through the addons like any call (MCP's run-code);
         with ``target``, on that tab (addons see it and may make engine calls there)."""
-        if target is None:
-            return await self._through(caller, request, lambda _c, _x: perform(), profile=profile)
         call = Call(caller, request, profile)
 
         async def prepare() -> None:
             ctx = self._context(call)
-            self._bind(call, await self._target(call, ctx, target))
+            if target is not None:
+                self._bind(call, await self._target(call, ctx, target))
 
         return await self.addons.run(call, perform, prepare)
 
