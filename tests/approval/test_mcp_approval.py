@@ -258,3 +258,33 @@ async def test_a_pending_question_and_the_sessions_grants_end_with_the_session(
             await asyncio.sleep(0.05)
         assert hub.pending == {}
         assert site.done == []
+
+
+async def test_the_stateless_protocol_asks_in_a_round_of_its_own(bd_home: Path, site: Site) -> None:
+    """2026-07-28: the call answers input_required with the question; the SDK client asks
+    its user and calls again with the answer (SEP-2322)."""
+    async with service_with(bd_home) as service:
+        user = ClientUser("decline", "accept")
+        headers = {
+            "Authorization": f"Bearer {service.api_token}",
+            "X-Browserdeck-Session": "modern-agent",
+        }
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=90) as http,
+            Client(
+                streamable_http_client(f"{service.url}/mcp", http_client=http),
+                mode="2026-07-28",
+                read_timeout_seconds=90,
+                elicitation_callback=user,
+            ) as client,
+        ):
+            snap = await _shop(client, site)
+            await call(client, "browser_click", {"ref": ref_of(snap, "button", "Next")})
+            assert user.messages == []
+            pay = ref_of(snap, "button", "Pay $49.00")
+            refused = await call_error(client, "browser_click", {"ref": pay})
+            assert len(user.messages) == 1 and 'click button "Pay $49.00"' in user.messages[0]
+            assert "the user denied" in refused and site.done == []
+            done = await call(client, "browser_click", {"ref": pay})
+            assert "allowed once" in done
+            assert site.done == ["order"] and len(user.messages) == 2

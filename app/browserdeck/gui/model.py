@@ -366,6 +366,7 @@ class DeckModel(QObject):
             "site": f"allowed on this site for this agent ({entry.by})",
             "denied": f"denied ({entry.by})",
             "cancelled": "no longer asked: the agent's call ended",
+            "asked": f"{entry.by}; waiting for the answer",
         }.get(entry.state, entry.state)
         activity = Activity(
             time=entry.time,

@@ -233,15 +233,21 @@ class Exchange:
     ask_here: Ask = _no_back_channel
     notify: Callable[[dict[str, Any]], None] = _no_notify
     progress_token: str | int | None = None  # the request's _meta.progressToken
+    # The modern era's second round of a call (SEP-2322): the client's answers to the
+    # questions the first round's input_required result carried, and its request state.
+    input_responses: Mapping[str, Any] = field(default_factory=dict)
+    request_state: str | None = None
 
     def can_elicit(self) -> bool:
-        """The client shows a form-mode ``elicitation/create`` to its user, on this request."""
+        """The client shows a form-mode ``elicitation/create`` to its user: on this request's
+        stream (the handshake era), or in an input_required round (the modern era)."""
         caps = self.client_capabilities.get("elicitation")
-        return (
-            self.ask_here is not _no_back_channel
-            and isinstance(caps, dict)
-            and (not caps or isinstance(caps.get("form"), dict))
-        )
+        form = isinstance(caps, dict) and (not caps or isinstance(caps.get("form"), dict))
+        return form and (self.ask_here is not _no_back_channel or self.modern)
+
+    @property
+    def modern(self) -> bool:
+        return self.version in MODERN_VERSIONS
 
 
 class Tools(Protocol):
@@ -301,7 +307,7 @@ async def answer(
     else:
         raise RpcError(METHOD_NOT_FOUND, "Method not found", shown(method))
     if modern:
-        result["resultType"] = "complete"
+        result.setdefault("resultType", "complete")  # a tool's may be "input_required"
         result["_meta"] = {META_SERVER_INFO: {"name": tools.name, "version": tools.version}}
     return result
 

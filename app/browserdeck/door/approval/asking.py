@@ -103,6 +103,28 @@ class Decision:
         return self.answer != "deny"
 
 
+class AskLater(Exception):
+    """Raised by a channel that asks in a round of its own (an MCP client on the stateless
+    protocol): the call ends now carrying ``question``, and comes again with the answer
+    (``Approvals.answered``)."""
+
+    def __init__(self, question: Question) -> None:
+        super().__init__(question.words())
+        self.question = question
+
+
+def key_of(question: Question) -> tuple[str, ...]:
+    """What makes a question the same one when its call comes again with the answer."""
+    return (
+        question.session or "",
+        question.profile,
+        question.target_id,
+        question.action,
+        question.why,
+        question.origin,
+    )
+
+
 class Asker(Protocol):
     """A channel that puts a question to the person; its answer is theirs."""
 
@@ -131,6 +153,8 @@ class Approvals:
         self._grants: OrderedDict[tuple[str, str], str] = OrderedDict()
         self.pending: dict[int, Question] = {}
         self._withdrawn: dict[int, asyncio.Future[str]] = {}
+        # Answers given in a round of their own (AskLater), for the call coming again.
+        self._answers: OrderedDict[tuple[str, ...], Decision] = OrderedDict()
 
     # --- channels ---------------------------------------------------------------
     def set_tray(self, asker: Asker | None) -> None:
@@ -189,13 +213,31 @@ class Approvals:
                 withdrawn.set_result("the agent session ended before an answer")
 
     # --- asking -----------------------------------------------------------------
+    def answered(self, key: tuple[str, ...], decision: Decision) -> None:
+        """The person answered ``key``'s question in a round of its own (AskLater); the
+        call that comes again with it takes the answer, once."""
+        self._answers[key] = decision
+        while len(self._answers) > MAX_GRANTS:
+            self._answers.popitem(last=False)
+
     async def decide(self, question: Question) -> Decision:
         """Ask the person (or not: a grant answers, or no one can be asked) and wait."""
+        given = self._answers.pop(key_of(question), None)
+        if given is not None:
+            self._tell(question, given.answer if given.allowed else "denied", given.by)
+            if given.answer == "site":
+                self.grant(question.agent_key, question.origin, question.site)
+            return given
         if self.granted(question.agent_key, question.origin):
             return Decision(
                 "once", f"you allowed this agent on {question.site} earlier", asked=False
             )
-        askers = self.channels(question.session)
+        askers = [
+            a
+            for a in self.channels(question.session)
+            # What a script did is asked now: it cannot be done again in another round.
+            if not (question.by_script and getattr(a, "later", False))
+        ]
         if not askers:
             return Decision("deny", "nobody could be asked", asked=False)
         asker = askers[0]
@@ -213,6 +255,9 @@ class Approvals:
                 timeout=question.remaining(),
                 return_when=asyncio.FIRST_COMPLETED,
             )
+            if asking in done and isinstance(asking.exception(), AskLater):
+                self._tell(question, "asked", f"asked in {asker.name}")
+                raise AskLater(question)
             if asking in done and asking.exception() is None:
                 decision = Decision(asking.result(), f"you, in {asker.name}")
             elif asking in done:
