@@ -116,7 +116,7 @@ def approval(service: Service) -> Approval:
     from browserdeck.door.approval.addon import Approval
     from browserdeck.door.approval.asking import Approvals
 
-    return Approval(Approvals(lambda: service.config, service.events))
+    return Approval(Approvals(lambda: service.config, service.events), lambda: service.sessions)
 
 
 def agent_sessions(service: Service) -> int:

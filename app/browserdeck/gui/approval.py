@@ -29,15 +29,22 @@ from PySide6.QtGui import (
     QPen,
     QPixmap,
 )
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from browserdeck import config
 from browserdeck.door.approval import hub_of, rules
 
 if TYPE_CHECKING:
-    from browserdeck.config import Setting
     from browserdeck.door.approval.asking import Answer, Picture, Question
     from browserdeck.gui.model import DeckModel
+    from browserdeck.gui.settings.fields import Field
 
 log = logging.getLogger(__name__)
 
@@ -73,14 +80,26 @@ CHOICE_TEXT: dict[str, dict[str, str]] = {
     },
     "approvalChannel": {"tray": "The tray app", "mcp-client": "The agent's chat app (MCP)"},
 }
-def choice_items(setting: Setting, named: dict[str, str], unset: str) -> list[tuple[str, str]]:
-    """A choice setting's items for the dialog, in a person's words (``named``, and
-    ``CHOICE_TEXT`` for this setting); first "unset" (``unset``) when it may be unset."""
-    words = {**named, **CHOICE_TEXT.get(setting.key, {})}
-    first = [(words.get("inherit", "Use the global setting"), unset)]
-    return (first if setting.default is None and setting.type == "choice" else []) + [
-        (words.get(choice, choice), choice) for choice in setting.choices
-    ]
+
+
+def dress(field: Field, unset: str | None = None) -> None:
+    """An approval setting's editor in a person's words (``CHOICE_TEXT``): its choices,
+    and first what "unset" means (``unset`` overrides it)."""
+    from browserdeck.gui.settings.fields import INHERIT
+
+    words = CHOICE_TEXT.get(field.setting.key)
+    combo = field.widget
+    if words is None or not isinstance(combo, QComboBox):
+        return
+    combo.blockSignals(True)
+    try:
+        combo.clear()
+        if field.setting.default is None:
+            combo.addItem(unset or words.get("inherit", "Use the global setting"), INHERIT)
+        for choice in field.setting.choices:
+            combo.addItem(words.get(choice, choice), choice)
+    finally:
+        combo.blockSignals(False)
 
 
 MODE_WORDS = {

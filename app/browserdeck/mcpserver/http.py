@@ -334,13 +334,7 @@ class McpHttpEndpoint:
             return
         if again is not None:
             session.adopt(again)
-        # What the server sends about this request while it runs (a question for the
-        # client's user, progress), before its answer, on its own stream.
-        here: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-
-        async def ask_here(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-            return await session.ask(method, params, outbox=here)
-
+        here, ask_here = session.own_stream()  # a question about this call, its progress
         exchange = Exchange(
             request.headers,
             request.query,

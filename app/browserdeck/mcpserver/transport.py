@@ -170,6 +170,17 @@ class HttpSession:
         finally:
             self.questions.pop(request_id, None)
 
+    def own_stream(self) -> tuple[asyncio.Queue[dict[str, Any]], protocol.Ask]:
+        """What the server sends about one request while it runs (a question for the
+        client's user, progress), before its answer, on that request's own stream: the
+        queue the stream sends from, and how to ask the client there."""
+        here: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+        async def ask_here(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+            return await self.ask(method, params, outbox=here)
+
+        return here, ask_here
+
     def answered(self, message: dict[str, Any]) -> None:
         answer = self.questions.get(message["id"])
         if answer is None or answer.done():

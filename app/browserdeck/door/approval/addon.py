@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from browserdeck.door.approval import rules
 from browserdeck.door.approval.asking import (
@@ -37,6 +38,7 @@ from browserdeck.door.approval.asking import (
 from browserdeck.door.approval.requests import ActionPicture, CatchScripts, CheckAction
 from browserdeck.door.call import Call, Element
 from browserdeck.errors import Forbidden
+from browserdeck.session import session_key
 
 if TYPE_CHECKING:
     from browserdeck.config import Config
@@ -54,11 +56,30 @@ class Refused(Forbidden):
     """A risky action the person did not allow (or could not be asked about)."""
 
 
+class SessionRegistry(Protocol):
+    """The service's agent sessions (sessions.py): what runs when one ends."""
+
+    def on_end(self, name: str, hook: Callable[[Any, Any], None]) -> Callable[[], None]: ...
+
+
 class Approval:
     """The front door's approval addon (docs/approval.md)."""
 
-    def __init__(self, hub: Approvals) -> None:
+    def __init__(
+        self, hub: Approvals, sessions: Callable[[], SessionRegistry] | None = None
+    ) -> None:
         self.hub = hub
+        self._sessions = sessions
+        self._watched: SessionRegistry | None = None
+
+    def _watch_sessions(self) -> None:
+        """An agent session that ends takes its questions and grants with it: watched on
+        the service's registry of the moment (a service started again has a new one)."""
+        registry = self._sessions() if self._sessions is not None else None
+        if registry is None or registry is self._watched:
+            return
+        self._watched = registry
+        registry.on_end("approval", lambda session, _reason: self.hub.end_session(session.id))
 
     async def before(self, call: Call[Any]) -> None:
         if call.caller.via == "gui":
@@ -227,6 +248,7 @@ class Approval:
 
     # --- asking -------------------------------------------------------------------
     async def _ask(self, call: Call[Any], question: Question) -> None:
+        self._watch_sessions()
         decision = await self.hub.decide(question)
         call.data[DECISION] = said_decision(decision)
         if decision.allowed:
@@ -307,6 +329,7 @@ class _Catch:
             by_script=True,
             timeout=float(settings.approval_timeout_seconds),
         )
+        self.addon._watch_sessions()
         decision = await hub.decide(question)
         outcome = "it went ahead" if decision.allowed else "it did not happen"
         self.said.append(
@@ -339,9 +362,11 @@ class _Catch:
 
 
 def agent_key(call: Call[Any]) -> str:
-    """Whose "allow on this site" an answer is: the agent session, else its client."""
+    """Whose "allow on this site" an answer is: the agent session (as the service's
+    sessions know it), else its client."""
     caller = call.caller
-    return caller.session or caller.client or caller.software or "an unnamed client"
+    session = session_key(caller.session)
+    return session or caller.client or caller.software or "an unnamed client"
 
 
 async def _page_url(call: Call[Any]) -> str:

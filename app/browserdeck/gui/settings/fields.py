@@ -37,7 +37,6 @@ from browserdeck import config
 from browserdeck import driverspecs as drivers
 from browserdeck.config import Setting
 from browserdeck.errors import InvalidInput
-from browserdeck.gui.approval import APPROVAL_HELP, APPROVAL_LABELS, choice_items
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +64,6 @@ LABELS: dict[str, str] = {
     "artifactsMaxAgeDays": "Keep saved files for (days)",
     "logMaxMb": "Space for log files (MB)",
     "uploadRoots": "Folders agents may upload from",
-    **APPROVAL_LABELS,
     "tokenParam": "Token in the URL as",
     "tokenHeader": "Token in the header",
     "pool": "One browser per agent",
@@ -131,7 +129,6 @@ HELP: dict[str, str] = {
     "uploadRoots": "Besides the folders an agent's app shares, agents may upload files from "
     "these. Your home folder itself and hidden folders are never allowed. Several: "
     "separate them with ':'.",
-    **APPROVAL_HELP,
     "tokenParam": "The name of the URL parameter the browser service expects its token in "
     "(e.g. token or apiKey).",
     "tokenHeader": "Or send the token in this HTTP header instead (e.g. Authorization).",
@@ -280,8 +277,8 @@ class Field(QObject):
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
             combo.setMinimumContentsLength(18)
-            for text, data in choice_items(setting, {**RELAY_MODES, **DRIVER_TEXT}, INHERIT):
-                combo.addItem(text, data)
+            for choice in setting.choices:
+                combo.addItem(DRIVER_TEXT.get(choice) or RELAY_MODES.get(choice, choice), choice)
             combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
             self.widget = combo
         elif kind == "color":

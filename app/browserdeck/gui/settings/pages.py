@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from browserdeck import config
 from browserdeck import driverspecs as drivers
 from browserdeck.config import PROFILE_FIELDS, SETTINGS, Config, Setting
-from browserdeck.gui import icons
+from browserdeck.gui import approval, icons
 from browserdeck.gui.settings.fields import (
     BROWSER_KEYS,
     DRIVER_TEXT,
@@ -75,6 +75,7 @@ class SettingsPages(QDialog):
     # --- pages -------------------------------------------------------------------
     def _make_field(self, setting: Setting) -> Field:
         field = Field(setting, self)
+        approval.dress(field)  # the approval settings' choices in a person's words
         field.changed.connect(lambda key=setting.key: self._on_global_changed(key))
         self.fields[setting.key] = field
         return field
@@ -167,6 +168,7 @@ class SettingsPages(QDialog):
             if setting.key in ("headless", "attachOnly"):
                 kwargs["tristate_base"] = False
             field = Field(setting, self, **kwargs)
+            approval.dress(field)
             field.changed.connect(lambda key=setting.key: self._on_profile_field_changed(key))
             self.profile_fields[setting.key] = field
             # The driver's choices already explain themselves; its description would repeat them.
