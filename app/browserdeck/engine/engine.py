@@ -367,8 +367,8 @@ class Engine(EngineDriver, ApprovalCalls):
         state.actions += 1
         async def run() -> dict[str, Any]:
             # The engine's own action passes a script's catch on this page (it was asked
-            # before it ran); a script is what the catch is for.
-            async with catch.passing(state, action.kind != "evaluate"):
+            # before it ran); a script (evaluate, a wait's function) is what it is for.
+            async with catch.passing(state, action.kind not in ("evaluate", "wait")):
                 result = await actions.act(state, action)
             if action.kind == "fill" and result.get("filled"):
                 secret = set(await password_values(state))
