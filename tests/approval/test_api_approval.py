@@ -140,7 +140,10 @@ async def test_a_scripts_click_is_held_and_asked_and_reads_are_free(site: Site) 
         # A wait's function is a script too.
         person.answers = ["deny"]
         waited = await _act(
-            client, target, kind="wait", fn="() => { document.querySelector('#pay').click(); return true; }"
+            client,
+            target,
+            kind="wait",
+            fn="() => { document.querySelector('#pay').click(); return true; }",
         )
         assert waited.status_code == 200 and "it did not happen" in waited.json()["note"]
         # A form submitted without a click, bypassing the submit event: held too.
@@ -232,3 +235,34 @@ async def test_no_api_route_or_tool_answers_a_question(site: Site) -> None:
 
         assert not [t for t in REGISTRY if "approv" in t or "confirm" in t or "allow" in t]
         assert json.dumps(spec).count("allowOnce") == 0
+
+
+async def test_an_agent_cannot_make_a_profile_that_asks_less_unasked(site: Site) -> None:
+    """Deleted and made again with approval off, the user's Chrome would be the agent's to
+    pay with: a profile created with less asking than it would get is asked about."""
+    async with running_service() as (service, client):
+        mine = {"name": "mine", "driver": "extension", "approval": "off"}
+        refused = await client.post("/profiles/create", json=mine)
+        assert refused.status_code == 403, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "approval_unavailable"
+        assert 'approval "off"' in error["message"] and "No profile was created" in error["message"]
+        assert 'without "approval"' in error["hint"]
+        assert "mine" not in service.config.profiles
+
+        person = tray(service, "deny", "once")
+        denied = await client.post("/profiles/create", json=mine)
+        assert denied.json()["error"]["code"] == "denied_by_user", denied.text
+        assert 'less than the "risky"' in person.questions[0].why
+        allowed = await client.post("/profiles/create", json=mine)
+        assert allowed.status_code == 200, allowed.text
+        assert service.config.profiles["mine"].approval == "off"
+
+        # As strict as it would be anyway, or stricter: not asked.
+        for body in (
+            {"name": "fresh", "approval": "off"},
+            {"name": "strict", "driver": "extension", "approval": "all"},
+        ):
+            made = await client.post("/profiles/create", json=body)
+            assert made.status_code == 200, made.text
+        assert len(person.questions) == 2

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from browserdeck.door.admin import CreateProfile
 from browserdeck.door.approval import rules
 from browserdeck.door.approval.asking import (
     Approvals,
@@ -85,6 +86,9 @@ class Approval:
         if call.caller.via == "gui":
             return  # the person's own clicks in the tray
         settings = self.hub.settings()
+        if call.name == "create-profile":
+            await self._lowering(call, settings)
+            return
         mode = rules.mode_of(settings, call.profile, call.driver)
         if mode == "off":
             return
@@ -103,6 +107,47 @@ class Approval:
         caught: _Catch | None = call.data.pop(_CATCH, None)
         if caught is not None:
             await caught.finish(call)
+
+    async def _lowering(self, call: Call[Any], settings: Config) -> None:
+        """A profile an agent creates with less asking than it would get anyway (deleted
+        and made again with ``approval: off``, the user's Chrome would be the agent's to
+        pay with): asked as a risky action, so that no call lowers it unseen."""
+        if not isinstance(call.request, CreateProfile):
+            return
+        given = call.request.settings()
+        wanted = given.get("approval")
+        driver = given.get("driver") or ("remote" if given.get("cdpUrl") else "managed")
+        inherited = rules.inherited_mode(settings, driver)
+        if wanted not in rules.MODES or rules.MODES.index(wanted) >= rules.MODES.index(inherited):
+            return
+        name = call.request.name
+        question = Question(
+            agent=call.caller.label or "an agent",
+            agent_key=agent_key(call),
+            session=call.caller.session,
+            profile=name,
+            target_id="",
+            action=f'create profile "{name}" ({driver}) with approval "{wanted}"',
+            why=f'it asks less than the "{inherited}" that profile would have otherwise '
+            f"({rules.where_set(settings, None)})",
+            timeout=float(settings.approval_timeout_seconds),
+        )
+        self._watch_sessions()
+        decision = await self.hub.decide(question)
+        call.data[DECISION] = said_decision(decision)
+        if decision.allowed:
+            call.note(f"approval: {said_decision(decision)}")
+            return
+        if decision.asked:
+            raise refusal(question, decision, settings, untouched="No profile was created.")
+        raise Refused(
+            f"{question.words()} needs the user's approval (asked because {question.why}), "
+            "and nobody can be asked: no browserdeck tray app is running, and this client "
+            "cannot ask its user (MCP elicitation). No profile was created.",
+            hint=f'create it without "approval" (it gets "{inherited}"), or tell the user: '
+            "they can create it in the tray app's Settings, or start the tray app to be asked",
+            code="approval_unavailable",
+        )
 
     # --- what is asked ------------------------------------------------------------
     async def _question(
@@ -414,10 +459,15 @@ def said_decision(decision: Decision) -> str:
     return f"denied by {decision.by}" if decision.by.startswith("you") else f"denied: {decision.by}"
 
 
-def refusal(question: Question, decision: Decision, settings: Config) -> Refused:
+def refusal(
+    question: Question,
+    decision: Decision,
+    settings: Config,
+    *,
+    untouched: str = "Nothing was done on the page.",
+) -> Refused:
     """What was refused, why it counted as risky, and what the agent can do."""
     what = question.words()
-    untouched = "Nothing was done on the page."
     if not decision.asked:
         profile = question.profile
         return Refused(

@@ -71,9 +71,17 @@ def mode_of(config: Config, profile: str | None, driver: str | None) -> Mode:
     if profile is not None and profile in config.profiles:
         own = config.profiles[profile].approval
         driver = driver or config.profiles[profile].driver
-    value = own or config.approval
-    if value is None:
-        value = driverspecs.spec_of(driver).approval if driver in driverspecs.SPECS else "off"
+    return _mode(own) if own else inherited_mode(config, driver)
+
+
+def inherited_mode(config: Config, driver: str | None) -> Mode:
+    """What a profile of ``driver`` gets without a value of its own."""
+    if config.approval:
+        return _mode(config.approval)
+    return _mode(driverspecs.spec_of(driver).approval if driver in driverspecs.SPECS else "off")
+
+
+def _mode(value: str) -> Mode:
     for mode in MODES:
         if value == mode:
             return mode
