@@ -266,3 +266,18 @@ async def test_an_agent_cannot_make_a_profile_that_asks_less_unasked(site: Site)
             made = await client.post("/profiles/create", json=body)
             assert made.status_code == 200, made.text
         assert len(person.questions) == 2
+
+
+async def test_a_hung_tab_says_so_at_once_and_asks_nobody(site: Site) -> None:
+    """No action can run on a hung tab: its own error answers, not a question."""
+    async with running_service(tweak=_risky) as (service, client):
+        person = tray(service, "once")
+        target, snap = await _open(client, site.page("/shop.html"))
+        pay = ref_in(snap, 'button "Pay $49.00"')
+        # chrome://hang hangs the renderer in the browser's own code (engine/hung.py).
+        hang = await client.post("/navigate", json={"url": "chrome://hang", "targetId": target})
+        assert hang.status_code == 409, hang.text
+        refused = await _act(client, target, kind="click", ref=pay)
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["code"] == "tab_hung"
+        assert person.questions == [] and site.done == []

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from browserdeck import aio
 from browserdeck.engine import catch, risk
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ARM_TIMEOUT = 5.0
+T = TypeVar("T")
 
 
 class ApprovalCalls:
@@ -41,12 +42,20 @@ class ApprovalCalls:
     def pool(self) -> BrowserPool:
         raise NotImplementedError
 
+    async def _bounded(self, state: PageState, what: str, seconds: float, work: Awaitable[T]) -> T:
+        raise NotImplementedError
+
     async def approval_facts(
         self, cdp_url: str, target_id: str, headers: Headers, request: CheckAction
     ) -> dict[str, Any] | None:
         state = await self.page_state(cdp_url, target_id, headers, reads=False)
-        return await asyncio.wait_for(
-            risk.facts(state, request.ref, request.key, request.rules), risk.FACTS_TIMEOUT
+        # Bounded as the action would be: a crashed or hung tab says so at once (the
+        # action could not run there either), rather than ask the person about it.
+        return await self._bounded(
+            state,
+            "checking the element before the action",
+            risk.FACTS_TIMEOUT,
+            risk.facts(state, request.ref, request.key, request.rules),
         )
 
     async def approval_picture(

@@ -38,7 +38,7 @@ from browserdeck.door.approval.asking import (
 )
 from browserdeck.door.approval.requests import ActionPicture, CatchScripts, CheckAction
 from browserdeck.door.call import Call, Element
-from browserdeck.errors import Forbidden
+from browserdeck.errors import BrowserdeckError, Forbidden
 from browserdeck.session import session_key
 
 if TYPE_CHECKING:
@@ -51,6 +51,8 @@ _CATCH = "approval.catch"
 # Act kinds that change the page (asked with "all"); evaluate is a script (the catch).
 _CHANGING = frozenset({"click", "type", "press", "select", "fill", "drag"})
 _BLANK = ("", "about:blank")
+# A tab no action can run on: its own error answers, no question is asked.
+_CANNOT_ACT = frozenset({"tab_hung", "tab_crashed", "tab_closed", "browser_gone"})
 
 
 class Refused(Forbidden):
@@ -224,6 +226,11 @@ class Approval:
             raw = await call.aside(
                 CheckAction(ref=ref, key=key, rules=rules.page_rules(settings, mode))
             )
+        except BrowserdeckError as exc:
+            if exc.code in _CANNOT_ACT:
+                raise  # the action could not run there either: said as the engine says it
+            log.info("approval could not read the element %s: %r", ref, exc)
+            return rules.Facts(), "browserdeck could not check the element first"
         except Exception as exc:  # the page did not say: ask rather than let it go unseen
             log.info("approval could not read the element %s: %r", ref, exc)
             return rules.Facts(), "browserdeck could not check the element first"
