@@ -59,14 +59,22 @@ async def service_with(
 
 @asynccontextmanager
 async def agent(
-    service: Service, user: ClientUser | None, name: str = "agent-a", tools: str = "core"
+    service: Service,
+    user: ClientUser | None,
+    name: str = "agent-a",
+    tools: str = "core",
+    *,
+    mode: str = "legacy",
+    session: str | None = None,
 ) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {service.api_token}"}
+    if session is not None:
+        headers["X-Browserdeck-Session"] = session
     async with (
         httpx2.AsyncClient(headers=headers, timeout=90) as http,
         Client(
             streamable_http_client(f"{service.url}/mcp?tools={tools}", http_client=http),
-            mode="legacy",
+            mode=mode,
             read_timeout_seconds=90,
             elicitation_callback=user,
             client_info=types.Implementation(name=name, version="1"),
@@ -78,6 +86,13 @@ async def agent(
 async def _shop(client: Client, site: Site) -> str:
     await call(client, "browser_navigate", {"url": site.page("/shop.html")})
     return await call(client, "browser_snapshot")
+
+
+async def _held_once(client: Client, user: ClientUser, tool: str, args: dict[str, Any]) -> None:
+    """The script's click was held, asked (the first question) and denied."""
+    said = await call(client, tool, args)
+    assert len(user.messages) == 1 and "(by a script)" in user.messages[0]
+    assert "it did not happen" in said
 
 
 async def test_next_is_not_asked_pay_is_and_the_users_answer_decides(
@@ -154,13 +169,12 @@ async def test_a_scripts_click_on_pay_is_asked(bd_home: Path, site: Site) -> Non
         user = ClientUser("decline")
         async with agent(service, user) as client:
             await _shop(client, site)
-            said = await call(
+            await _held_once(
                 client,
+                user,
                 "browser_evaluate",
                 {"function": "() => { document.querySelector('#pay').click(); return 'clicked'; }"},
             )
-            assert len(user.messages) == 1 and "(by a script)" in user.messages[0]
-            assert "it did not happen" in said
             await asyncio.sleep(0.5)
             assert site.done == []  # not paid unasked, nor after the denial
             title = await call(client, "browser_evaluate", {"function": "() => document.title"})
@@ -203,13 +217,12 @@ async def test_run_code_clicking_pay_is_asked(bd_home: Path, site: Site) -> None
         user = ClientUser("decline")
         async with agent(service, user, tools="all") as client:
             await _shop(client, site)
-            said = await call(
+            await _held_once(
                 client,
+                user,
                 "browser_run_code",
                 {"code": "await page.click('#pay', timeout=3000)\nreturn await page.title()"},
             )
-            assert len(user.messages) == 1 and "(by a script)" in user.messages[0]
-            assert "it did not happen" in said
             # The code opens a tab of its own and pays there: held too.
             user.actions = ["decline"]
             said = await call(
@@ -265,19 +278,7 @@ async def test_the_stateless_protocol_asks_in_a_round_of_its_own(bd_home: Path, 
     its user and calls again with the answer (SEP-2322)."""
     async with service_with(bd_home) as service:
         user = ClientUser("decline", "accept")
-        headers = {
-            "Authorization": f"Bearer {service.api_token}",
-            "X-Browserdeck-Session": "modern-agent",
-        }
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=90) as http,
-            Client(
-                streamable_http_client(f"{service.url}/mcp", http_client=http),
-                mode="2026-07-28",
-                read_timeout_seconds=90,
-                elicitation_callback=user,
-            ) as client,
-        ):
+        async with agent(service, user, mode="2026-07-28", session="modern-agent") as client:
             snap = await _shop(client, site)
             await call(client, "browser_click", {"ref": ref_of(snap, "button", "Next")})
             assert user.messages == []

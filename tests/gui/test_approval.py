@@ -11,7 +11,8 @@ and then who decided what; the tray menu's per-profile choice turns asking off.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import contextlib
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
@@ -50,6 +51,17 @@ def _agent(service: Any, session: str) -> httpx.AsyncClient:
             "X-Browserdeck-Session": session,
         },
     )
+
+
+@contextlib.asynccontextmanager
+async def _two_agents(qapp: Any) -> AsyncIterator[tuple[Any, httpx.AsyncClient, httpx.AsyncClient]]:
+    """The tray app, and agents "a1" and "b2" calling its service."""
+    async with (
+        running_tray(qapp) as app,
+        _agent(app.service, "a1") as first,
+        _agent(app.service, "b2") as second,
+    ):
+        yield app, first, second
 
 
 async def _open(client: httpx.AsyncClient, url: str) -> tuple[str, str]:
@@ -115,11 +127,7 @@ async def test_the_window_shows_the_action_and_its_buttons_decide(
 async def test_allow_on_this_site_is_for_this_agent_only(
     qapp: Any, risky_config: config.Config, site: Site
 ) -> None:
-    async with (
-        running_tray(qapp) as app,
-        _agent(app.service, "a1") as first,
-        _agent(app.service, "b2") as second,
-    ):
+    async with _two_agents(qapp) as (app, first, second):
         target, snap = await _open(first, site.page("/table.html"))
         delete = 'button "Delete"'
         body = {"kind": "click", "ref": ref_in(snap, delete), "targetId": target}
@@ -153,11 +161,7 @@ async def test_allow_on_this_site_is_for_this_agent_only(
 async def test_two_agents_asking_at_once_queue_in_one_window(
     qapp: Any, risky_config: config.Config, site: Site
 ) -> None:
-    async with (
-        running_tray(qapp) as app,
-        _agent(app.service, "a1") as first,
-        _agent(app.service, "b2") as second,
-    ):
+    async with _two_agents(qapp) as (app, first, second):
         t1, s1 = await _open(first, site.page("/shop.html"))
         t2, s2 = await _open(second, site.page("/shop.html"))
         pay = 'button "Pay $49.00"'

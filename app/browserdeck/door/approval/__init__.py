@@ -2,8 +2,8 @@
 
 ``rules``: what counts as risky and the per-profile policy; ``asking``: the question,
 the channels that may put it to the person (the tray, the agent's MCP client) and the
-wait; ``addon``: the front door's addon that judges each call; ``requests``: the engine
-calls it makes (facts about an element, a picture, the in-page catch of scripts).
+wait; ``addon``: the front door's addon that judges each call; ``said``: the action, the
+decision and the refusal in words; ``requests``: the engine calls it makes (facts about an element, a picture, the in-page catch of scripts).
 docs/approval.md says what it covers and what not.
 """
 

@@ -31,14 +31,14 @@ from browserdeck.door.admin import CreateProfile
 from browserdeck.door.approval import rules
 from browserdeck.door.approval.asking import (
     Approvals,
-    Decision,
     Picture,
     Question,
     with_picture,
 )
 from browserdeck.door.approval.requests import ActionPicture, CatchScripts, CheckAction
+from browserdeck.door.approval.said import UNTOUCHED, Refused, refusal, said_action, said_decision
 from browserdeck.door.call import Call, Element
-from browserdeck.errors import BrowserdeckError, Forbidden
+from browserdeck.errors import BrowserdeckError
 from browserdeck.session import session_key
 
 if TYPE_CHECKING:
@@ -53,10 +53,6 @@ _CHANGING = frozenset({"click", "type", "press", "select", "fill", "drag"})
 _BLANK = ("", "about:blank")
 # A tab no action can run on: its own error answers, no question is asked.
 _CANNOT_ACT = frozenset({"tab_hung", "tab_crashed", "tab_closed", "browser_gone"})
-
-
-class Refused(Forbidden):
-    """A risky action the person did not allow (or could not be asked about)."""
 
 
 class SessionRegistry(Protocol):
@@ -134,22 +130,21 @@ class Approval:
             f"({rules.where_set(settings, None)})",
             timeout=float(settings.approval_timeout_seconds),
         )
-        self._watch_sessions()
-        decision = await self.hub.decide(question)
-        call.data[DECISION] = said_decision(decision)
-        if decision.allowed:
-            call.note(f"approval: {said_decision(decision)}")
-            return
-        if decision.asked:
-            raise refusal(question, decision, settings, untouched="No profile was created.")
-        raise Refused(
-            f"{question.words()} needs the user's approval (asked because {question.why}), "
-            "and nobody can be asked: no browserdeck tray app is running, and this client "
-            "cannot ask its user (MCP elicitation). No profile was created.",
-            hint=f'create it without "approval" (it gets "{inherited}"), or tell the user: '
-            "they can create it in the tray app's Settings, or start the tray app to be asked",
-            code="approval_unavailable",
-        )
+        try:
+            await self._ask(call, question, untouched="No profile was created.")
+        except Refused as exc:
+            if exc.code != "approval_unavailable":
+                raise
+            raise Refused(
+                f"{question.words()} needs the user's approval (asked because "
+                f"{question.why}), and nobody can be asked: no browserdeck tray app is "
+                "running, and this client cannot ask its user (MCP elicitation). No profile "
+                "was created.",
+                hint=f'create it without "approval" (it gets "{inherited}"), or tell the '
+                "user: they can create it in the tray app's Settings, or start the tray app "
+                "to be asked",
+                code="approval_unavailable",
+            ) from None
 
     # --- what is asked ------------------------------------------------------------
     async def _question(
@@ -210,7 +205,7 @@ class Approval:
         else:
             facts, reason = rules.Facts(), None
         element = await call.element()
-        action = _said(kind, request, element, facts)
+        action = said_action(kind, request, element, facts)
         if reason is None:
             if mode != "all":
                 return None
@@ -299,14 +294,16 @@ class Approval:
         )
 
     # --- asking -------------------------------------------------------------------
-    async def _ask(self, call: Call[Any], question: Question) -> None:
+    async def _ask(
+        self, call: Call[Any], question: Question, *, untouched: str = UNTOUCHED
+    ) -> None:
         self._watch_sessions()
         decision = await self.hub.decide(question)
         call.data[DECISION] = said_decision(decision)
         if decision.allowed:
             call.note(f"approval: {said_decision(decision)}")
             return
-        raise refusal(question, decision, self.hub.settings())
+        raise refusal(question, decision, self.hub.settings(), untouched=untouched)
 
     async def _arm_catch(
         self, call: Call[Any], settings: Config, mode: rules.Mode, *, everywhere: bool
@@ -426,79 +423,3 @@ async def _page_url(call: Call[Any]) -> str:
         return await call.url() or ""
     except Exception:
         return ""
-
-
-def _said(kind: str, request: Any, element: Element | None, facts: rules.Facts | None) -> str:
-    """The action in words: 'click button "Pay $49.00"'."""
-    target = (
-        element.describe() if element is not None else (facts.describe() if facts else "the page")
-    )
-    if kind == "click":
-        return f"{'double-click' if getattr(request, 'double_click', False) else 'click'} {target}"
-    if kind == "press":
-        key = getattr(request, "key", "")
-        where = "on" if facts is not None and facts.activates else "in"
-        return (
-            f"press {key} {where} {target}"
-            if getattr(request, "ref", None) or facts
-            else f"press {key}"
-        )
-    if kind == "type":
-        return f"type into {target}" + (
-            " and press Enter" if getattr(request, "submit", False) else ""
-        )
-    if kind == "select":
-        values = ", ".join(f'"{v}"' for v in list(getattr(request, "values", []))[:3])
-        return f"select {values} in {target}"
-    if kind == "fill":
-        n = len(getattr(request, "fields", []) or [])
-        return f"fill {n} field{'s' if n != 1 else ''}"
-    if kind == "drag":
-        return f"drag {getattr(request, 'start_ref', '')} onto {getattr(request, 'end_ref', '')}"
-    return kind
-
-
-def said_decision(decision: Decision) -> str:
-    if decision.answer == "once":
-        return f"allowed once by {decision.by}" if decision.asked else f"allowed: {decision.by}"
-    if decision.answer == "site":
-        return f"allowed on this site for this agent by {decision.by}"
-    return f"denied by {decision.by}" if decision.by.startswith("you") else f"denied: {decision.by}"
-
-
-def refusal(
-    question: Question,
-    decision: Decision,
-    settings: Config,
-    *,
-    untouched: str = "Nothing was done on the page.",
-) -> Refused:
-    """What was refused, why it counted as risky, and what the agent can do."""
-    what = question.words()
-    if not decision.asked:
-        profile = question.profile
-        return Refused(
-            f"{what} needs the user's approval (approval is "
-            f"{rules.mode_of(settings, profile, None)!r} for profile {profile!r}, set by "
-            f"{rules.where_set(settings, profile)}; asked because {question.why}), and nobody "
-            "can be asked: no browserdeck tray app is running, and this client cannot ask its "
-            f"user (MCP elicitation). {untouched}",
-            hint="tell the user: they can start the browserdeck tray app to be asked, or set "
-            f'"approval" to "off" for profile {profile!r} (Settings, Profiles); or leave '
-            "this action and do something else",
-            code="approval_unavailable",
-        )
-    if decision.by.startswith("no answer"):
-        return Refused(
-            f"{what} was not allowed: the user did not answer within "
-            f"{question.timeout:g} s (asked because {question.why}). {untouched}",
-            hint="ask the user in the chat whether to do it, then try again (they will be "
-            "asked again), or leave it",
-            code="approval_timeout",
-        )
-    return Refused(
-        f"the user denied {what} (asked because {question.why}). {untouched}",
-        hint="do not try it another way; ask the user in the chat whether and how to go on, "
-        "or leave it and do something else",
-        code="denied_by_user",
-    )
