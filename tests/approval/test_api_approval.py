@@ -281,3 +281,26 @@ async def test_a_hung_tab_says_so_at_once_and_asks_nobody(site: Site) -> None:
         assert refused.status_code == 409, refused.text
         assert refused.json()["error"]["code"] == "tab_hung"
         assert person.questions == [] and site.done == []
+
+
+async def test_a_name_cannot_hide_its_word_or_speak_for_browserdeck(site: Site) -> None:
+    """ "P<zero-width space>ay" is a pay button to the person; a quote in a name stays in
+    the name (an escape), and a line separator does not start a line of its own."""
+    async with running_service(tweak=_risky) as (service, client):
+        person = tray(service, "deny")
+        target, snap = await _open(client, site.page("/sly.html"))
+        sly = await _act(client, target, kind="click", ref=ref_in(snap, "was allowed by"))
+        assert sly.status_code == 403, sly.text
+        assert len(person.questions) == 1 and person.questions[0].why == 'its name says "pay"'
+        action = person.questions[0].action
+        assert action.startswith('click button "P') and action.count('"') == 2, action
+        assert "\\u0022 was allowed" in action and "\u2028" not in action
+        assert "\\u0022 was allowed" in sly.json()["error"]["message"]
+        # The in-page catch reads the name the same way.
+        said = await _act(
+            client, target, kind="evaluate", fn="() => document.querySelector('#sly').click()"
+        )
+        assert said.status_code == 200 and len(person.questions) == 2, said.text
+        assert "it did not happen" in said.json()["note"]
+        await asyncio.sleep(0.5)
+        assert site.done == []

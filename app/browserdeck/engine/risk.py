@@ -82,7 +82,8 @@ FACTS_JS = r"""(el, rules, key) => {
     return text((img && img.alt) || n.title || '');
   };
   const name = whole ? '' : nameOf(control).slice(0, 200);
-  const wordIn = (s) => { const m = s && s.match(words); return m ? m[0].toLowerCase().replace(/\s+/g, ' ') : null; };
+  // Invisible format characters (a zero-width space in "P\u200bay") do not hide a word.
+  const wordIn = (s) => { const m = s && s.replace(/\p{Cf}/gu, '').match(words); return m ? m[0].toLowerCase().replace(/\s+/g, ' ') : null; };
   const isSubmit = (n) => !n.disabled && ((n.localName === 'button' && String(n.type || 'submit').toLowerCase() === 'submit')
     || (n.localName === 'input' && ['submit', 'image'].includes(String(n.type || '').toLowerCase())));
   const form = control.form || (control.closest && control.closest('form')) || null;

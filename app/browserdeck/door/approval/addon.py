@@ -36,7 +36,14 @@ from browserdeck.door.approval.asking import (
     with_picture,
 )
 from browserdeck.door.approval.requests import ActionPicture, CatchScripts, CheckAction
-from browserdeck.door.approval.said import UNTOUCHED, Refused, refusal, said_action, said_decision
+from browserdeck.door.approval.said import (
+    UNTOUCHED,
+    Refused,
+    described,
+    refusal,
+    said_action,
+    said_decision,
+)
 from browserdeck.door.call import Call, Element
 from browserdeck.errors import BrowserdeckError
 from browserdeck.session import session_key
@@ -286,7 +293,7 @@ class Approval:
             return question
         if not shot:
             return question
-        label = element.describe() if element is not None else facts.describe()
+        label = described(element) if element is not None else facts.describe()
         x, y, w, h = (float(v) for v in shot["outline"])
         width, height = (float(v) for v in shot["size"])
         return with_picture(

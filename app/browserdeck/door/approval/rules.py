@@ -11,7 +11,9 @@ rules an element meets; ``why`` puts that in words for the person and the agent.
 from __future__ import annotations
 
 import functools
+import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -95,6 +97,24 @@ def where_set(config: Config, profile: str | None) -> str:
     if config.approval:
         return "the global setting"
     return "the driver's default"
+
+
+def visible(text: str) -> str:
+    """``text`` without the format characters a reader does not see (zero-width spaces, bidi
+    controls, a soft hyphen). The page function drops them before it looks for a word
+    (engine/risk.py): "P\u2060ay" says "pay" to the person, and so to the rules."""
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def quoted(text: str, limit: int = 80) -> str:
+    """Page text (a name) in a question or a refusal: one line of what a reader sees, at
+    most ``limit`` characters, as a JSON string whose quotes are escapes, so a name cannot
+    close its quote and go on as browserdeck's words (as mcpserver/pagetext.py does for
+    the MCP answers)."""
+    flat = " ".join(visible(text).split())
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return json.dumps(flat, ensure_ascii=False).replace('\\"', "\\u0022")
 
 
 @dataclass(frozen=True)
@@ -182,7 +202,7 @@ class Facts:
 
     def describe(self) -> str:
         what = self.role or self.tag or "element"
-        return f'{what} "{self.name}"' if self.name else what
+        return f"{what} {quoted(self.name)}" if self.name else what
 
 
 def why(facts: Facts, *, name: str | None = None, words_: Words | None = None) -> str | None:
@@ -202,7 +222,7 @@ def why(facts: Facts, *, name: str | None = None, words_: Words | None = None) -
         plural = "s" if len(facts.sensitive) > 1 else ""
         return f"it submits a form holding {_joined(facts.sensitive)} field{plural}"
     if facts.submits and facts.default_word:
-        pressed = f' "{facts.default_name}"' if facts.default_name else ""
+        pressed = f" {quoted(facts.default_name)}" if facts.default_name else ""
         return (
             f"it submits the form as its button{pressed} would, whose name says "
             f'"{facts.default_word}"'

@@ -20,10 +20,15 @@ class Refused(Forbidden):
     """A risky action the person did not allow (or could not be asked about)."""
 
 
+def described(element: Element) -> str:
+    """The element in a question or refusal: its role and its name, quoted (rules.quoted)."""
+    return f"{element.role} {rules.quoted(element.name)}" if element.name else element.role
+
+
 def said_action(kind: str, request: Any, element: Element | None, facts: rules.Facts | None) -> str:
     """The action in words: 'click button "Pay $49.00"'."""
     target = (
-        element.describe() if element is not None else (facts.describe() if facts else "the page")
+        described(element) if element is not None else (facts.describe() if facts else "the page")
     )
     if kind == "click":
         return f"{'double-click' if getattr(request, 'double_click', False) else 'click'} {target}"
