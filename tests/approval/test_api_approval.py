@@ -304,3 +304,38 @@ async def test_a_name_cannot_hide_its_word_or_speak_for_browserdeck(site: Site) 
         assert "it did not happen" in said.json()["note"]
         await asyncio.sleep(0.5)
         assert site.done == []
+
+
+async def test_a_script_reaches_no_other_tab_unasked(site: Site) -> None:
+    """A popup the script opens, and the page that opened the script's tab: a click the
+    script makes there is held as in its own tab. (The popup is guarded as it appears, a
+    few ms to tens of ms after its page began to load: a click in it before that is not
+    held, which docs/approval.md says.)"""
+    async with running_service(tweak=_risky) as (service, client):
+        person = tray(service, "deny", "deny")
+        target, _ = await _open(client, site.page("/shop.html"))
+        popup = (
+            "async () => { const w = window.open('/shop.html'); await new Promise((ok) => {"
+            " const t = setInterval(() => { if (w.document.querySelector('#pay')) {"
+            " clearInterval(t); setTimeout(ok, 1000); } }, 5); }); w.document.querySelector('#pay').click();"
+            " return 1; }"
+        )
+        said = await _act(client, target, kind="evaluate", fn=popup)
+        assert said.status_code == 200 and "it did not happen" in said.json()["note"], said.text
+        await asyncio.sleep(0.5)
+        assert site.done == []
+
+        # A tab opened by a click (no script ran on its opener before).
+        desk, snap = await _open(client, site.page("/help-desk.html"))
+        await _act(client, desk, kind="click", ref=ref_in(snap, 'button "Open help"'))
+        for _ in range(50):
+            tabs = (await client.get("/tabs")).json()["tabs"]
+            helps = [t["targetId"] for t in tabs if t["url"].endswith("/safe.html")]
+            if helps:
+                break
+            await asyncio.sleep(0.1)
+        reach = "() => { window.opener.document.querySelector('#pay').click(); return 1; }"
+        said = await _act(client, helps[0], kind="evaluate", fn=reach)
+        assert said.status_code == 200 and "it did not happen" in said.json()["note"], said.text
+        await asyncio.sleep(0.5)
+        assert site.done == [] and len(person.questions) == 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from browserdeck import aio
@@ -70,13 +70,34 @@ class ApprovalCalls:
         state = await self.page_state(cdp_url, target_id, headers, reads=False)
         caught = Caught(request)
         await caught.arm(state)
+        conn = await self.pool.connection(cdp_url, headers)
         if request.everywhere:
-            conn = await self.pool.connection(cdp_url, headers)
-            for other in list(conn.pages.values()):
-                if other is not state:
-                    await caught.arm(other)
-            caught.watch(conn.browser.contexts, lambda page: self.pool.state_of(conn, page))
+            others = [other for other in conn.pages.values() if other is not state]
+        else:
+            # A page script reaches the tabs of its opener chain (window.opener.document):
+            # guarded too.
+            others = [o for o in await _openers(state, conn.by_page) if o is not state]
+        for other in others:
+            await caught.arm(other)
+        # And the tabs it opens while it runs (window.open, then a click in the popup).
+        caught.watch(conn.browser.contexts, lambda page: self.pool.state_of(conn, page))
         return caught
+
+
+async def _openers(state: PageState, by_page: Mapping[Page, PageState]) -> list[PageState]:
+    """The tabs that opened this one, nearest first (as far as the browser knows them)."""
+    found: list[PageState] = []
+    page: Page | None = state.page
+    while page is not None and len(found) < 10:
+        try:
+            page = await asyncio.wait_for(page.opener(), ARM_TIMEOUT)
+        except Exception:  # closing, or a target the connection does not know
+            break
+        opener = by_page.get(page) if page is not None else None
+        if opener is None or opener in found:
+            break
+        found.append(opener)
+    return found
 
 
 class Caught:

@@ -16,8 +16,8 @@ held in the page and asked like any other action:
   (``Runtime.addBinding`` with ``executionContextName``); the person is asked (the
   approval addon's ``ask``), then the guard lets the very action go on (the element
   clicked, the form submitted, the files set again) or drops it;
-* it is armed for the tab's document while the script call runs and for new documents
-  the call navigates to (``Page.addScriptToEvaluateOnNewDocument``), and stays armed in
+* it is armed for the tab's document while the script call runs (and the tabs a script
+  reaches from it: engine/approving.py) and for new documents the call navigates to (``Page.addScriptToEvaluateOnNewDocument``), and stays armed in
   those documents after the call (a script's delayed click is caught too). The engine's
   own actions on such a document pass it (they were asked before they ran).
 

@@ -33,8 +33,10 @@ class ActionPicture(TabRequest[dict]):  # type: ignore[type-arg]
 
 
 class CatchScripts(TabRequest[object]):
-    """Arm the in-page catch of scripts' risky actions (engine/catch.py) on the tab, or on
-    every tab of its browser (``everywhere``: run-code drives any of them); ``ask`` is
+    """Arm the in-page catch of scripts' risky actions (engine/catch.py) on the tab and the
+    tabs of its opener chain (a page script reaches them through ``window.opener``), or on
+    every tab of its browser (``everywhere``: run-code drives any of them), and on the tabs
+    opened while the script runs (a popup it clicks in); ``ask`` is
     called with the page's report of each caught action and answers whether it may go on.
     The answer is a handle with ``settle(within)`` and ``close()``."""
 
