@@ -196,9 +196,14 @@ NOT_RUNNING_HINT = (
 )
 
 
+# A call may wait for a person to allow it (approvalTimeoutSeconds, at most 300 s) before
+# it runs (up to a minute or so): the service bounds both.
+CALL_TIMEOUT = 90.0 + 300.0
+
+
 class ApiClient:
     def __init__(self, url: str | None = None, token: str | None = None,
-                 timeout: float = 90.0) -> None:
+                 timeout: float = CALL_TIMEOUT) -> None:
         self.timeout = timeout
         self._token = token
         self._proven = False

@@ -78,7 +78,7 @@ class Setting:
     """One declared setting: key on disk, type, default and a description for people."""
 
     key: str
-    type: str  # "bool" | "port" | "int" | "choice" | "path" | "paths" | "profile-ref"
+    type: str  # "bool" | "port" | "int" | "choice" | "path" | "paths" | "words" | "profile-ref"
     default: Any
     description: str
     choices: tuple[str, ...] = ()
@@ -268,6 +268,41 @@ SETTINGS: tuple[Setting, ...] = (
         advanced=True,
     ),
     Setting(
+        "approval",
+        "choice",
+        None,
+        "Ask you before an agent acts: off; risky (paying, deleting, sending, uploading, "
+        "submitting a password, card or one-time code: docs/approval.md); all (every action "
+        "that changes a page). A profile's own value wins; unset here and there: the "
+        "driver's default (risky for extension profiles, your own Chrome; off for the others).",
+        choices=("off", "risky", "all"),
+    ),
+    Setting(
+        "approvalTimeoutSeconds",
+        "int",
+        60,
+        "How long an action waits for your answer; no answer in time is a denial.",
+        minimum=5,
+        maximum=300,
+    ),
+    Setting(
+        "approvalChannel",
+        "choice",
+        "tray",
+        "Where you are asked first: tray (the tray app's window; else the agent's MCP client, "
+        "when it can ask you) or mcp-client (the MCP client first, when it can; else the tray).",
+        choices=("tray", "mcp-client"),
+        advanced=True,
+    ),
+    Setting(
+        "approvalWords",
+        "words",
+        [],
+        "More words or phrases that make a click risky, besides the built-in English ones "
+        "(buy, pay, order, delete, send …; docs/approval.md). Several: separate with commas.",
+        advanced=True,
+    ),
+    Setting(
         "uploadRoots",
         "paths",
         [],
@@ -354,6 +389,15 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
     ),
     Setting("attachOnly", "bool", None, "Never launch; only attach (forced for remote)."),
     Setting(
+        "approval",
+        "choice",
+        None,
+        "Ask you before this profile's agents act (off, risky, all); default: the global "
+        "approval setting, else the driver's default.",
+        choices=("off", "risky", "all"),
+        at_create=True,
+    ),
+    Setting(
         "userDataDir",
         "path",
         None,
@@ -384,6 +428,7 @@ class ProfileConfig:
     token_header: str | None = None
     pool: bool | None = None
     pool_idle_seconds: int | None = None
+    approval: str | None = None  # off | risky | all; None: the global value, else the driver's
 
     @property
     def is_service(self) -> bool:
@@ -404,6 +449,7 @@ class ProfileConfig:
             ("headless", self.headless),
             ("attachOnly", self.attach_only),
             ("userDataDir", self.user_data_dir),
+            ("approval", self.approval),
         ):
             if value is not None:
                 out[key] = value
@@ -435,6 +481,10 @@ class Config:
     artifacts_max_age_days: int = 7
     log_max_mb: int = 20
     upload_roots: list[str] = field(default_factory=list)
+    approval: str | None = None
+    approval_timeout_seconds: int = 60
+    approval_channel: str = "tray"
+    approval_words: list[str] = field(default_factory=list)
     profiles: dict[str, ProfileConfig] = field(default_factory=dict)
 
     # --- derived views -------------------------------------------------
@@ -587,6 +637,24 @@ def _path_item(value: str) -> str:
     return value.strip()
 
 
+def _split_words(value: Any) -> Any:
+    # A list on disk; one string with commas between words from a text field.
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return value
+
+
+def _word_item(value: str) -> str:
+    # Letters, digits, spaces, '-' and apostrophes: a word or phrase as a person writes it,
+    # matched as whole words (it becomes part of a pattern, so no pattern syntax).
+    word = " ".join(value.split())
+    if not word or len(word) > 60 or not all(c.isalnum() or c in " -'’" for c in word):
+        raise ValueError("not a word")
+    return word
+
+
 def _annotation(setting: Setting) -> Any:
     """The pydantic type of one declared setting (constraints from the declaration)."""
     # pydantic is imported when a value is first checked, not with this module: the lean
@@ -612,11 +680,15 @@ def _annotation(setting: Setting) -> Any:
         t = Annotated[
             list[Annotated[StrictStr, AfterValidator(_path_item)]], BeforeValidator(_split_paths)
         ]
+    elif kind == "words":
+        t = Annotated[
+            list[Annotated[StrictStr, AfterValidator(_word_item)]], BeforeValidator(_split_words)
+        ]
     elif kind in ("path", "profile-ref", "string"):
         t = Annotated[StrictStr, AfterValidator(_nonblank)]
     else:
         raise AssertionError(f"unknown setting type {kind}")
-    return t | None if setting.default is None and kind != "paths" else t
+    return t | None if setting.default is None and kind not in ("paths", "words") else t
 
 
 _ADAPTERS: dict[tuple[Any, ...], TypeAdapter[Any]] = {}
@@ -679,6 +751,11 @@ def _refusal(setting: Setting, value: Any, where: str) -> InvalidInput:
         why = f"expected one of {', '.join(setting.choices)}"
     elif kind == "paths":
         why = "expected a list of paths"
+    elif kind == "words":
+        why = (
+            "expected words or phrases separated by commas (letters, digits, spaces, '-' "
+            "and apostrophes; at most 60 characters each)"
+        )
     else:
         why = "expected a non-empty string"
     return InvalidInput(f"invalid {where} {value!r}: {why}", code="invalid_setting")
@@ -758,6 +835,7 @@ def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
         token_header=values.get("tokenHeader"),
         pool=values.get("pool"),
         pool_idle_seconds=values.get("poolIdleSeconds"),
+        approval=values.get("approval"),
     )
     if not profile.is_service and any(
         v is not None for v in (profile.token_param, profile.token_header, profile.pool)

@@ -237,9 +237,29 @@ class Deck(RecordingCalls, LoginCalls):
         perform: Callable[[], Awaitable[A]],
         *,
         profile: str | None = None,
+        target: str | None = None,
     ) -> A:
-        """A way in's own operation, through the addons like any call (MCP's run-code)."""
-        return await self._through(caller, request, lambda _c, _x: perform(), profile=profile)
+        """A way in's own operation, through the addons like any call (MCP's run-code);
+        with ``target``, on that tab (addons see it and may make engine calls there)."""
+        call = Call(caller, request, profile)
+
+        async def prepare() -> None:
+            ctx = self._context(call)
+            if target is not None:
+                self._bind(call, await self._target(call, ctx, target))
+
+        return await self.addons.run(call, perform, prepare)
+
+    def _bind(self, call: Call[Any], t: BrowserTarget) -> None:
+        """The call is on tab ``t``: its element, URL and engine calls reach that tab."""
+        settings = self.service.config
+        call.tab = TabInfo(t.ctx.name, t.target_id)
+        engine, where = self.engine, (t.cdp_url, t.target_id, t.headers)
+        call.bind(
+            element=lambda ref, detail: engine.element(*where, ref, detail=detail),
+            url=lambda: engine.page_url(*where),
+            aside=lambda side: engine.run(*where, side.prepared(settings)),
+        )
 
     # --- the service and its profiles ----------------------------------------------
     async def status(self, caller: Caller, profile: str | None) -> r.Status:
@@ -485,21 +505,14 @@ class Deck(RecordingCalls, LoginCalls):
 
         async def prepare() -> None:
             nonlocal t
-            settings = self.service.config
             # The settings' policies first: a refused URL or file starts no browser.
-            call.request = request.prepared(settings)
+            call.request = request.prepared(self.service.config)
             ctx = self._context(call)
             try:
                 t = await self._target(call, ctx, named)
             except BrowserdeckError as exc:
                 raise await self._explained(call, ctx, exc, named) from None
-            call.tab = TabInfo(ctx.name, t.target_id)
-            engine, where = self.engine, (t.cdp_url, t.target_id, t.headers)
-            call.bind(
-                element=lambda ref, detail: engine.element(*where, ref, detail=detail),
-                url=lambda: engine.page_url(*where),
-                aside=lambda side: engine.run(*where, side.prepared(settings)),
-            )
+            self._bind(call, t)
 
         async def perform() -> A:
             assert t is not None

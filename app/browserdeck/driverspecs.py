@@ -50,6 +50,10 @@ class DriverSpec:
     module: str  # where its ``Driver`` class lives
     # The user's own browser (their logins): loading an auth state into it asks them first.
     users_own: bool = False
+    # Whether agents' actions are asked when neither the profile nor the global
+    # ``approval`` setting says (docs/approval.md): "risky" where the browser holds the
+    # user's own logins.
+    approval: Literal["off", "risky", "all"] = "off"
 
     @property
     def needs_url(self) -> bool:
@@ -89,6 +93,7 @@ register(
         fields=frozenset({"cdpPort"}),
         module="browserdeck.drivers.extension",
         users_own=True,
+        approval="risky",  # the user's own Chrome, with their logins and cards
     )
 )
 register(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from browserdeck.api.server import ApiServer
     from browserdeck.door.activity import ActivityLog
+    from browserdeck.door.approval.addon import Approval
     from browserdeck.door.logins import AskUser
     from browserdeck.service import Service
     from browserdeck.session import EndReason
@@ -112,9 +113,22 @@ def build_service(
     service.tab_holders = tab_holders
     service.agent_sessions = lambda: agent_sessions(service)
     service.addons.add(activity_log(service))
-    add_recording(service)
+    # The person decides before anything is recorded as run: approval, then the logins'
+    # question, then the take-over and the recorder (a held call's screenshot before is
+    # taken once it may run).
+    service.addons.add(approval(service))
     service.addons.add(AskBeforeLoginsChange(ask_user))
+    add_recording(service)
     return service
+
+
+def approval(service: Service) -> Approval:
+    """The addon that asks the person before an agent's risky action (docs/approval.md);
+    after the activity log, which so notes the call's element before it is asked."""
+    from browserdeck.door.approval.addon import Approval
+    from browserdeck.door.approval.asking import Approvals
+
+    return Approval(Approvals(lambda: service.config, service.events), lambda: service.sessions)
 
 
 def add_recording(service: Service) -> None:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from browserdeck.service import Service
 
 # Profile settings a running browser takes without a restart.
-LIVE_PROFILE_KEYS = frozenset({"color", "poolIdleSeconds"})
+LIVE_PROFILE_KEYS = frozenset({"color", "poolIdleSeconds", "approval"})
 # Settings of the whole app that a browser browserdeck launches reads only at its launch,
 # and those of the relay every extension profile listens on (key: Config attribute).
 LAUNCH_KEYS = {"headless": "headless", "noSandbox": "no_sandbox", "executablePath": "executable_path"}

@@ -77,7 +77,11 @@ def notes_of(call: Call[Any]) -> CallNotes:
     """What the call named: its tab and page, the act's kind, refs and element, the key
     pressed, what was typed (its length only: it may be a password), options chosen."""
     request = call.request
-    notes = CallNotes(profile=call.profile, element=call.data.get(_ELEMENT))
+    notes = CallNotes(
+        profile=call.profile,
+        element=call.data.get(_ELEMENT),
+        approval=call.data.get("approval.decision"),  # door/approval/addon.py
+    )
     named = getattr(request, "target_id", None)  # the tab asked for, if it was not found
     notes.target_id = call.tab.target_id if call.tab is not None else named
     kind = getattr(request, "kind", None) or getattr(request, "action", None)

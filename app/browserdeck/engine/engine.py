@@ -35,6 +35,7 @@ from browserdeck import results as r
 from browserdeck.engine import (
     actions,
     arming,
+    catch,
     consequences,
     elements,
     hung,
@@ -46,6 +47,7 @@ from browserdeck.engine import (
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
+from browserdeck.engine.approving import ApprovalCalls
 from browserdeck.engine.driver import EngineDriver, Headers
 from browserdeck.engine.errors import BROWSER_GONE, NavigationFailed
 from browserdeck.engine.state import PageState
@@ -140,7 +142,7 @@ def mask_passwords(text: str, values: list[str]) -> str:
     return "\n".join(lines)
 
 
-class Engine(EngineDriver):
+class Engine(EngineDriver, ApprovalCalls):
     def __init__(
         self,
         events: ServiceEvents | None = None,
@@ -386,7 +388,10 @@ class Engine(EngineDriver):
         before = self._file_visits.get(state, 0)
         state.actions += 1
         async def run() -> dict[str, Any]:
-            result = await actions.act(state, action)
+            # The engine's own action passes a script's catch on this page (it was asked
+            # before it ran); a script (evaluate, a wait's function) is what it is for.
+            async with catch.passing(state, action.kind not in ("evaluate", "wait")):
+                result = await actions.act(state, action)
             if action.kind == "fill" and result.get("filled"):
                 secret = set(await password_values(state))
                 for entry in result["filled"]:
@@ -535,7 +540,8 @@ class Engine(EngineDriver):
             # upload the page starts on "change"), engine/consequences.py.
             watch = await consequences.watch(state, bound)
             try:
-                result = await arming.arm_file_chooser(state, opts)
+                async with catch.passing(state):
+                    result = await arming.arm_file_chooser(state, opts)
                 if watch is not None and not state.page.is_closed():
                     result.update(await watch.settle())
             finally:

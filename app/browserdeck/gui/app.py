@@ -37,6 +37,7 @@ from browserdeck.config import Config
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
 from browserdeck.gui import instance, keep, takeover, trace
+from browserdeck.gui.approval import ApprovalDesk
 from browserdeck.gui.bridge import ServiceBridge
 from browserdeck.gui.model import DeckModel
 from browserdeck.gui.panel import StatusPanel
@@ -82,6 +83,7 @@ class TrayApp(QObject):
         self.take_over = take_over
         self.bridge = ServiceBridge(self)
         self.model = DeckModel(self.bridge, self)
+        self.approvals = ApprovalDesk(self.model, self)  # asks before agents' risky actions
         self.model.activity.extend(keep.activity())  # the recent activity of the last run
         self.service: Service | None = None
         self._starting: Service | None = None  # while start_service() waits for it
@@ -248,6 +250,7 @@ class TrayApp(QObject):
             panel.deleteLater()
         if self.tray is not None:
             self.tray.dispose()
+        self.approvals.close()
         self.model.close()
         self.instance_server.close()
         # A service still starting is stopped too: its start is called off.

@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from browserdeck.events import ActivityEntry, ServiceEvents
+from browserdeck.events import ActivityEntry, ApprovalEvent, ServiceEvents
 
 
 class ServiceBridge(QObject):
@@ -24,6 +24,7 @@ class ServiceBridge(QObject):
     extension = Signal(str, bool, object)  # profile, connected, detail (str | None)
     apiCall = Signal(object)  # events.ActivityEntry (frozen: safe to hand to another thread)
     notice = Signal(str, str, str)  # level, title, message
+    approval = Signal(object)  # events.ApprovalEvent: waiting for the person, then decided
     configChanged = Signal()
     recording = Signal(object, object)  # session id | None, step number | None
     takeover = Signal(str, bool)  # profile, taken over by the user
@@ -42,6 +43,7 @@ class ServiceBridge(QObject):
         events.extension.connect(self._on_extension)
         events.api_call.connect(self._on_api_call)
         events.notice.connect(self._on_notice)
+        events.approval.connect(self._on_approval)
         events.config_changed.connect(self._on_config_changed)
         events.recording.connect(self._on_recording)
         events.takeover.connect(self._on_takeover)
@@ -56,6 +58,7 @@ class ServiceBridge(QObject):
         events.extension.disconnect(self._on_extension)
         events.api_call.disconnect(self._on_api_call)
         events.notice.disconnect(self._on_notice)
+        events.approval.disconnect(self._on_approval)
         events.config_changed.disconnect(self._on_config_changed)
         events.recording.disconnect(self._on_recording)
         events.takeover.disconnect(self._on_takeover)
@@ -84,6 +87,9 @@ class ServiceBridge(QObject):
 
     def _on_notice(self, *, level: str, title: str, message: str, **_: Any) -> None:
         self.notice.emit(level, title, message)
+
+    def _on_approval(self, *, entry: ApprovalEvent, **_: Any) -> None:
+        self.approval.emit(entry)
 
     def _on_config_changed(self, **_: Any) -> None:
         self.configChanged.emit()

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from browserdeck import aio, states
+from browserdeck import aio, config, states
 from browserdeck.deck import AgentsStopped, Caller, Deck, Overview
 from browserdeck.door import admin
 from browserdeck.errors import BrowserdeckError
-from browserdeck.events import ActivityEntry
+from browserdeck.events import ActivityEntry, ApprovalEvent
 from browserdeck.gui.bridge import ServiceBridge
 from browserdeck.results import ProfileStatus
 
@@ -194,6 +194,7 @@ class DeckModel(QObject):
     actionFailed = Signal(str, str)  # title, message (with the hint) of a failed user action
     tabOpened = Signal(str, str)  # profile, targetId of a tab the user opened (panel/tray)
     takeoverChanged = Signal(str)  # profile: the user took its browser over or handed it back
+    deckChanged = Signal()  # a service started (or stopped): ``deck`` is its front door
 
     POLL_MS = 5000
 
@@ -221,6 +222,7 @@ class DeckModel(QObject):
         bridge.configChanged.connect(self.refresh)
         bridge.apiCall.connect(self._on_api_call)
         bridge.takeover.connect(self._on_takeover)
+        bridge.approval.connect(self._on_approval)
         self._poll = QTimer(self)
         self._poll.setInterval(self.POLL_MS)
         self._poll.timeout.connect(self.refresh)
@@ -235,6 +237,7 @@ class DeckModel(QObject):
         else:
             self.bridge.detach()
             self._poll.stop()
+        self.deckChanged.emit()
         self.refresh()
 
     def overview(self) -> Overview | None:
@@ -364,6 +367,44 @@ class DeckModel(QObject):
             return
         self.activity.append(activity)
         self.activityAdded.emit(activity)
+
+    def _on_approval(self, entry: ApprovalEvent) -> None:
+        """A risky action waiting for the person, then who decided what: activity rows."""
+        waiting = entry.state == "waiting"
+        result = {
+            "waiting": "waiting for your approval",
+            "once": f"allowed once ({entry.by})",
+            "site": f"allowed on this site for this agent ({entry.by})",
+            "denied": f"denied ({entry.by})",
+            "cancelled": "no longer asked: the agent's call ended",
+            "asked": f"{entry.by}; waiting for the answer",
+        }.get(entry.state, entry.state)
+        activity = Activity(
+            time=entry.time,
+            client=entry.agent,
+            action="approval",
+            target=entry.action,
+            result=result,
+            ok=waiting or entry.state in ("once", "site"),
+            ms=0.0,
+            profile=entry.profile,
+            target_id=entry.target_id,
+            hint=f"asked because {entry.why}",
+        )
+        self.activity.append(activity)
+        self.activityAdded.emit(activity)
+
+    def set_approval(self, profile: str, value: str | None) -> asyncio.Task[None] | None:
+        """Ask before this profile's agents act: ``value`` (None: as set for all profiles).
+        Taken at once; no browser restarts for it (reconfig.LIVE_PROFILE_KEYS)."""
+
+        def change(cfg: Any) -> None:
+            cfg.profiles[profile].approval = value
+
+        return self._deck_call(
+            f"Could not change approval for {profile}",
+            lambda d, c: d.apply_config(c, config.updated(d.settings(), change), restart=False),
+        )
 
     # --- actions (each a named task; failures become actionFailed) ---------------
     def run(

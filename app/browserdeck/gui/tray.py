@@ -3,7 +3,8 @@
 Menu layout (what a person sees, top to bottom)::
 
     browserdeck · API on 127.0.0.1:18791      (disabled header)
-    ■ agent — running · 2 tabs             ▸  Start/Stop, New tab…, its tabs ▸ Focus/Close
+    ■ agent — running · 2 tabs             ▸  Start/Stop, New tab…, Ask before agents act
+                                              (4 choices), its tabs ▸ Focus/Close
     ■ chrome — waiting for the extension   ▸
     Open status panel
     Settings…
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QSystemTrayIcon, Q
 
 from browserdeck import states
 from browserdeck.gui import icons, trace
+from browserdeck.gui.approval import ApprovalMenu
 from browserdeck.gui.model import DeckModel
 
 if TYPE_CHECKING:
@@ -328,6 +330,7 @@ class ProfileMenu(QObject):
         self.new_tab = QAction("New tab…", self)
         self.new_tab.setObjectName(f"newtab-{name}")
         self.new_tab.triggered.connect(lambda *_: tray.ask_new_tab(name))
+        self.approval = ApprovalMenu(tray.model, name, self)
         self.sep_tabs = QAction(self)
         self.sep_tabs.setSeparator(True)
         self.heading = QAction(self)
@@ -378,7 +381,8 @@ class ProfileMenu(QObject):
         self.toggle.setText(verbs.stop if self._active else verbs.start)
         connected = status is not None and bool(status.extension_connected)
         self.new_tab.setEnabled(driver != "extension" or connected)
-        desired += [self.sep_actions, self.toggle, self.new_tab]
+        self.approval.update()
+        desired += [self.sep_actions, self.toggle, self.new_tab, *self.approval.actions()]
         tabs = model.tabs.get(name, [])
         shown = tabs[:MAX_MENU_TABS]
         for gone in set(self.tab_menus) - {t.target_id for t in shown}:
@@ -398,6 +402,7 @@ class ProfileMenu(QObject):
         sync_actions(self.menu, desired)
 
     def dispose(self) -> None:
+        self.approval.dispose()
         for tm in self.tab_menus.values():
             tm.dispose()
         self.tab_menus.clear()

@@ -340,6 +340,7 @@ class McpHttpEndpoint:
             return
         if again is not None:
             session.adopt(again)
+        here, ask_here = session.own_stream()  # a question about this call, its progress
         exchange = Exchange(
             request.headers,
             request.query,
@@ -348,6 +349,9 @@ class McpHttpEndpoint:
             client_capabilities=session.capabilities,
             ask=session.ask,
             peer_pid=request.peer_pid,
+            ask_here=ask_here,
+            notify=here.put_nowait,
+            progress_token=protocol.progress_token(message),
         )
         call = aio.create_task(
             protocol.reply(self.tools(), message, exchange), name=f"mcp-call-{message['method']}"
@@ -361,12 +365,18 @@ class McpHttpEndpoint:
                 {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]}
             )
             while True:
-                done, _ = await asyncio.wait({call}, timeout=PING_EVERY)
-                if done:
-                    break
-                await request.send(
-                    {"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True}
+                sent = aio.create_task(here.get(), name="mcp-call-message")
+                done, _ = await asyncio.wait(
+                    {call, sent}, timeout=PING_EVERY, return_when=asyncio.FIRST_COMPLETED
                 )
+                if sent in done:
+                    body = event(sent.result())
+                else:
+                    sent.cancel()
+                    if call in done:
+                        break
+                    body = b": ping\r\n\r\n"
+                await request.send({"type": "http.response.body", "body": body, "more_body": True})
             if call.cancelled():
                 if session.ended:  # the session was ended: its streams close unanswered
                     await request.send({"type": "http.response.body", "body": b""})

@@ -25,9 +25,11 @@ from typing import TYPE_CHECKING, Any
 from browserdeck import __version__, aio, config, confine
 from browserdeck.chrome.procs import pid_alive
 from browserdeck.config import Config
+from browserdeck.door.approval.asking import AskLater
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.fastjson import utf8
 from browserdeck.mcpserver import output
+from browserdeck.mcpserver.asking import input_required, line_open, take_answer
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply, agent_caller
 from browserdeck.mcpserver.protocol import INTERNAL_ERROR, INVALID_PARAMS, Exchange, RpcError
@@ -361,12 +363,17 @@ class McpApp:
                 call = Call(self, session, spec, args)
                 call.roots = lambda: self.client_roots(exchange)
                 call.max_chars = self._max_chars_for(exchange)
-                reply = await spec.handler(call)
+                # A risky action may ask this client's user (mcpserver/asking.py).
+                take_answer(self.deck, exchange, session.client)
+                with line_open(self.deck, session.owner.id, exchange, session.client):
+                    reply = await spec.handler(call)
                 if save_name is not None:
                     folder = self.output_folder(await call.roots())
                     reply = _save_reply(reply, folder, save_name)
             except BrowserdeckError as exc:
                 return _error(exc)
+            except AskLater as later:  # the stateless protocol asks in a round of its own
+                return input_required(later.question, exchange)
             except Exception as exc:
                 log.exception("MCP tool %s failed", name)
                 return _error(

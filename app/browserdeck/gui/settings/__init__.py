@@ -15,6 +15,7 @@ help in a user's words), ``pages`` (the tabs and how a profile is shown) and
 
 from __future__ import annotations
 
+from browserdeck.gui.approval import APPROVAL_HELP, APPROVAL_LABELS
 from browserdeck.gui.settings.dialog import SettingsDialog
 from browserdeck.gui.settings.fields import (
     CHECKBOX_TEXT,
@@ -25,6 +26,10 @@ from browserdeck.gui.settings.fields import (
     label_of,
     port_holder,
 )
+
+# The approval settings' words live with the approval window (gui/approval.py).
+LABELS.update(APPROVAL_LABELS)
+HELP.update(APPROVAL_HELP)
 
 __all__ = [
     "CHECKBOX_TEXT",

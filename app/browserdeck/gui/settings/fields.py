@@ -242,7 +242,7 @@ class Field(QObject):
         self.error = FieldError()
         self.warned = False  # the error line shows a port-in-use warning (not an error)
         self.widget: QWidget
-        self._tristate = setting.type == "bool" and setting.default is None
+        self._tristate = setting.type in ("bool", "choice") and setting.default is None
         kind = setting.type
         if kind == "bool" and not self._tristate:
             box = QCheckBox(CHECKBOX_TEXT.get(setting.key, label_of(setting.key)))
@@ -331,8 +331,8 @@ class Field(QObject):
             elif isinstance(w, ColorEdit | PathEdit):
                 w.set_value(value)
             elif isinstance(w, QLineEdit):
-                if isinstance(value, list):  # "paths" settings (uploadRoots)
-                    value = os.pathsep.join(value)
+                if isinstance(value, list):  # "paths" (uploadRoots), "words" (approvalWords)
+                    value = (", " if self.setting.type == "words" else os.pathsep).join(value)
                 w.setText("" if value is None else str(value))
         finally:
             w.blockSignals(blocker[0])

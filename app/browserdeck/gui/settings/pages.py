@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from browserdeck import config
 from browserdeck import driverspecs as drivers
 from browserdeck.config import PROFILE_FIELDS, SETTINGS, Config, Setting
-from browserdeck.gui import icons
+from browserdeck.gui import approval, icons
 from browserdeck.gui.settings.fields import (
     BROWSER_KEYS,
     DRIVER_TEXT,
@@ -105,6 +105,7 @@ class SettingsPages(QDialog):
     # --- pages -------------------------------------------------------------------
     def _make_field(self, setting: Setting) -> Field:
         field = Field(setting, self)
+        approval.dress(field)  # the approval settings' choices in a person's words
         field.changed.connect(lambda key=setting.key: self._on_global_changed(key))
         self.fields[setting.key] = field
         return field
@@ -188,6 +189,7 @@ class SettingsPages(QDialog):
             if setting.key in ("headless", "attachOnly"):
                 kwargs["tristate_base"] = False
             field = Field(setting, self, **kwargs)
+            approval.dress(field)
             field.changed.connect(lambda key=setting.key: self._on_profile_field_changed(key))
             self.profile_fields[setting.key] = field
             # The driver's choices already explain themselves; its description would repeat them.
@@ -266,6 +268,11 @@ class SettingsPages(QDialog):
             )
             self.profile_fields["attachOnly"].widget.setItemText(  # type: ignore[attr-defined]
                 0, f"Use the global setting ({'on' if self.working.attach_only else 'off'})"
+            )
+            inherited = self.working.approval or drivers.spec_of(p.driver).approval
+            source = "global setting" if self.working.approval else "driver's default"
+            self.profile_fields["approval"].widget.setItemText(  # type: ignore[attr-defined]
+                0, f"Use the {source} ({inherited})"
             )
             for key, field in self.profile_fields.items():
                 field.set_value(getattr(p, attr_of(key)))
