@@ -15,27 +15,24 @@ import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from browserdeck import remote
-from browserdeck.drivers.remote import Driver as RemoteDriver
+from browserdeck.drivers.base import ProfileDriver
 from browserdeck.errors import BrowserdeckError
 
 if TYPE_CHECKING:
-    from browserdeck.config import ProfileConfig
     from browserdeck.door.call import Caller
-    from browserdeck.drivers.base import ProfileDriver
     from browserdeck.drivers.host import ProfileHost
     from browserdeck.tabs import Tab
 
 
-class Driver(RemoteDriver):
+class Driver(ProfileDriver):
+    """Chosen by ``remote.Driver.variant_for``: the profile's driver is still "remote"."""
+
+    name = "remote"
     takes_token: ClassVar[bool] = True
 
     def __init__(self, ctx: ProfileHost) -> None:
         super().__init__(ctx)
         self.service = remote.ServiceLeases(ctx)
-
-    @classmethod
-    def variant_for(cls, profile: ProfileConfig) -> type[ProfileDriver]:
-        return RemoteDriver.variant_for(profile)
 
     @property
     def leases(self) -> dict[str | None, remote.Lease]:
