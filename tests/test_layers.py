@@ -228,3 +228,24 @@ def test_the_contract_sees_imports_inside_functions() -> None:
     # The checks above are only as good as the parser: a lazy import must be seen.
     found = {target for target, _, _ in _imports("browserdeck.cli_gui")}
     assert "browserdeck.gui.launch" in found
+
+
+def test_drivers_and_profiles_reach_the_service_only_through_their_host() -> None:
+    """A driver is given a ``drivers.host.ProfileHost``, a profile a ``ServiceHost``:
+    neither names the class above it, not even for types."""
+    above = {
+        "browserdeck.profiles": {"browserdeck.service"},
+        "browserdeck.remote": {"browserdeck.service", "browserdeck.profiles"},
+        **{
+            m: {"browserdeck.service", "browserdeck.profiles"}
+            for m in MODULES
+            if m.startswith("browserdeck.drivers")
+        },
+    }
+    named = [
+        f"{module}:{line} imports {target}"
+        for module, banned in above.items()
+        for target, line, _ in _imports(module)
+        if target in banned
+    ]
+    assert not named, "\n".join(named)

@@ -433,9 +433,9 @@ class ProfileConfig:
     @property
     def is_service(self) -> bool:
         """A remote profile on a ws(s):// endpoint: a browser service, driven over that socket."""
-        return self.driver == "remote" and bool(self.cdp_url) and str(
-            self.cdp_url
-        ).lower().startswith(("ws://", "wss://"))
+        spec = drivers.SPECS.get(self.driver)
+        url = str(self.cdp_url or "").lower()
+        return spec is not None and spec.services and url.startswith(("ws://", "wss://"))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"driver": self.driver, "color": self.color}

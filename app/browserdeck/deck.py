@@ -148,9 +148,7 @@ class Deck(RecordingCalls, LoginCalls):
         if self.service.agent_sessions() or self.service.sessions.live:
             return True
         for ctx in self.service.contexts.values():
-            shared = ctx.relay is not None and bool(ctx.relay.relay.shared_tabs())
-            pooled = ctx.remote is not None and bool(ctx.remote.leases)
-            if ctx.agent_tabs or self.service.tab_holders(ctx.name) or shared or pooled:
+            if ctx.agent_tabs or self.service.tab_holders(ctx.name) or ctx.impl.agents_hold():
                 return True
         return False
 
@@ -330,7 +328,7 @@ class Deck(RecordingCalls, LoginCalls):
         async def perform(call: Call[r.TokenStored], ctx: ProfileContext) -> r.TokenStored:
             from browserdeck import remote
 
-            if ctx.remote is None:
+            if not ctx.impl.takes_token:
                 # A well-formed request this profile's kind does not take: a conflict.
                 raise Conflict(
                     f"profile {ctx.name!r} is not a browser-service profile (a ws:// or wss:// "
@@ -348,12 +346,12 @@ class Deck(RecordingCalls, LoginCalls):
         """Give back the pooled remote browsers of one agent session. A session that holds
         none (every MCP session, as it ends, asks) releases nothing and is no call."""
         agent = session[:200]
-        held = [c for c in self.service.contexts.values() if c.remote and agent in c.remote.leases]
+        held = [c for c in self.service.contexts.values() if c.impl.holds_session(agent)]
         if not held:
             return r.SessionReleased(session=session, released=[])
 
         async def perform(call: Call[r.SessionReleased], _: ProfileContext | None) -> r.SessionReleased:
-            released = [c.name for c in held if c.remote and await c.remote.release(agent)]
+            released = [c.name for c in held if await c.impl.release_session(agent)]
             return r.SessionReleased(session=session, released=released)
 
         request = admin.ReleaseSession(session=session)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from browserdeck import recorded as rec
 from browserdeck.door import admin
+from browserdeck.driverspecs import spec_or_default
 from browserdeck.errors import Disabled
 from browserdeck.recording.recorder import Recorder
 from browserdeck.recording.takeover import TakeOvers
@@ -130,7 +131,8 @@ class RecordingCalls:
 
     async def _take_over_state(self, ctx: ProfileContext, since: float | None) -> rec.TakeOverState:
         status = await ctx.status()
-        headless = bool(status.get("headless")) and ctx.driver == "managed"
+        # Headless where browserdeck launched it: no window to hand the user.
+        headless = bool(status.get("headless")) and spec_or_default(ctx.driver).launches
         why = None
         if headless:
             reason = status.get("headlessReason") or "the headless setting"

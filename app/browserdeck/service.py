@@ -370,19 +370,14 @@ class Service:
         engine = self.engine
         if engine is None or engine_start.cancelled() or engine_start.exception() is not None:
             return
-        chrome = ctx.chrome
-        if (
-            launched.cancelled()
-            or chrome is None
-            or not ctx.config.may_launch(ctx.profile)
-            or ctx.state != "running"
-        ):
+        browser = ctx.impl.launched()
+        if launched.cancelled() or browser is None or ctx.state != "running":
             return
 
         def still_ours() -> bool:
             return (
                 self.engine is engine
-                and ctx.chrome is chrome
+                and ctx.impl.launched() is browser
                 and ctx.state == "running"
                 and not ctx.stopping
             )

@@ -339,8 +339,8 @@ class Sessions:
             ctx = self.service.contexts.get(profile)
             if ctx is None:
                 continue
-            if ctx.remote is not None and ctx.remote.pooled:
-                continue  # its tabs went with its pooled browser (released by a hook)
+            if ctx.impl.per_session():
+                continue  # its tabs went with the session's own browser (released by a hook)
             try:
                 listed = await ctx.peek_tabs()
             except BrowserdeckError:
@@ -391,10 +391,9 @@ class Sessions:
         )
 
     async def _release_leases(self, session: Session, reason: EndReason) -> None:
-        """A pooled remote profile's browser of this session goes back to the service."""
+        """A browser held for this session alone (a pooled service's) is given back."""
         for ctx in list(self.service.contexts.values()):
-            if ctx.remote is not None:
-                await ctx.remote.release(session.id)
+            await ctx.impl.release_session(session.id)
 
     async def _close_late(self, profile: str, target_id: str) -> None:
         ctx = self.service.contexts.get(profile)

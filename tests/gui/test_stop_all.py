@@ -64,7 +64,7 @@ async def test_stop_all_agents_unshares_every_tab_of_the_users_chrome(
     try:
         async with running_tray(qapp) as app:
             service = app.service
-            relay = service.contexts["chrome"].relay
+            relay = service.contexts["chrome"].impl.relay
             assert relay is not None
             ext = await launch_ext_browser(chromium_path, tmp_path / "users-chrome", relay)
             try:

@@ -194,7 +194,7 @@ async def deck(
     cfg.profiles["chrome"].approval = "off"
     async with running_service(cfg) as (service, client), contextlib.AsyncExitStack() as stack:
         assert (await client.post("/start")).status_code == 200
-        relay: RelayServer | None = service.contexts["chrome"].relay
+        relay: RelayServer | None = service.contexts["chrome"].impl.relay
         assert relay is not None
         ext = await launch_ext_browser(
             chromium_path, tmp_path_factory.mktemp("ext-chromium"), relay

@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from browserdeck import aio, config, states
 from browserdeck.deck import AgentsStopped, Caller, Deck, Overview
 from browserdeck.door import admin
+from browserdeck.driverspecs import spec_or_default
 from browserdeck.errors import BrowserdeckError
 from browserdeck.events import ActivityEntry, ApprovalEvent
 from browserdeck.gui.bridge import ServiceBridge
@@ -268,7 +269,7 @@ class DeckModel(QObject):
         """Whether a profile uses the user's own Chrome (what "Pair extension…" is for)."""
         overview = self.overview()
         return overview is not None and any(
-            p.driver == "extension" for p in overview.profiles.values()
+            spec_or_default(p.driver).via_extension for p in overview.profiles.values()
         )
 
     def driver_of(self, name: str) -> str:

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import __version__, states
+from browserdeck.driverspecs import spec_or_default
 from browserdeck.gui import icons, keep, tabkeep
 from browserdeck.gui.activity_pane import ActivityPane
 from browserdeck.gui.model import Activity, DeckModel
@@ -310,18 +311,18 @@ class StatusPanel(QMainWindow):
         name = self.selected_profile
         status = self._status()
         running = self._running()
-        driver = status.driver if status is not None else "managed"
+        spec = spec_or_default(status.driver if status is not None else None)
         self.toggle_button.setEnabled(name is not None and self.model.deck is not None)
-        verbs = states.verbs_of(driver)
+        verbs = states.verbs_of(spec.name)
         self.toggle_button.setText(verbs.stop if running else verbs.start)
         lines = []
         if status is not None:
             where = (status.cdp_url or "").removeprefix("http://")
-            lines.append(("Relay " if driver == "extension" else "CDP ") + where)
+            lines.append(("Relay " if spec.via_extension else "CDP ") + where)
             bits = []
             if status.pid:
                 bits.append(f"pid {status.pid}")
-            if status.headless and driver == "managed":
+            if status.headless and spec.launches:
                 bits.append("headless")
             if bits:
                 lines.append(" · ".join(bits))
@@ -331,8 +332,9 @@ class StatusPanel(QMainWindow):
                 lines.extend(states.remote_lines(status.remote))
         self.detail_label.setText("\n".join(lines))
         connected = status is not None and bool(status.extension_connected)
-        can_open = running and (driver != "extension" or connected)
-        can_open = can_open or (driver == "managed" and self.model.deck is not None)
+        can_open = running and (not spec.via_extension or connected)
+        # A browser browserdeck launches starts on demand for the tab.
+        can_open = can_open or (spec.launches and self.model.deck is not None)
         self.url_edit.setEnabled(can_open)
         self.open_button.setEnabled(can_open)
         self.tabs_title.setText(f"Tabs of {name}" if name else "Tabs")

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import states
+from browserdeck.driverspecs import spec_or_default
 from browserdeck.gui import icons
 from browserdeck.results import ProfileStatus
 
@@ -181,7 +182,7 @@ def no_tab_message(status: ProfileStatus | None, name: str | None, running: bool
         return f"{name}: {states.label(status)} — {what}. Click “{verb}” to try again."
     if state == states.State.DISABLED:
         return "Browser control is disabled in Settings."
-    if status.driver == "extension" and not status.extension_connected:
+    if spec_or_default(status.driver).via_extension and not status.extension_connected:
         return (
             "Chrome is not connected. Click the browserdeck extension's icon in Chrome "
             "(pair it first from the tray: Pair extension…)."

@@ -25,6 +25,7 @@ from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QSystemTrayIcon, QWidget
 
 from browserdeck import states
+from browserdeck.driverspecs import SPECS, spec_or_default
 from browserdeck.gui import icons, trace
 from browserdeck.gui.approval import ApprovalMenu
 from browserdeck.gui.model import DeckModel
@@ -36,11 +37,6 @@ log = logging.getLogger(__name__)
 
 
 MAX_MENU_TABS = 25
-DRIVER_WORDS = {
-    "managed": "browserdeck's own browser",
-    "extension": "your Chrome, through the extension",
-    "remote": "a remote browser",
-}
 
 
 def elide(text: str, limit: int = 48) -> str:
@@ -358,7 +354,8 @@ class ProfileMenu(QObject):
         self.menu.setTitle(f"{name}{default} — {states.label(status) if status else '…'}")
         self.menu.setIcon(icons.color_chip(color, states.mark(status) if status else None))
         self.info.setIcon(icons.color_chip(color))
-        self.info.setText(f"{name} · {DRIVER_WORDS.get(driver, driver)}")
+        known = SPECS.get(driver)
+        self.info.setText(f"{name} · {known.summary if known else driver}")
         desired = [self.info]
         detail = status.detail if status is not None else None
         if detail:
@@ -380,7 +377,7 @@ class ProfileMenu(QObject):
         verbs = states.verbs_of(driver)
         self.toggle.setText(verbs.stop if self._active else verbs.start)
         connected = status is not None and bool(status.extension_connected)
-        self.new_tab.setEnabled(driver != "extension" or connected)
+        self.new_tab.setEnabled(not spec_or_default(driver).via_extension or connected)
         self.approval.update()
         desired += [self.sep_actions, self.toggle, self.new_tab, *self.approval.actions()]
         tabs = model.tabs.get(name, [])
