@@ -91,8 +91,9 @@ class Sessions:
     # --- the hook point ------------------------------------------------------------
     def on_end(self, name: str, hook: Hook) -> Callable[[], None]:
         """Run ``hook(session, reason)`` whenever a session ends, before its tabs are
-        closed; returns what unregisters it. A hook that fails or takes more than
-        ``HOOK_SECONDS`` is logged and the others still run."""
+        closed (the hooks of one end run side by side); returns what unregisters it. A
+        hook that fails or takes more than ``HOOK_SECONDS`` is logged and the others
+        still run."""
         entry = (name, hook)
         self._hooks.append(entry)
 
@@ -240,8 +241,9 @@ class Sessions:
         if self._closing:  # the service's stop: its browsers close with it
             return SessionEnded(sid, session.label, session.kind, reason)
         log.info("agent session %s ended: %s", session.label, reason.words)
-        for name, hook in list(self._hooks):
-            await self._run_hook(name, hook, session, reason)
+        # Side by side: the hooks are separate concerns, and one that waits (the recorder's
+        # last picture) must not hold back the others (a waiting approval withdrawn).
+        await asyncio.gather(*(self._run_hook(n, h, session, reason) for n, h in self._hooks))
         ended = await self._release_tabs(session, reason)
         self.service.events.session_ended.send(ended=ended)
         return ended
