@@ -9,12 +9,8 @@ The window is ``StatusPanel``: the profile list and the tabs here, the screensho
 (live) in ``gui/shot_pane.py``, the activity pane in ``gui/activity_pane.py``, the
 Sessions view in ``gui/sessions_pane.py``, the profile rows, the banner and the words
 for an empty tab list in ``gui/panel_parts.py``. Its size, its splitters and the recent
-activity are kept across restarts (``gui/keep.py``).
-
-Why one module (about 600 lines): what is left here is the one selection the panes
-share (which profile, which tab) and what follows from it (the profile's controls and
-details, Take over, its tabs, Follow agent, the banner); the panes that stand alone
-live apart.
+activity are kept across restarts (``gui/keep.py``). What stays here is the one
+selection the panes share (which profile, which tab) and what follows from it.
 """
 
 from __future__ import annotations
@@ -55,6 +51,7 @@ from browserdeck.gui.panel_parts import (
     Banner,
     ProfileDelegate,
     ProfileRow,
+    detail_text,
     no_tab_message,
     section,
 )
@@ -315,22 +312,7 @@ class StatusPanel(QMainWindow):
         self.toggle_button.setEnabled(name is not None and self.model.deck is not None)
         verbs = states.verbs_of(spec.name)
         self.toggle_button.setText(verbs.stop if running else verbs.start)
-        lines = []
-        if status is not None:
-            where = (status.cdp_url or "").removeprefix("http://")
-            lines.append(("Relay " if spec.via_extension else "CDP ") + where)
-            bits = []
-            if status.pid:
-                bits.append(f"pid {status.pid}")
-            if status.headless and spec.launches:
-                bits.append("headless")
-            if bits:
-                lines.append(" · ".join(bits))
-            if status.detail:
-                lines.append(status.detail)
-            if status.remote:
-                lines.extend(states.remote_lines(status.remote))
-        self.detail_label.setText("\n".join(lines))
+        self.detail_label.setText(detail_text(status))
         connected = status is not None and bool(status.extension_connected)
         can_open = running and (not spec.via_extension or connected)
         # A browser browserdeck launches starts on demand for the tab.

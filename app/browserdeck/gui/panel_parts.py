@@ -190,3 +190,21 @@ def no_tab_message(status: ProfileStatus | None, name: str | None, running: bool
     if not running:
         return f"{name} is stopped. Click “{verb}” to see its pages."
     return "No open tabs. Open one above."
+
+
+def detail_text(status: ProfileStatus | None) -> str:
+    """The lines under a profile's controls: its endpoint, pid, headless, what it says."""
+    if status is None:
+        return ""
+    spec = spec_or_default(status.driver)
+    lines = [("Relay " if spec.via_extension else "CDP ") + (status.cdp_url or "").removeprefix("http://")]
+    bits = [f"pid {status.pid}"] if status.pid else []
+    if status.headless and spec.launches:
+        bits.append("headless")
+    if bits:
+        lines.append(" · ".join(bits))
+    if status.detail:
+        lines.append(status.detail)
+    if status.remote:
+        lines.extend(states.remote_lines(status.remote))
+    return "\n".join(lines)
