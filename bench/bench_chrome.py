@@ -34,7 +34,8 @@ from tests.support.net import free_port  # noqa: E402
 from browserdeck.chrome.cdp import CDPClient  # noqa: E402
 from browserdeck.chrome.endpoint import fetch_version  # noqa: E402
 from browserdeck.chrome.executables import find_browser  # noqa: E402
-from browserdeck.chrome.launcher import LaunchOptions, child_env, chrome_args, launch  # noqa: E402
+from browserdeck.chrome.flags import LaunchOptions, child_env, chrome_args  # noqa: E402
+from browserdeck.chrome.launcher import launch  # noqa: E402
 from browserdeck.chrome.procs import process_group_alive  # noqa: E402
 
 

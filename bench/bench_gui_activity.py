@@ -37,7 +37,8 @@ async def run(calls: int) -> dict[str, list[float]]:
     import httpx
 
     from browserdeck import config
-    from browserdeck.gui.app import TrayApp, make_qapp
+    from browserdeck.gui.app import TrayApp
+    from browserdeck.gui.qtapp import make_qapp
     from browserdeck.master import build_service
 
     cfg = config.default_config()
@@ -53,7 +54,6 @@ async def run(calls: int) -> dict[str, list[float]]:
     panel = app.show_panel()
     app.model._poll.stop()
     panel.auto_box.setChecked(False)
-    panel.timer.stop()
     seen: dict[int, float] = {}
     panel.activity.model().rowsInserted.connect(
         lambda *_: seen.setdefault(panel.activity.topLevelItemCount(), time.perf_counter())
@@ -102,7 +102,7 @@ def main() -> int:
     os.environ["BROWSERDECK_CHROME"] = chromium
     import qasync
 
-    from browserdeck.gui.app import make_qapp
+    from browserdeck.gui.qtapp import make_qapp
 
     with tempfile.TemporaryDirectory(prefix="bd-bench-activity-") as home:
         os.environ["BROWSERDECK_HOME"] = home

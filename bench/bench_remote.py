@@ -214,7 +214,7 @@ async def main() -> int:
             # --- connect to first snapshot, a new pooled session -------------------------
             ours: list[float] = []
             theirs: list[float] = []
-            endpoint, headers = service.profile("pool").remote.endpoint()  # type: ignore[union-attr]
+            endpoint, headers = service.profile("pool").impl.service.endpoint()  # type: ignore[attr-defined]
             for _ in range(args.connects):
                 session = {"X-Browserdeck-Session": uuid.uuid4().hex}
                 start = time.perf_counter()

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ("core", "chrome", "engine", "relay", "mcp", "truth", "widgets", "gui", "remote")
+ORDER = ("core", "chrome", "engine", "relay", "mcp", "truth", "widgets", "gui", "remote", "secrets")
 
 
 def main(argv: list[str]) -> int:

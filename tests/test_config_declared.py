@@ -29,6 +29,7 @@ _PYTHON_TYPE = {
     "profile-ref": str,
     "string": str,
     "paths": list[str],
+    "words": list[str],
 }
 
 

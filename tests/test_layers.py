@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
             "browserdeck",  # the package's face: version only
             "aio",
             "artifacts",
+            "authstates",  # saved auth states on disk
             "autostart",
             "cli_answers",  # generated TypedDicts of the answers, for mypy
             "cli_args",  # generated argument tables, plain data
@@ -49,15 +50,20 @@ LAYERS: dict[str, int] = {
             "imaging",
             "labels",
             "logsetup",
+            "pagequote",
             "paths",
             "pidwatch",
+            "recorded",
+            "redact",  # secrets out of every output
             "results",
             "secrets",
             "session",
             "states",
             "tabs",
+            "totp",
             "uds",
             "urls",
+            "vault",  # the user's secrets
             "chrome",
             "relay",
         ),
@@ -70,14 +76,18 @@ LAYERS: dict[str, int] = {
     "pwdriver": 1,  # the engine's Playwright driver, spawned early by `serve`
     # 2: the service (profiles, browsers, relays) and the typed front door on it.
     **dict.fromkeys(
-        ("service", "profiles", "remote", "deck", "drivers", "reconfig", "sessions"), 2
+        (
+            "service", "profiles", "remote", "deck", "deck_recording", "deck_logins", "drivers",
+            "reconfig", "sessions", "recording",
+        ),
+        2,
     ),
     # 3: the ways in: HTTP API and MCP.
     **dict.fromkeys(("api", "mcpserver"), 3),
     # 4: the front-ends: the tray app and the CLI's commands.
     **dict.fromkeys(
         ("gui", "cli_argparse", "cli_cdp", "cli_engine", "cli_fast", "cli_mcp", "cli_relay",
-         "cli_schema", "mcp_bridge"), 4
+         "cli_schema", "cli_sessions", "cli_vault", "mcp_bridge"), 4
     ),
     # 5: the composition root that wires service, API and MCP together, and the entry
     # points that start it (`browserdeck serve`, `browserdeck tray`).
@@ -218,3 +228,24 @@ def test_the_contract_sees_imports_inside_functions() -> None:
     # The checks above are only as good as the parser: a lazy import must be seen.
     found = {target for target, _, _ in _imports("browserdeck.cli_gui")}
     assert "browserdeck.gui.launch" in found
+
+
+def test_drivers_and_profiles_reach_the_service_only_through_their_host() -> None:
+    """A driver is given a ``drivers.host.ProfileHost``, a profile a ``ServiceHost``:
+    neither names the class above it, not even for types."""
+    above = {
+        "browserdeck.profiles": {"browserdeck.service"},
+        "browserdeck.remote": {"browserdeck.service", "browserdeck.profiles"},
+        **{
+            m: {"browserdeck.service", "browserdeck.profiles"}
+            for m in MODULES
+            if m.startswith("browserdeck.drivers")
+        },
+    }
+    named = [
+        f"{module}:{line} imports {target}"
+        for module, banned in above.items()
+        for target, line, _ in _imports(module)
+        if target in banned
+    ]
+    assert not named, "\n".join(named)

@@ -1,38 +1,45 @@
-"""Issue 13: no module over about 500 lines without a reason written at its top.
+"""No module over 600 lines: a long module is split along its seams.
 
-A long module either says in its docstring why it is one module ("Why one module") or
-gets split along its seams; this keeps a new one from growing past that unnoticed.
+A generated file (it says "do not edit" in its first lines) is exempt: its length is
+its source's. There is no other way out: a module that grows past the limit is split
+before it lands.
 """
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import browserdeck
 
 PACKAGE = Path(browserdeck.__file__).parent
-LIMIT = 500
-# Modules being split by their owner: remove each from here once it is short or says why it
-# is one module. (relay/server.py was split; relay/core.py says why it is one module.)
+LIMIT = 600
+# Modules being split on their owner's branch (none now); each is removed once it lands.
 PENDING: set[str] = set()
 
 
-def _long_modules_without_a_reason() -> set[str]:
-    found = set()
+def _generated(text: str) -> bool:
+    return "do not edit" in "\n".join(text.splitlines()[:3]).lower()
+
+
+def _long_modules() -> dict[str, int]:
+    found = {}
     for path in PACKAGE.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        if text.count("\n") <= LIMIT:
-            continue
-        doc = ast.get_docstring(ast.parse(text)) or ""
-        if "Why one module" not in doc:
-            found.add(path.relative_to(PACKAGE).as_posix())
+        lines = text.count("\n")
+        if lines > LIMIT and not _generated(text):
+            found[path.relative_to(PACKAGE).as_posix()] = lines
     return found
 
 
-def test_long_modules_say_why_they_are_one_module() -> None:
-    missing = _long_modules_without_a_reason() - PENDING
-    assert not missing, (
-        f"modules over {LIMIT} lines without a 'Why one module' paragraph in their "
-        f"docstring: {', '.join(sorted(missing))}; split them along their seams or say why not"
+def test_no_module_is_over_the_limit() -> None:
+    long = {k: v for k, v in _long_modules().items() if k not in PENDING}
+    assert not long, (
+        f"modules over {LIMIT} lines: "
+        + ", ".join(f"{k} ({v})" for k, v in sorted(long.items()))
+        + "; split them along their seams"
     )
+
+
+def test_generated_files_are_exempt_only_when_they_say_so() -> None:
+    assert _generated('"""Generated from x by y: do not edit.\n\nmore\n"""\n')
+    assert not _generated('"""A module.\n\nWhy one module: it is long.\n"""\n')

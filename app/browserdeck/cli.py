@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from browserdeck import __version__, cli_fast, fastjson, paths
+from browserdeck import __version__, cli_fast, fastjson, pagequote, paths
 from browserdeck.cli_fast import SUPPRESS, Skipped
 from browserdeck.client import ApiClient, ClientError, fail
 
@@ -233,7 +233,7 @@ def cmd_delete_profile(args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def _tab_line(t: dict[str, Any]) -> str:
-    return f"{t['targetId']}  {t.get('title') or '(untitled)'}  {t.get('url', '')}"
+    return f"{t['targetId']}  {pagequote.title(t.get('title'))}  {pagequote.url(t.get('url') or '')}"
 
 
 def cmd_tabs(args: argparse.Namespace, client: ApiClient) -> int:
@@ -302,7 +302,7 @@ def _command_in(argv: list[str]) -> str | None:
 # Each area keeps its commands in its own module (engine actions, relay pairing, the CDP
 # URL, the MCP server, the tray), registered in this order; each imports its heavy parts
 # only when run, and a call imports only the areas up to the one holding its command.
-AREAS = ("cli_engine", "cli_relay", "cli_cdp", "cli_mcp", "cli_gui")
+AREAS = ("cli_engine", "cli_relay", "cli_cdp", "cli_sessions", "cli_mcp", "cli_vault", "cli_gui")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

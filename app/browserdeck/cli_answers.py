@@ -330,3 +330,30 @@ class ProfileStatus(TypedDict):
 class Profiles(TypedDict):
     profiles: list[ProfileStatus]
     defaultProfile: str
+
+
+class AuthState(TypedDict):
+    name: str
+    profile: str
+    savedAt: float
+    cookies: int
+    origins: list[str]
+    sessionStorage: NotRequired[list[str]]
+    indexedDb: NotRequired[list[str]]
+    problems: NotRequired[list[str]]
+
+
+class AuthStates(TypedDict):
+    states: list[AuthState]
+
+
+class AuthStateLoaded(TypedDict):
+    name: str
+    profile: str
+    savedAt: float
+    cookies: int
+    origins: list[str]
+    sessionStorage: NotRequired[list[str]]
+    indexedDb: NotRequired[list[str]]
+    problems: NotRequired[list[str]]
+    loadedInto: str

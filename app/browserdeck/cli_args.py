@@ -165,6 +165,10 @@ ARGS: dict[str, list[dict[str, Any]]] = {
         {'flags': ['--timeout-ms'], 'dest': 'timeout_ms', 'field': 'timeoutMs', 'options': {'type': 'int', 'help': 'default 8000, clamped to 500–60000'}},
         {'flags': ['--wait-ms'], 'dest': 'wait_ms', 'field': 'waitMs', 'options': {'type': 'int', 'help': 'longest wait in ms for what it caused (navigation, requests); default: the actionWaitMs setting, 0 = none'}},
     ],
+    'state': [
+        {'flags': ['action'], 'dest': 'action', 'options': {'choices': ['save', 'load', 'list', 'rm'], 'help': "save the profile's logins, load them into a profile, list or delete them"}},
+        {'flags': ['name'], 'dest': 'name', 'field': 'name', 'options': {'help': "the saved state's name (letters, digits, '_', '.', '-'); kept in browserdeck's data folder, never in a file you can read", 'nargs': '?'}},
+    ],
 }
 
 # Per page command, in --help's order: its help, the line it prints (words.say) and

@@ -48,12 +48,15 @@ def cmd_cdp_url(args: argparse.Namespace) -> int:
     import json
 
     from browserdeck import config, secrets
+    from browserdeck.driverspecs import spec_of
 
     # Read only: a broken file is reported, never moved aside behind the user's back.
     cfg = config.read()
     profile = cfg.profile(args.profile)
-    if profile.driver != "managed":
-        hint = "browserdeck relay-url" if profile.driver == "extension" else "its cdpUrl setting"
+    spec = spec_of(profile.driver)
+    if not spec.launches:
+        # Only a browser browserdeck launches has a gateway of ours to hand out.
+        hint = "browserdeck relay-url" if spec.via_extension else "its cdpUrl setting"
         raise SystemExit(f"error: profile {profile.name!r} is {profile.driver}, not managed\n"
                          f"  hint: see {hint}")
     assert profile.cdp_port is not None

@@ -12,7 +12,7 @@ or dialog (``upload --ref`` clicks for you).
 
 from __future__ import annotations
 
-from browserdeck import fastjson
+from browserdeck import fastjson, pagequote
 from browserdeck.cli_args import ARGS, COMMANDS
 from browserdeck.cli_fast import Skipped
 from browserdeck.client import ApiClient, ClientError
@@ -118,7 +118,8 @@ def cmd_snapshot(args: argparse.Namespace, client: ApiClient) -> int:
     none: answer.SnapshotStats = {"lines": 0, "chars": 0, "refs": 0, "interactive": 0}
     stats = data.get("stats") or none
     header = (
-        f"# {data.get('title') or ''} — {data.get('url') or ''}\n# {stats['refs']} refs, "
+        f"# {pagequote.title(data.get('title'))} — {pagequote.url(data.get('url') or '')}\n"
+        f"# {stats['refs']} refs, "
         f"{stats['interactive']} interactive, {stats['chars']} chars"
     )
     cut = data.get("truncated")
@@ -183,7 +184,7 @@ def _nav(args: argparse.Namespace, client: ApiClient, command: str, **body: Any)
     else:
         status = data.get("status")
         shown = f" [{status}]" if status else ""
-        text = f"{data.get('url')}{shown} {data.get('title') or ''}".rstrip()
+        text = f"{pagequote.url(data.get('url') or '')}{shown} {pagequote.title(data.get('title'))}"
     client.print_result(data, args, "\n".join([text, *_dialog_lines(data)]))
     return 0
 

@@ -84,10 +84,14 @@ def cmd_tray(args: argparse.Namespace) -> int:
         from browserdeck.master import serve
 
         return asyncio.run(serve(headless=True, port=getattr(args, "port", None)))
+    from functools import partial
+
+    from browserdeck.gui.ask import ask_user
     from browserdeck.gui.launch import run
     from browserdeck.master import build_service, mcp_client_config
 
-    return run(args, build_service, mcp_client_config)
+    # The tray's question box is how the service asks the user (logins into their Chrome).
+    return run(args, partial(build_service, ask_user=ask_user), mcp_client_config)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -19,15 +19,16 @@ if TYPE_CHECKING:
 
 def _extension_profile(name: str | None) -> tuple[str, int]:
     from browserdeck import config
+    from browserdeck.driverspecs import spec_of
 
     # Read only: a broken file is reported, never moved aside behind the user's back.
     cfg = config.read()
     if name:
         profile = cfg.profile(name)
-        if profile.driver != "extension":
+        if not spec_of(profile.driver).via_extension:
             raise SystemExit(f"error: profile {name!r} is {profile.driver}, not an extension profile")
     else:
-        found = [p for p in cfg.profiles.values() if p.driver == "extension"]
+        found = [p for p in cfg.profiles.values() if spec_of(p.driver).via_extension]
         if not found:
             raise SystemExit("error: no extension profile is configured\n"
                              "  hint: browserdeck create-profile chrome --driver extension")

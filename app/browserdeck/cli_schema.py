@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from browserdeck import config
 from browserdeck import results as r
+from browserdeck.door import logins
 from browserdeck.door.request import Arg, TabRequest, arg, own
 from browserdeck.engine import options as o
 
@@ -86,6 +87,18 @@ COMMANDS: dict[str, tuple[Source, tuple[Arg, ...]]] = {
         ),
     ),
     **{hint.command: (model, hint.args) for model in _requests() for hint in model.cli},
+    # `state save|load|list|rm NAME`: the auth-state requests (door/logins.py) share `name`.
+    "state": (
+        logins.SaveAuthState,
+        (
+            own(
+                "action",
+                choices=["save", "load", "list", "rm"],
+                help="save the profile's logins, load them into a profile, list or delete them",
+            ),
+            arg("name", nargs="?"),
+        ),
+    ),
 }
 
 
@@ -220,6 +233,8 @@ ANSWER_MODELS: tuple[type[BaseModel], ...] = (
     r.TabResult,
     r.Status,
     r.Profiles,
+    r.AuthStates,
+    r.AuthStateLoaded,
 )
 
 

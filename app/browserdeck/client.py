@@ -196,9 +196,14 @@ NOT_RUNNING_HINT = (
 )
 
 
+# A call may wait for a person to allow it (approvalTimeoutSeconds, at most 300 s) before
+# it runs (up to a minute or so): the service bounds both.
+CALL_TIMEOUT = 90.0 + 300.0
+
+
 class ApiClient:
     def __init__(self, url: str | None = None, token: str | None = None,
-                 timeout: float = 90.0) -> None:
+                 timeout: float = CALL_TIMEOUT) -> None:
         self.timeout = timeout
         self._token = token
         self._proven = False
@@ -258,7 +263,7 @@ class ApiClient:
             conn.close()
 
     def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
-                json_body: Any = None) -> Any:
+                json_body: Any = None, headers: dict[str, str] | None = None) -> Any:
         clean = {k: v for k, v in (params or {}).items() if v is not None}
         if not self.socket_path and not self._proven:
             self._prove_server()
@@ -269,7 +274,7 @@ class ApiClient:
             target = urlsplit(self.url).path.rstrip("/") + path
         if clean:
             target += "?" + query_string(clean)
-        headers = self._headers()
+        headers = {**self._headers(), **(headers or {})}
         body = None
         if json_body is not None:
             body = json.dumps(json_body).encode()
@@ -281,7 +286,8 @@ class ApiClient:
                 # A socket file left by a service that died: look the TCP way instead,
                 # which says plainly whether anything runs.
                 self.socket_path, self.url = None, discover_url()
-                return self.request(method, path, params=params, json_body=json_body)
+                return self.request(method, path, params=params, json_body=json_body,
+                                    headers=headers)
             raise ClientError(f"browserdeck is not running at {self.where}", NOT_RUNNING_HINT,
                               exit_code=3, code="not_running") from None
         except TimeoutError:
@@ -316,8 +322,9 @@ class ApiClient:
     def get(self, path: str, *, params: dict[str, Any] | None = None) -> Any:
         return self.request("GET", path, params=params)
 
-    def post(self, path: str, *, json: Any = None, params: dict[str, Any] | None = None) -> Any:
-        return self.request("POST", path, params=params, json_body=json)
+    def post(self, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
+             headers: dict[str, str] | None = None) -> Any:
+        return self.request("POST", path, params=params, json_body=json, headers=headers)
 
     def delete(self, path: str, *, params: dict[str, Any] | None = None) -> Any:
         return self.request("DELETE", path, params=params)

@@ -19,8 +19,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from browserdeck import driverspecs, reconfig
+from browserdeck import driverspecs, reconfig, redact
 from browserdeck import results as r
+from browserdeck.deck_logins import LoginCalls
+from browserdeck.deck_recording import RecordingCalls
 from browserdeck.door import admin
 from browserdeck.door.addons import Addons
 from browserdeck.door.call import Call, Caller, TabInfo
@@ -63,7 +65,7 @@ class BrowserTarget:
     headers: dict[str, str]
 
 
-class Deck:
+class Deck(RecordingCalls, LoginCalls):
     """The service's calls, typed, for every way in, each through the service's addons.
 
     The tray app holds only a ``Deck``: what it shows comes from the reads for views
@@ -139,16 +141,14 @@ class Deck:
     async def peek_tabs(self, caller: Caller, profile: str | None) -> list[Tab]:
         """The profile's tabs if its browser answers now; never starts a browser (a view's
         refresh racing the user's Stop must not relaunch the browser just stopped)."""
-        return await self.service.profile(profile).peek_tabs(caller) or []
+        return redact.value(await self.service.profile(profile).peek_tabs(caller) or [])
 
     def agents_present(self) -> bool:
         """Whether "Stop all agents" would stop anything (sessions, agents' tabs, shares)."""
         if self.service.agent_sessions() or self.service.sessions.live:
             return True
         for ctx in self.service.contexts.values():
-            shared = ctx.relay is not None and bool(ctx.relay.relay.shared_tabs())
-            pooled = ctx.remote is not None and bool(ctx.remote.leases)
-            if ctx.agent_tabs or self.service.tab_holders(ctx.name) or shared or pooled:
+            if ctx.agent_tabs or self.service.tab_holders(ctx.name) or ctx.impl.agents_hold():
                 return True
         return False
 
@@ -189,9 +189,11 @@ class Deck:
         *,
         profile: str | None = None,
         scoped: bool = True,
+        data: dict[str, Any] | None = None,
     ) -> A:
-        """``request`` through the addons; ``scoped``: about ``profile`` (resolved first)."""
+        """``request`` through the addons; ``scoped``: on ``profile``; ``data``: in call.data."""
         call = Call(caller, request, profile)
+        call.data.update(data or {})
         ctx: ProfileContext | None = None
 
         async def prepare() -> None:
@@ -199,7 +201,8 @@ class Deck:
             if scoped:
                 ctx = self._context(call)
 
-        return await self.addons.run(call, lambda: perform(call, ctx), prepare)
+        # A tab's title or address may quote a secret.
+        return await self.addons.run(call, lambda: redact.awaited(perform(call, ctx)), prepare)
 
     async def _on_profile(
         self,
@@ -232,9 +235,29 @@ class Deck:
         perform: Callable[[], Awaitable[A]],
         *,
         profile: str | None = None,
+        target: str | None = None,
     ) -> A:
-        """A way in's own operation, through the addons like any call (MCP's run-code)."""
-        return await self._through(caller, request, lambda _c, _x: perform(), profile=profile)
+        """A way in's own operation, through the addons like any call (MCP's run-code);
+        with ``target``, on that tab (addons see it and may make engine calls there)."""
+        call = Call(caller, request, profile)
+
+        async def prepare() -> None:
+            ctx = self._context(call)
+            if target is not None:
+                self._bind(call, await self._target(call, ctx, target))
+
+        return await self.addons.run(call, perform, prepare)
+
+    def _bind(self, call: Call[Any], t: BrowserTarget) -> None:
+        """The call is on tab ``t``: its element, URL and engine calls reach that tab."""
+        settings = self.service.config
+        call.tab = TabInfo(t.ctx.name, t.target_id)
+        engine, where = self.engine, (t.cdp_url, t.target_id, t.headers)
+        call.bind(
+            element=lambda ref, detail: engine.element(*where, ref, detail=detail),
+            url=lambda: engine.page_url(*where),
+            aside=lambda side: engine.run(*where, side.prepared(settings)),
+        )
 
     # --- the service and its profiles ----------------------------------------------
     async def status(self, caller: Caller, profile: str | None) -> r.Status:
@@ -305,7 +328,7 @@ class Deck:
         async def perform(call: Call[r.TokenStored], ctx: ProfileContext) -> r.TokenStored:
             from browserdeck import remote
 
-            if ctx.remote is None:
+            if not ctx.impl.takes_token:
                 # A well-formed request this profile's kind does not take: a conflict.
                 raise Conflict(
                     f"profile {ctx.name!r} is not a browser-service profile (a ws:// or wss:// "
@@ -323,12 +346,12 @@ class Deck:
         """Give back the pooled remote browsers of one agent session. A session that holds
         none (every MCP session, as it ends, asks) releases nothing and is no call."""
         agent = session[:200]
-        held = [c for c in self.service.contexts.values() if c.remote and agent in c.remote.leases]
+        held = [c for c in self.service.contexts.values() if c.impl.holds_session(agent)]
         if not held:
             return r.SessionReleased(session=session, released=[])
 
         async def perform(call: Call[r.SessionReleased], _: ProfileContext | None) -> r.SessionReleased:
-            released = [c.name for c in held if c.remote and await c.remote.release(agent)]
+            released = [c.name for c in held if await c.impl.release_session(agent)]
             return r.SessionReleased(session=session, released=released)
 
         request = admin.ReleaseSession(session=session)
@@ -360,6 +383,15 @@ class Deck:
 
         request = admin.EndSession(session=session)
         return await self._through(caller, request, perform, scoped=False)
+
+    async def refuse(self, caller: Caller, asked: str, error: BrowserdeckError) -> None:
+        """Refuse ``asked`` with ``error`` before it runs (an ended MCP session's call,
+        which never reaches the door otherwise): raises ``error`` once the addons saw it."""
+
+        async def perform(call: Call[None], _: ProfileContext | None) -> None:
+            raise error
+
+        await self._through(caller, admin.Refused(kind=asked), perform, scoped=False)
 
     async def restarts(self, new: Config) -> list[reconfig.Restart]:
         """The running browsers saving ``new`` would restart (asked before saving)."""
@@ -471,21 +503,14 @@ class Deck:
 
         async def prepare() -> None:
             nonlocal t
-            settings = self.service.config
             # The settings' policies first: a refused URL or file starts no browser.
-            call.request = request.prepared(settings)
+            call.request = request.prepared(self.service.config)
             ctx = self._context(call)
             try:
                 t = await self._target(call, ctx, named)
             except BrowserdeckError as exc:
                 raise await self._explained(call, ctx, exc, named) from None
-            call.tab = TabInfo(ctx.name, t.target_id)
-            engine, where = self.engine, (t.cdp_url, t.target_id, t.headers)
-            call.bind(
-                element=lambda ref, detail: engine.element(*where, ref, detail=detail),
-                url=lambda: engine.page_url(*where),
-                aside=lambda side: engine.run(*where, side.prepared(settings)),
-            )
+            self._bind(call, t)
 
         async def perform() -> A:
             assert t is not None

@@ -105,6 +105,7 @@ RELOAD = Step(
     "POST /navigate with action=reload", "browserdeck navigate URL", "browser_navigate to its URL"
 )
 OFFLINE = Step("POST /set/offline", None, "browser_set_offline")
+SESSIONS = Step("GET /sessions", "browserdeck sessions")
 FULL_PAGE = Step(
     'POST /screenshot {"fullPage": true}',
     "browserdeck screenshot --full-page",

@@ -56,6 +56,7 @@ class CallNotes:
     key: str | None = None
     typed_chars: int | None = None
     values: list[str] | None = None  # a select's first values, each cut to 60 characters
+    approval: str | None = None  # who allowed or denied it: "allowed once by you, in the tray"
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,22 @@ class ActivityEntry:
     profile: str = ""
     detail: CallNotes = field(default_factory=CallNotes)  # what the call said it did
     error: CallError | None = None
+
+
+@dataclass(frozen=True)
+class ApprovalEvent:
+    """A risky action waiting for the person, or decided (``ServiceEvents.approval``):
+    the activity log shows "waiting for your approval", then who decided what."""
+
+    id: int
+    time: float
+    agent: str
+    profile: str
+    target_id: str
+    action: str  # 'click button "Pay $49.00" on shop.example'
+    why: str  # 'its name says "pay"'
+    state: str  # waiting | once | site | denied | cancelled
+    by: str = ""  # "you, in the tray", "no answer within 60 s"
 
 
 def call_ended(
@@ -131,5 +148,13 @@ class ServiceEvents:
         self.api_call = Signal("api_call")
         # level=str ("info"|"warning"|"error"), title=str, message=str
         self.notice = Signal("notice")
+        # session=str|None, step=int|None: a recorded session got or finished a step
+        # (None: sessions came or went); the Sessions view follows it (recording/)
+        self.recording = Signal("recording")
+        # profile=str, taken=bool, detail=str|None: the user took a profile's browser over,
+        # or handed it back (recording/takeover.py)
+        self.takeover = Signal("takeover")
+        # entry=ApprovalEvent: a risky action waits for the person, then was decided
+        self.approval = Signal("approval")
         # (no kwargs) config saved and applied
         self.config_changed = Signal("config_changed")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import io
 import os
 import sys
 import tempfile
@@ -64,12 +65,20 @@ def write_private(path: Path, data: bytes) -> None:
     page content can be private, and a folder opened to others by mistake must not
     expose it. An existing file is truncated and made 0600 as well.
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fh.fileno(), 0o600)
+    with open_private(path) as fh:
         fh.write(data)
+
+
+def open_private(path: Path, *, append: bool = False) -> io.BufferedWriter:
+    """``path`` opened to write, as ``write_private`` writes (0600, never through a
+    symlink): emptied first, or with ``append`` written at its end. For what is written
+    in parts (a zip, a log of rows)."""
+    end = os.O_APPEND if append else os.O_TRUNC
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | end | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    fh = os.fdopen(fd, "ab" if append else "wb")
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, 0o600)
+    return fh
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -1,7 +1,8 @@
 """Logging to ``<state dir>/log/browserdeck.log`` (rotated) and to stderr.
 
 Tokens are never logged: nothing in browserdeck passes one to a logger, and this
-filter blanks any ``Bearer …`` that a library might print anyway.
+filter blanks any ``Bearer …`` that a library might print anyway, and every secret of
+the vault (redact.py).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import re
+import sys
 
 from browserdeck import paths
 
@@ -16,11 +18,27 @@ _BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9_\-\.=]+", re.IGNORECASE)
 
 
 class RedactTokens(logging.Filter):
+    """Blanks tokens, and the user's secrets (redact.py: a page's error may quote a value
+    typed into it), in the message and in a traceback."""
+
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         if "earer" in message:
-            record.msg, record.args = _BEARER.sub(r"\1<redacted>", message), None
+            message = _BEARER.sub(r"\1<redacted>", message)
+        # A secret reaches a log line only in page text or a call's error, both of which come
+        # after the front door and the engine imported redact.py: before that (serve's
+        # early start, whose time counts) there is nothing to take out, and nothing to import.
+        redact = sys.modules.get("browserdeck.redact")
+        clean = redact.text(message) if redact is not None else message
+        if clean is not record.msg:
+            record.msg, record.args = clean, None
+        if redact is not None and (record.exc_info or record.exc_text):  # maybe formatted
+            text = record.exc_text or _FORMATTER.formatException(record.exc_info)  # type: ignore[arg-type]
+            record.exc_text = redact.text(text)
         return True
+
+
+_FORMATTER = logging.Formatter()
 
 
 def setup(level: int = logging.INFO, *, stderr: bool = True) -> None:

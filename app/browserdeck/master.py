@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
     from browserdeck.api.server import ApiServer
     from browserdeck.door.activity import ActivityLog
+    from browserdeck.door.approval.addon import Approval
+    from browserdeck.door.logins import AskUser
     from browserdeck.service import Service
     from browserdeck.session import EndReason
 
@@ -85,10 +87,16 @@ def build_service(
     config_path: Path | None = None,
     prelaunch: bool = False,
     on_listening: Callable[[], None] | None = None,
+    ask_user: AskUser | None = None,
 ) -> Service:
-    """The service as ``browserdeck serve`` and the tray app run it (not started yet)."""
+    """The service as ``browserdeck serve`` and the tray app run it (not started yet).
+
+    ``ask_user``: how to ask the person at this machine a yes/no question (the tray's
+    dialog); without it, what needs their yes (logins loaded into their own Chrome) is
+    refused, unless they said yes at a terminal (the CLI's prompt)."""
     from functools import partial
 
+    from browserdeck.door.logins import AskBeforeLoginsChange
     from browserdeck.service import Service
 
     # A service started for MCP clients builds the other routes only if one is used.
@@ -105,7 +113,35 @@ def build_service(
     service.tab_holders = tab_holders
     service.agent_sessions = lambda: agent_sessions(service)
     service.addons.add(activity_log(service))
+    # The person decides before anything is recorded as run: approval, then the logins'
+    # question, then the take-over and the recorder (a held call's screenshot before is
+    # taken once it may run).
+    service.addons.add(approval(service))
+    service.addons.add(AskBeforeLoginsChange(ask_user))
+    add_recording(service)
     return service
+
+
+def approval(service: Service) -> Approval:
+    """The addon that asks the person before an agent's risky action (docs/approval.md);
+    after the activity log, which so notes the call's element before it is asked."""
+    from browserdeck.door.approval.addon import Approval
+    from browserdeck.door.approval.asking import Approvals
+
+    return Approval(Approvals(lambda: service.config, service.events), lambda: service.sessions)
+
+
+def add_recording(service: Service) -> None:
+    """The take-over (agents wait while the user has a browser) and the session recorder,
+    after the activity log and in this order: a held call is recorded as it runs, its
+    screenshot before taken once it may run (recording/)."""
+    from browserdeck.recording.recorder import Recorder
+    from browserdeck.recording.takeover import TakeOvers
+
+    settings = lambda: service.config  # noqa: E731 (read at each call: settings change)
+    registry = lambda: service.sessions  # noqa: E731 (made anew when the service restarts)
+    service.addons.add(TakeOvers(service.events, settings, sessions=registry))
+    service.addons.add(Recorder(service.events, settings, sessions=registry))
 
 
 def agent_sessions(service: Service) -> int:

@@ -78,6 +78,24 @@ def token_file(kind: str = "api") -> Path:
     return config_dir() / f"{kind}-token"
 
 
+def vault_dir() -> Path:
+    """The secrets' names and origins, and their values when no OS keyring works (0700)."""
+    return _private_path(data_dir() / "vault")
+
+
+def auth_states_dir() -> Path:
+    """Saved auth states (``browserdeck state save``): cookies and site storage (0700).
+
+    In the data folder, never under the output folders an agent reads back."""
+    return _private_path(data_dir() / "auth-states")
+
+
+def _private_path(path: Path) -> Path:
+    from pathlib import Path
+
+    return Path(_private(str(path)))
+
+
 def log_dir() -> Path:
     return _ensure(state_dir() / "log")
 

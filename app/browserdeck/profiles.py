@@ -2,22 +2,20 @@
 
 ``ProfileContext`` is everything one profile can do, independent of its driver: every
 driver ends in a CDP URL, so tabs are listed with ``/json/list`` and opened, focused and
-closed with ``Target.*`` over one browser-level CDP connection. The orchestrator that
-owns the contexts is ``service.Service``.
+closed with ``Target.*`` over one browser-level CDP connection (a driver that differs,
+such as a browser service's, overrides that). It is the ``ProfileHost`` its driver is
+given, and it asks of the service only what ``drivers.host.ServiceHost`` declares
+(``service.Service`` owns the contexts and is that host).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import logging
-import time
-import urllib.parse
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import drivers, paths, remote, states, urls
-from browserdeck.chrome import endpoint
+from browserdeck import drivers, paths, states, urls
 from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import (
     OPEN_TAB,
@@ -29,13 +27,10 @@ from browserdeck.errors import (
 )
 from browserdeck.tabs import QUIET_CLIENTS, Tab, TabHistory, attachable, match
 
-if TYPE_CHECKING:  # the launcher and the CDP client (websockets) load when used
-    from browserdeck.chrome.cdp import CDPClient
-    from browserdeck.chrome.launcher import ChromeProcess
+if TYPE_CHECKING:
     from browserdeck.door.call import Caller
     from browserdeck.drivers.base import ProfileDriver
-    from browserdeck.relay.server import RelayServer
-    from browserdeck.service import Service
+    from browserdeck.drivers.host import ServiceHost
 
 log = logging.getLogger(__name__)
 
@@ -43,31 +38,27 @@ log = logging.getLogger(__name__)
 class ProfileContext:
     """One profile: its browser (launched, relayed or remote) and its tabs."""
 
-    def __init__(self, service: Service, profile: ProfileConfig) -> None:
-        self.service = service
+    def __init__(self, host: ServiceHost, profile: ProfileConfig) -> None:
+        self.host = host
         self.profile = profile
         self.pending: ProfileConfig | None = None  # saved for the next start (reconfig.py)
-        self.chrome: ChromeProcess | None = None
-        self.relay: RelayServer | None = None
         self.state = "stopped"  # stopped | starting | running | crashed | error
         self.detail: str | None = None
         # Shared with its driver (drivers/*): start/stop run under ``lock``; ``stopping``
-        # marks a stop as ours (not a crash); ``watch`` is the driver's process watcher.
+        # marks a stop as ours (not a crash).
         self.lock = asyncio.Lock()
-        self._cdp: CDPClient | None = None
-        self._cdp_lock = asyncio.Lock()
         # Counting tabs and opening one happen under it, so two opens cannot pass maxTabs.
         self._open_lock = asyncio.Lock()
-        self.watch: asyncio.Task[None] | None = None
         self.stopping = False
-        self.restart_note: str | None = None
         # Tabs agents opened through the API (not the user in the tray or the CLI): what
         # "Stop all agents" closes.
         self.agent_tabs: set[str] = set()
         self.history = TabHistory()
-        self._service: remote.ServiceDriver | None = None
         self._impl: ProfileDriver | None = None
-        self._started_by: ProfileDriver | None = None
+        # Drivers made for this profile since its last stop: a settings change may switch
+        # the driver while the old one still holds a browser, a relay or leases, which its
+        # own driver releases at the stop.
+        self._drivers: list[ProfileDriver] = []
 
     # --- identity --------------------------------------------------------
     @property
@@ -80,23 +71,17 @@ class ProfileContext:
 
     @property
     def impl(self) -> ProfileDriver:
-        """The profile's driver (drivers/): made anew when the settings change its driver."""
-        if self._impl is None or self._impl.name != self.profile.driver:
-            self._impl = drivers.driver_class(self.profile.driver)(self)
+        """The profile's driver (drivers/): made anew when the settings change its class."""
+        cls = drivers.driver_for(self.profile)
+        if type(self._impl) is not cls:
+            self._impl = cls(self)
+            self._drivers.append(self._impl)
+        assert self._impl is not None
         return self._impl
 
     @property
     def config(self) -> Config:
-        return self.service.config
-
-    @property
-    def remote(self) -> remote.ServiceDriver | None:
-        """The browser-service driver when cdpUrl is a ws(s):// service endpoint (remote.py)."""
-        if not self.profile.is_service:
-            return None
-        if self._service is None:
-            self._service = remote.ServiceDriver(self)
-        return self._service
+        return self.host.config
 
     @property
     def cdp_url(self) -> str:
@@ -165,19 +150,13 @@ class ProfileContext:
     # --- lifecycle -------------------------------------------------------
     async def start(self, caller: Caller | None = None) -> dict[str, Any]:
         self._ensure_enabled()
-        await self.service.tokens_read()  # the relay and a managed browser's endpoint check them
+        await self.host.tokens_read()  # the relay and a managed browser's endpoint check them
         async with self.lock:
-            driver = self.impl
-            self._started_by = driver
-            await driver.start(caller)
+            await self.impl.start(caller)
         return await self.status()
 
     async def stop(self, caller: Caller | None = None) -> dict[str, Any]:
-        service = self.remote
-        agent = caller.agent if caller is not None else None
-        if service is not None and service.pooled and agent is not None:
-            # A pooled session stopping releases its own browser, not the others'.
-            await service.release(agent.session)
+        if await self.impl.release_own(caller):
             return await self.status()
         async with self.lock:
             await self.stop_locked()
@@ -185,18 +164,18 @@ class ProfileContext:
 
     async def stop_locked(self) -> None:
         self.stopping = True
-        self.restart_note = None
         await self.drop_connections()
         # The driver that started the browser stops it, also when the settings have
         # switched the profile to another driver since.
-        for driver in dict.fromkeys(d for d in (self._started_by, self.impl) if d is not None):
+        current = self.impl
+        for driver in list(self._drivers):
             await driver.stop()
-        self._started_by = None
+        self._drivers = [current]
         self.set_state("stopped", None)
 
     def refuse_if_not_running(self) -> None:
         """For a watcher (the panel): an error instead of starting a stopped managed browser."""
-        if not self.impl.spec.launches or (self.chrome is not None and self.chrome.alive()):
+        if not self.impl.must_be_started():
             return
         word = "crashed" if self.state == "crashed" else "not running"
         raise Unavailable(
@@ -240,13 +219,9 @@ class ProfileContext:
         return self.impl.restart_hint()
 
     async def drop_connections(self) -> None:
-        if self._service is not None:
-            # Release, never kill: closing our connection is how a service ends its browser.
-            await self._service.release_all()
-        if self._cdp is not None:
-            client, self._cdp = self._cdp, None
-            await client.close()
-        engine = self.service.engine
+        for driver in list(self._drivers):
+            await driver.drop()
+        engine = self.host.engine
         if engine is not None:
             with contextlib.suppress(Exception):
                 await engine.drop(self.cdp_url)
@@ -257,31 +232,11 @@ class ProfileContext:
         if self.pending is not None and state in ("stopped", "crashed", "error"):
             self.profile, self.pending = self.pending, None  # the browser went: take them now
         if changed:
-            self.service.events.profile_state.send(profile=self.name, state=state, detail=detail)
+            self.host.events.profile_state.send(profile=self.name, state=state, detail=detail)
 
     # --- tabs --------------------------------------------------------------
     async def read_tabs(self, wait: float = 5.0, caller: Caller | None = None) -> list[Tab]:
-        if self.remote is not None:
-            return await self.remote.tabs(await self.remote.lease(caller))
-        try:
-            targets = await endpoint.devtools_json(
-                self.cdp_url, "/json/list", timeout=wait, headers=self.headers
-            )
-        except Unavailable as exc:
-            raise Unavailable(
-                f"profile {self.name!r}: the browser at {self.cdp_url} does not answer "
-                f"({exc.message})",
-                hint=self.impl.not_running_hint(),
-                code="browser_unreachable",
-            ) from None
-        # Chrome's /json/list HTML-escapes titles ("A &amp; B"); the relay's list is plain
-        # text, as its tab titles come straight from the extension.
-        unescape = html.unescape if self.impl.escaped_titles else str
-        return [
-            Tab(t["id"], unescape(t.get("title", "")), t.get("url", ""), t.get("type", "page"))
-            for t in targets
-            if t.get("type") == "page"
-        ]
+        return await self.impl.read_tabs(wait, caller)
 
     async def list_tabs(self, caller: Caller | None = None) -> list[Tab]:
         await self.ensure_browser(caller)
@@ -293,7 +248,7 @@ class ProfileContext:
         if client in QUIET_CLIENTS:  # the panel watching is not a use
             return
         self.history.used(client, target_id)
-        self.service.events.agent_tab.send(profile=self.name, target_id=target_id, client=client)
+        self.host.events.agent_tab.send(profile=self.name, target_id=target_id, client=client)
 
     def note_opened(self, client: str | None, target_id: str) -> None:
         self.history.opened(client, target_id)
@@ -328,58 +283,17 @@ class ProfileContext:
             )
         if not target:
             return self.default_target(tabs, caller.key if caller is not None else None)
-        lease = self.remote.current(caller) if self.remote is not None else None
-        why = (lease.note if lease else None) or self.restart_note
+        why = self.impl.gone_note(caller)
         return match(tabs, target, where=f"in profile {self.name!r}", why=why).target_id
-
-    async def _browser_cdp(self) -> CDPClient:
-        from browserdeck.chrome.cdp import CDPClient
-
-        async with self._cdp_lock:
-            if self._cdp is None or self._cdp.closed:
-                ws_url = await self._browser_ws_url()
-                self._cdp = await CDPClient.connect(ws_url, headers=self.headers)
-            return self._cdp
-
-    async def _browser_ws_url(self) -> str:
-        try:
-            version = await endpoint.devtools_json(
-                self.cdp_url, "/json/version", timeout=5.0, headers=self.headers
-            )
-            return endpoint.normalize_ws_url(str(version["webSocketDebuggerUrl"]), self.cdp_url)
-        except (Unavailable, KeyError, TypeError) as exc:
-            why = exc.message if isinstance(exc, Unavailable) else "no webSocketDebuggerUrl"
-            raise Unavailable(
-                f"profile {self.name!r}: cannot read {self.cdp_url}/json/version ({why})",
-                hint=self.impl.not_running_hint(),
-                code="browser_unreachable",
-            ) from None
-
-    async def _cdp_call(
-        self, method: str, params: dict[str, Any], caller: Caller | None = None
-    ) -> dict[str, Any]:
-        if self.remote is not None:
-            reply: dict[str, Any] = await self.remote.send(
-                await self.remote.lease(caller), method, params
-            )
-            return reply
-        client = await self._browser_cdp()
-        try:
-            return await client.send(method, params)
-        except Unavailable:
-            # The browser-level socket dropped (browser restarted): reconnect once.
-            self._cdp = None
-            client = await self._browser_cdp()
-            return await client.send(method, params)
 
     async def open_tab(self, url: str = "about:blank", caller: Caller | None = None) -> Tab:
         url = urls.prepare(url, allow_file_urls=self.config.allow_file_urls, empty="about:blank")
         # (For a browser service: the engine's name for the caller's own browser.)
         cdp_url = await self.ensure_browser(caller)
-        engine = self.service.engine
-        if (engine is not None or self.service.engine_starting) and url != "about:blank":
+        engine = self.host.engine
+        if (engine is not None or self.host.engine_starting) and url != "about:blank":
             # It may still be imported or starting beside the API (Service.start).
-            engine = await self.service.engine_ready()
+            engine = await self.host.engine_ready()
         # A URL is opened blank, then navigated by the engine: a URL that cannot load (no
         # server, bad host) is an error the caller sees (and the CLI exits non-zero on),
         # and an HTTP error page is a success that carries its status, as with /navigate.
@@ -407,79 +321,26 @@ class ProfileContext:
             async with self._open_lock:
                 listed = await self.read_tabs(caller=caller)
                 if len(listed) < limit:
-                    return await self._open_tab_unlocked(url, caller)
+                    tab = await self.impl.open_tab(url, caller)
+                    self.host.events.tabs_changed.send(profile=self.name)
+                    return tab
             # Outside the lock: ending a session may open a blank tab.
-            if reaped or not await self.service.sessions.reap():
+            if reaped or not await self.host.sessions.reap():
                 break
-        raise self.service.sessions.too_many_tabs(self.name, listed, limit)
-
-    async def _open_tab_unlocked(self, url: str, caller: Caller | None) -> Tab:
-        if self.remote is not None:
-            lease = await self.remote.lease(caller)
-            target_id = await self.remote.open_tab(lease, url)
-            self.service.events.tabs_changed.send(profile=self.name)
-            tabs = {t.target_id: t for t in await self.remote.tabs(lease)}
-            return tabs.get(target_id) or Tab(target_id, "", url)
-        try:
-            # A window of its own (as Playwright gives each page): a background tab that
-            # shares a window is not rendered, so its screenshots wait for a frame that
-            # never comes. And background with newWindow: Chromium shows that window
-            # inactive, so an agent's tab never jumps over what the user is doing, while
-            # it is the active tab of a visible window and renders (docs/gui.md; Focus brings
-            # it forward). The user's Chrome gets plain tabs via the relay.
-            own_window = self.impl.own_window
-            created = await self._cdp_call(
-                "Target.createTarget",
-                {"url": url, "newWindow": own_window, "background": own_window},
-                caller,
-            )
-            target_id = str(created["targetId"])
-        except BrowserdeckError as exc:
-            log.info("Target.createTarget failed (%s); falling back to PUT /json/new", exc)
-            try:
-                created = await endpoint.devtools_json(
-                    self.cdp_url,
-                    "/json/new?" + urllib.parse.quote(url, safe=""),
-                    method="PUT",
-                    timeout=10.0,
-                    headers=self.headers,
-                )
-                target_id = str(created["id"])
-            except (Unavailable, KeyError, TypeError):
-                raise Unavailable(
-                    f"could not open a tab in profile {self.name!r}: {exc.message}",
-                    hint=self.impl.not_running_hint(),
-                ) from None
-        # Target.createTarget replies before /json/list shows the target; wait for it so a
-        # client that lists right after opening sees its tab.
-        tab = await self._wait_listed(target_id, present=True, caller=caller)
-        self.service.events.tabs_changed.send(profile=self.name)
-        return tab or Tab(target_id, "", url)
+        raise self.host.sessions.too_many_tabs(self.name, listed, limit)
 
     async def focus_tab(self, target: str, caller: Caller | None = None) -> Tab:
         target_id = await self.resolve_target(target, caller)
-        await self._cdp_call("Target.activateTarget", {"targetId": target_id}, caller)
+        await self.impl.cdp_call("Target.activateTarget", {"targetId": target_id}, caller)
         tabs = {t.target_id: t for t in await self.read_tabs(caller=caller)}
         return tabs.get(target_id, Tab(target_id, "", ""))
 
     async def close_tab(self, target: str, caller: Caller | None = None) -> str:
         target_id = await self.resolve_target(target, caller)
-        await self._cdp_call("Target.closeTarget", {"targetId": target_id}, caller)
+        await self.impl.cdp_call("Target.closeTarget", {"targetId": target_id}, caller)
         # closeTarget answers before the target leaves /json/list; return once it has, so
         # "close, then list" never shows the closed tab.
-        await self._wait_listed(target_id, present=False, caller=caller)
-        self.service.sessions.tab_closed(self.name, target_id)
-        self.service.events.tabs_changed.send(profile=self.name)
+        await self.impl.wait_listed(target_id, present=False, caller=caller)
+        self.host.sessions.tab_closed(self.name, target_id)
+        self.host.events.tabs_changed.send(profile=self.name)
         return target_id
-
-    async def _wait_listed(
-        self, target_id: str, *, present: bool, within: float = 5.0, caller: Caller | None = None
-    ) -> Tab | None:
-        deadline = time.monotonic() + within
-        while True:
-            tabs = {t.target_id: t for t in await self.read_tabs(caller=caller)}
-            if (target_id in tabs) == present:
-                return tabs.get(target_id)
-            if time.monotonic() > deadline:
-                return None
-            await asyncio.sleep(0.02)

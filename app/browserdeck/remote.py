@@ -1,4 +1,5 @@
-"""The browser-service driver: a remote profile whose cdpUrl is a ``ws://``/``wss://`` endpoint.
+"""A browser service's leases: a remote profile whose cdpUrl is a ``ws://``/``wss://`` endpoint
+(its driver is ``drivers/browser_service.py``).
 
 A browser service (Browserless, Browserbase, Steel, Selenium Grid's ``se:cdp``) starts a
 browser for each WebSocket connection and ends it when that connection closes; it has no
@@ -52,8 +53,8 @@ if TYPE_CHECKING:
 
     from browserdeck.config import ProfileConfig
     from browserdeck.door.call import Caller
+    from browserdeck.drivers.host import ProfileHost
     from browserdeck.engine.connection import Connection
-    from browserdeck.profiles import ProfileContext
     from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
@@ -126,10 +127,10 @@ class Lease:
         }
 
 
-class ServiceDriver:
+class ServiceLeases:
     """Leases of one remote-service profile: connect, tabs over Target.*, release, health."""
 
-    def __init__(self, ctx: ProfileContext) -> None:
+    def __init__(self, ctx: ProfileHost) -> None:
         self.ctx = ctx
         self.leases: dict[str | None, Lease] = {}
         self._numbers = itertools.count(1)
@@ -208,7 +209,7 @@ class ServiceDriver:
     async def _connect(self, lease: Lease) -> Connection:
         async with lease.lock:
             # The engine may still be starting beside the API (Service.start).
-            pool = (await self.ctx.service.engine_ready()).pool
+            pool = (await self.ctx.host.engine_ready()).pool
             if lease.conn is not None and not lease.conn.lost:
                 return lease.conn
             url, headers = self.endpoint()
@@ -230,7 +231,7 @@ class ServiceDriver:
                 log.info("%s: reconnected lease %s", self.name, lease.key)
             lease.conn, lease.cdp = conn, None
             lease.targets.clear()
-            self.ctx.service.events.tabs_changed.send(profile=self.name)
+            self.ctx.host.events.tabs_changed.send(profile=self.name)
             return conn
 
     async def release(self, agent: str | None) -> bool:
@@ -251,7 +252,7 @@ class ServiceDriver:
         self._reaper = None
 
     async def _drop(self, lease: Lease) -> None:
-        engine = self.ctx.service.engine
+        engine = self.ctx.host.engine
         if engine is not None:
             with contextlib.suppress(Exception):
                 await engine.drop(lease.key)
@@ -259,7 +260,7 @@ class ServiceDriver:
                 engine.pool.forget_endpoint(lease.key)
         lease.conn = lease.cdp = None
         log.info("%s: released %s (%s)", self.name, lease.key, lease.label)
-        self.ctx.service.events.tabs_changed.send(profile=self.name)
+        self.ctx.host.events.tabs_changed.send(profile=self.name)
 
     def _ensure_reaper(self) -> None:
         if self.pooled and (self._reaper is None or self._reaper.done()):

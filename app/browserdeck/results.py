@@ -14,6 +14,9 @@ What an answer lists is typed too, one model per concept, and the engine builds 
 very objects where it records them (``engine/state.py``: console messages, page
 errors, requests, dialogs; ``engine/screenshot.py``: labels): a console message is a
 ``ConsoleEntry`` from the page's event to the MCP tool that prints it.
+
+Why one module: the answers are one vocabulary that the API's OpenAPI spec, MCP and the
+generated ``cli_answers.py`` read together; each is a few declarative lines.
 """
 
 from __future__ import annotations
@@ -164,6 +167,35 @@ class AgentsStopped:
     unshared_tabs: int  # tabs of the user's Chrome no longer shared
     given_back_tabs: int = 0  # tabs agents reused (did not open), left open and unlabelled
     kept_tabs: int = 0  # tabs agents opened that the user marked keep, left open
+
+    @property
+    def anything(self) -> bool:
+        """Whether there was anything to stop."""
+        return any(
+            (self.sessions, self.closed_tabs, self.unshared_tabs, self.given_back_tabs, self.kept_tabs)
+        )
+
+    def said(self) -> str:
+        """What happened, for a person: only what did happen, each count as it was."""
+        done = []
+        if self.sessions:
+            done.append(f"stopped {_count(self.sessions, 'agent session')}")
+        if self.closed_tabs:
+            done.append(f"closed {_count(self.closed_tabs, 'tab')} agents opened")
+        if self.given_back_tabs:
+            done.append(f"left open {_count(self.given_back_tabs, 'tab')} agents only used")
+        if self.kept_tabs:
+            done.append(f"kept {_count(self.kept_tabs, 'tab')} you marked Keep")
+        if self.unshared_tabs:
+            done.append(f"stopped sharing {_count(self.unshared_tabs, 'Chrome tab')} of yours")
+        if not self.anything:
+            return "No agent was working in browserdeck: there was nothing to stop."
+        words = ", ".join(done[:-1]) + (" and " if len(done) > 1 else "") + done[-1]
+        return words[0].upper() + words[1:] + "."
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}{'' if n == 1 else 's'}"
 
 
 # --- tabs -------------------------------------------------------------------------
@@ -426,6 +458,19 @@ class Screenshot(TabResult):
     skipped: int | None = Field(default=None, description="refs not labelled: out of view or cap")
 
 
+class RecordedShot(TabResult):
+    """The recorder's picture of a tab (engine/recshot.py): a JPEG of the viewport (device
+    pixels) and, in CSS pixels of that viewport, what to mask and what to outline."""
+
+    jpeg: str | None = Field(default=None, description="the image, base64")
+    viewport: Size | None = Field(default=None, description="the viewport in CSS pixels")
+    target: Rect | None = Field(default=None, description="the element acted on")
+    masks: list[Rect] = Field(default_factory=list, description="password inputs in view")
+    console_errors: list[ConsoleEntry] = Field(default_factory=list)
+    page_errors: list[PageError] = Field(default_factory=list)
+    failed_requests: list[RequestEntry] = Field(default_factory=list)
+
+
 class Armed(TabResult):
     """A hook: a file chooser or dialog armed for what comes next, or files set now."""
 
@@ -456,3 +501,73 @@ class Console(TabResult):
     errors: list[PageError] = []
     requests: list[RequestEntry] = []
     counts: ConsoleCounts | None = None
+
+
+# --- secrets, cookies, site storage, auth states --------------------------------------
+
+
+class SecretEntry(Answer):
+    """A secret of the vault as agents see it: never its value."""
+
+    name: str
+    origins: list[str] = Field(description="where it may be typed (https://*.x: x and subdomains)")
+    value: bool = Field(description="it holds a value: type <secret>NAME</secret>")
+    totp: bool = Field(description="it holds a one-time code seed: type <totp>NAME</totp>")
+
+
+class Secrets(Answer):
+    secrets: list[SecretEntry]
+
+
+class Cookie(Answer):
+    name: str
+    value: str
+    domain: str
+    path: str
+    expires: float = Field(default=-1, description="Unix seconds; -1: a session cookie")
+    http_only: bool = False
+    secure: bool = False
+    same_site: str | None = None
+
+
+class StorageItem(Answer):
+    key: str
+    value: str
+
+
+class Stored(TabResult):
+    """What a cookie or web-storage call found or did (``kind`` names the call)."""
+
+    kind: str
+    origin: str | None = Field(default=None, description="the page's origin (web storage)")
+    cookies: list[Cookie] | None = None
+    items: list[StorageItem] | None = Field(default=None, description="localStorage/sessionStorage")
+    found: bool | None = Field(default=None, description="get: the cookie or key exists")
+    removed: int | None = Field(default=None, description="delete/clear: how many went")
+
+
+class AuthState(Answer):
+    """A saved auth state: what it holds, never the cookies' or items' values."""
+
+    name: str
+    profile: str = Field(description="the profile it was saved from")
+    saved_at: float = Field(description="Unix seconds")
+    cookies: int
+    origins: list[str] = Field(description="origins whose site storage it holds")
+    session_storage: list[str] = Field([], description="origins whose sessionStorage it holds")
+    indexed_db: list[str] = Field([], description="origins whose IndexedDB it holds")
+    problems: list[str] = Field(
+        default_factory=list, description="what could not be saved or restored, and why"
+    )
+
+
+class AuthStates(Answer):
+    states: list[AuthState]
+
+
+class AuthStateLoaded(AuthState):
+    loaded_into: str = Field(description="the profile it was loaded into")
+
+
+class AuthStateDeleted(Answer):
+    deleted: str

@@ -28,30 +28,48 @@ def new_token() -> str:
     return _secrets.token_urlsafe(32)
 
 
-def _keyring_get(kind: str) -> str | None:
+def keyring_get(entry: str) -> str | None:
+    """The OS keyring's ``entry`` of browserdeck's service; None when it has none or no
+    keyring works here."""
     try:
         import keyring
         from keyring.errors import KeyringError, NoKeyringError
     except ImportError:  # pragma: no cover - keyring is a dependency
         return None
     try:
-        value = keyring.get_password(SERVICE, f"{kind}-token")
+        value = keyring.get_password(SERVICE, entry)
     except (NoKeyringError, KeyringError, RuntimeError):
         return None
     return str(value) if value else None
 
 
-def _keyring_set(kind: str, value: str) -> bool:
+def keyring_set(entry: str, value: str) -> bool:
+    """Keep ``value`` as the keyring's ``entry``; False when no keyring takes it (read back:
+    a keyring that accepts and drops writes, the null backend, counts as none)."""
     try:
         import keyring
         from keyring.errors import KeyringError, NoKeyringError
     except ImportError:  # pragma: no cover
         return False
     try:
-        keyring.set_password(SERVICE, f"{kind}-token", value)
+        keyring.set_password(SERVICE, entry, value)
     except (NoKeyringError, KeyringError, RuntimeError):
         return False
-    return True
+    return keyring_get(entry) == value
+
+
+def keyring_delete(entry: str) -> None:
+    try:
+        import keyring
+        from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
+    except ImportError:  # pragma: no cover
+        return
+    with contextlib.suppress(NoKeyringError, KeyringError, PasswordDeleteError, RuntimeError):
+        keyring.delete_password(SERVICE, entry)
+
+
+def _keyring_get(kind: str) -> str | None:
+    return keyring_get(f"{kind}-token")
 
 
 def _file_get(path: Path) -> str | None:
@@ -91,9 +109,9 @@ def location(kind: str = "api") -> str:
 
 def store_token(kind: str, value: str) -> str:
     """Store in the keyring when it works, else in the 0600 file. Returns where it went."""
-    # Read back: a keyring that accepts and drops writes (the null backend that
-    # `keyring --disable` selects) would otherwise hand out a new token on every call.
-    if _keyring_set(kind, value) and _keyring_get(kind) == value:
+    # Read back (keyring_set): a keyring that accepts and drops writes (the null backend
+    # that `keyring --disable` selects) would otherwise hand out a new token on every call.
+    if keyring_set(f"{kind}-token", value):
         # A stale fallback file would shadow nothing (keyring is read first) but would
         # leave a copy of an old secret on disk.
         paths.token_file(kind).unlink(missing_ok=True)
@@ -105,14 +123,7 @@ def store_token(kind: str, value: str) -> str:
 
 def delete_token(kind: str) -> None:
     """Forget a stored secret (a deleted remote profile's service token), wherever it is."""
-    try:
-        import keyring
-        from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
-    except ImportError:  # pragma: no cover
-        pass
-    else:
-        with contextlib.suppress(NoKeyringError, KeyringError, PasswordDeleteError, RuntimeError):
-            keyring.delete_password(SERVICE, f"{kind}-token")
+    keyring_delete(f"{kind}-token")
     paths.token_file(kind).unlink(missing_ok=True)
 
 

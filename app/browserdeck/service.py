@@ -28,7 +28,6 @@ from browserdeck import (
     aio,
     artifacts,
     config,
-    drivers,
     logsetup,
     paths,
     pwdriver,
@@ -39,8 +38,8 @@ from browserdeck import (
 from browserdeck.chrome.xfocus import FocusKeeper
 from browserdeck.config import Config
 from browserdeck.door.addons import Addons
-from browserdeck.driverspecs import DRIVER_FIELDS
-from browserdeck.errors import BrowserdeckError, Conflict, InvalidInput, Unavailable
+from browserdeck.drivers import creating
+from browserdeck.errors import BrowserdeckError, Conflict, Unavailable
 from browserdeck.events import ServiceEvents
 from browserdeck.files import write_atomic
 from browserdeck.profiles import ProfileContext
@@ -51,10 +50,6 @@ if TYPE_CHECKING:
     from browserdeck.engine import Engine
 
 log = logging.getLogger(__name__)
-
-
-def _url_drivers() -> str:
-    return ", ".join(n for n, s in drivers.SPECS.items() if s.needs_url)
 
 
 class FrontEnd(Protocol):
@@ -370,19 +365,14 @@ class Service:
         engine = self.engine
         if engine is None or engine_start.cancelled() or engine_start.exception() is not None:
             return
-        chrome = ctx.chrome
-        if (
-            launched.cancelled()
-            or chrome is None
-            or not ctx.config.may_launch(ctx.profile)
-            or ctx.state != "running"
-        ):
+        browser = ctx.impl.launched()
+        if launched.cancelled() or browser is None or ctx.state != "running":
             return
 
         def still_ours() -> bool:
             return (
                 self.engine is engine
-                and ctx.chrome is chrome
+                and ctx.impl.launched() is browser
                 and ctx.state == "running"
                 and not ctx.stopping
             )
@@ -414,6 +404,7 @@ class Service:
                     await api.stop()
                 finally:
                     self._remove_instance_file()
+            await self.addons.stop()  # no call comes any more; the browsers are still up
             # Side by side: the profiles' browsers close (each 0.2-0.5 s of Chromium's own
             # shutdown) while the engine lets go of every connection and stops its driver
             # (the profiles find no engine to drop their connection from).
@@ -492,76 +483,8 @@ class Service:
         (``cdpUrl``), those ``config.CREATE_FIELDS`` declares; ``token``: a browser
         service's, kept in the secret store. Each value is checked as its declaration says
         (``config.parse_profile``)."""
-        name = config.validate_profile_name(name)
-        if name in self.config.profiles:
-            raise Conflict(
-                f"profile {name!r} already exists",
-                hint="pick another name, or delete it first",
-                code="profile_exists",
-            )
-        creatable = [s.key for s in config.CREATE_FIELDS]
-        unknown = sorted(set(settings) - set(creatable))
-        if unknown:
-            raise InvalidInput(
-                f"unknown profile setting(s) for a new profile: {', '.join(unknown)}",
-                hint=f"a new profile takes name, token and {', '.join(creatable)}",
-                code="invalid_setting",
-            )
-        given = {k: v for k, v in settings.items() if v is not None}
-        cdp_url = given.pop("cdpUrl", None)
-        kind = given.pop("driver", None) or ("remote" if cdp_url else "managed")
-        if kind not in drivers.SPECS:
-            raise InvalidInput(
-                f"invalid driver {kind!r}: expected {', '.join(drivers.SPECS)}",
-                code="invalid_setting",
-            )
-        spec = drivers.spec_of(kind)
-        for key in given:
-            if key in DRIVER_FIELDS and key not in spec.fields:
-                users = [n for n, d in drivers.SPECS.items() if key in d.fields]
-                raise InvalidInput(
-                    f"{key} is not a setting of {kind} profiles",
-                    hint=f"it is for {' and '.join(users)} profiles; omit it",
-                    code="invalid_setting",
-                )
-        color = given.pop("color", None)
-        raw: dict[str, Any] = {
-            **given,
-            "driver": kind,
-            "color": config.validate_color(color) if color else config.next_color(self.config),
-        }
-        if spec.needs_url:
-            if not cdp_url:
-                raise InvalidInput(
-                    f"a {kind} profile needs cdpUrl", hint="e.g. http://10.0.0.42:9222"
-                )
-            raw["cdpUrl"] = config.validate_cdp_url(cdp_url)
-            # A service token in the URL goes to the secret store, not into config.json.
-            clean, in_url, param = remote.split_token(raw["cdpUrl"])
-            if in_url is not None:
-                if token is not None and token != in_url:
-                    raise InvalidInput(
-                        "two different tokens: one in cdpUrl and one in token",
-                        hint="pass the token once",
-                    )
-                raw["cdpUrl"], token = clean, in_url
-                if param != "token" and not raw.get("tokenHeader"):
-                    raw.setdefault("tokenParam", param)
-            if token is not None and not remote.split_token(raw["cdpUrl"])[0].lower().startswith(
-                ("ws://", "wss://")
-            ):
-                raise InvalidInput(
-                    "a token is for a browser service's ws:// or wss:// endpoint",
-                    hint="use the service's WebSocket URL as cdpUrl (see docs/remote.md)",
-                )
-        elif cdp_url:
-            raise InvalidInput(
-                f"cdpUrl is only for {_url_drivers()} profiles, not {kind}",
-                hint="omit cdpUrl, or use driver 'remote'",
-            )
-        else:
-            raw["cdpPort"] = config.allocate_cdp_port(self.config)
-        profile = config.parse_profile(name, raw, f"profile {name!r}")
+        profile, token = creating.new_profile(self.config, name, token, settings)
+        name = profile.name
 
         def add(c: Config) -> None:
             c.profiles[name] = profile

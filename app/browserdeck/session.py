@@ -92,22 +92,35 @@ class SessionEndedError(Conflict):
 
 
 class EndedLog:
-    """Why recently ended sessions ended, by the key their next request names (bounded)."""
+    """Why recently ended sessions ended, and who they were, by the key their next
+    request names (bounded)."""
 
     def __init__(self) -> None:
-        self._why: OrderedDict[str, EndReason] = OrderedDict()
+        self._why: OrderedDict[str, tuple[EndReason, str | None]] = OrderedDict()
 
-    def remember(self, key: str, reason: EndReason) -> None:
-        self._why[key] = reason
+    def remember(self, key: str, reason: EndReason, who: str | None = None) -> None:
+        """``who``: the client's name, to name the agent when its next call is refused."""
+        self._why[key] = (reason, who)
         while len(self._why) > ENDED_KEPT:
             self._why.popitem(last=False)
 
     def why(self, key: str | None) -> EndReason | None:
-        return self._why.get(key) if key is not None else None
+        ended = self._why.get(key) if key is not None else None
+        return ended[0] if ended is not None else None
+
+    def who(self, key: str) -> str | None:
+        ended = self._why.get(key)
+        return ended[1] if ended is not None else None
 
     def take(self, key: str) -> EndReason | None:
         """Why ``key`` ended, forgotten as it is said (a name that may begin anew)."""
-        return self._why.pop(key, None)
+        ended = self._why.pop(key, None)
+        return ended[0] if ended is not None else None
+
+
+def ended_error(reason: EndReason, hint: str) -> SessionEndedError:
+    """The refusal of a call of a session that ended: why, and what to do."""
+    return SessionEndedError(f"this agent session was ended: {reason.words}", hint=hint)
 
 
 def session_key(raw: str | None) -> str:

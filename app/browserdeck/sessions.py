@@ -18,11 +18,12 @@ A session ends, with a reason (``EndReason``), when:
 
 ``Sessions.end`` is the one way a session ends: it runs every clean-up registered with
 ``on_end`` (the MCP server ends the session's transport and tab claims; pooled remote
-browsers are released; later: routes, recordings, pending approvals), then closes the
-tabs the session opened, except those the user marked *keep* (``keep``) and those
-another live session uses now (handed to it), and gives back the tabs it reused (their
-holder label goes). A browser's last tab is never closed: a blank one is opened first
-(a headed Chromium, and the user's own Chrome, would quit with its last window).
+browsers are released; recordings and the take-over end theirs, recording/ends.py;
+later: routes, pending approvals), then closes the tabs the session opened, except
+those the user marked *keep* (``keep``) and those another live session uses now (handed
+to it), and gives back the tabs it reused (their holder label goes). A browser's last
+tab is never closed: a blank one is opened first (a headed Chromium, and the user's own
+Chrome, would quit with its last window).
 
 Its next call is then refused with the reason (``SessionEndedError``), so an agent learns
 that the user stopped it rather than acting in a fresh session somewhere else; a named
@@ -90,8 +91,9 @@ class Sessions:
     # --- the hook point ------------------------------------------------------------
     def on_end(self, name: str, hook: Hook) -> Callable[[], None]:
         """Run ``hook(session, reason)`` whenever a session ends, before its tabs are
-        closed; returns what unregisters it. A hook that fails or takes more than
-        ``HOOK_SECONDS`` is logged and the others still run."""
+        closed (the hooks of one end run side by side); returns what unregisters it. A
+        hook that fails or takes more than ``HOOK_SECONDS`` is logged and the others
+        still run."""
         entry = (name, hook)
         self._hooks.append(entry)
 
@@ -239,8 +241,9 @@ class Sessions:
         if self._closing:  # the service's stop: its browsers close with it
             return SessionEnded(sid, session.label, session.kind, reason)
         log.info("agent session %s ended: %s", session.label, reason.words)
-        for name, hook in list(self._hooks):
-            await self._run_hook(name, hook, session, reason)
+        # Side by side: the hooks are separate concerns, and one that waits (the recorder's
+        # last picture) must not hold back the others (a waiting approval withdrawn).
+        await asyncio.gather(*(self._run_hook(n, h, session, reason) for n, h in self._hooks))
         ended = await self._release_tabs(session, reason)
         self.service.events.session_ended.send(ended=ended)
         return ended
@@ -338,8 +341,8 @@ class Sessions:
             ctx = self.service.contexts.get(profile)
             if ctx is None:
                 continue
-            if ctx.remote is not None and ctx.remote.pooled:
-                continue  # its tabs went with its pooled browser (released by a hook)
+            if ctx.impl.per_session():
+                continue  # its tabs went with the session's own browser (released by a hook)
             try:
                 listed = await ctx.peek_tabs()
             except BrowserdeckError:
@@ -390,10 +393,9 @@ class Sessions:
         )
 
     async def _release_leases(self, session: Session, reason: EndReason) -> None:
-        """A pooled remote profile's browser of this session goes back to the service."""
+        """A browser held for this session alone (a pooled service's) is given back."""
         for ctx in list(self.service.contexts.values()):
-            if ctx.remote is not None:
-                await ctx.remote.release(session.id)
+            await ctx.impl.release_session(session.id)
 
     async def _close_late(self, profile: str, target_id: str) -> None:
         ctx = self.service.contexts.get(profile)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from browserdeck.driverspecs import spec_or_default
+
 if TYPE_CHECKING:
     from browserdeck.results import ProfileStatus
 
@@ -47,11 +49,6 @@ class Verbs:
     stop: str
 
 
-VERBS = {
-    "managed": Verbs("Start browser", "Stop browser"),
-    "extension": Verbs("Start relay", "Stop relay"),
-    "remote": Verbs("Connect", "Disconnect"),
-}
 
 
 def classify(
@@ -73,7 +70,7 @@ def classify(
         # (An extension or remote profile that answers again is set back to running by
         # the service before it asks.)
         return State(state)
-    if driver == "extension":
+    if spec_or_default(driver).via_extension:
         if extension_connected:
             return State.RUNNING
         return State.WAITING if state == State.RUNNING else State.STOPPED
@@ -107,7 +104,7 @@ def describe(state: str, driver: str, tabs: int, remote: Mapping[str, Any] | Non
     if remote and known in (State.RUNNING, State.STOPPED):
         return " · ".join(remote_lines(remote)[:2])
     if known == State.RUNNING:
-        if driver == "extension":
+        if spec_or_default(driver).via_extension:
             return f"Chrome connected · {tabs_text}"
         return f"running · {tabs_text}"
     return {
@@ -158,8 +155,8 @@ def is_active(status: ProfileStatus) -> bool:
 
 
 def verbs_of(driver: str) -> Verbs:
-    """The Start/Stop words of a driver (a managed profile's for one not known)."""
-    return VERBS.get(driver, VERBS["managed"])
+    """The Start/Stop words of a driver (the default driver's for one not known)."""
+    return Verbs(*spec_or_default(driver).verbs)
 
 
 def toggle_text(status: ProfileStatus) -> str:
@@ -174,7 +171,7 @@ def mark(status: ProfileStatus) -> str:
     if state in TROUBLE:
         return "error"
     if state == State.RUNNING:
-        return "extension" if status.driver == "extension" else "running"
+        return "extension" if spec_or_default(status.driver).via_extension else "running"
     if state == State.STARTING:
         return "starting"
     return "stopped"

@@ -9,6 +9,7 @@ short agent session through the control API against a local demo page, and saves
   docs/screenshots/tray-menu.png   the tray icon and its menu, with the agent submenu
   docs/screenshots/panel.png       the status panel at 100% on a dense page (form + table)
   docs/screenshots/activity.png    the activity log: kinds, refs, elements, an error row
+  docs/screenshots/sessions.png    the Sessions view: a recorded session, a step before/after
   docs/screenshots/settings.png    the settings dialog (General and Profiles pages)
   docs/screenshots/settings-errors.png  a port another program holds (Save waits), a bad
                                         colour, a colour another profile has
@@ -220,6 +221,24 @@ async def session(app: Any, qapp: Any) -> None:
     await asyncio.sleep(0.3)
     panel.grab().save(str(OUT / "panel.png"))
     panel.activity_pane.grab().save(str(OUT / "activity.png"))
+
+    # The Sessions view: the agent's session, its steps, the select's images side by side.
+    pane = panel.sessions_pane
+    panel.views.setCurrentWidget(pane)
+    await wait_for(lambda: pane.session_tree.topLevelItemCount() >= 1, 20, "the session")
+    pane.session_tree.setCurrentItem(pane.session_tree.topLevelItem(0))
+    await wait_for(lambda: pane.step_tree.topLevelItemCount() >= 6, 20, "its steps")
+    for i in range(pane.step_tree.topLevelItemCount()):
+        item = pane.step_tree.topLevelItem(i)
+        if item is not None and item.text(2).startswith("select"):
+            pane.step_tree.setCurrentItem(item)
+    await wait_for(
+        lambda: pane.before_box.pixmap_full is not None and pane.after_box.pixmap_full is not None,
+        30,
+        "the step's images before and after",
+    )
+    await asyncio.sleep(0.3)
+    panel.grab().save(str(OUT / "sessions.png"))
     panel.hide()
 
     # The settings dialog: General, and Profiles with the agent profile selected.
@@ -357,6 +376,7 @@ def parent() -> int:
         "tray-menu.png",
         "panel.png",
         "activity.png",
+        "sessions.png",
         "settings.png",
         "settings-errors.png",
         "settings-bad-colour.png",

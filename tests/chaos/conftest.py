@@ -47,7 +47,7 @@ class Deck:
 
     @property
     def chrome_pid(self) -> int:
-        chrome = self.service.profile(None).chrome
+        chrome = self.service.profile(None).impl.chrome
         assert chrome is not None and chrome.alive()
         return chrome.pid
 

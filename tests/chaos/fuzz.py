@@ -27,8 +27,9 @@ from pathlib import Path
 CHECKS = "all"
 REPO = Path(__file__).resolve().parents[2]
 # Calls that would end the run's own service or make it pointless: deleting the default
-# profile is refused anyway; reset-profile kills the browser under every later case.
-EXCLUDE_PATH_REGEX = r"^/(mcp|reset-profile)"
+# profile is refused anyway; reset-profile kills the browser under every later case;
+# take-over holds every later call on the browser for takeOverWaitSeconds.
+EXCLUDE_PATH_REGEX = r"^/(mcp|reset-profile|take-over)"
 # 502 (the page could not be loaded), 503 (the browser is gone) and 504 (a wait or an
 # action ran out of time) are the browser's answers, documented on every operation with
 # the error body; a 500 (a browserdeck bug) is still a finding.

@@ -218,17 +218,17 @@ async def test_a_window_closed_just_before_an_on_demand_start_is_still_told(deck
     ctx = deck.service.profile(None)
     notices: list[dict[str, object]] = []
     deck.service.events.notice.connect(lambda **kw: notices.append(kw))
-    chrome = ctx.chrome
+    chrome = ctx.impl.chrome
     assert chrome is not None
     async with ctx.lock:  # what start() holds while the watcher waits for it
         await deck.page_cdp_browser("Browser.close")
         assert await asyncio.wait_for(chrome.wait_exit(), NO_HANG) == 0
         await ctx.impl.start()  # the on-demand restart (managed driver), first in line
-    assert ctx.chrome is not None and ctx.chrome is not chrome and ctx.chrome.alive()
+    assert ctx.impl.chrome is not None and ctx.impl.chrome is not chrome and ctx.impl.chrome.alive()
     await asyncio.sleep(0.5)  # the watcher of the old browser runs now (and must be quiet)
     titles = [n["title"] for n in notices]
     assert titles == ["agent: browser quit"], notices
-    assert ctx.restart_note is not None and "quit" in ctx.restart_note
+    assert ctx.impl.restart_note is not None and "quit" in ctx.impl.restart_note
     await deck.open(BUTTON)
 
 
@@ -237,7 +237,7 @@ async def test_the_panel_watching_never_restarts_a_closed_browser(deck: Deck) ->
     an error it shows, not an on-demand relaunch (an agent's request does relaunch)."""
     target = await deck.open(BUTTON)
     ctx = deck.service.profile(None)
-    chrome = ctx.chrome
+    chrome = ctx.impl.chrome
     assert chrome is not None
     await deck.page_cdp_browser("Browser.close")
     await asyncio.wait_for(chrome.wait_exit(), NO_HANG)
@@ -247,10 +247,10 @@ async def test_the_panel_watching_never_restarts_a_closed_browser(deck: Deck) ->
     )
     assert resp.status_code == 503, resp.text
     assert error_of(resp)["code"] == "browser_stopped"
-    assert ctx.chrome is None or ctx.chrome is chrome, "the panel relaunched the browser"
+    assert ctx.impl.chrome is None or ctx.impl.chrome is chrome, "the panel relaunched the browser"
     resp = await deck.call("POST", "/screenshot", json={"inline": True})
     assert resp.status_code in (200, 404), resp.text  # relaunched: no tab yet, or a blank one
-    assert ctx.chrome is not None and ctx.chrome.alive()
+    assert ctx.impl.chrome is not None and ctx.impl.chrome.alive()
 
 
 async def test_stopped_browser_answers_then_recovers_after_sigcont(deck: Deck) -> None:

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from browserdeck.chrome.launcher import ChromeProcess, LaunchOptions, launch
+from browserdeck.chrome.flags import LaunchOptions
+from browserdeck.chrome.launcher import launch
+from browserdeck.chrome.process import ChromeProcess
 from tests.support.net import free_port
 
 OptionsFactory = Callable[..., LaunchOptions]

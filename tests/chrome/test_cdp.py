@@ -16,7 +16,7 @@ from browserdeck.chrome.endpoint import (
     fetch_version,
     list_targets,
 )
-from browserdeck.chrome.launcher import ChromeProcess
+from browserdeck.chrome.process import ChromeProcess
 from browserdeck.errors import ActionTimeout, Unavailable
 from tests.support.net import free_port
 

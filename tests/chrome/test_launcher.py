@@ -16,28 +16,18 @@ import pytest
 
 from browserdeck.chrome.cdp import CDPClient, CDPError
 from browserdeck.chrome.decorate import color_to_skcolor, read_decoration
+from browserdeck.chrome.endpoint import fetch_version, list_targets
 from browserdeck.chrome.executables import (
     ENV_OVERRIDE,
     HEADLESS_SHELL,
     find_browser,
     headless_shells,
 )
-from browserdeck.chrome.launcher import (
-    ChromeProcess,
-    LaunchOptions,
-    child_env,
-    child_home,
-    chrome_args,
-    fetch_version,
-    has_display,
-    is_cdp_ready,
-    kill_port_owner,
-    launch,
-    list_targets,
-    port_in_use,
-    profile_lock_owner,
-)
-from browserdeck.chrome.procs import pid_alive, process_group_members
+from browserdeck.chrome.flags import LaunchOptions, child_env, child_home, chrome_args, has_display
+from browserdeck.chrome.launcher import is_cdp_ready, launch
+from browserdeck.chrome.process import ChromeProcess
+from browserdeck.chrome.procs import kill_port_owner, pid_alive, port_in_use, process_group_members
+from browserdeck.chrome.profile_lock import profile_lock_owner
 from browserdeck.errors import Conflict, Unavailable
 from tests.chrome.conftest import OptionsFactory
 from tests.support.browsers import launch_raw_chromium

@@ -24,15 +24,15 @@ from typing import Any
 import pytest
 
 from browserdeck.chrome import launcher
-from browserdeck.chrome.launcher import (
+from browserdeck.chrome.launcher import launch
+from browserdeck.chrome.process import ChromeProcess
+from browserdeck.chrome.procs import pid_alive
+from browserdeck.chrome.profile_lock import (
     LOCK_GUARD,
-    ChromeProcess,
     claim_profile,
-    launch,
     profile_lock_owner,
     release_profile,
 )
-from browserdeck.chrome.procs import pid_alive
 from browserdeck.errors import Conflict
 from tests.chrome.conftest import OptionsFactory
 
@@ -146,7 +146,7 @@ def test_a_release_racing_two_claims_over_a_stale_lock_leaves_one_owner(
             return
         real_rename(src, dst)
 
-    monkeypatch.setattr(launcher.os, "rename", slow_rename)
+    monkeypatch.setattr(os, "rename", slow_rename)
     results: dict[int, Exception | None] = {}
 
     def claim(pid: int, delay: float) -> None:

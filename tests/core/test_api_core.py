@@ -348,7 +348,7 @@ async def test_every_open_tab_can_be_screenshot() -> None:
             opened.append((await client.post("/tabs/open", json={"url": url})).json()["targetId"])
         ctx = service.profile(None)
         windows = {
-            (await ctx._cdp_call("Browser.getWindowForTarget", {"targetId": t}))["windowId"]
+            (await ctx.impl.cdp_call("Browser.getWindowForTarget", {"targetId": t}))["windowId"]
             for t in opened
         }
         assert len(windows) == len(opened)

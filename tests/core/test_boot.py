@@ -664,7 +664,7 @@ async def test_the_tokens_are_read_once_the_api_listens_and_what_needs_them_wait
             await asyncio.wait_for(launch, 30)
             assert service.contexts["agent"].state == "running"
             await asyncio.wait_for(relay, 30)
-            assert service.contexts["chrome"].relay is not None
+            assert service.contexts["chrome"].impl.relay is not None
             wrong = await anon.get("/profiles", headers={"Authorization": "Bearer wrong"})
             assert wrong.status_code == 401, wrong.text
             await asyncio.wait_for(starting, 30)

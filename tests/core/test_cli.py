@@ -113,7 +113,7 @@ def test_cli_round_trip(served: tuple[dict[str, str], subprocess.Popen[str]]) ->
     # The page commands print what the answers hold, read by the keys results.py declares.
     cli(env, "navigate", "data:text/html,<title>Page</title><button>Go</button>", "-t", target)
     snap = cli(env, "snapshot", "-t", target)
-    assert snap.returncode == 0 and re.search(r"^# Page — data:.*\n# \d+ refs, 1 interactive", snap.stdout)
+    assert snap.returncode == 0 and re.search(r"^# \"Page\" — data:.*\n# \d+ refs, 1 interactive", snap.stdout)
     shot = cli(env, "screenshot", "--labels", "-t", target)
     assert shot.returncode == 0, shot.stderr
     assert re.search(r"^  e\d+: [\d.]+,[\d.]+ [\d.]+x[\d.]+$", shot.stdout, re.M), shot.stdout

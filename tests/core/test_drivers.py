@@ -25,7 +25,8 @@ async def test_switching_an_extension_profile_to_remote_stops_its_relay() -> Non
         ctx = service.contexts["chrome"]
         assert ctx.impl.name == "extension"
         port = service.config.relay_port
-        assert ctx.relay is not None and procs.port_in_use(port)
+        extension = ctx.impl
+        assert extension.relay is not None and procs.port_in_use(port)
 
         def to_remote(c: config.Config) -> None:
             p = c.profiles["chrome"]
@@ -33,7 +34,7 @@ async def test_switching_an_extension_profile_to_remote_stops_its_relay() -> Non
 
         await service.apply_config(config.updated(service.config, to_remote))
         assert ctx.impl.name == "remote"
-        assert ctx.relay is None
+        assert extension.relay is None
         assert not procs.port_in_use(port), "the extension driver's relay outlived the switch"
         status = (await client.get("/", params={"profile": "chrome"})).json()
         assert status["driver"] == "remote" and status["cdpPort"] is None

@@ -46,7 +46,7 @@ def _qapp() -> QApplication:
     app = QApplication.instance()
     if isinstance(app, QApplication):
         return app
-    from browserdeck.gui.app import make_qapp
+    from browserdeck.gui.qtapp import make_qapp
 
     return make_qapp(["browserdeck-tests"])
 

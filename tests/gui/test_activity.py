@@ -49,10 +49,9 @@ def _ref(snapshot: str, line: str) -> str:
 async def test_rows_say_kind_ref_element_tab_and_errors_live(qapp: Any, saved_config: Any) -> None:
     async with running_tray(qapp) as app:
         panel = app.show_panel()
-        # Nothing polls: no model poll, no screenshot timer. Rows must come from events.
+        # Nothing polls: no model poll, no live view. Rows must come from events.
         app.model._poll.stop()
         panel.auto_box.setChecked(False)
-        panel.timer.stop()
         async with _client(app, "agent-one") as one, _client(app, "agent-two") as two:
             opened = (await one.post("/tabs/open", json={"url": FORM})).json()
             target = opened["targetId"]

@@ -248,7 +248,7 @@ async def test_the_users_own_chrome_keeps_the_users_focus(
         monkeypatch.setenv("DISPLAY", x.display)
         async with headed_service() as service, api_client(service) as client:
             assert (await client.post("/start", params={"profile": "chrome"})).status_code == 200
-            relay = service.contexts["chrome"].relay
+            relay = service.contexts["chrome"].impl.relay
             assert relay is not None
             ext = await launch_ext_browser(
                 chromium_path, tmp_path / "users-chrome", relay, headless=False

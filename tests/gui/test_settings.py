@@ -116,8 +116,8 @@ async def test_save_applies_live_without_restarting_for_a_colour(
         service = app.service
         agent = service.contexts["agent"]
         await agent.start()
-        old_pid = agent.chrome.pid
-        relay_before = service.contexts["chrome"].relay
+        old_pid = agent.impl.chrome.pid
+        relay_before = service.contexts["chrome"].impl.relay
 
         dialog = app.show_settings()
         assert dialog is app.show_settings(), "a second Settings… raises the same dialog"
@@ -142,10 +142,10 @@ async def test_save_applies_live_without_restarting_for_a_colour(
         assert "research" in service.contexts
         # Only its colour changed: the browser and its tabs stay; the notice says when the
         # window's tint follows.
-        assert agent.chrome is not None and agent.chrome.pid == old_pid, "restarted for a colour"
+        assert agent.impl.chrome is not None and agent.impl.chrome.pid == old_pid, "restarted for a colour"
         said = [n for n in app.notices if n[2] == "Settings saved"][-1][3]
         assert "takes its new colour at its next start; its tabs stay open" in said, said
-        assert service.contexts["chrome"].relay is relay_before, "the relay was not touched"
+        assert service.contexts["chrome"].impl.relay is relay_before, "the relay was not touched"
         assert autostart.is_enabled(), "start at login followed the setting"
         await wait_for(
             lambda: app.tray.profile_menus.get("research") is not None,

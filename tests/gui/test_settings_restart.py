@@ -39,7 +39,7 @@ async def test_a_port_change_asks_first_and_at_next_start_keeps_the_tabs(
     async with running_tray(qapp) as app:
         service, agent = app.service, app.service.contexts["agent"]
         await agent.start()
-        old_pid, old_port = agent.chrome.pid, agent.profile.cdp_port
+        old_pid, old_port = agent.impl.chrome.pid, agent.profile.cdp_port
         await app.model.deck.open_tab(app.model.caller(), "agent", "about:blank#one")
         await app.model.deck.open_tab(app.model.caller(), "agent", "about:blank#two")
         tabs = len(await agent.peek_tabs() or [])
@@ -63,7 +63,7 @@ async def test_a_port_change_asks_first_and_at_next_start_keeps_the_tabs(
         await wait_for(lambda: _closed(dialog), what="the dialog to close after saving")
         on_disk = json.loads(paths.config_file().read_text(encoding="utf-8"))
         assert on_disk["profiles"]["agent"]["cdpPort"] == port
-        assert agent.chrome is not None and agent.chrome.pid == old_pid
+        assert agent.impl.chrome is not None and agent.impl.chrome.pid == old_pid
         assert agent.profile.cdp_port == old_port, "the running browser keeps its endpoint"
         assert len(await agent.peek_tabs() or []) == tabs
         said = [n for n in app.notices if n[2] == "Settings saved"][-1][3]
@@ -80,12 +80,12 @@ async def test_restart_now_restarts_and_says_so(qapp: Any, saved_config: Any, qt
     async with running_tray(qapp) as app:
         agent = app.service.contexts["agent"]
         await agent.start()
-        old_pid = agent.chrome.pid
+        old_pid = agent.impl.chrome.pid
         dialog, box, port = await _change_port_and_save(app, qtbot)
         now = _button(box, "Restart now")
         await in_qt(lambda: qtbot.mouseClick(now, Qt.MouseButton.LeftButton))
         await wait_for(lambda: _closed(dialog), what="the dialog to close after saving")
-        assert agent.chrome is not None and agent.chrome.pid != old_pid
+        assert agent.impl.chrome is not None and agent.impl.chrome.pid != old_pid
         assert agent.profile.cdp_port == port
         said = [n for n in app.notices if n[2] == "Settings saved"][-1][3]
         assert "“agent” restarted with the new settings" in said, said

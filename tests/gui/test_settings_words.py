@@ -174,7 +174,7 @@ def test_every_name_problem_at_once_and_the_list_shows_what_is_typed(
 _ROWS_FIT = """
 import asyncio, json, socket, sys
 from browserdeck import config
-from browserdeck.gui.app import make_qapp
+from browserdeck.gui.qtapp import make_qapp
 from browserdeck.gui.qtloop import QtEventLoop
 from browserdeck.gui.settings import SettingsDialog
 from browserdeck.reconfig import Applied

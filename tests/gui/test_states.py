@@ -87,7 +87,7 @@ async def test_a_killed_browser_is_crashed_in_words_a_user_knows(
         panel = app.show_panel()
         ctx = app.service.contexts["agent"]
         await ctx.start()
-        os.killpg(ctx.chrome.pid, signal.SIGKILL)
+        os.killpg(ctx.impl.chrome.pid, signal.SIGKILL)
         await wait_for(
             lambda: any(t == "agent: browser crashed" for _, _, t, _ in app.notices),
             what="a crash notification",
@@ -110,7 +110,7 @@ async def test_a_browser_told_to_quit_is_not_said_to_be_closed_by_you(
     async with running_tray(qapp) as app:
         ctx = app.service.contexts["agent"]
         await ctx.start()
-        os.kill(ctx.chrome.pid, signal.SIGTERM)
+        os.kill(ctx.impl.chrome.pid, signal.SIGTERM)
         await wait_for(
             lambda: any(t == "agent: browser quit" for _, _, t, _ in app.notices),
             what="the quit notification",

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 from tests.gui.conftest import running_tray, wait_for
 from tests.relay.harness import launch_ext_browser, start_site
+from tests.support.service import api_client
 
 from browserdeck.mcpserver import claims
 from browserdeck.mcpserver.claims import Owner, TabClaims
@@ -49,7 +50,7 @@ async def test_stop_all_agents_closes_agent_tabs_and_keeps_the_users(
         assert held.target_id not in app.model.deck.tab_holders("agent")
         assert mine.target_id in left, "the user's own tab was closed"
         message = next(m for _, _, t, m in app.notices if t == "All agents stopped")
-        assert "closed" in message
+        assert "closed" in message.lower()
         assert claims.read_claims("agent") == []
 
 
@@ -63,7 +64,7 @@ async def test_stop_all_agents_unshares_every_tab_of_the_users_chrome(
     try:
         async with running_tray(qapp) as app:
             service = app.service
-            relay = service.contexts["chrome"].relay
+            relay = service.contexts["chrome"].impl.relay
             assert relay is not None
             ext = await launch_ext_browser(chromium_path, tmp_path / "users-chrome", relay)
             try:
@@ -98,7 +99,7 @@ async def test_stop_all_agents_unshares_every_tab_of_the_users_chrome(
                         what="the confirmation notice",
                     )
                     message = next(m for _, _, t, m in app.notices if t == "All agents stopped")
-                    assert "stopped sharing 2 Chrome tabs" in message, message
+                    assert message == "Stopped sharing 2 Chrome tabs of yours.", message
                     assert await ext.sw_eval("browserdeck.state.shared.size") == 0
                     assert relay.relay.shared_tabs() == []
                     attached = await ext.sw_eval(
@@ -141,3 +142,47 @@ async def test_stop_all_agents_is_offered_only_when_there_is_something_to_stop(
             assert opened.status_code == 200
         await app.model.refresh_now()
         assert action.isEnabled() and action.text() == "Stop all agents"
+
+
+async def _stopped(app: Any) -> tuple[str, str]:
+    """Press Stop all agents; the notice it gives (title, message)."""
+    before = len(app.notices)
+    app.stop_all_agents()
+    await wait_for(lambda: len(app.notices) > before, what="the Stop all agents notice")
+    _, _, title, message = app.notices[-1]
+    return title, message
+
+
+async def test_stop_all_agents_says_what_really_happened(qapp: Any, saved_config: Any) -> None:
+    """The counts are what ending the sessions did (closed, given back, kept); a count
+    of nothing is not said (no "0 Chrome tabs" without the extension)."""
+    async with running_tray(qapp) as app:
+        service = app.service
+        mine = await service.contexts["agent"].open_tab("data:text/html,<title>Mine</title>")
+        async with api_client(service) as agent:
+            agent.headers.update({"X-Browserdeck-Client": "bot", "X-Browserdeck-Session": "run-9"})
+            ids = []
+            for title in ("Keep", "Drop"):
+                r = await agent.post(
+                    "/tabs/open", json={"url": f"data:text/html,<title>{title}</title>"}
+                )
+                assert r.status_code == 200, r.text
+                ids.append(r.json()["targetId"])
+            r = await agent.post("/tabs/keep", json={"targetId": ids[0]})
+            assert r.status_code == 200, r.text
+            # It acts on the user's tab: a tab it uses without having opened it.
+            r = await agent.get("/snapshot", params={"targetId": mine.target_id})
+            assert r.status_code == 200, r.text
+        title, message = await _stopped(app)
+        assert title == "All agents stopped"
+        assert message == (
+            "Stopped 1 agent session, closed 1 tab agents opened, left open 1 tab agents "
+            "only used and kept 1 tab you marked Keep."
+        ), message
+        left = {t.target_id for t in await service.contexts["agent"].list_tabs()}
+        assert ids[0] in left and mine.target_id in left and ids[1] not in left
+
+        # Nothing runs now: said as such, not "Ended 0 agent sessions, closed 0 tabs".
+        title, message = await _stopped(app)
+        assert title == "No agents to stop", title
+        assert "0" not in message and "nothing to stop" in message, message

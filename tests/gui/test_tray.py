@@ -168,7 +168,7 @@ async def test_a_crash_is_notified_and_marked(qapp: Any, saved_config: Any) -> N
         ctx = tray_app.service.contexts["agent"]
         await ctx.start()
         await wait_for(lambda: tray_app.model.tray_state() == "running", what="running mark")
-        os.killpg(ctx.chrome.pid, signal.SIGKILL)  # the browser dies under us
+        os.killpg(ctx.impl.chrome.pid, signal.SIGKILL)  # the browser dies under us
         await wait_for(
             lambda: any("crashed" in title for _, _, title, _ in tray_app.notices),
             what="a crash notification",

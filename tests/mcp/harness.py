@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
 
 from browserdeck import config
 from browserdeck.config import Config
@@ -55,7 +56,12 @@ async def stdio_client(home: Path, chromium: str, *args: str) -> AsyncIterator[C
 
 @asynccontextmanager
 async def http_client(
-    url: str, token: str | None, *, mode: str = "legacy", headers: dict[str, str] | None = None
+    url: str,
+    token: str | None,
+    *,
+    mode: str = "legacy",
+    headers: dict[str, str] | None = None,
+    client_info: Implementation | None = None,
 ) -> AsyncIterator[Client]:
     all_headers = dict(headers or {})
     if token is not None:
@@ -63,7 +69,10 @@ async def http_client(
     async with (
         httpx2.AsyncClient(headers=all_headers, timeout=90) as http,
         Client(
-            streamable_http_client(url, http_client=http), mode=mode, read_timeout_seconds=90
+            streamable_http_client(url, http_client=http),
+            mode=mode,
+            read_timeout_seconds=90,
+            client_info=client_info,
         ) as client,
     ):
         yield client

@@ -75,8 +75,12 @@ self.addEventListener('fetch', (e) => {
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
+    def page(self, path: str) -> str | None:
+        """The body served at ``path`` (None: 404); another site overrides it."""
+        return PAGES.get(path)
+
     def do_GET(self) -> None:
-        body = PAGES.get(self.path.split("?")[0])
+        body = self.page(self.path.split("?")[0])
         if body is None:
             self.send_response(404)
             self.end_headers()
@@ -94,6 +98,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serve_site() -> Iterator[str]:
-    with serve_http(_Handler, "mcp-test-site") as url:
+def serve_site(handler: type[_Handler] = _Handler) -> Iterator[str]:
+    with serve_http(handler, "mcp-test-site") as url:
         yield url

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from browserdeck.mcpserver import pagetext, snapshot
+from browserdeck.engine import pagetext
+from browserdeck.mcpserver import snapshot
 
 GRID = "\n".join(
     [
@@ -111,7 +112,7 @@ def test_over_the_cap_long_prose_is_cut_short_before_anything_folds() -> None:
 
 
 def test_cut_prose_stays_quoted_as_page_text() -> None:
-    """A cut line is quoted as every page text is (mcpserver/pagetext.py): a bracket or a
+    """A cut line is quoted as every page text is (engine/pagetext.py): a bracket or a
     quote of the page never reads as a ref or the string's end."""
     forged = 'Click "OK" [ref=e99] ' + " ".join(f"word{i}" for i in range(120))
     raw = pagetext.escape_snapshot(

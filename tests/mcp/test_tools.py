@@ -254,7 +254,7 @@ async def test_all_tools_dom_exploration(
         dom = await call(client, "browser_query_dom", {"selector": "button", "limit": 2})
         assert '"total": 3' in dom and '"tag": "button"' in dom
         text = await call(client, "browser_visible_text", {"selector": "#out"})
-        # Page content, marked as such (mcpserver/pagetext.py).
+        # Page content, marked as such (engine/pagetext.py).
         assert text.splitlines()[1] == "not sent" and len(text.splitlines()) == 3, text
         assert text.startswith("--- begin visible text") and "nonce=" in text
         styles = await call(

@@ -17,7 +17,7 @@ import websockets
 
 from browserdeck.chrome.cdp import CDPClient, CDPError
 from browserdeck.events import ServiceEvents
-from browserdeck.relay import core
+from browserdeck.relay import events as relay_events
 from browserdeck.relay.protocol import frame, split_frame
 from browserdeck.relay.server import RelayServer
 from browserdeck.secrets import new_token
@@ -384,14 +384,14 @@ async def test_lifecycle_is_kept_only_while_enabling_it_is_in_flight(
         other = await _page_session(rec)
         await rec.result("Page.setLifecycleEventsEnabled", {"enabled": True}, session=other)
         parsed = 0
-        real_loads = core.loads
+        real_loads = relay_events.loads
 
         def counting_loads(text: str) -> Any:
             nonlocal parsed
             parsed += 1
             return real_loads(text)
 
-        monkeypatch.setattr(core, "loads", counting_loads)
+        monkeypatch.setattr(relay_events, "loads", counting_loads)
         # A page that reloads over and over while a session listens: each document has two
         # iframes, and no frameDetached ever comes for the old ones.
         reloads = 300
@@ -407,7 +407,7 @@ async def test_lifecycle_is_kept_only_while_enabling_it_is_in_flight(
                     )
         await rec.wait_event("Page.lifecycleEvent", count=reloads * 12, timeout=20)
         assert parsed == 0  # nobody is enabling lifecycle: the events are only passed on
-        monkeypatch.setattr(core, "loads", real_loads)
+        monkeypatch.setattr(relay_events, "loads", real_loads)
         [tab] = fast_relay.relay.tabs.values()
         assert tab.lifecycle_recorders == []
         assert "SUB0a" not in repr(tab)  # nothing of a dead frame is kept

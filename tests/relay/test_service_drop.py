@@ -21,7 +21,7 @@ async def test_extension_dropped_during_an_action(
     probe = await asyncio.start_server(on_connect, "127.0.0.1", 0)
     port = probe.sockets[0].getsockname()[1]
     async with running_service(service_config()) as (service, client):
-        relay = service.contexts["chrome"].relay
+        relay = service.contexts["chrome"].impl.relay
         assert relay is not None
         ext = await launch_ext_browser(chromium_path, tmp_path / "ext", relay)
         try:

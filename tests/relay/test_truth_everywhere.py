@@ -188,9 +188,13 @@ class Deck:
 async def deck(
     chromium_path: str, tmp_path_factory: pytest.TempPathFactory, asite: AsyncSite
 ) -> AsyncIterator[Deck]:
-    async with running_service(service_config()) as (service, client), contextlib.AsyncExitStack() as stack:
+    cfg = service_config()
+    # What the answers say, not approval: the extension profile would ask before the form's
+    # "Send" (its driver's default, docs/approval.md), and no one is there to answer.
+    cfg.profiles["chrome"].approval = "off"
+    async with running_service(cfg) as (service, client), contextlib.AsyncExitStack() as stack:
         assert (await client.post("/start")).status_code == 200
-        relay: RelayServer | None = service.contexts["chrome"].relay
+        relay: RelayServer | None = service.contexts["chrome"].impl.relay
         assert relay is not None
         ext = await launch_ext_browser(
             chromium_path, tmp_path_factory.mktemp("ext-chromium"), relay

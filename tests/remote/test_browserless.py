@@ -237,13 +237,13 @@ async def test_idle_pooled_session_is_released(browserless: Browserless, bd_home
         me = {"X-Browserdeck-Session": "sleepy"}
         assert (await client.get("/tabs", params={"profile": "farm"}, headers=me)).status_code == 200
         ctx = service.profile("farm")
-        assert ctx.remote is not None and list(ctx.remote.leases) == ["sleepy"]
+        assert list(ctx.impl.leases) == ["sleepy"]
         # Nobody calls: after poolIdleSeconds (checked every quarter of it) it goes back.
         for _ in range(100):
-            if not ctx.remote.leases:
+            if not ctx.impl.leases:
                 break
             await asyncio.sleep(0.25)
-        assert not ctx.remote.leases
+        assert not ctx.impl.leases
         status = (await client.get("/", params={"profile": "farm"})).json()
         assert status["remote"]["sessions"] == []
 

@@ -20,11 +20,13 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
 from pathlib import Path
 from urllib.parse import quote
 
+from browserdeck.engine import pagetext
 from browserdeck.engine import snapshot_text as st
-from browserdeck.mcpserver import pagetext
+from tests.core.test_cli import cli, served  # noqa: F401  (served: the fixture)
 from tests.mcp.harness import call, call_error, mcp_config, ref_of, stdio_client
 
 PAGE = (
@@ -129,3 +131,25 @@ def test_any_name_stays_one_quoted_name() -> None:
             assert json.loads(m.group(3)[1:]) == name, (raw, line)
             if m.group(5):
                 assert json.loads(m.group(5)[2:]) == name, (raw, line)
+
+
+def test_the_cli_shows_page_text_quoted(
+    served: tuple[dict[str, str], subprocess.Popen[str]],  # noqa: F811  (the fixture)
+) -> None:
+    """An agent that drives the CLI reads the same quoting: the snapshot's names (the API
+    quotes them), and the title and URL the CLI prints in its own lines."""
+    env, _ = served
+    assert cli(env, "start").returncode == 0
+    page = "data:text/html," + quote(PAGE)
+    opened = cli(env, "open", page, "--json")
+    assert opened.returncode == 0, opened.stderr
+    target = json.loads(opened.stdout)["targetId"]
+    snap = cli(env, "snapshot", "-t", target)
+    assert snap.returncode == 0, snap.stderr
+    header, *lines = snap.stdout.splitlines()
+    assert header.startswith('# "Shop\\u0022 \\u005bref=e1\\u005d - button \\u0022Pay"'), header
+    names_hold_no_ref("\n".join(x for x in lines if not x.startswith("#")))
+    tabs = cli(env, "tabs")
+    assert "[ref=" not in tabs.stdout and "Shop\\u0022" in tabs.stdout, tabs.stdout
+    went = cli(env, "navigate", page, "-t", target)
+    assert went.returncode == 0 and "[ref=" not in went.stdout, went.stdout

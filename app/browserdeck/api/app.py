@@ -182,10 +182,12 @@ def create_app(deck: Deck) -> FastAPI:
 
     app.openapi = openapi  # type: ignore[method-assign]
 
-    from browserdeck.api import routes_core, routes_engine
+    from browserdeck.api import routes_core, routes_engine, routes_logins, routes_recording
 
     app.include_router(routes_core.router)
     app.include_router(routes_engine.router)
+    app.include_router(routes_recording.router)
+    app.include_router(routes_logins.router)
     return app
 
 

@@ -19,6 +19,7 @@ from browserdeck import results as r
 from browserdeck.api.deps import caller_of, deck_of
 from browserdeck.door.request import TabRequest
 from browserdeck.engine import options as o
+from browserdeck.engine import pagetext
 
 router = APIRouter(tags=["engine"])
 
@@ -67,7 +68,12 @@ async def snapshot(
     profile: ProfileQ = None,
     target_id: TargetQ = None,
 ) -> r.Snapshot:
-    return await _on_tab(request, profile, target_id, query)
+    answer = await _on_tab(request, profile, target_id, query)
+    if answer.format == "aria":
+        return answer
+    # Page text quoted as MCP quotes it (engine/pagetext.py): a CLI or HTTP agent reads
+    # this text too, and a name must never read as a ref or a new line.
+    return answer.model_copy(update={"snapshot": pagetext.escape_snapshot(answer.snapshot)})
 
 
 # The act kinds, as the models of the /act body declare them.

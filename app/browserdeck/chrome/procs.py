@@ -22,6 +22,7 @@ import psutil
 from browserdeck.guard import is_loopback_address
 
 __all__ = [
+    "SIGKILL",
     "Listener",
     "is_chrome_process",
     "kill_port_owner",
@@ -36,9 +37,13 @@ __all__ = [
     "process_group_members",
     "process_uid",
     "signal_process_group",
+    "sweep_group_blocking",
 ]
 
 log = logging.getLogger(__name__)
+
+# Windows has no SIGKILL; there the callers use Popen.kill() (TerminateProcess) anyway.
+SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)
 
 _BROWSER_WORDS = ("chrome", "chromium", "brave", "msedge", "microsoft-edge", "headless_shell")
 
@@ -224,6 +229,20 @@ def signal_process_group(pgid: int, sig: int) -> bool:
     return True
 
 
+def sweep_group_blocking(pgid: int) -> None:
+    """Kill what is left of a browser's process group once its main process is gone.
+
+    The group's other members are not our children, so there is no exit event to await:
+    poll briefly, letting helpers notice the browser is gone, then SIGKILL."""
+    deadline = time.monotonic() + 0.5
+    while process_group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if signal_process_group(pgid, SIGKILL):
+        deadline = time.monotonic() + 5.0
+        while process_group_alive(pgid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+
 # -- reset-profile -------------------------------------------------------------------
 
 
@@ -252,11 +271,11 @@ def kill_port_owner(port: int, timeout: float = 5.0) -> list[int]:
     log.warning("killing %s listening on 127.0.0.1:%d", pids, port)
     _signal_all(groups, signal.SIGTERM)
     if not _wait_gone(pids, timeout / 2):
-        _signal_all(groups, getattr(signal, "SIGKILL", signal.SIGTERM))
+        _signal_all(groups, SIGKILL)
         _wait_gone(pids, timeout / 2)
     # The group's other members (renderers, crashpad) get no SIGTERM grace of their own.
     for pgid in {g for g in groups.values() if g is not None}:
-        signal_process_group(pgid, getattr(signal, "SIGKILL", signal.SIGTERM))
+        signal_process_group(pgid, SIGKILL)
     return pids
 
 

@@ -56,6 +56,24 @@ def _path_item(value: str) -> str:
     return value.strip()
 
 
+def _split_words(value: Any) -> Any:
+    # A list on disk; one string with commas between words from a text field.
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return value
+
+
+def _word_item(value: str) -> str:
+    # Letters, digits, spaces, '-' and apostrophes: a word or phrase as a person writes it,
+    # matched as whole words (it becomes part of a pattern, so no pattern syntax).
+    word = " ".join(value.split())
+    if not word or len(word) > 60 or not all(c.isalnum() or c in " -'’" for c in word):
+        raise ValueError("not a word")
+    return word
+
+
 def _annotation(setting: Setting) -> Any:
     """The pydantic type of one declared setting (constraints from the declaration)."""
     from pydantic import AfterValidator, BeforeValidator, StrictBool, StrictInt, StrictStr
@@ -79,11 +97,15 @@ def _annotation(setting: Setting) -> Any:
         t = Annotated[
             list[Annotated[StrictStr, AfterValidator(_path_item)]], BeforeValidator(_split_paths)
         ]
+    elif kind == "words":
+        t = Annotated[
+            list[Annotated[StrictStr, AfterValidator(_word_item)]], BeforeValidator(_split_words)
+        ]
     elif kind in ("path", "profile-ref", "string"):
         t = Annotated[StrictStr, AfterValidator(_nonblank)]
     else:
         raise AssertionError(f"unknown setting type {kind}")
-    return t | None if setting.default is None and kind != "paths" else t
+    return t | None if setting.default is None and kind not in ("paths", "words") else t
 
 
 _ADAPTERS: dict[tuple[Any, ...], TypeAdapter[Any]] = {}
@@ -144,6 +166,11 @@ def _refusal(setting: Setting, value: Any, where: str) -> InvalidInput:
         why = f"expected one of {', '.join(setting.choices)}"
     elif kind == "paths":
         why = "expected a list of paths"
+    elif kind == "words":
+        why = (
+            "expected words or phrases separated by commas (letters, digits, spaces, '-' "
+            "and apostrophes; at most 60 characters each)"
+        )
     else:
         why = "expected a non-empty string"
     return InvalidInput(f"invalid {where} {value!r}: {why}", code="invalid_setting")

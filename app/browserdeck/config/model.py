@@ -19,6 +19,8 @@ from browserdeck import driverspecs as drivers
 from browserdeck import paths
 from browserdeck.config.check import check_setting
 from browserdeck.config.profile import (
+    APPROVAL_MODES,
+    APPROVAL_WORDS,
     PROFILE_NAME_RE,
     ProfileConfig,
     parse_profile,
@@ -251,12 +253,24 @@ class Config:
         "int",
         500,
         "Most disk space (MB) each folder of saved files may use: screenshots, PDFs, "
-        "downloads, MCP output. The oldest files are removed first.",
+        "downloads, MCP output, session recordings. The oldest files are removed first.",
         label="Space for saved files (MB)",
         help="Screenshots, PDFs and downloads agents saved; the oldest go first when "
         "there is more than this.",
         minimum=10,
         maximum=1_000_000,
+        group="advanced",
+    )
+    take_over_wait_seconds: int = declare(
+        "int",
+        30,
+        "While you have taken over a profile's browser (the panel's Take over), an agent's "
+        "call on it waits this long for you to hand it back, then is refused (0: refused "
+        "at once).",
+        label="Agents wait while you have taken over (s)",
+        help="Agents wait this long while you have taken a browser over, then retry.",
+        minimum=0,
+        maximum=600,
         group="advanced",
     )
     artifacts_max_age_days: int = declare(
@@ -277,6 +291,53 @@ class Config:
         help="browserdeck's own log files never take more than this.",
         minimum=1,
         maximum=10_000,
+        group="advanced",
+    )
+    approval: str | None = declare(
+        "choice",
+        None,
+        "Ask you before an agent acts: off; risky (paying, deleting, sending, uploading, "
+        "submitting a password, card or one-time code: docs/approval.md); all (every action "
+        "that changes a page). A profile's own value wins; unset here and there: the "
+        "driver's default (risky for extension profiles, your own Chrome; off for the others).",
+        label="Ask before agents act",
+        help="browserdeck asks you in a small window before an agent pays, deletes, sends, "
+        "uploads or submits a password, card or one-time code. A profile's own choice wins "
+        "over this one.",
+        choices=APPROVAL_MODES,
+        choice_labels=APPROVAL_WORDS,
+        placeholder="As the driver says (risky for your own Chrome, never for the others)",
+    )
+    approval_timeout_seconds: int = declare(
+        "int",
+        60,
+        "How long an action waits for your answer; no answer in time is a denial.",
+        label="Wait for your answer (seconds)",
+        help="With no answer in this time the action is refused.",
+        minimum=5,
+        maximum=300,
+    )
+    approval_channel: str = declare(
+        "choice",
+        "tray",
+        "Where you are asked first: tray (the tray app's window; else the agent's MCP client, "
+        "when it can ask you) or mcp-client (the MCP client first, when it can; else the tray).",
+        label="Ask me first in",
+        help="Where you are asked when both can: the tray app's window, or the chat app the "
+        "agent runs in (if it can show a question).",
+        choices=("tray", "mcp-client"),
+        choice_labels={"tray": "The tray app", "mcp-client": "The agent's chat app (MCP)"},
+        group="advanced",
+    )
+    approval_words: list[str] = declare(
+        "words",
+        [],
+        "More words or phrases that make a click risky, besides the built-in English ones "
+        "(buy, pay, order, delete, send …; docs/approval.md). Several: separate with commas.",
+        label="More risky words",
+        help="Besides buy, pay, order, checkout, subscribe, donate, transfer, delete, remove, "
+        "close account, send, post, publish, share, invite and confirm. Separate them with "
+        "commas; any language.",
         group="advanced",
     )
     upload_roots: list[str] = declare(

@@ -22,6 +22,13 @@ DRIVERS: tuple[Driver, ...] = tuple(drivers.SPECS)
 
 PROFILE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+# The approval setting's values (global and per profile), in a person's words.
+APPROVAL_MODES = ("off", "risky", "all")
+APPROVAL_WORDS = {
+    "off": "Never",
+    "risky": "Before risky actions (pay, delete, send, upload …)",
+    "all": "Before every action that changes a page",
+}
 
 
 @dataclass
@@ -140,6 +147,19 @@ class ProfileConfig:
         "remote debugging on.",
         per_driver=True,
     )
+    approval: str | None = declare(
+        "choice",
+        None,
+        "Ask you before this profile's agents act (off, risky, all); default: the global "
+        "approval setting, else the driver's default.",
+        label="Ask before agents act",
+        help="browserdeck asks you in a small window before an agent acts in this browser "
+        "as you choose here; unset, the global choice or the driver's holds.",
+        choices=APPROVAL_MODES,
+        choice_labels=APPROVAL_WORDS,
+        at_create=True,
+        restarts="",  # the front door reads it at each action
+    )
     user_data_dir: str | None = declare(
         "path",
         None,
@@ -154,11 +174,9 @@ class ProfileConfig:
     @property
     def is_service(self) -> bool:
         """A remote profile on a ws(s):// endpoint: a browser service, driven over that socket."""
-        return (
-            self.driver == "remote"
-            and bool(self.cdp_url)
-            and str(self.cdp_url).lower().startswith(("ws://", "wss://"))
-        )
+        spec = drivers.SPECS.get(self.driver)
+        url = str(self.cdp_url or "").lower()
+        return spec is not None and spec.services and url.startswith(("ws://", "wss://"))
 
     def to_json(self) -> dict[str, Any]:
         """The fields that are set, by key (driver and colour always are)."""

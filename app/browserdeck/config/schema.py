@@ -17,7 +17,17 @@ from typing import Any, Literal, TypeVar, cast
 
 # What a value is: picks the check (check.py), the dialog's editor and the docs' type.
 Kind = Literal[
-    "bool", "port", "int", "choice", "color", "url", "path", "paths", "profile-ref", "string"
+    "bool",
+    "port",
+    "int",
+    "choice",
+    "color",
+    "url",
+    "path",
+    "paths",
+    "words",
+    "profile-ref",
+    "string",
 ]
 # Where the settings dialog shows a global setting (profile fields sit on the Profiles page).
 Group = Literal["general", "ports", "advanced", "browsers", "profile"]

@@ -51,7 +51,11 @@ class ActivityLog:
         elif isinstance(exc, BrowserdeckError):
             status = self.status_of(exc)
             # The message may quote page text (a lone surrogate): the log shows it cleaned.
-            error = CallError(exc.code, well_formed(exc.message), well_formed(exc.hint))
+            # The hint as the caller was told it: an MCP agent's row names the tool
+            # (browser_snapshot), a CLI call's the command, not the HTTP route.
+            via = call.caller.via
+            hint = exc.hint_for("api" if via == "gui" else via)
+            error = CallError(exc.code, well_formed(exc.message), well_formed(hint))
         elif isinstance(exc, asyncio.CancelledError):
             status = 0  # the caller went away: no answer
         else:
@@ -73,7 +77,11 @@ def notes_of(call: Call[Any]) -> CallNotes:
     """What the call named: its tab and page, the act's kind, refs and element, the key
     pressed, what was typed (its length only: it may be a password), options chosen."""
     request = call.request
-    notes = CallNotes(profile=call.profile, element=call.data.get(_ELEMENT))
+    notes = CallNotes(
+        profile=call.profile,
+        element=call.data.get(_ELEMENT),
+        approval=call.data.get("approval.decision"),  # door/approval/addon.py
+    )
     named = getattr(request, "target_id", None)  # the tab asked for, if it was not found
     notes.target_id = call.tab.target_id if call.tab is not None else named
     kind = getattr(request, "kind", None) or getattr(request, "action", None)

@@ -13,6 +13,10 @@ out). ``Deck`` runs every call through ``Addons.run``:
    failed: ``call.answer`` or ``call.error`` is set. It may add ``call.note(...)``.
    An ``after`` that raises is logged and changes nothing for the caller.
 
+An addon with work of its own in the background (the session recorder) may define
+``async stop()``: the service awaits it as it stops, once no call comes any more and
+before the browsers close.
+
 The activity log is the first addon (door/activity.py); docs/architecture.md shows the
 flow of one call and an example.
 """
@@ -54,6 +58,17 @@ class Addons:
 
     def __iter__(self) -> Any:
         return iter(list(self._addons))
+
+    async def stop(self) -> None:
+        """Each addon's ``stop()`` (those that define one), the last added first."""
+        for addon in reversed(self._addons):
+            hook = getattr(addon, "stop", None)
+            if hook is None:
+                continue
+            try:
+                await hook()
+            except Exception:
+                log.exception("addon %r failed to stop", addon)
 
     async def run(
         self,

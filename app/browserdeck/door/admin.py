@@ -7,10 +7,11 @@ call is about travels beside the request (``?profile=``), as for every call.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from browserdeck import recorded as rec
 from browserdeck import results as r
 from browserdeck.config import PROFILE_NAME_RE
 from browserdeck.door.request import Request
@@ -181,6 +182,15 @@ class EndSession(Request[SessionEnded | None]):
     session: str
 
 
+class Refused(Request[None]):
+    """A call of an agent whose session had ended, refused before it ran: it passes the
+    addons all the same, so the activity log names who tried and what they were told."""
+
+    op = "refused"
+
+    kind: str = Field(description="what the agent asked for: an MCP tool's name")
+
+
 class ListTabs(Request[r.TabList]):
     op = "tabs"
 
@@ -212,3 +222,37 @@ class CloseTab(Request[r.Closed]):
     op = "close-tab"
 
     target_id: str
+
+
+# --- recorded sessions and take-over (recording/) ---------------------------------
+
+
+class ListSessions(Request[rec.RecordedSessions]):
+    op = "sessions"
+
+
+class GetSession(Request[rec.RecordedSession]):
+    op = "session"
+
+    session: str = Field(description="a recorded session's id (GET /sessions)")
+
+
+class ExportSession(Request[rec.SessionExport]):
+    op = "export-session"
+
+    session: str = Field(
+        default="", description="a recorded session's id (GET /sessions); the API takes it in the path"
+    )
+    format: Literal["trace", "html", "video"] = Field(
+        default="html",
+        description="trace: a Playwright trace (.zip, `playwright show-trace`); html: one "
+        "self-contained report; video: a WebM of the steps",
+    )
+
+
+class TakeOver(Request[rec.TakeOverState]):
+    op = "take-over"
+
+
+class HandBack(Request[rec.TakeOverState]):
+    op = "hand-back"

@@ -22,9 +22,12 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Self
 
+    from pydantic import TypeAdapter
+
     from browserdeck.config import Config
 
 A = TypeVar("A")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,15 @@ class TabRequest(Request[A]):
         """The element refs the request acts on, the first being "the element"."""
         found = [getattr(self, name, None) for name in ("ref", "start_ref", "input_ref")]
         return [ref for ref in found if isinstance(ref, str) and ref]
+
+
+def one_of(adapter: TypeAdapter[R], values: Mapping[str, Any], *, where: str = "") -> R:
+    """The request of a union its ``kind`` picks (an act, a storage call), from plain
+    values (as ``Request.of``)."""
+    try:
+        return adapter.validate_python({k: v for k, v in values.items() if v is not None})
+    except ValidationError as exc:
+        raise invalid(exc, where) from None
 
 
 def invalid(exc: ValidationError, where: str = "") -> InvalidInput:

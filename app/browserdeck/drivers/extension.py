@@ -1,6 +1,5 @@
 """The extension driver: the user's own Chrome, through the browserdeck extension and the
-local CDP relay (relay/). Moved from ``profiles.ProfileContext``'s ``driver == "extension"``
-branches as it was.
+local CDP relay (relay/), which it keeps (``relay``) from start to stop.
 """
 
 from __future__ import annotations
@@ -15,6 +14,8 @@ from browserdeck.tabs import Tab
 
 if TYPE_CHECKING:
     from browserdeck.door.call import Caller
+    from browserdeck.drivers.host import ProfileHost
+    from browserdeck.relay.server import RelayServer
 
 log = logging.getLogger(__name__)
 
@@ -25,40 +26,43 @@ class Driver(ProfileDriver):
     escaped_titles = False  # the relay's titles come straight from the extension
     lists_every_tab = False  # only the tabs the user shared
 
+    def __init__(self, ctx: ProfileHost) -> None:
+        super().__init__(ctx)
+        self.relay: RelayServer | None = None
+
     async def start(self, caller: Caller | None = None) -> None:
         ctx = self.ctx
-        if ctx.relay is not None:
+        if self.relay is not None:
             return
         from browserdeck.relay.server import RelayServer
 
         relay = RelayServer(
             port=ctx.config.relay_port_of(ctx.profile),
-            token=ctx.service.relay_token,
+            token=ctx.host.relay_token,
             profile=ctx.name,
             client_mode=ctx.config.relay_client_mode,
-            events=ctx.service.events,
+            events=ctx.host.events,
             color=ctx.profile.color,
         )
         await relay.start()
-        ctx.relay = relay
+        self.relay = relay
         ctx.set_state("running", "relay listening; waiting for the extension")
 
 
     async def stop(self) -> None:
-        ctx = self.ctx
-        if ctx.relay is not None:
-            relay, ctx.relay = ctx.relay, None
+        if self.relay is not None:
+            relay, self.relay = self.relay, None
             await relay.stop()
 
     async def ensure(self, caller: Caller | None = None) -> str:
         ctx = self.ctx
-        if ctx.relay is None:
+        if self.relay is None:
             await ctx.start(caller)
-        assert ctx.relay is not None
-        if not ctx.relay.extension_connected:
+        assert self.relay is not None
+        if not self.relay.extension_connected:
             raise Unavailable(
                 f"profile {ctx.name!r}: no Chrome is connected to the relay on port "
-                f"{ctx.relay.port}",
+                f"{self.relay.port}",
                 hint=Hint(
                     "connect the browserdeck extension (click its icon in Chrome); pair it "
                     "first ({pair}) if you have not",
@@ -69,34 +73,33 @@ class Driver(ProfileDriver):
         return ctx.cdp_url
 
     def cdp_url(self) -> str:
-        ctx = self.ctx
-        return ctx.relay.cdp_url if ctx.relay is not None else super().cdp_url()
+        return self.relay.cdp_url if self.relay is not None else super().cdp_url()
 
     def headers(self) -> dict[str, str]:
-        return self.ctx.relay.auth_headers() if self.ctx.relay is not None else {}
+        return self.relay.auth_headers() if self.relay is not None else {}
 
     def cdp_port(self) -> int | None:
         ctx = self.ctx
-        return ctx.relay.port if ctx.relay else ctx.config.relay_port_of(ctx.profile)
+        return self.relay.port if self.relay else ctx.config.relay_port_of(ctx.profile)
 
     def window_owner(self) -> WindowOwner | None:
         # The user's Chrome: we know no pid of it, so any Chrome window on this screen.
         return WindowOwner(chrome_class=True)
 
     async def status(self, out: dict[str, Any]) -> bool | None:
-        relay_status = self.ctx.relay.status() if self.ctx.relay else {}
+        relay_status = self.relay.status() if self.relay else {}
         out["relay"] = relay_status
         out["extensionConnected"] = bool(relay_status.get("extensionConnected"))
         return None
 
     async def peek_tabs(self, caller: Caller | None = None) -> list[Tab] | None:
-        if self.ctx.relay is None or not self.ctx.relay.extension_connected:
+        if self.relay is None or not self.relay.extension_connected:
             return None
         return await super().peek_tabs(caller)
 
     async def why_gone(self, caller: Caller | None = None) -> str | None:
         ctx = self.ctx
-        if ctx.relay is not None and not ctx.relay.extension_connected:
+        if self.relay is not None and not self.relay.extension_connected:
             return (
                 f"profile {ctx.name!r}: the browserdeck extension disconnected while this "
                 "was running (Chrome closed, or the extension was reloaded or turned off)"
@@ -110,13 +113,16 @@ class Driver(ProfileDriver):
         return Hint("reconnect the extension in Chrome (click its icon)")
 
     async def stop_agents(self, spare: set[str]) -> tuple[int, int]:
-        if self.ctx.relay is None:
+        if self.relay is None:
             return 0, 0
         try:
-            return 0, await self.ctx.relay.unshare_all()
+            return 0, await self.relay.unshare_all()
         except Exception as exc:  # the extension went away meanwhile
             log.info("stop all agents: unsharing failed: %s", exc)
             return 0, 0
 
     def start_with_service(self) -> bool:
-        return self.ctx.relay is None
+        return self.relay is None
+
+    def agents_hold(self) -> bool:
+        return self.relay is not None and bool(self.relay.relay.shared_tabs())

@@ -1,6 +1,7 @@
 """The managed driver: browserdeck launches its own Chromium on the profile's CDP port.
 
-Moved from ``profiles.ProfileContext`` (its ``driver == "managed"`` branches) as it was.
+It keeps the browser's process (``chrome``), the task watching it exit and the note
+that a restart made tab ids from before name nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from browserdeck.errors import START_OF, BrowserdeckError, Conflict, Hint, Unava
 
 if TYPE_CHECKING:
     from browserdeck.door.call import Caller
-    from browserdeck.profiles import ProfileContext
+    from browserdeck.drivers.host import ProfileHost
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +30,9 @@ log = logging.getLogger(__name__)
 CLOSED_BY_USER = "the browser quit"  # exit code 0: its window closed, its menu, or SIGTERM
 
 
-def runs_headless(ctx: ProfileContext) -> tuple[bool, str | None]:
+def runs_headless(ctx: ProfileHost) -> tuple[bool, str | None]:
     """Whether the profile's browser runs headless, and why when it is forced."""
-    if ctx.service.force_headless:
+    if ctx.host.force_headless:
         return True, "forced by --headless"
     if not launcher.has_display():
         return True, "no display: DISPLAY and WAYLAND_DISPLAY are unset"
@@ -50,18 +51,25 @@ def _wait_released(pgid: int, port: int, within: float) -> None:
 class Driver(ProfileDriver):
     name = "managed"
 
+    def __init__(self, ctx: ProfileHost) -> None:
+        super().__init__(ctx)
+        self.chrome: launcher.ChromeProcess | None = None
+        self.watch: asyncio.Task[None] | None = None
+        # Why tab ids from before name nothing: the browser was restarted after it went.
+        self.restart_note: str | None = None
+
     async def start(self, caller: Caller | None = None) -> None:
         ctx = self.ctx
         p = ctx.profile
-        if ctx.chrome is not None and ctx.chrome.alive():
+        if self.chrome is not None and self.chrome.alive():
             if await launcher.is_cdp_ready(ctx.cdp_url, timeout=2.0, headers=ctx.headers):
                 return
             # Alive by our records but not answering: it is dying (a crash a few ms ago
             # that the exit watcher has not reaped yet). Wait for the exit and relaunch,
             # rather than answer "started" with a dead pid.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(ctx.chrome.wait_exit(), 5.0)
-            if ctx.chrome.alive():
+                await asyncio.wait_for(self.chrome.wait_exit(), 5.0)
+            if self.chrome.alive():
                 return  # alive and hung: the status says "unreachable"
             await ctx.drop_connections()
             log.warning("profile %s: the browser exited just before /start; relaunching", p.name)
@@ -77,12 +85,12 @@ class Driver(ProfileDriver):
                 code="attach_failed",
             )
         headless, _why = runs_headless(ctx)
-        if ctx.chrome is not None and not ctx.stopping:
+        if self.chrome is not None and not ctx.stopping:
             # A browser that exited without a stop, and this request got here before the
             # exit watcher (it waits for this lock): record the exit now, as the watcher
             # would (closed or crashed, with its notice), or the user is never told and
             # a window the user closed reads as a crash.
-            dead = ctx.chrome
+            dead = self.chrome
             with contextlib.suppress(TimeoutError):
                 # alive() is already false for a zombie the exit thread has not reaped.
                 await asyncio.wait_for(dead.wait_exit(), 5.0)
@@ -95,7 +103,7 @@ class Driver(ProfileDriver):
         closed = ctx.state == "stopped" and ctx.detail == CLOSED_BY_USER
         ctx.set_state("starting", None)
         try:
-            ctx.chrome = await launcher.launch(
+            self.chrome = await launcher.launch(
                 launcher.LaunchOptions(
                     profile=p.name,
                     port=p.cdp_port,
@@ -104,24 +112,24 @@ class Driver(ProfileDriver):
                     headless=headless,
                     no_sandbox=ctx.config.no_sandbox,
                     executable=ctx.config.executable_path or os.environ.get("BROWSERDECK_CHROME"),
-                    token=lambda: ctx.service.api_token,
+                    token=lambda: ctx.host.api_token,
                     allow_file_urls=lambda: ctx.config.allow_file_urls,
                     upload_roots=lambda: ctx.config.upload_roots,
                 )
             )
         except BrowserdeckError as exc:
             ctx.set_state("error", exc.message)
-            ctx.service.events.notice.send(
+            ctx.host.events.notice.send(
                 level="error", title=f"{p.name}: browser did not start", message=exc.message
             )
             raise
         ctx.stopping = False
-        ctx.watch = aio.create_task(self._watch_exit(ctx.chrome), name=f"watch-chrome-{p.name}")
+        self.watch = aio.create_task(self._watch_exit(self.chrome), name=f"watch-chrome-{p.name}")
         ctx.set_state("running", None)
         if crashed or closed:
             # Requests restart a crashed browser on demand; a tab id from before then names
             # nothing, and "it may have been closed" would hide why.
-            ctx.restart_note = (
+            self.restart_note = (
                 "the browser "
                 + ("quit" if closed else "crashed or was killed")
                 + f" and was restarted at {time.strftime('%H:%M:%S')}, so tabs from before are gone"
@@ -135,7 +143,7 @@ class Driver(ProfileDriver):
         # marked "crashed" afterwards nor lose its new connections to this cleanup. Such a
         # request records the exit itself (start), so ``chrome`` is no longer ours.
         async with ctx.lock:
-            if ctx.stopping or chrome is not ctx.chrome:
+            if ctx.stopping or chrome is not self.chrome:
                 return
             await self._exited(chrome, code)
 
@@ -147,7 +155,7 @@ class Driver(ProfileDriver):
         is a stop, not a crash (docs/gui.md); a signal or an error code is a crash.
         """
         ctx = self.ctx
-        ctx.chrome = None
+        self.chrome = None
         # Reaps what is left and frees the CDP endpoint's port for a restart.
         await chrome.stop()
         clean = code == 0
@@ -166,13 +174,13 @@ class Driver(ProfileDriver):
                 if chrome.headless
                 else "Its last window was closed, or another program told it to quit."
             )
-            ctx.service.events.notice.send(
+            ctx.host.events.notice.send(
                 level="info",
                 title=f"{ctx.name}: browser quit",
                 message=f"{how} It starts again when an agent needs it, or from the tray menu.",
             )
         else:
-            ctx.service.events.notice.send(
+            ctx.host.events.notice.send(
                 level="error",
                 title=f"{ctx.name}: browser crashed",
                 message=f"The browser {launcher.describe_exit(code)}. Its tabs are gone. "
@@ -181,16 +189,16 @@ class Driver(ProfileDriver):
 
 
     async def stop(self) -> None:
-        ctx = self.ctx
-        if ctx.chrome is not None:
-            chrome, ctx.chrome = ctx.chrome, None
+        if self.chrome is not None:
+            chrome, self.chrome = self.chrome, None
             await chrome.stop()
-        await aio.cancel_and_wait(ctx.watch)
-        ctx.watch = None
+        await aio.cancel_and_wait(self.watch)
+        self.watch = None
+        self.restart_note = None
 
     async def ensure(self, caller: Caller | None = None) -> str:
         ctx = self.ctx
-        if ctx.chrome is None or not ctx.chrome.alive():
+        if self.chrome is None or not self.chrome.alive():
             if ctx.config.may_launch(ctx.profile):
                 await ctx.start(caller)
             elif not await launcher.is_cdp_ready(ctx.cdp_url):
@@ -199,32 +207,41 @@ class Driver(ProfileDriver):
 
     def headers(self) -> dict[str, str]:
         # The API token, for the managed browser's CDP endpoint (none when attach-only).
-        return self.ctx.chrome.auth_headers() if self.ctx.chrome is not None else {}
+        return self.chrome.auth_headers() if self.chrome is not None else {}
 
     def cdp_port(self) -> int | None:
         return self.ctx.profile.cdp_port
 
     def window_owner(self) -> WindowOwner | None:
         ctx = self.ctx
-        if ctx.chrome is not None:
-            return None if ctx.chrome.headless else WindowOwner(pid=ctx.chrome.pid)
+        if self.chrome is not None:
+            return None if self.chrome.headless else WindowOwner(pid=self.chrome.pid)
         # Attach-only: a browser the user started (no pid of ours): any Chrome window.
         return None if ctx.config.may_launch(ctx.profile) else WindowOwner(chrome_class=True)
 
     async def status(self, out: dict[str, Any]) -> bool | None:
         ctx, p = self.ctx, self.ctx.profile
         headless, why = runs_headless(ctx)
-        out["headless"] = ctx.chrome.headless if ctx.chrome else headless
+        out["headless"] = self.chrome.headless if self.chrome else headless
         out["headlessReason"] = why
         out["userDataDir"] = str(ctx.config.user_data_dir_of(p))
         out["attachOnly"] = not ctx.config.may_launch(p)
-        if ctx.chrome is not None and ctx.chrome.alive():
-            out["pid"] = ctx.chrome.pid
-            out["executable"] = ctx.chrome.executable.path
+        if self.chrome is not None and self.chrome.alive():
+            out["pid"] = self.chrome.pid
+            out["executable"] = self.chrome.executable.path
         return None
 
     def not_running_hint(self) -> str | Hint:
         return Hint("start it ({start})", start=START_OF.of(profile=self.ctx.name))
+
+    def must_be_started(self) -> bool:
+        return self.chrome is None or not self.chrome.alive()
+
+    def launched(self) -> object | None:
+        return self.chrome if self.ctx.config.may_launch(self.ctx.profile) else None
+
+    def gone_note(self, caller: Caller | None = None) -> str | None:
+        return self.restart_note
 
     async def reset(self) -> dict[str, Any]:
         """Kill whatever holds this profile's CDP port (an orphaned browser), then report."""

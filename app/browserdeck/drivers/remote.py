@@ -1,36 +1,33 @@
-"""The remote driver: a browser at a CDP URL that browserdeck never launches, either a
-browser with --remote-debugging-port (http(s)://) or a browser service reached over one
-WebSocket (ws(s)://, remote.ServiceDriver). Moved from ``profiles.ProfileContext``'s
-``driver == "remote"`` branches as it was.
+"""The remote driver: a browser at an http(s):// CDP URL that browserdeck never launches
+(a browser with --remote-debugging-port, often through a tunnel). A remote profile whose
+cdpUrl is a browser service's ws(s):// endpoint is driven by ``browser_service.Driver``.
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from browserdeck.chrome import launcher
 from browserdeck.drivers.base import ProfileDriver
-from browserdeck.errors import BrowserdeckError, Unavailable
-from browserdeck.tabs import Tab
+from browserdeck.errors import Unavailable
 
 if TYPE_CHECKING:
+    from browserdeck.config import ProfileConfig
     from browserdeck.door.call import Caller
 
 
 class Driver(ProfileDriver):
     name = "remote"
 
-    async def start(self, caller: Caller | None = None) -> None:
-        ctx = self.ctx
-        if ctx.remote is not None:
-            # Start means connect: the caller's browser from the service.
-            await ctx.remote.lease(caller)
-            ctx.set_state("running", None)
-        else:
-            await self._attach()
+    @classmethod
+    def variant_for(cls, profile: ProfileConfig) -> type[ProfileDriver]:
+        if profile.is_service:
+            from browserdeck.drivers import browser_service
 
-    async def _attach(self) -> None:
+            return browser_service.Driver
+        return cls
+
+    async def start(self, caller: Caller | None = None) -> None:
         ctx = self.ctx
         if not await launcher.is_cdp_ready(ctx.cdp_url, timeout=3.0):
             ctx.set_state("error", f"nothing answers at {ctx.cdp_url}")
@@ -41,64 +38,3 @@ class Driver(ProfileDriver):
                 code="attach_failed",
             )
         ctx.set_state("running", None)
-
-
-    async def ensure(self, caller: Caller | None = None) -> str:
-        ctx = self.ctx
-        if ctx.remote is not None:
-            lease = await ctx.remote.lease(caller)
-            if ctx.state != "running":
-                ctx.set_state("running", None)
-            return lease.key
-        return await super().ensure(caller)
-
-    def cdp_url(self) -> str:
-        ctx = self.ctx
-        return ctx.remote.public_url if ctx.remote is not None else super().cdp_url()
-
-    async def status(self, out: dict[str, Any]) -> bool | None:
-        service = self.ctx.remote
-        if service is None:
-            return None
-        out["remote"] = await service.status()
-        out["running"] = service.connected()
-        out["tabs"] = sum(s["tabs"] for s in out["remote"]["sessions"])
-        # Connected, or nothing held (all released) while the service itself answers.
-        return bool(
-            out["running"] or (not service.leases and bool(out["remote"]["health"].get("ok")))
-        )
-
-    async def peek_tabs(self, caller: Caller | None = None) -> list[Tab] | None:
-        service = self.ctx.remote
-        if service is None:
-            return await super().peek_tabs(caller)
-        lease = service.current(caller)
-        if lease is None or lease.conn is None or lease.conn.lost:
-            return None
-        try:
-            return await asyncio.wait_for(service.tabs(lease), 1.5)
-        except (BrowserdeckError, TimeoutError):
-            return None
-
-    async def why_gone(self, caller: Caller | None = None) -> str | None:
-        ctx = self.ctx
-        if ctx.remote is None:
-            return None
-        lease = ctx.remote.current(caller)
-        if lease is not None and lease.conn is not None and lease.conn.lost:
-            return (
-                f"profile {ctx.name!r}: the connection to the browser service dropped "
-                "while this was running (the service restarted, or ended the browser, "
-                "e.g. at its session timeout), and the service ended the browser with it, so "
-                "tabs from before are gone; the next call reconnects to a new browser"
-            )
-        return ""
-
-    async def stop_agents(self, spare: set[str]) -> tuple[int, int]:
-        service = self.ctx.remote
-        if service is not None and service.pooled:
-            # Not counted again: these are the browsers of the sessions the service ended
-            # (or of CLI sessions), released now rather than by a task later.
-            for agent in [a for a in service.leases if a is not None]:
-                await service.release(agent)
-        return 0, 0

@@ -20,7 +20,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from browserdeck import artifacts, files, paths, urls
-from browserdeck.engine import consequences, editing, isolated
+from browserdeck.engine import consequences, editing, isolated, placeholders
 from browserdeck.engine import options as o
 from browserdeck.engine.acts import ScrollAct
 from browserdeck.engine.errors import playwright_errors
@@ -183,8 +183,13 @@ async def _press(state: PageState, action: o.PressAct, timeout: int) -> None:
         if action.ref:
             r = await resolve(state, action.ref, "press a key in")
             with playwright_errors(r.what(f"press {action.key} in"), timeout):
-                await r.input.press(action.key, timeout=timeout)
+                if placeholders.present(action.key):  # a secret, typed key by key
+                    async with placeholders.typed(state, action.key, r, timeout) as keys:
+                        await r.input.press_sequentially(keys, timeout=timeout)
+                else:
+                    await r.input.press(action.key, timeout=timeout)
         else:
+            placeholders.needs_ref(action.key)
             with playwright_errors(f"press {action.key}", timeout):
                 await state.page.keyboard.press(action.key)
     except BrowserdeckError as exc:
@@ -234,8 +239,9 @@ async def _fill_field(state: PageState, field: o.FillField, timeout: int) -> Fil
                 if field.type == "select" or "not a <select>" not in str(exc):
                     raise
                 # An ARIA combobox that is really a text input (autocomplete): type instead.
-        await editing.fill(r, str(field.value), timeout)
-        return FilledField(ref=r.ref, value=str(field.value))
+        async with placeholders.typed(state, str(field.value), r, timeout) as text:
+            await editing.fill(r, text, timeout)
+        return FilledField(ref=r.ref, value=str(field.value))  # a placeholder stays one
 
 
 async def _wait(state: PageState, action: o.WaitAct, timeout: int) -> list[str]:

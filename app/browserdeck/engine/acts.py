@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError, model_validator
+from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 
 from browserdeck import results as r
-from browserdeck.door.request import TIMED, Cli, Mcp, arg, invalid, own
+from browserdeck.door.request import TIMED, Cli, Mcp, arg, one_of, own
 from browserdeck.engine.fields import (
     SLOW_TYPE_DELAY_MS,
     SUPPRESS,
@@ -295,6 +295,13 @@ class ScrollAct(_Act):
         ),
     )
 
+    # The schema says what the server checks: a scroll moves (deltaX or deltaY not 0).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "not": {"properties": {"deltaX": {"const": 0}, "deltaY": {"const": 0}}}
+        }
+    )
+
     kind: Literal["scroll"]
     ref: Ref | None = Field(default=None, description="the element to scroll; default: the page")
     delta_x: int = Field(default=0, ge=-100_000, le=100_000, description="pixels right (<0: left)")
@@ -335,10 +342,7 @@ def _act_adapter() -> TypeAdapter[AnyAct]:
 
 def act_of(values: Mapping[str, Any], *, where: str = "") -> AnyAct:
     """The act its ``kind`` names, from plain values (as ``Request.of``)."""
-    try:
-        return _act_adapter().validate_python({k: v for k, v in values.items() if v is not None})
-    except ValidationError as exc:
-        raise invalid(exc, where) from None
+    return one_of(_act_adapter(), values, where=where)
 
 
 def act_deadline(action: AnyAct) -> float:

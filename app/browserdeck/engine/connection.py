@@ -395,6 +395,12 @@ class BrowserPool:
             return False
         return True
 
+    async def state_of(self, conn: Connection, page: Page) -> PageState | None:
+        """The state of ``page`` (a tab that just appeared), taken in if need be."""
+        if page not in conn.by_page and not page.is_closed():
+            await self._map_pages(conn, "")
+        return conn.by_page.get(page)
+
     async def _map_pages(self, conn: Connection, target_id: str) -> PageState | None:
         async with conn.map_lock:
             state = conn.pages.get(target_id)

@@ -22,7 +22,7 @@ from browserdeck.errors import Unavailable
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from playwright.async_api import Playwright
+    from playwright.async_api import Browser, Playwright
 
     from browserdeck.events import ServiceEvents
 
@@ -86,6 +86,19 @@ class EngineDriver:
         await self._start_driver()
         self._watch = aio.create_task(self._watch_driver(), name="engine-driver-watch")
         log.info("engine started (Playwright driver pid %s)", self.driver_pid)
+
+    async def launch_scratch(self, executable: str, args: list[str]) -> Browser:
+        """A headless browser of the engine's own, for work that needs one and no profile
+        (a recorded session's video: recording/video.py); the caller closes it."""
+        pw = self._pw
+        if pw is None:
+            raise Unavailable(
+                "the browser engine is not running", hint="start browserdeck again",
+                code="engine_stopped",
+            )
+        return await pw.chromium.launch(
+            executable_path=executable, args=args, headless=True, timeout=30_000
+        )
 
     async def _start_driver(self) -> None:
         pwdriver.install()  # the early driver, Node's compile cache

@@ -23,6 +23,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator
 
 from browserdeck.engine import options as o
+from browserdeck.engine import placeholders
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import Resolved, resolve
 from browserdeck.engine.state import PageState
@@ -37,18 +38,20 @@ async def type_text(state: PageState, action: o.TypeAct, timeout: int) -> str:
     """The ``type`` act; returns the ref it typed into."""
     r = await resolve(state, action.ref, "type into")
     with playwright_errors(r.what("type into"), timeout):
-        if action.slowly:
-            # Focused by a click (a box-less input: by focus, there is nothing to click),
-            # then keys on the keyboard: Playwright's press_sequentially focuses the
-            # element again first, which loses the caret in an editable region whose
-            # element cannot take focus itself (a paragraph of a design-mode iframe).
-            if r.field is None:
-                await r.locator.click(timeout=timeout)
+        # A placeholder becomes its secret here, at the last moment (placeholders.py).
+        async with placeholders.typed(state, action.text, r, timeout) as text:
+            if action.slowly:
+                # Focused by a click (a box-less input: by focus, there is nothing to
+                # click), then keys on the keyboard: Playwright's press_sequentially
+                # focuses the element again first, which loses the caret in an editable
+                # region whose element cannot take focus itself (a design-mode iframe).
+                if r.field is None:
+                    await r.locator.click(timeout=timeout)
+                else:
+                    await r.field.focus(timeout=timeout)
+                await r.locator.page.keyboard.type(text, delay=SLOW_TYPE_DELAY_MS)
             else:
-                await r.field.focus(timeout=timeout)
-            await r.locator.page.keyboard.type(action.text, delay=SLOW_TYPE_DELAY_MS)
-        else:
-            await fill(r, action.text, timeout)
+                await fill(r, text, timeout)
         if action.submit:
             # Playwright's press waits for a navigation it started to commit (a form).
             await r.input.press("Enter", timeout=timeout)

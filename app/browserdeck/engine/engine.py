@@ -30,12 +30,24 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from browserdeck import aio, urls
+from browserdeck import aio, redact, urls
 from browserdeck import results as r
-from browserdeck.engine import actions, arming, consequences, elements, hung, offline
+from browserdeck.engine import (
+    actions,
+    arming,
+    catch,
+    consequences,
+    elements,
+    hung,
+    offline,
+    placeholders,
+    recshot,
+    storage_calls,
+)
 from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
+from browserdeck.engine.approving import ApprovalCalls
 from browserdeck.engine.driver import EngineDriver, Headers
 from browserdeck.engine.errors import BROWSER_GONE, NavigationFailed
 from browserdeck.engine.state import PageState
@@ -54,6 +66,7 @@ if TYPE_CHECKING:
 
     from browserdeck.door.call import Element
     from browserdeck.door.request import TabRequest
+    from browserdeck.engine.storage import AnyStorage
     from browserdeck.events import ServiceEvents
 
 log = logging.getLogger(__name__)
@@ -67,6 +80,7 @@ SNAPSHOT_DEADLINE = 15.0
 SCREENSHOT_DEADLINE = 15.0
 CONSOLE_DEADLINE = 5.0
 OFFLINE_DEADLINE = 10.0
+RECORD_SHOT_DEADLINE = 5.0
 # Added to a call's own timeout: the engine's bookkeeping around the Playwright call.
 DEADLINE_GRACE = 2.0
 
@@ -128,7 +142,7 @@ def mask_passwords(text: str, values: list[str]) -> str:
     return "\n".join(lines)
 
 
-class Engine(EngineDriver):
+class Engine(EngineDriver, ApprovalCalls):
     def __init__(
         self,
         events: ServiceEvents | None = None,
@@ -313,7 +327,8 @@ class Engine(EngineDriver):
         dialogs = state.take_dialogs()
         if dialogs:
             result["dialogs"] = dialogs
-        built: A = answer.model_validate(r.well_formed(result))  # type: ignore[attr-defined]
+        # No secret's value leaves in an answer, whatever the page did with it (redact.py).
+        built: A = answer.model_validate(redact.value(r.well_formed(result)))  # type: ignore[attr-defined]
         return built
 
     async def run(
@@ -321,7 +336,11 @@ class Engine(EngineDriver):
     ) -> A:
         """Carry out ``request`` by the engine method it names (``engine_method``)."""
         method: Callable[..., Awaitable[A]] = getattr(self, request.engine_method)
-        return await method(cdp_url, target_id, headers, request)
+        try:
+            return await method(cdp_url, target_id, headers, request)
+        except BrowserdeckError as exc:  # a page's text quoted in an error: no secret in it
+            exc.message = redact.text(exc.message)
+            raise
 
     async def element(
         self, cdp_url: str, target_id: str, headers: Headers, ref: str, *, detail: bool = False
@@ -348,7 +367,9 @@ class Engine(EngineDriver):
             result = await snap.snapshot(state, opts or o.SnapshotOptions())
             text = result.get("snapshot")
             if isinstance(text, str) and _TEXTBOX_VALUE.search(text):
-                result["snapshot"] = mask_passwords(text, await password_values(state))
+                text = mask_passwords(text, await password_values(state))
+            if isinstance(text, str):  # an input holding a secret reads as a password does
+                result["snapshot"] = redact.masked(text)
             return result
 
         result = await self._bounded(state, "snapshot", SNAPSHOT_DEADLINE, take())
@@ -362,10 +383,15 @@ class Engine(EngineDriver):
         action: o.AnyAct,
     ) -> r.ActResult:
         state = await self.page_state(cdp_url, target_id, headers, reads=action.kind != "close")
+        if action.kind == "evaluate":
+            placeholders.refuse_on_secret_page(state, "evaluate", "a script could read it back")
         before = self._file_visits.get(state, 0)
         state.actions += 1
         async def run() -> dict[str, Any]:
-            result = await actions.act(state, action)
+            # The engine's own action passes a script's catch on this page (it was asked
+            # before it ran); a script (evaluate, a wait's function) is what it is for.
+            async with catch.passing(state, action.kind not in ("evaluate", "wait")):
+                result = await actions.act(state, action)
             if action.kind == "fill" and result.get("filled"):
                 secret = set(await password_values(state))
                 for entry in result["filled"]:
@@ -464,6 +490,16 @@ class Engine(EngineDriver):
         result = actions.console(state, opts or o.ConsoleOptions())
         return self._finish(r.Console, state, before, result)
 
+    async def storage(
+        self, cdp_url: str, target_id: str, headers: Headers, request: AnyStorage
+    ) -> r.Stored:
+        """Cookies and web storage (engine/storage.py)."""
+        state = await self.page_state(cdp_url, target_id, headers)
+        before = self._file_visits.get(state, 0)
+        work = storage_calls.run(state, request)
+        result = await self._bounded(state, request.kind, CONSOLE_DEADLINE, work)
+        return self._finish(r.Stored, state, before, result)
+
     async def set_offline(
         self, cdp_url: str, target_id: str, headers: Headers, opts: o.OfflineOptions
     ) -> r.Offline:
@@ -480,6 +516,9 @@ class Engine(EngineDriver):
     ) -> r.Pdf:
         state = await self.page_state(cdp_url, target_id, headers)
         before = self._file_visits.get(state, 0)
+        # Pixels and text of a PDF are out of redaction's reach: a text input holding a
+        # one-time code would print it.
+        placeholders.refuse_on_secret_page(state, "PDF", "the PDF would print what it holds")
         opts = opts or o.PdfOptions()
         seconds = o.navigate_timeout(opts.timeout_ms) / 1000 + DEADLINE_GRACE
         done = await self._bounded(state, "pdf", seconds, actions.pdf(state, opts))
@@ -501,7 +540,8 @@ class Engine(EngineDriver):
             # upload the page starts on "change"), engine/consequences.py.
             watch = await consequences.watch(state, bound)
             try:
-                result = await arming.arm_file_chooser(state, opts)
+                async with catch.passing(state):
+                    result = await arming.arm_file_chooser(state, opts)
                 if watch is not None and not state.page.is_closed():
                     result.update(await watch.settle())
             finally:
@@ -520,3 +560,14 @@ class Engine(EngineDriver):
         before = self._file_visits.get(state, 0)
         state.actions += 1
         return self._finish(r.Armed, state, before, arming.arm_dialog(state, opts))
+
+    async def record_shot(
+        self, cdp_url: str, target_id: str, headers: Headers, opts: o.RecordShot
+    ) -> r.RecordedShot:
+        """The session recorder's picture of the tab (engine/recshot.py). It takes nothing
+        the tab's next answer carries (dialogs stay unreported) and reads no file: page."""
+        state = await self.page_state(cdp_url, target_id, headers)
+        result = await self._bounded(
+            state, "recording shot", RECORD_SHOT_DEADLINE, recshot.take(state, opts)
+        )
+        return r.RecordedShot.model_validate(r.well_formed(result))

@@ -84,6 +84,7 @@ __all__ = [
     "OfflineOptions",
     "PdfOptions",
     "PressAct",
+    "RecordShot",
     "ResizeAct",
     "ScreenshotOptions",
     "ScrollIntoViewAct",
@@ -294,6 +295,22 @@ class ConsoleOptions(TabRequest[r.Console]):
     clear: bool = Field(
         default=False,
         description="empty the lists after reading (all levels, also entries beyond limit)",
+    )
+
+
+class RecordShot(TabRequest[r.RecordedShot]):
+    """The session recorder's own picture of the tab (``recording/``): the viewport as a
+    JPEG, the boxes to mask (password inputs) and to outline (the element ``ref``), and
+    the console errors, page errors and failed requests since ``since``. No route, tool
+    or command takes it: an addon asks for it with ``Call.aside``."""
+
+    op, engine_method = "record-shot", "record_shot"
+
+    ref: str | None = Field(default=None, description="the element to outline")
+    image: bool = Field(default=True, description="false: only the page's events")
+    quality: int = Field(default=70, ge=1, le=100, description="the JPEG's quality")
+    since: float | None = Field(
+        default=None, description="Unix seconds: the events from then on (default: none)"
     )
 
 

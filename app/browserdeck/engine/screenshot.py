@@ -21,6 +21,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from browserdeck import aio
 from browserdeck import labels as label_layout
+from browserdeck.engine import masking
 from browserdeck.engine import options as o
 from browserdeck.engine import snapshot as snap
 from browserdeck.engine.actions import write_artifact
@@ -130,6 +131,16 @@ _REMOVE_JS = "(id) => document.getElementById(id)?.remove()"
 
 
 async def screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, Any]:
+    # Inputs holding a secret the engine typed are covered while the image is taken.
+    covered = await masking.cover(state)
+    try:
+        return await _screenshot(state, opts)
+    finally:
+        if covered:
+            await masking.uncover(state)
+
+
+async def _screenshot(state: PageState, opts: o.ScreenshotOptions) -> dict[str, Any]:
     if opts.ref and opts.element:
         raise InvalidInput("give ref or element, not both", hint="one element per screenshot")
     if opts.labels and (opts.ref or opts.element):

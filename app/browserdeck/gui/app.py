@@ -11,12 +11,9 @@ Lifecycle (one path, whatever ends it)::
                                     closed, servers stopped), instance server closed
 
 No coroutine ever calls ``exec()`` on a dialog: dialogs are opened with
-``show()``/``open()`` and report back through signals (qasync re-entrancy).
-
-Why one module (about 580 lines): ``TrayApp`` is the tray's one lifecycle (menu, panel,
-dialogs, notices, the service's start and the one shutdown path); its entry point is
-``gui/launch.py``, and the windows it opens already live apart (panel, settings, pairing,
-screenshot).
+``show()``/``open()`` and report back through signals (qasync re-entrancy). The
+QApplication is made in ``qtapp.py``, the quit signals are wired in ``quitsignals.py``, and
+the windows it opens live apart (panel, settings, pairing, screenshot).
 """
 
 from __future__ import annotations
@@ -26,14 +23,12 @@ import contextlib
 import json
 import logging
 import os
-import signal
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
@@ -41,11 +36,14 @@ from browserdeck import __version__, aio, autostart, config, paths
 from browserdeck.config import Config
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
-from browserdeck.gui import icons, instance, keep, takeover, trace
+from browserdeck.gui import instance, keep, takeover, trace
+from browserdeck.gui.approval import ApprovalDesk
 from browserdeck.gui.bridge import ServiceBridge
 from browserdeck.gui.model import DeckModel
 from browserdeck.gui.panel import StatusPanel
+from browserdeck.gui.quitsignals import install_quit_signals
 from browserdeck.gui.settings import SettingsDialog
+from browserdeck.gui.settings.restart import saved_words
 from browserdeck.gui.takeover import McpService
 from browserdeck.gui.tray import TrayController
 from browserdeck.reconfig import Applied
@@ -56,19 +54,6 @@ if TYPE_CHECKING:
     from browserdeck.service import Service
 
 log = logging.getLogger(__name__)
-
-APP_ID = autostart.APP_ID
-STYLE = """
-QLabel#hint { color: palette(mid); }
-QLabel#sectionTitle { padding: 2px 0 4px 0; }
-QLabel#profileDetail { color: palette(dark); padding: 4px 2px; }
-QLabel#hoverLabel, QLabel#shotInfo { color: palette(dark); }
-QTreeWidget, QListWidget { border: 1px solid palette(mid); border-radius: 4px; }
-ScreenshotView, QWidget#screenshotView { border: 1px solid palette(mid); border-radius: 4px; }
-QLineEdit[readOnly="true"] { background: palette(window); color: palette(dark);
-                             border: 1px dashed palette(mid); border-radius: 3px; }
-QLabel#activityEmpty { color: palette(dark); }
-"""
 
 
 class TrayApp(QObject):
@@ -98,6 +83,7 @@ class TrayApp(QObject):
         self.take_over = take_over
         self.bridge = ServiceBridge(self)
         self.model = DeckModel(self.bridge, self)
+        self.approvals = ApprovalDesk(self.model, self)  # asks before agents' risky actions
         self.model.activity.extend(keep.activity())  # the recent activity of the last run
         self.service: Service | None = None
         self._starting: Service | None = None  # while start_service() waits for it
@@ -121,14 +107,14 @@ class TrayApp(QObject):
     async def run(self) -> int:
         """Start, wait for a quit request, shut down. Returns the exit code."""
         self.quit_requested = asyncio.Event()
-        self._install_signal_handlers()
+        self._signal_cleanup = install_quit_signals(self.request_quit, self)
         self.qapp.aboutToQuit.connect(self.request_quit)
         self.instance_server.listen()
         if self.tray_available:
             self.tray = TrayController(self.model, self)
             self._connect_tray(self.tray)
             self.tray.show()
-            self._watch_tray_visible()
+            self.tray.watch_embedding()
         else:
             trace.emit("tray-unavailable")
         if self.show_panel_at_start:
@@ -259,11 +245,12 @@ class TrayApp(QObject):
         if panel is not None:
             if panel.isVisible():
                 panel.keep_layout()
-            panel.timer.stop()
+            await panel.shot_pane.stop_live()  # its live view closes before the browser
             panel.hide()
             panel.deleteLater()
         if self.tray is not None:
             self.tray.dispose()
+        self.approvals.close()
         self.model.close()
         self.instance_server.close()
         # A service still starting is stopped too: its start is called off.
@@ -274,29 +261,6 @@ class TrayApp(QObject):
             except Exception:
                 log.exception("stopping the service")
         trace.emit("shutdown-done")
-
-    def _install_signal_handlers(self) -> None:
-        loop = asyncio.get_running_loop()
-        # SIGHUP (where it exists): `browserdeck` run from a terminal that is then closed
-        # must quit cleanly, not leave its browsers behind.
-        for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
-            try:
-                # qasync's Unix loop is a SelectorEventLoop: the signal wakes its self-pipe,
-                # which Qt watches with a socket notifier, so the handler runs promptly
-                # even while Qt sits in C++.
-                loop.add_signal_handler(sig, self.request_quit)
-                self._signal_cleanup.append(_remover(loop, sig))
-            except (NotImplementedError, RuntimeError, ValueError):
-                # Windows: a plain handler plus a timer that hands control back to Python
-                # every 200 ms so the handler gets to run.
-                previous = signal.signal(
-                    sig, lambda *_: loop.call_soon_threadsafe(self.request_quit)
-                )
-                timer = QTimer(self)
-                timer.start(200)
-                timer.timeout.connect(lambda: None)
-                self._signal_cleanup.append(_restorer(sig, previous))
-                self._signal_cleanup.append(timer.stop)
 
     # --- second launch -----------------------------------------------------------------
     def handle_command(self, command: str) -> str:
@@ -322,7 +286,7 @@ class TrayApp(QObject):
             "serviceError": self.model.service_error,
             "trayAvailable": self.tray_available,
             "trayVisible": bool(tray and tray.icon.isVisible()),
-            "trayGeometry": _rect(tray.icon.geometry()) if tray else None,
+            "trayGeometry": tray.icon_rect() if tray else None,
             "panelVisible": bool(self.panel and self.panel.isVisible()),
             "trayState": self.model.tray_state(),
             "trayTrouble": self.model.trouble_elsewhere(),
@@ -339,27 +303,6 @@ class TrayApp(QObject):
         tray.retryRequested.connect(self.retry)
         tray.stopAgentsRequested.connect(self.stop_all_agents)
         tray.quitRequested.connect(self.request_quit)
-
-    def _watch_tray_visible(self) -> None:
-        """Report (trace) when the icon really sits in a tray: it then has a geometry."""
-        tray = self.tray
-        assert tray is not None
-        timer = QTimer(self)
-        timer.setInterval(20)
-        ticks = [0]
-
-        def check() -> None:
-            ticks[0] += 1
-            geometry = tray.icon.geometry()
-            if geometry.isValid() and not geometry.isEmpty():
-                timer.stop()
-                trace.emit("tray-visible", geometry=_rect(geometry))
-            elif ticks[0] > 500:  # 10 s: report it, the icon may still show later
-                timer.stop()
-                trace.emit("tray-not-embedded")
-
-        timer.timeout.connect(check)
-        timer.start()
 
     # --- panel and dialogs --------------------------------------------------------------
     def show_panel(self) -> StatusPanel:
@@ -487,14 +430,8 @@ class TrayApp(QObject):
             return
 
         def done(did: AgentsStopped) -> None:
-            n, tabs, shared = did.sessions, did.closed_tabs, did.unshared_tabs
-            self.notify(
-                "info",
-                "All agents stopped",
-                f"Ended {n} agent session{'s' if n != 1 else ''}, closed {tabs} tab"
-                f"{'s' if tabs != 1 else ''} agents opened and stopped sharing {shared} "
-                f"Chrome tab{'s' if shared != 1 else ''}.",
-            )
+            title = "All agents stopped" if did.anything else "No agents to stop"
+            self.notify("info", title, did.said())
 
         self.model.stop_all_agents(done)
 
@@ -545,76 +482,3 @@ class TrayApp(QObject):
     def _sync_autostart_from_disk(self) -> None:
         with contextlib.suppress(Exception):
             self._sync_autostart(config.load().config)
-
-
-def saved_words(applied: Applied) -> str:
-    """What saving did to running browsers, in words (the "Settings saved" notice)."""
-    said = []
-    if applied.restarted:
-        said.append(f"{_names(applied.restarted)} restarted with the new settings.")
-    if applied.deferred:
-        said.append(
-            f"{_names(applied.deferred)} keep{'s' if len(applied.deferred) == 1 else ''} "
-            "running as before; the new settings apply at the next start."
-        )
-    if applied.recolored:
-        said.append(
-            f"The window of {_names(applied.recolored)} takes its new colour at its next "
-            "start; its tabs stay open."
-        )
-    return " ".join(said) or "Saved."
-
-
-def _names(names: tuple[str, ...]) -> str:
-    quoted = [f"“{n}”" for n in names]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
-
-
-def _remover(loop: asyncio.AbstractEventLoop, sig: int) -> Callable[[], None]:
-    def remove() -> None:
-        loop.remove_signal_handler(sig)
-
-    return remove
-
-
-def _restorer(sig: int, previous: Any) -> Callable[[], None]:
-    def restore() -> None:
-        signal.signal(sig, previous)
-
-    return restore
-
-
-def _rect(r: Any) -> list[int]:
-    return [r.x(), r.y(), r.width(), r.height()]
-
-
-# --- entry point (`browserdeck` / `browserdeck tray`) ------------------------------------
-
-
-def make_qapp(argv: list[str] | None = None) -> QApplication:
-    existing = QApplication.instance()
-    if isinstance(existing, QApplication):
-        qapp = existing
-    else:
-        QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
-            Qt.HighDpiScaleFactorRoundingPolicy.PassThrough
-        )
-        qapp = QApplication(argv or sys.argv[:1])
-    qapp.setApplicationName("browserdeck")
-    qapp.setApplicationDisplayName("browserdeck")
-    qapp.setApplicationVersion(__version__)
-    qapp.setOrganizationDomain("browserdeck.github.io")
-    qapp.setDesktopFileName(APP_ID)
-    # A tray app keeps running with no window open; Quit is explicit.
-    qapp.setQuitOnLastWindowClosed(False)
-    qapp.setWindowIcon(icons.app_icon())
-    if qapp.style().name().lower() not in (
-        "breeze",
-        "adwaita",
-        "macos",
-        "windowsvista",
-        "windows11",
-    ):
-        qapp.setStyle("Fusion")
-    qapp.setStyleSheet(STYLE)
-    return qapp

@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from browserdeck.events import ActivityEntry, ServiceEvents
+from browserdeck.events import ActivityEntry, ApprovalEvent, ServiceEvents
 
 
 class ServiceBridge(QObject):
@@ -24,7 +24,10 @@ class ServiceBridge(QObject):
     extension = Signal(str, bool, object)  # profile, connected, detail (str | None)
     apiCall = Signal(object)  # events.ActivityEntry (frozen: safe to hand to another thread)
     notice = Signal(str, str, str)  # level, title, message
+    approval = Signal(object)  # events.ApprovalEvent: waiting for the person, then decided
     configChanged = Signal()
+    recording = Signal(object, object)  # session id | None, step number | None
+    takeover = Signal(str, bool)  # profile, taken over by the user
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -40,7 +43,10 @@ class ServiceBridge(QObject):
         events.extension.connect(self._on_extension)
         events.api_call.connect(self._on_api_call)
         events.notice.connect(self._on_notice)
+        events.approval.connect(self._on_approval)
         events.config_changed.connect(self._on_config_changed)
+        events.recording.connect(self._on_recording)
+        events.takeover.connect(self._on_takeover)
 
     def detach(self) -> None:
         events, self._events = self._events, None
@@ -52,7 +58,10 @@ class ServiceBridge(QObject):
         events.extension.disconnect(self._on_extension)
         events.api_call.disconnect(self._on_api_call)
         events.notice.disconnect(self._on_notice)
+        events.approval.disconnect(self._on_approval)
         events.config_changed.disconnect(self._on_config_changed)
+        events.recording.disconnect(self._on_recording)
+        events.takeover.disconnect(self._on_takeover)
 
     # Receivers take **kwargs loosely: a field added to an event later must not break us.
     def _on_profile_state(
@@ -79,5 +88,14 @@ class ServiceBridge(QObject):
     def _on_notice(self, *, level: str, title: str, message: str, **_: Any) -> None:
         self.notice.emit(level, title, message)
 
+    def _on_approval(self, *, entry: ApprovalEvent, **_: Any) -> None:
+        self.approval.emit(entry)
+
     def _on_config_changed(self, **_: Any) -> None:
         self.configChanged.emit()
+
+    def _on_recording(self, *, session: str | None = None, step: int | None = None, **_: Any) -> None:
+        self.recording.emit(session, step)
+
+    def _on_takeover(self, *, profile: str, taken: bool, **_: Any) -> None:
+        self.takeover.emit(profile, taken)

@@ -13,6 +13,8 @@ import json
 import logging
 from typing import Any
 
+from PySide6.QtWidgets import QSplitter, QWidget
+
 from browserdeck import paths
 from browserdeck.files import write_atomic
 from browserdeck.gui.model import Activity
@@ -52,6 +54,25 @@ def panel() -> dict[str, Any]:
 
 def save_panel(size: list[int], splitters: list[list[int]]) -> None:
     _write(panel={"size": size, "splitters": splitters})
+
+
+def restore_layout(window: QWidget, splitters: list[QSplitter]) -> None:
+    """Give ``window`` and its ``splitters`` the sizes kept last time (``panel()``)."""
+    kept = panel()
+    size = kept.get("size")
+    if isinstance(size, list) and len(size) == 2 and all(isinstance(n, int) for n in size):
+        window.resize(max(size[0], 640), max(size[1], 480))  # the window manager fits it
+    sizes = kept.get("splitters")
+    if isinstance(sizes, list) and len(sizes) == len(splitters):
+        for splitter, sized in zip(splitters, sizes, strict=True):
+            if isinstance(sized, list) and len(sized) == splitter.count() and all(
+                isinstance(n, int) and n > 0 for n in sized
+            ):
+                splitter.setSizes(sized)
+
+
+def keep_layout(window: QWidget, splitters: list[QSplitter]) -> None:
+    save_panel([window.width(), window.height()], [s.sizes() for s in splitters])
 
 
 def activity() -> list[Activity]:

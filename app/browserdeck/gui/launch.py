@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from browserdeck import heap
 from browserdeck.gui import instance, trace
-from browserdeck.gui.app import TrayApp, make_qapp
+from browserdeck.gui.app import TrayApp
+from browserdeck.gui.qtapp import make_qapp
 from browserdeck.gui.takeover import McpService
 
 if TYPE_CHECKING:

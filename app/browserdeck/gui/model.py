@@ -19,14 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from browserdeck import aio, states
+from browserdeck import aio, config, states
 from browserdeck.deck import AgentsStopped, Caller, Deck, Overview
+from browserdeck.door import admin
+from browserdeck.driverspecs import spec_or_default
 from browserdeck.errors import BrowserdeckError
-from browserdeck.events import ActivityEntry
+from browserdeck.events import ActivityEntry, ApprovalEvent
 from browserdeck.gui.bridge import ServiceBridge
 from browserdeck.results import ProfileStatus
 
 if TYPE_CHECKING:
+    from browserdeck.recorded import SessionExport, TakeOverState
     from browserdeck.tabs import Tab
 
 log = logging.getLogger(__name__)
@@ -77,6 +80,7 @@ _ACTIONS: dict[str, str] = {
     "release-session": "release session",
     "stop-all-agents": "stop all agents",
     "end-session": "end agent session",
+    "refused": "refused",  # a stopped agent's call; the row names the tool it asked for
     "keep-tab": "keep tab",
     "apply-config": "save settings",
     "run-code": "run code",
@@ -93,6 +97,11 @@ _ACTIONS: dict[str, str] = {
     "pdf": "save PDF",
     "file-chooser": "arm file chooser",
     "dialog": "arm dialog",
+    "sessions": "list recorded sessions",
+    "session": "read a recorded session",
+    "export-session": "export a session",
+    "take-over": "take over",
+    "hand-back": "hand back",
 }
 
 # Navigate's kinds in words.
@@ -123,7 +132,7 @@ def describe_call(entry: ActivityEntry, default_profile: str = "") -> Activity:
     call = entry.call
     action = _ACTIONS.get(call, call)
     kind = detail.kind or ""
-    if call == "act" and kind:
+    if call in ("act", "refused") and kind:  # refused: the tool an ended agent asked for
         action = kind
     elif call == "navigate" and kind:
         action = _NAV_KINDS.get(kind, kind)
@@ -185,6 +194,8 @@ class DeckModel(QObject):
     activityAdded = Signal(object)  # an Activity
     actionFailed = Signal(str, str)  # title, message (with the hint) of a failed user action
     tabOpened = Signal(str, str)  # profile, targetId of a tab the user opened (panel/tray)
+    takeoverChanged = Signal(str)  # profile: the user took its browser over or handed it back
+    deckChanged = Signal()  # a service started (or stopped): ``deck`` is its front door
 
     POLL_MS = 5000
 
@@ -201,6 +212,7 @@ class DeckModel(QObject):
         self.tabs: dict[str, list[Tab]] = {}
         self.activity: deque[Activity] = deque(maxlen=ACTIVITY_LIMIT)
         self.agents_present = False  # whether "Stop all agents" has anything to stop
+        self.taken: set[str] = set()  # profiles whose browser the user has taken over
         self.show_own_calls = False
         self._refresh_task: asyncio.Task[None] | None = None
         self._dirty = False
@@ -210,6 +222,8 @@ class DeckModel(QObject):
         bridge.extension.connect(lambda *_: self.refresh())
         bridge.configChanged.connect(self.refresh)
         bridge.apiCall.connect(self._on_api_call)
+        bridge.takeover.connect(self._on_takeover)
+        bridge.approval.connect(self._on_approval)
         self._poll = QTimer(self)
         self._poll.setInterval(self.POLL_MS)
         self._poll.timeout.connect(self.refresh)
@@ -224,6 +238,7 @@ class DeckModel(QObject):
         else:
             self.bridge.detach()
             self._poll.stop()
+        self.deckChanged.emit()
         self.refresh()
 
     def overview(self) -> Overview | None:
@@ -254,7 +269,7 @@ class DeckModel(QObject):
         """Whether a profile uses the user's own Chrome (what "Pair extension…" is for)."""
         overview = self.overview()
         return overview is not None and any(
-            p.driver == "extension" for p in overview.profiles.values()
+            spec_or_default(p.driver).via_extension for p in overview.profiles.values()
         )
 
     def driver_of(self, name: str) -> str:
@@ -354,6 +369,44 @@ class DeckModel(QObject):
         self.activity.append(activity)
         self.activityAdded.emit(activity)
 
+    def _on_approval(self, entry: ApprovalEvent) -> None:
+        """A risky action waiting for the person, then who decided what: activity rows."""
+        waiting = entry.state == "waiting"
+        result = {
+            "waiting": "waiting for your approval",
+            "once": f"allowed once ({entry.by})",
+            "site": f"allowed on this site for this agent ({entry.by})",
+            "denied": f"denied ({entry.by})",
+            "cancelled": "no longer asked: the agent's call ended",
+            "asked": f"{entry.by}; waiting for the answer",
+        }.get(entry.state, entry.state)
+        activity = Activity(
+            time=entry.time,
+            client=entry.agent,
+            action="approval",
+            target=entry.action,
+            result=result,
+            ok=waiting or entry.state in ("once", "site"),
+            ms=0.0,
+            profile=entry.profile,
+            target_id=entry.target_id,
+            hint=f"asked because {entry.why}",
+        )
+        self.activity.append(activity)
+        self.activityAdded.emit(activity)
+
+    def set_approval(self, profile: str, value: str | None) -> asyncio.Task[None] | None:
+        """Ask before this profile's agents act: ``value`` (None: as set for all profiles).
+        Taken at once; no browser restarts for it (reconfig.LIVE_PROFILE_KEYS)."""
+
+        def change(cfg: Any) -> None:
+            cfg.profiles[profile].approval = value
+
+        return self._deck_call(
+            f"Could not change approval for {profile}",
+            lambda d, c: d.apply_config(c, config.updated(d.settings(), change), restart=False),
+        )
+
     # --- actions (each a named task; failures become actionFailed) ---------------
     def run(
         self, coro: Coroutine[Any, Any, Any], title: str, done: Callable[[Any], None] | None = None
@@ -427,3 +480,26 @@ class DeckModel(QObject):
     ) -> asyncio.Task[None] | None:
         """End every agent session; agent tabs close, the user's Chrome tabs are unshared."""
         return self._deck_call("Could not stop all agents", lambda d, c: d.stop_all_agents(c), done)
+
+    # --- taking a browser over; recorded sessions (recording/) ------------------------
+    def _on_takeover(self, profile: str, taken: bool) -> None:
+        (self.taken.add if taken else self.taken.discard)(profile)
+        self.takeoverChanged.emit(profile)
+
+    def take_over(
+        self, name: str, done: Callable[[TakeOverState], None] | None = None
+    ) -> asyncio.Task[None] | None:
+        """The user takes the profile's browser: agents' calls on it wait until hand_back."""
+        return self._deck_call(f"Could not take over {name}", lambda d, c: d.take_over(c, name), done)
+
+    def hand_back(self, name: str) -> asyncio.Task[None] | None:
+        return self._deck_call(f"Could not hand {name} back", lambda d, c: d.hand_back(c, name))
+
+    def export_session(
+        self, session: str, fmt: str, done: Callable[[SessionExport], None]
+    ) -> asyncio.Task[None] | None:
+        """Write a recorded session as a trace, an HTML report or a video (its path: done)."""
+        request = admin.ExportSession.of({"session": session, "format": fmt})
+        return self._deck_call(
+            "Could not export the session", lambda d, c: d.export_session(c, request), done
+        )

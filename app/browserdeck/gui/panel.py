@@ -1,4 +1,4 @@
-"""The status panel: profiles, the selected profile's tabs, a live screenshot, recent calls.
+"""The status panel: profiles, their tabs, the tab live, recent calls, recorded sessions.
 
 Everything shown comes from ``DeckModel`` (in-process, through the front door); the
 screenshot is ``Deck.screenshot``, the engine call agents make, so the panel shows
@@ -6,22 +6,19 @@ exactly what an agent gets (the panel's own calls are tagged as the GUI's and hi
 from the activity list).
 
 The window is ``StatusPanel``: the profile list and the tabs here, the screenshot pane
-in ``gui/shot_pane.py``, the activity pane in ``gui/activity_pane.py``, the profile
-rows and the banner in ``gui/panel_parts.py``. Its size, its splitters and the recent
-activity are kept across restarts (``gui/keep.py``).
-
-Why one module (about 580 lines): what is left here is the one selection the panes
-share (which profile, which tab) and what follows from it (the profile's controls and
-details, its tabs, Follow agent, the banner); the panes that stand alone live apart.
+(live) in ``gui/shot_pane.py``, the activity pane in ``gui/activity_pane.py``, the
+Sessions view in ``gui/sessions_pane.py``, the profile rows, the banner and the words
+for an empty tab list in ``gui/panel_parts.py``. Its size, its splitters and the recent
+activity are kept across restarts (``gui/keep.py``). What stays here is the one
+selection the panes share (which profile, which tab) and what follows from it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QHideEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,6 +32,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QPushButton,
     QSplitter,
+    QTabWidget,
     QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -43,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import __version__, states
+from browserdeck.driverspecs import spec_or_default
 from browserdeck.gui import icons, keep, tabkeep
 from browserdeck.gui.activity_pane import ActivityPane
 from browserdeck.gui.model import Activity, DeckModel
@@ -52,18 +51,15 @@ from browserdeck.gui.panel_parts import (
     Banner,
     ProfileDelegate,
     ProfileRow,
+    detail_text,
+    no_tab_message,
     section,
 )
 from browserdeck.gui.screenshot import Capture
-from browserdeck.gui.shot_pane import AUTO_REFRESH_MS, ScreenshotPane
+from browserdeck.gui.sessions_pane import SessionsPane
+from browserdeck.gui.shot_pane import ScreenshotPane
+from browserdeck.recorded import TakeOverState
 from browserdeck.results import ProfileStatus
-
-# A start refused because another program holds the profile's port (launcher, gateway
-# and relay say it so).
-_PORT_BUSY = re.compile(
-    r"\bport\b.*\b(is taken|in use|already listening|already answers)"
-    r"|\b(is taken|in use|already listening|already answers)\b.*\bport\b"
-)
 
 
 class StatusPanel(QMainWindow):
@@ -111,15 +107,12 @@ class StatusPanel(QMainWindow):
         self.statusBar().addWidget(self.api_label, 1)
         self.statusBar().addPermanentWidget(QLabel(f"browserdeck {__version__}"))
 
-        self.timer = QTimer(self)
-        self.timer.setInterval(AUTO_REFRESH_MS)
-        self.timer.timeout.connect(self._auto_refresh)
-
         model.profilesChanged.connect(self._on_profiles_changed)
         model.tabsChanged.connect(self._on_tabs_changed)
         model.activityAdded.connect(self._add_activity)
         model.tabsChanged.connect(self.activity_pane.retitle)
         model.tabOpened.connect(self.select_tab)
+        model.takeoverChanged.connect(lambda *_: self._update_profile_controls())
         # Follow agent: the service says which tab an agent's call acted on (agent_tab).
         model.bridge.agentTab.connect(self._follow)
         self._pending_tab: tuple[str, str] | None = None
@@ -148,14 +141,28 @@ class StatusPanel(QMainWindow):
         self.toggle_button = QPushButton("Start")
         self.toggle_button.setObjectName("toggleProfile")
         self.toggle_button.clicked.connect(self._toggle_profile)
+        # Take over: agents' calls on this browser wait while the user uses it.
+        self.takeover_button = QPushButton("Take over")
+        self.takeover_button.setObjectName("takeOver")
+        self.takeover_button.clicked.connect(self._toggle_takeover)
         settings = QPushButton("Settings…")
         settings.clicked.connect(self.settingsRequested)
         row.addWidget(self.toggle_button, 1)
+        row.addWidget(self.takeover_button)
         row.addWidget(settings)
         col.addLayout(row)
         return box
 
     def _main_column(self) -> QWidget:
+        """Browser (tabs, the tab live, activity) and Sessions (what agents did)."""
+        self.views = QTabWidget()
+        self.views.setObjectName("views")
+        self.views.addTab(self._browser_view(), "Browser")
+        self.sessions_pane = SessionsPane(self.model)
+        self.views.addTab(self.sessions_pane, "Sessions")
+        return self.views
+
+    def _browser_view(self) -> QWidget:
         splitter = self.rows = QSplitter(Qt.Orientation.Vertical)
         splitter.setChildrenCollapsible(False)
 
@@ -218,7 +225,6 @@ class StatusPanel(QMainWindow):
             self._no_tab_message,
         )
         self.shot_pane.refCopied.connect(self._copy_ref)
-        self.shot_pane.auto_box.toggled.connect(self._update_timer)
         splitter.addWidget(self.shot_pane)
         # What tests and the screenshot script reach into.
         pane = self.shot_pane
@@ -302,33 +308,30 @@ class StatusPanel(QMainWindow):
         name = self.selected_profile
         status = self._status()
         running = self._running()
-        driver = status.driver if status is not None else "managed"
+        spec = spec_or_default(status.driver if status is not None else None)
         self.toggle_button.setEnabled(name is not None and self.model.deck is not None)
-        verbs = states.verbs_of(driver)
+        verbs = states.verbs_of(spec.name)
         self.toggle_button.setText(verbs.stop if running else verbs.start)
-        lines = []
-        if status is not None:
-            where = (status.cdp_url or "").removeprefix("http://")
-            lines.append(("Relay " if driver == "extension" else "CDP ") + where)
-            bits = []
-            if status.pid:
-                bits.append(f"pid {status.pid}")
-            if status.headless and driver == "managed":
-                bits.append("headless")
-            if bits:
-                lines.append(" · ".join(bits))
-            if status.detail:
-                lines.append(status.detail)
-            if status.remote:
-                lines.extend(states.remote_lines(status.remote))
-        self.detail_label.setText("\n".join(lines))
+        self.detail_label.setText(detail_text(status))
         connected = status is not None and bool(status.extension_connected)
-        can_open = running and (driver != "extension" or connected)
-        can_open = can_open or (driver == "managed" and self.model.deck is not None)
+        can_open = running and (not spec.via_extension or connected)
+        # A browser browserdeck launches starts on demand for the tab.
+        can_open = can_open or (spec.launches and self.model.deck is not None)
         self.url_edit.setEnabled(can_open)
         self.open_button.setEnabled(can_open)
         self.tabs_title.setText(f"Tabs of {name}" if name else "Tabs")
         self.shot_pane.set_accent((status.color if status is not None else None) or "#FF4500")
+        taken = name is not None and name in self.model.taken
+        self.takeover_button.setText("Hand back" if taken else "Take over")
+        self.takeover_button.setEnabled(running or taken)
+        self.takeover_button.setToolTip(
+            "Give the browser back to the agents; their next answer says you acted"
+            if taken
+            else "Use this browser yourself: agents' calls on it wait until you hand it back"
+        )
+        self.shot_pane.set_interactive(taken)
+        if self.selected_tab() is None:  # the state changed: say it (no poll says it later)
+            self._set_capture(None, self._no_tab_message())
 
     def _toggle_profile(self) -> None:
         name = self.selected_profile
@@ -455,32 +458,7 @@ class StatusPanel(QMainWindow):
             self.url_edit.clear()
 
     def _no_tab_message(self) -> str:
-        status = self._status()
-        if status is None:
-            return "No profile selected."
-        state = states.of(status)
-        name = self.selected_profile
-        verb = states.toggle_text(status)
-        if state in (states.State.CRASHED, states.State.ERROR, states.State.UNREACHABLE):
-            what = (status.detail or states.label(status)).rstrip(".")
-            if state == states.State.ERROR and _PORT_BUSY.search(what):
-                # Starting again on the same port fails again: say what would help.
-                return (
-                    f"{name}: {states.label(status)} — {what}. Pick another port for it in "
-                    "Settings (Profiles), or stop the program that holds this one, then "
-                    f"click “{verb}”."
-                )
-            return f"{name}: {states.label(status)} — {what}. Click “{verb}” to try again."
-        if state == states.State.DISABLED:
-            return "Browser control is disabled in Settings."
-        if status.driver == "extension" and not status.extension_connected:
-            return (
-                "Chrome is not connected. Click the browserdeck extension's icon in Chrome "
-                "(pair it first from the tray: Pair extension…)."
-            )
-        if not self._running():
-            return f"{name} is stopped. Click “{verb}” to see its pages."
-        return "No open tabs. Open one above."
+        return no_tab_message(self._status(), self.selected_profile, self._running())
 
     # --- screenshot (gui/shot_pane.py) ---------------------------------------------
     def refresh_screenshot(self) -> asyncio.Task[None] | None:
@@ -496,17 +474,31 @@ class StatusPanel(QMainWindow):
     def set_zoom(self, text: str) -> None:
         self.shot_pane.set_zoom(text)
 
-    def _auto_refresh(self) -> None:
-        if self.isVisible() and not self.isMinimized() and self.auto_box.isChecked():
-            self.refresh_screenshot()
-
     def _update_timer(self) -> None:
-        active = self.isVisible() and self.auto_box.isChecked()
-        if active and not self.timer.isActive():
-            self.timer.start()
-        elif not active:
-            self.timer.stop()
+        """Visible or not: the live view runs only while someone can see it."""
+        self.shot_pane.set_watching(self.isVisible() and not self.isMinimized())
         self.model.set_fast_poll(self.isVisible())
+
+    # --- take over (recording/takeover.py) ------------------------------------------
+    def _toggle_takeover(self) -> None:
+        name = self.selected_profile
+        if name is None:
+            return
+        if name in self.model.taken:
+            self.model.hand_back(name)
+            self.statusBar().showMessage(f"Handed {name} back to the agents", 6000)
+        else:
+            self.model.take_over(name, done=self._took_over)
+
+    def _took_over(self, state: TakeOverState) -> None:
+        self.views.setCurrentIndex(0)
+        tab = self.selected_tab()
+        if state.window and tab:  # its window comes to the front for you
+            self.model.focus_tab(state.profile, tab)
+        elif not state.window:  # headless: the live view is its window
+            self.auto_box.setChecked(True)
+        why = state.why or "agents wait until you click Hand back"
+        self.statusBar().showMessage(f"You have {state.profile}: {why}", 15000)
 
     def _copy_ref(self, ref: str) -> None:
         QGuiApplication.clipboard().setText(ref)
@@ -579,22 +571,11 @@ class StatusPanel(QMainWindow):
 
     def _restore_layout(self) -> None:
         """The size and splitters it had when it was last shown (gui/keep.py)."""
-        kept = keep.panel()
-        size = kept.get("size")
-        if isinstance(size, list) and len(size) == 2 and all(isinstance(n, int) for n in size):
-            self.resize(max(size[0], 640), max(size[1], 480))  # the window manager fits it
-        sizes = kept.get("splitters")
-        if isinstance(sizes, list) and len(sizes) == 2:
-            for splitter, sized in zip((self.columns, self.rows), sizes, strict=True):
-                if isinstance(sized, list) and len(sized) == splitter.count() and all(
-                    isinstance(n, int) and n > 0 for n in sized
-                ):
-                    splitter.setSizes(sized)
+        keep.restore_layout(self, [self.columns, self.rows])
 
     def keep_layout(self) -> None:
         """Keep its size and splitters for the next start."""
-        size = [self.width(), self.height()]
-        keep.save_panel(size, [self.columns.sizes(), self.rows.sizes()])
+        keep.keep_layout(self, [self.columns, self.rows])
 
     def hideEvent(self, event: QHideEvent) -> None:
         self.keep_layout()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import states
+from browserdeck.driverspecs import spec_or_default
 from browserdeck.gui import icons
 from browserdeck.results import ProfileStatus
 
@@ -152,3 +154,57 @@ def section(title: str) -> QLabel:
     label.setFont(font)
     label.setObjectName("sectionTitle")
     return label
+
+
+# A start refused because another program holds the profile's port (launcher, gateway
+# and relay say it so).
+_PORT_BUSY = re.compile(
+    r"\bport\b.*\b(is taken|in use|already listening|already answers)"
+    r"|\b(is taken|in use|already listening|already answers)\b.*\bport\b"
+)
+
+
+def no_tab_message(status: ProfileStatus | None, name: str | None, running: bool) -> str:
+    """What the screenshot pane says when there is no tab to show, and what to do."""
+    if status is None:
+        return "No profile selected."
+    state = states.of(status)
+    verb = states.toggle_text(status)
+    if state in (states.State.CRASHED, states.State.ERROR, states.State.UNREACHABLE):
+        what = (status.detail or states.label(status)).rstrip(".")
+        if state == states.State.ERROR and _PORT_BUSY.search(what):
+            # Starting again on the same port fails again: say what would help.
+            return (
+                f"{name}: {states.label(status)} — {what}. Pick another port for it in "
+                "Settings (Profiles), or stop the program that holds this one, then "
+                f"click “{verb}”."
+            )
+        return f"{name}: {states.label(status)} — {what}. Click “{verb}” to try again."
+    if state == states.State.DISABLED:
+        return "Browser control is disabled in Settings."
+    if spec_or_default(status.driver).via_extension and not status.extension_connected:
+        return (
+            "Chrome is not connected. Click the browserdeck extension's icon in Chrome "
+            "(pair it first from the tray: Pair extension…)."
+        )
+    if not running:
+        return f"{name} is stopped. Click “{verb}” to see its pages."
+    return "No open tabs. Open one above."
+
+
+def detail_text(status: ProfileStatus | None) -> str:
+    """The lines under a profile's controls: its endpoint, pid, headless, what it says."""
+    if status is None:
+        return ""
+    spec = spec_or_default(status.driver)
+    lines = [("Relay " if spec.via_extension else "CDP ") + (status.cdp_url or "").removeprefix("http://")]
+    bits = [f"pid {status.pid}"] if status.pid else []
+    if status.headless and spec.launches:
+        bits.append("headless")
+    if bits:
+        lines.append(" · ".join(bits))
+    if status.detail:
+        lines.append(status.detail)
+    if status.remote:
+        lines.extend(states.remote_lines(status.remote))
+    return "\n".join(lines)

@@ -15,7 +15,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QCursor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import (
+    QColor,
+    QCursor,
+    QFont,
+    QImage,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QWidget
 
 from browserdeck.deck import Caller
@@ -78,6 +89,10 @@ class ScreenshotView(QWidget):
     hovered = Signal(object)  # ShotLabel | None
     refClicked = Signal(str)  # the ref of the box that was clicked
     panned = Signal(int, int)  # dx, dy of a drag (the scroll area moves by it)
+    # While the user has the browser (``interactive``): input on the image, in its pixels.
+    pageClicked = Signal(float, float, int)  # x, y, click count
+    pageScrolled = Signal(float, float, float)  # x, y, wheel pixels down
+    pageKey = Signal(int, str)  # Qt key, the text it types
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -92,6 +107,7 @@ class ScreenshotView(QWidget):
         self.zoom: float | None = 1.0  # None: fit the widget
         self._press: QPointF | None = None
         self._dragged = False
+        self.interactive = False
         # The message over a (stale) capture: a widget of its own, not painted into the
         # image, so that zoomed inside a scroll area it stays at the bottom of what is
         # visible instead of scrolling away with the page (attach_message_bar).
@@ -211,8 +227,55 @@ class ScreenshotView(QWidget):
         target, s, box = self._target_rect(), self.scale(), label.box
         return QRectF(target.x() + box.x * s, target.y() + box.y * s, box.width * s, box.height * s)
 
+    def set_interactive(self, on: bool) -> None:
+        """Pass clicks, the wheel and keys to the page (the user has taken it over)."""
+        self.interactive = on
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus if on else Qt.FocusPolicy.NoFocus)
+        if on:
+            self.setCursor(Qt.CursorShape.CrossCursor)
+        else:
+            self.unsetCursor()
+
+    def image_point(self, pos: QPointF) -> QPointF | None:
+        """Where ``pos`` (widget pixels) falls on the image, in image pixels."""
+        if self.capture is None:
+            return None
+        target = self._target_rect()
+        if not target.contains(pos):
+            return None
+        s = self.scale()
+        return QPointF((pos.x() - target.x()) / s, (pos.y() - target.y()) / s)
+
     # --- events ---------------------------------------------------------------------
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        point = self.image_point(event.position()) if self.interactive else None
+        if point is not None:
+            self.pageClicked.emit(point.x(), point.y(), 2)
+            return
+        super().mouseDoubleClickEvent(event)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        point = self.image_point(event.position()) if self.interactive else None
+        if point is None:
+            super().wheelEvent(event)
+            return
+        self.pageScrolled.emit(point.x(), point.y(), -event.angleDelta().y() / 120 * 100)
+        event.accept()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if not self.interactive:
+            super().keyPressEvent(event)
+            return
+        self.pageKey.emit(int(event.key()), event.text())
+        event.accept()
+
     def mousePressEvent(self, event: QMouseEvent) -> None:
+        if self.interactive:
+            point = self.image_point(event.position())
+            if point is not None and event.button() == Qt.MouseButton.LeftButton:
+                self.setFocus()
+                self.pageClicked.emit(point.x(), point.y(), 1)
+                return
         if event.button() == Qt.MouseButton.LeftButton:
             self._press, self._dragged = event.globalPosition(), False
         super().mousePressEvent(event)

@@ -1,10 +1,14 @@
-"""The panel's screenshot pane: the selected tab as the agent sees it, labels and all.
+"""The panel's screenshot pane: the selected tab live, or as the agent sees it, labelled.
 
 The view itself (painting, hover, click to copy, drag to pan) is ``gui/screenshot.py``;
 this pane is what sits around it: the header (when it was taken, Fit / 100% / 200%,
-Labels, Auto-refresh, Refresh), the scroll area, the refs that found no room on the
-image, the caption naming what is under the mouse, and the capture itself (one at a
-time, through the front door).
+Labels, Live, Refresh), the scroll area, the refs that found no room on the image, the
+caption naming what is under the mouse, and the capture itself (one at a time, through
+the front door). With **Live** on (the default) the tab shows as it is now, from the
+browser's screencast while the panel is visible (``gui/live_view.py``; no polling);
+**Refresh** takes a still, labelled with **Labels**, which stays until the page next
+changes. While the user has taken the browser over, input on the live image goes to
+the page.
 """
 
 from __future__ import annotations
@@ -31,15 +35,13 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import aio
+from browserdeck.gui.live_view import LiveFeed
 from browserdeck.gui.panel_parts import NAME_ROLE, section
 from browserdeck.gui.screenshot import ZOOMS, Capture, CaptureError, ScreenshotView, capture
 from browserdeck.results import ShotLabel
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck
-
-AUTO_REFRESH_MS = 4000
-
 
 class ScreenshotPane(QWidget):
     """Header, scrolled view, unplaced refs and caption; ``refresh()`` takes a capture of
@@ -56,6 +58,9 @@ class ScreenshotPane(QWidget):
         super().__init__()
         self._deck, self._selection, self._no_tab_message = deck, selection, no_tab_message
         self._capturing: asyncio.Task[None] | None = None
+        self._watching = False  # the panel is visible (set_watching)
+        self.live = LiveFeed(deck, self)
+        self.live.frameShown.connect(self._on_live_frame)
         col = QVBoxLayout(self)
         col.setContentsMargins(0, 6, 0, 0)
         col.addLayout(self._header())
@@ -69,6 +74,10 @@ class ScreenshotPane(QWidget):
         self.scroll_area.setWidget(self.view)
         self.view.attach_message_bar(self.scroll_area)
         self.view.panned.connect(self._pan)
+        self.view.pageClicked.connect(self.live.click)
+        self.view.pageScrolled.connect(self.live.scroll)
+        self.view.pageKey.connect(self.live.key_press)
+        self.live.failed.connect(lambda why: self.view.set_message(f"no live view: {why}"))
         body.addWidget(self.scroll_area, 1)
         # Refs whose badge found no room on the image: listed, never silently dropped.
         self.unplaced_box = QWidget()
@@ -106,17 +115,21 @@ class ScreenshotPane(QWidget):
         self.labels_box.setObjectName("labels")
         self.labels_box.setChecked(True)
         self.labels_box.setToolTip("Draw the element refs (e12…) an agent would act on")
-        self.labels_box.toggled.connect(lambda *_: self.refresh())
-        self.auto_box = QCheckBox("Auto-refresh")
-        self.auto_box.setObjectName("autoRefresh")
-        self.auto_box.setChecked(True)
-        self.auto_box.setToolTip(
-            f"Take a new screenshot every {AUTO_REFRESH_MS // 1000} s while this window is visible"
+        self.labels_box.toggled.connect(lambda *_: self.refresh(still=True))
+        self.live_box = QCheckBox("Live")
+        self.live_box.setObjectName("live")
+        self.live_box.setChecked(True)
+        self.live_box.setToolTip(
+            "Show the tab as it is now (the browser's screencast) while this window is "
+            "visible; off: screenshots on demand (Refresh)"
         )
+        self.live_box.toggled.connect(lambda *_: self.refresh())
+        self.auto_box = self.live_box  # what the panel and its tests call it
         self.refresh_button = QToolButton()
         self.refresh_button.setObjectName("refreshShot")
         self.refresh_button.setText("Refresh")
-        self.refresh_button.clicked.connect(lambda *_: self.refresh())
+        self.refresh_button.setToolTip("Take a screenshot now (labelled with Labels)")
+        self.refresh_button.clicked.connect(lambda *_: self.refresh(still=True))
         self.zoom_buttons: dict[str, QToolButton] = {}
         group = QButtonGroup(self)
         group.setExclusive(True)
@@ -136,13 +149,46 @@ class ScreenshotPane(QWidget):
             head.addWidget(button)
         head.addSpacing(8)
         head.addWidget(self.labels_box)
-        head.addWidget(self.auto_box)
+        head.addWidget(self.live_box)
         head.addWidget(self.refresh_button)
         return head
 
+    # --- live -------------------------------------------------------------------------
+    @property
+    def live_on(self) -> bool:
+        return self._watching and self.live_box.isChecked()
+
+    def set_watching(self, visible: bool) -> None:
+        """The panel is (or is no longer) visible: the live view follows."""
+        self._watching = visible
+        self.sync_live()
+
+    def sync_live(self) -> None:
+        name, target = self._selection()
+        deck = self._deck()
+        ready = deck is not None and deck.started and name is not None and target is not None
+        self.live.follow((name, target) if self.live_on and ready else None)  # type: ignore[arg-type]
+
+    def set_interactive(self, on: bool) -> None:
+        """The user has the browser: input on the live image goes to the page."""
+        self.view.set_interactive(on)
+
+    def _on_live_frame(self, shot: Capture) -> None:
+        if shot.target_id != self._selection()[1] or self.busy():
+            return
+        self.set_capture(shot)
+        image = shot.image
+        stamp = time.strftime("%H:%M:%S", time.localtime(shot.taken))
+        self.info.setText(f"  live · {stamp} · {image.width()}×{image.height()}")
+
+    async def stop_live(self) -> None:
+        await self.live.stop()
+
     # --- capturing ------------------------------------------------------------------
-    def refresh(self) -> asyncio.Task[None] | None:
-        """Take a new screenshot of the selected tab (skipped if one is in flight)."""
+    def refresh(self, *, still: bool = False) -> asyncio.Task[None] | None:
+        """Show the selected tab: live (Live on), else, or with ``still``, a new screenshot
+        (skipped if one is in flight)."""
+        self.sync_live()
         deck = self._deck()
         name, target = self._selection()
         if deck is None or not deck.started or name is None or target is None:
@@ -150,6 +196,8 @@ class ScreenshotPane(QWidget):
                 return None
             self.set_capture(None, self._no_tab_message())
             self.info.setText("")
+            return None
+        if self.live_on and not still:
             return None
         if self.busy():
             return self._capturing

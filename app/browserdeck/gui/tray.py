@@ -3,7 +3,8 @@
 Menu layout (what a person sees, top to bottom)::
 
     browserdeck · API on 127.0.0.1:18791      (disabled header)
-    ■ agent — running · 2 tabs             ▸  Start/Stop, New tab…, its tabs ▸ Focus/Close
+    ■ agent — running · 2 tabs             ▸  Start/Stop, New tab…, Ask before agents act
+                                              (4 choices), its tabs ▸ Focus/Close
     ■ chrome — waiting for the extension   ▸
     Open status panel
     Settings…
@@ -19,12 +20,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QSystemTrayIcon, QWidget
 
 from browserdeck import states
-from browserdeck.gui import icons
+from browserdeck.driverspecs import SPECS, spec_or_default
+from browserdeck.gui import icons, trace
+from browserdeck.gui.approval import ApprovalMenu
 from browserdeck.gui.model import DeckModel
 
 if TYPE_CHECKING:
@@ -34,11 +37,6 @@ log = logging.getLogger(__name__)
 
 
 MAX_MENU_TABS = 25
-DRIVER_WORDS = {
-    "managed": "browserdeck's own browser",
-    "extension": "your Chrome, through the extension",
-    "remote": "a remote browser",
-}
 
 
 def elide(text: str, limit: int = 48) -> str:
@@ -117,6 +115,30 @@ class TrayController(QObject):
     def hide(self) -> None:
         self.icon.hide()
         self.visibleChanged.emit(False)
+
+    def icon_rect(self) -> list[int]:
+        """Where the icon sits on the screen: x, y, width, height (empty if not in a tray)."""
+        r = self.icon.geometry()
+        return [r.x(), r.y(), r.width(), r.height()]
+
+    def watch_embedding(self) -> None:
+        """Report (trace) when the icon really sits in a tray: it then has a geometry."""
+        timer = QTimer(self)
+        timer.setInterval(20)
+        ticks = [0]
+
+        def check() -> None:
+            ticks[0] += 1
+            geometry = self.icon.geometry()
+            if geometry.isValid() and not geometry.isEmpty():
+                timer.stop()
+                trace.emit("tray-visible", geometry=self.icon_rect())
+            elif ticks[0] > 500:  # 10 s: report it, the icon may still show later
+                timer.stop()
+                trace.emit("tray-not-embedded")
+
+        timer.timeout.connect(check)
+        timer.start()
 
     def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         # Left click opens the panel, as on most desktops; right click shows the menu (Qt).
@@ -304,6 +326,7 @@ class ProfileMenu(QObject):
         self.new_tab = QAction("New tab…", self)
         self.new_tab.setObjectName(f"newtab-{name}")
         self.new_tab.triggered.connect(lambda *_: tray.ask_new_tab(name))
+        self.approval = ApprovalMenu(tray.model, name, self)
         self.sep_tabs = QAction(self)
         self.sep_tabs.setSeparator(True)
         self.heading = QAction(self)
@@ -331,7 +354,8 @@ class ProfileMenu(QObject):
         self.menu.setTitle(f"{name}{default} — {states.label(status) if status else '…'}")
         self.menu.setIcon(icons.color_chip(color, states.mark(status) if status else None))
         self.info.setIcon(icons.color_chip(color))
-        self.info.setText(f"{name} · {DRIVER_WORDS.get(driver, driver)}")
+        known = SPECS.get(driver)
+        self.info.setText(f"{name} · {known.summary if known else driver}")
         desired = [self.info]
         detail = status.detail if status is not None else None
         if detail:
@@ -353,8 +377,9 @@ class ProfileMenu(QObject):
         verbs = states.verbs_of(driver)
         self.toggle.setText(verbs.stop if self._active else verbs.start)
         connected = status is not None and bool(status.extension_connected)
-        self.new_tab.setEnabled(driver != "extension" or connected)
-        desired += [self.sep_actions, self.toggle, self.new_tab]
+        self.new_tab.setEnabled(not spec_or_default(driver).via_extension or connected)
+        self.approval.update()
+        desired += [self.sep_actions, self.toggle, self.new_tab, *self.approval.actions()]
         tabs = model.tabs.get(name, [])
         shown = tabs[:MAX_MENU_TABS]
         for gone in set(self.tab_menus) - {t.target_id for t in shown}:
@@ -374,6 +399,7 @@ class ProfileMenu(QObject):
         sync_actions(self.menu, desired)
 
     def dispose(self) -> None:
+        self.approval.dispose()
         for tm in self.tab_menus.values():
             tm.dispose()
         self.tab_menus.clear()

@@ -38,6 +38,14 @@ BLANK_URLS = frozenset({"about:blank", ""})
 CLIENT_NAME = "browserdeck-mcp"
 
 
+def agent_caller(client: str | None, session: str) -> Caller:
+    """An MCP client as the front door sees it, named as the activity log shows it:
+    "claude-code via MCP" (its clientInfo name), else browserdeck-mcp."""
+    return Caller(
+        client=f"{client} via MCP" if client else CLIENT_NAME, session=session, via="mcp"
+    )
+
+
 @dataclass
 class AgentSession:
     """One MCP client session: its profile, its current tab, what it saw last."""
@@ -126,19 +134,16 @@ class Call:
     def caller(self) -> Caller:
         """This session as the front door sees it: a pooled remote profile gives each
         session its own browser; the activity log names the agent ("claude-code via MCP")."""
-        return Caller(
-            client=f"{self.session.client} via MCP" if self.session.client else CLIENT_NAME,
-            session=self.session.owner.id,
-            via="mcp",
-        )
+        return agent_caller(self.session.client, self.session.owner.id)
 
     async def profile_name(self) -> str:
         """The session's profile, resolved to a name (the default profile when unset)."""
         if self.session.profile:
             return self.session.profile
         if self.session.resolved_profile is None:
-            status = await self.app.deck.status(self.caller(), None)
-            self.session.resolved_profile = status.profile or "default"
+            # Read from the settings, not asked with a status call: the agent made one
+            # call, and the activity log shows one row for it.
+            self.session.resolved_profile = self.app.deck.settings().default_profile
         return self.session.resolved_profile
 
     # --- this session's tab --------------------------------------------------

@@ -3,7 +3,7 @@
 The click-like tools (click, hover, type, select, drag) call ``check_element`` with the
 ``element`` description Playwright MCP's clients send beside the ref. It reads what this
 session last saw of the tab (the snapshot text it was answered, page text quoted:
-mcpserver/pagetext.py, so ``[ref=…]`` there is only ever a real ref) and refuses the call
+engine/pagetext.py, so ``[ref=…]`` there is only ever a real ref) and refuses the call
 when the description names another element, saying which element the ref is. Without a
 snapshot of the tab in this session, or a ref it did not show, there is nothing to compare
 with, and the call goes ahead as before.
@@ -15,11 +15,11 @@ import json
 from collections.abc import Iterator
 
 from browserdeck.element_check import Element, mismatch
+from browserdeck.engine import pagetext
 from browserdeck.engine import snapshot_text as st
 from browserdeck.engine.errors import NEW_SNAPSHOT
 from browserdeck.engine.refs import normalize
 from browserdeck.errors import Conflict
-from browserdeck.mcpserver import pagetext
 
 __all__ = ["check_element"]
 

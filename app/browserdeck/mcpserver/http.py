@@ -50,6 +50,7 @@ from browserdeck.mcpserver.transport import (
     STOPPING,
     HttpSession,
     Request,
+    called_tool,
     event,
     not_found,
     refused,
@@ -165,7 +166,7 @@ class McpHttpEndpoint:
         if session is not None:
             session.end()
             if reason.tell:
-                self._why_ended.remember(sid, reason)
+                self._why_ended.remember(sid, reason, session.client_name)
         if self._mcp is not None:
             self._mcp.end_session(sid, reason)
 
@@ -205,7 +206,12 @@ class McpHttpEndpoint:
         sid = request.headers.get("mcp-session-id")
         session = self.sessions.get(sid) if sid is not None else None
         if sid is not None and session is None:
-            await request.rpc_error(404, not_found(self._why_ended.why(sid)))
+            why = self._why_ended.why(sid)
+            posted = await request.body() if why is not None and request.method == "POST" else None
+            if why is not None and (tool := called_tool(posted)) is not None:  # in the log
+                refusal = ending.ended_error(why, "start a new MCP session to go on")
+                await self.tools().refuse(self._why_ended.who(sid), tool, refusal)
+            await request.rpc_error(404, not_found(why))
             return
         if await refused(request):
             return
@@ -334,6 +340,7 @@ class McpHttpEndpoint:
             return
         if again is not None:
             session.adopt(again)
+        here, ask_here = session.own_stream()  # a question about this call, its progress
         exchange = Exchange(
             request.headers,
             request.query,
@@ -342,6 +349,9 @@ class McpHttpEndpoint:
             client_capabilities=session.capabilities,
             ask=session.ask,
             peer_pid=request.peer_pid,
+            ask_here=ask_here,
+            notify=here.put_nowait,
+            progress_token=protocol.progress_token(message),
         )
         call = aio.create_task(
             protocol.reply(self.tools(), message, exchange), name=f"mcp-call-{message['method']}"
@@ -355,12 +365,18 @@ class McpHttpEndpoint:
                 {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]}
             )
             while True:
-                done, _ = await asyncio.wait({call}, timeout=PING_EVERY)
-                if done:
-                    break
-                await request.send(
-                    {"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True}
+                sent = aio.create_task(here.get(), name="mcp-call-message")
+                done, _ = await asyncio.wait(
+                    {call, sent}, timeout=PING_EVERY, return_when=asyncio.FIRST_COMPLETED
                 )
+                if sent in done:
+                    body = event(sent.result())
+                else:
+                    sent.cancel()
+                    if call in done:
+                        break
+                    body = b": ping\r\n\r\n"
+                await request.send({"type": "http.response.body", "body": body, "more_body": True})
             if call.cancelled():
                 if session.ended:  # the session was ended: its streams close unanswered
                     await request.send({"type": "http.response.body", "body": b""})

@@ -97,8 +97,10 @@ async def serve(
     if rejection is not None:
         await _reply(request, message["id"], rejection)
         return
-    meta = message["params"]["_meta"]
+    params = message["params"]
+    meta = params["_meta"]
     info, caps = meta.get(protocol.META_CLIENT_INFO), meta.get(protocol.META_CAPABILITIES)
+    responses, state = params.get("inputResponses"), params.get("requestState")
     exchange = Exchange(
         request.headers,
         request.query,
@@ -106,6 +108,8 @@ async def serve(
         client_name=info.get("name") if isinstance(info, dict) else None,
         client_capabilities=caps if isinstance(caps, dict) else {},
         peer_pid=request.peer_pid,
+        input_responses=responses if isinstance(responses, dict) else {},
+        request_state=state if isinstance(state, str) else None,
     )
     await _call(request, message, exchange, tools(), calls)
 

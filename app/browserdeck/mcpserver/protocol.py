@@ -128,6 +128,14 @@ def kind_of(message: object) -> str | None:
     return None
 
 
+def progress_token(message: Mapping[str, Any]) -> str | int | None:
+    """The request's ``_meta.progressToken`` (its client wants progress), if any."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if is_request_id(token) else None
+
+
 def negotiate(requested: object) -> str:
     """The handshake era's version: the client's when we know it, else the newest."""
     return (
@@ -204,10 +212,16 @@ async def _no_back_channel(method: str, params: dict[str, Any] | None) -> dict[s
     raise NoBackChannel(f"{method}: the client cannot be asked anything on this protocol")
 
 
+def _no_notify(message: dict[str, Any]) -> None:
+    pass
+
+
 @dataclass
 class Exchange:
     """One request as a handler sees it: its HTTP headers and query, the client, and
-    how to ask the client something while it runs."""
+    how to ask the client something while it runs: ``ask`` on the session's own stream
+    (roots/list), ``ask_here`` and ``notify`` on this request's stream (a question about
+    this call, its progress), where a client looks for them while it waits."""
 
     headers: Mapping[str, str]
     query: Mapping[str, str]
@@ -216,6 +230,24 @@ class Exchange:
     client_capabilities: Mapping[str, Any] = field(default_factory=dict)
     ask: Ask = _no_back_channel
     peer_pid: int | None = None  # the sending process, when the kernel says (Unix socket)
+    ask_here: Ask = _no_back_channel
+    notify: Callable[[dict[str, Any]], None] = _no_notify
+    progress_token: str | int | None = None  # the request's _meta.progressToken
+    # The modern era's second round of a call (SEP-2322): the client's answers to the
+    # questions the first round's input_required result carried, and its request state.
+    input_responses: Mapping[str, Any] = field(default_factory=dict)
+    request_state: str | None = None
+
+    def can_elicit(self) -> bool:
+        """The client shows a form-mode ``elicitation/create`` to its user: on this request's
+        stream (the handshake era), or in an input_required round (the modern era)."""
+        caps = self.client_capabilities.get("elicitation")
+        form = isinstance(caps, dict) and (not caps or isinstance(caps.get("form"), dict))
+        return form and (self.ask_here is not _no_back_channel or self.modern)
+
+    @property
+    def modern(self) -> bool:
+        return self.version in MODERN_VERSIONS
 
 
 class Tools(Protocol):
@@ -275,7 +307,7 @@ async def answer(
     else:
         raise RpcError(METHOD_NOT_FOUND, "Method not found", shown(method))
     if modern:
-        result["resultType"] = "complete"
+        result.setdefault("resultType", "complete")  # a tool's may be "input_required"
         result["_meta"] = {META_SERVER_INFO: {"name": tools.name, "version": tools.version}}
     return result
 

@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import textwrap
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pydantic import ConfigDict
@@ -61,7 +62,19 @@ async def _worker(session: AgentSession) -> asyncio.subprocess.Process:
     return proc
 
 
-class RunCode(Request[str]):
+@dataclass
+class CodeAnswer:
+    """What the code returned or printed, and the addons' notes (what the approval addon
+    held back of what the code did)."""
+
+    text: str
+    note: str | None = None
+
+    def said(self) -> str:
+        return self.text + (f"\nnote: {self.note}" if self.note else "")
+
+
+class RunCode(Request[CodeAnswer]):
     """``browser_run_code`` at the front door, so addons see (and may refuse) the code."""
 
     op = "run-code"
@@ -74,14 +87,21 @@ class RunCode(Request[str]):
 async def run(call: Call, code: str, timeout: float | None = None) -> str:
     _check_syntax(code)
     request = RunCode(code=code, timeout=timeout)
-    return await call.app.deck.run(
-        call.caller(), request, lambda: _run(call, code, timeout), profile=call.profile
-    )
-
-
-async def _run(call: Call, code: str, timeout: float | None) -> str:
-    limit = min(max(timeout or DEFAULT_TIMEOUT, 1.0), MAX_TIMEOUT)
+    # On the session's tab: addons see it, and the approval addon watches the page (and the
+    # others of its browser) for the code's risky clicks.
     target = await call.tab()
+    answer = await call.app.deck.run(
+        call.caller(),
+        request,
+        lambda: _run(call, code, timeout, target),
+        profile=call.profile,
+        target=target,
+    )
+    return answer.said()
+
+
+async def _run(call: Call, code: str, timeout: float | None, target: str) -> CodeAnswer:
+    limit = min(max(timeout or DEFAULT_TIMEOUT, 1.0), MAX_TIMEOUT)
     status = await call.app.deck.status(call.caller(), call.profile)
     if status.remote:
         # Its own Playwright connection would be a second browser at the service, not this tab.
@@ -132,7 +152,7 @@ async def _run(call: Call, code: str, timeout: float | None) -> str:
             code="code_error",
         )
     text = str(reply.get("text") or "")
-    return text or "done (no output; return a value or print to see one)"
+    return CodeAnswer(text or "done (no output; return a value or print to see one)")
 
 
 async def reset(session: AgentSession) -> None:

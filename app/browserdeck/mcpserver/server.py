@@ -15,6 +15,7 @@ one session run one at a time, as Playwright MCP's do.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -24,11 +25,13 @@ from typing import TYPE_CHECKING, Any
 from browserdeck import __version__, aio, config, confine
 from browserdeck.chrome.procs import pid_alive
 from browserdeck.config import Config
+from browserdeck.door.approval.asking import AskLater
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.fastjson import utf8
 from browserdeck.mcpserver import output
+from browserdeck.mcpserver.asking import input_required, line_open, take_answer
 from browserdeck.mcpserver.claims import TabClaims
-from browserdeck.mcpserver.context import AgentSession, Call, Reply
+from browserdeck.mcpserver.context import AgentSession, Call, Reply, agent_caller
 from browserdeck.mcpserver.protocol import INTERNAL_ERROR, INVALID_PARAMS, Exchange, RpcError
 from browserdeck.mcpserver.schema import validate_object
 from browserdeck.session import (
@@ -39,6 +42,7 @@ from browserdeck.session import (
     EndReason,
     Session,
     SessionEndedError,
+    ended_error,
     idle,
 )
 from browserdeck.sessions import Sessions
@@ -209,10 +213,10 @@ class McpApp:
         if session is None:
             told = self._told.take(key)
             if told is not None:  # a session named by the client (stateless protocol)
-                raise SessionEndedError(
-                    f"this agent session was ended: {told.words}",
-                    hint="call again to go on in a new session (its tabs from before are "
-                    "closed, unless kept)",
+                raise ended_error(
+                    told,
+                    "call again to go on in a new session (its tabs from before are closed, "
+                    "unless kept)",
                 )
             if len(self.sessions) >= MAX_AGENT_SESSIONS:
                 self._expire_sessions()
@@ -313,6 +317,12 @@ class McpApp:
             for t in selection.values()
         ]
 
+    async def refuse(self, client: str | None, tool: str, error: SessionEndedError) -> None:
+        """An ended session's call of ``tool``, refused: through the door all the same, so
+        the activity log names the agent (its clientInfo name) and what it was told."""
+        with contextlib.suppress(SessionEndedError):
+            await self.deck.refuse(agent_caller(client, ""), tool, error)
+
     async def call_tool(
         self, exchange: Exchange, name: str, arguments: dict[str, Any]
     ) -> dict[str, Any]:
@@ -336,6 +346,7 @@ class McpApp:
         try:
             session = self.session_for(exchange)
         except SessionEndedError as exc:  # told once, the next call begins anew
+            await self.refuse(exchange.client_name, name, exc)
             return _error(exc)
         raw_args = dict(arguments)
         # Playwright MCP's "filename": save the result there instead of answering with it.
@@ -352,12 +363,17 @@ class McpApp:
                 call = Call(self, session, spec, args)
                 call.roots = lambda: self.client_roots(exchange)
                 call.max_chars = self._max_chars_for(exchange)
-                reply = await spec.handler(call)
+                # A risky action may ask this client's user (mcpserver/asking.py).
+                take_answer(self.deck, exchange, session.client)
+                with line_open(self.deck, session.owner.id, exchange, session.client):
+                    reply = await spec.handler(call)
                 if save_name is not None:
                     folder = self.output_folder(await call.roots())
                     reply = _save_reply(reply, folder, save_name)
             except BrowserdeckError as exc:
                 return _error(exc)
+            except AskLater as later:  # the stateless protocol asks in a round of its own
+                return input_required(later.question, exchange)
             except Exception as exc:
                 log.exception("MCP tool %s failed", name)
                 return _error(

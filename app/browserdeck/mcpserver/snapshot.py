@@ -20,8 +20,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from browserdeck.engine import pagetext
 from browserdeck.engine import snapshot_text as st
-from browserdeck.mcpserver import pagetext
 from browserdeck.mcpserver import snapshot_lines as sl
 from browserdeck.mcpserver.snapshot_lines import (
     CELL_ROLES,

@@ -7,6 +7,7 @@ and a service only MCP clients use never builds it.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
@@ -142,8 +143,14 @@ class HttpSession:
         self.capabilities = caps if isinstance(caps, dict) else {}
         self.version = protocol.negotiate(params.get("protocolVersion"))
 
-    async def ask(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        """Send the client a request on the GET stream; its result, once it POSTs it.
+    async def ask(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        outbox: asyncio.Queue[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Send the client a request on the GET stream (or ``outbox``: a request's own
+        stream); its result, once it POSTs it.
 
         Without an open GET stream the question is lost, as the SDK's was; the caller
         bounds the wait (``ROOTS_TIMEOUT``).
@@ -155,12 +162,25 @@ class HttpSession:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        if self.outbox is not None:
+        if outbox is not None:
+            outbox.put_nowait(message)
+        elif self.outbox is not None:
             self.outbox.put_nowait(message)
         try:
             return await answer
         finally:
             self.questions.pop(request_id, None)
+
+    def own_stream(self) -> tuple[asyncio.Queue[dict[str, Any]], protocol.Ask]:
+        """What the server sends about one request while it runs (a question for the
+        client's user, progress), before its answer, on that request's own stream: the
+        queue the stream sends from, and how to ask the client there."""
+        here: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+        async def ask_here(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+            return await self.ask(method, params, outbox=here)
+
+        return here, ask_here
 
     def answered(self, message: dict[str, Any]) -> None:
         answer = self.questions.get(message["id"])
@@ -193,3 +213,16 @@ def not_found(reason: EndReason | None) -> RpcError:
     return RpcError(
         protocol.INVALID_REQUEST, f"Session ended: {reason.words}; start a new MCP session to go on"
     )
+
+
+def called_tool(body: bytes | None) -> str | None:
+    """The tool a POST's body calls (``tools/call``), or None: not a tool call."""
+    try:
+        message = json.loads(body) if body else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    tool = params.get("name") if isinstance(params, dict) else None
+    return tool if isinstance(tool, str) else None

@@ -1,21 +1,49 @@
 """Browser-level CDP the relay answers itself (``Browser.*``, ``Target.*``, ``Storage.*``).
 
 ``chrome.debugger`` debugs single tabs and refuses browser-level commands, so the relay
-plays the browser from its own bookkeeping (core.Relay) and ``chrome.tabs``/``windows``
-through the extension. Each handler takes (relay, client, scope, params, session) and
-returns the result, or raises CdpError with Chrome's code and message.
+plays the browser from its own bookkeeping and ``chrome.tabs``/``windows`` through the
+extension. Each handler takes (host, client, scope, params, session) and returns the
+result, or raises CdpError with Chrome's code and message; ``BrowserHost`` is all a handler
+may ask of the relay (core.Relay is the one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from browserdeck.relay.model import Client, Scope, Session, Tab, new_session_id
+from browserdeck.relay.model import Child, Client, Scope, Session, Tab, new_session_id
 from browserdeck.relay.protocol import INVALID_PARAMS, CdpError, dumps, event_message
 
-if TYPE_CHECKING:
-    from browserdeck.relay.core import Relay
+
+class BrowserHost(Protocol):
+    """What the browser-level handlers need of the relay, and no more."""
+
+    @property
+    def context_id(self) -> str: ...
+    @property
+    def browser_target_id(self) -> str: ...
+    def version_info(self) -> dict[str, Any]: ...
+    def shared_tabs(self) -> list[Tab]: ...
+    def target_info(self, tab: Tab, *, attached: bool = True) -> dict[str, Any]: ...
+    def browser_target_info(self) -> dict[str, Any]: ...
+    def tab_for(self, target_id: Any) -> Tab: ...
+    def find_target(self, target_id: str) -> Tab | Child | None: ...
+    async def extension_call(self, method: str, params: dict[str, Any]) -> Any: ...
+    async def learn_context(self, tab: Tab | None = None, *, keep: bool = False) -> None: ...
+    async def announce(self, client: Client, scope: Scope, tab: Tab) -> Session | None: ...
+    def release_debugger(self, tab: Tab) -> None: ...
+    async def open_session(self, client: Client, scope: Scope, tab: Tab) -> Session: ...
+    async def drop_session(self, session: Session, *, notify: bool = True) -> None: ...
+    async def detach_child(self, child_sid: str) -> bool: ...
+    async def create_tab(
+        self, url: str, *, background: bool = False, new_window: bool = False
+    ) -> Tab: ...
+    async def forget_closed_tab(self, tab: Tab) -> None: ...
+    async def activate_tab(self, tab: Tab) -> None: ...
+    async def tab_call(
+        self, tab: Tab, method: str, params: dict[str, Any] | None = None
+    ) -> Any: ...
 
 
 class Then(dict[str, Any]):
@@ -26,20 +54,20 @@ class Then(dict[str, Any]):
         self.after = after
 
 
-# Browser-level command handlers: (relay, client, scope, params, session) -> result
+# Browser-level command handlers: (host, client, scope, params, session) -> result
 RootHandler = Callable[
-    ["Relay", Client, Scope, dict[str, Any], "Session | None"], Awaitable[dict[str, Any]]
+    [BrowserHost, Client, Scope, dict[str, Any], "Session | None"], Awaitable[dict[str, Any]]
 ]
 
 
 async def _browser_get_version(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     return r.version_info()
 
 
 async def _noop(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     return {}
 
@@ -48,7 +76,7 @@ def _refused(message: str) -> RootHandler:
     """A command the relay refuses on purpose: the user's own Chrome is not ours to change."""
 
     async def handler(
-        r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+        r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
     ) -> dict[str, Any]:
         raise CdpError(message)
 
@@ -66,41 +94,35 @@ _browser_grant = _refused(
 
 
 async def _window_for_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
-    tab = r._tab_by_target(p["targetId"]) if p.get("targetId") else (sess.tab if sess else None)
+    tab = r.tab_for(p["targetId"]) if p.get("targetId") else (sess.tab if sess else None)
     if tab is None:
         raise CdpError(
             "Browser.getWindowForTarget needs a targetId on the browser session", INVALID_PARAMS
         )
-    result = await r._require_link().call(
-        "getWindow", {"tabId": tab.tab_id}, reply_timeout=r.op_timeout
-    )
+    result = await r.extension_call("getWindow", {"tabId": tab.tab_id})
     return dict(result)
 
 
 async def _window_bounds(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
-    result = await r._require_link().call(
-        "getWindow", {"windowId": p.get("windowId")}, reply_timeout=r.op_timeout
-    )
+    result = await r.extension_call("getWindow", {"windowId": p.get("windowId")})
     return {"bounds": result.get("bounds", {})}
 
 
 async def _set_window_bounds(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
-    await r._require_link().call(
-        "setWindowBounds",
-        {"windowId": p.get("windowId"), "bounds": p.get("bounds") or {}},
-        reply_timeout=r.op_timeout,
+    await r.extension_call(
+        "setWindowBounds", {"windowId": p.get("windowId"), "bounds": p.get("bounds") or {}}
     )
     return {}
 
 
 async def _set_auto_attach(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     if not p.get("flatten"):
         raise CdpError(
@@ -110,14 +132,14 @@ async def _set_auto_attach(
     if s.auto_attach:
         await r.learn_context(keep=True)
         for tab in r.shared_tabs():
-            await r._announce(c, s, tab)
+            await r.announce(c, s, tab)
         for tab in r.shared_tabs():
-            r._maybe_detach(tab)  # the tab used to learn the context, if it was declined
+            r.release_debugger(tab)  # the tab used to learn the context, if it was declined
     return {}
 
 
 async def _set_discover(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     s.discover = bool(p.get("discover"))
     if s.discover:
@@ -138,7 +160,7 @@ async def _set_discover(
 
 
 async def _get_targets(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     await r.learn_context()
     return {
@@ -147,17 +169,15 @@ async def _get_targets(
 
 
 async def _get_target_info(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     target_id = p.get("targetId")
     if target_id:
-        tab = r.by_target.get(target_id)
-        if tab is not None and tab.exposable:
-            return {"targetInfo": r.target_info(tab, attached=bool(tab.sessions))}
-        for owner in r.tabs.values():
-            for child in owner.children.values():
-                if child.target_info.get("targetId") == target_id:
-                    return {"targetInfo": child.target_info}
+        found = r.find_target(target_id)
+        if isinstance(found, Tab):
+            return {"targetInfo": r.target_info(found, attached=bool(found.sessions))}
+        if found is not None:
+            return {"targetInfo": found.target_info}
         raise CdpError(
             "No target with given id found",
             INVALID_PARAMS,
@@ -169,7 +189,7 @@ async def _get_target_info(
 
 
 async def _get_browser_contexts(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     # Like Chrome: only contexts made with createBrowserContext are listed (none here);
     # listing the default one makes Puppeteer file every page under a non-default context.
@@ -183,7 +203,7 @@ _create_context = _refused(
 
 
 async def _attach_to_browser(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     scope = Scope(new_session_id())
     c.scopes[scope.session_id] = scope
@@ -204,27 +224,26 @@ async def _attach_to_browser(
 
 
 async def _attach_to_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     if p.get("flatten") is False:
         raise CdpError(
             "only flat sessions are supported: send Target.attachToTarget with flatten: true"
         )
-    tab = r._tab_by_target(p.get("targetId"))
+    tab = r.tab_for(p.get("targetId"))
     await r.learn_context(tab, keep=True)
-    session = r._new_session(c, tab, s)
     s.declined.discard(tab.target_id)
-    await r._attachment_changed(tab)
-    await r.send_attached(session)
+    session = await r.open_session(c, s, tab)
     return {"sessionId": session.session_id}
 
 
 async def _detach_from_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     sid = p.get("sessionId")
     if not sid and p.get("targetId"):
-        tab = r.by_target.get(p["targetId"])
+        found = r.find_target(p["targetId"])
+        tab = found if isinstance(found, Tab) else None
         sid = next((x.session_id for x in (tab.sessions if tab else []) if x.client is c), None)
     if not isinstance(sid, str):
         raise CdpError("No session with given id", INVALID_PARAMS)
@@ -232,12 +251,12 @@ async def _detach_from_target(
     if session is not None:
         if session.scope.announced.get(session.tab.target_id) is session:
             session.scope.declined.add(session.tab.target_id)
-        await r._drop_session(session)
+        await r.drop_session(session)
         return {}
     if sid in c.scopes and sid:
         scope = c.scopes.pop(sid)
         for other in [x for x in c.sessions.values() if x.scope is scope]:
-            await r._drop_session(other, notify=False)
+            await r.drop_session(other, notify=False)
         await c.send(
             event_message(
                 "Target.detachedFromTarget",
@@ -246,23 +265,14 @@ async def _detach_from_target(
             )
         )
         return {}
-    tab = r.child_owner.get(sid)
-    if tab is not None and tab.attached and sid in tab.children:
+    if await r.detach_child(sid):
         # A child session: Chrome detaches it and reports it on the parent's session.
-        link = r._require_link()
-        await link.cdp(
-            tab.tab_id,
-            "Target.detachFromTarget",
-            {"sessionId": sid},
-            session_id=tab.children[sid].parent or None,
-            reply_timeout=r.op_timeout,
-        )
         return {}
     raise CdpError("No session with given id", INVALID_PARAMS)
 
 
 async def _create_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     context = p.get("browserContextId")
     if context and context != r.context_id:
@@ -279,23 +289,23 @@ async def _create_target(
 
 
 async def _close_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
-    tab = r._tab_by_target(p.get("targetId"))
-    await r._require_link().call("closeTab", {"tabId": tab.tab_id}, reply_timeout=r.op_timeout)
+    tab = r.tab_for(p.get("targetId"))
+    await r.extension_call("closeTab", {"tabId": tab.tab_id})
     # Chrome answers first, then reports the sessions and the target going.
     return Then({"success": True}, lambda: r.forget_closed_tab(tab))
 
 
 async def _activate_target(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
-    tab = r._tab_by_target(p.get("targetId"))
+    tab = r.tab_for(p.get("targetId"))
     await r.activate_tab(tab)
     return {}
 
 
-def _cookie_tab(r: Relay, c: Client) -> Tab:
+def _cookie_tab(r: BrowserHost, c: Client) -> Tab:
     own = [tab for tab in r.shared_tabs() if any(x.client is c for x in tab.sessions)]
     tabs = own or [tab for tab in r.shared_tabs() if tab.attached] or r.shared_tabs()
     if not tabs:
@@ -307,21 +317,21 @@ def _cookie_tab(r: Relay, c: Client) -> Tab:
 
 
 async def _get_cookies(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     result = await r.tab_call(_cookie_tab(r, c), "Network.getAllCookies")
     return {"cookies": result.get("cookies", [])}
 
 
 async def _set_cookies(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     await r.tab_call(_cookie_tab(r, c), "Network.setCookies", {"cookies": p.get("cookies") or []})
     return {}
 
 
 async def _clear_cookies(
-    r: Relay, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
+    r: BrowserHost, c: Client, s: Scope, p: dict[str, Any], sess: Session | None
 ) -> dict[str, Any]:
     await r.tab_call(_cookie_tab(r, c), "Network.clearBrowserCookies")
     return {}

@@ -1,7 +1,8 @@
 """The relay's model: tabs, clients, their sessions and scopes, child targets.
 
-Plain data plus a client's socket; the routing that changes them lives in core.py, the
-browser-level commands in browser_domain.py (docs/extension.md, "How it works").
+Plain data plus a client's socket; the routing that changes them lives in core.py and its
+collaborators (targets, commands, forwarding, events), the browser-level commands in
+browser_domain.py (docs/extension.md, "How it works").
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class Child:
 class FrameLifecycle:
     """The ``Page.lifecycleEvent`` params a frame's current document has had so far, by
     name in the order they came (kept to repeat them to a client; see
-    ``Relay._replay_lifecycle_after``)."""
+    ``CommandRouter._replay_lifecycle_after``)."""
 
     loader_id: str
     events: dict[str, str] = field(default_factory=dict)

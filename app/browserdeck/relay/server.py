@@ -18,7 +18,7 @@ This module is the route table, ``/cdp`` and the start/stop; the parts are besid
 * discovery.py: Chrome's ``/json/*`` answers;
 * slot.py: the single-client slot (``single-active``: one client holds it and a second
   one gets HTTP 409 naming the holder; ``multi-client`` lets everyone in);
-* core.py: the CDP routing behind the sockets.
+* core.py (with targets, commands, forwarding, events): the CDP routing behind the sockets.
 
 See docs/extension.md.
 """

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from browserdeck import aio, config
 from browserdeck import driverspecs as drivers
+from browserdeck import vault as vaults
 from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.gui import icons
@@ -34,9 +35,11 @@ from browserdeck.gui.settings.fields import (
 )
 from browserdeck.gui.settings.pages import SettingsPages
 from browserdeck.gui.settings.restart import ask_restart
+from browserdeck.gui.settings.secrets_page import SecretsPage
 
 if TYPE_CHECKING:
     from browserdeck.reconfig import Applied, Restart
+    from browserdeck.vault import Vault
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +63,7 @@ class SettingsDialog(SettingsPages):
         *,
         running: bool = True,
         restarts: Restarts | None = None,
+        vault: Vault | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("settingsDialog")
@@ -88,6 +92,9 @@ class SettingsDialog(SettingsPages):
         self.tabs.addTab(self._general_page(), "General")
         self.tabs.addTab(self._profiles_page(), "Profiles")
         self.tabs.addTab(self._advanced_page(), "Advanced")
+        # The user's secrets, kept at once in the vault (not with Save: no value in ``working``).
+        self.secrets_page = SecretsPage(vault or vaults.shared())
+        self.tabs.addTab(self.secrets_page, "Secrets")
 
         self.problem = QLabel()
         self.problem.setObjectName("problem")

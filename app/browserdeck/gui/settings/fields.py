@@ -8,6 +8,7 @@ use).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -126,7 +127,7 @@ class Field(QObject):
         self.error = FieldError()
         self.warned = False  # the error line shows a port-in-use warning (not an error)
         self.widget: QWidget
-        self._tristate = setting.type == "bool" and setting.default is None
+        self._tristate = setting.type in ("bool", "choice") and setting.default is None
         kind = setting.type
         if kind == "bool" and not self._tristate:
             box = QCheckBox(setting.checkbox or label_of(setting.key))
@@ -164,6 +165,8 @@ class Field(QObject):
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
             combo.setMinimumContentsLength(18)
+            if self._tristate:  # unset: what it stands for (a profile's page names it)
+                combo.addItem(setting.placeholder or "Use the global setting", INHERIT)
             for choice in setting.choices:
                 combo.addItem(setting.choice_labels.get(choice, choice), choice)
             combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
@@ -215,8 +218,8 @@ class Field(QObject):
             elif isinstance(w, ColorEdit | PathEdit):
                 w.set_value(value)
             elif isinstance(w, QLineEdit):
-                if isinstance(value, list):  # "paths" settings (uploadRoots)
-                    value = os.pathsep.join(value)
+                if isinstance(value, list):  # "paths" (uploadRoots), "words" (approvalWords)
+                    value = (", " if self.setting.type == "words" else os.pathsep).join(value)
                 w.setText("" if value is None else str(value))
         finally:
             w.blockSignals(blocker[0])
@@ -355,11 +358,8 @@ def port_holder(port: int) -> str | None:
         # TIME_WAIT by a closed connection is free for it, not "in use".
         if os.name != "nt":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
+        with contextlib.suppress(OSError):
             sock.bind(("127.0.0.1", port))
-        except OSError:
-            pass
-        else:
             return None
     who = ""
     try:

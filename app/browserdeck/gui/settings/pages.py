@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -38,6 +39,35 @@ from browserdeck.gui.settings.fields import (
     _scrolled,
     attr_of,
 )
+
+
+def list_column(
+    names: tuple[str, str, str],
+    remove_text: str,
+    on_select: Callable[[QListWidgetItem | None, QListWidgetItem | None], None],
+    on_add: Callable[[], object],
+    on_remove: Callable[[], object],
+) -> tuple[QVBoxLayout, QListWidget, QPushButton, QPushButton]:
+    """A page's left column: a list of what it edits, Add and Remove under it; ``names``:
+    the object names of the list and the two buttons (tests find them by these)."""
+    column = QVBoxLayout()
+    items = QListWidget()
+    items.setObjectName(names[0])
+    items.setMaximumWidth(220)
+    items.currentItemChanged.connect(on_select)
+    column.addWidget(items, 1)
+    buttons = QHBoxLayout()
+    add = QPushButton("Add")
+    add.setObjectName(names[1])
+    add.clicked.connect(on_add)
+    remove = QPushButton(remove_text)
+    remove.setObjectName(names[2])
+    remove.clicked.connect(on_remove)
+    buttons.addWidget(add)
+    buttons.addWidget(remove)
+    column.addLayout(buttons)
+    return column, items, add, remove
+
 
 
 class SettingsPages(QDialog):
@@ -111,23 +141,14 @@ class SettingsPages(QDialog):
     def _profiles_page(self) -> QWidget:
         page = QWidget()
         outer = QHBoxLayout(page)
-        left = QVBoxLayout()
-        self.profile_list = QListWidget()
-        self.profile_list.setObjectName("profileList")
+        left, self.profile_list, self.add_button, self.delete_button = list_column(
+            ("profileList", "addProfile", "deleteProfile"),
+            "Delete…",
+            self._on_profile_selected,
+            self.add_profile,
+            self.ask_delete_profile,
+        )
         self.profile_list.setMinimumWidth(170)
-        self.profile_list.setMaximumWidth(220)
-        self.profile_list.currentItemChanged.connect(self._on_profile_selected)
-        left.addWidget(self.profile_list, 1)
-        row = QHBoxLayout()
-        self.add_button = QPushButton("Add")
-        self.add_button.setObjectName("addProfile")
-        self.add_button.clicked.connect(self.add_profile)
-        self.delete_button = QPushButton("Delete…")
-        self.delete_button.setObjectName("deleteProfile")
-        self.delete_button.clicked.connect(self.ask_delete_profile)
-        row.addWidget(self.add_button)
-        row.addWidget(self.delete_button)
-        left.addLayout(row)
         outer.addLayout(left)
 
         right = QVBoxLayout()
@@ -231,6 +252,11 @@ class SettingsPages(QDialog):
             )
             self.profile_fields["attachOnly"].widget.setItemText(  # type: ignore[attr-defined]
                 0, f"Use the global setting ({'on' if self.working.attach_only else 'off'})"
+            )
+            inherited = self.working.approval or drivers.spec_of(p.driver).approval
+            source = "global setting" if self.working.approval else "driver's default"
+            self.profile_fields["approval"].widget.setItemText(  # type: ignore[attr-defined]
+                0, f"Use the {source} ({inherited})"
             )
             for key, field in self.profile_fields.items():
                 field.set_value(getattr(p, attr_of(key)))

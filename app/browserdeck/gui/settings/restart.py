@@ -1,5 +1,6 @@
-"""The question before saving settings that restart running browsers: now, at their next
-start, or not at all (the dialog's Save asks ``Deck.restarts`` first)."""
+"""What saving settings does to running browsers: the question before (restart now, at
+their next start, or not at all; the dialog's Save asks ``Deck.restarts`` first), and the
+words after (``saved_words``, the "Settings saved" notice)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from browserdeck.gui.settings.fields import label_of
 
 if TYPE_CHECKING:
-    from browserdeck.reconfig import Restart
+    from browserdeck.reconfig import Applied, Restart
 
 
 def ask_restart(
@@ -52,3 +53,26 @@ def ask_restart(
     )
     box.open()
     return box
+
+
+def saved_words(applied: Applied) -> str:
+    """What saving did to running browsers, in words (the "Settings saved" notice)."""
+    said = []
+    if applied.restarted:
+        said.append(f"{_names(applied.restarted)} restarted with the new settings.")
+    if applied.deferred:
+        said.append(
+            f"{_names(applied.deferred)} keep{'s' if len(applied.deferred) == 1 else ''} "
+            "running as before; the new settings apply at the next start."
+        )
+    if applied.recolored:
+        said.append(
+            f"The window of {_names(applied.recolored)} takes its new colour at its next "
+            "start; its tabs stay open."
+        )
+    return " ".join(said) or "Saved."
+
+
+def _names(names: tuple[str, ...]) -> str:
+    quoted = [f"“{n}”" for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from browserdeck import imaging
 from browserdeck import results as r
 from browserdeck.engine import options as o
-from browserdeck.mcpserver import pagetext
+from browserdeck.engine import pagetext
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, from_model, obj, s
 from browserdeck.mcpserver.tools.registry import tool

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from browserdeck.engine import pagetext
 from browserdeck.errors import InvalidInput
-from browserdeck.mcpserver import dom, pagetext
+from browserdeck.mcpserver import dom
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import JSON, arr, b, i, obj, s
 from browserdeck.mcpserver.tools.registry import REF, SELECTOR, tool

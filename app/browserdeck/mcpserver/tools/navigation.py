@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from browserdeck.engine import options as o
+from browserdeck.engine import pagetext
 from browserdeck.errors import InvalidInput, NotFound
-from browserdeck.mcpserver import pagetext, snapshot, snapshot_search
+from browserdeck.mcpserver import snapshot, snapshot_search
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, field, from_model, obj, s
 from browserdeck.mcpserver.tools.registry import PREPARE_SNAPSHOT, tool

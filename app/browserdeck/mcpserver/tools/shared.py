@@ -7,8 +7,9 @@ from typing import Any
 
 from browserdeck import results as r
 from browserdeck.engine import options as o
+from browserdeck.engine import pagetext
 from browserdeck.engine.consequences import NOTHING
-from browserdeck.mcpserver import output, pagetext, snapshot, snapshot_search
+from browserdeck.mcpserver import output, snapshot, snapshot_search
 from browserdeck.mcpserver.context import Call, Reply
 
 # --- shared ------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from browserdeck.engine import pagetext
 from browserdeck.errors import Conflict, InvalidInput, NotFound
-from browserdeck.mcpserver import pagetext
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, i, obj, s
 from browserdeck.mcpserver.tools.registry import tool

@@ -17,50 +17,17 @@ nonce fresh for each answer, which the page cannot know and so cannot close earl
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 
 from browserdeck.engine import snapshot_text as st
+from browserdeck.pagequote import RISKY_CHARS, quote, quote_json, title, url
 
 __all__ = ["escape_snapshot", "fence", "quote", "quote_json", "title", "url"]
 
-# Inside page text, as JSON escapes: what could close a quoted name or open an attribute
-# (ASCII and full-width), break a line for a reader (JSON leaves these unescaped), or
-# reorder what a person sees (bidi controls).
-_RISKY_CHARS = '"[]\uff02\uff3b\uff3d\u0085\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069'
-_ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in _RISKY_CHARS}
-_RISKY = re.compile("[" + re.escape(_RISKY_CHARS[1:]) + "]")  # the quote is seen as \"
-
-
-def quote(text: str) -> str:
-    """``text`` as a JSON string whose body holds no quote, bracket or line break."""
-    return quote_json(json.dumps(text, ensure_ascii=False))
-
-
-def quote_json(literal: str) -> str:
-    """A JSON string literal (quotes included) with its risky characters escaped."""
-    body = literal[1:-1]
-    if '\\"' not in body and not _RISKY.search(body):
-        return literal
-    # In a JSON string body a quote only ever appears escaped, as \" (a preceding \\ is an
-    # escaped backslash), so the escape is rewritten as a whole.
-    body = body.replace('\\"', "\\u0022").translate(_ESCAPES)
-    return '"' + body + '"'
-
-
-def title(text: str | None) -> str:
-    """A page's title as an answer line shows it: always quoted (``(untitled)`` if none)."""
-    return quote(text) if text else "(untitled)"
-
-
-_PLAIN_URL = re.compile(r"[!#-Z\\^-~]+")  # printable ASCII but space, quote, brackets
-
-
-def url(text: str) -> str:
-    """A URL as an answer line shows it: as it is when it is plain printable ASCII without
-    quote or bracket (what Chrome reports nearly always), else quoted."""
-    return text if _PLAIN_URL.fullmatch(text) else quote(text)
+# The quoting itself is pagequote's (the CLI uses it too); here, what finds page text in
+# a snapshot's lines.
+_RISKY = re.compile("[" + re.escape(RISKY_CHARS[1:]) + "]")  # the quote is seen as \"
 
 
 _YAML_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
@@ -147,11 +114,11 @@ def _line(raw: str) -> str:
 # key an apostrophe) marks the line for ``_line``. A value with a quote or a bracket is
 # found by one regex over the text (a quote after ``: `` pairs up as a name's would). Looser
 # than the truth (a line it marks may need nothing), never tighter.
-_KEEP = b'"[]\\\'\n'
+_KEEP = b"\"[]\\'\n"
 _DELETE = bytes(b for b in range(128) if b not in _KEEP)
 _LEFT_OVER = bytes(range(128, 256)) + b"\n"  # what may remain of a plain shape
 _QUOTE_IN_VALUE = re.compile(r': [^\n]*["\[\]]')
-_RISKY_WIDE = re.compile("[" + re.escape(_RISKY_CHARS[3:]) + "]")
+_RISKY_WIDE = re.compile("[" + re.escape(RISKY_CHARS[3:]) + "]")
 _plain_shapes: dict[bytes, bool] = {}
 
 
