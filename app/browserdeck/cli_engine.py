@@ -16,6 +16,7 @@ from browserdeck import fastjson
 from browserdeck.cli_args import ARGS, COMMANDS
 from browserdeck.cli_fast import Skipped
 from browserdeck.client import ApiClient, ClientError
+from browserdeck.door import networds
 from browserdeck.door.words import say
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
@@ -264,6 +265,61 @@ def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
     return 0
 
 
+# --- the network ------------------------------------------------------------------
+
+
+def _target(args: argparse.Namespace, command: str) -> dict[str, Any]:
+    """The query of a network command: profile, tab, and the command's own fields."""
+    return {**_params(args), "targetId": args.target, **request_fields(args, command)}
+
+
+def cmd_route(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.post("/network/routes", json=_body(args, "route"), params=_params(args))
+    client.print_result(data, args, networds.routes_text(data))
+    return 0
+
+
+def cmd_routes(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.get("/network/routes", params=_target(args, "routes"))
+    client.print_result(data, args, networds.routes_text(data))
+    return 0
+
+
+def cmd_unroute(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.delete("/network/routes", params=_target(args, "unroute"))
+    client.print_result(data, args, networds.routes_text(data))
+    return 0
+
+
+def cmd_network_state(args: argparse.Namespace, client: ApiClient) -> int:
+    data: answer.Offline = client.post(
+        "/network/state", json=_body(args, "network-state"), params=_params(args)
+    )
+    client.print_result(data, args, f"network is now {args.state}")
+    return 0
+
+
+def cmd_har(args: argparse.Namespace, client: ApiClient) -> int:
+    action = "start" if args.command == "har-start" else "stop"
+    data = client.post(f"/network/har/{action}", json=_body(args, args.command), params=_params(args))
+    client.print_result(data, args, networds.har_text(data))
+    return 0
+
+
+def cmd_requests(args: argparse.Namespace, client: ApiClient) -> int:
+    data = client.get("/network/requests", params=_target(args, "requests"))
+    client.print_result(data, args, networds.requests_text(data))
+    return 0
+
+
+def cmd_request(args: argparse.Namespace, client: ApiClient) -> int:
+    query = _target(args, "request")
+    index = query.pop("index")
+    data = client.get(f"/network/requests/{index}", params=query)
+    client.print_result(data, args, networds.request_text(data))
+    return 0
+
+
 # --- arming -----------------------------------------------------------------------
 
 
@@ -332,6 +388,14 @@ def register(
         "pdf": cmd_pdf,
         "upload": cmd_upload,
         "dialog": cmd_dialog,
+        "route": cmd_route,
+        "routes": cmd_routes,
+        "unroute": cmd_unroute,
+        "network-state": cmd_network_state,
+        "har-start": cmd_har,
+        "har-stop": cmd_har,
+        "requests": cmd_requests,
+        "request": cmd_request,
     }
     for name, spec in COMMANDS.items():
         p = cmd(name, written.get(name, cmd_derived), spec["help"])

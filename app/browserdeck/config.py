@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from browserdeck import driverspecs as drivers
-from browserdeck import paths
+from browserdeck import origins, paths
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -78,7 +78,8 @@ class Setting:
     """One declared setting: key on disk, type, default and a description for people."""
 
     key: str
-    type: str  # "bool" | "port" | "int" | "choice" | "path" | "paths" | "profile-ref"
+    # "bool" | "port" | "int" | "choice" | "path" | "paths" | "profile-ref" | "origins"
+    type: str
     default: Any
     description: str
     choices: tuple[str, ...] = ()
@@ -257,6 +258,32 @@ SETTINGS: tuple[Setting, ...] = (
         advanced=True,
     ),
     Setting(
+        "allowedOrigins",
+        "origins",
+        [],
+        "Sites agents may reach: origins or globs (https://example.com, *.example.com, "
+        "http://localhost:*). Empty: any site not blocked. Enforced for navigations, "
+        "popups, subresources, WebSocket and EventSource; not a security boundary (a "
+        "page's service worker and DNS tricks are not stopped: docs/security.md). A "
+        "profile may override it.",
+    ),
+    Setting(
+        "blockedOrigins",
+        "origins",
+        [],
+        "Sites agents may never reach, in the same form as allowedOrigins; a block wins "
+        "over an allow. A profile may override it.",
+    ),
+    Setting(
+        "redactNetworkSecrets",
+        "bool",
+        True,
+        "Replace the values of Authorization, Proxy-Authorization, Cookie and Set-Cookie "
+        "headers (and stored secrets) with [redacted] in HAR recordings and in the request "
+        "details agents read. Turn off only to debug a login.",
+        advanced=True,
+    ),
+    Setting(
         "uploadRoots",
         "paths",
         [],
@@ -343,6 +370,19 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
     ),
     Setting("attachOnly", "bool", None, "Never launch; only attach (forced for remote)."),
     Setting(
+        "allowedOrigins",
+        "origins",
+        None,
+        "This profile's own allowedOrigins (replaces the global list; an empty list "
+        "allows every site not blocked).",
+    ),
+    Setting(
+        "blockedOrigins",
+        "origins",
+        None,
+        "This profile's own blockedOrigins (replaces the global list).",
+    ),
+    Setting(
         "userDataDir",
         "path",
         None,
@@ -373,6 +413,8 @@ class ProfileConfig:
     token_header: str | None = None
     pool: bool | None = None
     pool_idle_seconds: int | None = None
+    allowed_origins: list[str] | None = None
+    blocked_origins: list[str] | None = None
 
     @property
     def is_service(self) -> bool:
@@ -393,6 +435,8 @@ class ProfileConfig:
             ("headless", self.headless),
             ("attachOnly", self.attach_only),
             ("userDataDir", self.user_data_dir),
+            ("allowedOrigins", self.allowed_origins),
+            ("blockedOrigins", self.blocked_origins),
         ):
             if value is not None:
                 out[key] = value
@@ -422,6 +466,9 @@ class Config:
     artifacts_max_mb: int = 500
     artifacts_max_age_days: int = 7
     log_max_mb: int = 20
+    allowed_origins: list[str] = field(default_factory=list)
+    blocked_origins: list[str] = field(default_factory=list)
+    redact_network_secrets: bool = True
     upload_roots: list[str] = field(default_factory=list)
     profiles: dict[str, ProfileConfig] = field(default_factory=dict)
 
@@ -469,6 +516,17 @@ class Config:
         if kind == "relay":
             return self.relay_port_of(profile)
         return profile.cdp_port if kind == "cdp" else None
+
+    def origin_rules(self, name: str | None) -> origins.OriginRules:
+        """Where agents may go in profile ``name``: its own lists, else the global ones."""
+        profile = self.profiles.get(name or self.default_profile)
+        allowed, blocked = self.allowed_origins, self.blocked_origins
+        if profile is not None:
+            if profile.allowed_origins is not None:
+                allowed = profile.allowed_origins
+            if profile.blocked_origins is not None:
+                blocked = profile.blocked_origins
+        return origins.rules_of(tuple(allowed), tuple(blocked))
 
     def is_headless(self, profile: ProfileConfig) -> bool:
         return self.headless if profile.headless is None else profile.headless
@@ -569,6 +627,17 @@ def _split_paths(value: Any) -> Any:
     return value
 
 
+def _origin_rules(value: list[str]) -> list[str]:
+    return origins.check_rules(value)
+
+
+def _split_rules(value: Any) -> Any:
+    # A list on disk; one line of text from a form (commas or spaces between rules).
+    if isinstance(value, str):
+        return [v for v in re.split(r"[\s,]+", value) if v]
+    return value
+
+
 def _path_item(value: str) -> str:
     if not value.strip() or "\0" in value:
         raise ValueError("not a path")
@@ -599,6 +668,10 @@ def _annotation(setting: Setting) -> Any:
     elif kind == "paths":
         t = Annotated[
             list[Annotated[StrictStr, AfterValidator(_path_item)]], BeforeValidator(_split_paths)
+        ]
+    elif kind == "origins":
+        t = Annotated[
+            list[StrictStr], BeforeValidator(_split_rules), AfterValidator(_origin_rules)
         ]
     elif kind in ("path", "profile-ref", "string"):
         t = Annotated[StrictStr, AfterValidator(_nonblank)]
@@ -667,6 +740,12 @@ def _refusal(setting: Setting, value: Any, where: str) -> InvalidInput:
         why = f"expected one of {', '.join(setting.choices)}"
     elif kind == "paths":
         why = "expected a list of paths"
+    elif kind == "origins":
+        try:
+            origins.check_rules(value)
+            why = "expected a list of origins"
+        except origins.RuleError as exc:
+            why = str(exc)
     else:
         why = "expected a non-empty string"
     return InvalidInput(f"invalid {where} {value!r}: {why}", code="invalid_setting")
@@ -746,6 +825,8 @@ def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
         token_header=values.get("tokenHeader"),
         pool=values.get("pool"),
         pool_idle_seconds=values.get("poolIdleSeconds"),
+        allowed_origins=values.get("allowedOrigins"),
+        blocked_origins=values.get("blockedOrigins"),
     )
     if not profile.is_service and any(
         v is not None for v in (profile.token_param, profile.token_header, profile.pool)

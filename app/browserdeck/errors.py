@@ -105,6 +105,9 @@ RELOAD = Step(
     "POST /navigate with action=reload", "browserdeck navigate URL", "browser_navigate to its URL"
 )
 OFFLINE = Step("POST /set/offline", None, "browser_set_offline")
+HAR_START = Step("POST /network/har/start", "browserdeck har-start", "browser_har_start")
+HAR_STOP = Step("POST /network/har/stop", "browserdeck har-stop", "browser_har_stop")
+REQUESTS = Step("GET /network/requests", "browserdeck requests", "browser_network_requests")
 FULL_PAGE = Step(
     'POST /screenshot {"fullPage": true}',
     "browserdeck screenshot --full-page",

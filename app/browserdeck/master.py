@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from browserdeck.api.server import ApiServer
     from browserdeck.door.activity import ActivityLog
+    from browserdeck.engine.origin_guard import OriginGuard
     from browserdeck.service import Service
     from browserdeck.session import EndReason
 
@@ -105,6 +106,7 @@ def build_service(
     service.tab_holders = tab_holders
     service.agent_sessions = lambda: agent_sessions(service)
     service.addons.add(activity_log(service))
+    service.addons.add(origin_guard(service))
     return service
 
 
@@ -116,6 +118,13 @@ def agent_sessions(service: Service) -> int:
     api = service.api
     endpoint = mcp_http.endpoint_of(api.app) if isinstance(api, ApiServer) else None
     return endpoint.session_count() if endpoint is not None else 0
+
+
+def origin_guard(service: Service) -> OriginGuard:
+    """Navigations and new tabs to an origin the settings refuse are refused at the door."""
+    from browserdeck.engine.origin_guard import OriginGuard
+
+    return OriginGuard(lambda: service.config)
 
 
 def activity_log(service: Service) -> ActivityLog:

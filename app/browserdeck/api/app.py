@@ -182,10 +182,11 @@ def create_app(deck: Deck) -> FastAPI:
 
     app.openapi = openapi  # type: ignore[method-assign]
 
-    from browserdeck.api import routes_core, routes_engine
+    from browserdeck.api import routes_core, routes_engine, routes_network
 
     app.include_router(routes_core.router)
     app.include_router(routes_engine.router)
+    app.include_router(routes_network.router)
     return app
 
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         Request,
     )
 
+    from browserdeck.engine.network import TabNet
     from browserdeck.engine.offline import WorkerOffline
     from browserdeck.engine.reftable import Build
 
@@ -154,6 +155,9 @@ class TargetMemory:
     # and its lines' readings, the options, the document), the numbering it left, and its
     # rows and renames.
     last_build: Build | None = None
+    # The agent sessions (or clients) that worked in the tab: their routes apply to it
+    # (engine/network.py). "" stands for callers without a session.
+    owners: set[str] = field(default_factory=set)
 
 
 class TargetMemories:
@@ -212,7 +216,10 @@ class PageState:
         self.console: deque[r.ConsoleEntry] = deque(maxlen=CONSOLE_MAX)
         self.errors: deque[r.PageError] = deque(maxlen=ERRORS_MAX)
         self.requests: deque[r.RequestEntry] = deque(maxlen=REQUESTS_MAX)
+        self.request_count = 0  # numbers the requests, 1 up: a request keeps its number
         self._open_requests: dict[Request, r.RequestEntry] = {}
+        # Routes and origin rules this tab's session obeys (engine/network.py), once any.
+        self.net: TabNet | None = None
         self.unreported_dialogs: deque[r.DialogEntry] = deque(maxlen=DIALOGS_MAX)
         self.dialog_arm: DialogArm | None = None
         self.chooser_arm: asyncio.Task[None] | None = None
@@ -370,15 +377,24 @@ class PageState:
             )
         )
 
-    def _on_request(self, request: Request) -> None:
-        entry = r.RequestEntry(
-            method=request.method,
-            url=request.url[:2000],
-            resource_type=request.resource_type,
+    def new_request(
+        self, method: str, url: str, resource_type: str, *, failure: str | None = None
+    ) -> r.RequestEntry:
+        """A request entry with the tab's next number."""
+        self.request_count += 1
+        return r.RequestEntry(
+            index=self.request_count,
+            method=method,
+            url=url[:2000],
+            resource_type=resource_type,
             status=None,  # set: the answer says "null" (still open), not nothing
-            failure=None,
+            failure=failure,
             time=time.time(),
         )
+
+    def _on_request(self, request: Request) -> None:
+        entry = self.new_request(request.method, request.url, request.resource_type)
+        entry._request = request
         self.requests.append(entry)
         if len(self._open_requests) < REQUESTS_MAX:
             self._open_requests[request] = entry
@@ -397,7 +413,8 @@ class PageState:
     def _on_request_failed(self, request: Request) -> None:
         entry = self._open_requests.pop(request, None)
         if entry is not None:
-            entry.failure = request.failure
+            failure = request.failure
+            entry.failure = self.net.explain(request.url, failure) if self.net else failure
 
     def open_requests(self) -> list[tuple[Request, float]]:
         """Requests still open, each with its age in seconds (a wait for network quiet)."""
