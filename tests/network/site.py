@@ -38,7 +38,7 @@ SECRET = "Bearer s3cret-token-42"
 
 PAGES = {
     "/app.html": """<title>App</title><h1>App</h1><p id=out>Loading</p><script>
-fetch('/api/user').then(r => r.json())
+fetch('/api/user', {headers: {'X-Client': 'web'}}).then(r => r.json())
   .then(j => document.getElementById('out').textContent = 'User: ' + j.name)
   .catch(e => document.getElementById('out').textContent = 'Error: ' + e);
 </script>""",
@@ -54,10 +54,12 @@ async function go() {
 </script>""",
     "/delayed.html": """<title>Delayed</title><p id=out>Waiting</p><script>
 setTimeout(async () => {
-  const r = await fetch('/api/slow?d=300', {headers: {Authorization: '__SECRET__'}});
+  // Built here, so the page's own text never holds the header's value.
+  const auth = ['Bearer', 's3cret-token-' + (40 + 2)].join(' ');
+  const r = await fetch('/api/slow?d=300', {headers: {Authorization: auth}});
   document.getElementById('out').textContent = 'Got: ' + (await r.json()).slow;
 }, 50);
-</script>""".replace("__SECRET__", SECRET),
+</script>""",
     "/origins.html": """<title>Origins</title><h1>Origins</h1>
 <p id=ws>ws: idle</p><p id=es>es: idle</p><p id=pop>popup: idle</p>
 <img id=img src="__OTHER__/pic.png">
@@ -97,6 +99,7 @@ class NetSite:
     ws_connections: list[str] = field(default_factory=list)
     ws_loop: asyncio.AbstractEventLoop | None = None
     ws_thread: threading.Thread | None = None
+    ws_server: websockets.asyncio.server.Server | None = None
 
     @property
     def base(self) -> str:
@@ -120,10 +123,20 @@ class NetSite:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-        if self.ws_loop is not None:
-            self.ws_loop.call_soon_threadsafe(self.ws_loop.stop)
-            if self.ws_thread is not None:
-                self.ws_thread.join(timeout=5)
+        loop = self.ws_loop
+        if loop is None:
+            return
+
+        async def shut() -> None:
+            if self.ws_server is not None:
+                self.ws_server.close()
+                await self.ws_server.wait_closed()
+            asyncio.get_running_loop().stop()
+
+        asyncio.run_coroutine_threadsafe(shut(), loop)
+        if self.ws_thread is not None:
+            self.ws_thread.join(timeout=5)
+        loop.close()
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -189,7 +202,7 @@ def start_net_site() -> NetSite:
         asyncio.set_event_loop(loop)
 
         async def serve() -> None:
-            await websockets.asyncio.server.serve(handler, "127.0.0.1", ws_port)
+            site.ws_server = await websockets.asyncio.server.serve(handler, "127.0.0.1", ws_port)
             ready.set()
 
         loop.run_until_complete(serve())

@@ -186,6 +186,9 @@ class TabNet:
                     "Network.enable", {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0}
                 )
                 await cdp.send("Page.enable")  # scripts for new documents need it
+                if not self.state.runtime_enabled:  # the binding reaches new documents
+                    await cdp.send("Runtime.enable")
+                    self.state.runtime_enabled = True
                 await cdp.send("Runtime.addBinding", {"name": BINDING})
             await cdp.send("Network.setBlockedURLs", {"urlPatterns": rules.block_patterns()})
             self._blocking = True
