@@ -49,9 +49,12 @@ LAYERS: dict[str, int] = {
             "imaging",
             "labels",
             "logsetup",
+            "origins",  # where agents may go: the allowed/blocked origin rules
             "paths",
             "pidwatch",
+            "redaction",
             "results",
+            "results_network",
             "secrets",
             "session",
             "states",

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ import pytest_asyncio
 from browserdeck.config import Config
 from browserdeck.relay.server import RelayServer
 from browserdeck.service import Service
-from tests.network.site import SECRET, NetSite, start_net_site
+from tests.network.site import SECRET, NetSite
 from tests.relay.harness import ExtBrowser, launch_ext_browser
 from tests.support.service import running_service, service_config
 
@@ -34,25 +34,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 WAYS = ["managed", "extension"]
 SETTLE = 10.0  # seconds: a bound for what the page shows, not a speed assertion
-
-
-@pytest.fixture(scope="module", autouse=True)
-def bd_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One BROWSERDECK_HOME for the module: its service outlives single tests."""
-    home = tmp_path_factory.mktemp("bdhome")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BROWSERDECK_HOME", str(home))
-        mp.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
-        mp.delenv("BROWSERDECK_TOKEN", raising=False)
-        mp.delenv("BROWSERDECK_URL", raising=False)
-        yield home
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[NetSite]:
-    s = start_net_site()
-    yield s
-    s.close()
 
 
 @dataclass
