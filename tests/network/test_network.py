@@ -364,6 +364,8 @@ async def test_a_navigation_to_a_blocked_origin_is_refused(deck: Deck, agent: Ag
         error = resp.json()["error"]
         assert error["code"] == "origin_refused"
         assert "blockedOrigins rule 'localhost'" in error["message"]
+        # Refused at the front door: the tab never even tried.
+        assert await agent.requests(filter="/page.html") == []
         # A link the page follows itself is refused too (in the browser).
         await agent.goto(site.origins_page())
         await agent.click('link "Other site"')
