@@ -14,6 +14,7 @@ connections it gets (``ws_connections``); every HTTP request is logged with its 
 | /online.html | button "Ping": fetch /api/ping, "Online" or "Offline" |
 | /delayed.html | 50 ms after load, fetch /api/slow?d=300 with an Authorization header |
 | /origins.html?other=URL&ws=URL | an image, an EventSource, a WebSocket, a popup, links |
+| /redirect?to=URL | a 302 to URL |
 """
 
 from __future__ import annotations
@@ -163,6 +164,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             page = PAGES[url.path].replace("__OTHER__", query.get("other", ""))
             page = page.replace("__WS__", query.get("ws", ""))
             self._send(200, f"<!doctype html><meta charset=utf-8>{page}".encode(), "text/html")
+        elif url.path == "/redirect":
+            self.send_response(302)
+            self.send_header("Location", query.get("to", "/"))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         elif url.path == "/api/user":
             self._send(200, b'{"name": "Real"}', "application/json")
         elif url.path == "/api/ping":

@@ -366,7 +366,13 @@ async def test_a_navigation_to_a_blocked_origin_is_refused(deck: Deck, agent: Ag
         assert "blockedOrigins rule 'localhost'" in error["message"]
         # Refused at the front door: the tab never even tried.
         assert await agent.requests(filter="/page.html") == []
-        # A link the page follows itself is refused too (in the browser).
+        # A redirect to it is refused in the browser (the door saw an allowed URL).
+        resp = await agent.call(
+            "POST", "/navigate", json={"url": site.url("/redirect?to=" + site.other + "/page.html")}
+        )
+        assert resp.status_code == 403, resp.text
+        assert "blockedOrigins rule 'localhost'" in resp.json()["error"]["message"]
+        # A link the page follows itself is refused too.
         await agent.goto(site.origins_page())
         await agent.click('link "Other site"')
         snap = await agent.snapshot()
