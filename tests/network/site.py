@@ -11,6 +11,7 @@ connections it gets (``ws_connections``); every HTTP request is logged with its 
 | /app.html | fetches /api/user and shows "User: <name>" |
 | /script.html | loads /lib.js, which writes "script ran" |
 | /image.html | loads /pic.png; says "image loaded" or "image failed" |
+| /cached.html | the same with /cached.png, which the browser may keep an hour |
 | /online.html | button "Ping": fetch /api/ping, "Online" or "Offline" |
 | /delayed.html | 50 ms after load, fetch /api/slow?d=300 with an Authorization header |
 | /origins.html?other=URL&ws=URL | an image, an EventSource, a WebSocket, a popup, links |
@@ -88,6 +89,8 @@ function openPopup() {
 }
 </script>""",
     "/page.html": "<title>Page</title><h1>A page</h1>",
+    "/cached.html": """<title>Cached</title><p id=out>image pending</p>
+<img src="/cached.png" onload="out.textContent='image loaded'" onerror="out.textContent='image failed'">""",
 }
 
 
@@ -180,6 +183,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(200, b"document.getElementById('out').textContent = 'script ran';", "text/javascript")
         elif url.path == "/pic.png":
             self._send(200, PNG, "image/png")
+        elif url.path == "/cached.png":  # the browser keeps it for an hour
+            self.send_response(200)
+            self.send_header("Content-Type", "image/png")
+            self.send_header("Content-Length", str(len(PNG)))
+            self.send_header("Cache-Control", "max-age=3600")
+            self.end_headers()
+            self.wfile.write(PNG)
         elif url.path == "/sse":
             self._send(200, b"data: hello\n\n", "text/event-stream")
         else:

@@ -226,6 +226,17 @@ async def test_an_aborted_image_is_listed_as_failed(agent: Agent, site: NetSite)
     await agent.shows("image loaded")
 
 
+async def test_a_route_reaches_what_the_browser_had_cached(agent: Agent, site: NetSite) -> None:
+    await agent.goto(site.url("/cached.html"))
+    await agent.shows("image loaded")  # and kept in the browser's cache
+    await agent.ok("POST", "/network/routes", json={"pattern": "**/cached.png", "abort": True})
+    await agent.goto(site.url("/cached.html"))
+    await agent.shows("image failed")
+    await agent.ok("DELETE", "/network/routes")
+    await agent.goto(site.url("/cached.html"))
+    await agent.shows("image loaded")
+
+
 async def test_offline_then_online(agent: Agent, site: NetSite) -> None:
     await agent.goto(site.url("/online.html"))
     await agent.ok("POST", "/network/state", json={"state": "offline"})

@@ -151,6 +151,7 @@ class TabNet:
         self.aborted: dict[str, str] = {}  # URL -> the pattern of the route that aborted it
         self._fetch: list[dict[str, Any]] = []
         self._blocking = False
+        self._uncached = False
         self._script: str | None = None
         self._listening = False
         self.lock = asyncio.Lock()
@@ -171,6 +172,9 @@ class TabNet:
                 elif self._fetch:
                     await cdp.send("Fetch.disable")
                 self._fetch = patterns
+            if bool(routes) != self._uncached:
+                await cdp.send("Network.setCacheDisabled", {"cacheDisabled": bool(routes)})
+                self._uncached = bool(routes)
             if rules is not self.rules or (rules.active and not self._blocking):
                 await self._apply_rules(rules)
             self.routes, self.rules = routes, rules
