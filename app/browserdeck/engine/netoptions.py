@@ -25,10 +25,8 @@ if TYPE_CHECKING:
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
 Scope = Literal["session", "profile"]
-SCOPE_WORDS = (
-    "session (default): only the tabs of your agent session; profile: every tab of the "
-    "profile, other agents' too"
-)
+SCOPE_WORDS = "session: your session's tabs (default); profile: every tab, other agents' too"
+TYPE_WORDS = "document, script, stylesheet, image, font, fetch, xhr, eventsource, websocket …"
 
 
 def header_pairs(lines: list[str], where: str) -> tuple[tuple[str, str], ...]:
@@ -47,10 +45,8 @@ class RouteOptions(TabBody[rn.Routes]):
     op, engine_method = "route", "network.route"
     mcp = Mcp(
         "browser_route",
-        "Mock, change or block network requests whose URL matches pattern (the tabs of this "
-        "session; scope=profile: every tab). With status or body: answer with them; with "
-        "abort: fail; else: let them go on with headers added (headers) or removed "
-        "(removeHeaders).",
+        "Mock (status, body), change the headers of, or abort network requests matching a "
+        "URL pattern, in this session's tabs.",
         ("pattern", "status", "body", "contentType", "headers", "removeHeaders", "abort",
          "resourceType", "regex", "scope"),
         snapshot=False,
@@ -96,18 +92,15 @@ class RouteOptions(TabBody[rn.Routes]):
     headers: list[str] = Field(
         default_factory=list,
         max_length=50,
-        description='Headers in "Name: Value" format: the response\'s when answering, else '
-        "added to the request",
+        description='Headers to add in "Name: Value" format (the response\'s, with status or body)',
     )
     remove_headers: str | None = Field(
         default=None,
         max_length=2000,
         description="Comma-separated list of header names to remove from the request",
     )
-    abort: bool = Field(default=False, description="fail matching requests (net::ERR_FAILED)")
-    resource_type: ResourceType | None = Field(
-        default=None, description="only requests of this type (document, script, image, fetch …)"
-    )
+    abort: bool = Field(default=False, description="fail matching requests")
+    resource_type: ResourceType | None = Field(default=None, description="only this type: " + TYPE_WORDS)
     regex: bool = Field(default=False, description="pattern is a regular expression")
     scope: Scope = Field(default="session", description=SCOPE_WORDS)
 
@@ -121,6 +114,11 @@ class RouteOptions(TabBody[rn.Routes]):
         if self.abort and (self.status is not None or self.body is not None or self.headers):
             raise ValueError("abort fails the request: it takes no status, body or headers")
         header_pairs(self.headers, "headers")
+        if self.resource_type == "websocket":
+            raise ValueError(
+                "a WebSocket passes no route (Chromium does not pause them): keep agents off "
+                "its origin with blockedOrigins instead"
+            )
         if self.remove_headers is not None and self.fulfils:
             raise ValueError("removeHeaders changes a request that goes on: not with status or body")
         return self
@@ -179,19 +177,16 @@ class UnrouteOptions(TabRequest[rn.Routes]):
     )
 
     pattern: str | None = Field(
-        default=None,
-        max_length=2000,
-        description="URL pattern to unroute (omit to remove all routes)",
+        default=None, max_length=2000, description="URL pattern to unroute (omit: all)"
     )
-    scope: Scope = Field(default="session", description="whose: " + SCOPE_WORDS)
+    scope: Scope = Field(default="session", description=SCOPE_WORDS)
 
 
 class NetworkStateOptions(TabBody[r.Offline]):
     op, engine_method = "network-state", "network.set_state"
     mcp = Mcp(
         "browser_network_state_set",
-        "Sets this tab's network to online or offline (its origin's service workers too). "
-        "When offline, all its network requests fail.",
+        "Sets this tab's network online or offline (and its origin's service workers').",
         ("state",),
         snapshot=False,
         said="network is now {state}",
@@ -208,8 +203,8 @@ class HarStartOptions(TabBody[rn.Har]):
     op, engine_method = "har-start", "network.har_start"
     mcp = Mcp(
         "browser_har_start",
-        "Start recording a HAR (HTTP archive) of this tab's network traffic; session=true: of "
-        "every tab this session works in. browser_har_stop writes the file.",
+        "Record a HAR of this tab's network traffic (session: of all your tabs) until "
+        "browser_har_stop.",
         ("session", "content"),
         snapshot=False,
         said="",
@@ -223,19 +218,15 @@ class HarStartOptions(TabBody[rn.Har]):
         ),
     )
 
-    session: bool = Field(
-        default=False, description="record every tab this agent session works in"
-    )
-    content: Literal["embed", "omit"] = Field(
-        default="embed", description="embed: keep response bodies in the file; omit: leave them out"
-    )
+    session: bool = Field(default=False, description="every tab your session works in")
+    content: Literal["embed", "omit"] = Field(default="embed", description="response bodies")
 
 
 class HarStopOptions(TabBody[rn.Har]):
     op, engine_method = "har-stop", "network.har_stop"
     mcp = Mcp(
         "browser_har_stop",
-        "Stop the HAR recording and write the .har file; answers its absolute path.",
+        "Stop the HAR recording; answers the .har file's path.",
         (),
         snapshot=False,
         said="",
@@ -248,8 +239,7 @@ class NetworkRequestsOptions(TabRequest[rn.NetworkRequests]):
     op, engine_method = "network-requests", "network.requests"
     mcp = Mcp(
         "browser_network_requests",
-        "Network requests this tab made, numbered (#N: browser_network_request index=N shows "
-        "one), newest last; refused ones say which rule refused them.",
+        "Network requests of this tab, numbered for browser_network_request.",
         ("filter", "resourceType", "method", "status", "failed", "limit"),
         snapshot=False,
         said="",
@@ -273,14 +263,14 @@ class NetworkRequestsOptions(TabRequest[rn.NetworkRequests]):
     filter: str | None = Field(
         default=None, max_length=2000, description="only URLs containing this text"
     )
-    resource_type: ResourceType | None = Field(default=None, description="only this type")
+    resource_type: ResourceType | None = Field(default=None, description="only this type: " + TYPE_WORDS)
     method: str | None = Field(
         default=None, max_length=20, description="only this HTTP method (GET, POST …)"
     )
     status: int | None = Field(
         default=None, ge=100, le=599, description="only answers with this status"
     )
-    failed: bool = Field(default=False, description="only requests that failed or were refused")
+    failed: bool = Field(default=False, description="only failed or refused ones")
     limit: int = Field(default=100, ge=1, le=500, description="the newest this many")
 
     def keeps(self, entry: r.RequestEntry) -> bool:
@@ -302,8 +292,7 @@ class NetworkRequestOptions(TabRequest[rn.RequestDetail]):
     op, engine_method = "network-request", "network.request"
     mcp = Mcp(
         "browser_network_request",
-        "Headers and body of one network request (its number from browser_network_requests), "
-        "or only one part of it.",
+        "Headers and body of one request (its number from browser_network_requests).",
         ("index", "part", "maxChars"),
         snapshot=False,
         said="",
@@ -317,11 +306,9 @@ class NetworkRequestOptions(TabRequest[rn.RequestDetail]):
         ),
     )
 
-    index: int = Field(ge=1, description="the request's number, as browser_network_requests shows it")
-    part: Part | None = Field(default=None, description="only this part; omit for all")
-    max_chars: int = Field(
-        default=20_000, ge=100, le=1_000_000, description="cut each body after this many characters"
-    )
+    index: int = Field(ge=1, description="the request's number")
+    part: Part | None = Field(default=None, description="only this part")
+    max_chars: int = Field(default=20_000, ge=100, le=1_000_000, description="cut each body here")
 
 
 NETWORK_REQUESTS: tuple[type[TabRequest[Any]], ...] = (

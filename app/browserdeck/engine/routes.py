@@ -22,7 +22,9 @@ import base64
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator
 
 # Playwright's resource types (the lower-case names of CDP's), which routes and request
 # filters take.
@@ -31,11 +33,18 @@ RESOURCE_TYPES = (
     "fetch", "prefetch", "eventsource", "websocket", "manifest", "signedexchange", "ping",
     "cspviolationreport", "preflight", "other",
 )  # fmt: skip
-ResourceType = Literal[
-    "document", "stylesheet", "image", "media", "font", "script", "texttrack", "xhr",
-    "fetch", "prefetch", "eventsource", "websocket", "manifest", "signedexchange", "ping",
-    "cspviolationreport", "preflight", "other",
-]  # fmt: skip
+
+
+
+def _known_type(value: str) -> str:
+    if value not in RESOURCE_TYPES:
+        raise ValueError(f"{value!r} is not a resource type ({', '.join(RESOURCE_TYPES)})")
+    return value
+
+
+# A plain string in the tools' schemas (the list is checked, not spelled out to agents on
+# every turn: playwright-mcp #1290).
+ResourceType = Annotated[str, AfterValidator(_known_type)]
 _CDP_NAMES = {
     "xhr": "XHR",
     "texttrack": "TextTrack",
