@@ -23,6 +23,7 @@ from browserdeck.door.words import say
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
     from typing import Any
 
     # The answers' keys, generated from results.py (cli_schema.py): mypy checks every key
@@ -267,56 +268,32 @@ def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
 
 # --- the network ------------------------------------------------------------------
 
-
-def _target(args: argparse.Namespace, command: str) -> dict[str, Any]:
-    """The query of a network command: profile, tab, and the command's own fields."""
-    return {**_params(args), "targetId": args.target, **request_fields(args, command)}
-
-
-def cmd_route(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.post("/network/routes", json=_body(args, "route"), params=_params(args))
-    client.print_result(data, args, networds.routes_text(data))
-    return 0
-
-
-def cmd_routes(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.get("/network/routes", params=_target(args, "routes"))
-    client.print_result(data, args, networds.routes_text(data))
-    return 0
+# Per network command: its HTTP method and route, and how its answer is said (None: the
+# request's own line, words.say).
+NETWORK: dict[str, tuple[str, str, Callable[[dict[str, Any]], str] | None]] = {
+    "route": ("POST", "/network/routes", networds.routes_text),
+    "routes": ("GET", "/network/routes", networds.routes_text),
+    "unroute": ("DELETE", "/network/routes", networds.routes_text),
+    "network-state": ("POST", "/network/state", None),
+    "har-start": ("POST", "/network/har/start", networds.har_text),
+    "har-stop": ("POST", "/network/har/stop", networds.har_text),
+    "requests": ("GET", "/network/requests", networds.requests_text),
+    "request": ("GET", "/network/requests/{index}", networds.request_text),
+}
 
 
-def cmd_unroute(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.delete("/network/routes", params=_target(args, "unroute"))
-    client.print_result(data, args, networds.routes_text(data))
-    return 0
-
-
-def cmd_network_state(args: argparse.Namespace, client: ApiClient) -> int:
-    data: answer.Offline = client.post(
-        "/network/state", json=_body(args, "network-state"), params=_params(args)
-    )
-    client.print_result(data, args, f"network is now {args.state}")
-    return 0
-
-
-def cmd_har(args: argparse.Namespace, client: ApiClient) -> int:
-    action = "start" if args.command == "har-start" else "stop"
-    data = client.post(f"/network/har/{action}", json=_body(args, args.command), params=_params(args))
-    client.print_result(data, args, networds.har_text(data))
-    return 0
-
-
-def cmd_requests(args: argparse.Namespace, client: ApiClient) -> int:
-    data = client.get("/network/requests", params=_target(args, "requests"))
-    client.print_result(data, args, networds.requests_text(data))
-    return 0
-
-
-def cmd_request(args: argparse.Namespace, client: ApiClient) -> int:
-    query = _target(args, "request")
-    index = query.pop("index")
-    data = client.get(f"/network/requests/{index}", params=query)
-    client.print_result(data, args, networds.request_text(data))
+def cmd_network(args: argparse.Namespace, client: ApiClient) -> int:
+    method, path, told = NETWORK[args.command]
+    body = _body(args, args.command)
+    if method == "POST":
+        data = client.post(path, json=body, params=_params(args))
+    else:  # the fields go in the query; one the route names goes in its path
+        query = {**_params(args), "targetId": args.target, **request_fields(args, args.command)}
+        if "{index}" in path:
+            path = path.format(index=query.pop("index"))
+        data = client.request(method, path, params=query)
+    text = told(data) if told else say(COMMANDS[args.command]["said"], body)
+    client.print_result(data, args, text)
     return 0
 
 
@@ -388,14 +365,7 @@ def register(
         "pdf": cmd_pdf,
         "upload": cmd_upload,
         "dialog": cmd_dialog,
-        "route": cmd_route,
-        "routes": cmd_routes,
-        "unroute": cmd_unroute,
-        "network-state": cmd_network_state,
-        "har-start": cmd_har,
-        "har-stop": cmd_har,
-        "requests": cmd_requests,
-        "request": cmd_request,
+        **dict.fromkeys(NETWORK, cmd_network),
     }
     for name, spec in COMMANDS.items():
         p = cmd(name, written.get(name, cmd_derived), spec["help"])

@@ -31,6 +31,7 @@ from urllib.parse import parse_qs, urlparse
 import websockets
 import websockets.asyncio.server
 
+from tests.support.asyncsite import start_ws
 from tests.support.net import free_port
 
 PNG = base64.b64decode(
@@ -203,10 +204,8 @@ def start_net_site() -> NetSite:
     site = NetSite(server.server_address[1], ws_port, server)
     server.RequestHandlerClass = type("Handler", (_Handler,), {"site": site})
     threading.Thread(target=server.serve_forever, daemon=True, name="netsite").start()
-    loop = asyncio.new_event_loop()
-    ready = threading.Event()
 
-    async def handler(ws: websockets.asyncio.server.ServerConnection) -> None:
+    async def count(ws: websockets.asyncio.server.ServerConnection) -> None:
         site.ws_connections.append(ws.request.headers.get("Host", "") if ws.request else "")
         try:
             await ws.send("hello")
@@ -214,18 +213,7 @@ def start_net_site() -> NetSite:
         except websockets.ConnectionClosed:
             pass
 
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-
-        async def serve() -> None:
-            site.ws_server = await websockets.asyncio.server.serve(handler, "127.0.0.1", ws_port)
-            ready.set()
-
-        loop.run_until_complete(serve())
-        loop.run_forever()
-
-    thread = threading.Thread(target=run, daemon=True, name="netsite-ws")
-    thread.start()
-    ready.wait(5)
+    loop, thread, servers = start_ws(ws_port, count)
+    site.ws_server = servers[0]
     site.ws_loop, site.ws_thread = loop, thread
     return site

@@ -24,36 +24,13 @@ import pytest
 import pytest_asyncio
 
 from browserdeck.config import Config
-from browserdeck.relay.server import RelayServer
-from browserdeck.service import Service
+from tests.network.conftest import Deck
 from tests.network.site import SECRET, NetSite
-from tests.relay.harness import ExtBrowser, launch_ext_browser
-from tests.support.service import running_service, service_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 WAYS = ["managed", "extension"]
 SETTLE = 10.0  # seconds: a bound for what the page shows, not a speed assertion
-
-
-@dataclass
-class Deck:
-    service: Service
-    client: httpx.AsyncClient
-    ext: ExtBrowser
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def deck(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Deck]:
-    async with running_service(service_config()) as (service, client), contextlib.AsyncExitStack() as stack:
-        assert (await client.post("/start")).status_code == 200
-        relay: RelayServer | None = service.contexts["chrome"].relay
-        assert relay is not None
-        ext = await launch_ext_browser(chromium_path, tmp_path_factory.mktemp("ext"), relay)
-        stack.push_async_callback(ext.close)
-        await ext.pair()
-        await relay.wait_for_extension(15)
-        yield Deck(service, client, ext)
 
 
 @dataclass
@@ -358,7 +335,11 @@ async def test_request_details_are_bounded_and_redacted(agent: Agent, site: NetS
 async def test_requests_filter_by_type_method_and_status(agent: Agent, site: NetSite) -> None:
     await agent.goto(site.url("/app.html"))
     await agent.shows("User: Real")
-    fetches = await agent.requests(resourceType="fetch", method="get", status=200)
+    for _ in range(50):  # the page has the answer; the engine hears "finished" a moment later
+        fetches = await agent.requests(resourceType="fetch", method="get", status=200)
+        if fetches:
+            break
+        await asyncio.sleep(0.1)
     assert [r["url"] for r in fetches] == [site.url("/api/user")]
     assert await agent.requests(status=404) == []
     assert [r["url"] for r in await agent.requests(filter="APP.HTML")] == [site.url("/app.html")]

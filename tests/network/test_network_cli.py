@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from tests.core.test_cli import cli
-from tests.core.test_cli import served as served  # noqa: F401 - the fixture
+from tests.core.test_cli import served as served
 from tests.network.site import SECRET, NetSite
 
 

@@ -10,50 +10,44 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
-from browserdeck.relay.server import RelayServer
 from mcp import Client
 from tests.mcp.harness import call, text
+from tests.network.conftest import Deck
 from tests.network.site import SECRET, NetSite
-from tests.relay.harness import launch_ext_browser
+from tests.relay.harness import ExtBrowser
 from tests.relay.test_truth_everywhere import McpHost
-from tests.support.service import running_service, service_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def service_url(
-    chromium_path: str, tmp_path_factory: pytest.TempPathFactory, site: NetSite
-) -> AsyncIterator[tuple[str, str, object]]:
-    async with running_service(service_config()) as (service, client), contextlib.AsyncExitStack() as stack:
-        assert (await client.post("/start")).status_code == 200
-        relay: RelayServer | None = service.contexts["chrome"].relay
-        assert relay is not None
-        ext = await launch_ext_browser(chromium_path, tmp_path_factory.mktemp("ext"), relay)
-        stack.push_async_callback(ext.close)
-        await ext.pair()
-        await relay.wait_for_extension(15)
-        yield f"{service.url}/mcp", service.api_token, ext
+@pytest.fixture(scope="module")
+def service_url(deck: Deck) -> tuple[str, str, ExtBrowser]:
+    return f"{deck.service.url}/mcp", deck.service.api_token, deck.ext
 
 
-async def _agent(stack: contextlib.AsyncExitStack, url: str, token: str, profile: str, ext: object) -> Client:
+async def _agent(
+    stack: contextlib.AsyncExitStack, url: str, token: str, profile: str, ext: ExtBrowser
+) -> Client:
     client = await stack.enter_async_context(McpHost(url, token))
     if profile == "chrome":
-        _, target = await ext.open_shared("about:blank")  # type: ignore[attr-defined]
+        _, target = await ext.open_shared("about:blank")
         await call(client, "browser_profiles", {"action": "use", "name": "chrome"})
         await call(client, "browser_tabs", {"action": "select", "targetId": target})
     return client
 
 
+async def _loaded(client: Client, url: str, text: str) -> None:
+    await call(client, "browser_navigate", {"url": url})
+    await call(client, "browser_wait_for", {"text": text})
+
+
 @pytest.mark.parametrize("profile", ["agent", "chrome"])
 async def test_two_mcp_agents_one_route_each(
-    service_url: tuple[str, str, object], site: NetSite, profile: str
+    service_url: tuple[str, str, ExtBrowser], site: NetSite, profile: str
 ) -> None:
     url, token, ext = service_url
     async with contextlib.AsyncExitStack() as stack:
@@ -68,8 +62,7 @@ async def test_two_mcp_agents_one_route_each(
             )
             assert said.startswith("route added: **/api/user"), said
         for client, name in ((ann, "Ann"), (bob, "Bob")):
-            await call(client, "browser_navigate", {"url": site.url("/app.html")})
-            await call(client, "browser_wait_for", {"text": f"User: {name}"})
+            await _loaded(client, site.url("/app.html"), f"User: {name}")
         ann_routes = await call(ann, "browser_route_list")
         assert ann_routes.count("**/api/user") == 1 and "Ann" in ann_routes and "Bob" not in ann_routes
         removed = await call(ann, "browser_unroute", {})
@@ -78,14 +71,13 @@ async def test_two_mcp_agents_one_route_each(
 
 
 async def test_har_start_and_stop_take_no_arguments(
-    service_url: tuple[str, str, object], site: NetSite
+    service_url: tuple[str, str, ExtBrowser], site: NetSite
 ) -> None:
     url, token, ext = service_url
     async with contextlib.AsyncExitStack() as stack:
         agent = await _agent(stack, url, token, "agent", ext)
         assert "recording a HAR of this tab" in await call(agent, "browser_har_start")
-        await call(agent, "browser_navigate", {"url": site.url("/delayed.html")})
-        await call(agent, "browser_wait_for", {"text": "Got: yes"})
+        await _loaded(agent, site.url("/delayed.html"), "Got: yes")
         stopped = await call(agent, "browser_har_stop")
         path = Path(re.search(r"HAR written: (\S+\.har)", stopped).group(1))  # type: ignore[union-attr]
         assert path.is_absolute() and path.exists()
@@ -97,13 +89,12 @@ async def test_har_start_and_stop_take_no_arguments(
 
 
 async def test_requests_and_one_requests_details(
-    service_url: tuple[str, str, object], site: NetSite
+    service_url: tuple[str, str, ExtBrowser], site: NetSite
 ) -> None:
     url, token, ext = service_url
     async with contextlib.AsyncExitStack() as stack:
         agent = await _agent(stack, url, token, "agent", ext)
-        await call(agent, "browser_navigate", {"url": site.url("/delayed.html")})
-        await call(agent, "browser_wait_for", {"text": "Got: yes"})
+        await _loaded(agent, site.url("/delayed.html"), "Got: yes")
         listed = await call(agent, "browser_network_requests", {"resourceType": "fetch"})
         number = re.search(r"^#(\d+) GET 200 \S+/api/slow", listed, re.M)
         assert number is not None, listed
