@@ -24,6 +24,7 @@ import pytest
 import pytest_asyncio
 
 from browserdeck.config import Config
+from browserdeck.session import CLIENT_ENDED
 from tests.network.conftest import Deck
 from tests.network.site import SECRET, NetSite
 
@@ -99,16 +100,24 @@ class Agent:
 _counter = iter(range(1, 10_000))
 
 
-async def new_agent(deck: Deck, way: str) -> Agent:
+async def new_agent(deck: Deck, way: str, *, own_tab: bool = True) -> Agent:
+    """An agent session in a tab of its own: one it opened (``own_tab``; it closes with
+    the session), else one the user opened (given back when the session ends); on the
+    extension profile always a tab the user shared."""
     session = f"agent-{next(_counter)}"
     if way == "managed":
-        resp = await deck.client.post(
-            "/tabs/open", json={"url": "about:blank"}, headers={"X-Browserdeck-Session": session}
-        )
+        opener = {"X-Browserdeck-Session": session} if own_tab else {}
+        resp = await deck.client.post("/tabs/open", json={"url": "about:blank"}, headers=opener)
         assert resp.status_code == 200, resp.text
         return Agent(deck, session, "agent", resp.json()["targetId"])
     _, target = await deck.ext.open_shared("about:blank")
     return Agent(deck, session, "chrome", target)
+
+
+async def end(deck: Deck, *agents: Agent) -> None:
+    """End the agents' sessions, as their clients would (sessions.py)."""
+    for agent in agents:
+        await deck.service.sessions.end(agent.session, CLIENT_ENDED)
 
 
 @pytest_asyncio.fixture(params=WAYS, loop_scope="module")
@@ -120,7 +129,7 @@ async def way(request: pytest.FixtureRequest) -> str:
 async def agent(deck: Deck, way: str) -> AsyncIterator[Agent]:
     a = await new_agent(deck, way)
     yield a
-    await deck.client.post("/sessions/release", json={"session": a.session})
+    await end(deck, a)
 
 
 @contextlib.asynccontextmanager
@@ -243,21 +252,23 @@ async def test_two_agents_one_route_each_neither_sees_the_others(
         c = await new_agent(deck, way)
         await c.goto(site.url("/app.html"))
         await c.shows("User: Real")
+        await end(deck, c)
     finally:
-        for who in (a, b):
-            await deck.client.post("/sessions/release", json={"session": who.session})
+        await end(deck, a, b)
 
 
 async def test_routes_end_with_their_session(deck: Deck, way: str, site: NetSite) -> None:
-    a = await new_agent(deck, way)
+    a = await new_agent(deck, way, own_tab=False)  # the tab stays when the session ends
     await a.ok("POST", "/network/routes", json={"pattern": "**/api/user", "body": '{"name": "Ann"}'})
     await a.goto(site.url("/app.html"))
     await a.shows("User: Ann")
-    resp = await deck.client.post("/sessions/release", json={"session": a.session})
-    assert resp.status_code == 200, resp.text
-    assert (await a.ok("GET", "/network/routes"))["routes"] == []
-    await a.goto(site.url("/app.html"))
-    await a.shows("User: Real")
+    await end(deck, a)
+    # The same tab, looked at by another session: on the network as it is.
+    b = Agent(deck, f"{a.session}-after", a.profile, a.target)
+    assert (await b.ok("GET", "/network/routes"))["routes"] == []
+    await b.goto(site.url("/app.html"))
+    await b.shows("User: Real")
+    await end(deck, b)
 
 
 async def test_a_profile_wide_route_reaches_every_agents_tab(
@@ -277,8 +288,7 @@ async def test_a_profile_wide_route_reaches_every_agents_tab(
         await b.goto(site.url("/app.html"))
         await b.shows("User: Real")
     finally:
-        for who in (a, b):
-            await deck.client.post("/sessions/release", json={"session": who.session})
+        await end(deck, a, b)
 
 
 # --- HAR -------------------------------------------------------------------------
