@@ -7,6 +7,7 @@ profile (Chromium with the real extension, paired with the service's relay).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import re
@@ -102,3 +103,26 @@ async def test_requests_and_one_requests_details(
             agent, "browser_network_request", {"index": int(number.group(1)), "part": "request-headers"}
         )
         assert "Authorization: [redacted]" in detail and SECRET not in detail
+
+
+async def test_an_mcp_sessions_routes_end_with_it(deck: Deck, site: NetSite) -> None:
+    # A tab of the user's Chrome the agent works in: it stays open when the session ends.
+    _, target = await deck.ext.open_shared("about:blank")
+    url, token = f"{deck.service.url}/mcp", deck.service.api_token
+    async with contextlib.AsyncExitStack() as stack:
+        agent = await stack.enter_async_context(McpHost(url, token))
+        await call(agent, "browser_profiles", {"action": "use", "name": "chrome"})
+        await call(agent, "browser_tabs", {"action": "select", "targetId": target})
+        await call(agent, "browser_route", {"pattern": "**/api/user", "body": '{"name": "Ann"}'})
+        await _loaded(agent, site.url("/app.html"), "User: Ann")
+    # Its client closed the session (DELETE /mcp): the tab is on the network as it is.
+    on = {"profile": "chrome", "targetId": target}
+    after = {"X-Browserdeck-Session": "looking-after"}
+    for _ in range(50):
+        listed = (await deck.client.get("/network/routes", params=on, headers=after)).json()
+        await deck.client.post("/navigate", params=on, headers=after, json={"url": site.url("/app.html")})
+        await asyncio.sleep(0.2)
+        snap = (await deck.client.get("/snapshot", params=on, headers=after)).json()["snapshot"]
+        if "User: Real" in snap:
+            break
+    assert listed["routes"] == [] and "User: Real" in snap, snap
