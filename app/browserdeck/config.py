@@ -631,8 +631,11 @@ def _origin_rules(value: list[str]) -> list[str]:
     return origins.check_rules(value)
 
 
-def _split_rules(value: Any) -> Any:
-    # A list on disk; one line of text from a form (commas or spaces between rules).
+def split_rules(value: Any) -> Any:
+    """Origin rules as a list: a list on disk; one line of text from a form (commas or
+    spaces between rules); nothing is none."""
+    if value is None:
+        return []
     if isinstance(value, str):
         return [v for v in re.split(r"[\s,]+", value) if v]
     return value
@@ -671,7 +674,7 @@ def _annotation(setting: Setting) -> Any:
         ]
     elif kind == "origins":
         t = Annotated[
-            list[StrictStr], BeforeValidator(_split_rules), AfterValidator(_origin_rules)
+            list[StrictStr], BeforeValidator(split_rules), AfterValidator(_origin_rules)
         ]
     elif kind in ("path", "profile-ref", "string"):
         t = Annotated[StrictStr, AfterValidator(_nonblank)]

@@ -201,6 +201,15 @@ class OriginRules:
             out += [{"urlPattern": f"{s}://*:*/*", "block": True} for s in DEFAULT_PORT]
         return out
 
+    def summary(self) -> str | None:
+        """The rules in a line for people (the panel): None when there are none."""
+        parts = []
+        if self.allowed:
+            parts.append("only " + ", ".join(r.text for r in self.allowed))
+        if self.blocked:
+            parts.append("never " + ", ".join(r.text for r in self.blocked))
+        return "Sites agents may visit: " + "; ".join(parts) if parts else None
+
     def script_rules(self) -> dict[str, Any]:
         """The rules as the in-page guard reads them (regular expression sources)."""
         return {

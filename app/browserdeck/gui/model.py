@@ -234,6 +234,12 @@ class DeckModel(QObject):
     def running(self) -> bool:
         return self.deck is not None and self.deck.started
 
+    def sites(self, profile: str) -> str | None:
+        """Where agents may go in ``profile`` (allowedOrigins / blockedOrigins), in a line."""
+        if self.deck is None or profile not in self.deck.settings().profiles:
+            return None
+        return self.deck.settings().origin_rules(profile).summary()
+
     @property
     def default_profile(self) -> str:
         overview = self.overview()

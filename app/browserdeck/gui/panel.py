@@ -52,6 +52,7 @@ from browserdeck.gui.panel_parts import (
     Banner,
     ProfileDelegate,
     ProfileRow,
+    profile_detail,
     section,
 )
 from browserdeck.gui.screenshot import Capture
@@ -306,22 +307,8 @@ class StatusPanel(QMainWindow):
         self.toggle_button.setEnabled(name is not None and self.model.deck is not None)
         verbs = states.verbs_of(driver)
         self.toggle_button.setText(verbs.stop if running else verbs.start)
-        lines = []
-        if status is not None:
-            where = (status.cdp_url or "").removeprefix("http://")
-            lines.append(("Relay " if driver == "extension" else "CDP ") + where)
-            bits = []
-            if status.pid:
-                bits.append(f"pid {status.pid}")
-            if status.headless and driver == "managed":
-                bits.append("headless")
-            if bits:
-                lines.append(" · ".join(bits))
-            if status.detail:
-                lines.append(status.detail)
-            if status.remote:
-                lines.extend(states.remote_lines(status.remote))
-        self.detail_label.setText("\n".join(lines))
+        sites = self.model.sites(name) if name else None
+        self.detail_label.setText(profile_detail(status, driver, sites))
         connected = status is not None and bool(status.extension_connected)
         can_open = running and (driver != "extension" or connected)
         can_open = can_open or (driver == "managed" and self.model.deck is not None)

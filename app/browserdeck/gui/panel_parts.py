@@ -152,3 +152,26 @@ def section(title: str) -> QLabel:
     label.setFont(font)
     label.setObjectName("sectionTitle")
     return label
+
+
+def profile_detail(status: ProfileStatus | None, driver: str, sites: str | None) -> str:
+    """The lines under the profile list: where its browser is, its process, what its
+    driver says, and where agents may go in it (allowedOrigins / blockedOrigins)."""
+    lines = []
+    if status is not None:
+        where = (status.cdp_url or "").removeprefix("http://")
+        lines.append(("Relay " if driver == "extension" else "CDP ") + where)
+        bits = []
+        if status.pid:
+            bits.append(f"pid {status.pid}")
+        if status.headless and driver == "managed":
+            bits.append("headless")
+        if bits:
+            lines.append(" · ".join(bits))
+        if status.detail:
+            lines.append(status.detail)
+        if status.remote:
+            lines.extend(states.remote_lines(status.remote))
+    if sites:
+        lines.append(sites)
+    return "\n".join(lines)

@@ -16,15 +16,8 @@ help in a user's words), ``pages`` (the tabs and how a profile is shown) and
 from __future__ import annotations
 
 from browserdeck.gui.settings.dialog import SettingsDialog
-from browserdeck.gui.settings.fields import (
-    CHECKBOX_TEXT,
-    HELP,
-    LABELS,
-    Field,
-    attr_of,
-    label_of,
-    port_holder,
-)
+from browserdeck.gui.settings.fields import Field, attr_of, label_of, port_holder
+from browserdeck.gui.settings.words import CHECKBOX_TEXT, HELP, LABELS
 
 __all__ = [
     "CHECKBOX_TEXT",
