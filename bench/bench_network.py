@@ -3,14 +3,16 @@
 One in-process service (free ports, a temp BROWSERDECK_HOME, its managed headless
 Chromium), one agent session working in a tab of its own through the HTTP API, and a
 page of 20 subresources (10 images, 5 stylesheets, 5 scripts) on a local server, every
-load with fresh URLs (nothing comes from the cache). Conditions, interleaved round by
-round so the machine's load falls on each alike:
+load with fresh URLs, none of them cacheable (nothing comes from or goes to the cache).
+Conditions, interleaved round by round so the machine's load falls on each alike:
 
 * ``plain``: no routes, no origin rules;
 * ``20 routes``: the session's 20 routes (mocks of paths the page never asks for: what
   an agent that mocks an API carries while the rest of the page loads);
 * ``allow 20``: ``allowedOrigins`` of 20 origins, the page's among them;
-* ``har``: a HAR recording of the tab running (bodies embedded), stopped after the load.
+* ``har``: a HAR recording of the tab running (bodies embedded), stopped after the load;
+* ``plain again``: ``plain`` once more at another place in the round: its ratio to
+  ``plain`` is the run's noise.
 
 Each load is ``POST /navigate`` (wait for ``load``), timed at the client, and the page's
 own ``loadEventEnd`` (the navigation timing, in the browser). Prints medians and the
@@ -63,6 +65,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
+        # Kept from the cache in every condition alike: a tab with routes skips the HTTP
+        # cache (network.md), and writing a fresh page's 21 files there costs plain loads
+        # more than anything measured here.
+        self.send_header("Cache-Control", "no-store")
         self.end_headers()
         self.wfile.write(body)
 
@@ -114,6 +120,9 @@ async def main() -> int:
         async def plain() -> None:
             await load("plain")
 
+        async def plain_again() -> None:  # the same, elsewhere in the round: the noise
+            await load("plain again")
+
         async def with_routes() -> None:
             for route in routes:
                 resp = await client.post("/network/routes", params=params, headers=SESSION, json=route)
@@ -132,7 +141,7 @@ async def main() -> int:
             stopped = await client.post("/network/har/stop", params=params, headers=SESSION, json={})
             Path(stopped.json()["path"]).unlink()
 
-        conditions = [plain, with_routes, with_allow_list, with_har]
+        conditions = [plain, with_routes, plain_again, with_allow_list, with_har]
         for warm in conditions:  # each once, untimed: first loads compile and connect
             await warm()
         times.clear()
@@ -153,7 +162,7 @@ def report(times: dict[str, list[float]], loads: dict[str, list[float]], rounds:
     print(f"{'condition':<12} {'navigate ms':>12} {'ratio':>7} {'loadEventEnd ms':>16} {'ratio':>7}")
     base_t = statistics.median(times["plain"])
     base_l = statistics.median(loads["plain"])
-    for label in ("plain", "20 routes", "allow 20", "har"):
+    for label in ("plain", "plain again", "20 routes", "allow 20", "har"):
         t, lo = statistics.median(times[label]), statistics.median(loads[label])
         print(f"{label:<12} {t:>12.1f} {t / base_t:>7.3f} {lo:>16.1f} {lo / base_l:>7.3f}")
 
