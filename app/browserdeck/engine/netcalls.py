@@ -206,7 +206,7 @@ class NetworkCalls:
         state = await self.engine.page_state(cdp_url, target_id, headers)
         entry = next((e for e in state.requests if e.index == opts.index), None)
         if entry is None:
-            newest = state.request_count
+            newest = state.log.count
             raise NotFound(
                 f"request #{opts.index} is not among this tab's requests (it has "
                 f"{'none' if not newest else f'#1 to #{newest}, the last {len(state.requests)} kept'})",

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
 Scope = Literal["session", "profile"]
-SCOPE_WORDS = "session: your session's tabs (default); profile: every tab, other agents' too"
-TYPE_WORDS = "document, script, stylesheet, image, font, fetch, xhr, eventsource, websocket …"
+SCOPE_WORDS = "profile: every tab, not only your session's"
+TYPE_WORDS = "document, script, stylesheet, image, font, fetch, xhr …"
 
 
 def header_pairs(lines: list[str], where: str) -> tuple[tuple[str, str], ...]:
@@ -75,29 +75,29 @@ class RouteOptions(TabBody[rn.Routes]):
     pattern: str = Field(
         min_length=1,
         max_length=2000,
-        description='URL pattern to match (e.g. "**/api/users", "**/*.{png,jpg}"); with '
-        "regex: a regular expression searched in the URL",
+        description='URL glob ("**/api/users", "**/*.{png,jpg}"), or a regex with regex',
+
     )
     status: int | None = Field(
-        default=None, ge=100, le=599, description="HTTP status code to return (default: 200)"
+        default=None, ge=100, le=599, description="HTTP status to return (default 200)"
     )
     body: str | None = Field(
-        default=None, max_length=5_000_000, description="Response body (text or JSON string)"
+        default=None, max_length=5_000_000, description="response body (text, JSON)"
     )
     content_type: str | None = Field(
         default=None,
         max_length=200,
-        description='Content-Type header (e.g. "application/json", "text/html")',
+        description="the response's Content-Type",
     )
     headers: list[str] = Field(
         default_factory=list,
         max_length=50,
-        description='Headers to add in "Name: Value" format (the response\'s, with status or body)',
+        description='"Name: Value" headers to add (the response\'s, with status or body)',
     )
     remove_headers: str | None = Field(
         default=None,
         max_length=2000,
-        description="Comma-separated list of header names to remove from the request",
+        description="request headers to remove, comma-separated",
     )
     abort: bool = Field(default=False, description="fail matching requests")
     resource_type: ResourceType | None = Field(default=None, description="only this type: " + TYPE_WORDS)
@@ -177,7 +177,7 @@ class UnrouteOptions(TabRequest[rn.Routes]):
     )
 
     pattern: str | None = Field(
-        default=None, max_length=2000, description="URL pattern to unroute (omit: all)"
+        default=None, max_length=2000, description="the routes' pattern (omit: all)"
     )
     scope: Scope = Field(default="session", description=SCOPE_WORDS)
 
@@ -194,9 +194,7 @@ class NetworkStateOptions(TabBody[r.Offline]):
     cli = (Cli("network-state", "take the tab offline or back online", (arg("state"),)),)
     said = "network is now {state}"
 
-    state: Literal["online", "offline"] = Field(
-        description='"offline" to simulate offline mode, "online" to restore network connectivity'
-    )
+    state: Literal["online", "offline"]
 
 
 class HarStartOptions(TabBody[rn.Har]):
@@ -240,7 +238,7 @@ class NetworkRequestsOptions(TabRequest[rn.NetworkRequests]):
     mcp = Mcp(
         "browser_network_requests",
         "Network requests of this tab, numbered for browser_network_request.",
-        ("filter", "resourceType", "method", "status", "failed", "limit"),
+        ("filter", "resourceType", "method", "status", "failed"),
         snapshot=False,
         said="",
         told=networds.requests_text,
@@ -260,16 +258,10 @@ class NetworkRequestsOptions(TabRequest[rn.NetworkRequests]):
         ),
     )
 
-    filter: str | None = Field(
-        default=None, max_length=2000, description="only URLs containing this text"
-    )
+    filter: str | None = Field(default=None, max_length=2000, description="only URLs with this text")
     resource_type: ResourceType | None = Field(default=None, description="only this type: " + TYPE_WORDS)
-    method: str | None = Field(
-        default=None, max_length=20, description="only this HTTP method (GET, POST …)"
-    )
-    status: int | None = Field(
-        default=None, ge=100, le=599, description="only answers with this status"
-    )
+    method: str | None = Field(default=None, max_length=20, description="only this method")
+    status: int | None = Field(default=None, ge=100, le=599, description="only this status")
     failed: bool = Field(default=False, description="only failed or refused ones")
     limit: int = Field(default=100, ge=1, le=500, description="the newest this many")
 
@@ -293,7 +285,7 @@ class NetworkRequestOptions(TabRequest[rn.RequestDetail]):
     mcp = Mcp(
         "browser_network_request",
         "Headers and body of one request (its number from browser_network_requests).",
-        ("index", "part", "maxChars"),
+        ("index", "part"),
         snapshot=False,
         said="",
         told=networds.request_text,

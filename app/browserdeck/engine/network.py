@@ -157,6 +157,10 @@ class TabNet:
         self.lock = asyncio.Lock()
 
     # --- what the session is asked ---------------------------------------------
+    def obeys(self, routes: tuple[Route, ...], rules: OriginRules) -> bool:
+        """Whether the session was asked for exactly these already."""
+        return self.routes == routes and self.rules is rules and (self._blocking or not rules.active)
+
     async def apply(self, routes: tuple[Route, ...], rules: OriginRules) -> None:
         cdp = self.state.cdp
         if cdp is None:
@@ -220,6 +224,7 @@ class TabNet:
         if self._listening or self.state.cdp is None:
             return
         self._listening = True
+        self.state.log.explain = self.explain
         cdp = self.state.cdp
         cdp.on("Fetch.requestPaused", self._on_paused)
         cdp.on("Runtime.bindingCalled", self._on_binding)
@@ -287,7 +292,7 @@ class TabNet:
         self.refused(url, kind, found)
         listed = "websocket" if kind == "websocket" else "document"
         self.state.requests.append(
-            self.state.new_request("GET", url, listed, failure=f"refused: {found}")
+            self.state.log.new("GET", url, listed, failure=f"refused: {found}")
         )
 
     def explain(self, url: str, failure: str | None) -> str | None:
@@ -410,7 +415,7 @@ class Network:
             if not routes and not rules.active:
                 return
             net = state.net = TabNet(state, self.hits)
-        if net.routes == routes and net.rules is rules and (net._blocking or not rules.active):
+        if net.obeys(routes, rules):
             return
         try:
             await net.apply(routes, rules)

@@ -75,6 +75,8 @@ _ACTIONS: dict[str, str] = {
     "delete-profile": "delete profile",
     "store-token": "store service token",
     "release-session": "release session",
+    "end-session": "end session",
+    "keep-tab": "keep tab",
     "stop-all-agents": "stop all agents",
     "end-session": "end agent session",
     "keep-tab": "keep tab",
@@ -93,6 +95,14 @@ _ACTIONS: dict[str, str] = {
     "pdf": "save PDF",
     "file-chooser": "arm file chooser",
     "dialog": "arm dialog",
+    "route": "add route",
+    "routes": "list routes",
+    "unroute": "remove routes",
+    "network-state": "set network state",
+    "har-start": "start HAR",
+    "har-stop": "stop HAR",
+    "network-requests": "list requests",
+    "network-request": "read request",
 }
 
 # Navigate's kinds in words.
