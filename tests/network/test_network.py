@@ -317,6 +317,29 @@ async def test_a_har_of_a_page_with_a_delayed_fetch(agent: Agent, site: NetSite)
     assert stopped["entries"] == len(har["entries"]) and har["pages"][0]["id"] == entry["pageref"]
 
 
+async def test_a_session_har_holds_every_tab_it_works_in(deck: Deck, way: str, site: NetSite) -> None:
+    a = await new_agent(deck, way)
+    other = await new_agent(deck, way)
+    second = Agent(deck, a.session, other.profile, other.target)  # a's, in another tab
+    try:
+        started = await a.ok("POST", "/network/har/start", json={"session": True, "content": "omit"})
+        assert started["scope"] == "session"
+        running = await a.call("POST", "/network/har/start")
+        assert running.status_code == 409 and running.json()["error"]["code"] == "har_running"
+        await a.goto(site.url("/app.html"))
+        await second.goto(site.url("/image.html"))
+        await a.shows("User: Real")
+        await second.shows("image loaded")
+        stopped = await a.ok("POST", "/network/har/stop")
+        har = json.loads(Path(stopped["path"]).read_text(encoding="utf-8"))["log"]
+        assert stopped["pages"] == 2 and len(har["pages"]) == 2
+        urls = {e["request"]["url"] for e in har["entries"]}
+        assert {site.url("/api/user"), site.url("/pic.png")} <= urls
+        assert all("text" not in e["response"]["content"] for e in har["entries"])  # omit
+    finally:
+        await end(deck, a, other)
+
+
 async def test_har_stop_without_a_recording_says_so(agent: Agent) -> None:
     resp = await agent.call("POST", "/network/har/stop")
     assert resp.status_code == 404, resp.text
