@@ -16,6 +16,7 @@ connections it gets (``ws_connections``); every HTTP request is logged with its 
 | /delayed.html | 50 ms after load, fetch /api/slow?d=300 with an Authorization header |
 | /origins.html?other=URL&ws=URL | an image, an EventSource, a WebSocket, a popup, links |
 | /redirect?to=URL | a 302 to URL |
+| /opener.html | button "Open": a popup of /later.html, which fetches /api/user 800 ms after load |
 """
 
 from __future__ import annotations
@@ -90,6 +91,11 @@ function openPopup() {
 }
 </script>""",
     "/page.html": "<title>Page</title><h1>A page</h1>",
+    "/opener.html": """<title>Opener</title><button onclick="window.open('/later.html')">Open</button>""",
+    "/later.html": """<title>Later</title><p id=out>Loading</p><script>
+setTimeout(() => fetch('/api/user').then(r => r.json())
+  .then(j => document.getElementById('out').textContent = 'User: ' + j.name), 800);
+</script>""",
     "/cached.html": """<title>Cached</title><p id=out>image pending</p>
 <img src="/cached.png" onload="out.textContent='image loaded'" onerror="out.textContent='image failed'">""",
 }

@@ -257,6 +257,26 @@ async def test_two_agents_one_route_each_neither_sees_the_others(
         await end(deck, a, b)
 
 
+async def test_a_popup_takes_its_openers_routes(deck: Deck, way: str, site: NetSite) -> None:
+    a = await new_agent(deck, way)
+    try:
+        await a.ok("POST", "/network/routes", json={"pattern": "**/api/user", "body": '{"name": "Ann"}'})
+        await a.goto(site.url("/opener.html"))
+        before = set(await a.tabs())
+        await a.click('button "Open"')
+        for _ in range(100):
+            popups = set(await a.tabs()) - before
+            if popups:
+                break
+            await asyncio.sleep(0.1)
+        assert len(popups) == 1
+        # Looked at by a session with no routes of its own: the opener's hold there.
+        observer = Agent(deck, f"{a.session}-observer", a.profile, popups.pop())
+        await observer.shows("User: Ann")
+    finally:
+        await end(deck, a)
+
+
 async def test_routes_end_with_their_session(deck: Deck, way: str, site: NetSite) -> None:
     a = await new_agent(deck, way, own_tab=False)  # the tab stays when the session ends
     await a.ok("POST", "/network/routes", json={"pattern": "**/api/user", "body": '{"name": "Ann"}'})
