@@ -126,3 +126,15 @@ async def test_an_mcp_sessions_routes_end_with_it(deck: Deck, site: NetSite) -> 
         if "User: Real" in snap:
             break
     assert listed["routes"] == [] and "User: Real" in snap, snap
+
+
+async def test_a_refused_navigation_is_a_tool_error_naming_the_rule(deck: Deck, site: NetSite) -> None:
+    await deck.service.update_settings(lambda c: setattr(c, "blocked_origins", ["localhost"]))
+    try:
+        async with McpHost(f"{deck.service.url}/mcp", deck.service.api_token) as agent:
+            refused = await agent.call_tool("browser_navigate", {"url": site.other + "/page.html"})
+            assert refused.is_error
+            said = text(refused)
+            assert "refused to load" in said and "blockedOrigins rule 'localhost'" in said, said
+    finally:
+        await deck.service.update_settings(lambda c: setattr(c, "blocked_origins", []))
