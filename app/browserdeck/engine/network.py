@@ -468,6 +468,7 @@ class Network:
             if recording is not None:
                 with contextlib.suppress(Exception):
                     written.append((await recording.stop()).path)
+                    log.info("the HAR recording of ended session %s: %s", owner[:40], written[-1])
             if found.book.remove(owner, None):
                 await self.sync_all(cdp_url)
         return written
