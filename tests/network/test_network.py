@@ -160,7 +160,12 @@ async def test_a_mocked_json_api_is_shown_by_the_page(agent: Agent, site: NetSit
     added = await agent.ok(
         "POST",
         "/network/routes",
-        json={"pattern": "**/api/user", "body": '{"name": "Mocked"}', "contentType": "application/json"},
+        json={
+            "pattern": "**/api/user",
+            "body": '{"name": "Mocked"}',
+            "contentType": "application/json",
+            "headers": ["X-Mocked-By: browserdeck"],
+        },
     )
     assert added["added"]["action"] == "fulfill"
     site.hits.clear()
@@ -170,6 +175,10 @@ async def test_a_mocked_json_api_is_shown_by_the_page(agent: Agent, site: NetSit
     listed = await agent.ok("GET", "/network/routes")
     assert [r["pattern"] for r in listed["routes"]] == ["**/api/user"]
     assert listed["routes"][0]["hits"] == 1
+    mocked = (await agent.requests(filter="/api/user"))[-1]
+    detail = await agent.ok("GET", f"/network/requests/{mocked['index']}", params={"part": "response-headers"})
+    answered = {h["name"].lower(): h["value"] for h in detail["responseHeaders"]}
+    assert answered["x-mocked-by"] == "browserdeck" and answered["content-type"] == "application/json"
 
 
 async def test_a_route_adds_and_removes_request_headers(agent: Agent, site: NetSite) -> None:
@@ -221,6 +230,14 @@ async def test_a_route_reaches_what_the_browser_had_cached(agent: Agent, site: N
     await agent.ok("DELETE", "/network/routes")
     await agent.goto(site.url("/cached.html"))
     await agent.shows("image loaded")
+
+
+async def test_a_regex_route(agent: Agent, site: NetSite) -> None:
+    await agent.ok("POST", "/network/routes", json={"pattern": r"/pic\.(png|gif)$", "regex": True, "abort": True})
+    await agent.goto(site.url("/image.html"))
+    await agent.shows("image failed")
+    await agent.goto(site.url("/app.html"))  # the rest of the tab's requests go on
+    await agent.shows("User: Real")
 
 
 async def test_offline_then_online(agent: Agent, site: NetSite) -> None:
