@@ -75,8 +75,6 @@ _ACTIONS: dict[str, str] = {
     "delete-profile": "delete profile",
     "store-token": "store service token",
     "release-session": "release session",
-    "end-session": "end session",
-    "keep-tab": "keep tab",
     "stop-all-agents": "stop all agents",
     "end-session": "end agent session",
     "keep-tab": "keep tab",
