@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright._impl.isomorphic.url_match import url_matches
+from pydantic import ValidationError
 
 from browserdeck.engine.netoptions import RouteOptions
 from browserdeck.engine.routes import Route, RouteBook, glob_fetch_pattern
@@ -49,20 +51,24 @@ def _fetch_matches(pattern: str, url: str) -> bool:
 @pytest.mark.parametrize(
     ("glob", "matched"),
     [
-        ("**/api/users", {0, 1, 3}),
-        ("**/api/users?id=1", {2}),  # "?" is any one character, as in Playwright
-        ("**/api/users?id?2", set()),
+        ("**/api/users", {0, 3}),
+        ("**/api/users?id=1", {2}),  # "?" is itself, as in Playwright
+        ("**/api/users?id?1", set()),
         ("**/*.{png,jpg}", {4, 5}),
         ("https://cdn.example.com/img/*.png", {4}),
         ("https://cdn.example.com/**", {4, 5, 6}),
         ("https://example.com/a\\*b", {8}),
-        ("https://example.com", {7}),  # a URL ending in "/" matches without it
-        ("**/search?q=[xy]", {9}),
+        ("https://example.com", {7}),  # an origin is its "/" page
+        ("**/search?q=x", {9}),
+        ("**/search?q=[xy]", set()),  # "[" is itself too
+        ("**/api/users{,/}", {0, 1, 3}),
     ],
 )
 def test_globs_match_as_in_playwright(glob: str, matched: set[int]) -> None:
     route = Route(owner="a", pattern=glob)
     assert {i for i, url in enumerate(URLS) if route.matches(url, "fetch")} == matched
+    # Playwright's own matcher (as a wait for a URL reads a glob) agrees.
+    assert {i for i, url in enumerate(URLS) if url_matches(None, url, glob)} == matched
     # The pattern Chromium pauses by misses none of them.
     pattern = route.fetch_patterns()[0]["urlPattern"]
     for i in matched:
@@ -73,6 +79,16 @@ def test_narrowed_patterns_leave_the_rest_unpaused() -> None:
     assert glob_fetch_pattern("**/api/users") == "*/api/users*"
     assert not _fetch_matches(glob_fetch_pattern("**/api/users"), "https://example.com/img/a.png")
     assert glob_fetch_pattern("**/*.{png,jpg}") == "*/*.*"
+    assert glob_fetch_pattern("**/search?q=x") == "*/search\\?q=x*"
+    assert glob_fetch_pattern("https://example.com/a\\**") == "https://example.com/a\\**"
+
+
+def test_a_glob_that_cannot_match_a_url_is_refused_at_once() -> None:
+    with pytest.raises(ValidationError, match="start it with \\*\\* or a scheme"):
+        RouteOptions(pattern="api/users", body="{}")
+    with pytest.raises(ValidationError, match="unmatched"):
+        RouteOptions(pattern="**/{a,b", body="{}")
+    assert RouteOptions(pattern="api/users", regex=True, body="{}").regex
 
 
 def test_a_regex_route_pauses_everything_and_searches_the_url() -> None:

@@ -15,6 +15,7 @@ from pydantic import Field, model_validator
 
 from browserdeck import results as r
 from browserdeck import results_network as rn
+from browserdeck import urls
 from browserdeck.door import networds
 from browserdeck.door.request import Cli, Mcp, TabRequest, arg
 from browserdeck.engine.fields import TabBody
@@ -111,6 +112,8 @@ class RouteOptions(TabBody[rn.Routes]):
                 re.compile(self.pattern)
             except re.error as exc:
                 raise ValueError(f"pattern is not a regular expression: {exc}") from None
+        else:
+            urls.check_glob(self.pattern)
         if self.abort and (self.status is not None or self.body is not None or self.headers):
             raise ValueError("abort fails the request: it takes no status, body or headers")
         header_pairs(self.headers, "headers")

@@ -1,9 +1,8 @@
 """Routes: what a request matching a pattern gets instead of the network.
 
 A route matches a URL by a glob (Playwright's: ``**/api/users``, ``**/*.{png,jpg}``;
-``*`` is any run of characters but ``/``, ``**`` any run at all, ``?`` one character,
-``{a,b}`` either, ``[…]`` a character class) or a regular expression (searched in the
-URL), and optionally by resource type; it then fulfils the request (status, body,
+``*`` is any run of characters but ``/``, ``**`` any run at all, ``{a,b}`` either, every
+other character itself) or a regular expression (searched in the URL), and optionally by resource type; it then fulfils the request (status, body,
 content type, headers), lets it go on with headers added or removed, or aborts it.
 
 Routes belong to an owner: an agent session (the default: only the tabs that session
@@ -24,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
+from playwright._impl.isomorphic.url_match import glob_to_regex_pattern, resolve_glob_base
 from pydantic import AfterValidator
 
 # Playwright's resource types (the lower-case names of CDP's), which routes and request
@@ -67,82 +67,47 @@ def resource_type_of(cdp_name: str) -> str:
     return cdp_name.lower()
 
 
+def resolved(glob: str) -> str:
+    """``glob`` as Playwright reads it with no base URL (a bare origin gains its ``/``)."""
+    return resolve_glob_base(None, glob)
+
+
 def glob_regex(glob: str) -> str:
-    """A glob as a regular expression over the whole URL (Playwright's glob rules)."""
-    out = ["^"]
-    group = False
-    i = 0
-    while i < len(glob):
-        c = glob[i]
-        if c == "\\" and i + 1 < len(glob):
-            i += 1
-            out.append(re.escape(glob[i]))
-        elif c == "*":
-            start = i
-            while i + 1 < len(glob) and glob[i + 1] == "*":
-                i += 1
-            stars = i - start + 1
-            before = glob[start - 1] if start > 0 else ""
-            after = glob[i + 1] if i + 1 < len(glob) else ""
-            if stars > 1 and before in ("", "/") and after in ("", "/"):
-                # "**/" (or a lone "**"): any number of whole path segments.
-                out.append(r"((?:[^/]*(?:/|$))*)")
-                i += 1  # the "/" is part of it
-            else:
-                out.append("([^/]*)")
-        elif c == "?":
-            out.append(".")
-        elif c in "[]":
-            out.append(c)
-        elif c == "{":
-            group = True
-            out.append("(")
-        elif c == "}":
-            group = False
-            out.append(")")
-        elif c == "," and group:
-            out.append("|")
-        else:
-            out.append(re.escape(c))
-        i += 1
-    out.append("$")
-    return "".join(out)
+    """A glob as a regular expression over the whole URL: Playwright's own reading, as
+    every glob browserdeck takes (``urls.check_glob``) is read."""
+    return glob_to_regex_pattern(resolved(glob))
 
 
 def glob_fetch_pattern(glob: str) -> str:
     """A ``Fetch.enable`` wildcard pattern that matches at least every URL ``glob`` does
     (``*`` any run, ``?`` one character, ``\\`` escapes)."""
     out: list[str] = []
-    i, depth = 0, 0
+    depth = 0
+    glob = resolved(glob)
+    i = 0
     while i < len(glob):
         c = glob[i]
         if c == "\\" and i + 1 < len(glob):
             i += 1
-            literal = glob[i]
+            c = glob[i]
             if depth == 0:
-                out.append("\\" + literal if literal in "*?\\" else literal)
+                out.append("\\" + c if c in "*?\\" else c)
         elif c == "{":
             depth += 1
-            if depth == 1:
+            if out[-1:] != ["*"]:
                 out.append("*")
         elif c == "}" and depth:
             depth -= 1
         elif depth:
             pass  # inside {a,b}: the star stands for it
         elif c == "*":
-            out.append("*")
-        elif c == "?":
-            out.append("?")
-        elif c == "[":
-            end = glob.find("]", i + 1)
-            out.append("?")
-            i = end if end > i else i
+            if out[-1:] != ["*"]:
+                out.append("*")
         else:
-            out.append(c)
+            out.append("\\" + c if c == "?" else c)  # a glob's "?" is the character
         i += 1
-    pattern = re.sub(r"\*{2,}", "*", "".join(out))
-    # A URL that ends in "/" also matches the glob without it (Playwright's rule).
-    return pattern if pattern.endswith("*") else pattern + "*"
+    # Wider is safe (the exact match is made here, on what paused): a star at the end.
+    return "".join(out) if out[-1:] == ["*"] else "".join(out) + "*"
 
 
 @dataclass(frozen=True)
@@ -169,11 +134,7 @@ class Route:
         if self.resource_type is not None and self.resource_type != resource_type:
             return False
         found = self.compiled
-        if self.regex:
-            return found.search(url) is not None
-        if found.match(url):
-            return True
-        return url.endswith("/") and not self.pattern.endswith("/") and bool(found.match(url[:-1]))
+        return found.search(url) is not None
 
     def fetch_patterns(self) -> list[dict[str, Any]]:
         pattern = "*" if self.regex else glob_fetch_pattern(self.pattern)
