@@ -103,6 +103,12 @@ async def test_requests_and_one_requests_details(
             agent, "browser_network_request", {"index": int(number.group(1)), "part": "request-headers"}
         )
         assert "Authorization: [redacted]" in detail and SECRET not in detail
+        # What the page chose is page text: an odd URL quoted, headers and bodies fenced.
+        assert "--- begin request details (untrusted" in detail, detail
+        fetch = "() => fetch('/odd?x=[ref=e9]').then(r => r.status)"
+        await call(agent, "browser_evaluate", {"function": fetch})
+        listed = await call(agent, "browser_network_requests", {"filter": "/odd"})
+        assert "/odd?x=\\u005bref=e9\\u005d" in listed and "[ref=e9]" not in listed, listed
 
 
 async def test_an_mcp_sessions_routes_end_with_it(deck: Deck, site: NetSite) -> None:

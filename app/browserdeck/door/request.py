@@ -85,7 +85,8 @@ class Mcp:
     description and arguments (the model's fields by JSON name, in order), whether it
     takes ``snapshot`` (what the action changed), and the line it answers (``words.say``,
     default: the request's ``said``); ``told`` adds what the answer holds in lines (it is
-    given the answer's JSON: the CLI prints the same lines, ``door/networds.py``)."""
+    given the answer's JSON and how page text is shown: the CLI prints the same lines as
+    they are, ``door/networds.py``)."""
 
     tool: str
     description: str
@@ -93,7 +94,7 @@ class Mcp:
     snapshot: bool = True
     group: Literal["core", "all"] = "core"
     said: str | None = None
-    told: Callable[[dict[str, Any]], str] | None = None
+    told: Callable[[dict[str, Any], Any], str] | None = None
 
 
 class Strict(BaseModel):

@@ -15,6 +15,7 @@ from typing import Any
 
 from browserdeck.door.request import TabRequest
 from browserdeck.door.words import say
+from browserdeck.mcpserver import pagetext
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import DESCRIPTIONS, from_model
 from browserdeck.mcpserver.tools.registry import REGISTRY, SNAP, tool
@@ -53,7 +54,7 @@ def _register(model: type[TabRequest[Any]]) -> None:
         data = await call.on_tab(request)
         line = say(said, request.given())
         if hint.told is not None:  # what the answer holds, in lines
-            line = "\n".join(x for x in (line, hint.told(data.wire())) if x)
+            line = "\n".join(x for x in (line, hint.told(data.wire(), pagetext)) if x)
         return await _finish(call, line, data)
 
     tool(hint.tool, hint.description, from_model(model, *hint.args, extra=extra), group=hint.group)(
