@@ -278,8 +278,8 @@ SETTINGS: tuple[Setting, ...] = (
         "redactNetworkSecrets",
         "bool",
         True,
-        "Replace the values of Authorization, Proxy-Authorization, Cookie and Set-Cookie "
-        "headers (and stored secrets) with [redacted] in HAR recordings and in the request "
+        "Replace the values of Authorization, Proxy-Authorization, Cookie, Set-Cookie and "
+        "X-Api-Key headers (and stored secrets) with [redacted] in HAR recordings and in the request "
         "details agents read. Turn off only to debug a login.",
         advanced=True,
     ),
