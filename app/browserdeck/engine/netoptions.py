@@ -9,9 +9,9 @@ which also learn who calls: a route belongs to the caller's agent session.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from browserdeck import results as r
 from browserdeck import results_network as rn
@@ -24,7 +24,11 @@ from browserdeck.engine.routes import PROFILE, ResourceType, Route
 if TYPE_CHECKING:
     from typing import Self
 
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}"
+_HEADER_NAME = re.compile(rf"^{_TOKEN}$")
+# A "Name: Value" line as header_pairs reads it, published in the API's schema.
+HEADER_LINE = rf"^\s*{_TOKEN}\s*:[\s\S]*$"
+HeaderLine = Annotated[str, Field(json_schema_extra={"pattern": HEADER_LINE})]
 Scope = Literal["session", "profile"]
 SCOPE_WORDS = "profile: every tab, not only your session's"
 TYPE_WORDS = "document, script, stylesheet, image, font, fetch, xhr …"
@@ -44,6 +48,15 @@ def header_pairs(lines: list[str], where: str) -> tuple[tuple[str, str], ...]:
 
 class RouteOptions(TabBody[rn.Routes]):
     op, engine_method = "route", "network.route"
+    # The API's schema says what the server takes: a glob that can match a URL, unless
+    # regex is true (then a regular expression, which the model compiles).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"regex": {"const": True}}, "required": ["regex"]},
+            "then": {"properties": {"pattern": {"format": "regex"}}},
+            "else": {"properties": {"pattern": {"pattern": urls.GLOB_PATTERN}}},
+        }
+    )
     mcp = Mcp(
         "browser_route",
         "Mock (status, body), change the headers of, or abort network requests matching a "
@@ -90,7 +103,7 @@ class RouteOptions(TabBody[rn.Routes]):
         max_length=200,
         description="the response's Content-Type",
     )
-    headers: list[str] = Field(
+    headers: list[HeaderLine] = Field(
         default_factory=list,
         max_length=50,
         description='"Name: Value" headers to add (the response\'s, with status or body)',

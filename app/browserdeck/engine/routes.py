@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from playwright._impl.isomorphic.url_match import glob_to_regex_pattern, resolve_glob_base
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
 # Playwright's resource types (the lower-case names of CDP's), which routes and request
 # filters take.
@@ -42,9 +42,12 @@ def _known_type(value: str) -> str:
     return value
 
 
-# A plain string in the tools' schemas (the list is checked, not spelled out to agents on
-# every turn: playwright-mcp #1290).
-ResourceType = Annotated[str, AfterValidator(_known_type)]
+# A string checked against the list, published as a pattern (the API's schema says what it
+# takes; an enum would spell the list out to agents on every turn: playwright-mcp #1290).
+TYPE_PATTERN = "^(?:" + "|".join(RESOURCE_TYPES) + ")$"
+ResourceType = Annotated[
+    str, AfterValidator(_known_type), Field(json_schema_extra={"pattern": TYPE_PATTERN})
+]
 _CDP_NAMES = {
     "xhr": "XHR",
     "texttrack": "TextTrack",
