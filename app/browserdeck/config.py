@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from browserdeck import driverspecs as drivers
-from browserdeck import paths
+from browserdeck import origins, paths
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -78,7 +78,8 @@ class Setting:
     """One declared setting: key on disk, type, default and a description for people."""
 
     key: str
-    type: str  # "bool" | "port" | "int" | "choice" | "path" | "paths" | "words" | "profile-ref"
+    # "bool" | "port" | "int" | "choice" | "path" | "paths" | "words" | "profile-ref" | "origins"
+    type: str
     default: Any
     description: str
     choices: tuple[str, ...] = ()
@@ -303,6 +304,32 @@ SETTINGS: tuple[Setting, ...] = (
         advanced=True,
     ),
     Setting(
+        "allowedOrigins",
+        "origins",
+        [],
+        "Sites agents may reach: origins or globs (https://example.com, *.example.com, "
+        "http://localhost:*). Empty: any site not blocked. Enforced for navigations, "
+        "popups, subresources, WebSocket and EventSource; not a security boundary (a "
+        "page's service worker and DNS tricks are not stopped: docs/security.md). A "
+        "profile may override it.",
+    ),
+    Setting(
+        "blockedOrigins",
+        "origins",
+        [],
+        "Sites agents may never reach, in the same form as allowedOrigins; a block wins "
+        "over an allow. A profile may override it.",
+    ),
+    Setting(
+        "redactNetworkSecrets",
+        "bool",
+        True,
+        "Replace the values of Authorization, Proxy-Authorization, Cookie, Set-Cookie and "
+        "X-Api-Key headers (and stored secrets) with [redacted] in HAR recordings and in the request "
+        "details agents read. Turn off only to debug a login.",
+        advanced=True,
+    ),
+    Setting(
         "uploadRoots",
         "paths",
         [],
@@ -398,6 +425,19 @@ PROFILE_FIELDS: tuple[Setting, ...] = (
         at_create=True,
     ),
     Setting(
+        "allowedOrigins",
+        "origins",
+        None,
+        "This profile's own allowedOrigins (replaces the global list; an empty list "
+        "allows every site not blocked).",
+    ),
+    Setting(
+        "blockedOrigins",
+        "origins",
+        None,
+        "This profile's own blockedOrigins (replaces the global list).",
+    ),
+    Setting(
         "userDataDir",
         "path",
         None,
@@ -429,6 +469,8 @@ class ProfileConfig:
     pool: bool | None = None
     pool_idle_seconds: int | None = None
     approval: str | None = None  # off | risky | all; None: the global value, else the driver's
+    allowed_origins: list[str] | None = None
+    blocked_origins: list[str] | None = None
 
     @property
     def is_service(self) -> bool:
@@ -450,6 +492,8 @@ class ProfileConfig:
             ("attachOnly", self.attach_only),
             ("userDataDir", self.user_data_dir),
             ("approval", self.approval),
+            ("allowedOrigins", self.allowed_origins),
+            ("blockedOrigins", self.blocked_origins),
         ):
             if value is not None:
                 out[key] = value
@@ -480,6 +524,9 @@ class Config:
     take_over_wait_seconds: int = 30
     artifacts_max_age_days: int = 7
     log_max_mb: int = 20
+    allowed_origins: list[str] = field(default_factory=list)
+    blocked_origins: list[str] = field(default_factory=list)
+    redact_network_secrets: bool = True
     upload_roots: list[str] = field(default_factory=list)
     approval: str | None = None
     approval_timeout_seconds: int = 60
@@ -531,6 +578,17 @@ class Config:
         if kind == "relay":
             return self.relay_port_of(profile)
         return profile.cdp_port if kind == "cdp" else None
+
+    def origin_rules(self, name: str | None) -> origins.OriginRules:
+        """Where agents may go in profile ``name``: its own lists, else the global ones."""
+        profile = self.profiles.get(name or self.default_profile)
+        allowed, blocked = self.allowed_origins, self.blocked_origins
+        if profile is not None:
+            if profile.allowed_origins is not None:
+                allowed = profile.allowed_origins
+            if profile.blocked_origins is not None:
+                blocked = profile.blocked_origins
+        return origins.rules_of(tuple(allowed), tuple(blocked))
 
     def is_headless(self, profile: ProfileConfig) -> bool:
         return self.headless if profile.headless is None else profile.headless
@@ -631,6 +689,20 @@ def _split_paths(value: Any) -> Any:
     return value
 
 
+def _origin_rules(value: list[str]) -> list[str]:
+    return origins.check_rules(value)
+
+
+def split_rules(value: Any) -> Any:
+    """Origin rules as a list: a list on disk; one line of text from a form (commas or
+    spaces between rules); nothing is none."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v for v in re.split(r"[\s,]+", value) if v]
+    return value
+
+
 def _path_item(value: str) -> str:
     if not value.strip() or "\0" in value:
         raise ValueError("not a path")
@@ -683,6 +755,10 @@ def _annotation(setting: Setting) -> Any:
     elif kind == "words":
         t = Annotated[
             list[Annotated[StrictStr, AfterValidator(_word_item)]], BeforeValidator(_split_words)
+        ]
+    elif kind == "origins":
+        t = Annotated[
+            list[StrictStr], BeforeValidator(split_rules), AfterValidator(_origin_rules)
         ]
     elif kind in ("path", "profile-ref", "string"):
         t = Annotated[StrictStr, AfterValidator(_nonblank)]
@@ -756,6 +832,12 @@ def _refusal(setting: Setting, value: Any, where: str) -> InvalidInput:
             "expected words or phrases separated by commas (letters, digits, spaces, '-' "
             "and apostrophes; at most 60 characters each)"
         )
+    elif kind == "origins":
+        try:
+            origins.check_rules(value)
+            why = "expected a list of origins"
+        except origins.RuleError as exc:
+            why = str(exc)
     else:
         why = "expected a non-empty string"
     return InvalidInput(f"invalid {where} {value!r}: {why}", code="invalid_setting")
@@ -836,6 +918,8 @@ def parse_profile(name: str, raw: Any, where: str) -> ProfileConfig:
         pool=values.get("pool"),
         pool_idle_seconds=values.get("poolIdleSeconds"),
         approval=values.get("approval"),
+        allowed_origins=values.get("allowedOrigins"),
+        blocked_origins=values.get("blockedOrigins"),
     )
     if not profile.is_service and any(
         v is not None for v in (profile.token_param, profile.token_header, profile.pool)

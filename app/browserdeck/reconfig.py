@@ -31,8 +31,11 @@ from browserdeck.profiles import ProfileContext
 if TYPE_CHECKING:
     from browserdeck.service import Service
 
-# Profile settings a running browser takes without a restart.
-LIVE_PROFILE_KEYS = frozenset({"color", "poolIdleSeconds", "approval"})
+# Profile settings a running browser takes without a restart (the origin rules: the
+# engine applies them to its open tabs at once, engine/network.py).
+LIVE_PROFILE_KEYS = frozenset(
+    {"color", "poolIdleSeconds", "approval", "allowedOrigins", "blockedOrigins"}
+)
 # Settings of the whole app that a browser browserdeck launches reads only at its launch,
 # and those of the relay every extension profile listens on (key: Config attribute).
 LAUNCH_KEYS = {"headless": "headless", "noSandbox": "no_sandbox", "executablePath": "executable_path"}

@@ -43,7 +43,7 @@ from browserdeck.errors import BrowserdeckError, Conflict, Unavailable
 from browserdeck.events import ServiceEvents
 from browserdeck.files import write_atomic
 from browserdeck.profiles import ProfileContext
-from browserdeck.session import AgentReleaser
+from browserdeck.session import AgentReleaser, EndReason, Session
 from browserdeck.sessions import Sessions
 
 if TYPE_CHECKING:
@@ -269,8 +269,17 @@ class Service:
         # Set right before the driver's start begins (no await between): stop() reads it
         # to tell whether the start may still be cancelled.
         self.engine = engine_module.Engine(
-            events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
+            events=self.events,
+            file_urls_allowed=lambda: self.config.allow_file_urls,
+            origin_rules=lambda profile: self.config.origin_rules(profile),
+            redact_network=lambda: self.config.redact_network_secrets,
         )
+        network = self.engine.network
+
+        async def end_network(session: Session, _reason: EndReason) -> None:
+            await network.end_owner(session.id)  # its routes go, its recordings are written
+
+        self.sessions.on_end("network routes and HAR recordings", end_network)
         await self.engine.start()
 
     def _read_tokens(self) -> None:
@@ -378,7 +387,7 @@ class Service:
             )
 
         try:
-            await engine.attach(ctx.cdp_url, ctx.headers, still_ours)
+            await engine.attach(ctx.cdp_url, ctx.headers, still_ours, profile=ctx.name)
         except Exception as exc:  # the first page call connects (and says why) itself
             log.info("early connection to profile %s: %s", ctx.name, exc)
 
@@ -552,6 +561,8 @@ class Service:
                 "next start of browserdeck",
             )
         self._apply_disk_limits()
+        if self.engine is not None:  # the origin rules hold for open tabs at once
+            await self.engine.network.rules_changed()
         self.events.config_changed.send()
         return applied
 

@@ -17,15 +17,8 @@ from __future__ import annotations
 
 from browserdeck.gui.approval import APPROVAL_HELP, APPROVAL_LABELS
 from browserdeck.gui.settings.dialog import SettingsDialog
-from browserdeck.gui.settings.fields import (
-    CHECKBOX_TEXT,
-    HELP,
-    LABELS,
-    Field,
-    attr_of,
-    label_of,
-    port_holder,
-)
+from browserdeck.gui.settings.fields import Field, attr_of, label_of, port_holder
+from browserdeck.gui.settings.words import CHECKBOX_TEXT, HELP, LABELS
 
 # The approval settings' words live with the approval window (gui/approval.py).
 LABELS.update(APPROVAL_LABELS)

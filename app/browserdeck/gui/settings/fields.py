@@ -1,4 +1,4 @@
-"""The settings dialog's editors: one ``Field`` per declared ``Setting``, its labels and help.
+"""The settings dialog's editors: one ``Field`` per declared ``Setting`` (its words: words.py).
 
 Every editor is made from a ``Setting``'s type, default, description and choices;
 values are checked as you type by ``config.check_setting`` (the same check the
@@ -38,117 +38,10 @@ from browserdeck import config
 from browserdeck import driverspecs as drivers
 from browserdeck.config import Setting
 from browserdeck.errors import InvalidInput
+from browserdeck.gui.settings.words import CHECKBOX_TEXT, HELP, LABELS, RELAY_MODES
 
 log = logging.getLogger(__name__)
 
-# Presentation only: friendlier labels than the camelCase keys, and where keys sit.
-LABELS: dict[str, str] = {
-    "enabled": "Browser control",
-    "controlPort": "Control API port",
-    "relayPort": "Extension relay port",
-    "defaultProfile": "Default profile",
-    "headless": "Run browsers headless",
-    "noSandbox": "No sandbox",
-    "attachOnly": "Attach only",
-    "executablePath": "Browser executable",
-    "relayClientMode": "Relay clients",
-    "startDefaultProfile": "Start the default profile at launch",
-    "startAtLogin": "Start browserdeck at login",
-    "mcpIdleMinutes": "Close idle MCP browser after (minutes)",
-    "agentIdleMinutes": "End idle agent clients after (minutes)",
-    "mcpRunCode": "Allow MCP to run Python code",
-    "screenshotMaxDimension": "Largest MCP screenshot side (px)",
-    "actionWaitMs": "Longest wait for an action's effects (ms)",
-    "allowFileUrls": "Files on this computer",
-    "maxTabs": "Most tabs per agent and profile",
-    "artifactsMaxMb": "Space for saved files (MB)",
-    "artifactsMaxAgeDays": "Keep saved files for (days)",
-    "takeOverWaitSeconds": "Agents wait while you have taken over (s)",
-    "logMaxMb": "Space for log files (MB)",
-    "uploadRoots": "Folders agents may upload from",
-    "tokenParam": "Token in the URL as",
-    "tokenHeader": "Token in the header",
-    "pool": "One browser per agent",
-    "poolIdleSeconds": "Give an idle agent's browser back after (s)",
-    # profile fields
-    "driver": "Driver",
-    "color": "Colour",
-    "cdpPort": "CDP port",
-    "cdpUrl": "CDP URL",
-    "userDataDir": "User data directory",
-}
-CHECKBOX_TEXT: dict[str, str] = {
-    "enabled": "Let agents use browsers",
-    "headless": "No visible windows",
-    "noSandbox": "Run browsers without the sandbox",
-    "attachOnly": "Never launch a browser",
-    "startDefaultProfile": "Start it when browserdeck starts",
-    "startAtLogin": "Start when I log in",
-    "mcpRunCode": "Let MCP clients run Python code",
-    "allowFileUrls": "Let agents open files on this computer",
-}
-# The help line under each field, in a user's words. The schema's descriptions (the
-# API, the CLI and the config reference use them) name routes and JSON keys; a person
-# in this dialog needs what the setting does for them, never a repeat of its checkbox.
-HELP: dict[str, str] = {
-    "enabled": "When this is off, agents cannot open or drive any browser; browserdeck "
-    "keeps running and tells them browser control is switched off.",
-    "controlPort": "Agents, the command line and MCP clients connect to browserdeck on "
-    "this port. Only programs on this computer can reach it.",
-    "relayPort": "The browserdeck extension in your Chrome connects on this port (unless "
-    "a Chrome profile below sets its own).",
-    "defaultProfile": "The browser agents get when they do not ask for a particular one.",
-    "headless": "Agents still get screenshots. On Linux without a desktop, browsers always "
-    "run this way.",
-    "noSandbox": "Only for machines where Chromium's sandbox cannot start, such as "
-    "containers or running as root; it makes the browser less safe.",
-    "attachOnly": "browserdeck then only connects to a browser you started yourself with "
-    "remote debugging on.",
-    "executablePath": "The Chrome or Chromium program to start. Leave empty to use the one "
-    "browserdeck finds.",
-    "relayClientMode": "Whether several agents may use your Chrome at the same time, or "
-    "one at a time (the next one waits until the first is done).",
-    "startDefaultProfile": "Its browser is ready before the first agent asks for it.",
-    "startAtLogin": "It waits in the tray, so agents can connect as soon as you are logged in.",
-    "mcpIdleMinutes": "A browser started for an MCP client closes after this long without "
-    "use (0: never).",
-    "agentIdleMinutes": "A script or command line agent that names itself and goes quiet this "
-    "long is ended: the tabs it opened close unless you marked them Keep (0: never).",
-    "mcpRunCode": "The code they send runs with full control of the browser. Only turn "
-    "this on for agents you trust.",
-    "screenshotMaxDimension": "Screenshots sent to AI models are scaled down to at most "
-    "this many pixels wide or high.",
-    "allowFileUrls": "With file:// links an agent could read any file you can read. Off "
-    "unless you need it.",
-    "actionWaitMs": "After a click or a key press, agents wait at most this long for what it "
-    "set off (a page loading, data arriving) before they look again (0: no wait).",
-    "maxTabs": "Each open tab takes about 25 MB; past this many, an agent must close one "
-    "before it opens another.",
-    "artifactsMaxMb": "Screenshots, PDFs and downloads agents saved; the oldest go first when "
-    "there is more than this.",
-    "artifactsMaxAgeDays": "Saved screenshots, PDFs and downloads older than this are removed.",
-    "takeOverWaitSeconds": "Agents wait this long while you have taken a browser over, then retry.",
-    "logMaxMb": "browserdeck's own log files never take more than this.",
-    "uploadRoots": "Besides the folders an agent's app shares, agents may upload files from "
-    "these. Your home folder itself and hidden folders are never allowed. Several: "
-    "separate them with ':'.",
-    "tokenParam": "The name of the URL parameter the browser service expects its token in "
-    "(e.g. token or apiKey).",
-    "tokenHeader": "Or send the token in this HTTP header instead (e.g. Authorization).",
-    "pool": "Each agent gets a browser of its own from the service, given back when it is done.",
-    "poolIdleSeconds": "An agent's browser goes back to the service after this long unused.",
-    "color": "Tints this profile's browser window and its icon, so you can tell them apart.",
-    "cdpPort": "The port browserdeck uses to control this browser (for Chrome profiles: "
-    "the port the extension connects to).",
-    "cdpUrl": "The address of a browser on another machine or container, with remote "
-    "debugging on.",
-    "userDataDir": "Where this browser keeps its cookies, logins and history. Leave empty "
-    "for browserdeck's own folder.",
-}
-RELAY_MODES = {
-    "single-active": "One agent at a time",
-    "multi-client": "Several agents at once",
-}
 # Keys of SETTINGS shown on the Profiles page (they apply to every managed profile).
 BROWSER_KEYS = ("executablePath", "noSandbox")
 NETWORK_KEYS = ("controlPort", "relayPort")
@@ -311,6 +204,8 @@ class Field(QObject):
             return w.value()
         if isinstance(w, QLineEdit):
             text = w.text().strip()
+            if self.setting.type == "origins" and (text or self.setting.default is not None):
+                return config.split_rules(text)  # a profile's empty list: the global one
             return text or None
         raise AssertionError(type(w))
 
@@ -331,8 +226,9 @@ class Field(QObject):
             elif isinstance(w, ColorEdit | PathEdit):
                 w.set_value(value)
             elif isinstance(w, QLineEdit):
-                if isinstance(value, list):  # "paths" (uploadRoots), "words" (approvalWords)
-                    value = (", " if self.setting.type == "words" else os.pathsep).join(value)
+                if isinstance(value, list):  # "paths" (uploadRoots); "words", "origins"
+                    listed = self.setting.type in ("words", "origins")
+                    value = (", " if listed else os.pathsep).join(value)
                 w.setText("" if value is None else str(value))
         finally:
             w.blockSignals(blocker[0])

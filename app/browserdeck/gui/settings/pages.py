@@ -186,6 +186,8 @@ class SettingsPages(QDialog):
                 kwargs["empty_text"] = "Not set (browserdeck's own directory)"
             if setting.key == "cdpUrl":
                 kwargs["empty_text"] = "http://127.0.0.1:9222"
+            if setting.type == "origins":
+                kwargs["empty_text"] = "Use the global list (General)"
             if setting.key in ("headless", "attachOnly"):
                 kwargs["tristate_base"] = False
             field = Field(setting, self, **kwargs)
