@@ -6,9 +6,6 @@ tray app call a ``Deck`` in-process. Each call is a typed request (a tab's in
 (``results.py``), made by a ``Caller`` passed along, and passes the service's addons
 (``door/addons.py``), the activity log first. Errors are the core's
 ``BrowserdeckError`` s, raised as they are; each way in says them in its own terms.
-
-Why one module: it is the one class every way in calls, one method per call, each the
-call's path through the addons; split, the path would be written in several places.
 """
 
 from __future__ import annotations

@@ -3,10 +3,6 @@
 It owns the config, the engine, the relays, the managed browsers (one
 ``profiles.ProfileContext`` per profile) and the control API, starts them in order and
 stops them in reverse, on one shutdown path, whichever front-end runs it.
-
-Why one module: the start and the stop are one ordered sequence over the same parts, and
-the profile and config operations below are state changes under that sequence; split,
-each half would reach into the other's tasks and fields.
 """
 
 from __future__ import annotations
@@ -43,7 +39,7 @@ from browserdeck.errors import BrowserdeckError, Conflict, Unavailable
 from browserdeck.events import ServiceEvents
 from browserdeck.files import write_atomic
 from browserdeck.profiles import ProfileContext
-from browserdeck.session import AgentReleaser, EndReason, Session
+from browserdeck.session import AgentReleaser
 from browserdeck.sessions import Sessions
 
 if TYPE_CHECKING:
@@ -53,12 +49,9 @@ log = logging.getLogger(__name__)
 
 
 class FrontEnd(Protocol):
-    """A way in that the service starts before its engine's import (page calls wait for
-    the engine: ``Service.engine_ready``) and stops first: the control API.
-
-    The composition root (``browserdeck.master``) hands the service a factory for one, so
-    the service never imports the API (nor the MCP server mounted on it).
-    """
+    """A way in that the service starts before its engine's import and stops first: the
+    control API. The composition root hands the service a factory for one, so the service
+    never imports the API (nor the MCP server mounted on it)."""
 
     port: int
 
@@ -274,12 +267,8 @@ class Service:
             origin_rules=lambda profile: self.config.origin_rules(profile),
             redact_network=lambda: self.config.redact_network_secrets,
         )
-        network = self.engine.network
-
-        async def end_network(session: Session, _reason: EndReason) -> None:
-            await network.end_owner(session.id)  # its routes go, its recordings are written
-
-        self.sessions.on_end("network routes and HAR recordings", end_network)
+        network = self.engine.network  # a session's routes go with it, its HARs are written
+        self.sessions.on_end("network routes and HARs", lambda s, _r: network.end_owner(s.id))
         await self.engine.start()
 
     def _read_tokens(self) -> None:

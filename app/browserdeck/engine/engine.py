@@ -6,19 +6,11 @@ answers with the request's answer model (``results.py``), built here once. ``run
 carries out any request by its ``engine_method``. Errors are ``browserdeck.errors``
 subclasses with a message and a hint.
 
-A dialog that opened with nothing armed was dismissed so it could not block the
-page; every response of that tab carries it once under ``dialogs``.
-
-Reliability (docs/reliability.md): every call runs under its own deadline and ends
-early when the browser connection drops or the tab's renderer crashes; a call that
-hits its deadline on a page whose main thread is busy (a runaway script) stops that
-script with ``Runtime.terminateExecution`` and says so. The Playwright driver is
-watched (driver.py): when it exits, calls answer 503 ``engine_restarting`` while a new
-one starts.
-
-Why one module: ``Engine`` is the engine's public face; its calls are thin (deadline,
-page state, a call into ``actions``/``snapshot``/``screenshot``) and share the per-call
-deadline and the crash handling above.
+A dialog that opened with nothing armed was dismissed so it could not block the page;
+every response of that tab carries it once under ``dialogs``. Every call runs under its
+own deadline and ends early when the connection drops or the renderer crashes; a runaway
+script hitting it is stopped and said (docs/reliability.md). The Playwright driver is
+watched (driver.py): while a new one starts, calls answer 503 ``engine_restarting``.
 """
 
 from __future__ import annotations
@@ -335,15 +327,12 @@ class Engine(EngineDriver, ApprovalCalls):
         script put in a title cannot be sent as UTF-8)."""
         if not state.page.is_closed():
             self._refuse_file_page(state, before)
-        dialogs = state.take_dialogs()
-        if dialogs:
+        if dialogs := state.take_dialogs():
             result["dialogs"] = dialogs
-        refused = self.network.note_for(state)  # what the origin rules refused meanwhile
-        if refused:
+        if refused := self.network.note_for(state):  # what the origin rules refused meanwhile
             result["note"] = "; ".join([*filter(None, [result.get("note")]), *refused])
         # No secret's value leaves in an answer, whatever the page did with it (redact.py).
-        built: A = answer.model_validate(redact.value(r.well_formed(result)))  # type: ignore[attr-defined]
-        return built
+        return answer.model_validate(redact.value(r.well_formed(result)))  # type: ignore[no-any-return,attr-defined]
 
     async def run(
         self,
