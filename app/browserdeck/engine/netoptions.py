@@ -48,15 +48,32 @@ def header_pairs(lines: list[str], where: str) -> tuple[tuple[str, str], ...]:
 
 class RouteOptions(TabBody[rn.Routes]):
     op, engine_method = "route", "network.route"
-    # The API's schema says what the server takes: a glob that can match a URL, unless
-    # regex is true (then a regular expression, which the model compiles).
+    # The API's schema says what the server takes (_consistent below): a glob that can
+    # match a URL unless regex is true (then a regular expression); abort with no answer
+    # of its own; removeHeaders only on a request that goes on; no WebSocket.
     model_config = ConfigDict(
         json_schema_extra={
-            "if": {"properties": {"regex": {"const": True}}, "required": ["regex"]},
-            "then": {"properties": {"pattern": {"format": "regex"}}},
-            "else": {"properties": {"pattern": {"pattern": urls.GLOB_PATTERN}}},
+            "allOf": [
+                {
+                    "if": {"properties": {"regex": {"const": True}}, "required": ["regex"]},
+                    "then": {"properties": {"pattern": {"format": "regex"}}},
+                    "else": {"properties": {"pattern": {"pattern": urls.GLOB_PATTERN}}},
+                },
+                {
+                    "if": {"properties": {"abort": {"const": True}}, "required": ["abort"]},
+                    "then": {"properties": {"status": {"type": "null"}, "body": {"type": "null"},
+                                            "headers": {"maxItems": 0}}},
+                },
+                {
+                    "if": {"properties": {"removeHeaders": {"type": "string"}},
+                           "required": ["removeHeaders"]},
+                    "then": {"properties": {"status": {"type": "null"}, "body": {"type": "null"}}},
+                },
+                {"not": {"properties": {"resourceType": {"const": "websocket"}},
+                         "required": ["resourceType"]}},
+            ]
         }
-    )
+    )  # fmt: skip
     mcp = Mcp(
         "browser_route",
         "Mock (status, body), change the headers of, or abort network requests matching a "
