@@ -30,6 +30,7 @@ _PYTHON_TYPE = {
     "string": str,
     "paths": list[str],
     "words": list[str],
+    "origins": list[str],
 }
 
 

@@ -50,12 +50,15 @@ LAYERS: dict[str, int] = {
             "imaging",
             "labels",
             "logsetup",
+            "origins",  # where agents may go: the allowed/blocked origin rules
             "pagequote",
             "paths",
             "pidwatch",
             "recorded",
             "redact",  # secrets out of every output
+            "redaction",
             "results",
+            "results_network",
             "secrets",
             "session",
             "states",

@@ -187,6 +187,7 @@ class PageError(TypedDict):
 
 
 class RequestEntry(TypedDict):
+    index: NotRequired[int | None]
     method: str
     url: str
     resourceType: str
@@ -357,3 +358,20 @@ class AuthStateLoaded(TypedDict):
     indexedDb: NotRequired[list[str]]
     problems: NotRequired[list[str]]
     loadedInto: str
+
+
+class Offline(TypedDict):
+    ok: NotRequired[bool | None]
+    targetId: NotRequired[str | None]
+    url: NotRequired[str | None]
+    title: NotRequired[str | None]
+    navigated: NotRequired[bool | None]
+    outcome: NotRequired[str | None]
+    note: NotRequired[str | None]
+    dialogs: NotRequired[list[DialogEntry] | None]
+    download: NotRequired[SavedDownload | None]
+    popups: NotRequired[list[str] | None]
+    waitedMs: NotRequired[int | None]
+    waitBoundHit: NotRequired[bool | None]
+    offline: bool
+    serviceWorkers: NotRequired[list[str]]

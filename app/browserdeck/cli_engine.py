@@ -16,12 +16,14 @@ from browserdeck import fastjson, pagequote
 from browserdeck.cli_args import ARGS, COMMANDS
 from browserdeck.cli_fast import Skipped
 from browserdeck.client import ApiClient, ClientError
+from browserdeck.door import networds
 from browserdeck.door.words import say
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
     from typing import Any
 
     # The answers' keys, generated from results.py (cli_schema.py): mypy checks every key
@@ -265,6 +267,37 @@ def cmd_evaluate(args: argparse.Namespace, client: ApiClient) -> int:
     return 0
 
 
+# --- the network ------------------------------------------------------------------
+
+# Per network command: its HTTP method and route, and how its answer is said (None: the
+# request's own line, words.say).
+NETWORK: dict[str, tuple[str, str, Callable[[dict[str, Any]], str] | None]] = {
+    "route": ("POST", "/network/routes", networds.routes_text),
+    "routes": ("GET", "/network/routes", networds.routes_text),
+    "unroute": ("DELETE", "/network/routes", networds.routes_text),
+    "network-state": ("POST", "/network/state", None),
+    "har-start": ("POST", "/network/har/start", networds.har_text),
+    "har-stop": ("POST", "/network/har/stop", networds.har_text),
+    "requests": ("GET", "/network/requests", networds.requests_text),
+    "request": ("GET", "/network/requests/{index}", networds.request_text),
+}
+
+
+def cmd_network(args: argparse.Namespace, client: ApiClient) -> int:
+    method, path, told = NETWORK[args.command]
+    body = _body(args, args.command)
+    if method == "POST":
+        data = client.post(path, json=body, params=_params(args))
+    else:  # the fields go in the query; one the route names goes in its path
+        query = {**_params(args), "targetId": args.target, **request_fields(args, args.command)}
+        if "{index}" in path:
+            path = path.format(index=query.pop("index"))
+        data = client.request(method, path, params=query)
+    text = told(data) if told else say(COMMANDS[args.command]["said"], body)
+    client.print_result(data, args, text)
+    return 0
+
+
 # --- arming -----------------------------------------------------------------------
 
 
@@ -333,6 +366,7 @@ def register(
         "pdf": cmd_pdf,
         "upload": cmd_upload,
         "dialog": cmd_dialog,
+        **dict.fromkeys(NETWORK, cmd_network),
     }
     for name, spec in COMMANDS.items():
         p = cmd(name, written.get(name, cmd_derived), spec["help"])

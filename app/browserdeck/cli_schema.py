@@ -30,6 +30,7 @@ from browserdeck import config
 from browserdeck import results as r
 from browserdeck.door import logins
 from browserdeck.door.request import Arg, TabRequest, arg, own
+from browserdeck.engine import netoptions as n
 from browserdeck.engine import options as o
 
 GENERATED = Path(__file__).with_name("cli_args.py")
@@ -60,7 +61,7 @@ def _requests() -> list[type[TabRequest[Any]]]:
         for m in vars(o).values()
         if isinstance(m, type) and issubclass(m, TabRequest) and m.__module__ == o.__name__
     ]
-    return [m for m in [*declared, *typing.get_args(o.AnyAct)] if m.cli]
+    return [m for m in [*declared, *n.NETWORK_REQUESTS, *typing.get_args(o.AnyAct)] if m.cli]
 
 
 # Per command: the model its arguments fill, and the CLI's spelling of them, in order:
@@ -235,6 +236,7 @@ ANSWER_MODELS: tuple[type[BaseModel], ...] = (
     r.Profiles,
     r.AuthStates,
     r.AuthStateLoaded,
+    r.Offline,
 )
 
 

@@ -6,9 +6,6 @@ tray app call a ``Deck`` in-process. Each call is a typed request (a tab's in
 (``results.py``), made by a ``Caller`` passed along, and passes the service's addons
 (``door/addons.py``), the activity log first. Errors are the core's
 ``BrowserdeckError`` s, raised as they are; each way in says them in its own terms.
-
-Why one module: it is the one class every way in calls, one method per call, each the
-call's path through the addons; split, the path would be written in several places.
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ from browserdeck.door.addons import Addons
 from browserdeck.door.call import Call, Caller, TabInfo
 from browserdeck.door.views import Overview, Pairing, ProfileEntry, Screenshot
 from browserdeck.engine import options as o
+from browserdeck.engine.network import Scope
 from browserdeck.errors import (
     SNAPSHOT,
     TABS,
@@ -518,9 +516,12 @@ class Deck(RecordingCalls, LoginCalls):
             # An action may raise the browser's window (a popup, a focus()): the user keeps
             # theirs (chrome/xfocus.py).
             owner = t.ctx.impl.window_owner() if request.raises_window else None
+            scope = Scope(t.ctx.name, caller.key)  # whose routes the tab takes (network.py)
             try:
                 with self.service.focus.hold(owner):
-                    answer = await self.engine.run(t.cdp_url, t.target_id, t.headers, request)
+                    answer = await self.engine.run(
+                        t.cdp_url, t.target_id, t.headers, request, scope=scope
+                    )
             except BrowserdeckError as exc:
                 raise await self._explained(call, t.ctx, exc, named) from None
             if request.changes_tabs or getattr(answer, "closed", None) or getattr(

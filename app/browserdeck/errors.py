@@ -106,6 +106,9 @@ RELOAD = Step(
 )
 OFFLINE = Step("POST /set/offline", None, "browser_set_offline")
 SESSIONS = Step("GET /sessions", "browserdeck sessions")
+HAR_START = Step("POST /network/har/start", "browserdeck har-start", "browser_har_start")
+HAR_STOP = Step("POST /network/har/stop", "browserdeck har-stop", "browser_har_stop")
+REQUESTS = Step("GET /network/requests", "browserdeck requests", "browser_network_requests")
 FULL_PAGE = Step(
     'POST /screenshot {"fullPage": true}',
     "browserdeck screenshot --full-page",

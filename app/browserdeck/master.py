@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from browserdeck.door.activity import ActivityLog
     from browserdeck.door.approval.addon import Approval
     from browserdeck.door.logins import AskUser
+    from browserdeck.engine.origin_guard import OriginGuard
     from browserdeck.service import Service
     from browserdeck.session import EndReason
 
@@ -113,9 +114,11 @@ def build_service(
     service.tab_holders = tab_holders
     service.agent_sessions = lambda: agent_sessions(service)
     service.addons.add(activity_log(service))
-    # The person decides before anything is recorded as run: approval, then the logins'
-    # question, then the take-over and the recorder (a held call's screenshot before is
-    # taken once it may run).
+    # Where agents may go is checked first (a refused navigation asks nobody); then the
+    # person decides before anything is recorded as run: approval, the logins' question,
+    # then the take-over and the recorder (a held call's screenshot before is taken once
+    # it may run).
+    service.addons.add(origin_guard(service))
     service.addons.add(approval(service))
     service.addons.add(AskBeforeLoginsChange(ask_user))
     add_recording(service)
@@ -152,6 +155,13 @@ def agent_sessions(service: Service) -> int:
     api = service.api
     endpoint = mcp_http.endpoint_of(api.app) if isinstance(api, ApiServer) else None
     return endpoint.session_count() if endpoint is not None else 0
+
+
+def origin_guard(service: Service) -> OriginGuard:
+    """Navigations and new tabs to an origin the settings refuse are refused at the door."""
+    from browserdeck.engine.origin_guard import OriginGuard
+
+    return OriginGuard(lambda: service.config)
 
 
 def activity_log(service: Service) -> ActivityLog:

@@ -301,11 +301,15 @@ class ProfileContext:
         tab = await self._open_within_limit("about:blank" if navigate else url, caller)
         if not navigate or engine is None:
             return tab
+        from browserdeck.engine.network import Scope
         from browserdeck.engine.options import NavigateOptions
 
+        # As the caller's: the new tab obeys its routes and the profile's origin rules
+        # before it loads anything.
+        scope = Scope(self.name, caller.key if caller is not None else None)
         try:
-            result = await engine.navigate(
-                cdp_url, tab.target_id, self.headers, NavigateOptions(url=url)
+            result = await engine.run(
+                cdp_url, tab.target_id, self.headers, NavigateOptions(url=url), scope=scope
             )
         except BrowserdeckError as exc:
             with contextlib.suppress(BrowserdeckError):

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 
 from browserdeck.fastjson import LONE_SURROGATES
@@ -252,12 +252,17 @@ class PageError(Answer):
 class RequestEntry(Answer):
     """One network request of the tab; ``status`` and ``failure`` stay null while open."""
 
+    index: int | None = Field(
+        default=None, description="its number in the tab, 1 up (GET /network/requests/{index})"
+    )
     method: str
     url: str
     resource_type: str = Field(description="document, script, fetch, image …")
     status: int | None = Field(default=None, description="the HTTP status, once answered")
     failure: str | None = Field(default=None, description="why it failed (net::ERR_…), if it did")
     time: float
+    # The browser's request object, for its headers and body (never on the wire).
+    _request: Any = PrivateAttr(default=None)
 
 
 class ConsoleCounts(Answer):

@@ -3,10 +3,6 @@
 It owns the config, the engine, the relays, the managed browsers (one
 ``profiles.ProfileContext`` per profile) and the control API, starts them in order and
 stops them in reverse, on one shutdown path, whichever front-end runs it.
-
-Why one module: the start and the stop are one ordered sequence over the same parts, and
-the profile and config operations below are state changes under that sequence; split,
-each half would reach into the other's tasks and fields.
 """
 
 from __future__ import annotations
@@ -53,12 +49,9 @@ log = logging.getLogger(__name__)
 
 
 class FrontEnd(Protocol):
-    """A way in that the service starts before its engine's import (page calls wait for
-    the engine: ``Service.engine_ready``) and stops first: the control API.
-
-    The composition root (``browserdeck.master``) hands the service a factory for one, so
-    the service never imports the API (nor the MCP server mounted on it).
-    """
+    """A way in that the service starts before its engine's import and stops first: the
+    control API. The composition root hands the service a factory for one, so the service
+    never imports the API (nor the MCP server mounted on it)."""
 
     port: int
 
@@ -269,8 +262,13 @@ class Service:
         # Set right before the driver's start begins (no await between): stop() reads it
         # to tell whether the start may still be cancelled.
         self.engine = engine_module.Engine(
-            events=self.events, file_urls_allowed=lambda: self.config.allow_file_urls
+            events=self.events,
+            file_urls_allowed=lambda: self.config.allow_file_urls,
+            origin_rules=lambda profile: self.config.origin_rules(profile),
+            redact_network=lambda: self.config.redact_network_secrets,
         )
+        network = self.engine.network  # a session's routes go with it, its HARs are written
+        self.sessions.on_end("network routes and HARs", lambda s, _r: network.end_owner(s.id))
         await self.engine.start()
 
     def _read_tokens(self) -> None:
@@ -378,7 +376,7 @@ class Service:
             )
 
         try:
-            await engine.attach(ctx.cdp_url, ctx.headers, still_ours)
+            await engine.attach(ctx.cdp_url, ctx.headers, still_ours, profile=ctx.name)
         except Exception as exc:  # the first page call connects (and says why) itself
             log.info("early connection to profile %s: %s", ctx.name, exc)
 
@@ -552,6 +550,8 @@ class Service:
                 "next start of browserdeck",
             )
         self._apply_disk_limits()
+        if self.engine is not None:  # the origin rules hold for open tabs at once
+            await self.engine.network.rules_changed()
         self.events.config_changed.send()
         return applied
 

@@ -79,7 +79,7 @@ class SessionEnded:
     given_back: int = 0  # tabs it reused (or opened and another session uses), left open
 
 
-Hook = Callable[[Session, EndReason], "Awaitable[None] | None"]
+Hook = Callable[[Session, EndReason], "Awaitable[object] | None"]
 # Ends the sessions a way in holds that ``Sessions`` does not know (an MCP session that
 # made no call yet), telling them why; how many it ended.
 AgentReleaser = Callable[[EndReason], Awaitable[int]]

@@ -175,7 +175,7 @@ async def test_what_an_answer_lists_is_typed_and_keeps_its_wire_names() -> None:
     entries = {
         "ConsoleEntry": {"type", "text", "url", "line", "time", "context"},
         "PageError": {"name", "message", "stack", "time"},
-        "RequestEntry": {"method", "url", "resourceType", "status", "failure", "time"},
+        "RequestEntry": {"index", "method", "url", "resourceType", "status", "failure", "time"},
         "DialogEntry": {"type", "message", "time", "armed", "action"},
         "ShotLabel": {"ref", "box", "badge", "leader", "role", "name"},
         "SnapshotStats": {"lines", "chars", "refs", "interactive"},

@@ -75,6 +75,7 @@ def test_every_call_at_the_front_door_has_words() -> None:
 
     from browserdeck.door import admin
     from browserdeck.door.request import Request
+    from browserdeck.engine import netoptions as n
     from browserdeck.engine import options as o
     from browserdeck.gui.model import _ACTIONS
     from browserdeck.mcpserver.runcode import RunCode
@@ -86,6 +87,7 @@ def test_every_call_at_the_front_door_has_words() -> None:
         *(m for m in vars(admin).values() if isinstance(m, type) and issubclass(m, Request)),
         *(getattr(o, name) for name in o.__all__ if name.endswith("Options")),
         *typing.get_args(o.AnyAct),
+        *n.NETWORK_REQUESTS,
         RunCode,
     ]
     for model in models:

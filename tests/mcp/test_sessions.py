@@ -62,8 +62,10 @@ async def test_stdio_lists_tools(
     )
     # Playwright MCP 0.0.83's is 21,332; the target is <= 0.6x. 9,888 when the schemas were
     # hand-written; derived from the engine's models (issue 13) they carry the models'
-    # descriptions and defaults: 10,384, at most 5% over the hand-written ones.
-    assert size < 10_400
+    # descriptions and defaults: 10,384, at most 5% over the hand-written ones. With the
+    # network tools in core (routes, HAR, requests: docs/network.md) 13,816; Playwright MCP
+    # with the same tools (--caps=network) is 23,804: still under 0.6x of it.
+    assert size < 14_300
     # The tools came from the service that `browserdeck mcp` started (issue 14): it is
     # still up for the next client, by design (docs/mcp.md).
     assert instance_file_of(bd_home)

@@ -44,7 +44,7 @@ from tests.relay.harness import ExtBrowser, launch_ext_browser
 from tests.relay.test_e2e_playwright import direct_eval
 from tests.support.asyncsite import AsyncSite, start_async_site
 from tests.support.asyncsite import ref_in as _ref
-from tests.support.service import running_service, service_config
+from tests.support.service import module_home, running_service, service_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -55,12 +55,7 @@ WAYS = ["api-managed", "api-extension", "mcp-managed", "mcp-extension"]
 @pytest.fixture(scope="module", autouse=True)
 def bd_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One BROWSERDECK_HOME for the module: its service outlives single tests."""
-    home = tmp_path_factory.mktemp("bdhome")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BROWSERDECK_HOME", str(home))
-        mp.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
-        mp.delenv("BROWSERDECK_TOKEN", raising=False)
-        mp.delenv("BROWSERDECK_URL", raising=False)
+    with module_home(tmp_path_factory) as home:
         yield home
 
 

@@ -30,6 +30,7 @@ import contextlib
 import http.server
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlparse
 
@@ -269,14 +270,19 @@ class AsyncSite:
         self.ws_loop.close()
 
 
-def _start_ws(
-    port: int,
+Handler = Callable[[websockets.asyncio.server.ServerConnection], Awaitable[None]]
+
+
+def start_ws(
+    port: int, serve_one: Handler | None = None
 ) -> tuple[asyncio.AbstractEventLoop, threading.Thread, list[websockets.asyncio.server.Server]]:
+    """A WebSocket server on 127.0.0.1:``port`` in a thread of its own; each connection
+    is served by ``serve_one`` (default: a tick every 200 ms)."""
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     servers: list[websockets.asyncio.server.Server] = []
 
-    async def handler(ws: websockets.asyncio.server.ServerConnection) -> None:
+    async def ticks(ws: websockets.asyncio.server.ServerConnection) -> None:
         i = 0
         try:
             while True:
@@ -290,7 +296,9 @@ def _start_ws(
         asyncio.set_event_loop(loop)
 
         async def serve() -> None:
-            servers.append(await websockets.asyncio.server.serve(handler, "127.0.0.1", port))
+            servers.append(
+                await websockets.asyncio.server.serve(serve_one or ticks, "127.0.0.1", port)
+            )
             ready.set()
 
         loop.run_until_complete(serve())
@@ -304,7 +312,7 @@ def _start_ws(
 
 def start_async_site() -> AsyncSite:
     ws_port = free_port()
-    loop, thread, servers = _start_ws(ws_port)
+    loop, thread, servers = start_ws(ws_port)
     handler = type("Handler", (_Handler,), {"ws_port": ws_port})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True

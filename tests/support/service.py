@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import threading
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,21 @@ async def running_service(
             yield service, client
     finally:
         await service.stop()
+
+
+@contextmanager
+def module_home(factory: Any) -> Iterator[Path]:
+    """A BROWSERDECK_HOME of its own (``factory``: pytest's tmp_path_factory) for a module
+    whose service outlives single tests: use in a module-scoped autouse fixture."""
+    import pytest
+
+    home = factory.mktemp("bdhome")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BROWSERDECK_HOME", str(home))
+        mp.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+        mp.delenv("BROWSERDECK_TOKEN", raising=False)
+        mp.delenv("BROWSERDECK_URL", raising=False)
+        yield home
 
 
 def api_client(service: Service) -> httpx.AsyncClient:

@@ -182,12 +182,19 @@ def create_app(deck: Deck) -> FastAPI:
 
     app.openapi = openapi  # type: ignore[method-assign]
 
-    from browserdeck.api import routes_core, routes_engine, routes_logins, routes_recording
+    from browserdeck.api import (
+        routes_core,
+        routes_engine,
+        routes_logins,
+        routes_network,
+        routes_recording,
+    )
 
     app.include_router(routes_core.router)
     app.include_router(routes_engine.router)
     app.include_router(routes_recording.router)
     app.include_router(routes_logins.router)
+    app.include_router(routes_network.router)
     return app
 
 

@@ -9,7 +9,7 @@ Each setting is one field of ``Config`` (model.py, global) or ``ProfileConfig``
 
 from __future__ import annotations
 
-from browserdeck.config.check import COLOR_RE, check_setting, setting_schema
+from browserdeck.config.check import COLOR_RE, check_setting, setting_schema, split_rules
 from browserdeck.config.docs import settings_markdown
 from browserdeck.config.model import (
     MANAGED_PORT_RANGE,
@@ -87,6 +87,7 @@ __all__ = [
     "save",
     "setting_schema",
     "settings_markdown",
+    "split_rules",
     "updated",
     "validate_cdp_url",
     "validate_color",

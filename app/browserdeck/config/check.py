@@ -12,6 +12,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from browserdeck import origins
 from browserdeck.config.schema import Setting
 from browserdeck.errors import InvalidInput
 
@@ -74,6 +75,20 @@ def _word_item(value: str) -> str:
     return word
 
 
+def _origin_rules(value: list[str]) -> list[str]:
+    return origins.check_rules(value)
+
+
+def split_rules(value: Any) -> Any:
+    """Origin rules as a list: a list on disk; one line of text from a form (commas or
+    spaces between rules); nothing is none."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v for v in re.split(r"[\s,]+", value) if v]
+    return value
+
+
 def _annotation(setting: Setting) -> Any:
     """The pydantic type of one declared setting (constraints from the declaration)."""
     from pydantic import AfterValidator, BeforeValidator, StrictBool, StrictInt, StrictStr
@@ -100,6 +115,10 @@ def _annotation(setting: Setting) -> Any:
     elif kind == "words":
         t = Annotated[
             list[Annotated[StrictStr, AfterValidator(_word_item)]], BeforeValidator(_split_words)
+        ]
+    elif kind == "origins":
+        t = Annotated[
+            list[StrictStr], BeforeValidator(split_rules), AfterValidator(_origin_rules)
         ]
     elif kind in ("path", "profile-ref", "string"):
         t = Annotated[StrictStr, AfterValidator(_nonblank)]
@@ -171,6 +190,12 @@ def _refusal(setting: Setting, value: Any, where: str) -> InvalidInput:
             "expected words or phrases separated by commas (letters, digits, spaces, '-' "
             "and apostrophes; at most 60 characters each)"
         )
+    elif kind == "origins":
+        try:
+            origins.check_rules(value)
+            why = "expected a list of origins"
+        except origins.RuleError as exc:
+            why = str(exc)
     else:
         why = "expected a non-empty string"
     return InvalidInput(f"invalid {where} {value!r}: {why}", code="invalid_setting")

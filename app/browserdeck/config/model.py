@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from browserdeck import driverspecs as drivers
-from browserdeck import paths
+from browserdeck import origins, paths
 from browserdeck.config.check import check_setting
 from browserdeck.config.profile import (
     APPROVAL_MODES,
@@ -340,6 +340,40 @@ class Config:
         "commas; any language.",
         group="advanced",
     )
+    allowed_origins: list[str] = declare(
+        "origins",
+        [],
+        "Sites agents may reach: origins or globs (https://example.com, *.example.com, "
+        "http://localhost:*). Empty: any site not blocked. Enforced for navigations, "
+        "popups, subresources, WebSocket and EventSource; not a security boundary (a "
+        "page's service worker and DNS tricks are not stopped: docs/security.md). A "
+        "profile may override it.",
+        label="Allowed sites",
+        help="Only these sites, e.g. https://example.com, *.example.com, "
+        "http://localhost:* (commas or spaces between them). Empty: every site not blocked "
+        "below. A convenience that keeps agents on track, not a security boundary.",
+    )
+    blocked_origins: list[str] = declare(
+        "origins",
+        [],
+        "Sites agents may never reach, in the same form as allowedOrigins; a block wins "
+        "over an allow. A profile may override it.",
+        label="Blocked sites",
+        help="Agents are refused these sites, in the same form; a block wins over "
+        "an allowed site. Each refusal names the rule.",
+    )
+    redact_network_secrets: bool = declare(
+        "bool",
+        True,
+        "Replace the values of Authorization, Proxy-Authorization, Cookie, Set-Cookie and "
+        "X-Api-Key headers (and stored secrets) with [redacted] in HAR recordings and in the "
+        "request details agents read. Turn off only to debug a login.",
+        label="Credentials in recordings",
+        checkbox="Hide passwords, cookies and tokens in HAR files",
+        help="Authorization headers, cookies and stored secrets show as "
+        "[redacted] in the network recordings agents make. Turn off only to debug a login.",
+        group="advanced",
+    )
     upload_roots: list[str] = declare(
         "paths",
         [],
@@ -399,6 +433,17 @@ class Config:
         if kind == "relay":
             return self.relay_port_of(profile)
         return profile.cdp_port if kind == "cdp" else None
+
+    def origin_rules(self, name: str | None) -> origins.OriginRules:
+        """Where agents may go in profile ``name``: its own lists, else the global ones."""
+        profile = self.profiles.get(name or self.default_profile)
+        allowed, blocked = self.allowed_origins, self.blocked_origins
+        if profile is not None:
+            if profile.allowed_origins is not None:
+                allowed = profile.allowed_origins
+            if profile.blocked_origins is not None:
+                blocked = profile.blocked_origins
+        return origins.rules_of(tuple(allowed), tuple(blocked))
 
     def is_headless(self, profile: ProfileConfig) -> bool:
         return self.headless if profile.headless is None else profile.headless

@@ -160,6 +160,27 @@ class ProfileConfig:
         at_create=True,
         restarts="",  # the front door reads it at each action
     )
+    allowed_origins: list[str] | None = declare(
+        "origins",
+        None,
+        "This profile's own allowedOrigins (replaces the global list; an empty list "
+        "allows every site not blocked).",
+        label="Allowed sites",
+        help="Only these sites, in this browser (commas or spaces between them); left "
+        "empty, the list on the General page holds.",
+        placeholder="Use the global list (General)",
+        restarts="",  # the engine applies the rules to the open tabs at once
+    )
+    blocked_origins: list[str] | None = declare(
+        "origins",
+        None,
+        "This profile's own blockedOrigins (replaces the global list).",
+        label="Blocked sites",
+        help="Agents are refused these sites in this browser; left empty, the list on "
+        "the General page holds.",
+        placeholder="Use the global list (General)",
+        restarts="",  # as allowedOrigins
+    )
     user_data_dir: str | None = declare(
         "path",
         None,

@@ -26,6 +26,7 @@ Kind = Literal[
     "path",
     "paths",
     "words",
+    "origins",
     "profile-ref",
     "string",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
@@ -86,7 +87,9 @@ class Mcp:
     """The MCP tool a request is, derived by ``mcpserver/tools/derived.py``: its name,
     description and arguments (the model's fields by JSON name, in order), whether it
     takes ``snapshot`` (what the action changed), and the line it answers (``words.say``,
-    default: the request's ``said``)."""
+    default: the request's ``said``); ``told`` adds what the answer holds in lines (it is
+    given the answer's JSON and how page text is shown: the CLI prints the same lines as
+    they are, ``door/networds.py``)."""
 
     tool: str
     description: str
@@ -94,6 +97,7 @@ class Mcp:
     snapshot: bool = True
     group: Literal["core", "all"] = "core"
     said: str | None = None
+    told: Callable[[dict[str, Any], Any], str] | None = None
 
 
 class Strict(BaseModel):

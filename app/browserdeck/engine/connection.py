@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -65,6 +65,15 @@ class Connection:
     gone: asyncio.Event = field(default_factory=asyncio.Event)  # set when disconnected
 
 
+@dataclass(frozen=True)
+class PoolHooks:
+    """What the engine's network rules need of the pool (engine/network.py): whether every
+    tab of a browser must be taken in as it opens, and each tab taken in (with its opener)."""
+
+    wants_every_tab: Callable[[str], bool]
+    registered: Callable[[PageState, PageState | None], Awaitable[None]]
+
+
 @dataclass
 class Connecting:
     """A connect in progress that other callers share (``BrowserPool.connection``)."""
@@ -79,9 +88,14 @@ class Connecting:
 
 class BrowserPool:
     def __init__(
-        self, playwright: Playwright, memories: TargetMemories, events: ServiceEvents | None = None
+        self,
+        playwright: Playwright,
+        memories: TargetMemories,
+        events: ServiceEvents | None = None,
+        hooks: PoolHooks | None = None,
     ) -> None:
         self._pw = playwright
+        self._hooks = hooks
         self._memories = memories
         self._events = events
         self._conns: dict[str, Connection] = {}
@@ -219,6 +233,10 @@ class BrowserPool:
         def on_page(page: Page) -> None:
             conn.page_event.set()
             conn.any_page.set()
+            hooks = self._hooks
+            if hooks is not None and hooks.wants_every_tab(conn.cdp_url) and not conn.lost:
+                # A popup or a tab someone opened: it obeys the routes and rules at once.
+                aio.create_task(self._map_pages(conn, ""), name="take-in-new-tab")
 
         def on_console(msg: ConsoleMessage) -> None:
             # Page and dedicated-worker messages reach the page's own listener (PageState).
@@ -344,6 +362,14 @@ class BrowserPool:
             code="tab_not_found",
         )
 
+    async def all_pages(self, cdp_url: str) -> list[PageState]:
+        """Every open tab of the connected browser, taken in (none when not connected)."""
+        conn = self._conns.get(cdp_url)
+        if conn is None or conn.lost:
+            return []
+        await self._map_pages(conn, "")
+        return [s for s in conn.pages.values() if not s.page.is_closed()]
+
     async def attach(
         self,
         cdp_url: str,
@@ -447,3 +473,10 @@ class BrowserPool:
                         page.url[:200])
 
         page.on("crash", on_crash)
+        hooks = self._hooks
+        if hooks is not None and hooks.wants_every_tab(conn.cdp_url):
+            try:
+                opener = await page.opener()
+            except PlaywrightError:  # closed meanwhile
+                opener = None
+            await hooks.registered(state, conn.by_page.get(opener) if opener else None)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from playwright.async_api import async_playwright
 
 from browserdeck import aio, pwdriver
-from browserdeck.engine.connection import BrowserPool
+from browserdeck.engine.connection import BrowserPool, PoolHooks
 from browserdeck.engine.state import TargetMemories
 from browserdeck.errors import Unavailable
 
@@ -77,6 +77,7 @@ class EngineDriver:
         self._watch: asyncio.Task[None] | None = None
         # The drivers of a start under way, for abort_start.
         self._starting: pwdriver.StartWatch | None = None
+        self.pool_hooks: PoolHooks | None = None  # the engine's network rules (Engine)
 
     # --- lifecycle -------------------------------------------------------
     async def start(self) -> None:
@@ -132,7 +133,7 @@ class EngineDriver:
         finally:
             self._starting = None
         self._pw_cm, self._pw = cm, pw
-        self._pool = BrowserPool(pw, self.memories, self.events)
+        self._pool = BrowserPool(pw, self.memories, self.events, self.pool_hooks)
         self.state = "running"
 
     async def _connect_driver(self, watch: pwdriver.StartWatch) -> tuple[Any, Playwright]:

@@ -6,19 +6,11 @@ answers with the request's answer model (``results.py``), built here once. ``run
 carries out any request by its ``engine_method``. Errors are ``browserdeck.errors``
 subclasses with a message and a hint.
 
-A dialog that opened with nothing armed was dismissed so it could not block the
-page; every response of that tab carries it once under ``dialogs``.
-
-Reliability (docs/reliability.md): every call runs under its own deadline and ends
-early when the browser connection drops or the tab's renderer crashes; a call that
-hits its deadline on a page whose main thread is busy (a runaway script) stops that
-script with ``Runtime.terminateExecution`` and says so. The Playwright driver is
-watched (driver.py): when it exits, calls answer 503 ``engine_restarting`` while a new
-one starts.
-
-Why one module: ``Engine`` is the engine's public face; its calls are thin (deadline,
-page state, a call into ``actions``/``snapshot``/``screenshot``) and share the per-call
-deadline and the crash handling above.
+A dialog that opened with nothing armed was dismissed so it could not block the page;
+every response of that tab carries it once under ``dialogs``. Every call runs under its
+own deadline and ends early when the connection drops or the renderer crashes; a runaway
+script hitting it is stopped and said (docs/reliability.md). The Playwright driver is
+watched (driver.py): while a new one starts, calls answer 503 ``engine_restarting``.
 """
 
 from __future__ import annotations
@@ -26,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -48,8 +41,11 @@ from browserdeck.engine import options as o
 from browserdeck.engine import screenshot as shots
 from browserdeck.engine import snapshot as snap
 from browserdeck.engine.approving import ApprovalCalls
+from browserdeck.engine.connection import PoolHooks
 from browserdeck.engine.driver import EngineDriver, Headers
 from browserdeck.engine.errors import BROWSER_GONE, NavigationFailed
+from browserdeck.engine.netcalls import NetworkCalls
+from browserdeck.engine.network import Network, Scope
 from browserdeck.engine.state import PageState
 from browserdeck.errors import (
     RELOAD,
@@ -60,6 +56,7 @@ from browserdeck.errors import (
     Hint,
     Unavailable,
 )
+from browserdeck.origins import NO_RULES, OriginRules
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame
@@ -148,10 +145,16 @@ class Engine(EngineDriver, ApprovalCalls):
         events: ServiceEvents | None = None,
         *,
         file_urls_allowed: Callable[[], bool] = lambda: False,
+        origin_rules: Callable[[str | None], OriginRules] = lambda _profile: NO_RULES,
+        redact_network: Callable[[], bool] = lambda: True,
     ) -> None:
         super().__init__(events)
         # allowFileUrls, read on every call (the setting can change while tabs are open).
         self.file_urls_allowed = file_urls_allowed
+        # Routes and where agents may go (engine/network.py); the network calls.
+        self.network = Network(origin_rules, lambda cdp_url: self.netcalls.all_pages(cdp_url))
+        self.netcalls = NetworkCalls(self, self.network, redact_network)
+        self.pool_hooks = PoolHooks(self.network.wants_every_tab, self.network.registered)
         # Per tab: how many times its main frame arrived on a file: page while that was off.
         self._file_visits: weakref.WeakKeyDictionary[PageState, int] = weakref.WeakKeyDictionary()
 
@@ -324,23 +327,43 @@ class Engine(EngineDriver, ApprovalCalls):
         script put in a title cannot be sent as UTF-8)."""
         if not state.page.is_closed():
             self._refuse_file_page(state, before)
-        dialogs = state.take_dialogs()
-        if dialogs:
+        if dialogs := state.take_dialogs():
             result["dialogs"] = dialogs
+        if refused := self.network.note_for(state):  # what the origin rules refused meanwhile
+            result["note"] = "; ".join([*filter(None, [result.get("note")]), *refused])
         # No secret's value leaves in an answer, whatever the page did with it (redact.py).
-        built: A = answer.model_validate(redact.value(r.well_formed(result)))  # type: ignore[attr-defined]
-        return built
+        return answer.model_validate(redact.value(r.well_formed(result)))  # type: ignore[no-any-return,attr-defined]
 
     async def run(
-        self, cdp_url: str, target_id: str, headers: Headers, request: TabRequest[A]
+        self,
+        cdp_url: str,
+        target_id: str,
+        headers: Headers,
+        request: TabRequest[A],
+        *,
+        scope: Scope | None = None,
     ) -> A:
-        """Carry out ``request`` by the engine method it names (``engine_method``)."""
-        method: Callable[..., Awaitable[A]] = getattr(self, request.engine_method)
+        """Carry out ``request`` by the engine method it names (``engine_method``); the
+        tab first takes what the caller's ``scope`` asks of its network (its routes)."""
+        if scope is not None:
+            await self.netcalls.enter(cdp_url, target_id, headers, scope)
+        name = request.engine_method
         try:
+            if name.startswith("network."):  # the network calls are told who calls
+                call: Callable[..., Awaitable[A]] = getattr(self.netcalls, name[8:])
+                return await call(cdp_url, target_id, headers, request, scope)
+            method: Callable[..., Awaitable[A]] = getattr(self, name)
             return await method(cdp_url, target_id, headers, request)
         except BrowserdeckError as exc:  # a page's text quoted in an error: no secret in it
             exc.message = redact.text(exc.message)
             raise
+
+    async def attach(
+        self, cdp_url: str, headers: Headers, keep_if: Callable[[], bool], *, profile: str | None = None
+    ) -> int:
+        if profile is not None:  # its tabs obey the profile's rules from the start
+            self.network.bind(cdp_url, profile)
+        return await super().attach(cdp_url, headers, keep_if)
 
     async def element(
         self, cdp_url: str, target_id: str, headers: Headers, ref: str, *, detail: bool = False
@@ -419,9 +442,13 @@ class Engine(EngineDriver, ApprovalCalls):
             state, opts = await self._revive(state, cdp_url, target_id, headers, opts)
         seconds = o.navigate_timeout(opts.timeout_ms) / 1000 * 2 + DEADLINE_GRACE
         before = self._file_visits.get(state, 0)
-        result = await self._bounded(
-            state, f"navigate ({opts.action})", seconds, self._navigate(state, opts)
-        )
+        started = time.monotonic()
+        try:
+            result = await self._bounded(
+                state, f"navigate ({opts.action})", seconds, self._navigate(state, opts)
+            )
+        except BrowserdeckError as exc:  # refused by the origin rules: say which rule
+            raise self.netcalls.refused_navigation(state, started) or exc from None
         return self._finish(r.Navigated, state, before, result)
 
     async def _revive(

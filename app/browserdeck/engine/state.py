@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from browserdeck import aio
 from browserdeck import results as r
+from browserdeck.engine.requestlog import RequestLog
 from browserdeck.results import ConsoleContext
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         Request,
     )
 
+    from browserdeck.engine.network import TabNet
     from browserdeck.engine.offline import WorkerOffline
     from browserdeck.engine.reftable import Build
 
@@ -44,7 +46,6 @@ RefMode = Literal["aria", "role"]
 
 CONSOLE_MAX = 500
 ERRORS_MAX = 200
-REQUESTS_MAX = 500
 DIALOGS_MAX = 20
 TARGET_MEMORY_MAX = 50
 CONTEXTS_WAIT = 0.5  # s, once per tab: its execution contexts after Runtime.enable
@@ -154,6 +155,9 @@ class TargetMemory:
     # and its lines' readings, the options, the document), the numbering it left, and its
     # rows and renames.
     last_build: Build | None = None
+    # The agent sessions (or clients) that worked in the tab: their routes apply to it
+    # (engine/network.py). "" stands for callers without a session.
+    owners: set[str] = field(default_factory=set)
 
 
 class TargetMemories:
@@ -211,8 +215,10 @@ class PageState:
         self.token = next(_tokens)
         self.console: deque[r.ConsoleEntry] = deque(maxlen=CONSOLE_MAX)
         self.errors: deque[r.PageError] = deque(maxlen=ERRORS_MAX)
-        self.requests: deque[r.RequestEntry] = deque(maxlen=REQUESTS_MAX)
-        self._open_requests: dict[Request, r.RequestEntry] = {}
+        self.log = RequestLog()  # its network requests, numbered
+        self.requests = self.log.entries
+        # Routes and origin rules this tab's session obeys (engine/network.py), once any.
+        self.net: TabNet | None = None
         self.unreported_dialogs: deque[r.DialogEntry] = deque(maxlen=DIALOGS_MAX)
         self.dialog_arm: DialogArm | None = None
         self.chooser_arm: asyncio.Task[None] | None = None
@@ -292,9 +298,9 @@ class PageState:
         page = self.page
         page.on("console", self._on_console)
         page.on("pageerror", self._on_page_error)
-        page.on("request", self._on_request)
-        page.on("requestfinished", self._on_request_done)
-        page.on("requestfailed", self._on_request_failed)
+        page.on("request", self.log.on_request)
+        page.on("requestfinished", self.log.on_finished)
+        page.on("requestfailed", self.log.on_failed)
         page.on("dialog", self._on_dialog)
         page.on("download", self._on_download)
         page.on("frameattached", self._watch_frame)
@@ -370,39 +376,9 @@ class PageState:
             )
         )
 
-    def _on_request(self, request: Request) -> None:
-        entry = r.RequestEntry(
-            method=request.method,
-            url=request.url[:2000],
-            resource_type=request.resource_type,
-            status=None,  # set: the answer says "null" (still open), not nothing
-            failure=None,
-            time=time.time(),
-        )
-        self.requests.append(entry)
-        if len(self._open_requests) < REQUESTS_MAX:
-            self._open_requests[request] = entry
-
-    async def _on_request_done(self, request: Request) -> None:
-        entry = self._open_requests.pop(request, None)
-        if entry is None:
-            return
-        try:
-            response = await request.response()
-        except Exception:  # the page went away; the status is simply unknown
-            return
-        if response is not None:
-            entry.status = response.status
-
-    def _on_request_failed(self, request: Request) -> None:
-        entry = self._open_requests.pop(request, None)
-        if entry is not None:
-            entry.failure = request.failure
-
     def open_requests(self) -> list[tuple[Request, float]]:
         """Requests still open, each with its age in seconds (a wait for network quiet)."""
-        now = time.time()
-        return [(request, now - e.time) for request, e in self._open_requests.items()]
+        return self.log.open_requests()
 
     # --- dialogs and downloads ---------------------------------------------
     def _on_dialog(self, dialog: Dialog) -> None:

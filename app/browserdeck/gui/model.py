@@ -102,6 +102,14 @@ _ACTIONS: dict[str, str] = {
     "export-session": "export a session",
     "take-over": "take over",
     "hand-back": "hand back",
+    "route": "add route",
+    "routes": "list routes",
+    "unroute": "remove routes",
+    "network-state": "set network state",
+    "har-start": "start HAR",
+    "har-stop": "stop HAR",
+    "network-requests": "list requests",
+    "network-request": "read request",
 }
 
 # Navigate's kinds in words.
@@ -248,6 +256,12 @@ class DeckModel(QObject):
     @property
     def running(self) -> bool:
         return self.deck is not None and self.deck.started
+
+    def sites(self, profile: str) -> str | None:
+        """Where agents may go in ``profile`` (allowedOrigins / blockedOrigins), in a line."""
+        if self.deck is None or profile not in self.deck.settings().profiles:
+            return None
+        return self.deck.settings().origin_rules(profile).summary()
 
     @property
     def default_profile(self) -> str:

@@ -312,7 +312,7 @@ class StatusPanel(QMainWindow):
         self.toggle_button.setEnabled(name is not None and self.model.deck is not None)
         verbs = states.verbs_of(spec.name)
         self.toggle_button.setText(verbs.stop if running else verbs.start)
-        self.detail_label.setText(detail_text(status))
+        self.detail_label.setText(detail_text(status, self.model.sites(name) if name else None))
         connected = status is not None and bool(status.extension_connected)
         can_open = running and (not spec.via_extension or connected)
         # A browser browserdeck launches starts on demand for the tab.

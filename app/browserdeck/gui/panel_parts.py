@@ -192,10 +192,11 @@ def no_tab_message(status: ProfileStatus | None, name: str | None, running: bool
     return "No open tabs. Open one above."
 
 
-def detail_text(status: ProfileStatus | None) -> str:
-    """The lines under a profile's controls: its endpoint, pid, headless, what it says."""
+def detail_text(status: ProfileStatus | None, sites: str | None = None) -> str:
+    """The lines under a profile's controls: its endpoint, pid, headless, what it says,
+    and where agents may go in it (allowedOrigins / blockedOrigins)."""
     if status is None:
-        return ""
+        return sites or ""
     spec = spec_or_default(status.driver)
     lines = [("Relay " if spec.via_extension else "CDP ") + (status.cdp_url or "").removeprefix("http://")]
     bits = [f"pid {status.pid}"] if status.pid else []
@@ -207,4 +208,6 @@ def detail_text(status: ProfileStatus | None) -> str:
         lines.append(status.detail)
     if status.remote:
         lines.extend(states.remote_lines(status.remote))
+    if sites:
+        lines.append(sites)
     return "\n".join(lines)

@@ -109,7 +109,7 @@ def visible(text: str) -> str:
 def quoted(text: str, limit: int = 80) -> str:
     """Page text (a name) in a question or a refusal: one line of what a reader sees, at
     most ``limit`` characters, as a JSON string whose quotes are escapes, so a name cannot
-    close its quote and go on as browserdeck's words (as mcpserver/pagetext.py does for
+    close its quote and go on as browserdeck's words (as engine/pagetext.py does for
     the MCP answers)."""
     flat = " ".join(visible(text).split())
     if len(flat) > limit:

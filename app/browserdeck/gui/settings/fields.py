@@ -198,6 +198,8 @@ class Field(QObject):
             return w.value()
         if isinstance(w, QLineEdit):
             text = w.text().strip()
+            if self.setting.type == "origins" and (text or self.setting.default is not None):
+                return config.split_rules(text)  # a profile's empty list: the global one
             return text or None
         raise AssertionError(type(w))
 
@@ -218,8 +220,9 @@ class Field(QObject):
             elif isinstance(w, ColorEdit | PathEdit):
                 w.set_value(value)
             elif isinstance(w, QLineEdit):
-                if isinstance(value, list):  # "paths" (uploadRoots), "words" (approvalWords)
-                    value = (", " if self.setting.type == "words" else os.pathsep).join(value)
+                if isinstance(value, list):  # "paths" (uploadRoots); "words", "origins"
+                    listed = self.setting.type in ("words", "origins")
+                    value = (", " if listed else os.pathsep).join(value)
                 w.setText("" if value is None else str(value))
         finally:
             w.blockSignals(blocker[0])

@@ -1,13 +1,15 @@
-"""Screenshot, console, network requests and PDF."""
+"""Screenshot, console, the network (routes, HAR, requests) and PDF."""
 
 from __future__ import annotations
 
 from browserdeck import imaging
 from browserdeck import results as r
+from browserdeck.engine import netoptions as n
 from browserdeck.engine import options as o
 from browserdeck.engine import pagetext
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, from_model, obj, s
+from browserdeck.mcpserver.tools import derived
 from browserdeck.mcpserver.tools.registry import tool
 
 # --- screenshot, console, network, pdf ----------------------------------------------
@@ -98,28 +100,8 @@ def _console_line(e: r.ConsoleEntry) -> str:
     return f"[{e.context}] {e.type}: {e.text}{at}"
 
 
-@tool(
-    "browser_network_requests",
-    "Network requests this tab made (method, status, URL).",
-    obj({"filter": s("only URLs containing this")}),
-    narrow="Pass filter to see fewer requests",
-)
-async def network_requests(call: Call) -> Reply:
-    data = await call.on_tab(o.ConsoleOptions())
-    needle = (call.args.get("filter") or "").lower()
-    rows = []
-    for q in data.requests:
-        if needle not in q.url.lower():
-            continue
-        status = q.status or q.failure or "pending"
-        rows.append(
-            f"{q.method} {status} {q.url}" + (f" ({q.resource_type})" if q.resource_type else "")
-        )
-    return Reply(
-        "\n".join(rows)
-        if rows
-        else "no requests recorded" + (f" matching {needle!r}" if needle else "")
-    )
+# The network: routes, online/offline, HAR, requests (declared in engine/netoptions.py).
+derived.register(n.NETWORK_REQUESTS)
 
 
 @tool(

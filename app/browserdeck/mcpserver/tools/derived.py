@@ -15,6 +15,7 @@ from typing import Any
 
 from browserdeck.door.request import TabRequest
 from browserdeck.door.words import say
+from browserdeck.engine import pagetext
 from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import DESCRIPTIONS, from_model
 from browserdeck.mcpserver.tools.registry import REGISTRY, SNAP, tool
@@ -25,9 +26,9 @@ DESCRIBED = {"ref": "element", "startRef": "startElement", "endRef": "endElement
 
 
 def register(union: Any) -> None:
-    """A tool for every model of ``union`` whose ``mcp`` hint names one, in its order
-    (a tool already registered by hand is left as it is)."""
-    for model in typing.get_args(union):
+    """A tool for every model of ``union`` (or of a tuple) whose ``mcp`` hint names one,
+    in its order (a tool already registered by hand is left as it is)."""
+    for model in typing.get_args(union) or union:
         hint = model.mcp
         if hint is not None and hint.tool not in REGISTRY:
             _register(model)
@@ -51,7 +52,10 @@ def _register(model: type[TabRequest[Any]]) -> None:
         values = {k: v for k, v in call.args.items() if k != "snapshot" and k not in DESCRIPTIONS}
         request = model.of({**fixed, **values}, where=hint.tool)
         data = await call.on_tab(request)
-        return await _finish(call, say(said, request.given()), data)
+        line = say(said, request.given())
+        if hint.told is not None:  # what the answer holds, in lines
+            line = "\n".join(x for x in (line, hint.told(data.wire(), pagetext)) if x)
+        return await _finish(call, line, data)
 
     tool(hint.tool, hint.description, from_model(model, *hint.args, extra=extra), group=hint.group)(
         run
