@@ -91,7 +91,8 @@ def test_per_driver_fields_are_the_ones_drivers_pick_from() -> None:
 
 def test_what_saving_restarts_is_read_off_the_declarations() -> None:
     # Subsets: a setting added later declares its own (a live profile field: restarts="").
-    assert {"color", "poolIdleSeconds"} <= reconfig.LIVE_PROFILE_KEYS
+    live = {"color", "poolIdleSeconds", "approval", "allowedOrigins", "blockedOrigins"}
+    assert live <= reconfig.LIVE_PROFILE_KEYS
     assert {"cdpPort", "driver", "headless"}.isdisjoint(reconfig.LIVE_PROFILE_KEYS)
     assert {
         "headless": "headless",
