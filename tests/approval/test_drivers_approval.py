@@ -29,7 +29,7 @@ async def test_the_users_chrome_asks_by_default_even_in_a_background_tab(
         contextlib.AsyncExitStack() as stack,
     ):
         assert (await client.post("/start", params={"profile": "chrome"})).status_code == 200
-        relay = service.contexts["chrome"].relay
+        relay = service.contexts["chrome"].impl.relay
         assert relay is not None
         ext = await launch_ext_browser(chromium_path, tmp_path / "ext", relay)
         stack.push_async_callback(ext.close)

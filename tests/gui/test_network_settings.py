@@ -52,7 +52,7 @@ async def test_saved_rules_show_in_the_panel_and_restart_no_browser(
         service = app.service
         agent = service.contexts["agent"]
         await agent.start()
-        old_pid = agent.chrome.pid
+        old_pid = agent.impl.chrome.pid
         panel = app.show_panel()
         assert "Sites agents may visit" not in panel.detail_label.text()
         dialog = app.show_settings()
@@ -66,7 +66,7 @@ async def test_saved_rules_show_in_the_panel_and_restart_no_browser(
         on_disk = json.loads(paths.config_file().read_text(encoding="utf-8"))
         assert on_disk["blockedOrigins"] == ["ads.test"]
         assert on_disk["profiles"]["agent"]["allowedOrigins"] == ["example.com"]
-        assert agent.chrome is not None and agent.chrome.pid == old_pid, "restarted for a rule"
+        assert agent.impl.chrome is not None and agent.impl.chrome.pid == old_pid, "restarted for a rule"
         await wait_for(
             lambda: "Sites agents may visit: only example.com; never ads.test"
             in panel.detail_label.text(),
