@@ -174,7 +174,7 @@ async def test_console_contexts_clear_and_offline_over_http(tab: Api) -> None:
 async def test_cli_commands(tab: Api, capsys: pytest.CaptureFixture[str]) -> None:
     run = tab.cli
     assert await asyncio.to_thread(run, "navigate", tab.site.url("dupes.html")) == 0
-    assert "dupes.html [200] Rows" in capsys.readouterr().out
+    assert 'dupes.html [200] "Rows"' in capsys.readouterr().out
     assert await asyncio.to_thread(run, "snapshot", "--format", "role", "--interactive") == 0
     text = capsys.readouterr().out
     add = ref(text, 'button "Add row"')

@@ -44,7 +44,7 @@ async def deck(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> 
     """The module's service: its managed profile started, the extension's paired."""
     async with running_service(service_config()) as (service, client), contextlib.AsyncExitStack() as stack:
         assert (await client.post("/start")).status_code == 200
-        relay: RelayServer | None = service.contexts["chrome"].relay
+        relay: RelayServer | None = service.contexts["chrome"].impl.relay
         assert relay is not None
         ext = await launch_ext_browser(chromium_path, tmp_path_factory.mktemp("ext"), relay)
         stack.push_async_callback(ext.close)

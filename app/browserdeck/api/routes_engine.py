@@ -72,8 +72,14 @@ async def snapshot(
     if answer.format == "aria":
         return answer
     # Page text quoted as MCP quotes it (engine/pagetext.py): a CLI or HTTP agent reads
-    # this text too, and a name must never read as a ref or a new line.
-    return answer.model_copy(update={"snapshot": pagetext.escape_snapshot(answer.snapshot)})
+    # this text too, and a name must never read as a ref or a new line. The marker of a
+    # cut text is the engine's own last line (a page's lines are never a bare "[").
+    text, marker = answer.snapshot, ""
+    if answer.truncated is not None:
+        head, sep, last = text.rpartition("\n")
+        if last.startswith("[... truncated"):
+            text, marker = head, sep + last
+    return answer.model_copy(update={"snapshot": pagetext.escape_snapshot(text) + marker})
 
 
 # The act kinds, as the models of the /act body declare them.
