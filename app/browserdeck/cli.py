@@ -369,7 +369,7 @@ def _declare(only: str | None, _Parser: Any) -> Any:
     if not isinstance(p, Skipped):  # built: this is the command that runs
         from browserdeck import cli_engine
 
-        # The settings a new profile takes, as config.py declares them (cli_args.py).
+        # The settings a new profile takes, as config/profile.py declares them (cli_args.py).
         cli_engine.add_arguments(p, "create-profile")
     p = client_cmd("remote-token", cmd_remote_token,
                    "store a remote service profile's token (read from stdin)")

@@ -31,15 +31,13 @@ from browserdeck.profiles import ProfileContext
 if TYPE_CHECKING:
     from browserdeck.service import Service
 
-# Profile settings a running browser takes without a restart (the origin rules: the
-# engine applies them to its open tabs at once, engine/network.py).
-LIVE_PROFILE_KEYS = frozenset(
-    {"color", "poolIdleSeconds", "approval", "allowedOrigins", "blockedOrigins"}
-)
-# Settings of the whole app that a browser browserdeck launches reads only at its launch,
-# and those of the relay every extension profile listens on (key: Config attribute).
-LAUNCH_KEYS = {"headless": "headless", "noSandbox": "no_sandbox", "executablePath": "executable_path"}
-RELAY_KEYS = {"relayPort": "relay_port", "relayClientMode": "relay_client_mode"}
+# What a change restarts is declared with each setting (``restarts``): the profile
+# fields a running browser takes without a restart; the settings of the whole app that
+# a browser browserdeck launches reads only at its launch, and those of the relay every
+# extension profile listens on (key: Config attribute).
+LIVE_PROFILE_KEYS = frozenset(s.key for s in config.PROFILE_FIELDS if not s.restarts)
+LAUNCH_KEYS = {s.key: s.attr for s in config.SETTINGS if s.restarts == "launched"}
+RELAY_KEYS = {s.key: s.attr for s in config.SETTINGS if s.restarts == "relay"}
 
 
 @dataclass(frozen=True)

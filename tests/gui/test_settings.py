@@ -43,6 +43,28 @@ def test_every_schema_setting_has_an_editor(qapp: Any, saved_config: Any) -> Non
         dialog.deleteLater()
 
 
+def test_an_unset_choice_says_what_it_stands_for(qapp: Any, saved_config: Any) -> None:
+    # approval is unset by default, globally and per profile: the first item stands for
+    # unset and names what holds then; the choices follow in a person's words.
+    dialog = SettingsDialog(saved_config, _noop_apply)
+    try:
+        combo = dialog.fields["approval"].widget
+        assert isinstance(combo, QComboBox)
+        items = [(combo.itemText(i), combo.itemData(i)) for i in range(combo.count())]
+        assert [data for _, data in items] == ["inherit", "off", "risky", "all"]
+        assert items[0][0].startswith("As the driver says") and items[1][0] == "Never"
+        assert dialog.fields["approval"].value() is None
+        dialog.select_profile("agent")
+        own = dialog.profile_fields["approval"].widget
+        assert isinstance(own, QComboBox)
+        assert own.itemText(0) == "Use the driver's default (off)" and own.itemText(1) == "Never"
+        assert dialog.profile_fields["approval"].value() is None
+        own.setCurrentIndex(own.findData("risky"))
+        assert dialog.working.profiles["agent"].approval == "risky"
+    finally:
+        dialog.deleteLater()
+
+
 def test_name_is_validated_as_you_type(qapp: Any, saved_config: Any, qtbot: Any) -> None:
     dialog = SettingsDialog(saved_config, _noop_apply)
     qtbot.addWidget(dialog)

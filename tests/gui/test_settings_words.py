@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QLabel
 from tests.gui.conftest import running_tray, wait_for
 from tests.gui.xdisplay import missing_tools, xvfb_with_tray
 
-from browserdeck.gui.settings import CHECKBOX_TEXT, HELP, LABELS, SettingsDialog
+from browserdeck import config
+from browserdeck.gui.settings import SettingsDialog
 from browserdeck.reconfig import Applied
 
 JARGON = (
@@ -56,14 +57,16 @@ def test_words_a_person_knows(qapp: Any, saved_config: Any, qtbot: Any) -> None:
     for text in _texts(dialog):
         for word in JARGON:
             assert word not in text, f"{word!r} in {text!r}"
-    # Every setting has a label written for people, not its key split up ("Artifacts max mb").
+    # Every setting has a label written for people, not its key split up ("Artifacts max mb"),
+    # and a help line in a person's words (the driver's choices explain themselves).
+    declared = {**config.SETTING_KEYS, **config.PROFILE_KEYS}
     for key in [*dialog.fields, *dialog.profile_fields]:
-        assert key in LABELS, f"no label for {key}"
-        assert key in HELP or key == "driver", f"no help line in a person's words for {key}"
+        assert declared[key].label, f"no label for {key}"
+        assert declared[key].help or key == "driver", f"no help line in a person's words for {key}"
     # A help line never just repeats its checkbox.
-    for key, box in CHECKBOX_TEXT.items():
-        help_text = HELP.get(key, "").lower()
-        assert help_text and box.lower() not in help_text, key
+    for setting in config.SETTINGS:
+        if setting.checkbox:
+            assert setting.checkbox.lower() not in setting.help.lower(), setting.key
 
 
 def test_bad_value_once_readonly_and_port_in_use(qapp: Any, saved_config: Any, qtbot: Any) -> None:

@@ -45,7 +45,7 @@ class ResetProfile(Request[r.ProfileReset]):
 
 
 def _with_profile_settings(schema: dict[str, Any]) -> None:
-    # The settings a new profile takes, as config.py declares them (types, choices,
+    # The settings a new profile takes, as config/profile.py declares them (types, choices,
     # bounds and descriptions from the same pydantic type the check uses); null is "not
     # given", as the service reads it.
     from browserdeck import config

@@ -30,7 +30,6 @@ from PySide6.QtGui import (
     QPixmap,
 )
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -44,69 +43,13 @@ from browserdeck.door.approval import hub_of, rules
 if TYPE_CHECKING:
     from browserdeck.door.approval.asking import Answer, Picture, Question
     from browserdeck.gui.model import DeckModel
-    from browserdeck.gui.settings.fields import Field
 
 log = logging.getLogger(__name__)
 
 OUTLINE = QColor("#D93025")
 PICTURE_WIDTH = 460
-# The approval settings in the settings dialog (gui/settings/fields.py): labels, the help
-# line under each, and their choices in a person's words.
-APPROVAL_LABELS = {
-    "approval": "Ask before agents act",
-    "approvalTimeoutSeconds": "Wait for your answer (seconds)",
-    "approvalChannel": "Ask me first in",
-    "approvalWords": "More risky words",
-}
-APPROVAL_HELP = {
-    "approval": "browserdeck asks you in a small window before an agent pays, deletes, sends, "
-    "uploads or submits a password, card or one-time code. A profile's own choice wins over "
-    "this one.",
-    "approvalTimeoutSeconds": "With no answer in this time the action is refused.",
-    "approvalChannel": "Where you are asked when both can: the tray app's window, or the chat "
-    "app the agent runs in (if it can show a question).",
-    "approvalWords": "Besides buy, pay, order, checkout, subscribe, donate, transfer, delete, "
-    "remove, close account, send, post, publish, share, invite and confirm. Separate them "
-    "with commas; any language.",
-}
-# Choices in a person's words: approval and where to ask (keyed by setting; "inherit": what
-# an unset value means).
-CHOICE_TEXT: dict[str, dict[str, str]] = {
-    "approval": {
-        "inherit": "As the driver says (risky for your own Chrome, never for the others)",
-        "off": "Never",
-        "risky": "Before risky actions (pay, delete, send, upload …)",
-        "all": "Before every action that changes a page",
-    },
-    "approvalChannel": {"tray": "The tray app", "mcp-client": "The agent's chat app (MCP)"},
-}
-
-
-def dress(field: Field, unset: str | None = None) -> None:
-    """An approval setting's editor in a person's words (``CHOICE_TEXT``): its choices,
-    and first what "unset" means (``unset`` overrides it)."""
-    from browserdeck.gui.settings.fields import INHERIT
-
-    words = CHOICE_TEXT.get(field.setting.key)
-    combo = field.widget
-    if words is None or not isinstance(combo, QComboBox):
-        return
-    combo.blockSignals(True)
-    try:
-        combo.clear()
-        if field.setting.default is None:
-            combo.addItem(unset or words.get("inherit", "Use the global setting"), INHERIT)
-        for choice in field.setting.choices:
-            combo.addItem(words.get(choice, choice), choice)
-    finally:
-        combo.blockSignals(False)
-
-
-MODE_WORDS = {
-    "off": "Never",
-    "risky": "Before risky actions (pay, delete, send, upload …)",
-    "all": "Before every action that changes a page",
-}
+# The approval modes in a person's words (the setting's own: config/profile.py).
+MODE_WORDS = config.PROFILE_KEYS["approval"].choice_labels
 
 
 class ApprovalWindow(QWidget):

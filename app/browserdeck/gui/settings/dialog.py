@@ -28,7 +28,7 @@ from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.gui import icons
 from browserdeck.gui.settings.fields import (
-    NETWORK_KEYS,
+    PORT_KEYS,
     Field,
     attr_of,
     port_holder,
@@ -352,7 +352,7 @@ class SettingsDialog(SettingsPages):
             return False
         port = int(match.group(1))
         shown = False
-        for key in NETWORK_KEYS:
+        for key in PORT_KEYS:
             if self.fields[key].value() == port:
                 self.fields[key].error.show_error(message)
                 shown = True
@@ -373,7 +373,7 @@ class SettingsDialog(SettingsPages):
         """
         checks: list[tuple[Field, int | None, int | None]] = [
             (self.fields[key], self.fields[key].value(), getattr(self.original, attr_of(key)))
-            for key in NETWORK_KEYS
+            for key in PORT_KEYS
         ]
         if self.current_profile is not None:
             p = self.working.profiles[self.current_profile]
@@ -396,7 +396,7 @@ class SettingsDialog(SettingsPages):
 
     def busy_ports(self) -> list[Field]:
         """The port fields that another program holds (probed as you type)."""
-        fields = [self.fields[key] for key in NETWORK_KEYS]
+        fields = [self.fields[key] for key in PORT_KEYS]
         if self.current_profile is not None:
             fields.append(self.profile_fields["cdpPort"])
         return [f for f in fields if f.warned]

@@ -1,8 +1,9 @@
-"""The settings dialog's editors: one ``Field`` per declared ``Setting`` (its words: words.py).
+"""The settings dialog's editors: one ``Field`` per declared ``Setting``.
 
-Every editor is made from a ``Setting``'s type, default, description and choices;
-values are checked as you type by ``config.check_setting`` (the same check the
-config loader and profile creation use).
+Every editor is made from a ``Setting``'s declaration: its type, bounds, choices and
+the dialog's words (label, checkbox text, help, placeholder). Values are checked as you
+type by ``config.check_setting`` (the same check the config loader and profile creation
+use).
 """
 
 from __future__ import annotations
@@ -35,27 +36,25 @@ from PySide6.QtWidgets import (
 )
 
 from browserdeck import config
-from browserdeck import driverspecs as drivers
 from browserdeck.config import Setting
 from browserdeck.errors import InvalidInput
-from browserdeck.gui.settings.words import CHECKBOX_TEXT, HELP, LABELS, RELAY_MODES
 
 log = logging.getLogger(__name__)
 
-# Keys of SETTINGS shown on the Profiles page (they apply to every managed profile).
-BROWSER_KEYS = ("executablePath", "noSandbox")
-NETWORK_KEYS = ("controlPort", "relayPort")
-DRIVER_TEXT = {name: spec.label for name, spec in drivers.SPECS.items()}
+# The driver's choices in a person's words (the profile list's tooltip too).
+DRIVER_TEXT = config.PROFILE_KEYS["driver"].choice_labels
 INHERIT = "inherit"
-
-
-def attr_of(key: str) -> str:
-    """The Config/ProfileConfig attribute of a camelCase schema key (controlPort → control_port)."""
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
+# The global settings that are ports: probed as you type, flagged on a collision.
+PORT_KEYS = tuple(s.key for s in config.SETTINGS if s.type == "port")
+attr_of = config.attr_of
 
 
 def label_of(key: str) -> str:
-    return LABELS.get(key) or re.sub(r"(?<!^)([A-Z])", r" \1", key).capitalize()
+    """The dialog's label of a setting or profile field (its declaration's)."""
+    setting = config.SETTING_KEYS.get(key) or config.PROFILE_KEYS.get(key)
+    if setting is not None and setting.label:
+        return setting.label
+    return re.sub(r"(?<!^)([A-Z])", r" \1", key).capitalize()
 
 
 class WrapLabel(QLabel):
@@ -122,14 +121,7 @@ class Field(QObject):
 
     changed = Signal()
 
-    def __init__(
-        self,
-        setting: Setting,
-        parent: QWidget,
-        *,
-        tristate_base: bool | None = None,
-        empty_text: str | None = None,
-    ) -> None:
+    def __init__(self, setting: Setting, parent: QWidget) -> None:
         super().__init__(parent)
         self.setting = setting
         self.error = FieldError()
@@ -138,14 +130,14 @@ class Field(QObject):
         self._tristate = setting.type in ("bool", "choice") and setting.default is None
         kind = setting.type
         if kind == "bool" and not self._tristate:
-            box = QCheckBox(CHECKBOX_TEXT.get(setting.key, label_of(setting.key)))
+            box = QCheckBox(setting.checkbox or label_of(setting.key))
             box.toggled.connect(lambda *_: self.changed.emit())
             self.widget = box
         elif kind == "bool":
             combo = QComboBox()
             combo.setMaximumWidth(420)
-            base = "on" if tristate_base else "off"
-            combo.addItem(f"Use the global setting ({base})", INHERIT)
+            # The pages name the global value where there is one (headless, attachOnly).
+            combo.addItem("Use the global setting (off)", INHERIT)
             combo.addItem("Yes", True)
             combo.addItem("No", False)
             combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
@@ -154,10 +146,10 @@ class Field(QObject):
             spin = QSpinBox()
             lo = 1024 if kind == "port" else (setting.minimum or 0)
             hi = 65535 if kind == "port" else (setting.maximum or 2**31 - 1)
-            if empty_text is not None:
+            if setting.placeholder is not None:
                 # One below the minimum stands for "not set" (e.g. use the global relay port).
                 spin.setRange(lo - 1, hi)
-                spin.setSpecialValueText(empty_text)
+                spin.setSpecialValueText(setting.placeholder)
             else:
                 spin.setRange(lo, hi)
             spin.setAccelerated(True)
@@ -173,19 +165,21 @@ class Field(QObject):
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
             combo.setMinimumContentsLength(18)
+            if self._tristate:  # unset: what it stands for (a profile's page names it)
+                combo.addItem(setting.placeholder or "Use the global setting", INHERIT)
             for choice in setting.choices:
-                combo.addItem(DRIVER_TEXT.get(choice) or RELAY_MODES.get(choice, choice), choice)
+                combo.addItem(setting.choice_labels.get(choice, choice), choice)
             combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
             self.widget = combo
         elif kind == "color":
             self.widget = ColorEdit()
             self.widget.changed.connect(self.changed)
         elif kind == "path":
-            self.widget = PathEdit(empty_text or "Not set (automatic)")
+            self.widget = PathEdit(setting.placeholder or "Not set (automatic)")
             self.widget.changed.connect(self.changed)
         else:  # url and anything textual
             edit = QLineEdit()
-            edit.setPlaceholderText(empty_text or "")
+            edit.setPlaceholderText(setting.placeholder or "")
             edit.textChanged.connect(lambda *_: self.changed.emit())
             self.widget = edit
         self.widget.setObjectName(f"field-{setting.key}")
@@ -345,17 +339,15 @@ class PathEdit(QWidget):
         return dialog
 
 
-def _form_row(
-    form: QFormLayout, field: Field, *, label: str | None = None, hint: bool = True
-) -> None:
-    """A row: label | editor, then the description and the inline error under the editor."""
+def _form_row(form: QFormLayout, field: Field, *, label: str | None = None) -> None:
+    """A row: label | editor, then the help line and the inline error under the editor."""
     box = QWidget()
     column = QVBoxLayout(box)
     column.setContentsMargins(0, 0, 0, 2)
     column.setSpacing(2)
     column.addWidget(field.widget)
-    if hint:
-        column.addWidget(_hint_label(HELP.get(field.setting.key, field.setting.description)))
+    if field.setting.help:
+        column.addWidget(_hint_label(field.setting.help))
     column.addWidget(field.error)
     title = QLabel(label if label is not None else label_of(field.setting.key) + ":")
     title.setBuddy(field.widget)

@@ -27,14 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from browserdeck import config
 from browserdeck import driverspecs as drivers
 from browserdeck.config import PROFILE_FIELDS, SETTINGS, Config, Setting
-from browserdeck.gui import approval, icons
+from browserdeck.gui import icons
 from browserdeck.gui.settings.fields import (
-    BROWSER_KEYS,
     DRIVER_TEXT,
-    NETWORK_KEYS,
     Field,
     FieldError,
     _form_row,
@@ -105,7 +102,6 @@ class SettingsPages(QDialog):
     # --- pages -------------------------------------------------------------------
     def _make_field(self, setting: Setting) -> Field:
         field = Field(setting, self)
-        approval.dress(field)  # the approval settings' choices in a person's words
         field.changed.connect(lambda key=setting.key: self._on_global_changed(key))
         self.fields[setting.key] = field
         return field
@@ -117,10 +113,8 @@ class SettingsPages(QDialog):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         net = QFormLayout()
         for setting in SETTINGS:
-            if setting.advanced or setting.key in BROWSER_KEYS:
-                continue
-            field = self._make_field(setting)
-            _form_row(net if setting.key in NETWORK_KEYS else form, field)
+            if setting.group in ("general", "ports"):
+                _form_row(net if setting.group == "ports" else form, self._make_field(setting))
         outer.addLayout(form)
         group = QGroupBox("Ports (127.0.0.1 only)")
         group.setLayout(net)
@@ -138,7 +132,7 @@ class SettingsPages(QDialog):
         outer.addWidget(note)
         form = QFormLayout()
         for setting in SETTINGS:
-            if setting.advanced and setting.key not in BROWSER_KEYS:
+            if setting.group == "advanced":
                 _form_row(form, self._make_field(setting))
         outer.addLayout(form)
         outer.addStretch(1)
@@ -179,23 +173,10 @@ class SettingsPages(QDialog):
         name_col.addWidget(self.name_error)
         form.addRow("Name:", name_box)
         for setting in PROFILE_FIELDS:
-            kwargs: dict[str, Any] = {}
-            if setting.key == "cdpPort":
-                kwargs["empty_text"] = "Use the relay port"
-            if setting.key == "userDataDir":
-                kwargs["empty_text"] = "Not set (browserdeck's own directory)"
-            if setting.key == "cdpUrl":
-                kwargs["empty_text"] = "http://127.0.0.1:9222"
-            if setting.type == "origins":
-                kwargs["empty_text"] = "Use the global list (General)"
-            if setting.key in ("headless", "attachOnly"):
-                kwargs["tristate_base"] = False
-            field = Field(setting, self, **kwargs)
-            approval.dress(field)
+            field = Field(setting, self)
             field.changed.connect(lambda key=setting.key: self._on_profile_field_changed(key))
             self.profile_fields[setting.key] = field
-            # The driver's choices already explain themselves; its description would repeat them.
-            _form_row(form, field, hint=setting.key != "driver")
+            _form_row(form, field)
         self.stack = QStackedWidget()
         empty = QLabel("Select a profile, or add one.")
         empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -205,8 +186,9 @@ class SettingsPages(QDialog):
 
         group = QGroupBox("All managed browsers")
         browser_form = QFormLayout(group)
-        for key in BROWSER_KEYS:
-            _form_row(browser_form, self._make_field(config.SETTING_KEYS[key]))
+        for setting in SETTINGS:
+            if setting.group == "browsers":
+                _form_row(browser_form, self._make_field(setting))
         right.addWidget(group)
         outer.addLayout(right, 1)
         return page
