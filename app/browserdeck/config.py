@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from browserdeck import driverspecs as drivers
-from browserdeck import origins, paths
+from browserdeck.policy import origins
+from browserdeck.util import paths
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -46,8 +47,8 @@ from browserdeck.errors import (
     Hint,
     InvalidInput,
 )
-from browserdeck.files import stale_temp_files, write_atomic
-from browserdeck.guard import is_loopback_url
+from browserdeck.policy.guard import is_loopback_url
+from browserdeck.util.files import stale_temp_files, write_atomic
 
 # A profile's driver: one of the names registered in drivers/ (drivers.SPECS).
 Driver = str
@@ -673,7 +674,7 @@ def _upper(value: str) -> str:
 
 
 def _cdp_url_shape(value: str) -> str:
-    from browserdeck.urls import CDP_URL  # the one URL policy: what clients can connect to
+    from browserdeck.policy.urls import CDP_URL  # the one URL policy: what clients can connect to
 
     if not CDP_URL.fullmatch(value):
         raise ValueError("not a CDP URL")

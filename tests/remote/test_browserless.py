@@ -16,9 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from browserdeck import config, paths
+from browserdeck import config
 from browserdeck.config import Config
 from browserdeck.master import build_service
+from browserdeck.util import paths
 from tests.remote.browserless import Browserless
 from tests.support.service import anon_client, first_health, running_service, service_config
 

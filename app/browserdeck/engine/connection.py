@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 from playwright.async_api import Error as PlaywrightError
 
-from browserdeck import aio
 from browserdeck.engine import offline
 from browserdeck.engine.state import PageState, TargetMemories, origin_of
 from browserdeck.errors import START, STATUS, TABS, Hint, NotFound, Unavailable
 from browserdeck.relay.slot import SLOT_HEADER, is_slot_busy_error, wait_for_client_slot
 from browserdeck.results import ConsoleContext
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright
