@@ -101,11 +101,11 @@ package: $(STAMP) system-deps
 	$(VENV)/bin/pyinstaller --noconfirm --clean --log-level WARN packaging/browserdeck.spec
 	$(PY) packaging/smoke_package.py dist/browserdeck
 
-# app/browserdeck/cli_args.py: the CLI's page-command arguments, generated from the engine's
+# app/browserdeck/cli/args.py: the CLI's page-command arguments, generated from the engine's
 # request models (engine/options.py) so a CLI call needs no pydantic; tests/core/
 # test_cli_args.py fails while it is stale.
 cli-args: $(STAMP)
-	$(PY) -m browserdeck.cli_schema
+	$(PY) -m browserdeck.cli.schema
 
 # docs/screenshots/*.png, captured from the real app under Xvfb.
 screenshots: $(STAMP) browser system-deps

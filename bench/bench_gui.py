@@ -168,7 +168,7 @@ def launch_runs(env: dict[str, str], home: Path, runs: int) -> dict[str, list[fl
 def idle_memory(
     env_tray: dict[str, str], env_serve: dict[str, str], homes: tuple[Path, Path], idle: float
 ) -> dict[str, float]:
-    from browserdeck import secrets  # noqa: F401  (tokens are created by the apps themselves)
+    from browserdeck.secrets import tokens as secrets  # noqa: F401  (tokens are created by the apps themselves)
 
     write_config(homes[0], start_default=True)
     write_config(homes[1], start_default=True)

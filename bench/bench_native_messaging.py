@@ -42,7 +42,7 @@ from websockets.asyncio.server import ServerConnection, serve  # noqa: E402
 from browserdeck.chrome.cdp import CDPClient  # noqa: E402
 from browserdeck.relay.extension_id import EXTENSION_ID  # noqa: E402
 from browserdeck.relay.server import RelayServer  # noqa: E402
-from browserdeck.secrets import new_token  # noqa: E402
+from browserdeck.secrets.tokens import new_token  # noqa: E402
 
 HOST_NAME = "com.browserdeck.echo"
 COMMAND = '{"id":5,"method":"cdp","tabId":1,"cdpMethod":"Runtime.evaluate"}'

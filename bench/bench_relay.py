@@ -59,7 +59,7 @@ from tests.support.node import NODE_CLIENTS  # noqa: E402
 
 from browserdeck.chrome.cdp import CDPClient  # noqa: E402
 from browserdeck.relay.server import RelayServer  # noqa: E402
-from browserdeck.secrets import new_token  # noqa: E402
+from browserdeck.secrets.tokens import new_token  # noqa: E402
 
 
 def ms(samples: list[float]) -> float:

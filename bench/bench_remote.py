@@ -46,8 +46,8 @@ from tests.remote import browserless as bl  # noqa: E402
 from tests.support.net import free_port  # noqa: E402
 from tests.support.service import running_service, service_config  # noqa: E402
 
-from browserdeck import remote  # noqa: E402
 from browserdeck.config import ProfileConfig  # noqa: E402
+from browserdeck.drivers import leases as remote  # noqa: E402
 
 Timed = Callable[[], Awaitable[Any]]
 

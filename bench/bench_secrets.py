@@ -58,8 +58,9 @@ async def run(rounds: int, states: int) -> list[tuple[str, float, str]]:
     from tests.support.net import free_port
     from tests.support.service import api_client, service_config
 
-    from browserdeck import config, vault
+    from browserdeck import config
     from browserdeck.master import build_service
+    from browserdeck.secrets import vault
 
     with contextlib.ExitStack() as stack:
         sites = [stack.enter_context(serve_login_site()) for _ in range(ORIGINS)]

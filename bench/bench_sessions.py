@@ -43,7 +43,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from tests.mcp.site import serve_site  # noqa: E402
 from tests.support.browsers import find_chromium  # noqa: E402
 
-from browserdeck import uds  # noqa: E402
+from browserdeck.util import uds  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 PY = str(ROOT / ".venv" / "bin" / "python")

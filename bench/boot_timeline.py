@@ -52,7 +52,7 @@ from bench.bench_startup import (  # noqa: E402
 from tests.mcp.site import serve_site  # noqa: E402
 from tests.support.imports import MCP_SERVE_PATH  # noqa: E402
 
-from browserdeck import uds  # noqa: E402
+from browserdeck.util import uds  # noqa: E402
 
 # Log lines that mark a step inside the service (logsetup's format: "%Y-%m-%d %H:%M:%S,mmm").
 MARKS = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from browserdeck.cli import run
+from browserdeck.cli.main import run
 
 # No multiprocessing.freeze_support(): nothing in browserdeck starts worker processes that
 # way, and importing multiprocessing loads threading, socket, re and more on every call,

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from browserdeck import config, paths, secrets
+from browserdeck import config
 from browserdeck.api.errors import status_of
 from browserdeck.errors import Conflict, InvalidInput
+from browserdeck.secrets import tokens as secrets
+from browserdeck.util import paths
 
 
 def test_defaults_are_written_on_first_load(bd_home: Path) -> None:
@@ -50,7 +52,7 @@ def test_without_a_runtime_dir_the_socket_sits_in_the_state_folder_platformdirs_
     monkeypatch.delenv("XDG_STATE_HOME")
     code = (
         "import sys\n"
-        "from browserdeck import paths\n"
+        "from browserdeck.util import paths\n"
         "paths.api_socket_path()\n"
         "print(paths.runtime_path(), sorted({'pathlib', 'platformdirs'} & set(sys.modules)))\n"
     )

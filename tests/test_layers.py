@@ -1,6 +1,6 @@
 """Contract: the import layers of browserdeck (issue 13, in the spirit of test_no_qt_in_core).
 
-    core -> engine -> service / front door -> api, mcp -> gui, cli -> composition root
+    core -> engine -> service / front door -> api, mcp -> gui -> composition root -> cli
 
 A module may import its own layer and the layers below it, never one above, and no
 two modules import each other round a loop. The source is parsed, not imported, so
@@ -24,79 +24,64 @@ PACKAGE = Path(browserdeck.__file__).parent
 # listed, and only units that exist (test_every_unit_is_placed_and_every_place_exists);
 # a new one is placed here on purpose.
 LAYERS: dict[str, int] = {
-    # 0: the core, plain Python: settings, paths, errors, URL policy, processes, relays.
+    # 0: the core, plain Python: settings, errors, processes, relays, and the packages
+    # util/ (paths, files, JSON, tasks), policy/ (endpoints, URLs, origins, files,
+    # elements) and secrets/ (the vault, one-time codes, tokens, the redactions).
     **dict.fromkeys(
         (
             "browserdeck",  # the package's face: version only
-            "aio",
             "artifacts",
             "authstates",  # saved auth states on disk
             "autostart",
-            "cli_answers",  # generated TypedDicts of the answers, for mypy
-            "cli_args",  # generated argument tables, plain data
-            "client",
+            "client",  # the control API's client: the CLI's, the tray's, MCP's config snippet
             "config",
-            "confine",
             "desktop",
-            "door",  # the front door's vocabulary: requests, calls, addons
-            "element_check",
             "driverspecs",
             "errors",
             "events",
-            "fastjson",
-            "files",
-            "guard",
-            "heap",
-            "imaging",
-            "labels",
-            "logsetup",
-            "origins",  # where agents may go: the allowed/blocked origin rules
-            "pagequote",
-            "paths",
             "pidwatch",
+            "policy",
             "recorded",
-            "redact",  # secrets out of every output
-            "redaction",
             "results",
             "results_network",
             "secrets",
             "session",
             "states",
             "tabs",
-            "totp",
-            "uds",
-            "urls",
-            "vault",  # the user's secrets
+            "util",
             "chrome",
             "relay",
         ),
         0,
     ),
-    # 1: the Playwright engine, and the front door's vocabulary (requests, calls,
-    # addons), whose admin requests share the engine's field types.
+    # 1: the Playwright engine (with the driver `serve` spawns early), and the front
+    # door's vocabulary (requests, calls, addons), whose admin requests share the
+    # engine's field types.
     "engine": 1,
     "door": 1,
-    "pwdriver": 1,  # the engine's Playwright driver, spawned early by `serve`
     # 2: the service (profiles, browsers, relays) and the typed front door on it.
     **dict.fromkeys(
         (
-            "service", "profiles", "remote", "deck", "deck_recording", "deck_logins", "drivers",
+            "service", "profiles", "deck", "deck_recording", "deck_logins", "drivers",
             "reconfig", "sessions", "recording",
         ),
         2,
     ),
     # 3: the ways in: HTTP API and MCP.
     **dict.fromkeys(("api", "mcpserver"), 3),
-    # 4: the front-ends: the tray app and the CLI's commands.
-    **dict.fromkeys(
-        ("gui", "cli_argparse", "cli_cdp", "cli_engine", "cli_fast", "cli_mcp", "cli_relay",
-         "cli_schema", "cli_sessions", "cli_vault", "mcp_bridge"), 4
-    ),
-    # 5: the composition root that wires service, API and MCP together, and the entry
-    # points that start it (`browserdeck serve`, `browserdeck tray`).
-    **dict.fromkeys(("master", "cli", "cli_gui", "__main__"), 5),
+    # 4: the tray app.
+    "gui": 4,
+    # 5: the composition root that wires service, API and MCP together.
+    "master": 5,
+    # 6: the entry points: the command line (`browserdeck serve` and `tray` start the root
+    # or the tray; the other commands call a running service) and `python -m browserdeck`.
+    # Nothing below imports them.
+    **dict.fromkeys(("cli", "__main__"), 6),
 }
-NAMES = {0: "core", 1: "engine", 2: "service/front door", 3: "api/mcp", 4: "gui/cli", 5: "root"}
+NAMES = {
+    0: "core", 1: "engine", 2: "service/front door", 3: "api/mcp", 4: "gui", 5: "root",
+    6: "cli",
+}
 
 
 def _module_name(path: Path) -> str:
@@ -229,7 +214,7 @@ def test_every_unit_is_placed_and_every_place_exists() -> None:
 
 def test_the_contract_sees_imports_inside_functions() -> None:
     # The checks above are only as good as the parser: a lazy import must be seen.
-    found = {target for target, _, _ in _imports("browserdeck.cli_gui")}
+    found = {target for target, _, _ in _imports("browserdeck.cli.gui")}
     assert "browserdeck.gui.launch" in found
 
 
@@ -238,7 +223,6 @@ def test_drivers_and_profiles_reach_the_service_only_through_their_host() -> Non
     neither names the class above it, not even for types."""
     above = {
         "browserdeck.profiles": {"browserdeck.service"},
-        "browserdeck.remote": {"browserdeck.service", "browserdeck.profiles"},
         **{
             m: {"browserdeck.service", "browserdeck.profiles"}
             for m in MODULES

@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from browserdeck.cli import run
+from browserdeck.cli.main import run
 
 run()

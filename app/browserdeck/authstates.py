@@ -1,7 +1,7 @@
 """Saved auth states: a profile's cookies and site storage, under a name, 0600.
 
 Each is ``<data>/auth-states/NAME.json`` (mode 0600 in a 0700 folder): in browserdeck's
-data folder, which no agent's file tool may read (confine.py refuses it as a root and
+data folder, which no agent's file tool may read (policy/confine.py refuses it as a root and
 as a path), and never in an output folder. What one holds (engine/authstate.py): the
 profile's cookies, and per origin open in it when it was saved, its localStorage,
 sessionStorage and IndexedDB. Its summary (``AuthState``) names what it holds, never
@@ -14,10 +14,11 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import paths, vault
 from browserdeck import results as r
 from browserdeck.errors import InvalidInput, NotFound
-from browserdeck.files import write_atomic
+from browserdeck.secrets import vault
+from browserdeck.util import paths
+from browserdeck.util.files import write_atomic
 
 if TYPE_CHECKING:
     from pathlib import Path

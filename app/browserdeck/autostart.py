@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from browserdeck.files import write_atomic
+from browserdeck.util.files import write_atomic
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ the service who we are), then the instance file, then the configured control por
 with the token from ``BROWSERDECK_TOKEN`` or the store the service uses.
 
 Every CLI call is a process of its own, so the hot path (the socket) imports only a
-few standard modules (uds.py); ``http.client``, the token store (keyring), the
+few standard modules (util/uds.py); ``http.client``, the token store (keyring), the
 port-ownership check and the config are imported only for a TCP URL.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import sys
 
-from browserdeck import fastjson as json  # json's loads/dumps without re
-from browserdeck import paths, uds
+from browserdeck.util import fastjson as json  # json's loads/dumps without re
+from browserdeck.util import paths, uds
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
@@ -121,8 +121,8 @@ def unproven_server(url: str) -> tuple[str, str] | None:
     """
     from urllib.parse import urlsplit
 
-    from browserdeck import guard
     from browserdeck.chrome import procs
+    from browserdeck.policy import guard
 
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
@@ -177,9 +177,9 @@ def tcp_connection(url: str, timeout: float | None) -> http.client.HTTPConnectio
 
 def stored_token() -> str:
     """The API token from the store the service keeps it in ("" when there is none)."""
-    from browserdeck import secrets
+    from browserdeck.secrets import tokens
 
-    return secrets.get_token("api", create=False) or ""
+    return tokens.get_token("api", create=False) or ""
 
 
 def api_socket_path() -> str | None:

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from browserdeck import driverspecs, reconfig, redact
+from browserdeck import driverspecs, reconfig
 from browserdeck import results as r
 from browserdeck.deck_logins import LoginCalls
 from browserdeck.deck_recording import RecordingCalls
@@ -36,6 +36,7 @@ from browserdeck.errors import (
     Unavailable,
 )
 from browserdeck.results import AgentsStopped
+from browserdeck.secrets import redact
 from browserdeck.session import STOPPED_BY_USER, EndReason, SessionEnded, client_label
 from browserdeck.tabs import QUIET_CLIENTS, Tab
 
@@ -324,7 +325,7 @@ class Deck(RecordingCalls, LoginCalls):
         connected with the old token are released."""
 
         async def perform(call: Call[r.TokenStored], ctx: ProfileContext) -> r.TokenStored:
-            from browserdeck import remote
+            from browserdeck.drivers import leases as remote
 
             if not ctx.impl.takes_token:
                 # A well-formed request this profile's kind does not take: a conflict.

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from browserdeck import authstates
 from browserdeck import results as r
-from browserdeck import vault as vaults
 from browserdeck.door import logins
 from browserdeck.door.call import Call, Caller
+from browserdeck.secrets import vault as vaults
 
 if TYPE_CHECKING:
     from browserdeck.door.request import Request

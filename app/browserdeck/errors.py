@@ -95,7 +95,7 @@ REMOTE_TOKEN = Step(
 # Pairing is the user's, in Chrome: HTTP clients are pointed at the tray.
 PAIR = Step("the tray's “Pair extension…”", "browserdeck pair --profile {profile}")
 # Not a step but a place, said the same way: where a file an agent may upload or read
-# goes (confine.py): the folders each kind of caller declares.
+# goes (policy/confine.py): the folders each kind of caller declares.
 WORKSPACE = Step(
     'a folder the request names in "roots"',
     "the current directory",

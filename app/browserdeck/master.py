@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import __version__, heap
+from browserdeck import __version__
 from browserdeck.errors import BrowserdeckError
+from browserdeck.util import heap
 
 if TYPE_CHECKING:
     import asyncio
@@ -220,7 +221,7 @@ async def _exit_when_idle(service: Any, stop: Any, seconds: float) -> None:
 
 def _tell_when_listening(fd: int) -> Callable[[], None]:
     """``serve --ready-fd FD``: a byte on that pipe once the API listens, then it is
-    closed. ``browserdeck mcp`` waits on it for the service it started (cli_mcp.py); a
+    closed. ``browserdeck mcp`` waits on it for the service it started (cli/mcp.py); a
     service that stops before closes it by exiting, which the bridge sees as well."""
     import os
 
@@ -251,9 +252,9 @@ async def serve(
 
     # The first mark of the boot timeline (bench/boot_timeline.py): imports are done.
     logging.getLogger(__name__).info("browserdeck %s starting", __version__)
-    from browserdeck import pwdriver
+    from browserdeck.engine import pwdriver
 
-    # Node's start runs on the core that the imports below leave idle (pwdriver.py).
+    # Node's start runs on the core that the imports below leave idle (engine/pwdriver.py).
     await pwdriver.start_early()
     try:
         return await _serve(headless=headless, port=port, idle_exit=idle_exit,
@@ -311,7 +312,7 @@ async def _serve(
         # Frozen before the collector is on again: its first pass would otherwise walk
         # every object the start made (~100,000, ~30 ms) just as the first page call
         # waits for the engine. A big snapshot's temporaries no longer set off
-        # collections either (heap.py). Not on a failed start: nothing is kept then.
+        # collections either (util/heap.py). Not on a failed start: nothing is kept then.
         heap.settle()
     finally:
         if collecting:

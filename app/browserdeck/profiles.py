@@ -15,7 +15,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import drivers, paths, states, urls
+from browserdeck import drivers, states
 from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import (
     OPEN_TAB,
@@ -25,7 +25,9 @@ from browserdeck.errors import (
     NotFound,
     Unavailable,
 )
+from browserdeck.policy import urls
 from browserdeck.tabs import QUIET_CLIENTS, Tab, TabHistory, attachable, match
+from browserdeck.util import paths
 
 if TYPE_CHECKING:
     from browserdeck.door.call import Caller

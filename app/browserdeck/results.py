@@ -16,7 +16,7 @@ errors, requests, dialogs; ``engine/screenshot.py``: labels): a console message 
 ``ConsoleEntry`` from the page's event to the MCP tool that prints it.
 
 Why one module: the answers are one vocabulary that the API's OpenAPI spec, MCP and the
-generated ``cli_answers.py`` read together; each is a few declarative lines.
+generated ``cli/answers.py`` read together; each is a few declarative lines.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 
-from browserdeck.fastjson import LONE_SURROGATES
-from browserdeck.labels import Rect
 from browserdeck.tabs import Tab
+from browserdeck.util.fastjson import LONE_SURROGATES
+from browserdeck.util.labels import Rect
 
 
 def well_formed(value: Any) -> Any:

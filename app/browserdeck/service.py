@@ -19,28 +19,21 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from browserdeck import (
-    __version__,
-    aio,
-    artifacts,
-    config,
-    logsetup,
-    paths,
-    pwdriver,
-    reconfig,
-    remote,
-    secrets,
-)
+from browserdeck import __version__, artifacts, config, reconfig
 from browserdeck.chrome.xfocus import FocusKeeper
 from browserdeck.config import Config
 from browserdeck.door.addons import Addons
 from browserdeck.drivers import creating
+from browserdeck.drivers import leases as remote
+from browserdeck.engine import pwdriver
 from browserdeck.errors import BrowserdeckError, Conflict, Unavailable
 from browserdeck.events import ServiceEvents
-from browserdeck.files import write_atomic
 from browserdeck.profiles import ProfileContext
+from browserdeck.secrets import tokens
 from browserdeck.session import AgentReleaser
 from browserdeck.sessions import Sessions
+from browserdeck.util import aio, logsetup, paths
+from browserdeck.util.files import write_atomic
 
 if TYPE_CHECKING:
     from browserdeck.engine import Engine
@@ -272,8 +265,8 @@ class Service:
         await self.engine.start()
 
     def _read_tokens(self) -> None:
-        self.api_token = secrets.get_token("api") or ""
-        self.relay_token = secrets.get_token("relay") or ""
+        self.api_token = tokens.get_token("api") or ""
+        self.relay_token = tokens.get_token("relay") or ""
 
     async def _read_tokens_aside(self, after: asyncio.Event) -> None:
         await after.wait()
@@ -493,7 +486,7 @@ class Service:
             await self.apply_config(config.updated(self.config, add))
         except BaseException:
             if token is not None:
-                secrets.delete_token(remote.secret_kind(name))
+                tokens.delete_token(remote.secret_kind(name))
             raise
         return await self.contexts[name].status()
 
@@ -516,7 +509,7 @@ class Service:
             del c.profiles[name]
 
         await self.apply_config(config.updated(self.config, drop))
-        secrets.delete_token(remote.secret_kind(name))
+        tokens.delete_token(remote.secret_kind(name))
         return {"deleted": name, "removedData": removed}
 
     async def apply_config(self, new: Config, *, restart: bool = True) -> reconfig.Applied:

@@ -311,9 +311,9 @@ async def session(app: Any, qapp: Any) -> None:
 def child() -> int:
     import qasync
 
-    from browserdeck import logsetup
     from browserdeck.gui.app import TrayApp, make_qapp
     from browserdeck.master import build_service, mcp_client_config
+    from browserdeck.util import logsetup
 
     logsetup.setup()
     qapp = make_qapp()

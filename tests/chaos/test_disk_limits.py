@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from browserdeck import artifacts, config, logsetup, paths
+from browserdeck import artifacts, config
 from browserdeck.engine.actions import write_artifact
 from browserdeck.mcpserver import output
+from browserdeck.util import logsetup, paths
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,9 @@ from typing import Any
 
 import httpx
 
-from browserdeck import config, files, paths, secrets
+from browserdeck import config
+from browserdeck.secrets import tokens as secrets
+from browserdeck.util import files, paths
 from tests.chaos.test_orphan_browser import Serve, serve  # noqa: F401 (the fixture)
 
 

@@ -19,8 +19,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from browserdeck import config, paths, secrets
+from browserdeck import config
 from browserdeck.chrome.procs import pid_alive
+from browserdeck.secrets import tokens as secrets
+from browserdeck.util import paths
 from tests.support.browsers import base_flags
 from tests.support.net import free_port
 from tests.support.service import service_config

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from browserdeck.chrome.endpoint import endpoint_url, normalize_ws_url
-from browserdeck.guard import is_loopback_name
+from browserdeck.policy.guard import is_loopback_name
 
 
 def test_endpoint_url_keeps_prefix_and_token() -> None:

@@ -1,4 +1,4 @@
-"""The URL policy (browserdeck.urls) against the real Chromium: what it refuses, Chromium
+"""The URL policy (browserdeck.policy.urls) against the real Chromium: what it refuses, Chromium
 refuses too.
 
 A bare headless Chromium reads each host the way a navigation does (``new URL`` uses the
@@ -16,8 +16,8 @@ from typing import Any
 
 from playwright.async_api import async_playwright
 
-from browserdeck import urls
 from browserdeck.errors import InvalidInput
+from browserdeck.policy import urls
 from tests.support.browsers import RawChromium
 
 # Hosts that trip each rule of the host check, and their neighbours that pass.

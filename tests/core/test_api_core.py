@@ -12,9 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from browserdeck import config, paths
+from browserdeck import config
 from browserdeck.chrome.procs import pid_alive
 from browserdeck.master import build_service
+from browserdeck.util import paths
 from tests.support.net import free_port
 from tests.support.service import live_drivers, running_service, service_config
 
@@ -267,7 +268,7 @@ async def test_control_port_in_use_is_a_clear_error() -> None:
             # "No hang": the engine's start, waiting for the API, is called off.
             await asyncio.wait_for(service.start(), 30)
         assert service.stopped.is_set()
-    # Nothing left: not the Playwright driver spawned for the engine (pwdriver.py).
+    # Nothing left: not the Playwright driver spawned for the engine (engine/pwdriver.py).
     assert live_drivers() == []
 
 

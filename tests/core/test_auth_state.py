@@ -19,8 +19,10 @@ from typing import Any
 
 import httpx
 
-from browserdeck import config, paths, totp
+from browserdeck import config
 from browserdeck.master import build_service
+from browserdeck.secrets import totp
+from browserdeck.util import paths
 from tests.support.loginsite import PASSWORD, SEED, USER, serve_login_site
 from tests.support.net import free_port
 from tests.support.service import api_client, running_service, service_config

@@ -168,7 +168,7 @@ async def test_a_stop_while_the_engine_is_imported_calls_its_start_off(
 ) -> None:
     import sys
 
-    from browserdeck import pwdriver
+    from browserdeck.engine import pwdriver
 
     before = sys.getswitchinterval()
     port, service, starting = _start()
@@ -194,7 +194,7 @@ async def test_a_stop_during_a_stuck_driver_start_still_stops_the_browser(
     import os
     import signal
 
-    from browserdeck import pwdriver
+    from browserdeck.engine import pwdriver
 
     cfg = service_config()
     config.save(cfg)
@@ -244,8 +244,8 @@ async def test_a_driver_that_never_answers_fails_the_start_in_words(
     import os
     import signal
 
-    from browserdeck import pwdriver
     from browserdeck.engine import driver as engine_driver
+    from browserdeck.engine import pwdriver
 
     monkeypatch.setattr(engine_driver, "DRIVER_START_TIMEOUT", 1.0)
     config.save(service_config())
@@ -275,7 +275,8 @@ async def test_serve_stops_on_sigterm_while_its_driver_never_answers(
     import os
     import signal
 
-    from browserdeck import master, pwdriver
+    from browserdeck import master
+    from browserdeck.engine import pwdriver
 
     cfg = service_config()
     config.save(cfg)
@@ -315,7 +316,7 @@ async def test_the_api_answers_while_the_instance_file_is_written(
     meanwhile (issue 14). The write is held at a gate: a slow disk cannot be had on demand."""
     import threading
 
-    from browserdeck import paths
+    from browserdeck.util import paths
 
     gate = threading.Event()
     written = threading.Event()
@@ -385,7 +386,7 @@ async def test_a_start_cancelled_twice_leaves_no_instance_file(
     cannot be had on demand)."""
     import threading
 
-    from browserdeck import paths
+    from browserdeck.util import paths
 
     removed = threading.Event()
     real_remove, real_write = Service._remove_instance_file, Service._write_instance_file
@@ -548,11 +549,12 @@ async def test_serve_spawns_the_playwright_driver_first_and_its_engine_runs_on_i
 ) -> None:
     """`serve` spawns the driver before it builds (imports) the service, so node starts
     on the core those imports leave idle; the engine then runs on that very driver, and
-    no second one is spawned (pwdriver.py; issue 14)."""
+    no second one is spawned (engine/pwdriver.py; issue 14)."""
     import gc
     import signal
 
-    from browserdeck import master, pwdriver
+    from browserdeck import master
+    from browserdeck.engine import pwdriver
 
     config.save(service_config())
     steps: list[tuple[str, int | None]] = []
@@ -595,7 +597,7 @@ async def test_the_tokens_are_read_once_the_playwright_driver_is_spawned(
     with the token."""
 
 
-    from browserdeck import secrets
+    from browserdeck.secrets import tokens as secrets
 
     drivers_seen: list[bool] = []
     real_get = secrets.get_token
@@ -620,7 +622,8 @@ async def test_the_tokens_are_read_once_the_api_listens_and_what_needs_them_wait
     wrong one is refused once they are there; a managed browser's start waits too (its
     gateway checks the token). The read is held at a gate: a slow keyring cannot be had
     on demand."""
-    from browserdeck import paths, secrets, uds
+    from browserdeck.secrets import tokens as secrets
+    from browserdeck.util import paths, uds
 
     gate = threading.Event()
     real_get = secrets.get_token
@@ -677,7 +680,7 @@ async def test_a_stop_while_the_tokens_are_read_calls_the_start_off_quietly(
 ) -> None:
     """A stop then ends the start as called off (cancelled), not as a failure to read the
     tokens, and logs no failed engine start."""
-    from browserdeck import secrets
+    from browserdeck.secrets import tokens as secrets
 
     gate = threading.Event()
     real_get = secrets.get_token
@@ -705,7 +708,7 @@ async def test_a_stop_while_the_tokens_are_read_calls_the_start_off_quietly(
 async def test_a_token_read_that_fails_fails_the_start_and_a_waiting_request_says_why(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from browserdeck import secrets
+    from browserdeck.secrets import tokens as secrets
 
     gate = threading.Event()
 
@@ -742,7 +745,7 @@ async def test_a_slow_keyring_still_lets_the_engine_take_in_the_prelaunched_tab(
     be unlocked can take seconds)."""
     import time
 
-    from browserdeck import secrets
+    from browserdeck.secrets import tokens as secrets
 
     real_get = secrets.get_token
 

@@ -17,8 +17,8 @@ import httpx
 import psutil
 import pytest
 
-from browserdeck import cli as browserdeck_cli
 from browserdeck import config
+from browserdeck.cli import main as browserdeck_cli
 from tests.mcp.site import serve_site
 from tests.support.net import free_port
 from tests.support.service import service_config
@@ -34,7 +34,7 @@ def imported_by(env: dict[str, str], *args: str) -> set[str]:
     code = (
         "import sys\n"
         "before = set(sys.modules)\n"
-        "from browserdeck import cli\n"
+        "from browserdeck.cli import main as cli\n"
         "code = cli.main(sys.argv[1:])\n"
         "print(' '.join(sorted(set(sys.modules) - before)), file=sys.stderr)\n"
         "sys.exit(code)\n"
@@ -104,10 +104,10 @@ def test_cli_round_trip(served: tuple[dict[str, str], subprocess.Popen[str]]) ->
     never = {"argparse", "json", "re", "enum", "socket", "shutil", "urllib.parse", "pathlib",
              "typing", "http.client", "keyring", "platformdirs", "browserdeck.config",
              "browserdeck.errors"}
-    areas = {f"browserdeck.{area}" for area in browserdeck_cli.AREAS}
-    for argv, area in ((["tabs"], None), (["snapshot", "-t", target], "browserdeck.cli_engine")):
+    areas = {f"browserdeck.cli.{area}" for area in browserdeck_cli.AREAS}
+    for argv, area in ((["tabs"], None), (["snapshot", "-t", target], "browserdeck.cli.engine")):
         imported = imported_by(env, *argv)
-        assert "browserdeck.uds" in imported and not imported & never, (argv, imported & never)
+        assert "browserdeck.util.uds" in imported and not imported & never, (argv, imported & never)
         assert imported & areas == ({area} if area else set()), argv
 
     # The page commands print what the answers hold, read by the keys results.py declares.
@@ -253,7 +253,7 @@ def test_a_client_command_ends_without_the_teardown_unless_something_waits_for_i
     env = {k: v for k, v in served[0].items() if k != "PYTHONUNBUFFERED"}  # a pipe buffers
     code = (
         "import atexit, sys\n"
-        "from browserdeck import cli\n"
+        "from browserdeck.cli import main as cli\n"
         "class Witness:\n"
         "    def __del__(self):\n"
         "        print('torn down', flush=True)\n"

@@ -1,6 +1,6 @@
 """The CLI's page-command arguments are the engine models' fields (issue 13), generated.
 
-cli_args.py is generated from engine/options.py ahead of time, so a CLI call parses its
+cli/args.py is generated from engine/options.py ahead of time, so a CLI call parses its
 arguments without importing pydantic (issue 14); these tests keep it honest.
 """
 
@@ -13,24 +13,25 @@ from typing import Any
 
 import pytest
 
-from browserdeck import cli_schema, config
+from browserdeck import config
+from browserdeck.cli import schema as cli_schema
 from browserdeck.engine import options as o
 
 
 def test_the_generated_cli_arguments_match_the_models() -> None:
     committed = cli_schema.GENERATED.read_text(encoding="utf-8")
     assert committed == cli_schema.render(), (
-        "app/browserdeck/cli_args.py is stale: engine/options.py or cli_schema.py changed "
+        "app/browserdeck/cli/args.py is stale: engine/options.py or cli/schema.py changed "
         "since it was generated; run `make cli-args` and commit the result"
     )
 
 
 def test_the_answers_the_cli_reads_match_the_models() -> None:
-    # cli_answers.py gives mypy the keys of every answer the CLI reads (cli_engine.py),
+    # cli/answers.py gives mypy the keys of every answer the CLI reads (cli/engine.py),
     # generated from results.py: a renamed or dropped field fails the CLI's type check.
     committed = cli_schema.ANSWERS_GENERATED.read_text(encoding="utf-8")
     assert committed == cli_schema.render_answers(), (
-        "app/browserdeck/cli_answers.py is stale: results.py or cli_schema.py changed "
+        "app/browserdeck/cli/answers.py is stale: results.py or cli/schema.py changed "
         "since it was generated; run `make cli-args` and commit the result"
     )
     assert "class ConsoleEntry(TypedDict):" in committed
@@ -60,14 +61,14 @@ def test_every_argument_takes_its_help_choices_and_type_from_its_field() -> None
 def test_a_page_command_parses_without_pydantic() -> None:
     code = (
         "import sys\n"
-        "from browserdeck import cli\n"
+        "from browserdeck.cli import main as cli\n"
         "try:\n"
         "    cli.main(['click', '--help'])\n"
         "except SystemExit:\n"
         "    pass\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'browserdeck')"
         " and (m.startswith('pydantic') or m.startswith('browserdeck.engine')"
-        " or m == 'browserdeck.cli_answers')))\n"
+        " or m == 'browserdeck.cli.answers')))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
@@ -77,7 +78,8 @@ def test_a_page_command_parses_without_pydantic() -> None:
 
 
 def _body(*argv: str) -> dict[str, object]:
-    from browserdeck import cli, cli_engine
+    from browserdeck.cli import engine as cli_engine
+    from browserdeck.cli import main as cli
 
     args = cli.build_parser().parse_args(list(argv))
     return cli_engine._body(args, argv[0])
@@ -110,7 +112,7 @@ def test_the_cli_spelling_fills_the_model_fields() -> None:
 def test_hidden_arguments_stay_hidden() -> None:
     # argparse hides an argument when its help *is* argparse.SUPPRESS; the generated table
     # holds an equal string, which argparse printed as "==SUPPRESS==".
-    from browserdeck import cli
+    from browserdeck.cli import main as cli
 
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.choices and "click" in a.choices)
@@ -123,8 +125,8 @@ def test_hidden_arguments_stay_hidden() -> None:
 def test_help_is_as_wide_as_argparse_makes_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # The CLI's formatter finds the terminal's width without shutil (issue 14): its help
     # and its errors' usage lines must wrap exactly where argparse's own would.
-    from browserdeck import cli
-    from browserdeck.cli_argparse import HelpFormatter
+    from browserdeck.cli import main as cli
+    from browserdeck.cli.parser import HelpFormatter
 
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.choices and "click" in a.choices)
@@ -185,7 +187,8 @@ def _argvs(parser: argparse.ArgumentParser) -> list[list[str]]:
 def test_a_plain_call_is_read_as_argparse_reads_it() -> None:
     # cli_fast reads a plain call without argparse (issue 14), from the same declarations:
     # every answer it gives must be argparse's, for every command; the rest it leaves.
-    from browserdeck import cli, cli_fast
+    from browserdeck.cli import fast as cli_fast
+    from browserdeck.cli import main as cli
 
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.choices and "click" in a.choices)
@@ -215,7 +218,7 @@ def test_a_str_const_is_converted_and_checked_as_argparse_does() -> None:
     # argparse runs an optional value's str const through its type and choices (`--n`
     # gives 5, not "5"; `--c` is an error), and leaves any other const as it is: cli_fast
     # returned the raw str. No command declares such a const yet; this keeps it so.
-    from browserdeck import cli_fast
+    from browserdeck.cli import fast as cli_fast
 
     def declare(parser: Any) -> Any:
         parser.add_argument("--n", type=int, nargs="?", const="5")
@@ -244,7 +247,7 @@ def test_fastjson_reads_and_writes_what_json_does() -> None:
     import json
     import math
 
-    from browserdeck import fastjson
+    from browserdeck.util import fastjson
 
     values = [
         {"ok": True, "tabs": [{"targetId": "AB", "title": "é \u2028 \"q\" \\ \n", "n": None}]},

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from browserdeck import config, files
+from browserdeck import config
+from browserdeck.util import files
 
 
 def test_write_replaces_the_file_privately_and_leaves_no_temp(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from browserdeck import heap
+from browserdeck.util import heap
 
 
 @pytest.fixture

@@ -112,7 +112,7 @@ def test_a_step_about_one_profile_names_it_in_each_callers_words() -> None:
 
 
 def test_a_refused_upload_says_where_files_go_in_each_callers_words(tmp_path: Path) -> None:
-    from browserdeck import confine
+    from browserdeck.policy import confine
 
     secret = tmp_path / ".hidden" / "key.txt"
     secret.parent.mkdir()

@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from browserdeck.errors import InvalidInput
-from browserdeck.imaging import fit
+from browserdeck.util.imaging import fit
 
 
 def encode(image: Image.Image, fmt: str) -> bytes:

@@ -1,10 +1,10 @@
-"""Badge placement for labelled screenshots (browserdeck.labels): shared by the API and panel."""
+"""Badge placement for labelled screenshots (browserdeck.util.labels): shared by the API and panel."""
 
 from __future__ import annotations
 
 import time
 
-from browserdeck.labels import Rect, badge_size, place
+from browserdeck.util.labels import Rect, badge_size, place
 
 
 def _badges(placement):  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ import pytest
 
 from browserdeck import config
 from browserdeck.errors import InvalidInput
-from browserdeck.origins import OriginRules, RuleError, origin_of, parse_rule, rules_of
+from browserdeck.policy.origins import OriginRules, RuleError, origin_of, parse_rule, rules_of
 
 
 @pytest.mark.parametrize(

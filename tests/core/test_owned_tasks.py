@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from browserdeck.relay.server import RelayServer
-from browserdeck.secrets import new_token
+from browserdeck.secrets.tokens import new_token
 from tests.relay.fake_extension import FakeExtension, FakeTab
 from tests.relay.harness import wait_until
 

@@ -1,4 +1,4 @@
-"""One redaction for everything that leaves the service (redact.py; issue 36).
+"""One redaction for everything that leaves the service (secrets/redact.py; issue 36).
 
 HAR export and trace recording are built beside this work (issues 35 and 34) and do
 not exist on this branch yet: these tests hold the function they are to call to what an
@@ -16,8 +16,10 @@ import zipfile
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
-from browserdeck import logsetup, paths, redact, results, vault
+from browserdeck import results
+from browserdeck.secrets import redact, vault
 from browserdeck.tabs import Tab
+from browserdeck.util import logsetup, paths
 
 VALUE = 'Tr1cky "pass"/wörd&<x>+%'
 SITE = "https://bank.example"

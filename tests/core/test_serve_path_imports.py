@@ -15,7 +15,7 @@ from tests.support.imports import ENGINE_PATH, SERVE_PATH, loaded_after
 def test_the_serve_path_leaves_the_engine_for_after_it_answers() -> None:
     # The request models and the engine's errors come without Playwright's client: the
     # engine (~90 ms of imports) is imported once the API listens (service.py), while
-    # the driver it takes is already starting (pwdriver.py).
+    # the driver it takes is already starting (engine/pwdriver.py).
     loaded = loaded_after(SERVE_PATH)
     assert "browserdeck.engine.options" in loaded
     assert not {"browserdeck.engine.engine", "playwright.async_api"} & loaded

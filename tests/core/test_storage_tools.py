@@ -9,7 +9,7 @@ Clearing cookies leaves other sites' cookies alone unless ``all`` is asked.
 
 from __future__ import annotations
 
-from browserdeck import vault
+from browserdeck.secrets import vault
 from tests.mcp.harness import call, http_client
 from tests.support.loginsite import PASSWORD, serve_login_site
 from tests.support.service import running_service

@@ -1,11 +1,11 @@
-"""The one URL policy (browserdeck.urls): completion, Chrome-like cleaning, refusals."""
+"""The one URL policy (browserdeck.policy.urls): completion, Chrome-like cleaning, refusals."""
 
 from __future__ import annotations
 
 import pytest
 
-from browserdeck import urls
 from browserdeck.errors import Forbidden, InvalidInput
+from browserdeck.policy import urls
 
 
 @pytest.mark.parametrize(

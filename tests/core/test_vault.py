@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from browserdeck import secrets, totp, vault
 from browserdeck.errors import Forbidden, InvalidInput, NotFound
+from browserdeck.secrets import tokens as secrets
+from browserdeck.secrets import totp, vault
 
 SITE = "https://bank.example"
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from browserdeck import cli
+from browserdeck.cli import main as cli
 from browserdeck.service import Service
 from tests.engine.site import Site
 from tests.support.service import running_service

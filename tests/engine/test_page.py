@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from browserdeck import paths
 from browserdeck.engine import options
 from browserdeck.engine.errors import NavigationFailed
 from browserdeck.errors import Conflict, InvalidInput, NotFound
-from browserdeck.labels import Rect
+from browserdeck.util import paths
+from browserdeck.util.labels import Rect
 from tests.engine.conftest import Tab, ref_of
 from tests.support.net import free_port
 

@@ -17,9 +17,9 @@ from typing import Any
 import psutil
 import pytest
 
-from browserdeck import paths, pwdriver
-from browserdeck.engine import Engine
-from browserdeck.pwdriver import CACHE_VARIABLE
+from browserdeck.engine import Engine, pwdriver
+from browserdeck.engine.pwdriver import CACHE_VARIABLE
+from browserdeck.util import paths
 from tests.support.service import kill_pids, live_drivers
 
 pytestmark = pytest.mark.skipif(

@@ -17,7 +17,8 @@ from tests.gui.apprun import app_env, chromium_pids, port_is_free, run_cli, runn
 from tests.gui.conftest import gui_config
 from tests.gui.xdisplay import missing_tools, xvfb_with_tray
 
-from browserdeck import config, paths
+from browserdeck import config
+from browserdeck.util import paths
 
 # Outside CI a developer without Xvfb/trayer gets a skip; in CI (`make test` installs
 # them) a missing tool must fail, never silently skip the only real-tray test.

@@ -29,7 +29,7 @@ NOT_FOR_THE_GUI = (
     "browserdeck.mcpserver",
     "browserdeck.engine",
     "browserdeck.profiles",
-    "browserdeck.uds",
+    "browserdeck.util.uds",
 )
 
 

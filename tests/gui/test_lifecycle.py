@@ -27,7 +27,8 @@ from tests.gui.apprun import (
 )
 from tests.gui.conftest import gui_config
 
-from browserdeck import config, paths
+from browserdeck import config
+from browserdeck.util import paths
 
 
 @pytest.fixture(autouse=True)
@@ -129,7 +130,7 @@ def test_quit_from_qt_runs_the_same_shutdown(bd_home: Path, tmp_path: Path) -> N
             return ok
 
         gui.TrayApp.start_service = start_then_quit
-        from browserdeck.cli import main
+        from browserdeck.cli.main import main
         sys.exit(main(["tray"]))
     """)
     )
@@ -170,7 +171,7 @@ def test_quit_while_the_service_still_starts_calls_the_start_off(
     script.write_text(
         textwrap.dedent(f"""
         import asyncio, os, signal, sys
-        from browserdeck import pwdriver
+        from browserdeck.engine import pwdriver
 
         real_early = pwdriver.start_early
 
@@ -184,7 +185,7 @@ def test_quit_while_the_service_still_starts_calls_the_start_off(
                 asyncio.get_running_loop().call_later(2, os.kill, os.getpid(), signal.SIGTERM)
 
         pwdriver.start_early = start_early
-        from browserdeck.cli import main
+        from browserdeck.cli.main import main
         sys.exit(main(["tray", "--no-tray"]))
     """)
     )

@@ -11,9 +11,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 from tests.gui.conftest import in_qt, running_tray, wait_for
 
-from browserdeck import paths
 from browserdeck.gui.settings import SettingsDialog
 from browserdeck.reconfig import Applied
+from browserdeck.util import paths
 
 
 async def _noop_apply(candidate: Any, deleted: list[str], restart: bool) -> Applied:

@@ -11,7 +11,7 @@ from tests.gui.apprun import app_env, running_app, wait_until
 from tests.gui.conftest import gui_config
 
 from browserdeck import config
-from browserdeck.cli_gui import display_problem
+from browserdeck.cli.gui import display_problem
 
 
 def test_display_problem_names_what_is_missing(tmp_path: Path) -> None:

@@ -16,8 +16,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 from tests.gui.conftest import wait_for
 
-from browserdeck import vault
 from browserdeck.gui.settings import SettingsDialog
+from browserdeck.secrets import vault
 
 SITE = "https://bank.example"
 

@@ -11,9 +11,10 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox
 from tests.gui.conftest import in_qt, running_tray, wait_for
 from tests.support.net import free_port
 
-from browserdeck import autostart, config, paths
+from browserdeck import autostart, config
 from browserdeck.gui.settings import SettingsDialog, label_of
 from browserdeck.reconfig import Applied
+from browserdeck.util import paths
 
 
 def _closed(dialog: Any) -> bool:

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 from tests.gui.conftest import in_qt, running_tray, wait_for
 from tests.support.net import free_port
 
-from browserdeck import paths
+from browserdeck.util import paths
 
 
 def _closed(widget: Any) -> bool:

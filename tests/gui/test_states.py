@@ -13,7 +13,7 @@ from tests.gui.conftest import running_tray, wait_for
 
 from browserdeck.chrome import endpoint
 from browserdeck.chrome.cdp import CDPClient
-from browserdeck.cli import _status_text
+from browserdeck.cli.main import _status_text
 
 
 async def _api_status(app: Any, profile: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from tests.gui.apprun import app_env, run_cli, running_app, wait_until
 from tests.mcp.harness import call, mcp_config, stdio_params
 
-from browserdeck import paths
+from browserdeck.util import paths
 from mcp import Client
 
 

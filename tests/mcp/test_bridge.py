@@ -35,7 +35,7 @@ WITH_MODULE_LIST = (
     "def dump():\n"
     "    open(out, 'w').write('\\n'.join(sorted(sys.modules)))\n"
     "atexit.register(dump)\n"
-    "from browserdeck.cli import main\n"
+    "from browserdeck.cli.main import main\n"
     "sys.argv = ['browserdeck', *sys.argv[2:]]\n"
     "sys.exit(main())\n"
 )
@@ -79,15 +79,15 @@ def test_with_no_service_the_bridge_starts_one_before_it_loads_its_http_client(
     test_bridge's others the rest."""
     code = (
         "import sys\n"
-        "from browserdeck import cli_mcp\n"
+        "from browserdeck.cli import mcp as cli_mcp\n"
         "def spawn():\n"
-        "    print(sorted(m for m in ('browserdeck.mcp_bridge', 'http.client', 'argparse',\n"
+        "    print(sorted(m for m in ('browserdeck.cli.bridge', 'http.client', 'argparse',\n"
         "                             'json', 'socket', 'browserdeck.mcpserver.output',\n"
         "                             'subprocess')\n"
         "                 if m in sys.modules), flush=True)\n"
         "    raise SystemExit(0)\n"
         "cli_mcp.spawn_service = spawn\n"
-        "from browserdeck.cli import main\n"
+        "from browserdeck.cli.main import main\n"
         "sys.argv = ['browserdeck', 'mcp']\n"
         "sys.exit(main())\n"
     )
@@ -194,7 +194,7 @@ def test_the_service_it_starts_gets_no_descriptor_but_stdio_and_its_ready_pipe(
     """The service outlives the bridge: a descriptor the MCP client left open to the bridge
     (inheritable) must not stay open in it, nor may the bridge's stdio, which the client
     waits on. The service is replaced (the process boundary) by one that lists its fds."""
-    from browserdeck import cli_mcp
+    from browserdeck.cli import mcp as cli_mcp
 
     listing = tmp_path / "fds.json"
     fake = (
@@ -232,7 +232,7 @@ def test_a_service_it_started_that_died_is_reaped_at_the_next_start(
     The service is replaced (the process boundary) by one that exits at once."""
     import psutil
 
-    from browserdeck import cli_mcp
+    from browserdeck.cli import mcp as cli_mcp
 
     monkeypatch.setattr(cli_mcp, "serve_command", lambda: [sys.executable, "-c", "pass"])
     first, _err, ready = cli_mcp.spawn_service()
@@ -257,7 +257,8 @@ def test_the_bridge_is_woken_by_the_service_not_by_a_poll(
     """Between the spawn and the service's word on its ready pipe, the bridge does not
     probe the socket (a poll adds up to its interval to every start; issue 14). The
     service is replaced (the process boundary) by one that listens after 0.5 s."""
-    from browserdeck import cli_mcp, paths
+    from browserdeck.cli import mcp as cli_mcp
+    from browserdeck.util import paths
 
     fake = (
         "import os, socket, sys, time\n"
@@ -304,7 +305,7 @@ async def test_the_bridge_loads_no_sdk_and_no_engine(
             snap = await call(client, "browser_snapshot")
             assert 'button "Go"' in snap
     loaded = set(modules.read_text().split())
-    assert "browserdeck.mcp_bridge" in loaded  # it really was the bridge that ran
+    assert "browserdeck.cli.bridge" in loaded  # it really was the bridge that ran
     heavy = {
         name
         for name in loaded
@@ -428,7 +429,7 @@ async def test_without_a_service_it_starts_one_that_outlives_it(
     assert pid_alive(pid)  # still there for the next MCP client, on purpose
 
     def browser_running() -> bool:
-        from browserdeck import uds
+        from browserdeck.util import uds
 
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -474,7 +475,7 @@ def test_a_service_started_for_mcp_exits_once_no_client_lives(
         deadline = time.monotonic() + 60
         while not sock.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        from browserdeck.mcp_bridge import UnixHTTPConnection
+        from browserdeck.cli.bridge import UnixHTTPConnection
 
         conn = UnixHTTPConnection(str(sock), 10)
         conn.request("GET", "/profiles", headers={"X-Browserdeck-Bridge": str(client.pid)})
@@ -501,7 +502,7 @@ def _kill_and_wait(pid: int, sock: Path) -> None:
     os.kill(pid, signal.SIGKILL)  # no clean stop: the socket file stays, refusing
     # Until its socket refuses: the main thread may show as a zombie while the others
     # still hold the process's files, and a connection then is reset, not refused.
-    from browserdeck import uds
+    from browserdeck.util import uds
 
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

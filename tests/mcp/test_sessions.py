@@ -19,12 +19,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from browserdeck import config, uds
+from browserdeck import config
 from browserdeck.chrome.procs import pid_alive
 from browserdeck.events import ActivityEntry
 from browserdeck.master import build_service
 from browserdeck.mcpserver import http as mcp_http
 from browserdeck.mcpserver.claims import read_claims
+from browserdeck.util import uds
 from mcp import MCPError
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of, stdio_client
 from tests.support.net import free_port

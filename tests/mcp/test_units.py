@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from browserdeck import confine
 from browserdeck.chrome.procs import pid_alive
 from browserdeck.errors import InvalidInput
 from browserdeck.mcpserver import client_config_snippet, output
@@ -19,6 +18,7 @@ from browserdeck.mcpserver.context import Reply
 from browserdeck.mcpserver.schema import validate_object
 from browserdeck.mcpserver.server import _save_reply, select_tools
 from browserdeck.mcpserver.tools import REGISTRY
+from browserdeck.policy import confine
 
 
 def test_cap_offloads_the_full_text_and_says_where(bd_home: Path) -> None:

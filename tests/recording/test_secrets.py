@@ -14,11 +14,11 @@ from urllib.parse import quote_plus
 
 from PIL import Image, ImageStat
 
-from browserdeck import vault
 from browserdeck.deck import Deck
 from browserdeck.door import admin
 from browserdeck.door.call import Caller
 from browserdeck.recording.shots import CAPTION_PX, MASK
+from browserdeck.secrets import vault
 from tests.mcp.harness import call, http_client, ref_of
 from tests.support.loginsite import PASSWORD, serve_login_site
 from tests.support.service import running_service

@@ -9,7 +9,7 @@ import pytest
 from playwright.async_api import Playwright, async_playwright
 
 from browserdeck.relay.server import RelayServer
-from browserdeck.secrets import new_token
+from browserdeck.secrets.tokens import new_token
 from tests.relay.harness import ExtBrowser, Site, launch_ext_browser, start_site
 
 

@@ -21,7 +21,7 @@ import pytest
 import pytest_asyncio
 
 from browserdeck.relay.server import RelayServer
-from browserdeck.secrets import new_token
+from browserdeck.secrets.tokens import new_token
 from tests.relay.conformance import Recorder, Scenario, diff, transcript
 from tests.relay.harness import ExtBrowser, Site, launch_ext_browser
 from tests.support.browsers import RawChromium, find_chromium, launch_raw_chromium

@@ -21,7 +21,7 @@ from browserdeck.relay.extension_id import EXTENSION_ID
 from browserdeck.relay.protocol import NO_EXTENSION_MESSAGE
 from browserdeck.relay.server import RelayServer
 from browserdeck.relay.slot import wait_for_client_slot
-from browserdeck.secrets import new_token
+from browserdeck.secrets.tokens import new_token
 from tests.relay.harness import ExtBrowser, ProbeCounter, Site, launch_ext_browser, wait_until
 
 

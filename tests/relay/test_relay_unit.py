@@ -20,7 +20,7 @@ from browserdeck.events import ServiceEvents
 from browserdeck.relay import events as relay_events
 from browserdeck.relay.protocol import frame, split_frame
 from browserdeck.relay.server import RelayServer
-from browserdeck.secrets import new_token
+from browserdeck.secrets.tokens import new_token
 from tests.relay import conformance
 from tests.relay.fake_extension import FakeExtension, FakeTab
 from tests.relay.harness import wait_until

@@ -18,7 +18,7 @@ from websockets.http11 import Request, Response
 from browserdeck.relay.extension_id import EXTENSION_ORIGIN
 from browserdeck.relay.protocol import PROTOCOL_VERSION, CdpError, auth_proof, proof_ok
 from browserdeck.relay.server import RelayServer
-from browserdeck.secrets import new_token
+from browserdeck.secrets.tokens import new_token
 from tests.relay.fake_extension import FakeExtension, FakeTab
 from tests.relay.harness import ExtBrowser, Site, launch_ext_browser, wait_until
 

@@ -16,9 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from browserdeck import config, paths
+from browserdeck import config
 from browserdeck.config import Config
 from browserdeck.master import build_service
+from browserdeck.util import paths
 from tests.remote.browserless import Browserless
 from tests.support.service import anon_client, first_health, running_service, service_config
 
@@ -215,7 +216,7 @@ async def test_service_restart_mid_session_reconnects_and_says_so(
 
 
 def test_token_in_url_never_reaches_config(bd_home: Path) -> None:
-    from browserdeck import remote
+    from browserdeck.drivers import leases as remote
 
     clean, token, param = remote.split_token("wss://x.example/chromium?apiKey=abc&launch=%7B%7D")
     assert (token, param) == ("abc", "apiKey") and "abc" not in clean

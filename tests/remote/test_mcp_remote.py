@@ -14,8 +14,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from browserdeck import remote
 from browserdeck.config import Config, ProfileConfig
+from browserdeck.drivers import leases as remote
 from tests.mcp.harness import call, http_client, ref_of
 from tests.remote.browserless import Browserless
 from tests.remote.test_browserless import remote_config

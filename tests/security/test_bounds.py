@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from browserdeck import urls
 from browserdeck.api.security import MAX_BODY_BYTES
+from browserdeck.policy import urls
 from tests.support.service import running_service
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from browserdeck import paths
+from browserdeck.util import paths
 from tests.security.spawn import AS_NOBODY, start_ready
 from tests.support.net import free_port
 

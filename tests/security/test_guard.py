@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from browserdeck import guard
+from browserdeck.policy import guard
 from browserdeck.relay.server import RelayServer
-from browserdeck.secrets import new_token
+from browserdeck.secrets.tokens import new_token
 from browserdeck.service import Service
 from tests.support.service import running_service
 

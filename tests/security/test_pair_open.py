@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from browserdeck import secrets
+from browserdeck.secrets import tokens as secrets
 
 
 def test_pair_open_keeps_the_token_off_the_command_line(bd_home: Path, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from browserdeck import paths
+from browserdeck.util import paths
 from tests.support.service import running_service
 
 PAGE = "data:text/html,<input type=password aria-label=Pin><input aria-label=Name>"

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from browserdeck.relay.server import RelayServer
-from browserdeck.secrets import new_token
+from browserdeck.secrets.tokens import new_token
 from tests.relay.harness import Site, launch_ext_browser, start_site
 from tests.security.spawn import AS_NOBODY, start_ready
 from tests.support.net import free_port

@@ -20,9 +20,10 @@ from urllib.parse import quote_plus
 
 from PIL import Image
 
-from browserdeck import paths, vault
 from browserdeck.events import ActivityEntry
-from browserdeck.redact import MASK
+from browserdeck.secrets import vault
+from browserdeck.secrets.redact import MASK
+from browserdeck.util import paths
 from tests.mcp.harness import http_client, ref_of
 from tests.support.loginsite import CODE_BOX, PASSWORD, SEED, USER, current_codes, serve_login_site
 from tests.support.service import running_service

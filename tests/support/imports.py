@@ -11,7 +11,7 @@ import sys
 # The modules a service started for MCP clients imports on its way to answering /mcp
 # (bench/boot_timeline.py profiles them).
 MCP_SERVE_PATH = (
-    "import browserdeck.cli, browserdeck.logsetup, browserdeck.master, browserdeck.pwdriver,"
+    "import browserdeck.cli.main, browserdeck.util.logsetup, browserdeck.master, browserdeck.engine.pwdriver,"
     " browserdeck.service, browserdeck.api.server, browserdeck.api.staged, browserdeck.deck,"
     " browserdeck.mcpserver.http"
 )

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlparse
 
-from browserdeck import totp
+from browserdeck.secrets import totp
 from tests.support.net import free_port
 
 USER = "alice"

@@ -18,11 +18,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from browserdeck import __version__, paths
+from browserdeck import __version__
 from browserdeck.api.errors import status_of
 from browserdeck.client import CLIENT_NAME as CLI_CLIENT_NAME
 from browserdeck.errors import BrowserdeckError
-from browserdeck.fastjson import utf8
+from browserdeck.util import paths
+from browserdeck.util.fastjson import utf8
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck

@@ -2,7 +2,7 @@
 
 No route reads or sets a secret's value: ``GET /secrets`` lists names and origins; the
 user sets values with the CLI, which writes the vault itself, or in the settings
-dialog (vault.py). ``POST /states/load`` into the user's own Chrome needs their yes: the
+dialog (secrets/vault.py). ``POST /states/load`` into the user's own Chrome needs their yes: the
 tray asks (an addon), or the CLI asked at its terminal, which it says with
 ``X-Browserdeck-Confirmed: state-load``, believed only over the API's Unix socket (the
 kernel vouches that the caller runs as the user) from the CLI.
@@ -15,12 +15,12 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Path, Request
 
 from browserdeck import results as r
-from browserdeck import vault
 from browserdeck.api.deps import caller_of, deck_of
 from browserdeck.api.routes_engine import WIRE, ProfileQ, TargetQ, _on_tab
 from browserdeck.api.security import PEER_UID
 from browserdeck.door import logins
 from browserdeck.engine import storage as s
+from browserdeck.secrets import vault
 
 router = APIRouter(tags=["logins"])
 

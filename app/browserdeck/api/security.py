@@ -1,4 +1,4 @@
-"""The control API's ASGI middleware around the shared guard (browserdeck.guard).
+"""The control API's ASGI middleware around the shared guard (browserdeck.policy.guard).
 
 Loopback peer and Host, no browser Origins, bearer token. A plain ASGI middleware (not BaseHTTPMiddleware) so it costs microseconds per request.
 DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still sends
@@ -14,9 +14,9 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from browserdeck import guard
 from browserdeck.api.errors import status_of
 from browserdeck.errors import BrowserdeckError
+from browserdeck.policy import guard
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

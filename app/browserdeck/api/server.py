@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from browserdeck import aio, guard, paths
 from browserdeck.api.security import PEER_PID, PEER_UID, Receive, Scope, Send
 from browserdeck.errors import Conflict
+from browserdeck.policy import guard
+from browserdeck.util import aio, paths
 
 if TYPE_CHECKING:
     from browserdeck.api.staged import ASGIApp, StagedApp

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import logging
 
-from browserdeck import paths
 from browserdeck.api.security import ASGIApp, Message, Receive, Scope, Send, send_error
+from browserdeck.util import paths
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ from browserdeck.errors import (
     Hint,
     Unavailable,
 )
-from browserdeck.guard import is_loopback_name
+from browserdeck.policy.guard import is_loopback_name
 
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from browserdeck.errors import InvalidInput
-from browserdeck.files import write_atomic
+from browserdeck.util.files import write_atomic
 
 __all__ = [
     "color_to_skcolor",

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from browserdeck.errors import START, Hint, Unavailable
-from browserdeck.guard import is_loopback_name
+from browserdeck.policy.guard import is_loopback_name
 
 _MAX_BODY = 16 * 2**20  # /json/list of a browser with many tabs stays far below this
 

@@ -10,7 +10,7 @@ and for outside clients (Puppeteer, Playwright, scripts) alike:
 * WebSockets on ``/devtools/browser/<any>`` (a browser-level connection) and
   ``/devtools/page/<targetId>`` (a page-level one).
 
-Every request passes the shared guard (browserdeck.guard: loopback peer and Host, no web
+Every request passes the shared guard (browserdeck.policy.guard: loopback peer and Host, no web
 page Origin, ``Authorization: Bearer <API token>``; ``browserdeck cdp-url`` prints it).
 
 One policy holds for every client and every command, wrapped ones included
@@ -43,7 +43,6 @@ from websockets.exceptions import InvalidState
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
 
-from browserdeck import guard, urls
 from browserdeck.chrome.byvalue import Courier
 from browserdeck.chrome.inbound import Rules, prepare_inbound
 from browserdeck.chrome.pipe import BrowserPipe, Channel, PipeCallError
@@ -56,6 +55,7 @@ from browserdeck.errors import (
     Hint,
     Unavailable,
 )
+from browserdeck.policy import guard, urls
 
 __all__ = ["CdpGateway"]
 
@@ -184,7 +184,7 @@ class CdpGateway:
     ) -> Response | None:
         headers = guard.headers_from_pairs(request.headers.raw_items())
         address = connection.remote_address
-        # The one guard (browserdeck.guard), the same the API and the relay use.
+        # The one guard (browserdeck.policy.guard), the same the API and the relay use.
         refusal = guard.check_request(
             str(address[0]) if address else None, headers, token=self._token()
         )

@@ -14,7 +14,7 @@ What it refuses:
   ``Network.loadNetworkResource`` (reads a URL for a frame) and ``PWA.install``;
 * files handed to a page by path (``DOM.setFileInputFiles``, the files of
   ``Input.dispatchDragEvent``) outside the ``uploadRoots`` setting, judged as uploads are
-  (confine.py: no dot-files, no second hard link, symlinks resolved);
+  (policy/confine.py: no dot-files, no second hard link, symlinks resolved);
 * downloads written outside a temporary folder or an ``uploadRoots`` folder
   (``Browser.setDownloadBehavior``, ``Page.setDownloadBehavior``);
 * commands that would open a way around this policy or load code from disk:
@@ -32,8 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from browserdeck import confine, urls
 from browserdeck.errors import BrowserdeckError
+from browserdeck.policy import confine, urls
 
 __all__ = ["MAX_NESTING", "POLICED_METHODS", "Rules", "load_message", "refusal"]
 

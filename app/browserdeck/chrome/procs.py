@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from browserdeck.guard import is_loopback_address
+from browserdeck.policy.guard import is_loopback_address
 
 __all__ = [
     "SIGKILL",

@@ -49,7 +49,7 @@ from browserdeck.config.store import (
     updated,
 )
 from browserdeck.errors import ConfigError
-from browserdeck.guard import is_loopback_url
+from browserdeck.policy.guard import is_loopback_url
 
 __all__ = [
     "COLOR_RE",

@@ -12,9 +12,9 @@ import os
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from browserdeck import origins
 from browserdeck.config.schema import Setting
 from browserdeck.errors import InvalidInput
+from browserdeck.policy import origins
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -35,7 +35,7 @@ def _upper(value: str) -> str:
 
 
 def _cdp_url_shape(value: str) -> str:
-    from browserdeck.urls import CDP_URL  # the one URL policy: what clients can connect to
+    from browserdeck.policy.urls import CDP_URL  # the one URL policy: what clients can connect to
 
     if not CDP_URL.fullmatch(value):
         raise ValueError("not a CDP URL")

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from browserdeck import driverspecs as drivers
-from browserdeck import origins, paths
 from browserdeck.config.check import check_setting
 from browserdeck.config.profile import (
     APPROVAL_MODES,
@@ -35,6 +34,8 @@ from browserdeck.errors import (
     Hint,
     InvalidInput,
 )
+from browserdeck.policy import origins
+from browserdeck.util import paths
 
 MANAGED_PORT_RANGE = range(18800, 18900)
 

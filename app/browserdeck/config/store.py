@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from browserdeck import paths
 from browserdeck.config.model import Config, check_consistency, default_config, from_json
 from browserdeck.errors import BrowserdeckError, ConfigError, InvalidInput
-from browserdeck.files import stale_temp_files, write_atomic
+from browserdeck.util import paths
+from browserdeck.util.files import stale_temp_files, write_atomic
 
 
 @dataclass

@@ -16,7 +16,7 @@ from browserdeck import results as r
 from browserdeck.config import PROFILE_NAME_RE
 from browserdeck.door.request import Request
 from browserdeck.engine.fields import Url
-from browserdeck.secrets import TOKEN_RE
+from browserdeck.secrets.tokens import TOKEN_RE
 from browserdeck.session import SessionEnded
 from browserdeck.tabs import Tab
 
@@ -65,8 +65,9 @@ def _driver_rules() -> list[dict[str, Any]]:
     """What the service's create_profile requires of each kind of profile, as schema: the
     other drivers' fields left out (or null), remote's cdpUrl, and the token and its
     parameter or header only for a browser service's ws(s):// endpoint."""
-    from browserdeck import config, urls
+    from browserdeck import config
     from browserdeck.driverspecs import DRIVER_FIELDS, SPECS
+    from browserdeck.policy import urls
 
     null = {"type": "null"}
     creatable = {s.key for s in config.CREATE_FIELDS} | {"token"}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 if TYPE_CHECKING:
     from browserdeck.door.request import Request, TabRequest
-    from browserdeck.labels import Rect
+    from browserdeck.util.labels import Rect
 
 A = TypeVar("A")
 # The way a call came in: the HTTP API, an MCP tool, the CLI (over the API's socket or

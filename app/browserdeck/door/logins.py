@@ -3,8 +3,8 @@
 Typed both ways like the others (door/admin.py): each names its answer and its name in
 the activity log, and its MCP tool (``mcp``; mcpserver/tools/storage.py) where agents
 have one. No request reads or sets a secret's value: only the user does, outside the
-service (vault.py). The CLI's ``state`` command takes these models' ``name``
-(cli_schema.py).
+service (secrets/vault.py). The CLI's ``state`` command takes these models' ``name``
+(cli/schema.py).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from pydantic import Field, field_validator
 
 from browserdeck import results as r
-from browserdeck import vault
 from browserdeck.door.request import Mcp, Request
 from browserdeck.errors import Forbidden
+from browserdeck.secrets import vault
 
 if TYPE_CHECKING:
     from browserdeck.door.call import Call

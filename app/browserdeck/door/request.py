@@ -73,7 +73,7 @@ TIMED = (arg("--timeout-ms"), arg("--wait-ms"))
 @dataclass(frozen=True)
 class Cli:
     """The CLI command a request is (``browserdeck <command> …``), generated into
-    ``cli_args.py`` by ``cli_schema.py``; ``said`` is the line it prints (``words.say``)."""
+    ``cli/args.py`` by ``cli/schema.py``; ``said`` is the line it prints (``words.say``)."""
 
     command: str
     help: str

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from browserdeck import remote
+from browserdeck.drivers import leases as remote
 from browserdeck.drivers.base import ProfileDriver
 from browserdeck.errors import BrowserdeckError
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from browserdeck import config, drivers, remote
+from browserdeck import config, drivers
 from browserdeck.config import Config, ProfileConfig
+from browserdeck.drivers import leases as remote
 from browserdeck.driverspecs import DRIVER_FIELDS
 from browserdeck.errors import Conflict, InvalidInput
 

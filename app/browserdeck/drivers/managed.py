@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import aio, paths
 from browserdeck.chrome import launcher, procs
 from browserdeck.chrome.xfocus import WindowOwner
 from browserdeck.drivers.base import ProfileDriver
 from browserdeck.errors import START_OF, BrowserdeckError, Conflict, Hint, Unavailable
+from browserdeck.util import aio, paths
 
 if TYPE_CHECKING:
     from browserdeck.door.call import Caller

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from browserdeck import artifacts, files, paths, urls
+from browserdeck import artifacts
 from browserdeck.engine import consequences, editing, isolated, placeholders
 from browserdeck.engine import options as o
 from browserdeck.engine.acts import ScrollAct
@@ -35,7 +35,9 @@ from browserdeck.errors import (
     InvalidInput,
     Unavailable,
 )
+from browserdeck.policy import urls
 from browserdeck.results import ConsoleCounts, FilledField, SavedDownload, Size
+from browserdeck.util import files, paths
 
 if TYPE_CHECKING:
     from playwright.async_api import Download, Response

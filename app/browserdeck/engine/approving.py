@@ -13,8 +13,8 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from browserdeck import aio
 from browserdeck.engine import catch, risk
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, Page

@@ -10,13 +10,13 @@ from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from browserdeck import aio
 from browserdeck.engine import options as o
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
 from browserdeck.engine.state import DialogArm, PageState
 from browserdeck.errors import InvalidInput
 from browserdeck.results import DialogEntry
+from browserdeck.util import aio
 
 
 def _check_files(raw_paths: list[str]) -> list[str]:

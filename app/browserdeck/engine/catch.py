@@ -35,8 +35,8 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import aio
 from browserdeck.engine.risk import FACTS_JS, rules_json
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from browserdeck.engine.state import PageState

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 from playwright.async_api import Error as PlaywrightError
 
-from browserdeck import aio
 from browserdeck.engine import offline
 from browserdeck.engine.state import PageState, TargetMemories, origin_of
 from browserdeck.errors import START, STATUS, TABS, Hint, NotFound, Unavailable
 from browserdeck.relay.slot import SLOT_HEADER, is_slot_busy_error, wait_for_client_slot
 from browserdeck.results import ConsoleContext
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright
@@ -101,7 +101,7 @@ class BrowserPool:
         self._conns: dict[str, Connection] = {}
         self._connecting: dict[str, Connecting] = {}
         # key -> (real URL, headers, tries, timeout ms): a browser-service profile
-        # (browserdeck.remote) names each of its connections by a key without the secret,
+        # (browserdeck.drivers.leases) names each of its connections by a key without the secret,
         # and each try at its URL starts a browser there, so it is tried once.
         self._endpoints: dict[str, tuple[str, dict[str, str], int, int]] = {}
         # Page calls so far: a warm-up runs only before the first (``attach``).

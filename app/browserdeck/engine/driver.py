@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from playwright.async_api import async_playwright
 
-from browserdeck import aio, pwdriver
+from browserdeck.engine import pwdriver
 from browserdeck.engine.connection import BrowserPool, PoolHooks
 from browserdeck.engine.state import TargetMemories
 from browserdeck.errors import Unavailable
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from collections.abc import Callable

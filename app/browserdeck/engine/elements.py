@@ -12,7 +12,7 @@ from browserdeck.door.call import Element, FormField
 from browserdeck.engine.refs import normalize, resolve
 from browserdeck.engine.state import PageState
 from browserdeck.errors import BrowserdeckError
-from browserdeck.labels import Rect
+from browserdeck.util.labels import Rect
 
 # The fields of the element's form (or of the form around it): at most 100.
 _FORM_JS = """(el) => {

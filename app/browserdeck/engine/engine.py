@@ -23,7 +23,6 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from browserdeck import aio, redact, urls
 from browserdeck import results as r
 from browserdeck.engine import (
     actions,
@@ -56,7 +55,9 @@ from browserdeck.errors import (
     Hint,
     Unavailable,
 )
-from browserdeck.origins import NO_RULES, OriginRules
+from browserdeck.policy import origins, urls
+from browserdeck.secrets import redact
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame
@@ -71,8 +72,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 A = TypeVar("A")
 
-# Deadlines of calls that take no timeoutMs (seconds). A snapshot of a very large page is
-# slow but finite; past this the page is treated as stuck.
+# Deadlines (s) of calls with no timeoutMs: a huge page is slow but finite; past one it is stuck.
 SNAPSHOT_DEADLINE = 15.0
 SCREENSHOT_DEADLINE = 15.0
 CONSOLE_DEADLINE = 5.0
@@ -145,7 +145,7 @@ class Engine(EngineDriver, ApprovalCalls):
         events: ServiceEvents | None = None,
         *,
         file_urls_allowed: Callable[[], bool] = lambda: False,
-        origin_rules: Callable[[str | None], OriginRules] = lambda _profile: NO_RULES,
+        origin_rules: Callable[[str | None], origins.OriginRules] = lambda _: origins.NO_RULES,
         redact_network: Callable[[], bool] = lambda: True,
     ) -> None:
         super().__init__(events)
@@ -331,7 +331,7 @@ class Engine(EngineDriver, ApprovalCalls):
             result["dialogs"] = dialogs
         if refused := self.network.note_for(state):  # what the origin rules refused meanwhile
             result["note"] = "; ".join([*filter(None, [result.get("note")]), *refused])
-        # No secret's value leaves in an answer, whatever the page did with it (redact.py).
+        # No secret's value leaves in an answer, whatever the page did with it (secrets/redact.py).
         return answer.model_validate(redact.value(r.well_formed(result)))  # type: ignore[no-any-return,attr-defined]
 
     async def run(

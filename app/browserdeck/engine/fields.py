@@ -17,8 +17,8 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, Field
 
-from browserdeck import confine, urls
 from browserdeck.door.request import Strict, TabRequest
+from browserdeck.policy import confine, urls
 
 A = TypeVar("A")
 # argparse.SUPPRESS: a CLI argument that is accepted and not listed.
@@ -149,7 +149,7 @@ Url = Annotated[
 ]
 
 
-# A local path as the OS takes it (confine.py refuses a NUL byte and over-long paths).
+# A local path as the OS takes it (policy/confine.py refuses a NUL byte and over-long paths).
 LocalPath = Annotated[
     str,
     Field(max_length=confine.MAX_PATH_CHARS, json_schema_extra={"pattern": "^[^\\x00]*$"}),

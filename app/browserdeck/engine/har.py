@@ -9,7 +9,7 @@ recording is the caller's own, several run side by side, and ``stop`` writes the
 (HAR 1.2) at once, closing nothing.
 
 While ``redactNetworkSecrets`` is on (the default), credential headers and stored
-secrets are replaced (``redaction.py``) before anything is written.
+secrets are replaced (``secrets/redaction.py``) before anything is written.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qsl, urlsplit
 
-from browserdeck import __version__, redaction
+from browserdeck import __version__
 from browserdeck.engine.actions import write_artifact
+from browserdeck.secrets import redaction
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -19,9 +19,9 @@ import asyncio
 import contextlib
 import logging
 
-from browserdeck import aio
 from browserdeck.engine.state import PageState
 from browserdeck.errors import CLOSE_TAB, RELOAD, Conflict, Hint
+from browserdeck.util import aio
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,6 @@ import base64
 import time
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import origins, redaction
 from browserdeck import results as r
 from browserdeck import results_network as rn
 from browserdeck.engine import netoptions as n
@@ -30,6 +29,8 @@ from browserdeck.errors import (
     Hint,
     NotFound,
 )
+from browserdeck.policy import origins
+from browserdeck.secrets import redaction
 
 if TYPE_CHECKING:
     from collections.abc import Callable

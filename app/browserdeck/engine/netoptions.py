@@ -15,11 +15,11 @@ from pydantic import ConfigDict, Field, model_validator
 
 from browserdeck import results as r
 from browserdeck import results_network as rn
-from browserdeck import urls
 from browserdeck.door import networds
 from browserdeck.door.request import Cli, Mcp, TabRequest, arg
 from browserdeck.engine.fields import TabBody
 from browserdeck.engine.routes import PROFILE, ResourceType, Route
+from browserdeck.policy import urls
 
 if TYPE_CHECKING:
     from typing import Self

@@ -9,7 +9,7 @@ Playwright or Puppeteer sees none of it). Per tab (``TabNet``):
 * **Routes** (``engine/routes.py``): ``Fetch.enable`` with the routes' narrowed patterns,
   so only what a route may match pauses; each paused request is matched exactly here,
   then fulfilled, continued (headers changed) or failed.
-* **Origin rules** (``origins.py``), when set: ``Network.setBlockedURLs`` stops
+* **Origin rules** (``policy/origins.py``), when set: ``Network.setBlockedURLs`` stops
   subresources, EventSource and beacons to a refused origin inside the renderer, at no
   cost to the rest; a ``Document`` pattern of ``Fetch`` pauses every navigation (the
   tab's and its iframes', redirects included) to refuse those; an in-page guard
@@ -38,9 +38,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import aio
 from browserdeck.engine.routes import PROFILE, Route, RouteBook, resource_type_of
-from browserdeck.origins import NO_RULES, OriginRules
+from browserdeck.policy.origins import NO_RULES, OriginRules
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from browserdeck.engine.har import HarRecording

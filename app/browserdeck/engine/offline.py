@@ -26,11 +26,11 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import aio
 from browserdeck.engine import options as o
 from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.state import PageState, origin_of
 from browserdeck.errors import START, STOP, Hint, Unavailable
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, CDPSession

@@ -6,7 +6,7 @@ obeys (``prepared``) and how the MCP tool (``mcp``) and the CLI command (``cli``
 it; each field's type, description, default, choices and bounds are written here (the
 act kinds in ``acts.py``) and nowhere else. The API takes the models as bodies; MCP
 tools and CLI commands are derived from them (``mcpserver/tools/derived.py``,
-``cli_schema.py``, which generates ``cli_args.py`` so a CLI call needs no pydantic).
+``cli/schema.py``, which generates ``cli/args.py`` so a CLI call needs no pydantic).
 JSON field names are camelCase (``timeoutMs``); Python code uses snake_case. The field types several requests share (a ref, a CSS
 selector, a URL, a press key …) and what each publishes are in ``fields.py``.
 """
@@ -206,7 +206,7 @@ class NavigateOptions(TabBody[r.Navigated]):
     def prepared(self, settings: Config) -> Self:
         if self.action != "goto":
             return self
-        from browserdeck import urls
+        from browserdeck.policy import urls
 
         # The URL policy (file: URLs, schemes) before anyone sees the request.
         url = urls.prepare(self.url, allow_file_urls=settings.allow_file_urls)
@@ -361,7 +361,7 @@ class FileChooserOptions(TabBody[r.Armed]):
     wait_ms: int | None = wait_ms_field("with ref, inputRef or element: ")
 
     def prepared(self, settings: Config) -> Self:
-        from browserdeck import confine
+        from browserdeck.policy import confine
 
         # Only files inside the caller's roots and the uploadRoots setting.
         allowed = confine.allowed_roots(self.roots, settings.upload_roots)
@@ -382,7 +382,7 @@ class DialogOptions(TabBody[r.Armed]):
         Cli(
             "dialog",
             "arm the answer to the next dialog",
-            # accept as two exclusive switches (cli_engine adds them): the field defaults
+            # accept as two exclusive switches (cli.engine adds them): the field defaults
             # to true, so a flag could only ever say "false".
             (arg("--prompt-text"), *TIMED),
         ),

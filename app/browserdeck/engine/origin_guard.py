@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import origins, urls
 from browserdeck.door.admin import OpenTab
 from browserdeck.engine.options import NavigateOptions
 from browserdeck.errors import BrowserdeckError
+from browserdeck.policy import origins, urls
 
 if TYPE_CHECKING:
     from browserdeck.config import Config

@@ -21,7 +21,7 @@ import re
 import secrets
 
 from browserdeck.engine import snapshot_text as st
-from browserdeck.pagequote import RISKY_CHARS, quote, quote_json, title, url
+from browserdeck.util.pagequote import RISKY_CHARS, quote, quote_json, title, url
 
 __all__ = ["escape_snapshot", "fence", "quote", "quote_json", "title", "url"]
 

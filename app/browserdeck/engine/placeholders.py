@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from playwright.async_api import Error as PlaywrightError
 
-from browserdeck import aio
-from browserdeck import vault as vaults
 from browserdeck.errors import Forbidden, InvalidInput
+from browserdeck.secrets import vault as vaults
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -19,8 +19,6 @@ from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from browserdeck import aio
-from browserdeck import labels as label_layout
 from browserdeck.engine import masking
 from browserdeck.engine import options as o
 from browserdeck.engine import snapshot as snap
@@ -29,8 +27,10 @@ from browserdeck.engine.errors import playwright_errors
 from browserdeck.engine.refs import resolve
 from browserdeck.engine.state import PageState, RefInfo
 from browserdeck.errors import FOCUS_TAB, ActionTimeout, Hint, InvalidInput
-from browserdeck.imaging import fit
 from browserdeck.results import ShotLabel
+from browserdeck.util import aio
+from browserdeck.util import labels as label_layout
+from browserdeck.util.imaging import fit
 
 log = logging.getLogger(__name__)
 

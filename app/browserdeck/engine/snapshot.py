@@ -12,7 +12,6 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import aio
 from browserdeck.engine import actionable, ax, marks
 from browserdeck.engine import snapshot_text as st
 from browserdeck.engine.errors import playwright_errors
@@ -21,6 +20,7 @@ from browserdeck.engine.reftable import Renames, build_table, rename_refs, renam
 from browserdeck.engine.state import PageState, PreparedSnapshot, RefMode, RefTable
 from browserdeck.errors import NotFound, Unavailable
 from browserdeck.results import SnapshotRef, SnapshotStats, SnapshotViewport
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from browserdeck import aio
 from browserdeck import results as r
 from browserdeck.engine.requestlog import RequestLog
 from browserdeck.results import ConsoleContext
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from playwright.async_api import (

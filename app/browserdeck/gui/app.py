@@ -32,7 +32,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
-from browserdeck import __version__, aio, autostart, config, paths
+from browserdeck import __version__, autostart, config
 from browserdeck.config import Config
 from browserdeck.deck import Deck
 from browserdeck.errors import BrowserdeckError
@@ -47,6 +47,7 @@ from browserdeck.gui.settings.restart import saved_words
 from browserdeck.gui.takeover import McpService
 from browserdeck.gui.tray import TrayController
 from browserdeck.reconfig import Applied
+from browserdeck.util import aio, paths
 
 if TYPE_CHECKING:
     from browserdeck.deck import AgentsStopped

@@ -1,7 +1,7 @@
 """The tray's way of asking the user a yes/no question for the service (door/logins.py).
 
 The composition root hands ``ask_user`` to the service it builds for the tray
-(``cli_gui.cmd_tray``): a question box on top of other windows, No by default. The call
+(``cli.gui.cmd_tray``): a question box on top of other windows, No by default. The call
 that asked waits for the answer (the asker bounds the wait; a box left unanswered is
 closed when it gives up).
 """

@@ -17,7 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
-from browserdeck import paths
+from browserdeck.util import paths
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from PySide6.QtWidgets import QSplitter, QWidget
 
-from browserdeck import paths
-from browserdeck.files import write_atomic
 from browserdeck.gui.model import Activity
+from browserdeck.util import paths
+from browserdeck.util.files import write_atomic
 
 log = logging.getLogger(__name__)
 

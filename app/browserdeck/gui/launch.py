@@ -9,11 +9,11 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from browserdeck import heap
 from browserdeck.gui import instance, trace
 from browserdeck.gui.app import TrayApp
 from browserdeck.gui.qtapp import make_qapp
 from browserdeck.gui.takeover import McpService
+from browserdeck.util import heap
 
 if TYPE_CHECKING:
     from browserdeck.service import Service
@@ -53,8 +53,8 @@ def run(
 ) -> int:
     """The tray app; ``build_service`` and ``mcp_config`` are the composition root's
     (``master.build_service``, ``master.mcp_client_config``)."""
-    from browserdeck import logsetup
     from browserdeck.gui.qtloop import QtEventLoop
+    from browserdeck.util import logsetup
 
     logsetup.setup()
     qapp = make_qapp()

@@ -22,10 +22,10 @@ import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QImage
 
-from browserdeck import aio
 from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.model import DeckModel
 from browserdeck.gui.screenshot import Capture
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from browserdeck import aio, config, states
+from browserdeck import config, states
 from browserdeck.deck import AgentsStopped, Caller, Deck, Overview
 from browserdeck.door import admin
 from browserdeck.driverspecs import spec_or_default
@@ -27,6 +27,7 @@ from browserdeck.errors import BrowserdeckError
 from browserdeck.events import ActivityEntry, ApprovalEvent
 from browserdeck.gui.bridge import ServiceBridge
 from browserdeck.results import ProfileStatus
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from browserdeck.recorded import SessionExport, TakeOverState

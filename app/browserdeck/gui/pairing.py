@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 import browserdeck
-from browserdeck import aio
 from browserdeck.gui import icons
+from browserdeck.util import aio
 
 
 def bundled_dir(name: str) -> Path | None:

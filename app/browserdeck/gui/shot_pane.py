@@ -34,11 +34,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from browserdeck import aio
 from browserdeck.gui.live_view import LiveFeed
 from browserdeck.gui.panel_parts import NAME_ROLE, section
 from browserdeck.gui.screenshot import ZOOMS, Capture, CaptureError, ScreenshotView, capture
 from browserdeck.results import ShotLabel
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck

@@ -7,13 +7,13 @@ one and starts its own on the same home, ports and socket:
 
 1. it writes its pid to ``paths.takeover_path()``: a ``browserdeck mcp`` that needs a
    service meanwhile (its own start, or a request that finds none) waits for the tray's
-   rather than start one that would race it for the ports (cli_mcp.await_takeover);
+   rather than start one that would race it for the ports (cli.mcp.await_takeover);
 2. it stops the old service (SIGTERM: its one shutdown path) and waits until the process
    is gone, so its ports and socket are free;
 3. it starts its own service; then the file goes.
 
 Each agent's bridge opens its session again on the new service with the client's own
-handshake (mcp_bridge.py), so the agents go on; their tabs were in the old service's
+handshake (cli/bridge.py), so the agents go on; their tabs were in the old service's
 browser and are gone (a call in flight is told so).
 
 A ``browserdeck serve`` the user started is not taken over: the tray says so.
@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from browserdeck import paths
+from browserdeck.util import paths
 
 
 @dataclass(frozen=True)

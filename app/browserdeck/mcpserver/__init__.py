@@ -6,7 +6,7 @@ Public interface:
 - ``client_config_snippet()``: the ``mcpServers`` JSON an MCP client needs (the
   tray's "Copy MCP config");
 - ``McpApp`` (server.py) served at ``/mcp`` by ``mount`` (http.py); ``browserdeck
-  mcp`` is a stdio bridge to it (mcp_bridge.py); ``read_claims`` (claims.py): which agent holds which tab.
+  mcp`` is a stdio bridge to it (cli/bridge.py); ``read_claims`` (claims.py): which agent holds which tab.
 """
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import paths
 from browserdeck.chrome.procs import pid_alive
-from browserdeck.files import write_atomic
+from browserdeck.util import paths
+from browserdeck.util.files import write_atomic
 
 if TYPE_CHECKING:
     from filelock import FileLock

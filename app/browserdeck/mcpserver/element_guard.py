@@ -1,4 +1,4 @@
-"""MCP's side of the element-description check (browserdeck/element_check.py).
+"""MCP's side of the element-description check (browserdeck/policy/element_check.py).
 
 The click-like tools (click, hover, type, select, drag) call ``check_element`` with the
 ``element`` description Playwright MCP's clients send beside the ref. It reads what this
@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from browserdeck.element_check import Element, mismatch
 from browserdeck.engine import pagetext
 from browserdeck.engine import snapshot_text as st
 from browserdeck.engine.errors import NEW_SNAPSHOT
 from browserdeck.engine.refs import normalize
 from browserdeck.errors import Conflict
+from browserdeck.policy.element_check import Element, mismatch
 
 __all__ = ["check_element"]
 

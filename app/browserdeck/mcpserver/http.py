@@ -36,7 +36,6 @@ import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import aio
 from browserdeck import session as ending
 from browserdeck.api.security import Receive, Scope, Send
 from browserdeck.errors import Unavailable
@@ -55,6 +54,7 @@ from browserdeck.mcpserver.transport import (
     not_found,
     refused,
 )
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck

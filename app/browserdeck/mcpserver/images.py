@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from browserdeck.errors import InvalidInput, NotFound
-from browserdeck.imaging import fit
+from browserdeck.util.imaging import fit
 
 MAX_FILE_BYTES = 50 * 2**20
 

@@ -16,7 +16,6 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import aio
 from browserdeck.mcpserver import protocol
 from browserdeck.mcpserver.protocol import Exchange, RpcError
 from browserdeck.mcpserver.transport import (
@@ -28,6 +27,7 @@ from browserdeck.mcpserver.transport import (
     event,
     refused,
 )
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from browserdeck.mcpserver.server import McpApp

@@ -15,11 +15,12 @@ import stat
 import time
 from pathlib import Path
 
-from browserdeck import confine, files, paths
 from browserdeck.errors import InvalidInput
-from browserdeck.fastjson import utf8
 from browserdeck.mcpserver.limits import DEFAULT_MAX_CHARS as DEFAULT_MAX_CHARS
 from browserdeck.mcpserver.limits import MIN_MAX_CHARS as MIN_MAX_CHARS
+from browserdeck.policy import confine
+from browserdeck.util import files, paths
+from browserdeck.util.fastjson import utf8
 
 # Offloaded files older than this are removed when a new one is written.
 KEEP_SECONDS = 24 * 3600
@@ -33,7 +34,7 @@ def output_dir() -> Path:
 
 def saved_dir() -> Path:
     """Where a tool's ``filename`` lands without a usable workspace (never pruned)."""
-    from browserdeck import confine
+    from browserdeck.policy import confine
 
     return confine.output_folder(None)
 

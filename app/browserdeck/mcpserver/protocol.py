@@ -25,8 +25,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from browserdeck import paths
-from browserdeck.fastjson import utf8
+from browserdeck.util import paths
+from browserdeck.util.fastjson import utf8
 
 _log = logging.getLogger(__name__)
 

@@ -22,18 +22,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import __version__, aio, config, confine
+from browserdeck import __version__, config
 from browserdeck.chrome.procs import pid_alive
 from browserdeck.config import Config
 from browserdeck.door.approval.asking import AskLater
 from browserdeck.errors import BrowserdeckError, InvalidInput
-from browserdeck.fastjson import utf8
 from browserdeck.mcpserver import output
 from browserdeck.mcpserver.asking import input_required, line_open, take_answer
 from browserdeck.mcpserver.claims import TabClaims
 from browserdeck.mcpserver.context import AgentSession, Call, Reply, agent_caller
 from browserdeck.mcpserver.protocol import INTERNAL_ERROR, INVALID_PARAMS, Exchange, RpcError
 from browserdeck.mcpserver.schema import validate_object
+from browserdeck.policy import confine
 from browserdeck.session import (
     CLIENT_ENDED,
     PROCESS_EXITED,
@@ -46,6 +46,8 @@ from browserdeck.session import (
     idle,
 )
 from browserdeck.sessions import Sessions
+from browserdeck.util import aio
+from browserdeck.util.fastjson import utf8
 
 if TYPE_CHECKING:
     from browserdeck.deck import Deck

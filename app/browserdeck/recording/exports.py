@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Literal
 
-from browserdeck import artifacts, paths
+from browserdeck import artifacts
 from browserdeck.recording import report, trace
+from browserdeck.util import paths
 
 if TYPE_CHECKING:
     from pathlib import Path

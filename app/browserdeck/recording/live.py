@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from browserdeck import aio
 from browserdeck.chrome.cdp import CDPClient
+from browserdeck.util import aio
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,6 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browserdeck import aio
 from browserdeck import results as r
 from browserdeck.door.call import Call, Caller
 from browserdeck.engine import options as o
@@ -55,6 +54,7 @@ from browserdeck.recording.timeline import (
     title_of,
     why_not,
 )
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from browserdeck.config import Config

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from browserdeck import __version__
-from browserdeck.files import write_private
 from browserdeck.recorded import RecordedStep, SessionSummary
 from browserdeck.recording.timeline import scrub, step_facts
+from browserdeck.util.files import write_private
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2126}

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from PIL.ImageFont import FreeTypeFont
     from PIL.ImageFont import ImageFont as BitmapFont
 
-    from browserdeck.labels import Rect
+    from browserdeck.util.labels import Rect
 
 CAPTION_PX = 28  # the strip above the page (image pixels)
 ACCENT = (255, 69, 0)  # the engine's label colour (#FF4500)

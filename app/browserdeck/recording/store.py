@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from browserdeck import artifacts, files, paths
+from browserdeck import artifacts
 from browserdeck.recorded import RecordedStep, SessionSummary
 from browserdeck.recording.timeline import patched
+from browserdeck.util import files, paths
 
 log = logging.getLogger(__name__)
 

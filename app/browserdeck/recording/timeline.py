@@ -20,11 +20,11 @@ import re
 import time
 from typing import Any, Literal
 
-from browserdeck import redact
 from browserdeck.door.activity import notes_of
 from browserdeck.door.call import Call, Caller
 from browserdeck.errors import BrowserdeckError
 from browserdeck.recorded import RecordedStep
+from browserdeck.secrets import redact
 from browserdeck.session import session_key as agent_session
 from browserdeck.tabs import QUIET_CLIENTS
 
@@ -36,7 +36,7 @@ QUIET_KINDS = frozenset({"wait"})
 
 def scrub(text: str) -> str:
     """Every text the recorder keeps or exports passes here: the vault's secrets out, by
-    value in every spelling (redact.py, the one redaction for every output).
+    value in every spelling (secrets/redact.py, the one redaction for every output).
 
     Typed text never gets this far (``redacted_args``); password inputs and the inputs
     a secret was typed into are painted over in the images (``shots.py``).

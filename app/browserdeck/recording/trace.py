@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from browserdeck import __version__
-from browserdeck.files import open_private
 from browserdeck.recorded import RecordedStep, SessionSummary
 from browserdeck.recording.shots import CAPTION_PX
 from browserdeck.recording.timeline import scrub, step_facts
+from browserdeck.util.files import open_private
 
 VERSION = 10  # the trace format Playwright 1.65 writes and reads
 

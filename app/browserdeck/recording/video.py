@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from browserdeck.errors import Unavailable
-from browserdeck.files import write_private
 from browserdeck.recording.timeline import scrub
+from browserdeck.util.files import write_private
 
 if TYPE_CHECKING:
     from browserdeck.deck_recording import RecordingCalls

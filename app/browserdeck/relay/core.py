@@ -36,7 +36,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from browserdeck.aio import Tasks
 from browserdeck.relay.commands import CommandRouter
 from browserdeck.relay.events import EventRouter
 from browserdeck.relay.forwarding import Forwarder
@@ -44,6 +43,7 @@ from browserdeck.relay.link import ExtensionLink
 from browserdeck.relay.model import Child, Client, Scope, Session, Tab
 from browserdeck.relay.protocol import NO_EXTENSION_MESSAGE, CdpError, is_restricted_url
 from browserdeck.relay.targets import Targets
+from browserdeck.util.aio import Tasks
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Response
 
-from browserdeck import guard
-from browserdeck.aio import cancel_and_wait
+from browserdeck.policy import guard
 from browserdeck.relay.core import Relay
 from browserdeck.relay.gate import RequestGate
 from browserdeck.relay.http import error_body, json_response
@@ -39,6 +38,7 @@ from browserdeck.relay.protocol import (
     proof_ok,
     split_frame,
 )
+from browserdeck.util.aio import cancel_and_wait
 
 log = logging.getLogger(__name__)
 

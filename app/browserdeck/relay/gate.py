@@ -1,9 +1,9 @@
-"""Who may talk to the relay: its use of the one guard (browserdeck/guard.py).
+"""Who may talk to the relay: its use of the one guard (browserdeck/policy/guard.py).
 
 Every request must come from a loopback address with a loopback ``Host`` (DNS
 rebinding) and without a web page's ``Origin``; ``/extension`` takes only the pinned
 ``chrome-extension://<id>`` origin; everything else but the health check and the
-extension's probe needs the relay token. The rules themselves live in guard.py; this
+extension's probe needs the relay token. The rules themselves live in policy/guard.py; this
 module maps them onto the relay's requests and answers.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Response
 
-from browserdeck import guard
+from browserdeck.policy import guard
 from browserdeck.relay.http import text_response
 
 log = logging.getLogger(__name__)

@@ -124,7 +124,7 @@ class ExtensionLink:
             f"within {timeout:g} s",
         }
         # A timer callback cannot await: hand the reply to a task.
-        from browserdeck.aio import create_task
+        from browserdeck.util.aio import create_task
 
         create_task(_run(pending.handler, None, error), name=f"relay-timeout-{msg_id}")
 

@@ -14,7 +14,7 @@ One ``RelayServer`` per ``extension`` profile, on 127.0.0.1 (18792 by default):
 This module is the route table, ``/cdp`` and the start/stop; the parts are beside it:
 
 * extension_endpoint.py: ``/extension`` (the auth exchange, the serve loop, the heartbeat);
-* gate.py: who may connect (loopback, Host, Origin, token), on top of guard.py;
+* gate.py: who may connect (loopback, Host, Origin, token), on top of policy/guard.py;
 * discovery.py: Chrome's ``/json/*`` answers;
 * slot.py: the single-client slot (``single-active``: one client holds it and a second
   one gets HTTP 409 naming the holder; ``multi-client`` lets everyone in);
@@ -39,8 +39,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
-from browserdeck import errors, guard
+from browserdeck import errors
 from browserdeck.events import ServiceEvents
+from browserdeck.policy import guard
 from browserdeck.relay.core import Relay
 from browserdeck.relay.discovery import Discovery, link_up
 from browserdeck.relay.extension_endpoint import ExtensionEndpoint
@@ -88,7 +89,7 @@ class RelayServer:
     ) -> None:
         if not token:
             raise errors.InvalidInput(
-                "the relay needs a token", hint="pass secrets.get_token('relay')"
+                "the relay needs a token", hint="pass tokens.get_token('relay') (browserdeck.secrets.tokens)"
             )
         self.requested_port = port
         self.port = port

@@ -15,7 +15,6 @@ import secrets
 import uuid
 from typing import Any
 
-from browserdeck.aio import Tasks
 from browserdeck.relay.link import ExtensionLink
 from browserdeck.relay.model import Client, Scope, Session, Tab, new_session_id
 from browserdeck.relay.protocol import (
@@ -25,6 +24,7 @@ from browserdeck.relay.protocol import (
     dumps,
     event_message,
 )
+from browserdeck.util.aio import Tasks
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from browserdeck import aio, config
+from browserdeck import config
 from browserdeck import driverspecs as drivers
-from browserdeck import vault as vaults
 from browserdeck.config import Config, ProfileConfig
 from browserdeck.errors import BrowserdeckError, InvalidInput
 from browserdeck.gui import icons
@@ -36,10 +35,12 @@ from browserdeck.gui.settings.fields import (
 from browserdeck.gui.settings.pages import SettingsPages
 from browserdeck.gui.settings.restart import ask_restart
 from browserdeck.gui.settings.secrets_page import SecretsPage
+from browserdeck.secrets import vault as vaults
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from browserdeck.reconfig import Applied, Restart
-    from browserdeck.vault import Vault
+    from browserdeck.secrets.vault import Vault
 
 log = logging.getLogger(__name__)
 

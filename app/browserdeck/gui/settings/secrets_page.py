@@ -1,6 +1,6 @@
 """The settings dialog's Secrets page: the user adds, edits and removes the vault's secrets.
 
-Each change is kept at once, in the vault (vault.py: the OS keyring or a 0600 file), not
+Each change is kept at once, in the vault (secrets/vault.py: the OS keyring or a 0600 file), not
 with the dialog's Save: a value typed here never sits in the dialog's copy of the
 settings. A stored value is never shown or read back into the page: editing a secret
 changes its origins, and its value or seed only when a new one is typed.
@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from browserdeck.errors import BrowserdeckError
 from browserdeck.gui.settings.fields import _hint_label
 from browserdeck.gui.settings.pages import list_column
-from browserdeck.vault import SecretInfo, Vault
+from browserdeck.secrets.vault import SecretInfo, Vault
 
 NEW = "(new secret)"
 

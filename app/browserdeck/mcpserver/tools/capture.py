@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from browserdeck import imaging
 from browserdeck import results as r
 from browserdeck.engine import netoptions as n
 from browserdeck.engine import options as o
@@ -11,6 +10,7 @@ from browserdeck.mcpserver.context import Call, Reply
 from browserdeck.mcpserver.schema import b, from_model, obj, s
 from browserdeck.mcpserver.tools import derived
 from browserdeck.mcpserver.tools.registry import tool
+from browserdeck.util import imaging
 
 # --- screenshot, console, network, pdf ----------------------------------------------
 
@@ -111,8 +111,8 @@ derived.register(n.NETWORK_REQUESTS)
     group="all",
 )
 async def pdf_save(call: Call) -> Reply:
-    from browserdeck import confine
     from browserdeck.mcpserver.output import write_output
+    from browserdeck.policy import confine
 
     filename = call.args.get("filename")
     # Checked before the PDF is made: a refused name fails fast and writes nothing.

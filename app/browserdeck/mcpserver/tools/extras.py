@@ -20,7 +20,7 @@ from browserdeck.mcpserver.tools.shared import _finish
     group="all",
 )
 async def read_image(call: Call) -> Reply:
-    from browserdeck import confine
+    from browserdeck.policy import confine
 
     # The same rule as uploads: only files in the client's roots and uploadRoots.
     roots = confine.allowed_roots(await call.roots(), call.app.settings().upload_roots)

@@ -10,7 +10,7 @@ start-up).
 
 from __future__ import annotations
 
-from browserdeck import fastjson
+from browserdeck.util import fastjson
 
 # Inside page text, as JSON escapes: what could close a quoted name or open an attribute
 # (ASCII and full-width), break a line for a reader (JSON leaves these unescaped), or

@@ -1,4 +1,4 @@
-"""Generated from engine/options.py by cli_schema.py (`make cli-args`): do not edit.
+"""Generated from engine/options.py by cli/schema.py (`make cli-args`): do not edit.
 
 The page commands' arguments as plain data, so a CLI call needs no pydantic.
 Per command, each argument: its flags, argparse's dest, the request field it fills

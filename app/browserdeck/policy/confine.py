@@ -25,8 +25,8 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from browserdeck import paths
 from browserdeck.errors import WORKSPACE, Forbidden, Hint, InvalidInput
+from browserdeck.util import paths
 
 OUTPUT_FOLDER = "browserdeck-output"
 MAX_NAME_BYTES = 255  # NAME_MAX on Linux and macOS

@@ -22,7 +22,7 @@ import logging
 
 from playwright._impl import transport
 
-from browserdeck import paths
+from browserdeck.util import paths
 
 log = logging.getLogger(__name__)
 

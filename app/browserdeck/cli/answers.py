@@ -1,4 +1,4 @@
-"""Generated from results.py by cli_schema.py (`make cli-args`): do not edit.
+"""Generated from results.py by cli/schema.py (`make cli-args`): do not edit.
 
 The answers the CLI reads, as TypedDicts with the wire's key names, so mypy checks
 every key the CLI reads against the models. Imported only under TYPE_CHECKING: a

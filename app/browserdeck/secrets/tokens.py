@@ -13,8 +13,8 @@ import re
 import secrets as _secrets
 from pathlib import Path
 
-from browserdeck import paths
-from browserdeck.files import write_atomic
+from browserdeck.util import paths
+from browserdeck.util.files import write_atomic
 
 log = logging.getLogger(__name__)
 

@@ -40,11 +40,11 @@ def cmd_pair(args: argparse.Namespace) -> int:
     # Imported per command: building the CLI parser must stay cheap.
     import json
 
-    from browserdeck import secrets
     from browserdeck.relay import pairing
+    from browserdeck.secrets import tokens
 
     name, port = _extension_profile(args.profile)
-    token = secrets.get_token("relay") or ""
+    token = tokens.get_token("relay") or ""
     url = pairing.pairing_url(port, token, profile=name)
     if args.json:
         print(json.dumps({"profile": name, "port": port, "pairingUrl": url}))
@@ -71,11 +71,11 @@ def cmd_pair(args: argparse.Namespace) -> int:
 def cmd_relay_url(args: argparse.Namespace) -> int:
     import json
 
-    from browserdeck import secrets
     from browserdeck.relay import pairing
+    from browserdeck.secrets import tokens
 
     name, port = _extension_profile(args.profile)
-    token = secrets.get_token("relay") or ""
+    token = tokens.get_token("relay") or ""
     if args.json:
         data: dict[str, Any] = {"profile": name, "cdpUrl": f"http://127.0.0.1:{port}",
                                 "headers": {"Authorization": f"Bearer {token}"}}

@@ -1,5 +1,5 @@
-"""A browser service's leases: a remote profile whose cdpUrl is a ``ws://``/``wss://`` endpoint
-(its driver is ``drivers/browser_service.py``).
+"""A browser service's leases: a remote profile whose cdpUrl is a ``ws://``/``wss://``
+endpoint (its driver is ``drivers/browser_service.py``).
 
 A browser service (Browserless, Browserbase, Steel, Selenium Grid's ``se:cdp``) starts a
 browser for each WebSocket connection and ends it when that connection closes; it has no
@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from browserdeck import aio, secrets
 from browserdeck.errors import (
     REMOTE_TOKEN,
     STATUS_OF,
@@ -47,6 +46,8 @@ from browserdeck.errors import (
     InvalidInput,
     Unavailable,
 )
+from browserdeck.secrets import tokens
+from browserdeck.util import aio
 
 if TYPE_CHECKING:
     from playwright.async_api import CDPSession
@@ -157,7 +158,7 @@ class ServiceLeases:
         return redact(self.profile.cdp_url)
 
     def _token(self) -> str | None:
-        return secrets.get_token(secret_kind(self.name), create=False)
+        return tokens.get_token(secret_kind(self.name), create=False)
 
     def endpoint(self) -> tuple[str, dict[str, str]]:
         """The URL and headers to connect with, the stored token put where the service wants it."""
@@ -481,11 +482,11 @@ class ServiceLeases:
 def store_token(profile: str, token: str) -> str:
     # Sent as a header (tokenHeader) or in the URL: visible ASCII, as every token is (a
     # non-ASCII one failed as a header only when it was first sent: a 500).
-    if not secrets.TOKEN_RE.fullmatch(token):
+    if not tokens.TOKEN_RE.fullmatch(token):
         raise InvalidInput(
             "invalid token: a token is visible ASCII characters (no spaces or line breaks)",
             hint="paste the service's token or API key as it gave it",
             code="invalid_token",
         )
-    return secrets.store_token(secret_kind(profile), token)
+    return tokens.store_token(secret_kind(profile), token)
 

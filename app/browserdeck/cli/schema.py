@@ -6,9 +6,9 @@ help, choices, type and default come from the field itself (``create-profile``'s
 the profile settings' declarations, ``config.CREATE_FIELDS``).
 
 A CLI call must not import pydantic (it is most of the start-up), so the table is
-generated ahead of time into ``cli_args.py``, plain data that ``cli_engine`` reads:
+generated ahead of time into ``cli/args.py``, plain data that ``cli.engine`` reads:
 
-    make cli-args        # = .venv/bin/python -m browserdeck.cli_schema
+    make cli-args        # = .venv/bin/python -m browserdeck.cli.schema
 
 ``tests/core/test_cli_args.py`` fails while the committed file is stale.
 """
@@ -33,7 +33,7 @@ from browserdeck.door.request import Arg, TabRequest, arg, own
 from browserdeck.engine import netoptions as n
 from browserdeck.engine import options as o
 
-GENERATED = Path(__file__).with_name("cli_args.py")
+GENERATED = Path(__file__).with_name("args.py")
 
 
 class Settings:
@@ -149,7 +149,7 @@ def _derived(command: str, source: Source, a: Arg) -> dict[str, Any]:
         if positional:
             out["nargs"] = "+"
         else:
-            out["list"] = "comma"  # cli_engine splits it
+            out["list"] = "comma"  # cli.engine splits it
     if "enum" in schema:
         out["choices"] = list(schema["enum"])
     elif kind == "array" and "enum" in schema.get("items", {}):
@@ -183,9 +183,9 @@ def table() -> dict[str, list[dict[str, Any]]]:
 
 
 def render() -> str:
-    """The text of ``cli_args.py``: one line per argument, so a change reads as a diff."""
+    """The text of ``cli/args.py``: one line per argument, so a change reads as a diff."""
     lines = [
-        '"""Generated from engine/options.py by cli_schema.py (`make cli-args`): do not edit.',
+        '"""Generated from engine/options.py by cli/schema.py (`make cli-args`): do not edit.',
         "",
         "The page commands' arguments as plain data, so a CLI call needs no pydantic.",
         "Per command, each argument: its flags, argparse's dest, the request field it fills",
@@ -220,7 +220,7 @@ def render() -> str:
 
 # --- the answers the CLI reads, as TypedDicts -----------------------------------------
 
-ANSWERS_GENERATED = Path(__file__).with_name("cli_answers.py")
+ANSWERS_GENERATED = Path(__file__).with_name("answers.py")
 
 # The page commands' answers (results.py); what they list comes along.
 ANSWER_MODELS: tuple[type[BaseModel], ...] = (
@@ -263,7 +263,7 @@ def _type_text(t: Any, need: Callable[[type[Any]], str]) -> str:
 
 
 def render_answers() -> str:
-    """The text of ``cli_answers.py``: each answer the CLI reads as a ``TypedDict`` with
+    """The text of ``cli/answers.py``: each answer the CLI reads as a ``TypedDict`` with
     the wire's key names; a key the model may leave unset is ``NotRequired``."""
     done: dict[type[Any], str] = {}
 
@@ -287,7 +287,7 @@ def render_answers() -> str:
     for model in ANSWER_MODELS:
         need(model)
     lines = [
-        '"""Generated from results.py by cli_schema.py (`make cli-args`): do not edit.',
+        '"""Generated from results.py by cli/schema.py (`make cli-args`): do not edit.',
         "",
         "The answers the CLI reads, as TypedDicts with the wire's key names, so mypy checks",
         "every key the CLI reads against the models. Imported only under TYPE_CHECKING: a",

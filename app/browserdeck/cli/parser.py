@@ -1,6 +1,6 @@
-"""argparse's parser as the CLI builds it: for help, errors and whatever cli_fast leaves.
+"""argparse's parser as the CLI builds it: for help, errors and whatever cli.fast leaves.
 
-Apart from cli.py so that a call read by ``cli_fast`` imports no argparse.
+Apart from cli/main.py so that a call read by ``cli.fast`` imports no argparse.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 
-from browserdeck.cli_fast import SUPPRESS
+from browserdeck.cli.fast import SUPPRESS
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False

@@ -31,8 +31,8 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from browserdeck.errors import BrowserdeckError, Forbidden, InvalidInput, NotFound
-from browserdeck.fastjson import LONE_SURROGATES
-from browserdeck.guard import is_loopback_name
+from browserdeck.policy.guard import is_loopback_name
+from browserdeck.util.fastjson import LONE_SURROGATES
 
 # Chrome's own limit is 2 MiB (url::kMaxURLChars); past it Chrome shows an error page.
 # Ours is lower so a request stays small: a data: URL this big is better served over http.

@@ -208,7 +208,7 @@ def api_socket_path() -> str | None:
 def takeover_path() -> str:
     """Where the tray app, taking over a service started for MCP clients, writes its pid
     while its own service starts: ``browserdeck mcp`` then waits for that service rather
-    than start another (cli_mcp.py)."""
+    than start another (cli/mcp.py)."""
     return os.path.join(runtime_path(), "takeover.pid")
 
 

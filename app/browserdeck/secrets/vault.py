@@ -4,7 +4,7 @@ Each secret has a name, the origins it may be typed into, a value and an optiona
 seed. Names and origins are kept in ``<data>/vault/vault.json`` (0600, in a 0700
 folder); values in the OS keyring (one entry ``secret:NAME`` of the ``browserdeck``
 service) or, where no keyring works, in that same 0600 file, as the tokens are
-(secrets.py).
+(secrets/tokens.py).
 
 Who writes: the user only, with ``browserdeck secret set|rm`` (this module, in the CLI's
 own process: no route of the service sets or reads a value) and the settings dialog's
@@ -12,7 +12,7 @@ Secrets page (in-process). The service reads the file again whenever it changed 
 per use). Agents see names and origins (``GET /secrets``, ``browser_secrets``), and
 write ``<secret>NAME</secret>`` or ``<totp>NAME</totp>`` where the value goes; the
 engine puts it in at the last moment, on an allowed origin only (engine/placeholders.py),
-and ``redact.py`` takes every known value out of what leaves the service.
+and ``secrets/redact.py`` takes every known value out of what leaves the service.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from browserdeck import paths, secrets, totp
 from browserdeck.errors import Forbidden, InvalidInput, NotFound
+from browserdeck.secrets import tokens, totp
+from browserdeck.util import paths
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -202,7 +203,7 @@ class Vault:
     def _parts(self, name: str) -> dict[str, str]:
         if name not in self._values:
             if self._index[name].get("where") == "keyring":
-                raw = secrets.keyring_get(f"secret:{name}")
+                raw = tokens.keyring_get(f"secret:{name}")
                 try:
                     parts = json.loads(raw) if raw else {}
                 except ValueError:
@@ -313,7 +314,7 @@ class Vault:
                     f"secret {name!r} needs a value or a one-time code seed",
                     hint="give the value (prompt or stdin), or a seed with --totp",
                 )
-            where = "keyring" if secrets.keyring_set(f"secret:{name}", json.dumps(parts)) else "file"
+            where = "keyring" if tokens.keyring_set(f"secret:{name}", json.dumps(parts)) else "file"
             index = {**self._index}
             index[name] = {
                 "origins": allowed,
@@ -335,14 +336,14 @@ class Vault:
             if name not in self._index:
                 return False
             if self._index[name].get("where") == "keyring":
-                secrets.keyring_delete(f"secret:{name}")
+                tokens.keyring_delete(f"secret:{name}")
             index = {k: v for k, v in self._index.items() if k != name}
             stored = {k: v for k, v in self._stored.items() if k != name}
             self._write(index, stored)
             return True
 
     def _write(self, index: dict[str, Any], stored: dict[str, Any]) -> None:
-        from browserdeck.files import write_atomic
+        from browserdeck.util.files import write_atomic
 
         data: dict[str, Any] = {"version": 1, "secrets": index}
         if stored:

@@ -4,7 +4,7 @@ For the CLI (client.py), a process per call: one small request and one answer, w
 ``http.client`` alone (it loads the ``email`` parser and ``ssl``) cost more than the
 rest of the call's imports together. ``request`` speaks the little HTTP/1.1 that
 takes: one request, ``Connection: close``, the answer read to its end. The stdio MCP
-bridge streams event streams and uses ``http.client`` (mcp_bridge.UnixHTTPConnection).
+bridge streams event streams and uses ``http.client`` (cli.bridge.UnixHTTPConnection).
 """
 
 from __future__ import annotations

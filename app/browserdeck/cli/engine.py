@@ -12,12 +12,12 @@ or dialog (``upload --ref`` clicks for you).
 
 from __future__ import annotations
 
-from browserdeck import fastjson, pagequote
-from browserdeck.cli_args import ARGS, COMMANDS
-from browserdeck.cli_fast import Skipped
+from browserdeck.cli.args import ARGS, COMMANDS
+from browserdeck.cli.fast import Skipped
 from browserdeck.client import ApiClient, ClientError
 from browserdeck.door import networds
 from browserdeck.door.words import say
+from browserdeck.util import fastjson, pagequote
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    # The answers' keys, generated from results.py (cli_schema.py): mypy checks every key
+    # The answers' keys, generated from results.py (cli/schema.py): mypy checks every key
     # read here; at run time the answers are plain JSON and this is never imported.
-    from browserdeck import cli_answers as answer
+    from browserdeck.cli import answers as answer
 
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
@@ -36,7 +36,7 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_arguments(p: argparse.ArgumentParser, command: str) -> None:
-    """``command``'s arguments as their declarations say (generated: cli_args.py)."""
+    """``command``'s arguments as their declarations say (generated: cli/args.py)."""
     for row in ARGS[command]:
         options = {k: v for k, v in row["options"].items() if k != "list"}
         if options.get("type") == "int":
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser, command: str) -> None:
 
 
 def request_fields(args: argparse.Namespace, command: str) -> dict[str, Any]:
-    """The request fields ``command``'s arguments fill (cli_args.py), by their JSON names;
+    """The request fields ``command``'s arguments fill (cli/args.py), by their JSON names;
     an argument not given (or a switch not set) is not sent: the model's default holds."""
     out: dict[str, Any] = {}
     for row in ARGS[command]:

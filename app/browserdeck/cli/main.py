@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import sys
 
-from browserdeck import __version__, cli_fast, fastjson, pagequote, paths
-from browserdeck.cli_fast import SUPPRESS, Skipped
+from browserdeck import __version__
+from browserdeck.cli import fast
+from browserdeck.cli.fast import SUPPRESS, Skipped
 from browserdeck.client import ApiClient, ClientError, fail
+from browserdeck.util import fastjson, pagequote, paths
 
 # Not `from typing import`: typing costs a CLI call about a fifth of its start-up.
 TYPE_CHECKING = False
@@ -20,15 +22,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from browserdeck import cli_answers as answer  # the answers' keys, for mypy only
+    from browserdeck.cli import answers as answer  # the answers' keys, for mypy only
 
     Handler = Callable[[argparse.Namespace, ApiClient], int]
 
-# argparse and json (both import re and enum) only where cli_fast leaves a call to them:
-# help, errors, --json output.
-
-# A CLI call is a process of its own: modules that only some commands need (asyncio,
-# the token store, the service) are imported in those commands.
+# A CLI call is a process of its own: argparse and json (both import re and enum) are
+# imported only where cli.fast leaves a call to them (help, errors, --json output), and
+# modules that only some commands need (asyncio, the token store, the service) in those.
 
 # --- the service ----------------------------------------------------------------
 
@@ -73,7 +73,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                   "is internal to `browserdeck mcp`, which passes the pipe it waits on: run "
                   "`browserdeck serve` without it", file=sys.stderr)
             return 2
-    from browserdeck import logsetup
+    from browserdeck.util import logsetup
 
     logsetup.setup()
     from browserdeck.master import serve
@@ -85,18 +85,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    from browserdeck import secrets
+    from browserdeck.secrets import tokens
 
     kind = "relay" if args.relay else "api"
     if args.rotate:
-        secrets.rotate_token(kind)
+        tokens.rotate_token(kind)
         print(f"a new {kind} token was stored; restart browserdeck to use it", file=sys.stderr)
-    print(secrets.get_token(kind))
+    print(tokens.get_token(kind))
     return 0
 
 
 def cmd_paths(args: argparse.Namespace) -> int:
-    from browserdeck import secrets
+    from browserdeck.secrets import tokens
 
     data = {
         "config": str(paths.config_file()),
@@ -104,8 +104,8 @@ def cmd_paths(args: argparse.Namespace) -> int:
         "profiles": str(paths.browser_dir()),
         "state": str(paths.state_dir()),
         "logs": str(paths.log_dir()),
-        "api token": secrets.location("api"),
-        "relay token": secrets.location("relay"),
+        "api token": tokens.location("api"),
+        "relay token": tokens.location("relay"),
         "screenshots": str(paths.artifacts_dir("screenshots")),
     }
     if args.json:
@@ -191,7 +191,7 @@ def _read_secret(prompt: str) -> str:
 
 
 def cmd_create_profile(args: argparse.Namespace, client: ApiClient) -> int:
-    from browserdeck.cli_engine import request_fields
+    from browserdeck.cli.engine import request_fields
 
     body: dict[str, Any] = {"name": _name(args), **request_fields(args, "create-profile")}
     if args.token_stdin:
@@ -302,25 +302,25 @@ def _command_in(argv: list[str]) -> str | None:
 # Each area keeps its commands in its own module (engine actions, relay pairing, the CDP
 # URL, the MCP server, the tray), registered in this order; each imports its heavy parts
 # only when run, and a call imports only the areas up to the one holding its command.
-AREAS = ("cli_engine", "cli_relay", "cli_cdp", "cli_sessions", "cli_mcp", "cli_vault", "cli_gui")
+AREAS = ("engine", "relay", "cdp", "sessions", "mcp", "vault", "gui")  # modules of cli/
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The CLI's parser; with ``only``, just that subcommand's (the rest are not built)."""
-    from browserdeck.cli_argparse import Parser
+    from browserdeck.cli.parser import Parser
 
     parser: argparse.ArgumentParser = _declare(only, Parser)
     return parser
 
 
-def recorded(command: str) -> cli_fast.Recorder | None:
-    """``command``'s declaration as ``cli_fast`` reads it (a Recorder for argparse)."""
-    root: cli_fast.Recorder = _declare(command, cli_fast.Recorder)
+def recorded(command: str) -> fast.Recorder | None:
+    """``command``'s declaration as ``cli/fast.py`` reads it (a Recorder for argparse)."""
+    root: fast.Recorder = _declare(command, fast.Recorder)
     return root.parsers.get(command)
 
 
 def _declare(only: str | None, _Parser: Any) -> Any:
-    """Every command, declared once: to argparse's parser, or to a ``cli_fast.Recorder``."""
+    """Every command, declared once: to argparse's parser, or to a ``fast.Recorder``."""
     common = _Parser(add_help=False)
     common.add_argument("--profile", "-p", help="profile name (default: the default profile)")
     common.add_argument("--json", action="store_true", help="print JSON")
@@ -367,10 +367,10 @@ def _declare(only: str | None, _Parser: Any) -> Any:
     client_cmd("profiles", cmd_profiles, "list profiles")
     p = client_cmd("create-profile", cmd_create_profile, "create a profile")
     if not isinstance(p, Skipped):  # built: this is the command that runs
-        from browserdeck import cli_engine
+        from browserdeck.cli import engine
 
-        # The settings a new profile takes, as config/profile.py declares them (cli_args.py).
-        cli_engine.add_arguments(p, "create-profile")
+        # The settings a new profile takes, as config/profile.py declares them (cli/args.py).
+        engine.add_arguments(p, "create-profile")
     p = client_cmd("remote-token", cmd_remote_token,
                    "store a remote service profile's token (read from stdin)")
     p = client_cmd("delete-profile", cmd_delete_profile, "delete a profile and its browser data")
@@ -388,8 +388,8 @@ def _declare(only: str | None, _Parser: Any) -> Any:
         if isinstance(sub, _OnlyOne) and sub.built:
             break
         # Not importlib.import_module: it would import importlib (and warnings) for this.
-        __import__(f"browserdeck.{area}")
-        sys.modules[f"browserdeck.{area}"].register(sub, common)
+        __import__(f"browserdeck.cli.{area}")
+        sys.modules[f"browserdeck.cli.{area}"].register(sub, common)
     return parser
 
 
@@ -437,10 +437,10 @@ def _main(argv: list[str] | None) -> int:
     command = _command_in(arguments)
     args = None
     if command is not None and arguments[0] == command:
-        # A plain call is read without argparse (cli_fast), from the same declarations.
+        # A plain call is read without argparse (cli.fast), from the same declarations.
         declared = recorded(command)
         if declared is not None:
-            args = cli_fast.parse(declared, command, arguments[1:])
+            args = fast.parse(declared, command, arguments[1:])
     if args is None:
         args = _parse(command, argv)
     local = getattr(args, "local", None)

@@ -1,6 +1,6 @@
 """Secrets out of everything that leaves the service: the one redaction, for every output.
 
-Every value of the vault (vault.py), and each one-time code typed in the last ten
+Every value of the vault (secrets/vault.py), and each one-time code typed in the last ten
 minutes, is replaced by its placeholder, ``<secret>NAME</secret>`` or
 ``<totp>NAME</totp>``, wherever it appears: as it is, JSON-escaped, URL-encoded
 (``%21`` and ``+`` forms) and HTML-escaped. Snapshots show ``••••`` instead
@@ -31,7 +31,7 @@ import threading
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, quote_plus
 
-from browserdeck import vault as vaults
+from browserdeck.secrets import vault as vaults
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -212,7 +212,7 @@ def file(path: Path) -> bool:
         new = redactor.data(raw)
     if new == raw:
         return False
-    from browserdeck.files import write_atomic
+    from browserdeck.util.files import write_atomic
 
     write_atomic(path, new, mode=path.stat().st_mode & 0o777)
     return True

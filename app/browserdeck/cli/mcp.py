@@ -1,6 +1,6 @@
-"""``browserdeck mcp``: MCP over stdio (registered by cli.py).
+"""``browserdeck mcp``: MCP over stdio (registered by cli/main.py).
 
-The process is a thin bridge (mcp_bridge.py) to the service's ``/mcp``: over the API's
+The process is a thin bridge (cli/bridge.py) to the service's ``/mcp``: over the API's
 Unix socket when a service runs, after starting one (headless, the way ``serve``
 does) when none does; where there is no such socket (macOS, Windows) over TCP, and
 then nothing is started. That service outlives this process on purpose and exits by
@@ -58,7 +58,7 @@ def _offline(args: argparse.Namespace) -> int:
 
 
 def _socket_answers(path: str) -> bool:
-    # socket.py's C half, as uds.py: socket.py's enums would cost the spawn ~3 ms.
+    # socket.py's C half, as util/uds.py: socket.py's enums would cost the spawn ~3 ms.
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -89,7 +89,7 @@ def start_service(socket_path: str) -> str | None:
 
 def _takeover_pid() -> int | None:
     """The tray app taking over the service (gui/takeover.py), if it is alive."""
-    from browserdeck import paths
+    from browserdeck.util import paths
 
     try:
         with open(paths.takeover_path(), encoding="ascii") as f:
@@ -183,7 +183,7 @@ def _inherited_fds(keep: int) -> list[int]:
 
 def spawn_service() -> Started:
     """Start ``browserdeck serve --headless --idle-exit`` (for ``wait_for_service``)."""
-    from browserdeck import paths
+    from browserdeck.util import paths
 
     _spawned[:] = [proc for proc in _spawned if proc.poll() is None]
 
@@ -305,7 +305,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return _offline(args)
     if args.url:
         return _bridge_tcp(args.url.rstrip("/"), _mcp_path(args))
-    from browserdeck import paths
+    from browserdeck.util import paths
 
     try:
         socket_path = paths.api_socket_path()
@@ -321,7 +321,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # for.
     answers = _socket_answers(socket_path) or await_takeover(socket_path)
     started = None if answers else spawn_service()
-    from browserdeck import mcp_bridge
+    from browserdeck.cli import bridge
 
     path = _mcp_path(args)
     if started is not None:
@@ -329,15 +329,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if problem is not None:
             print(f"error: could not start browserdeck for MCP: {problem}", file=sys.stderr)
             return 1
-    bridge = mcp_bridge.Bridge(
-        lambda: mcp_bridge.UnixHTTPConnection(socket_path),
+    link = bridge.Bridge(
+        lambda: bridge.UnixHTTPConnection(socket_path),
         path,
         where=f"the browserdeck service (socket {socket_path})",
         # A service that goes away mid-session is started again, as at the start.
         restart=lambda: start_service(socket_path),
         identity=lambda: _socket_identity(socket_path),
     )
-    return mcp_bridge.run(bridge)
+    return bridge.run(link)
 
 
 def _socket_identity(path: str) -> tuple[int, int] | None:
@@ -355,7 +355,7 @@ def _bridge_tcp(url: str, path: str) -> int:
     """The bridge over a TCP URL: the bearer token goes only to a server proven ours."""
     from urllib.parse import urlsplit
 
-    from browserdeck import mcp_bridge
+    from browserdeck.cli import bridge
     from browserdeck.client import NOT_OURS_HINT, stored_token, tcp_connection, unproven_server
 
     problem = unproven_server(url)
@@ -364,13 +364,13 @@ def _bridge_tcp(url: str, path: str) -> int:
             "not_running") else NOT_OURS_HINT
         print(f"error: {problem[1]}\n  hint: {hint}", file=sys.stderr)
         return 3
-    bridge = mcp_bridge.Bridge(
-        lambda: tcp_connection(url, mcp_bridge.TIMEOUT),
+    link = bridge.Bridge(
+        lambda: tcp_connection(url, bridge.TIMEOUT),
         urlsplit(url).path.rstrip("/") + path,
         headers={"Authorization": f"Bearer {stored_token()}"},
         where=f"the browserdeck service at {url}",
     )
-    return mcp_bridge.run(bridge)
+    return bridge.run(link)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

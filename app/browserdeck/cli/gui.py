@@ -1,6 +1,6 @@
 """`browserdeck tray` (also what `browserdeck` alone runs): the desktop tray app.
 
-Kept apart from cli.py so that importing the CLI never imports Qt: PySide6 is
+Kept apart from cli/main.py so that importing the CLI never imports Qt: PySide6 is
 imported only when the tray actually starts.
 """
 

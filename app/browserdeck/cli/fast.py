@@ -1,7 +1,7 @@
 """A CLI call's arguments read without argparse.
 
 argparse and json both import ``re`` and ``enum``: with them, a call over the API socket
-took ~37 ms here against ~20 ms without (``python -c pass`` took 20; fastjson.py is the
+took ~37 ms here against ~20 ms without (``python -c pass`` took 20; util/fastjson.py is the
 json half). So a call whose
 arguments are plain (its command first, then exact option names and values, its
 positionals in one run) is read here, from the same declarations: ``cli.build_parser``
@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# argparse.SUPPRESS's value; cli_argparse.Parser gives argparse its own object for it.
+# argparse.SUPPRESS's value; cli.parser.Parser gives argparse its own object for it.
 SUPPRESS = "==SUPPRESS=="
 
 
@@ -70,7 +70,7 @@ class Namespace:
         self.__dict__.update(values)
 
 
-# The argparse options of an argument cli_fast reads as argparse would; any other leaves
+# The argparse options of an argument cli.fast reads as argparse would; any other leaves
 # the whole call to argparse.
 _PLAIN = frozenset(
     {"action", "choices", "const", "default", "dest", "help", "metavar", "nargs", "type"}

@@ -9,7 +9,7 @@
     browserdeck state list
     browserdeck state rm bank-login
 
-``secret`` writes the vault itself, in this process, as the user (vault.py): no route of
+``secret`` writes the vault itself, in this process, as the user (secrets/vault.py): no route of
 the service sets or reads a value, and a value is never an argument (every local user
 can read argv). ``state`` is a client of the API; loading into the user's own Chrome
 asks at this terminal when the service has no one else to ask.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 
-from browserdeck.cli_fast import Skipped
+from browserdeck.cli.fast import Skipped
 from browserdeck.client import ApiClient, ClientError
 
 TYPE_CHECKING = False
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
-    from browserdeck import cli_answers as answer
+    from browserdeck.cli import answers as answer
 
 
 def _read_value(prompt: str, lines: list[str] | None) -> str:
@@ -40,14 +40,14 @@ def _read_value(prompt: str, lines: list[str] | None) -> str:
 
 
 def cmd_secret(args: argparse.Namespace) -> int:
-    from browserdeck import vault
     from browserdeck.errors import InvalidInput
+    from browserdeck.secrets import vault
 
     v = vault.shared()
     if args.action == "list":
         found = v.entries()
         if args.json:
-            from browserdeck import fastjson
+            from browserdeck.util import fastjson
 
             print(fastjson.dumps([{"name": s.name, "origins": list(s.origins), "value": s.value,
                                    "totp": s.totp, "stored": s.where} for s in found], indent=2))
@@ -156,6 +156,6 @@ def register(
     p.set_defaults(func=cmd_state)
     if isinstance(p, Skipped):
         return  # not built: another command runs (cli.build_parser)
-    from browserdeck.cli_engine import add_arguments
+    from browserdeck.cli.engine import add_arguments
 
-    add_arguments(p, "state")  # as door/logins.py declares them (cli_args.py)
+    add_arguments(p, "state")  # as door/logins.py declares them (cli/args.py)

@@ -47,8 +47,9 @@ def cmd_cdp_url(args: argparse.Namespace) -> int:
     # Imported per command: building the CLI parser must stay cheap.
     import json
 
-    from browserdeck import config, secrets
+    from browserdeck import config
     from browserdeck.driverspecs import spec_of
+    from browserdeck.secrets import tokens
 
     # Read only: a broken file is reported, never moved aside behind the user's back.
     cfg = config.read()
@@ -69,7 +70,7 @@ def cmd_cdp_url(args: argparse.Namespace) -> int:
             print(f"profile {profile.name} is attach-only: its browser's own DevTools port is "
                   f"{url} (browserdeck adds no token there)")
         return 0
-    token = secrets.get_token("api") or ""
+    token = tokens.get_token("api") or ""
     if args.json:
         data: dict[str, Any] = {
             "profile": profile.name,

@@ -1,7 +1,7 @@
 """``json.loads``/``json.dumps`` by json's C parts (``_json``), without importing json.
 
 The json package imports ``re`` (and with it ``enum``): about a quarter of a CLI call
-over the API socket (cli_fast.py is the other half). Its C scanner and string
+over the API socket (cli/fast.py is the other half). Its C scanner and string
 encoder are what json itself uses; anything they do not take (no ``_json``, leading
 whitespace, a value json.dumps would write in its own way) goes to json itself.
 ``--json`` output (``indent=2``) and evaluate results (``ensure_ascii=False``) included.

@@ -2,7 +2,7 @@
 
 Tokens are never logged: nothing in browserdeck passes one to a logger, and this
 filter blanks any ``Bearer …`` that a library might print anyway, and every secret of
-the vault (redact.py).
+the vault (secrets/redact.py).
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import logging.handlers
 import re
 import sys
 
-from browserdeck import paths
+from browserdeck.util import paths
 
 _BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9_\-\.=]+", re.IGNORECASE)
 
 
 class RedactTokens(logging.Filter):
-    """Blanks tokens, and the user's secrets (redact.py: a page's error may quote a value
+    """Blanks tokens, and the user's secrets (secrets/redact.py: a page's error may quote a value
     typed into it), in the message and in a traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -26,9 +26,9 @@ class RedactTokens(logging.Filter):
         if "earer" in message:
             message = _BEARER.sub(r"\1<redacted>", message)
         # A secret reaches a log line only in page text or a call's error, both of which come
-        # after the front door and the engine imported redact.py: before that (serve's
+        # after the front door and the engine imported secrets/redact.py: before that (serve's
         # early start, whose time counts) there is nothing to take out, and nothing to import.
-        redact = sys.modules.get("browserdeck.redact")
+        redact = sys.modules.get("browserdeck.secrets.redact")
         clean = redact.text(message) if redact is not None else message
         if clean is not record.msg:
             record.msg, record.args = clean, None

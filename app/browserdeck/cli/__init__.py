@@ -1,0 +1,1 @@
+"""CLI: the `browserdeck` command, its subcommands and the MCP stdio bridge."""

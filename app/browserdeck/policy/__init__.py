@@ -1,0 +1,1 @@
+"""What an agent and a caller may reach: endpoints, URLs, local files, elements."""

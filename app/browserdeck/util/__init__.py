@@ -1,0 +1,1 @@
+"""Small leaf utilities: paths, atomic files, JSON without json, tasks, logging."""
