@@ -24,6 +24,7 @@ import pytest
 import pytest_asyncio
 
 from browserdeck.config import Config
+from browserdeck.secrets import vault
 from browserdeck.session import CLIENT_ENDED
 from tests.network.conftest import Deck
 from tests.network.site import SECRET, NetSite
@@ -352,6 +353,18 @@ async def test_a_har_of_a_page_with_a_delayed_fetch(agent: Agent, site: NetSite)
     auth = [h for h in entry["request"]["headers"] if h["name"].lower() == "authorization"]
     assert auth == [{"name": "Authorization", "value": "[redacted]"}]
     assert stopped["entries"] == len(har["entries"]) and har["pages"][0]["id"] == entry["pageref"]
+
+
+async def test_a_har_holds_no_value_of_the_vault(agent: Agent, site: NetSite) -> None:
+    """A value of the user's vault that a response carries is its placeholder in the HAR."""
+    vault.shared().set("username", [site.url("/").rstrip("/")], "Real")
+    await agent.ok("POST", "/network/har/start")
+    await agent.goto(site.url("/app.html"))
+    await agent.shows("User: ••••")  # the snapshot masks it too
+    stopped = await agent.ok("POST", "/network/har/stop")
+    text = Path(stopped["path"]).read_text(encoding="utf-8")
+    assert "<secret>username</secret>" in text
+    assert '\\"Real\\"' not in text and "User: Real" not in text
 
 
 async def test_a_session_har_holds_every_tab_it_works_in(deck: Deck, way: str, site: NetSite) -> None:

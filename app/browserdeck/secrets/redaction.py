@@ -3,29 +3,25 @@
 HAR files and ``browser_network_request`` show headers and bodies a developer reads
 later, often elsewhere. While ``redactNetworkSecrets`` is on (the default; a setting,
 never an agent's argument) the values of the headers that carry credentials are
-replaced by ``[redacted]``, and so is every stored secret wherever it appears
-(``SECRET_REDACTORS``: the vault of stored secrets adds its own function there).
+replaced by ``[redacted]``, and every value of the vault wherever it appears is replaced
+by its placeholder (``redact.text``, the one redaction of every output).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+
+from browserdeck.secrets import redact
 
 REDACTED = "[redacted]"
 CREDENTIAL_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"}
 )
 
-# Functions that replace stored secrets in a text (the secrets vault registers one):
-# each is given a text and answers it with every secret it knows replaced.
-SECRET_REDACTORS: list[Callable[[str], str]] = []
-
 
 def redact_secrets(text: str) -> str:
-    """``text`` with every stored secret replaced (no secrets stored: ``text`` itself)."""
-    for redactor in SECRET_REDACTORS:
-        text = redactor(text)
-    return text
+    """``text`` with every value of the vault replaced (none stored: ``text`` itself)."""
+    return redact.text(text)
 
 
 def header_value(name: str, value: str) -> str:
