@@ -311,7 +311,8 @@ async def session(app: Any, qapp: Any) -> None:
 def child() -> int:
     import qasync
 
-    from browserdeck.gui.app import TrayApp, make_qapp
+    from browserdeck.gui.app import TrayApp
+    from browserdeck.gui.qtapp import make_qapp
     from browserdeck.master import build_service, mcp_client_config
     from browserdeck.util import logsetup
 
