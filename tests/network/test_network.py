@@ -358,10 +358,13 @@ async def test_a_har_of_a_page_with_a_delayed_fetch(agent: Agent, site: NetSite)
 async def test_a_har_holds_no_value_of_the_vault(agent: Agent, site: NetSite) -> None:
     """A value of the user's vault that a response carries is its placeholder in the HAR."""
     vault.shared().set("username", [site.url("/").rstrip("/")], "Real")
-    await agent.ok("POST", "/network/har/start")
-    await agent.goto(site.url("/app.html"))
-    await agent.shows("User: ••••")  # the snapshot masks it too
-    stopped = await agent.ok("POST", "/network/har/stop")
+    try:
+        await agent.ok("POST", "/network/har/start")
+        await agent.goto(site.url("/app.html"))
+        await agent.shows("User: ••••")  # the snapshot masks it too
+        stopped = await agent.ok("POST", "/network/har/stop")
+    finally:  # the module's service (and its vault) outlives this test
+        vault.shared().remove("username")
     text = Path(stopped["path"]).read_text(encoding="utf-8")
     assert "<secret>username</secret>" in text
     assert '\\"Real\\"' not in text and "User: Real" not in text

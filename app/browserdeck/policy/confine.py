@@ -172,11 +172,14 @@ def download_folder(raw: str, settings_roots: Iterable[str]) -> Path:
         code="path_not_allowed",
     )
     try:
-        real = Path(raw).expanduser().resolve()
+        given = Path(raw).expanduser()
+        real = given.resolve()
         temp = Path(tempfile.gettempdir()).resolve()
     except (OSError, RuntimeError, ValueError):
         raise refusal from None
-    if not real.is_absolute() or _under(real, _SYSTEM) or _under(real, _own_dirs()):
+    # A relative path (an empty one too) would be the service's own working folder, which
+    # the client neither chose nor knows.
+    if not given.is_absolute() or _under(real, _SYSTEM) or _under(real, _own_dirs()):
         raise refusal
     if real != temp and real.is_relative_to(temp) and not _has_dot_part(real.relative_to(temp)):
         return real
