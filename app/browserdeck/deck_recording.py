@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from browserdeck import recorded as rec
 from browserdeck.door import admin
 from browserdeck.driverspecs import spec_or_default
-from browserdeck.errors import Disabled
+from browserdeck.errors import Disabled, Forbidden
 from browserdeck.recording.recorder import Recorder
 from browserdeck.recording.takeover import TakeOvers
 
@@ -119,6 +119,14 @@ class RecordingCalls:
 
     async def hand_back(self, caller: Caller, profile: str | None) -> rec.TakeOverState:
         async def perform(call: Call[rec.TakeOverState], ctx: Any) -> rec.TakeOverState:
+            if caller.is_agent and self.takeovers.taken(ctx.name) is not None:
+                # The person took the browser: an agent cannot take it back from them.
+                raise Forbidden(
+                    f"the user has taken over profile {ctx.name!r}; only they hand it back",
+                    hint="wait: your calls on it go on once the user hands it back in the "
+                    "tray's panel (Hand back)",
+                    code="taken_over",
+                )
             self.takeovers.hand_back(ctx.name)
             return await self._take_over_state(ctx, None)
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from browserdeck.deck import Deck
 from browserdeck.door.call import Caller
+from browserdeck.errors import Forbidden
 from browserdeck.master import build_service
 from tests.mcp.harness import call, call_error, http_client, mcp_config, ref_of, text
 
@@ -35,6 +38,11 @@ async def test_an_agent_call_waits_for_the_hand_back_and_its_answer_says_the_use
             # The user's own calls are never held.
             shot = await deck.screenshot(GUI, None, None, labels=False)
             assert shot.png
+            # An agent cannot end the person's take-over.
+            agent = Caller(client="shopping-agent", via="api")
+            with pytest.raises(Forbidden, match="only they hand it back"):
+                await deck.hand_back(agent, None)
+            assert deck.taken_over("agent") is not None and not held.done()
             back = await deck.hand_back(GUI, None)
             assert not back.taken
             result = await asyncio.wait_for(held, 30)
